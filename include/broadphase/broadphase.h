@@ -1,0 +1,10 @@
+// SPDX-License-Identifier: MIT
+// Umbrella header: everything a host needs from broadphase.
+#ifndef BROADPHASE_BROADPHASE_H
+#define BROADPHASE_BROADPHASE_H
+
+#include "base.h"
+#include "world.h"
+#include "scene.h"
+
+#endif

@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: MIT
+// The world: an SoA store of entity bounds, handles, filters, and the pair step.
+#ifndef BROADPHASE_WORLD_H
+#define BROADPHASE_WORLD_H
+
+#include <stdbool.h>
+#include "base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct bp_world bp_world;
+
+/// Entity handle, passed by value. {0} is the null handle. A handle stays valid
+/// until its entity is destroyed; after that every call with it returns
+/// BP_ERR_STALE_HANDLE (generations are 32-bit; a slot is retired, never reused,
+/// when its generation would wrap).
+typedef struct bp_entity {
+	uint32_t index1;     ///< slot index + 1; 0 means null
+	uint32_t generation; ///< bumped each time the slot is reused
+} bp_entity;
+
+/// An overlapping pair of the last step, as dense entity indices with lo < hi.
+/// Dense indices are positions in the world's SoA arrays at the time of that step
+/// (see bp_world_entity_at). 8 bytes.
+typedef struct bp_pair {
+	uint32_t lo;
+	uint32_t hi;
+} bp_pair;
+
+/// Static entities never pair with each other.
+typedef enum bp_kind { BP_KIND_DYNAMIC = 0, BP_KIND_STATIC = 1 } bp_kind;
+
+/// Pair-finding algorithms. Every one reports exactly the same pair set.
+typedef enum bp_algorithm {
+	BP_ALGO_AUTO = 0, ///< chosen per step from scene statistics
+	BP_ALGO_BRUTE,    ///< all n(n-1)/2 tests; the oracle
+	BP_ALGO_SAP,      ///< sweep-and-prune along the axis of largest spread
+	BP_ALGO_GRID,     ///< uniform grid over the scene bounds
+	BP_ALGO_HASH,     ///< unbounded hashed grid
+	BP_ALGO_COUNT
+} bp_algorithm;
+
+/// Lower-case name ("auto", "brute", "sap", ...); "?" for an unknown value.
+BP_API const char *bp_algorithm_name(bp_algorithm algorithm);
+/// Parses a name as printed by bp_algorithm_name. Returns BP_ERR_UNKNOWN_ALGORITHM
+/// for an unknown name and for an algorithm not built into this library.
+BP_API bp_status bp_algorithm_from_name(const char *name, bp_algorithm *out);
+/// True when this build of the library implements the algorithm.
+BP_API bool bp_algorithm_available(bp_algorithm algorithm);
+
+/// World settings. Always start from bp_world_def_default(); fields are only
+/// ever appended.
+typedef struct bp_world_def {
+	int dims;               ///< 2 or 3. Default 3. 2D worlds store no z arrays.
+	uint32_t capacity;      ///< entities to reserve room for. Default 0.
+	bp_algorithm algorithm; ///< default BP_ALGO_AUTO
+	int thread_count;       ///< worker threads for a step; 0 = all cores. Default 0.
+	float cell_size;        ///< grid/hash cell edge; 0 = chosen from extents. Default 0.
+	bool canonical_pairs;   ///< sort pairs by (lo, hi) after each step. Default false.
+	int32_t internal_value; ///< set by bp_world_def_default; do not touch
+} bp_world_def;
+
+BP_API bp_world_def bp_world_def_default(void);
+
+/// Creates a world. On error *out is NULL and nothing is allocated.
+BP_API bp_status bp_world_create(const bp_world_def *def, bp_world **out);
+/// Destroys a world and every entity in it. NULL is ignored.
+BP_API void bp_world_destroy(bp_world *world);
+
+/// Text of the last error a call on this world returned, naming what and where
+/// ("entity 12: min_x > max_x"). Empty when no call has failed. Valid until the
+/// next call on the world. Same thread as the world's writer.
+BP_API const char *bp_world_last_error(const bp_world *world);
+
+/// Entity settings. Start from bp_entity_def_default().
+typedef struct bp_entity_def {
+	float min[3];       ///< lower corner; min[2] ignored in 2D. Default 0.
+	float max[3];       ///< upper corner; max[2] ignored in 2D. Default 0.
+	uint32_t category;  ///< bits this entity is. Default 1.
+	uint32_t mask;      ///< bits it pairs with. Default all.
+	bp_kind kind;       ///< default BP_KIND_DYNAMIC
+	uint64_t user_key;  ///< opaque to the library. Default 0.
+} bp_entity_def;
+
+BP_API bp_entity_def bp_entity_def_default(void);
+
+/// Creates one entity at dense index bp_world_entity_count() - 1.
+BP_API bp_status bp_entity_create(bp_world *world, const bp_entity_def *def, bp_entity *out);
+/// Destroys an entity. The last dense entity moves into its dense index.
+BP_API bp_status bp_entity_destroy(bp_world *world, bp_entity entity);
+/// Reads an entity's settings back.
+BP_API bp_status bp_entity_get(const bp_world *world, bp_entity entity, bp_entity_def *out);
+/// Sets bounds from `dims` floats each.
+BP_API bp_status bp_entity_set_bounds(bp_world *world, bp_entity entity, const float *min, const float *max);
+BP_API bp_status bp_entity_set_filter(bp_world *world, bp_entity entity, uint32_t category, uint32_t mask);
+BP_API bp_status bp_entity_set_kind(bp_world *world, bp_entity entity, bp_kind kind);
+BP_API bp_status bp_entity_set_user_key(bp_world *world, bp_entity entity, uint64_t user_key);
+/// Current dense index of a live entity.
+BP_API bp_status bp_entity_dense_index(const bp_world *world, bp_entity entity, uint32_t *out);
+
+/// Number of live entities; dense indices run from 0 to this - 1.
+BP_API uint32_t bp_world_entity_count(const bp_world *world);
+/// Handle of the entity at a dense index, or the null handle when out of range.
+BP_API bp_entity bp_world_entity_at(const bp_world *world, uint32_t dense_index);
+/// User keys in dense order (entity_count entries). Valid until the next change.
+BP_API const uint64_t *bp_world_user_keys(const bp_world *world);
+
+/// Bounds as structure-of-arrays, one array per bound. z arrays are ignored
+/// (and may be NULL) in 2D.
+typedef struct bp_bounds_arrays {
+	const float *min_x, *min_y, *min_z;
+	const float *max_x, *max_y, *max_z;
+} bp_bounds_arrays;
+
+/// Creates `count` entities in one call with bounds from the arrays and the
+/// other settings from `common` (its bounds are ignored). Handles are written to
+/// out_handles when it is not NULL. All or nothing: on any bad bound no entity is
+/// created and bp_world_last_error names the offending array index.
+BP_API bp_status bp_world_create_entities(bp_world *world, uint32_t count, const bp_bounds_arrays *bounds,
+	const bp_entity_def *common, bp_entity *out_handles);
+
+/// Sets the bounds of dense entities [first, first + count) from the arrays
+/// (element i goes to dense index first + i). All or nothing.
+BP_API bp_status bp_world_set_bounds(bp_world *world, uint32_t first, uint32_t count, const bp_bounds_arrays *bounds);
+
+BP_API bp_status bp_world_set_algorithm(bp_world *world, bp_algorithm algorithm);
+BP_API bp_algorithm bp_world_algorithm(const bp_world *world);
+/// 0 = all cores.
+BP_API bp_status bp_world_set_thread_count(bp_world *world, int thread_count);
+
+/// Per-step statistics. Times are wall-clock nanoseconds.
+typedef struct bp_frame_stats {
+	uint64_t frame;            ///< steps completed, this one included
+	bp_algorithm algorithm;    ///< the algorithm that ran (never AUTO)
+	int thread_count;          ///< threads used
+	uint32_t entity_count;
+	uint64_t candidate_tests;  ///< box-pair overlap tests performed
+	uint64_t pair_count;       ///< pairs reported
+	uint64_t cell_count;       ///< non-empty cells (grid/hash), sorted items (sap), 0 otherwise
+	uint64_t ns_prepare;       ///< snapshot and statistics
+	uint64_t ns_build;         ///< sort or hash build
+	uint64_t ns_find;          ///< sweep or cell tests into per-chunk buffers
+	uint64_t ns_merge;         ///< prefix sum and copy of the chunk buffers
+	uint64_t ns_total;         ///< whole step
+} bp_frame_stats;
+
+/// Finds every overlapping pair of the current state, synchronously, on the
+/// world's threads. On error the previous step's pairs are kept.
+BP_API bp_status bp_world_step(bp_world *world);
+/// Pairs of the last successful step, in the algorithm's deterministic order
+/// (identical for every thread count), or by (lo, hi) with canonical_pairs.
+/// Valid until the next step or destroy.
+BP_API const bp_pair *bp_world_pairs(const bp_world *world, size_t *count);
+BP_API bp_frame_stats bp_world_stats(const bp_world *world);
+
+/// Sorts pairs by lo, then hi.
+BP_API void bp_pairs_sort(bp_pair *pairs, size_t count);
+/// Order-independent checksum (DESIGN §7): sum of splitmix64((lo_id << 32) | hi_id)
+/// over the pairs, with ids[dense] as the entity ids (identity when ids is NULL)
+/// and lo_id < hi_id.
+BP_API uint64_t bp_pairs_checksum(const bp_pair *pairs, size_t count, const uint32_t *ids);
+BP_API uint64_t bp_splitmix64(uint64_t z);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

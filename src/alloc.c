@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: MIT
+// Every internal allocation: mimalloc by default, a host hook when set, all counted.
+#include "core.h"
+
+#include <mimalloc.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static void *mimalloc_alloc(size_t size, size_t align, void *user)
+{
+	(void)user;
+	return mi_malloc_aligned(size, align);
+}
+
+static void mimalloc_free(void *ptr, size_t size, size_t align, void *user)
+{
+	(void)size;
+	(void)align;
+	(void)user;
+	mi_free(ptr);
+}
+
+static const bp_allocator default_allocator = {mimalloc_alloc, mimalloc_free, NULL};
+static bp_allocator current_allocator = {mimalloc_alloc, mimalloc_free, NULL};
+static _Atomic int64_t allocated_bytes;
+
+void bp_set_allocator(const bp_allocator *allocator)
+{
+	current_allocator = allocator ? *allocator : default_allocator;
+}
+
+int64_t bp_allocated_bytes(void)
+{
+	return atomic_load_explicit(&allocated_bytes, memory_order_relaxed);
+}
+
+static void *alloc_counted(size_t size, size_t align)
+{
+	if (size == 0)
+		size = 1; // a zero-size request still gets a unique pointer to free
+	void *ptr = current_allocator.alloc(size, align, current_allocator.user);
+	if (ptr)
+		atomic_fetch_add_explicit(&allocated_bytes, (int64_t)size, memory_order_relaxed);
+	return ptr;
+}
+
+static void free_counted(void *ptr, size_t size, size_t align)
+{
+	if (!ptr)
+		return;
+	if (size == 0)
+		size = 1;
+	current_allocator.free(ptr, size, align, current_allocator.user);
+	atomic_fetch_sub_explicit(&allocated_bytes, (int64_t)size, memory_order_relaxed);
+}
+
+void *bpi_alloc(size_t size) { return alloc_counted(size, sizeof(void *) * 2); }
+void *bpi_alloc_aligned(size_t size) { return alloc_counted(size, BP_CACHE_LINE); }
+void bpi_free(void *ptr, size_t size) { free_counted(ptr, size, sizeof(void *) * 2); }
+void bpi_free_aligned(void *ptr, size_t size) { free_counted(ptr, size, BP_CACHE_LINE); }
+
+void *bpi_grow_aligned(void *old, size_t old_count, size_t new_count, size_t elem_size)
+{
+	if (new_count > SIZE_MAX / elem_size)
+		return NULL;
+	void *grown = bpi_alloc_aligned(new_count * elem_size);
+	if (!grown)
+		return NULL;
+	if (old) {
+		memcpy(grown, old, old_count * elem_size);
+		bpi_free_aligned(old, old_count * elem_size);
+	}
+	return grown;
+}
+
+uint64_t bpi_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void bpi_assert_failed(const char *cond, const char *file, int line)
+{
+	fprintf(stderr, "broadphase: assertion failed: %s (%s:%d)\n", cond, file, line);
+	abort();
+}

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: MIT
+// Internal essentials: assertions, allocation, clock. Every src/ file includes this.
+#ifndef BP_CORE_H
+#define BP_CORE_H
+
+#include <broadphase/base.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BP_CACHE_LINE 64
+
+#if defined(NDEBUG) && !defined(BP_VALIDATE)
+#define BP_ASSERT(cond) ((void)0)
+#else
+void bpi_assert_failed(const char *cond, const char *file, int line);
+#define BP_ASSERT(cond) ((cond) ? (void)0 : bpi_assert_failed(#cond, __FILE__, __LINE__))
+#endif
+
+#define BP_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define BP_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/// Allocation through the host hook (mimalloc by default), counted in
+/// bp_allocated_bytes. bpi_free must get the size that was allocated.
+void *bpi_alloc(size_t size);
+/// As bpi_alloc, aligned to BP_CACHE_LINE: for SoA arrays and per-chunk buffers.
+void *bpi_alloc_aligned(size_t size);
+void bpi_free(void *ptr, size_t size);
+void bpi_free_aligned(void *ptr, size_t size);
+/// Grows (or allocates) a cache-line-aligned array from old_count to new_count
+/// elements of elem_size, copying the first old_count. On failure returns NULL
+/// and leaves the old array untouched.
+void *bpi_grow_aligned(void *old, size_t old_count, size_t new_count, size_t elem_size);
+
+/// Monotonic clock in nanoseconds.
+uint64_t bpi_now_ns(void);
+
+#endif

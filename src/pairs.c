@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+// Per-chunk pair buffers, their merge in chunk order, pair sorting and the checksum.
+#include "pairs.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+bool bpi_pair_buffer_grow(bpi_pair_buffer *buffer)
+{
+	size_t capacity = buffer->capacity ? buffer->capacity * 2 : 256;
+	bp_pair *grown = bpi_grow_aligned(buffer->data, buffer->count, capacity, sizeof(bp_pair));
+	if (!grown) {
+		buffer->failed = true;
+		return false;
+	}
+	buffer->data = grown;
+	buffer->capacity = capacity;
+	return true;
+}
+
+void bpi_pair_buffer_free(bpi_pair_buffer *buffer)
+{
+	bpi_free_aligned(buffer->data, buffer->capacity * sizeof(bp_pair));
+	*buffer = (bpi_pair_buffer){0};
+}
+
+bp_status bpi_pair_chunks_reset(bpi_pair_chunks *chunks, uint32_t count)
+{
+	if (count > chunks->capacity) {
+		bpi_pair_buffer *grown = bpi_grow_aligned(chunks->buffers, chunks->capacity, count, sizeof(bpi_pair_buffer));
+		if (!grown)
+			return BP_ERR_OUT_OF_MEMORY;
+		memset(grown + chunks->capacity, 0, (count - chunks->capacity) * sizeof(bpi_pair_buffer));
+		chunks->buffers = grown;
+		chunks->capacity = count;
+	}
+	for (uint32_t i = 0; i < count; ++i) {
+		chunks->buffers[i].count = 0;
+		chunks->buffers[i].failed = false;
+	}
+	chunks->count = count;
+	return BP_OK;
+}
+
+void bpi_pair_chunks_free(bpi_pair_chunks *chunks)
+{
+	for (uint32_t i = 0; i < chunks->capacity; ++i)
+		bpi_pair_buffer_free(&chunks->buffers[i]);
+	bpi_free_aligned(chunks->buffers, chunks->capacity * sizeof(bpi_pair_buffer));
+	*chunks = (bpi_pair_chunks){0};
+}
+
+bp_status bpi_pair_chunks_merge(const bpi_pair_chunks *chunks, bpi_pair_buffer *out, int threads)
+{
+	size_t total = 0;
+	for (uint32_t i = 0; i < chunks->count; ++i) {
+		if (chunks->buffers[i].failed)
+			return BP_ERR_OUT_OF_MEMORY;
+		total += chunks->buffers[i].count;
+	}
+	if (total > out->capacity) {
+		size_t capacity = total + total / 4; // headroom: pair counts drift frame to frame
+		bp_pair *grown = bpi_alloc_aligned(capacity * sizeof(bp_pair));
+		if (!grown)
+			return BP_ERR_OUT_OF_MEMORY;
+		bpi_free_aligned(out->data, out->capacity * sizeof(bp_pair));
+		out->data = grown;
+		out->capacity = capacity;
+	}
+	// Copy in chunk order from offsets given by a prefix sum; each chunk is
+	// independent, so the copies run in parallel.
+	const int64_t n = chunks->count;
+	const bpi_pair_buffer *buffers = chunks->buffers;
+	bp_pair *dst = out->data;
+	if (threads > 1 && total > 65536) {
+		size_t *offsets = bpi_alloc(((size_t)n + 1) * sizeof(size_t));
+		if (!offsets)
+			return BP_ERR_OUT_OF_MEMORY;
+		offsets[0] = 0;
+		for (int64_t i = 0; i < n; ++i)
+			offsets[i + 1] = offsets[i] + buffers[i].count;
+#pragma omp parallel for schedule(static) num_threads(threads)
+		for (int64_t i = 0; i < n; ++i)
+			if (buffers[i].count)
+				memcpy(dst + offsets[i], buffers[i].data, buffers[i].count * sizeof(bp_pair));
+		bpi_free(offsets, ((size_t)n + 1) * sizeof(size_t));
+	} else {
+		size_t offset = 0;
+		for (int64_t i = 0; i < n; ++i) {
+			if (buffers[i].count)
+				memcpy(dst + offset, buffers[i].data, buffers[i].count * sizeof(bp_pair));
+			offset += buffers[i].count;
+		}
+	}
+	out->count = total;
+	out->failed = false;
+	return BP_OK;
+}
+
+static int compare_pairs(const void *a, const void *b)
+{
+	const bp_pair *p = a, *q = b;
+	if (p->lo != q->lo)
+		return p->lo < q->lo ? -1 : 1;
+	if (p->hi != q->hi)
+		return p->hi < q->hi ? -1 : 1;
+	return 0;
+}
+
+void bp_pairs_sort(bp_pair *pairs, size_t count)
+{
+	if (pairs && count > 1)
+		qsort(pairs, count, sizeof(bp_pair), compare_pairs);
+}
+
+uint64_t bp_splitmix64(uint64_t z)
+{
+	z += 0x9E3779B97F4A7C15ull;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+uint64_t bp_pairs_checksum(const bp_pair *pairs, size_t count, const uint32_t *ids)
+{
+	uint64_t sum = 0;
+	for (size_t i = 0; i < count; ++i) {
+		uint64_t a = ids ? ids[pairs[i].lo] : pairs[i].lo;
+		uint64_t b = ids ? ids[pairs[i].hi] : pairs[i].hi;
+		uint64_t lo = a < b ? a : b, hi = a < b ? b : a;
+		sum += bp_splitmix64((lo << 32) | hi);
+	}
+	return sum;
+}

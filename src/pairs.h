@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+// Per-chunk pair buffers and their deterministic merge.
+#ifndef BP_PAIRS_H
+#define BP_PAIRS_H
+
+#include <broadphase/world.h>
+#include "core.h"
+
+/// A growable pair array. A push that cannot grow sets `failed` instead of
+/// dropping the pair silently; the merge turns that into BP_ERR_OUT_OF_MEMORY.
+typedef struct bpi_pair_buffer {
+	bp_pair *data;
+	size_t count;
+	size_t capacity;
+	bool failed;
+} bpi_pair_buffer;
+
+/// One buffer per chunk, kept across steps so steady state allocates nothing.
+typedef struct bpi_pair_chunks {
+	bpi_pair_buffer *buffers;
+	uint32_t count;    ///< buffers in use this step
+	uint32_t capacity; ///< buffers allocated
+} bpi_pair_chunks;
+
+bool bpi_pair_buffer_grow(bpi_pair_buffer *buffer);
+void bpi_pair_buffer_free(bpi_pair_buffer *buffer);
+
+/// Appends (a, b) as (min, max). a != b.
+static inline void bpi_pair_push(bpi_pair_buffer *buffer, uint32_t a, uint32_t b)
+{
+	if (buffer->count == buffer->capacity && !bpi_pair_buffer_grow(buffer))
+		return;
+	bp_pair *pair = &buffer->data[buffer->count++];
+	pair->lo = a < b ? a : b;
+	pair->hi = a < b ? b : a;
+}
+
+/// Makes `count` empty buffers available.
+bp_status bpi_pair_chunks_reset(bpi_pair_chunks *chunks, uint32_t count);
+void bpi_pair_chunks_free(bpi_pair_chunks *chunks);
+
+/// Concatenates the chunk buffers in chunk order into `out` (prefix sum, then a
+/// parallel copy). Fails with BP_ERR_OUT_OF_MEMORY if any push failed or `out`
+/// cannot grow; `out` is then unchanged.
+bp_status bpi_pair_chunks_merge(const bpi_pair_chunks *chunks, bpi_pair_buffer *out, int threads);
+
+#endif

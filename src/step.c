@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: MIT
+// The synchronous step: snapshot the store, run the chosen algorithm, keep its pairs.
+#include "parallel.h"
+#include "world.h"
+
+static bpi_scene world_scene(const bp_world *w)
+{
+	bpi_scene s = {
+		.count = w->count,
+		.dims = w->dims,
+		.category = w->category,
+		.mask = w->mask,
+		.flags = w->flags,
+		.unfiltered = w->static_count == 0 && w->filtered_count == 0,
+		.threads = bpi_resolve_threads(w->thread_count),
+		.cell_size = w->cell_size,
+	};
+	for (int axis = 0; axis < w->dims; ++axis) {
+		s.min[axis] = w->min[axis];
+		s.max[axis] = w->max[axis];
+	}
+	return s;
+}
+
+bp_status bp_world_step(bp_world *w)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	uint64_t t0 = bpi_now_ns();
+	bpi_scene scene = world_scene(w);
+	bp_algorithm id = w->algorithm == BP_ALGO_AUTO ? bpi_algorithm_choose(&scene) : w->algorithm;
+	const bpi_algorithm *algorithm = bpi_algorithm_get(id);
+	if (!algorithm)
+		return bpi_world_fail(w, BP_ERR_UNKNOWN_ALGORITHM, "algorithm %s is not built in", bp_algorithm_name(id));
+	if (!w->indices[id]) {
+		bp_status status = algorithm->create(&w->indices[id]);
+		if (status != BP_OK)
+			return bpi_world_fail(w, status, "creating the %s index: %s", algorithm->name, bp_status_string(status));
+	}
+	bp_frame_stats stats = {
+		.frame = w->stats.frame + 1,
+		.algorithm = id,
+		.thread_count = scene.threads,
+		.entity_count = scene.count,
+	};
+	uint64_t t1 = bpi_now_ns();
+	stats.ns_prepare = t1 - t0;
+	bp_status status = algorithm->find_pairs(w->indices[id], &scene, &w->pairs, &stats);
+	if (status != BP_OK)
+		return bpi_world_fail(w, status, "%s step: %s", algorithm->name, bp_status_string(status));
+	if (w->canonical_pairs)
+		bp_pairs_sort(w->pairs.data, w->pairs.count);
+	stats.pair_count = w->pairs.count;
+	stats.ns_total = bpi_now_ns() - t0;
+	w->stats = stats;
+	return BP_OK;
+}
+
+const bp_pair *bp_world_pairs(const bp_world *w, size_t *count)
+{
+	if (count)
+		*count = w ? w->pairs.count : 0;
+	return w ? w->pairs.data : NULL;
+}
+
+bp_frame_stats bp_world_stats(const bp_world *w)
+{
+	return w ? w->stats : (bp_frame_stats){0};
+}

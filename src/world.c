@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: MIT
+// The world: SoA entity store, generation-checked handles, single and bulk updates.
+#include "world.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char axis_names[3] = {'x', 'y', 'z'};
+
+bp_status bpi_world_fail(bp_world *world, bp_status status, const char *format, ...)
+{
+	va_list args;
+	va_start(args, format);
+	vsnprintf(world->last_error, sizeof world->last_error, format, args);
+	va_end(args);
+	return status;
+}
+
+bp_world_def bp_world_def_default(void)
+{
+	return (bp_world_def){
+		.dims = 3,
+		.algorithm = BP_ALGO_AUTO,
+		.internal_value = BP_WORLD_COOKIE,
+	};
+}
+
+bp_entity_def bp_entity_def_default(void)
+{
+	return (bp_entity_def){.category = 1, .mask = UINT32_MAX, .kind = BP_KIND_DYNAMIC};
+}
+
+// ---- SoA storage ---------------------------------------------------------
+
+typedef struct soa_arrays {
+	float *min[3], *max[3];
+	uint32_t *category, *mask, *dense_slot;
+	uint8_t *flags;
+	uint64_t *user_key;
+} soa_arrays;
+
+static soa_arrays world_arrays(const bp_world *w)
+{
+	soa_arrays a = {.category = w->category, .mask = w->mask, .dense_slot = w->dense_slot,
+		.flags = w->flags, .user_key = w->user_key};
+	for (int i = 0; i < 3; ++i) {
+		a.min[i] = w->min[i];
+		a.max[i] = w->max[i];
+	}
+	return a;
+}
+
+static void free_arrays(soa_arrays *a, int dims, size_t capacity)
+{
+	for (int i = 0; i < dims; ++i) {
+		bpi_free_aligned(a->min[i], capacity * sizeof(float));
+		bpi_free_aligned(a->max[i], capacity * sizeof(float));
+	}
+	bpi_free_aligned(a->category, capacity * sizeof(uint32_t));
+	bpi_free_aligned(a->mask, capacity * sizeof(uint32_t));
+	bpi_free_aligned(a->dense_slot, capacity * sizeof(uint32_t));
+	bpi_free_aligned(a->flags, capacity * sizeof(uint8_t));
+	bpi_free_aligned(a->user_key, capacity * sizeof(uint64_t));
+}
+
+/// Makes room for `needed` entities. All arrays grow or none does.
+static bp_status reserve_entities(bp_world *w, uint32_t needed)
+{
+	if (needed <= w->capacity)
+		return BP_OK;
+	uint64_t grown = (uint64_t)w->capacity + w->capacity / 2;
+	uint32_t capacity = (uint32_t)BP_MIN(BP_MAX(grown, (uint64_t)needed), (uint64_t)BP_MAX_ENTITIES);
+	capacity = BP_MAX(capacity, 16u);
+	soa_arrays fresh = {0};
+	bool ok = true;
+	for (int i = 0; i < w->dims; ++i) {
+		ok &= (fresh.min[i] = bpi_alloc_aligned((size_t)capacity * sizeof(float))) != NULL;
+		ok &= (fresh.max[i] = bpi_alloc_aligned((size_t)capacity * sizeof(float))) != NULL;
+	}
+	ok &= (fresh.category = bpi_alloc_aligned((size_t)capacity * sizeof(uint32_t))) != NULL;
+	ok &= (fresh.mask = bpi_alloc_aligned((size_t)capacity * sizeof(uint32_t))) != NULL;
+	ok &= (fresh.dense_slot = bpi_alloc_aligned((size_t)capacity * sizeof(uint32_t))) != NULL;
+	ok &= (fresh.flags = bpi_alloc_aligned((size_t)capacity * sizeof(uint8_t))) != NULL;
+	ok &= (fresh.user_key = bpi_alloc_aligned((size_t)capacity * sizeof(uint64_t))) != NULL;
+	if (!ok) {
+		free_arrays(&fresh, w->dims, capacity);
+		return bpi_world_fail(w, BP_ERR_OUT_OF_MEMORY, "no memory for %u entities", capacity);
+	}
+	const size_t n = w->count;
+	for (int i = 0; i < w->dims; ++i) {
+		memcpy(fresh.min[i], w->min[i], n * sizeof(float));
+		memcpy(fresh.max[i], w->max[i], n * sizeof(float));
+	}
+	memcpy(fresh.category, w->category, n * sizeof(uint32_t));
+	memcpy(fresh.mask, w->mask, n * sizeof(uint32_t));
+	memcpy(fresh.dense_slot, w->dense_slot, n * sizeof(uint32_t));
+	memcpy(fresh.flags, w->flags, n * sizeof(uint8_t));
+	memcpy(fresh.user_key, w->user_key, n * sizeof(uint64_t));
+	soa_arrays old = world_arrays(w);
+	free_arrays(&old, w->dims, w->capacity);
+	for (int i = 0; i < w->dims; ++i) {
+		w->min[i] = fresh.min[i];
+		w->max[i] = fresh.max[i];
+	}
+	w->category = fresh.category;
+	w->mask = fresh.mask;
+	w->dense_slot = fresh.dense_slot;
+	w->flags = fresh.flags;
+	w->user_key = fresh.user_key;
+	w->capacity = capacity;
+	return BP_OK;
+}
+
+/// Makes room for `needed` slots (only slots not on the free list count).
+static bp_status reserve_slots(bp_world *w, uint32_t needed)
+{
+	if (needed <= w->slot_capacity)
+		return BP_OK;
+	uint64_t grown = (uint64_t)w->slot_capacity + w->slot_capacity / 2;
+	uint32_t capacity = (uint32_t)BP_MIN(BP_MAX(grown, (uint64_t)needed), (uint64_t)BP_MAX_ENTITIES);
+	capacity = BP_MAX(capacity, 16u);
+	bpi_slot *slots = bpi_grow_aligned(w->slots, w->slot_count, capacity, sizeof(bpi_slot));
+	if (!slots)
+		return bpi_world_fail(w, BP_ERR_OUT_OF_MEMORY, "no memory for %u handle slots", capacity);
+	w->slots = slots;
+	w->slot_capacity = capacity;
+	return BP_OK;
+}
+
+// ---- create / destroy ----------------------------------------------------
+
+bp_status bp_world_create(const bp_world_def *def, bp_world **out)
+{
+	if (!out)
+		return BP_ERR_INVALID_ARGUMENT;
+	*out = NULL;
+	if (!def || def->internal_value != BP_WORLD_COOKIE)
+		return BP_ERR_INVALID_ARGUMENT; // def not initialised by bp_world_def_default
+	if (def->dims != 2 && def->dims != 3)
+		return BP_ERR_INVALID_ARGUMENT;
+	if (def->thread_count < 0 || !(def->cell_size >= 0.0f) || !isfinite(def->cell_size))
+		return BP_ERR_INVALID_ARGUMENT;
+	if (!bp_algorithm_available(def->algorithm))
+		return BP_ERR_UNKNOWN_ALGORITHM;
+	bp_world *w = bpi_alloc(sizeof *w);
+	if (!w)
+		return BP_ERR_OUT_OF_MEMORY;
+	*w = (bp_world){
+		.dims = def->dims,
+		.thread_count = def->thread_count,
+		.algorithm = def->algorithm,
+		.cell_size = def->cell_size,
+		.canonical_pairs = def->canonical_pairs,
+		.free_head = BP_NO_DENSE,
+	};
+	if (def->capacity) {
+		uint32_t capacity = BP_MIN(def->capacity, (uint32_t)BP_MAX_ENTITIES);
+		if (reserve_entities(w, capacity) != BP_OK || reserve_slots(w, capacity) != BP_OK) {
+			bp_world_destroy(w);
+			return BP_ERR_OUT_OF_MEMORY;
+		}
+	}
+	*out = w;
+	return BP_OK;
+}
+
+void bp_world_destroy(bp_world *w)
+{
+	if (!w)
+		return;
+	for (int i = 0; i < BP_ALGO_COUNT; ++i)
+		if (w->indices[i])
+			w->indices[i]->algorithm->destroy(w->indices[i]);
+	soa_arrays arrays = world_arrays(w);
+	free_arrays(&arrays, w->dims, w->capacity);
+	bpi_free_aligned(w->slots, (size_t)w->slot_capacity * sizeof(bpi_slot));
+	bpi_pair_buffer_free(&w->pairs);
+	bpi_free(w, sizeof *w);
+}
+
+const char *bp_world_last_error(const bp_world *w)
+{
+	return w ? w->last_error : "world is NULL";
+}
+
+// ---- validation ----------------------------------------------------------
+
+/// Checks one box given as dims floats per corner; `what` names it in the message.
+static bp_status check_box(bp_world *w, const float *min, const float *max, const char *what, uint64_t which)
+{
+	for (int axis = 0; axis < w->dims; ++axis) {
+		if (!isfinite(min[axis]) || !isfinite(max[axis]))
+			return bpi_world_fail(w, BP_ERR_NOT_FINITE, "%s %llu: %s_%c is %g", what, (unsigned long long)which,
+				isfinite(min[axis]) ? "max" : "min", axis_names[axis],
+				(double)(isfinite(min[axis]) ? max[axis] : min[axis]));
+		if (min[axis] > max[axis])
+			return bpi_world_fail(w, BP_ERR_INVERTED_BOUNDS, "%s %llu: min_%c > max_%c (%.9g > %.9g)", what,
+				(unsigned long long)which, axis_names[axis], axis_names[axis], (double)min[axis],
+				(double)max[axis]);
+	}
+	return BP_OK;
+}
+
+static bool arrays_present(const bp_world *w, const bp_bounds_arrays *b)
+{
+	return b && b->min_x && b->min_y && b->max_x && b->max_y && (w->dims == 2 || (b->min_z && b->max_z));
+}
+
+static void array_box(const bp_world *w, const bp_bounds_arrays *b, size_t i, float min[3], float max[3])
+{
+	min[0] = b->min_x[i], min[1] = b->min_y[i], max[0] = b->max_x[i], max[1] = b->max_y[i];
+	min[2] = w->dims == 3 ? b->min_z[i] : 0.0f;
+	max[2] = w->dims == 3 ? b->max_z[i] : 0.0f;
+}
+
+static bp_status check_arrays(bp_world *w, const bp_bounds_arrays *b, uint32_t count)
+{
+	if (!arrays_present(w, b))
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "bounds arrays: a required array is NULL");
+	for (uint32_t i = 0; i < count; ++i) {
+		float min[3], max[3];
+		array_box(w, b, i, min, max);
+		bp_status status = check_box(w, min, max, "bounds index", i);
+		if (status != BP_OK)
+			return status;
+	}
+	return BP_OK;
+}
+
+/// Slot of a live entity, or NULL (with the error recorded).
+static bpi_slot *live_slot(const bp_world *cw, bp_entity e)
+{
+	bp_world *w = (bp_world *)cw;
+	if (e.index1 == 0 || e.index1 > w->slot_count) {
+		bpi_world_fail(w, BP_ERR_STALE_HANDLE, "entity {%u, %u}: %s", e.index1, e.generation,
+			e.index1 == 0 ? "null handle" : "no such entity in this world");
+		return NULL;
+	}
+	bpi_slot *slot = &w->slots[e.index1 - 1];
+	if (slot->dense == BP_NO_DENSE || slot->generation != e.generation) {
+		bpi_world_fail(w, BP_ERR_STALE_HANDLE, "entity {%u, %u}: destroyed (slot now at generation %u)", e.index1,
+			e.generation, slot->generation);
+		return NULL;
+	}
+	return slot;
+}
+
+// ---- entities ------------------------------------------------------------
+
+static bool filter_is_open(uint32_t category, uint32_t mask)
+{
+	return category == UINT32_MAX && mask == UINT32_MAX;
+}
+
+/// Writes entity settings into dense index d (bounds from min/max).
+static void store_entity(bp_world *w, uint32_t d, const float *min, const float *max, const bp_entity_def *def)
+{
+	for (int axis = 0; axis < w->dims; ++axis) {
+		w->min[axis][d] = min[axis];
+		w->max[axis][d] = max[axis];
+	}
+	w->category[d] = def->category;
+	w->mask[d] = def->mask;
+	w->flags[d] = def->kind == BP_KIND_STATIC ? BP_FLAG_STATIC : 0;
+	w->user_key[d] = def->user_key;
+	w->static_count += def->kind == BP_KIND_STATIC;
+	w->filtered_count += !filter_is_open(def->category, def->mask);
+}
+
+/// Takes a free slot (or a new one; room was reserved) for dense index d.
+static bp_entity take_slot(bp_world *w, uint32_t d)
+{
+	uint32_t s;
+	if (w->free_head != BP_NO_DENSE) {
+		s = w->free_head;
+		w->free_head = w->slots[s].next_free;
+		w->free_count--;
+	} else {
+		s = w->slot_count++;
+		w->slots[s].generation = 1;
+	}
+	w->slots[s].dense = d;
+	w->slots[s].next_free = BP_NO_DENSE;
+	w->dense_slot[d] = s;
+	return (bp_entity){s + 1, w->slots[s].generation};
+}
+
+static bp_status check_kind(bp_world *w, bp_kind kind)
+{
+	if (kind != BP_KIND_DYNAMIC && kind != BP_KIND_STATIC)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "kind %d is neither dynamic nor static", (int)kind);
+	return BP_OK;
+}
+
+bp_status bp_world_create_entities(bp_world *w, uint32_t count, const bp_bounds_arrays *bounds,
+	const bp_entity_def *common, bp_entity *out_handles)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	if (!common)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "entity def is NULL");
+	if (count == 0)
+		return BP_OK;
+	if (count > BP_MAX_ENTITIES - w->count)
+		return bpi_world_fail(w, BP_ERR_OUT_OF_RANGE, "%u more entities would exceed the limit of %u", count,
+			(uint32_t)BP_MAX_ENTITIES);
+	bp_status status = check_kind(w, common->kind);
+	if (status == BP_OK)
+		status = check_arrays(w, bounds, count);
+	if (status == BP_OK)
+		status = reserve_entities(w, w->count + count);
+	if (status == BP_OK) {
+		uint64_t slots_needed = (uint64_t)w->slot_count + (count > w->free_count ? count - w->free_count : 0);
+		if (slots_needed > BP_MAX_ENTITIES)
+			return bpi_world_fail(w, BP_ERR_OUT_OF_RANGE, "no handle slots left");
+		status = reserve_slots(w, (uint32_t)slots_needed);
+	}
+	if (status != BP_OK)
+		return status;
+	for (uint32_t i = 0; i < count; ++i) {
+		float min[3], max[3];
+		array_box(w, bounds, i, min, max);
+		uint32_t d = w->count++;
+		store_entity(w, d, min, max, common);
+		bp_entity e = take_slot(w, d);
+		if (out_handles)
+			out_handles[i] = e;
+	}
+	return BP_OK;
+}
+
+bp_status bp_entity_create(bp_world *w, const bp_entity_def *def, bp_entity *out)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	if (!def || !out)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "entity def or output handle is NULL");
+	const float *min = def->min, *max = def->max;
+	bp_bounds_arrays one = {&min[0], &min[1], &min[2], &max[0], &max[1], &max[2]};
+	bp_status status = check_box(w, min, max, "new entity", w->count);
+	if (status != BP_OK)
+		return status;
+	return bp_world_create_entities(w, 1, &one, def, out);
+}
+
+bp_status bp_entity_destroy(bp_world *w, bp_entity e)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	bpi_slot *slot = live_slot(w, e);
+	if (!slot)
+		return BP_ERR_STALE_HANDLE;
+	uint32_t d = slot->dense, last = w->count - 1;
+	w->static_count -= (w->flags[d] & BP_FLAG_STATIC) != 0;
+	w->filtered_count -= !filter_is_open(w->category[d], w->mask[d]);
+	if (d != last) { // swap-remove keeps the arrays dense
+		for (int axis = 0; axis < w->dims; ++axis) {
+			w->min[axis][d] = w->min[axis][last];
+			w->max[axis][d] = w->max[axis][last];
+		}
+		w->category[d] = w->category[last];
+		w->mask[d] = w->mask[last];
+		w->flags[d] = w->flags[last];
+		w->user_key[d] = w->user_key[last];
+		w->dense_slot[d] = w->dense_slot[last];
+		w->slots[w->dense_slot[d]].dense = d;
+	}
+	w->count = last;
+	uint32_t s = e.index1 - 1;
+	slot->dense = BP_NO_DENSE;
+	if (slot->generation == UINT32_MAX - 1) {
+		slot->generation = UINT32_MAX; // retired: reusing it would repeat a generation
+	} else {
+		slot->generation++;
+		slot->next_free = w->free_head;
+		w->free_head = s;
+		w->free_count++;
+	}
+	return BP_OK;
+}
+
+bp_status bp_entity_get(const bp_world *w, bp_entity e, bp_entity_def *out)
+{
+	if (!w || !out)
+		return BP_ERR_INVALID_ARGUMENT;
+	const bpi_slot *slot = live_slot(w, e);
+	if (!slot)
+		return BP_ERR_STALE_HANDLE;
+	uint32_t d = slot->dense;
+	bp_entity_def def = bp_entity_def_default();
+	for (int axis = 0; axis < w->dims; ++axis) {
+		def.min[axis] = w->min[axis][d];
+		def.max[axis] = w->max[axis][d];
+	}
+	def.category = w->category[d];
+	def.mask = w->mask[d];
+	def.kind = (w->flags[d] & BP_FLAG_STATIC) ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
+	def.user_key = w->user_key[d];
+	*out = def;
+	return BP_OK;
+}
+
+bp_status bp_entity_set_bounds(bp_world *w, bp_entity e, const float *min, const float *max)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	if (!min || !max)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "bounds pointer is NULL");
+	const bpi_slot *slot = live_slot(w, e);
+	if (!slot)
+		return BP_ERR_STALE_HANDLE;
+	bp_status status = check_box(w, min, max, "entity", e.index1);
+	if (status != BP_OK)
+		return status;
+	for (int axis = 0; axis < w->dims; ++axis) {
+		w->min[axis][slot->dense] = min[axis];
+		w->max[axis][slot->dense] = max[axis];
+	}
+	return BP_OK;
+}
+
+bp_status bp_entity_set_filter(bp_world *w, bp_entity e, uint32_t category, uint32_t mask)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	const bpi_slot *slot = live_slot(w, e);
+	if (!slot)
+		return BP_ERR_STALE_HANDLE;
+	uint32_t d = slot->dense;
+	w->filtered_count += !filter_is_open(category, mask);
+	w->filtered_count -= !filter_is_open(w->category[d], w->mask[d]);
+	w->category[d] = category;
+	w->mask[d] = mask;
+	return BP_OK;
+}
+
+bp_status bp_entity_set_kind(bp_world *w, bp_entity e, bp_kind kind)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	const bpi_slot *slot = live_slot(w, e);
+	if (!slot)
+		return BP_ERR_STALE_HANDLE;
+	bp_status status = check_kind(w, kind);
+	if (status != BP_OK)
+		return status;
+	uint32_t d = slot->dense;
+	w->static_count -= (w->flags[d] & BP_FLAG_STATIC) != 0;
+	w->flags[d] = (uint8_t)((w->flags[d] & ~BP_FLAG_STATIC) | (kind == BP_KIND_STATIC ? BP_FLAG_STATIC : 0));
+	w->static_count += kind == BP_KIND_STATIC;
+	return BP_OK;
+}
+
+bp_status bp_entity_set_user_key(bp_world *w, bp_entity e, uint64_t user_key)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	const bpi_slot *slot = live_slot(w, e);
+	if (!slot)
+		return BP_ERR_STALE_HANDLE;
+	w->user_key[slot->dense] = user_key;
+	return BP_OK;
+}
+
+bp_status bp_entity_dense_index(const bp_world *w, bp_entity e, uint32_t *out)
+{
+	if (!w || !out)
+		return BP_ERR_INVALID_ARGUMENT;
+	const bpi_slot *slot = live_slot(w, e);
+	if (!slot)
+		return BP_ERR_STALE_HANDLE;
+	*out = slot->dense;
+	return BP_OK;
+}
+
+uint32_t bp_world_entity_count(const bp_world *w) { return w ? w->count : 0; }
+
+bp_entity bp_world_entity_at(const bp_world *w, uint32_t dense)
+{
+	if (!w || dense >= w->count)
+		return (bp_entity){0, 0};
+	uint32_t s = w->dense_slot[dense];
+	return (bp_entity){s + 1, w->slots[s].generation};
+}
+
+const uint64_t *bp_world_user_keys(const bp_world *w) { return w ? w->user_key : NULL; }
+
+bp_status bp_world_set_bounds(bp_world *w, uint32_t first, uint32_t count, const bp_bounds_arrays *bounds)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	if (first > w->count || count > w->count - first)
+		return bpi_world_fail(w, BP_ERR_OUT_OF_RANGE, "dense range [%u, %llu) is outside [0, %u)", first,
+			(unsigned long long)first + count, w->count);
+	bp_status status = check_arrays(w, bounds, count);
+	if (status != BP_OK)
+		return status;
+	const float *src_min[3] = {bounds->min_x, bounds->min_y, bounds->min_z};
+	const float *src_max[3] = {bounds->max_x, bounds->max_y, bounds->max_z};
+	for (int axis = 0; axis < w->dims; ++axis) {
+		memcpy(w->min[axis] + first, src_min[axis], (size_t)count * sizeof(float));
+		memcpy(w->max[axis] + first, src_max[axis], (size_t)count * sizeof(float));
+	}
+	return BP_OK;
+}
+
+bp_status bp_world_set_algorithm(bp_world *w, bp_algorithm algorithm)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	if (!bp_algorithm_available(algorithm))
+		return bpi_world_fail(w, BP_ERR_UNKNOWN_ALGORITHM, "algorithm %d is not built in", (int)algorithm);
+	w->algorithm = algorithm;
+	return BP_OK;
+}
+
+bp_algorithm bp_world_algorithm(const bp_world *w) { return w ? w->algorithm : BP_ALGO_AUTO; }
+
+bp_status bp_world_set_thread_count(bp_world *w, int thread_count)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	if (thread_count < 0)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "thread count %d is negative", thread_count);
+	w->thread_count = thread_count;
+	return BP_OK;
+}

@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: MIT
+// The world's internal layout: SoA entity store, handle slots, step state.
+#ifndef BP_WORLD_INTERNAL_H
+#define BP_WORLD_INTERNAL_H
+
+#include <broadphase/world.h>
+#include "core.h"
+#include "index.h"
+
+#define BP_WORLD_COOKIE 0x42504457 // "BPDW": marks a def made by bp_world_def_default
+#define BP_MAX_ENTITIES (UINT32_MAX - 1)
+#define BP_NO_DENSE UINT32_MAX
+
+/// Handle slot. 12 bytes.
+typedef struct bpi_slot {
+	uint32_t generation; ///< current generation; UINT32_MAX retires the slot
+	uint32_t dense;      ///< dense index while alive, BP_NO_DENSE when free
+	uint32_t next_free;  ///< next free slot index when free
+} bpi_slot;
+_Static_assert(sizeof(bpi_slot) == 12, "bpi_slot is 12 bytes");
+
+struct bp_world {
+	int dims;
+	int thread_count; ///< as requested; 0 = all cores
+	bp_algorithm algorithm;
+	float cell_size;
+	bool canonical_pairs;
+
+	// Dense SoA store, `count` live entities, room for `capacity`; every array
+	// 64-byte aligned. z arrays are NULL in 2D.
+	uint32_t count;
+	uint32_t capacity;
+	float *min[3];
+	float *max[3];
+	uint32_t *category;
+	uint32_t *mask;
+	uint8_t *flags;
+	uint64_t *user_key;
+	uint32_t *dense_slot; ///< dense index -> slot index
+	uint32_t static_count;
+	uint32_t filtered_count; ///< entities whose category or mask is not all bits
+
+	// Handle slots, growable; free list threaded through next_free.
+	bpi_slot *slots;
+	uint32_t slot_count;
+	uint32_t slot_capacity;
+	uint32_t free_head;  ///< BP_NO_DENSE when empty
+	uint32_t free_count; ///< slots on the free list
+
+	// Step state.
+	bpi_index *indices[BP_ALGO_COUNT]; ///< created on first use, kept for coherence
+	bpi_pair_buffer pairs;
+	bp_frame_stats stats;
+
+	char last_error[192];
+};
+
+/// Records the text of an error for bp_world_last_error and returns status.
+bp_status bpi_world_fail(bp_world *world, bp_status status, const char *format, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif

@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: MIT
+// The test oracle: a direct reading of DESIGN §3 over an array of structs.
+#include "oracle.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static bool boxes_overlap(const oracle_box *a, const oracle_box *b, int dims)
+{
+	for (int k = 0; k < dims; ++k) {
+		if (a->min[k] > b->max[k])
+			return false;
+		if (b->min[k] > a->max[k])
+			return false;
+	}
+	return true;
+}
+
+static bool filter_accepts(const oracle_box *a, const oracle_box *b)
+{
+	if (a->is_static && b->is_static)
+		return false;
+	return (a->category & b->mask) != 0 && (b->category & a->mask) != 0;
+}
+
+oracle_pairs oracle_find_pairs(const oracle_box *boxes, uint32_t n, int dims)
+{
+	oracle_pairs out = {0};
+	size_t capacity = 0;
+	for (uint32_t i = 0; i < n; ++i) {
+		for (uint32_t j = i + 1; j < n; ++j) {
+			if (!boxes_overlap(&boxes[i], &boxes[j], dims) || !filter_accepts(&boxes[i], &boxes[j]))
+				continue;
+			if (out.count == capacity) {
+				capacity = capacity ? capacity * 2 : 64;
+				out.data = realloc(out.data, capacity * sizeof(bp_pair));
+				cr_assert_not_null(out.data);
+			}
+			out.data[out.count++] = (bp_pair){i, j};
+		}
+	}
+	return out; // generated in (i, j) order, so already sorted
+}
+
+void oracle_pairs_free(oracle_pairs *pairs)
+{
+	free(pairs->data);
+	*pairs = (oracle_pairs){0};
+}
+
+static int compare_pairs(const void *a, const void *b)
+{
+	const bp_pair *p = a, *q = b;
+	if (p->lo != q->lo)
+		return p->lo < q->lo ? -1 : 1;
+	return p->hi < q->hi ? -1 : p->hi > q->hi;
+}
+
+oracle_pairs oracle_sorted_copy(const bp_pair *pairs, size_t count)
+{
+	oracle_pairs out = {malloc((count ? count : 1) * sizeof(bp_pair)), count};
+	cr_assert_not_null(out.data);
+	if (count)
+		memcpy(out.data, pairs, count * sizeof(bp_pair));
+	qsort(out.data, count, sizeof(bp_pair), compare_pairs);
+	return out;
+}
+
+bool oracle_same_pair_set(const bp_pair *got, size_t got_count, const oracle_pairs *want)
+{
+	oracle_pairs sorted = oracle_sorted_copy(got, got_count);
+	size_t i = 0, j = 0;
+	bool same = true;
+	while (i < sorted.count || j < want->count) {
+		if (i < sorted.count && sorted.data[i].lo >= sorted.data[i].hi) {
+			fprintf(stderr, "pair (%u, %u) is not lo < hi\n", sorted.data[i].lo, sorted.data[i].hi);
+			same = false;
+			break;
+		}
+		int c = i == sorted.count ? 1 : j == want->count ? -1 : compare_pairs(&sorted.data[i], &want->data[j]);
+		if (c != 0) {
+			const bp_pair *p = c < 0 ? &sorted.data[i] : &want->data[j];
+			fprintf(stderr, "pair (%u, %u) %s\n", p->lo, p->hi, c < 0 ? "reported but not overlapping (or duplicated)" : "missed");
+			same = false;
+			break;
+		}
+		++i, ++j;
+	}
+	oracle_pairs_free(&sorted);
+	return same && got_count == want->count;
+}
+
+uint64_t test_rng_next(test_rng *rng)
+{
+	uint64_t z = (rng->state += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+float test_rng_float(test_rng *rng, float lo, float hi)
+{
+	return lo + (hi - lo) * (float)((test_rng_next(rng) >> 40) * (1.0 / 16777216.0));
+}
+
+uint32_t test_rng_below(test_rng *rng, uint32_t bound)
+{
+	return (uint32_t)(test_rng_next(rng) % bound);
+}
+
+void test_random_boxes(oracle_box *boxes, uint32_t n, int dims, float world, float max_extent, bool filters,
+	uint64_t seed)
+{
+	test_rng rng = {seed};
+	for (uint32_t i = 0; i < n; ++i) {
+		oracle_box *b = &boxes[i];
+		*b = (oracle_box){.category = 1, .mask = UINT32_MAX};
+		for (int k = 0; k < dims; ++k) {
+			b->min[k] = test_rng_float(&rng, 0.0f, world);
+			b->max[k] = b->min[k] + test_rng_float(&rng, 0.0f, max_extent);
+		}
+		if (filters) {
+			b->category = 1u << test_rng_below(&rng, 3);
+			b->mask = test_rng_below(&rng, 4) ? UINT32_MAX : (uint32_t)test_rng_below(&rng, 8);
+			b->is_static = test_rng_below(&rng, 4) == 0;
+		}
+	}
+}
+
+bp_world *test_world_from_boxes(const oracle_box *boxes, uint32_t n, int dims, bp_algorithm algorithm, int threads)
+{
+	bp_world_def def = bp_world_def_default();
+	def.dims = dims;
+	def.algorithm = algorithm;
+	def.thread_count = threads;
+	bp_world *world = NULL;
+	cr_assert_eq(bp_world_create(&def, &world), BP_OK);
+	for (uint32_t i = 0; i < n; ++i) {
+		bp_entity_def e = bp_entity_def_default();
+		memcpy(e.min, boxes[i].min, sizeof e.min);
+		memcpy(e.max, boxes[i].max, sizeof e.max);
+		e.category = boxes[i].category;
+		e.mask = boxes[i].mask;
+		e.kind = boxes[i].is_static ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
+		e.user_key = i;
+		bp_entity handle;
+		cr_assert_eq(bp_entity_create(world, &e, &handle), BP_OK, "%s", bp_world_last_error(world));
+	}
+	return world;
+}

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: MIT
+// Test fixtures: an independent pair oracle over plain arrays, random scenes, pair-set comparison.
+#ifndef BP_TEST_ORACLE_H
+#define BP_TEST_ORACLE_H
+
+#include <broadphase/broadphase.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/// A scene in plain arrays, independent of the library's store. Array-of-structs
+/// on purpose, so the oracle shares no layout or code with the library.
+typedef struct oracle_box {
+	float min[3], max[3];
+	uint32_t category, mask;
+	bool is_static;
+} oracle_box;
+
+typedef struct oracle_pairs {
+	bp_pair *data;
+	size_t count;
+} oracle_pairs;
+
+/// All pairs (i < j) by the DESIGN §3 definition, written from the text of the
+/// definition, sorted by (lo, hi). Free with oracle_pairs_free.
+oracle_pairs oracle_find_pairs(const oracle_box *boxes, uint32_t n, int dims);
+void oracle_pairs_free(oracle_pairs *pairs);
+
+/// Sorted copy of a pair list (the caller frees with oracle_pairs_free).
+oracle_pairs oracle_sorted_copy(const bp_pair *pairs, size_t count);
+/// True when both lists hold the same pairs (order ignored); prints the first
+/// difference to stderr otherwise.
+bool oracle_same_pair_set(const bp_pair *got, size_t got_count, const oracle_pairs *want);
+
+/// Deterministic PRNG for tests (splitmix64 stream).
+typedef struct test_rng {
+	uint64_t state;
+} test_rng;
+uint64_t test_rng_next(test_rng *rng);
+/// Uniform float in [lo, hi).
+float test_rng_float(test_rng *rng, float lo, float hi);
+uint32_t test_rng_below(test_rng *rng, uint32_t bound);
+
+/// Random boxes: n boxes in [0, world)^dims with extents in [0, max_extent].
+/// With `filters`, random categories/masks/static kinds as well.
+void test_random_boxes(oracle_box *boxes, uint32_t n, int dims, float world, float max_extent, bool filters,
+	uint64_t seed);
+
+/// Creates a world of `dims` with the boxes, in order (dense index = box index).
+bp_world *test_world_from_boxes(const oracle_box *boxes, uint32_t n, int dims, bp_algorithm algorithm, int threads);
+
+#endif

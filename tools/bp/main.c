@@ -1,0 +1,2 @@
+#include <broadphase/broadphase.h>
+int main(void){return 0;}
