@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+// Shared by the scene readers, writers and generators: allocation that remembers its
+// capacity, "file:line: reason" errors, the duplicate-id check and the binary layout.
+#ifndef BP_SCENE_INTERNAL_H
+#define BP_SCENE_INTERNAL_H
+
+#include <broadphase/scene.h>
+#include <stdio.h>
+
+#include "core.h"
+
+/// Binary form: magic, then little-endian uint32 dims, count, frame_count, reserved.
+#define BPI_SCENE_MAGIC "BPSCENE1"
+#define BPI_SCENE_MAGIC_SIZE 8
+#define BPI_SCENE_HEADER_SIZE (BPI_SCENE_MAGIC_SIZE + 4 * 4)
+
+/// Allocates an empty scene whose id array holds id_capacity entries and whose
+/// bound arrays hold row_capacity floats each (count = 0, frame_count = 1). The
+/// caller sets count and frame_count, with count <= id_capacity and
+/// count * frame_count <= row_capacity; bp_scene_destroy frees by capacity.
+bp_status bpi_scenefile_alloc(int dims, size_t id_capacity, size_t row_capacity, bp_scene **out);
+
+/// Fills err (when not NULL) with "name:line: reason" and returns BP_ERR_PARSE.
+bp_status bpi_scenefile_fail(bp_scene_error *err, const char *name, uint64_t line, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 4, 5)))
+#endif
+	;
+/// As bpi_scenefile_fail with a chosen status (BP_ERR_IO, BP_ERR_OUT_OF_MEMORY).
+bp_status bpi_scenefile_fail_status(bp_status status, bp_scene_error *err, const char *name, uint64_t line,
+	const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 5, 6)))
+#endif
+	;
+
+/// Looks for a repeated id. Returns BP_OK and sets *found; when found, *first and
+/// *second are the positions of the earliest repeat in array order (second is the
+/// smallest index whose id occurs before it, first that earlier index).
+bp_status bpi_scenefile_find_duplicate(const uint32_t *ids, uint32_t count, bool *found, uint32_t *first,
+	uint32_t *second);
+
+/// Text parser. buf[size] must be '\0' (the tokenizer leans on it).
+bp_status bpi_scenefile_parse_text(const char *buf, size_t size, const char *name, bp_scene **out,
+	bp_scene_error *err);
+
+/// Writes v as printf("%.9g") does (NUL-terminated, at most 16 characters) and
+/// returns the length; the text writer's formatter, exposed for its test.
+int bpi_format_float_g9(float v, char *out);
+
+/// Where the binary reader takes its bytes from: a file or memory.
+typedef struct bpi_byte_source {
+	/// Reads exactly size bytes; false on a short read or an IO error (errno set).
+	bool (*read)(void *ctx, void *dst, size_t size);
+	void *ctx;
+	uint64_t total_size; ///< bytes in the whole source, magic included
+} bpi_byte_source;
+
+/// Binary reader; the source is positioned just after the magic.
+bp_status bpi_scenefile_read_binary(bpi_byte_source *source, const char *name, bp_scene **out,
+	bp_scene_error *err);
+
+#endif

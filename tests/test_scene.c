@@ -1,0 +1,572 @@
+// SPDX-License-Identifier: MIT
+// Scene files: text and binary round trips (bit-exact), frames, and every malformed
+// input rejected with "name:line: reason" and nothing left allocated.
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "oracle.h"
+#include "scene_internal.h"
+
+static uint32_t bits_of(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	return u;
+}
+
+static float float_of(uint32_t u)
+{
+	float f;
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+static bp_scene *parse_ok(const char *text)
+{
+	bp_scene *s = NULL;
+	bp_scene_error err = {0};
+	bp_status st = bp_scene_parse(text, strlen(text), "t.txt", &s, &err);
+	cr_assert_eq(st, BP_OK, "%s", err.message);
+	cr_assert_not_null(s);
+	return s;
+}
+
+// Parses text that must fail at `line` with a message containing `reason`.
+static void expect_parse_error(const char *text, size_t size, uint32_t line, const char *reason)
+{
+	int64_t before = bp_allocated_bytes();
+	bp_scene *s = (bp_scene *)&s; // not NULL, to see it cleared
+	bp_scene_error err = {0};
+	bp_status st = bp_scene_parse(text, size, "t.txt", &s, &err);
+	cr_assert_eq(st, BP_ERR_PARSE, "status %d for %s", st, text);
+	cr_assert_null(s);
+	char prefix[32];
+	snprintf(prefix, sizeof prefix, "t.txt:%u: ", line);
+	cr_assert(strncmp(err.message, prefix, strlen(prefix)) == 0, "want prefix '%s', got '%s'", prefix, err.message);
+	cr_assert_eq(err.line, line);
+	cr_assert_not_null(strstr(err.message, reason), "want '%s' in '%s'", reason, err.message);
+	cr_assert_eq(bp_allocated_bytes(), before, "leaked %lld bytes", (long long)(bp_allocated_bytes() - before));
+}
+
+#define EXPECT_ERROR(text, line, reason) expect_parse_error(text, sizeof(text) - 1, line, reason)
+
+static char tmp_path[64];
+
+static const char *temp_file(void)
+{
+	snprintf(tmp_path, sizeof tmp_path, "/tmp/bp_test_scene_%ld", (long)getpid());
+	return tmp_path;
+}
+
+static bool same_scene(const bp_scene *a, const bp_scene *b)
+{
+	if (a->dims != b->dims || a->count != b->count || a->frame_count != b->frame_count)
+		return false;
+	if (memcmp(a->ids, b->ids, a->count * sizeof(uint32_t)) != 0)
+		return false;
+	size_t rows = (size_t)a->count * a->frame_count;
+	for (int k = 0; k < a->dims; ++k) // memcmp: bit-exact, so -0.0 differs from 0.0
+		if (memcmp(a->min[k], b->min[k], rows * sizeof(float)) || memcmp(a->max[k], b->max[k], rows * sizeof(float)))
+			return false;
+	return true;
+}
+
+// A scene holding the awkward floats and ids, then random finite bit patterns.
+static bp_scene *awkward_scene(int dims, uint32_t n, uint32_t frames)
+{
+	bp_gen_def def = bp_gen_def_default();
+	def.dims = dims;
+	def.n = n;
+	def.frames = frames;
+	bp_scene *s = NULL;
+	cr_assert_eq(bp_scene_generate(&def, &s), BP_OK);
+	const float special[] = {-0.0f, 0.0f, FLT_TRUE_MIN, -FLT_TRUE_MIN, 1e-45f, FLT_MIN, 1.17549421e-38f /* denormal */,
+		-FLT_MAX, FLT_MAX, 0.1f, 16777217.0f, -16777216.0f, 123456789.0f, 1e-7f, 3.14159274f};
+	const size_t nspecial = sizeof special / sizeof special[0];
+	test_rng rng = {42};
+	size_t rows = (size_t)n * frames;
+	for (size_t r = 0; r < rows; ++r)
+		for (int a = 0; a < dims; ++a) {
+			float x, y;
+			if (r < nspecial) {
+				x = special[r];
+				y = special[r]; // min == max, so even FLT_MAX and -0.0 are valid boxes
+			} else {
+				do
+					x = float_of((uint32_t)test_rng_next(&rng));
+				while (!isfinite(x));
+				do
+					y = float_of((uint32_t)test_rng_next(&rng));
+				while (!isfinite(y));
+				if (x > y) {
+					float t = x;
+					x = y;
+					y = t;
+				}
+			}
+			s->min[a][r] = x;
+			s->max[a][r] = y;
+		}
+	for (uint32_t i = 0; i < n; ++i)
+		s->ids[i] = i == 0 ? 4294967295u : i == 1 ? 0u : 4294967295u - 7919u * i; // unique, sparse
+	return s;
+}
+
+Test(scene, text_round_trip_is_bit_exact)
+{
+	int64_t before = bp_allocated_bytes();
+	for (int dims = 2; dims <= 3; ++dims) {
+		bp_scene *s = awkward_scene(dims, 300, 1);
+		cr_assert_eq(bits_of(s->min[0][0]), 0x80000000u); // -0.0 really is in there
+		cr_assert_eq(bp_scene_write_text(s, temp_file()), BP_OK);
+		bp_scene *back = NULL;
+		bp_scene_error err = {0};
+		cr_assert_eq(bp_scene_read(temp_file(), &back, &err), BP_OK, "%s", err.message);
+		cr_assert(same_scene(s, back));
+		cr_assert_eq(back->ids[0], 4294967295u);
+		cr_assert_eq(bits_of(back->min[0][2]), 1u); // FLT_TRUE_MIN = 1e-45f, bit pattern 1
+		cr_assert_eq(back->max[1][8], FLT_MAX);
+		if (dims == 2)
+			cr_assert_null(back->min[2]);
+		bp_scene_destroy(s);
+		bp_scene_destroy(back);
+	}
+	unlink(temp_file());
+	cr_assert_eq(bp_allocated_bytes(), before);
+}
+
+Test(scene, binary_round_trip_is_bit_exact)
+{
+	int64_t before = bp_allocated_bytes();
+	for (int dims = 2; dims <= 3; ++dims) {
+		bp_scene *s = awkward_scene(dims, 257, 3);
+		cr_assert_eq(bp_scene_write_binary(s, temp_file()), BP_OK);
+		FILE *f = fopen(temp_file(), "rb");
+		cr_assert_not_null(f);
+		fseek(f, 0, SEEK_END);
+		// 8 magic + 16 header + 4 per id + frames * dims * 2 arrays * 4 per float.
+		cr_assert_eq(ftell(f), 24 + 4 * 257 + 3 * dims * 2 * 4 * 257);
+		fclose(f);
+		bp_scene *back = NULL;
+		bp_scene_error err = {0};
+		cr_assert_eq(bp_scene_read(temp_file(), &back, &err), BP_OK, "%s", err.message);
+		cr_assert(same_scene(s, back));
+		// Text written from the binary copy reads back to the same scene too.
+		cr_assert_eq(bp_scene_write_text(back, temp_file()), BP_OK);
+		bp_scene *again = NULL;
+		cr_assert_eq(bp_scene_read(temp_file(), &again, &err), BP_OK, "%s", err.message);
+		cr_assert(same_scene(s, again));
+		bp_scene_destroy(s);
+		bp_scene_destroy(back);
+		bp_scene_destroy(again);
+	}
+	unlink(temp_file());
+	cr_assert_eq(bp_allocated_bytes(), before);
+}
+
+// The binary layout, byte by byte, for a 2D scene of 2 entities and 1 frame.
+Test(scene, binary_layout_is_little_endian_as_documented)
+{
+	bp_scene *s = parse_ok("# dims=2\n7 1 2 3 4\n9 -1 -2 5 6\n");
+	cr_assert_eq(bp_scene_write_binary(s, temp_file()), BP_OK);
+	unsigned char got[128];
+	FILE *f = fopen(temp_file(), "rb");
+	size_t size = fread(got, 1, sizeof got, f);
+	fclose(f);
+	unsigned char want[64] = "BPSCENE1";
+	size_t at = 8;
+	const uint32_t words[] = {2, 2, 1, 0, 7, 9};
+	for (size_t i = 0; i < 6; ++i, at += 4)
+		for (int b = 0; b < 4; ++b)
+			want[at + b] = (unsigned char)(words[i] >> (8 * b));
+	// frame 0: min_x, max_x, min_y, max_y
+	const float floats[] = {1, -1, 3, 5, 2, -2, 4, 6};
+	for (size_t i = 0; i < 8; ++i, at += 4)
+		for (int b = 0; b < 4; ++b)
+			want[at + b] = (unsigned char)(bits_of(floats[i]) >> (8 * b));
+	cr_assert_eq(size, at);
+	cr_assert_eq(memcmp(got, want, at), 0);
+	// The same bytes parse from memory as well.
+	bp_scene *back = NULL;
+	bp_scene_error err = {0};
+	cr_assert_eq(bp_scene_parse((const char *)got, size, "mem", &back, &err), BP_OK, "%s", err.message);
+	cr_assert(same_scene(s, back));
+	bp_scene_destroy(back);
+	bp_scene_destroy(s);
+	unlink(temp_file());
+}
+
+Test(scene, parses_frames_comments_blank_lines_and_crlf)
+{
+	const char *text = "\n  \n# dims=3 n=2 note=ignored\r\n"
+			   "# a comment\n"
+			   "# frame 0\n"
+			   "5 0 0 0 1 1 1\n"
+			   "\t8  -1.5 2 3e0   4 5 6  \r\n"
+			   "\n# frame 1\n"
+			   "5 0.5 0 0 1.5 1 1\n"
+			   "# frames are moving\n"
+			   "8 -1 2 3 4.5 5 6"; // no trailing newline: fine, the line is complete
+	bp_scene *s = parse_ok(text);
+	cr_assert_eq(s->dims, 3);
+	cr_assert_eq(s->count, 2);
+	cr_assert_eq(s->frame_count, 2);
+	cr_assert_eq(s->ids[0], 5);
+	cr_assert_eq(s->ids[1], 8);
+	bp_bounds_arrays f0 = bp_scene_frame_bounds(s, 0), f1 = bp_scene_frame_bounds(s, 1);
+	cr_assert_eq(f0.min_x[1], -1.5f);
+	cr_assert_eq(f0.max_z[1], 6.0f);
+	cr_assert_eq(f1.min_x[0], 0.5f);
+	cr_assert_eq(f1.max_x[0], 1.5f);
+	cr_assert_eq(f1.max_x[1], 4.5f);
+	cr_assert_eq(f1.min_x, s->min[0] + 2);
+	bp_bounds_arrays none = bp_scene_frame_bounds(s, 2);
+	cr_assert_null(none.min_x);
+	bp_scene_destroy(s);
+}
+
+Test(scene, rows_before_first_marker_are_frame_zero)
+{
+	bp_scene *s = parse_ok("# dims=2\n1 0 0 1 1\n# frame 1\n1 2 2 3 3\n");
+	cr_assert_eq(s->frame_count, 2);
+	cr_assert_eq(s->min[0][1], 2.0f);
+	bp_scene_destroy(s);
+}
+
+Test(scene, empty_scenes)
+{
+	bp_scene *s = parse_ok("# dims=2 n=0\n");
+	cr_assert_eq(s->count, 0);
+	cr_assert_eq(s->frame_count, 1);
+	cr_assert_eq(bp_scene_write_binary(s, temp_file()), BP_OK);
+	bp_scene *back = NULL;
+	bp_scene_error err = {0};
+	cr_assert_eq(bp_scene_read(temp_file(), &back, &err), BP_OK, "%s", err.message);
+	cr_assert(same_scene(s, back));
+	bp_scene_destroy(back);
+	bp_scene_destroy(s);
+	s = parse_ok("# dims=3\n# frame 0\n# frame 1\n");
+	cr_assert_eq(s->count, 0);
+	cr_assert_eq(s->frame_count, 2);
+	bp_scene_destroy(s);
+	unlink(temp_file());
+}
+
+Test(scene, malformed_text_is_rejected_with_file_and_line)
+{
+	EXPECT_ERROR("", 0, "empty file");
+	EXPECT_ERROR("\n  \n\n", 0, "empty file");
+	EXPECT_ERROR("1 0 0 1 1\n", 1, "missing header");
+	EXPECT_ERROR("\n# n=1\n1 0 0 1 1\n", 2, "no dims");
+	EXPECT_ERROR("# dims=4\n", 1, "dims must be 2 or 3");
+	EXPECT_ERROR("# dims=\n", 1, "dims must be 2 or 3");
+	EXPECT_ERROR("# dims=3 hello\n", 1, "'hello' is not key=value");
+	EXPECT_ERROR("# =3 dims=3\n", 1, "not key=value");
+	EXPECT_ERROR("# dims=2 n=x\n", 1, "n must be an integer");
+	EXPECT_ERROR("# dims=2 n=3\n1 0 0 1 1\n2 0 0 1 1\n", 1, "n=3 but the file has 2");
+	EXPECT_ERROR("# dims=2\n1 0 0 1 1\n2 0 0 1\n", 3, "expected 5 columns (id + 4 bounds), got 4");
+	EXPECT_ERROR("# dims=3\n1 0 0 0 1 1 1 1\n", 2, "expected 7 columns (id + 6 bounds), got 8");
+	EXPECT_ERROR("# dims=2\n1 0 0 1 1\n2 0 0", 3, "got 3"); // truncated last line
+	EXPECT_ERROR("# dims=2\n1 0 zero 1 1\n", 2, "'zero' is not a number");
+	EXPECT_ERROR("# dims=2\n1 0 1x 1 1\n", 2, "'1x' is not a number");
+	EXPECT_ERROR("# dims=2\n1 0 0 1 1 # trailing\n", 2, "got 7");
+	EXPECT_ERROR("# dims=2\n1 0 nan 1 1\n", 2, "NaN");
+	EXPECT_ERROR("# dims=2\n1 0 0 inf 1\n", 2, "infinite");
+	EXPECT_ERROR("# dims=2\n1 0 0 1e39 1\n", 2, "infinite");
+	EXPECT_ERROR("# dims=2\n1 0 0 -1e39 1\n", 2, "infinite");
+	EXPECT_ERROR("# dims=2\n1 0 0 1 1\n\n2 0 3 1 2\n", 4, "min_y > max_y (3 > 2)");
+	EXPECT_ERROR("# dims=3\n1 0 0 5 1 1 4\n", 2, "min_z > max_z");
+	EXPECT_ERROR("# dims=2\n1 0 0 1 1\n2 0 0 1 1\n# c\n1 0 0 1 1\n", 5, "duplicate id 1 (first on line 2)");
+	EXPECT_ERROR("# dims=2\n-1 0 0 1 1\n", 2, "negative id");
+	EXPECT_ERROR("# dims=2\n4294967296 0 0 1 1\n", 2, "id out of range");
+	EXPECT_ERROR("# dims=2\n99999999999999999999999 0 0 1 1\n", 2, "id out of range");
+	EXPECT_ERROR("# dims=2\n1.5 0 0 1 1\n", 2, "id '1.5' is not an integer");
+	EXPECT_ERROR("# dims=2\n1 0 0 1 1\n2 0\0 0 1 1\n", 3, "binary data");
+	EXPECT_ERROR("\x7f" "ELF\x02\x01\x01", 1, "binary data");
+	EXPECT_ERROR("# dims=2\n1 0 0 1 1\n2 \xff\xfe 0 1 1\n", 3, "binary data");
+	// Frames.
+	EXPECT_ERROR("# dims=2\n# frame 1\n", 2, "frame 1 out of order (expected frame 0)");
+	EXPECT_ERROR("# dims=2\n1 0 0 1 1\n# frame 0\n", 3, "out of order");
+	EXPECT_ERROR("# dims=2\n# frame x\n", 2, "bad frame marker");
+	EXPECT_ERROR("# dims=2\n# frame 0\n1 0 0 1 1\n2 0 0 1 1\n# frame 1\n1 0 0 1 1\n# frame 2\n", 7,
+		"frame 1 has 1 entities but frame 0 has 2");
+	EXPECT_ERROR("# dims=2\n# frame 0\n1 0 0 1 1\n2 0 0 1 1\n# frame 1\n1 0 0 1 1\n", 6,
+		"frame 1 has 1 entities but frame 0 has 2"); // at end of file: the last line
+	EXPECT_ERROR("# dims=2\n# frame 0\n1 0 0 1 1\n# frame 1\n1 0 0 1 1\n2 0 0 1 1\n", 6,
+		"more entities than frame 0");
+	EXPECT_ERROR("# dims=2\n# frame 0\n1 0 0 1 1\n2 0 0 1 1\n# frame 1\n2 0 0 1 1\n1 0 0 1 1\n", 6,
+		"id 2 where frame 0 has id 1");
+	EXPECT_ERROR("# dims=2 n=1\n# frame 0\n1 0 0 1 1\n1 0 0 1 1\n# frame 1\n", 4, "duplicate id 1");
+}
+
+Test(scene, malformed_binary_is_rejected_with_line_zero)
+{
+	bp_scene *s = parse_ok("# dims=2\n7 1 2 3 4\n9 -1 -2 5 6\n");
+	cr_assert_eq(bp_scene_write_binary(s, temp_file()), BP_OK);
+	bp_scene_destroy(s);
+	unsigned char good[128];
+	FILE *f = fopen(temp_file(), "rb");
+	size_t size = fread(good, 1, sizeof good, f);
+	fclose(f);
+	unlink(temp_file());
+	cr_assert_eq(size, 24 + 8 + 32);
+	unsigned char bad[128];
+	struct {
+		size_t at;       // byte to patch
+		uint32_t word;   // little-endian word written there
+		long size_delta; // bytes cut (negative) or added
+		const char *reason;
+	} cases[] = {
+		{8, 4, 0, "dims must be 2 or 3 (got 4)"},
+		{16, 0, 0, "frame_count is 0"},
+		{20, 1, 0, "reserved header field is 1"},
+		{12, 3, 0, "size mismatch"},
+		{0, 0, -1, "size mismatch"},
+		{0, 0, 4, "size mismatch"},
+		{0, 0, -50, "truncated binary header"},
+		{28, 7, 0, "duplicate id 7 (entities 0 and 1)"},
+		{32, 0x7fc00000u, 0, "min_x is NaN"},       // entity 0 min_x
+		{44, 0x7f800000u, 0, "max_x is infinite"},  // entity 1 max_x
+		{48, bits_of(10.0f), 0, "min_y > max_y (10 > 4)"}, // entity 0 min_y
+		{12, 0xffffffffu, 0, "size mismatch"},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+		memcpy(bad, good, size);
+		for (int b = 0; b < 4 && cases[c].at; ++b)
+			bad[cases[c].at + b] = (unsigned char)(cases[c].word >> (8 * b));
+		size_t bad_size = (size_t)((long)size + cases[c].size_delta);
+		int64_t before = bp_allocated_bytes();
+		bp_scene *out = NULL;
+		bp_scene_error err = {0};
+		cr_assert_eq(bp_scene_parse((const char *)bad, bad_size, "b.bin", &out, &err), BP_ERR_PARSE, "case %zu", c);
+		cr_assert_null(out);
+		cr_assert(strncmp(err.message, "b.bin:0: ", 9) == 0, "%s", err.message);
+		cr_assert_not_null(strstr(err.message, cases[c].reason), "case %zu: want '%s' in '%s'", c, cases[c].reason,
+			err.message);
+		cr_assert_eq(bp_allocated_bytes(), before);
+		// The same through a file.
+		f = fopen(temp_file(), "wb");
+		fwrite(bad, 1, bad_size, f);
+		fclose(f);
+		cr_assert_eq(bp_scene_read(temp_file(), &out, &err), BP_ERR_PARSE);
+		cr_assert_null(out);
+		cr_assert_not_null(strstr(err.message, cases[c].reason), "%s", err.message);
+		cr_assert_eq(bp_allocated_bytes(), before);
+	}
+	unlink(temp_file());
+}
+
+Test(scene, io_errors_name_the_file_and_line_zero)
+{
+	int64_t before = bp_allocated_bytes();
+	bp_scene *out = NULL;
+	bp_scene_error err = {0};
+	cr_assert_eq(bp_scene_read("/nonexistent/dir/x.scene", &out, &err), BP_ERR_IO);
+	cr_assert_null(out);
+	char want[128];
+	snprintf(want, sizeof want, "/nonexistent/dir/x.scene:0: %s", strerror(ENOENT));
+	cr_assert_str_eq(err.message, want);
+	cr_assert_eq(bp_scene_read("/tmp", &out, &err), BP_ERR_IO);
+	cr_assert(strncmp(err.message, "/tmp:0: ", 8) == 0, "%s", err.message);
+	bp_scene *s = parse_ok("# dims=2\n1 0 0 1 1\n");
+	cr_assert_eq(bp_scene_write_text(s, "/nonexistent/dir/x.scene"), BP_ERR_IO);
+	cr_assert_eq(bp_scene_write_binary(s, "/nonexistent/dir/x.scene"), BP_ERR_IO);
+	bp_scene_destroy(s);
+	cr_assert_eq(bp_allocated_bytes(), before);
+}
+
+Test(scene, text_file_errors_name_the_file)
+{
+	FILE *f = fopen(temp_file(), "wb");
+	fputs("# dims=2\n1 0 0 1 1\n2 0 0 1 one\n", f);
+	fclose(f);
+	bp_scene *out = NULL;
+	bp_scene_error err = {0};
+	cr_assert_eq(bp_scene_read(temp_file(), &out, &err), BP_ERR_PARSE);
+	char want[128];
+	snprintf(want, sizeof want, "%s:3: ", temp_file());
+	cr_assert(strncmp(err.message, want, strlen(want)) == 0, "%s", err.message);
+	unlink(temp_file());
+}
+
+Test(scene, bad_arguments)
+{
+	bp_scene *out = NULL;
+	cr_assert_eq(bp_scene_parse(NULL, 3, "x", &out, NULL), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_scene_parse("# dims=2\n", 9, "x", NULL, NULL), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_scene_read(NULL, &out, NULL), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_scene_write_text(NULL, "x"), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_scene_write_binary(NULL, "x"), BP_ERR_INVALID_ARGUMENT);
+	// A NULL error struct is fine on failure.
+	cr_assert_eq(bp_scene_parse("junk\n", 5, "x", &out, NULL), BP_ERR_PARSE);
+	cr_assert_null(out);
+	bp_scene_destroy(NULL);
+}
+
+// Scene bounds feed the bulk world API directly, and brute agrees with the oracle.
+Test(scene, frame_bounds_feed_the_world)
+{
+	bp_scene *s = parse_ok("# dims=2\n10 0 0 2 2\n20 1 1 3 3\n30 5 5 6 6\n# frame 1\n10 0 0 2 2\n20 4 4 5 5\n30 5 5 6 6\n");
+	cr_assert_eq(s->frame_count, 2);
+	bp_world_def def = bp_world_def_default();
+	def.dims = 2;
+	def.algorithm = BP_ALGO_BRUTE;
+	def.thread_count = 1;
+	bp_world *w = NULL;
+	cr_assert_eq(bp_world_create(&def, &w), BP_OK);
+	bp_bounds_arrays b = bp_scene_frame_bounds(s, 0);
+	bp_entity_def common = bp_entity_def_default();
+	cr_assert_eq(bp_world_create_entities(w, s->count, &b, &common, NULL), BP_OK);
+	cr_assert_eq(bp_world_step(w), BP_OK);
+	size_t n;
+	const bp_pair *p = bp_world_pairs(w, &n);
+	// Frame 0: [0,2]^2 and [1,3]^2 overlap; [5,6]^2 is apart -> ids (10, 20).
+	cr_assert_eq(n, 1);
+	cr_assert_eq(s->ids[p[0].lo] + s->ids[p[0].hi], 30u);
+	b = bp_scene_frame_bounds(s, 1);
+	cr_assert_eq(bp_world_set_bounds(w, 0, s->count, &b), BP_OK);
+	cr_assert_eq(bp_world_step(w), BP_OK);
+	p = bp_world_pairs(w, &n);
+	// Frame 1: 20 moved to [4,5]^2, touching 30 at the corner (5,5) -> ids (20, 30).
+	cr_assert_eq(n, 1);
+	cr_assert_eq(s->ids[p[0].lo] + s->ids[p[0].hi], 50u);
+	bp_world_destroy(w);
+	bp_scene_destroy(s);
+}
+
+// The writer's own %.9g against the C library's, on special values and on random
+// bit patterns of every exponent.
+Test(scene, float_formatting_matches_printf)
+{
+	const float special[] = {0.0f, -0.0f, 1.0f, -1.0f, 0.1f, 1e-4f, 9.99999975e-5f, 1e-5f, 123456789.0f,
+		999999999.0f, 1e9f, 4294967296.0f, FLT_MAX, -FLT_MAX, FLT_MIN, FLT_TRUE_MIN, 1e-20f, 1e-21f, 3.0e38f,
+		0.5f, 2.5f, 1e8f, 99999999.0f, 16777216.0f, 16777217.0f};
+	char got[64], want[64];
+	for (size_t i = 0; i < sizeof special / sizeof special[0]; ++i) {
+		bpi_format_float_g9(special[i], got);
+		snprintf(want, sizeof want, "%.9g", (double)special[i]);
+		cr_assert_str_eq(got, want);
+	}
+	test_rng rng = {7};
+	for (int i = 0; i < 2000000; ++i) {
+		float v = float_of((uint32_t)test_rng_next(&rng));
+		if (!isfinite(v))
+			continue;
+		int n = bpi_format_float_g9(v, got);
+		snprintf(want, sizeof want, "%.9g", (double)v);
+		cr_assert_str_eq(got, want, "bits 0x%08x", bits_of(v));
+		cr_assert_eq((size_t)n, strlen(want));
+	}
+}
+
+// The tokenizer's fast decimal path against strtof, over many spellings.
+Test(scene, number_parsing_matches_strtof)
+{
+	enum { rows = 20000 };
+	const size_t cap = (size_t)rows * 200 + 64;
+	char *text = malloc(cap);
+	float *want = malloc(sizeof(float) * rows * 4);
+	size_t len = (size_t)snprintf(text, cap, "# dims=2 n=%d\n", rows);
+	test_rng rng = {99};
+	for (uint32_t r = 0; r < rows; ++r) {
+		char tok[4][64];
+		float val[4];
+		for (int c = 0; c < 4; ++c) {
+			double x = ldexp(test_rng_float(&rng, -1, 1), (int)test_rng_below(&rng, 120) - 60);
+			switch (test_rng_below(&rng, 10)) {
+			case 0: snprintf(tok[c], 64, "%.9g", x); break;
+			case 1: snprintf(tok[c], 64, "%.3f", x); break;
+			case 2: snprintf(tok[c], 64, "%.17g", x); break;
+			case 3: snprintf(tok[c], 64, "%.12E", x); break;
+			case 4: snprintf(tok[c], 64, "%+.6g", x); break;
+			case 5: snprintf(tok[c], 64, "%d", (int)test_rng_below(&rng, 100000) - 50000); break;
+			case 6: snprintf(tok[c], 64, "000%.5f", fabs(x)); break;
+			case 7: snprintf(tok[c], 64, ".%u", test_rng_below(&rng, 1000000)); break;
+			case 8: snprintf(tok[c], 64, "%u.e-%u", test_rng_below(&rng, 1000), test_rng_below(&rng, 50)); break;
+			default: snprintf(tok[c], 64, "%.25f", x); break;
+			}
+			val[c] = strtof(tok[c], NULL);
+		}
+		for (int a = 0; a < 2; ++a) // order each axis so min <= max
+			if (val[a] > val[a + 2]) {
+				float t = val[a];
+				val[a] = val[a + 2];
+				val[a + 2] = t;
+				char tt[64];
+				memcpy(tt, tok[a], 64);
+				memcpy(tok[a], tok[a + 2], 64);
+				memcpy(tok[a + 2], tt, 64);
+			}
+		len += (size_t)snprintf(text + len, cap - len, "%u %s %s %s %s\n", r, tok[0], tok[1], tok[2], tok[3]);
+		memcpy(want + 4 * r, val, sizeof val);
+	}
+	bp_scene *s = NULL;
+	bp_scene_error err = {0};
+	cr_assert_eq(bp_scene_parse(text, len, "numbers", &s, &err), BP_OK, "%s", err.message);
+	for (uint32_t r = 0; r < rows; ++r) {
+		const float got[4] = {s->min[0][r], s->min[1][r], s->max[0][r], s->max[1][r]};
+		for (int c = 0; c < 4; ++c)
+			cr_assert_eq(bits_of(got[c]), bits_of(want[4 * r + c]), "row %u column %d", r, c);
+	}
+	bp_scene_destroy(s);
+	free(text);
+	free(want);
+}
+
+// Corrupted files (bytes flipped, cut short) either parse or fail cleanly: a parse
+// error naming the input, *out NULL, nothing left allocated. Run under ASan too.
+Test(scene, corrupted_inputs_fail_cleanly)
+{
+	bp_scene *s = awkward_scene(3, 40, 2);
+	cr_assert_eq(bp_scene_write_text(s, temp_file()), BP_OK);
+	FILE *f = fopen(temp_file(), "rb");
+	static char text[65536];
+	size_t text_size = fread(text, 1, sizeof text, f);
+	fclose(f);
+	cr_assert_eq(bp_scene_write_binary(s, temp_file()), BP_OK);
+	f = fopen(temp_file(), "rb");
+	static char bin[65536];
+	size_t bin_size = fread(bin, 1, sizeof bin, f);
+	fclose(f);
+	unlink(temp_file());
+	bp_scene_destroy(s);
+	static char buf[65536];
+	test_rng rng = {3};
+	int64_t before = bp_allocated_bytes();
+	int failures = 0;
+	for (int round = 0; round < 4000; ++round) {
+		const bool binary = round & 1;
+		const char *src = binary ? bin : text;
+		size_t size = binary ? bin_size : text_size;
+		memcpy(buf, src, size);
+		const unsigned flips = 1 + test_rng_below(&rng, 3);
+		for (unsigned k = 0; k < flips; ++k) {
+			size_t at = binary ? 8 + test_rng_below(&rng, (uint32_t)size - 8) : test_rng_below(&rng, (uint32_t)size);
+			const char pool[] = "0123456789 -.e#\nxn\t";
+			buf[at] = test_rng_below(&rng, 4) == 0 ? (char)test_rng_below(&rng, 256)
+							       : pool[test_rng_below(&rng, sizeof pool - 1)];
+		}
+		if (test_rng_below(&rng, 4) == 0)
+			size = test_rng_below(&rng, (uint32_t)size);
+		bp_scene *out = NULL;
+		bp_scene_error err = {0};
+		bp_status st = bp_scene_parse(buf, size, "c", &out, &err);
+		cr_assert(st == BP_OK || st == BP_ERR_PARSE, "status %d", st);
+		if (st == BP_OK) {
+			cr_assert_not_null(out);
+			bp_scene_destroy(out);
+		} else {
+			cr_assert_null(out);
+			cr_assert(strncmp(err.message, "c:", 2) == 0, "%s", err.message);
+			++failures;
+		}
+		cr_assert_eq(bp_allocated_bytes(), before);
+	}
+	cr_assert_gt(failures, 1000); // most corruptions are caught
+}
