@@ -1,0 +1,674 @@
+// SPDX-License-Identifier: MIT
+// The `bp` tool (DESIGN §8), run in-process through bp_cli_main: exit codes, the summary line, and
+// pair sets and checksums against the oracle for generated and hand-written degenerate scenes.
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "oracle.h"
+
+// ---- running the tool --------------------------------------------------------
+
+typedef struct cli_result {
+	int code;
+	char *out; ///< everything written to stdout
+	char *err; ///< everything written to stderr
+} cli_result;
+
+static cli_result run_bp_args(int argc, const char **argv)
+{
+	cli_result r = {0};
+	size_t out_size, err_size;
+	FILE *out = open_memstream(&r.out, &out_size);
+	FILE *err = open_memstream(&r.err, &err_size);
+	cr_assert(out && err);
+	r.code = bp_cli_main(argc, (char **)argv, out, err);
+	fclose(out);
+	fclose(err);
+	return r;
+}
+
+/// bp ARG... (NULL-terminated).
+static cli_result run_bp(const char *first, ...)
+{
+	const char *argv[64] = {"bp"};
+	int argc = 1;
+	va_list args;
+	va_start(args, first);
+	for (const char *arg = first; arg; arg = va_arg(args, const char *)) {
+		cr_assert_lt(argc, 63);
+		argv[argc++] = arg;
+	}
+	va_end(args);
+	return run_bp_args(argc, argv);
+}
+#define BP(...) run_bp(__VA_ARGS__, (const char *)NULL)
+
+static void result_free(cli_result *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+/// Asserts the exit code; on failure shows what the tool said.
+static void expect_code(const cli_result *r, int code, const char *what)
+{
+	cr_assert_eq(r->code, code, "%s: exit %d, want %d\nstdout: %s\nstderr: %s", what, r->code, code, r->out, r->err);
+}
+
+// ---- temporary files: one directory per test, emptied afterwards ----------------
+
+static char tmp_dir[64];
+
+static void make_tmp_dir(void)
+{
+	strcpy(tmp_dir, "/tmp/bp_cli_XXXXXX");
+	cr_assert_not_null(mkdtemp(tmp_dir));
+}
+
+static void remove_tmp_dir(void)
+{
+	DIR *dir = opendir(tmp_dir);
+	if (!dir)
+		return;
+	char path[512];
+	for (struct dirent *e; (e = readdir(dir));) {
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+			snprintf(path, sizeof path, "%s/%s", tmp_dir, e->d_name);
+			unlink(path);
+		}
+	}
+	closedir(dir);
+	rmdir(tmp_dir);
+}
+
+TestSuite(cli, .init = make_tmp_dir, .fini = remove_tmp_dir, .timeout = 60);
+
+/// Path of `name` in the test's directory, valid for the whole test (each test
+/// runs in its own process, so the slots start over).
+static const char *tmp_path(const char *name)
+{
+	static char paths[64][256];
+	static int next;
+	cr_assert_lt(next, 64, "too many temporary paths in one test");
+	char *p = paths[next++];
+	snprintf(p, 256, "%s/%s", tmp_dir, name);
+	return p;
+}
+
+static char *read_file(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	cr_assert_not_null(f, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	long length = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *data = malloc((size_t)length + 1);
+	cr_assert_not_null(data);
+	cr_assert_eq(fread(data, 1, (size_t)length, f), (size_t)length);
+	data[length] = '\0';
+	fclose(f);
+	*size = (size_t)length;
+	return data;
+}
+
+static void write_text(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+// ---- hand-written scenes ---------------------------------------------------------
+
+typedef struct scene_box {
+	uint32_t id;
+	float min[3], max[3];
+} scene_box;
+
+/// Writes the DESIGN §7 text form by hand (not through the library's writer).
+static void write_scene(const char *path, const scene_box *boxes, uint32_t n, int dims)
+{
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fprintf(f, "# dims=%d n=%u\n# written by test_cli\n", dims, n);
+	for (uint32_t i = 0; i < n; ++i) {
+		fprintf(f, "%" PRIu32, boxes[i].id);
+		for (int k = 0; k < dims; ++k)
+			fprintf(f, " %.9g", boxes[i].min[k]);
+		for (int k = 0; k < dims; ++k)
+			fprintf(f, " %.9g", boxes[i].max[k]);
+		fputc('\n', f);
+	}
+	fclose(f);
+}
+
+// ---- the independent answer: oracle pairs as scene ids, and the §7 checksum ----------
+
+static uint64_t test_splitmix64(uint64_t z)
+{
+	z += 0x9E3779B97F4A7C15ull;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+typedef struct expected {
+	uint64_t *keys; ///< (lo_id << 32) | hi_id, sorted
+	size_t count;
+	uint64_t checksum;
+	uint32_t entities;
+} expected;
+
+/// Reads the scene with bp_scene_read and runs the oracle on frame `frame`.
+static expected oracle_for_file(const char *path, uint32_t frame)
+{
+	bp_scene *scene = NULL;
+	bp_scene_error error = {0};
+	cr_assert_eq(bp_scene_read(path, &scene, &error), BP_OK, "%s", error.message);
+	cr_assert_lt(frame, scene->frame_count);
+	uint32_t n = scene->count;
+	oracle_box *boxes = calloc(n ? n : 1, sizeof *boxes);
+	cr_assert_not_null(boxes);
+	for (uint32_t i = 0; i < n; ++i) {
+		boxes[i].category = 1;
+		boxes[i].mask = UINT32_MAX;
+		for (int k = 0; k < scene->dims; ++k) {
+			boxes[i].min[k] = scene->min[k][(size_t)frame * n + i];
+			boxes[i].max[k] = scene->max[k][(size_t)frame * n + i];
+		}
+	}
+	oracle_pairs pairs = oracle_find_pairs(boxes, n, scene->dims);
+	expected e = {malloc((pairs.count ? pairs.count : 1) * sizeof(uint64_t)), pairs.count, 0, n};
+	cr_assert_not_null(e.keys);
+	for (size_t i = 0; i < pairs.count; ++i) {
+		uint64_t a = scene->ids[pairs.data[i].lo], b = scene->ids[pairs.data[i].hi];
+		e.keys[i] = a < b ? a << 32 | b : b << 32 | a;
+		e.checksum += test_splitmix64(e.keys[i]);
+	}
+	qsort(e.keys, e.count, sizeof(uint64_t), compare_u64);
+	oracle_pairs_free(&pairs);
+	free(boxes);
+	bp_scene_destroy(scene);
+	return e;
+}
+
+// ---- parsing what the tool printed -------------------------------------------------
+
+typedef struct summary {
+	size_t pairs;
+	uint64_t checksum;
+	char algo[32];
+	int threads;
+	double ms;
+} summary;
+
+/// Parses the summary line and checks it is printed exactly in the §8 form, by
+/// printing the parsed fields back in that form and comparing the text.
+static summary parse_summary(const char *text)
+{
+	summary s = {0};
+	char checksum[17] = {0};
+	int end = 0;
+	int fields = sscanf(text, "pairs=%zu checksum=%16[0-9a-f] algo=%31[a-z] threads=%d ms=%lf%n", &s.pairs, checksum,
+		s.algo, &s.threads, &s.ms, &end);
+	cr_assert_eq(fields, 5, "summary line not in the §8 form: '%s'", text);
+	cr_assert_eq(strlen(checksum), 16, "checksum not 16 hex digits: '%s'", text);
+	s.checksum = strtoull(checksum, NULL, 16);
+	const char *ms = strstr(text, " ms=") + 4;
+	char canonical[256];
+	snprintf(canonical, sizeof canonical, "pairs=%zu checksum=%s algo=%s threads=%d ms=%.*s", s.pairs, checksum,
+		s.algo, s.threads, (int)(text + end - ms), ms);
+	cr_assert_eq(strncmp(text, canonical, (size_t)end), 0, "summary line not in the §8 form: '%s'", text);
+	const char *dot = strchr(ms, '.');
+	cr_assert(dot && dot - ms >= 1 && text + end - dot == 4, "ms not printed with 3 decimals: '%s'", text);
+	cr_assert_eq(text[end], '\n', "summary line not terminated: '%s'", text);
+	cr_assert_geq(s.ms, 0.0);
+	return s;
+}
+
+/// Parses a -o file: one "lo hi\n" line per pair, lo < hi, as sorted keys.
+static uint64_t *parse_pairs_file(const char *data, size_t size, size_t *count)
+{
+	size_t lines = 0;
+	for (size_t i = 0; i < size; ++i)
+		lines += data[i] == '\n';
+	uint64_t *keys = malloc((lines ? lines : 1) * sizeof(uint64_t));
+	cr_assert_not_null(keys);
+	const char *p = data;
+	for (size_t i = 0; i < lines; ++i) {
+		char *end;
+		unsigned long long lo = strtoull(p, &end, 10);
+		cr_assert_eq(*end, ' ', "pairs line %zu is not 'lo hi'", i + 1);
+		unsigned long long hi = strtoull(end + 1, &end, 10);
+		cr_assert_eq(*end, '\n', "pairs line %zu is not 'lo hi'", i + 1);
+		cr_assert(lo < hi && hi <= UINT32_MAX, "pairs line %zu: %llu %llu is not lo < hi", i + 1, lo, hi);
+		keys[i] = (uint64_t)lo << 32 | hi;
+		p = end + 1;
+	}
+	cr_assert_eq(p, data + size, "pairs file does not end with a newline");
+	qsort(keys, lines, sizeof(uint64_t), compare_u64);
+	*count = lines;
+	return keys;
+}
+
+static void expect_same_keys(const uint64_t *got, size_t got_count, const expected *want, const char *what)
+{
+	cr_assert_eq(got_count, want->count, "%s: %zu pairs, oracle %zu", what, got_count, want->count);
+	for (size_t i = 0; i < got_count; ++i)
+		cr_assert_eq(got[i], want->keys[i], "%s: pair %zu is %u %u, oracle %u %u", what, i, (uint32_t)(got[i] >> 32),
+			(uint32_t)got[i], (uint32_t)(want->keys[i] >> 32), (uint32_t)want->keys[i]);
+}
+
+// ---- `bp pairs` against the oracle ------------------------------------------------
+
+static const int thread_counts[] = {1, 2, 3, 8};
+
+/// Runs `bp pairs` over the scene for every thread count and every built-in
+/// algorithm (and auto), checking the summary, the checksum and the -o file
+/// against the oracle, and that the -o file is byte-identical for every thread
+/// count (DESIGN §3: same pairs in the same order).
+static void check_scene(const char *path, uint32_t frame)
+{
+	expected want = oracle_for_file(path, frame);
+	char frame_text[16];
+	snprintf(frame_text, sizeof frame_text, "%u", frame);
+	const char *pairs_path = tmp_path("pairs.txt");
+	for (int algo = 0; algo < BP_ALGO_COUNT; ++algo) {
+		if (!bp_algorithm_available((bp_algorithm)algo))
+			continue;
+		const char *algo_name = bp_algorithm_name((bp_algorithm)algo);
+		char *first_file = NULL;
+		size_t first_size = 0;
+		for (size_t t = 0; t < sizeof thread_counts / sizeof thread_counts[0]; ++t) {
+			char threads[16], what[128];
+			snprintf(threads, sizeof threads, "%d", thread_counts[t]);
+			snprintf(what, sizeof what, "%s frame %u --algo %s --threads %s", path, frame, algo_name, threads);
+			cli_result r = BP("pairs", path, "--algo", algo_name, "--threads", threads, "--frame", frame_text, "-o",
+				pairs_path);
+			expect_code(&r, 0, what);
+			summary s = parse_summary(r.out);
+			cr_assert_eq(strchr(r.out, '\n')[1], '\0', "%s: more than one line: %s", what, r.out);
+			cr_assert_eq(s.pairs, want.count, "%s: pairs=%zu, oracle %zu", what, s.pairs, want.count);
+			cr_assert_eq(s.checksum, want.checksum, "%s: checksum %016" PRIx64 ", oracle %016" PRIx64, what,
+				s.checksum, want.checksum);
+			cr_assert_eq(s.threads, thread_counts[t], "%s: threads=%d", what, s.threads);
+			bp_algorithm ran;
+			cr_assert_eq(bp_algorithm_from_name(s.algo, &ran), BP_OK, "%s: algo=%s", what, s.algo);
+			cr_assert_neq(ran, BP_ALGO_AUTO, "%s: algo= must name the algorithm that ran", what);
+			if (algo != BP_ALGO_AUTO)
+				cr_assert_eq(ran, (bp_algorithm)algo, "%s: algo=%s", what, s.algo);
+
+			size_t size, count;
+			char *data = read_file(pairs_path, &size);
+			uint64_t *keys = parse_pairs_file(data, size, &count);
+			expect_same_keys(keys, count, &want, what);
+			free(keys);
+			if (!first_file) {
+				first_file = data;
+				first_size = size;
+			} else {
+				cr_assert(size == first_size && memcmp(data, first_file, size) == 0,
+					"%s: -o output differs from --threads 1", what);
+				free(data);
+			}
+			result_free(&r);
+		}
+		free(first_file);
+	}
+	free(want.keys);
+}
+
+/// `bp gen` into the test directory; returns the path.
+static const char *gen_scene(const char *name, const char *dist, const char *n, const char *dims, const char *frames)
+{
+	const char *path = tmp_path(name);
+	cli_result r = BP("gen", "--dist", dist, "--n", n, "--dims", dims, "--seed", "7", "--frames", frames, "-o", path);
+	expect_code(&r, 0, "bp gen");
+	cr_assert_str_empty(r.out, "bp gen must keep stdout clean");
+	result_free(&r);
+	return path;
+}
+
+Test(cli, generated_scenes_match_oracle)
+{
+	static const struct {
+		const char *dist, *n, *dims;
+	} scenes[] = {
+		{"uniform", "1500", "3"}, {"uniform", "1500", "2"}, {"clustered", "1200", "3"}, {"clustered", "1200", "2"},
+		{"mixed", "1000", "3"}, {"line", "800", "2"}, {"boxprune", "1000", "3"},
+	};
+	for (size_t i = 0; i < sizeof scenes / sizeof scenes[0]; ++i)
+		check_scene(gen_scene("scene.txt", scenes[i].dist, scenes[i].n, scenes[i].dims, "1"), 0);
+}
+
+Test(cli, moving_scene_frames_match_oracle)
+{
+	const char *path = gen_scene("moving.txt", "uniform", "600", "3", "3");
+	check_scene(path, 0);
+	check_scene(path, 2);
+	cli_result r = BP("pairs", path, "--frame", "3");
+	expect_code(&r, 1, "--frame past the last frame");
+	result_free(&r);
+}
+
+Test(cli, binary_scene_matches_text_scene)
+{
+	const char *text = gen_scene("scene.txt", "clustered", "900", "3", "1");
+	const char *binary = tmp_path("scene.bin");
+	cli_result r = BP("gen", "--dist", "clustered", "--n", "900", "--dims", "3", "--seed", "7", "--binary", "-o", binary);
+	expect_code(&r, 0, "bp gen --binary");
+	result_free(&r);
+	check_scene(binary, 0);
+	cli_result a = BP("pairs", text, "--threads", "2");
+	cli_result b = BP("pairs", binary, "--threads", "2");
+	expect_code(&a, 0, "text");
+	expect_code(&b, 0, "binary");
+	summary sa = parse_summary(a.out), sb = parse_summary(b.out);
+	cr_assert_eq(sa.pairs, sb.pairs);
+	cr_assert_eq(sa.checksum, sb.checksum);
+	result_free(&a);
+	result_free(&b);
+}
+
+Test(cli, gen_is_deterministic)
+{
+	const char *a = gen_scene("a.txt", "mixed", "500", "2", "2");
+	const char *b = gen_scene("b.txt", "mixed", "500", "2", "2");
+	size_t size_a, size_b;
+	char *data_a = read_file(a, &size_a), *data_b = read_file(b, &size_b);
+	cr_assert(size_a == size_b && memcmp(data_a, data_b, size_a) == 0, "same arguments, different files");
+	free(data_a);
+	free(data_b);
+}
+
+// Every entity at one point: all n(n-1)/2 pairs. 2D and 3D.
+Test(cli, all_entities_at_one_point)
+{
+	scene_box boxes[50];
+	for (int dims = 2; dims <= 3; ++dims) {
+		for (uint32_t i = 0; i < 50; ++i)
+			boxes[i] = (scene_box){i * 3 + 1, {7.5f, -2.0f, 3.0f}, {7.5f, -2.0f, 3.0f}};
+		const char *path = tmp_path("point.txt");
+		write_scene(path, boxes, 50, dims);
+		check_scene(path, 0);
+		expected e = oracle_for_file(path, 0);
+		cr_assert_eq(e.count, 50 * 49 / 2); // sanity of the scene itself
+		free(e.keys);
+	}
+}
+
+// Unit cells of an integer lattice: neighbours share faces, edges or corners exactly.
+Test(cli, exactly_touching_lattice)
+{
+	scene_box boxes[125];
+	uint32_t n = 0;
+	for (int i = 0; i < 10; ++i)
+		for (int j = 0; j < 10; ++j, ++n)
+			boxes[n] = (scene_box){n, {(float)i, (float)j}, {(float)i + 1, (float)j + 1}};
+	const char *path = tmp_path("lattice2.txt");
+	write_scene(path, boxes, n, 2);
+	// 10x10 cells touching their 8 neighbours: 2*(9*10) edge pairs + 2*(9*9) diagonal pairs = 342.
+	expected e = oracle_for_file(path, 0);
+	cr_assert_eq(e.count, 342);
+	free(e.keys);
+	check_scene(path, 0);
+
+	n = 0;
+	for (int i = 0; i < 5; ++i)
+		for (int j = 0; j < 5; ++j)
+			for (int k = 0; k < 5; ++k, ++n)
+				boxes[n] = (scene_box){1000 + n, {(float)i, (float)j, (float)k}, {(float)i + 1, (float)j + 1, (float)k + 1}};
+	path = tmp_path("lattice3.txt");
+	write_scene(path, boxes, n, 3);
+	check_scene(path, 0);
+}
+
+// Zero-size boxes on a coarse integer grid: pairs only between exact duplicates.
+Test(cli, zero_size_points)
+{
+	scene_box boxes[300];
+	test_rng rng = {11};
+	for (int dims = 2; dims <= 3; ++dims) {
+		for (uint32_t i = 0; i < 300; ++i) {
+			boxes[i].id = 299 - i;
+			for (int k = 0; k < 3; ++k)
+				boxes[i].min[k] = boxes[i].max[k] = (float)test_rng_below(&rng, 6);
+		}
+		const char *path = tmp_path("points.txt");
+		write_scene(path, boxes, 300, dims);
+		check_scene(path, 0);
+	}
+}
+
+// One box covering everything over many small ones: it pairs with all of them.
+Test(cli, one_huge_box_over_many_small)
+{
+	scene_box boxes[401];
+	test_rng rng = {12};
+	for (int dims = 2; dims <= 3; ++dims) {
+		for (uint32_t i = 0; i < 401; ++i) {
+			boxes[i].id = i;
+			for (int k = 0; k < 3; ++k) {
+				boxes[i].min[k] = test_rng_float(&rng, 0.0f, 100.0f);
+				boxes[i].max[k] = boxes[i].min[k] + test_rng_float(&rng, 0.0f, 1.0f);
+			}
+		}
+		for (int k = 0; k < 3; ++k) { // the huge one sits in the middle of the file
+			boxes[200].min[k] = -1000.0f;
+			boxes[200].max[k] = 1000.0f;
+		}
+		const char *path = tmp_path("huge.txt");
+		write_scene(path, boxes, 401, dims);
+		check_scene(path, 0);
+	}
+}
+
+// Around -3e6 floats are 0.25 apart: corners on that grid make many exact touches
+// far from the origin, where cell arithmetic loses precision.
+Test(cli, coordinates_near_minus_three_million)
+{
+	scene_box boxes[400];
+	test_rng rng = {13};
+	for (int dims = 2; dims <= 3; ++dims) {
+		for (uint32_t i = 0; i < 400; ++i) {
+			boxes[i].id = i;
+			for (int k = 0; k < 3; ++k) {
+				boxes[i].min[k] = -3.0e6f + 0.25f * (float)test_rng_below(&rng, 80);
+				boxes[i].max[k] = boxes[i].min[k] + 0.25f * (float)test_rng_below(&rng, 5);
+			}
+		}
+		const char *path = tmp_path("far.txt");
+		write_scene(path, boxes, 400, dims);
+		check_scene(path, 0);
+	}
+}
+
+// Sparse ids up to 2^32-1, descending in the file, so dense order and id order
+// disagree: the tool must report lo < hi by scene id, and checksum by scene id.
+Test(cli, large_sparse_ids)
+{
+	scene_box boxes[300];
+	test_rng rng = {14};
+	for (int dims = 2; dims <= 3; ++dims) {
+		for (uint32_t i = 0; i < 300; ++i) {
+			boxes[i].id = i < 297 ? UINT32_MAX - 977u * i : (uint32_t[]){0, 1, 1u << 31}[i - 297];
+			for (int k = 0; k < 3; ++k) {
+				boxes[i].min[k] = test_rng_float(&rng, 0.0f, 30.0f);
+				boxes[i].max[k] = boxes[i].min[k] + test_rng_float(&rng, 0.0f, 4.0f);
+			}
+		}
+		const char *path = tmp_path("ids.txt");
+		write_scene(path, boxes, 300, dims);
+		check_scene(path, 0);
+	}
+}
+
+// ---- other outputs of `bp pairs` -----------------------------------------------------
+
+Test(cli, stats_line_and_runs)
+{
+	const char *path = gen_scene("scene.txt", "uniform", "700", "2", "1");
+	expected want = oracle_for_file(path, 0);
+	cli_result r = BP("pairs", path, "--stats", "--runs=5", "--threads=2");
+	expect_code(&r, 0, "--stats --runs=5");
+	summary s = parse_summary(r.out);
+	cr_assert_eq(s.pairs, want.count);
+	cr_assert_eq(s.threads, 2);
+	const char *second = strchr(r.out, '\n') + 1;
+	char key[64];
+	snprintf(key, sizeof key, " pair_count=%zu ", want.count);
+	cr_assert_not_null(strstr(second, key), "stats line lacks%s: %s", key, second);
+	snprintf(key, sizeof key, " entity_count=%u ", want.entities);
+	cr_assert_not_null(strstr(second, key), "stats line lacks%s: %s", key, second);
+	cr_assert_not_null(strstr(second, " candidate_tests="));
+	cr_assert_not_null(strstr(second, " ns_total="));
+	// frame= counts every step, so five runs leave frame=5.
+	cr_assert_eq(strncmp(second, "frame=5 ", 8), 0, "%s", second);
+	cr_assert_eq(strchr(second, '\n')[1], '\0', "more than two lines: %s", r.out);
+	result_free(&r);
+	free(want.keys);
+}
+
+Test(cli, default_threads_resolve_to_a_count)
+{
+	const char *path = gen_scene("scene.txt", "uniform", "300", "3", "1");
+	cli_result r = BP("pairs", path);
+	expect_code(&r, 0, "defaults");
+	summary s = parse_summary(r.out);
+	cr_assert_geq(s.threads, 1, "threads=0 must print the resolved count");
+	cr_assert_str_neq(s.algo, "auto");
+	result_free(&r);
+}
+
+// ---- `bp verify` ------------------------------------------------------------
+
+Test(cli, verify_good_scene)
+{
+	const char *path = gen_scene("scene.txt", "clustered", "800", "3", "1");
+	expected want = oracle_for_file(path, 0);
+	char ok[64];
+	snprintf(ok, sizeof ok, " ok pairs=%zu", want.count);
+	const char *algos[] = {"all", "brute", "auto"};
+	for (size_t i = 0; i < 3; ++i) {
+		cli_result r = BP("verify", path, "--algo", algos[i], "--threads", "3");
+		expect_code(&r, 0, algos[i]);
+		// One line per algorithm, each reporting the oracle's count.
+		size_t lines = 0;
+		for (const char *line = r.out; *line; line = strchr(line, '\n') + 1, ++lines) {
+			const char *end = strchr(line, '\n');
+			cr_assert_not_null(end);
+			cr_assert_not_null(strstr(line, ok), "verify line lacks '%s': %s", ok, line);
+			cr_assert(strstr(line, ok) < end);
+		}
+		cr_assert_geq(lines, 1);
+		result_free(&r);
+	}
+	free(want.keys);
+}
+
+// ---- exit codes ---------------------------------------------------------------
+
+static void expect_usage_error(cli_result r, const char *what, const char *needle)
+{
+	expect_code(&r, 1, what);
+	if (needle)
+		cr_assert_not_null(strstr(r.err, needle), "%s: stderr lacks '%s': %s", what, needle, r.err);
+	cr_assert_str_empty(r.out, "%s: usage errors go to stderr", what);
+	result_free(&r);
+}
+
+Test(cli, usage_errors_exit_1)
+{
+	const char *path = gen_scene("scene.txt", "uniform", "100", "3", "1");
+	expect_usage_error(run_bp_args(1, (const char *[]){"bp"}), "no arguments", "usage:");
+	expect_usage_error(BP("frobnicate"), "unknown command", "usage:");
+	expect_usage_error(BP("pairs", path, "--bogus"), "unknown flag", "'--bogus'");
+	expect_usage_error(BP("pairs", path, "--threads"), "missing value", "--threads");
+	expect_usage_error(BP("pairs"), "missing file", "FILE");
+	expect_usage_error(BP("pairs", path, "--threads", "x"), "bad int",
+		"bp pairs: --threads: expected an integer in [0, 1024], got 'x'");
+	expect_usage_error(BP("pairs", path, "--threads=-2"), "negative int", "got '-2'");
+	expect_usage_error(BP("pairs", path, "--threads", "4x"), "trailing garbage", "got '4x'");
+	expect_usage_error(BP("pairs", path, "--threads", "99999999999999999999999"), "overflow", "--threads");
+	expect_usage_error(BP("pairs", path, "--runs", "0"), "zero runs", "--runs");
+	expect_usage_error(BP("pairs", path, "--algo", "nope"), "unknown algo", "'nope'");
+	expect_usage_error(BP("pairs", path, "--stats=1"), "flag with value", "--stats");
+	expect_usage_error(BP("verify", path, "--algo", "nope"), "verify unknown algo", "'nope'");
+	expect_usage_error(BP("gen", "--dist", "nope", "--n", "10", "-o", tmp_path("x.txt")), "unknown dist", "'nope'");
+	expect_usage_error(BP("gen", "--dist", "uniform", "--n", "10", "--dims", "4", "-o", tmp_path("x.txt")), "bad dims",
+		"--dims");
+	expect_usage_error(BP("gen", "--dist", "uniform", "--n", "10"), "gen without -o", "-o");
+	expect_usage_error(BP("help", "nope"), "help of unknown command", "'nope'");
+	expect_usage_error(BP("bench"), "bench", "bp: 'bench' is not built yet");
+	expect_usage_error(BP("frames"), "frames", "bp: 'frames' is not built yet");
+	expect_usage_error(BP("render"), "render", "bp: 'render' is not built yet");
+}
+
+Test(cli, help_exits_0_on_stdout)
+{
+	const char *forms[][2] = {{"help", NULL}, {"--help", NULL}, {"-h", NULL}, {"help", "pairs"}, {"pairs", "--help"},
+		{"gen", "-h"}, {"verify", "--help"}};
+	for (size_t i = 0; i < sizeof forms / sizeof forms[0]; ++i) {
+		cli_result r = BP(forms[i][0], forms[i][1]);
+		expect_code(&r, 0, forms[i][0]);
+		cr_assert_eq(strncmp(r.out, "usage: bp", 9), 0, "%s %s: %s", forms[i][0], forms[i][1], r.out);
+		cr_assert_str_empty(r.err);
+		result_free(&r);
+	}
+}
+
+static void expect_bad_input(const char *text, const char *what, int line)
+{
+	const char *path = tmp_path("bad.txt");
+	write_text(path, text);
+	char where[300];
+	snprintf(where, sizeof where, "%s:%d:", path, line);
+	const char *commands[] = {"pairs", "verify"};
+	for (int i = 0; i < 2; ++i) {
+		cli_result r = BP(commands[i], path);
+		expect_code(&r, 2, what);
+		cr_assert_eq(strncmp(r.err, "bp: ", 4), 0, "%s: %s", what, r.err);
+		cr_assert_not_null(strstr(r.err, where), "%s: stderr lacks '%s': %s", what, where, r.err);
+		cr_assert_str_empty(r.out);
+		result_free(&r);
+	}
+}
+
+Test(cli, bad_input_exits_2_naming_file_and_line)
+{
+	expect_bad_input("# dims=3\n0 0 0 0 1 1 1\n1 0 0 zero 1 1 1\n", "not a number", 3);
+	expect_bad_input("# dims=2\n# comment\n\n0 0 0 1 1\n1 0 0 1\n", "missing column", 5);
+	expect_bad_input("# dims=2\n7 0 0 1 1\n7 2 2 3 3\n", "duplicate id", 3);
+	cli_result r = BP("pairs", tmp_path("does-not-exist.txt"));
+	expect_code(&r, 2, "missing file");
+	cr_assert_eq(strncmp(r.err, "bp: ", 4), 0, "%s", r.err);
+	result_free(&r);
+}
+
+Test(cli, unwritable_output_exits_3)
+{
+	const char *path = gen_scene("scene.txt", "uniform", "100", "3", "1");
+	const char *nowhere = tmp_path("no-such-dir/out.txt");
+	cli_result r = BP("pairs", path, "-o", nowhere);
+	expect_code(&r, 3, "pairs -o into a missing directory");
+	cr_assert_not_null(strstr(r.err, nowhere), "%s", r.err);
+	result_free(&r);
+	r = BP("gen", "--dist", "uniform", "--n", "10", "-o", nowhere);
+	expect_code(&r, 3, "gen -o into a missing directory");
+	result_free(&r);
+}

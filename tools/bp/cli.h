@@ -1,0 +1,78 @@
+// SPDX-License-Identifier: MIT
+// The `bp` command-line tool as a library (bp_cli), so tests drive it in-process.
+// Shared pieces: exit codes, option parsing, scene loading into a world.
+#ifndef BP_CLI_H
+#define BP_CLI_H
+
+#include <broadphase/broadphase.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/// Exit codes (DESIGN §8). Scripts depend on them; append only.
+enum {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_USAGE = 1,    ///< unknown command/flag, missing value, bad number or name
+	CLI_EXIT_INPUT = 2,    ///< scene file unreadable or malformed
+	CLI_EXIT_RESOURCE = 3, ///< out of memory, output file not writable
+	CLI_EXIT_MISMATCH = 4, ///< `bp verify`: an algorithm's pairs differ from brute
+};
+
+/// Runs `bp` with argv[0] = "bp". Writes results to `out` and diagnostics to
+/// `err`; returns the exit code. Never exits the process.
+int bp_cli_main(int argc, char **argv, FILE *out, FILE *err);
+
+int cli_gen(int argc, char **argv, FILE *out, FILE *err);
+int cli_pairs(int argc, char **argv, FILE *out, FILE *err);
+int cli_verify(int argc, char **argv, FILE *out, FILE *err);
+/// `bp help [COMMAND]`.
+int cli_help(int argc, char **argv, FILE *out, FILE *err);
+/// Usage of one command ("gen", "pairs", ...), or of the whole tool for NULL.
+/// Returns false when the command is unknown.
+bool cli_usage(const char *command, FILE *to);
+
+// ---- option parsing (cli_args.c) ------------------------------------------
+
+/// One option of a command. `name` is "--long" or "-s". Flags take no value;
+/// the others take the next argument or the text after '='.
+typedef struct cli_option {
+	const char *name;
+	bool takes_value;
+	bool seen;         ///< set by cli_parse
+	const char *value; ///< set by cli_parse for value options (last one wins)
+} cli_option;
+
+#define CLI_VALUE(option_name) {.name = (option_name), .takes_value = true}
+#define CLI_FLAG(option_name) {.name = (option_name)}
+
+/// Parses argv[first..argc) of `command` into `options` and positional
+/// arguments (at most max_positional). "--help"/"-h" set *help. On a usage
+/// error prints "bp COMMAND: ..." to err and returns CLI_EXIT_USAGE.
+int cli_parse(const char *command, int argc, char **argv, int first, cli_option *options, int option_count,
+	const char **positional, int max_positional, int *positional_count, bool *help, FILE *err);
+
+/// Parses a decimal integer in [lo, hi]; on failure prints
+/// "bp COMMAND: FLAG: expected an integer in [lo, hi], got 'TEXT'" and returns false.
+bool cli_parse_u64(const char *command, const char *flag, const char *text, uint64_t lo, uint64_t hi,
+	uint64_t *out, FILE *err);
+
+/// Parses an algorithm name; prints the known names on failure.
+bool cli_parse_algorithm(const char *command, const char *text, bp_algorithm *out, FILE *err);
+
+// ---- scenes and worlds (cli_scene.c) --------------------------------------
+
+/// Reads a scene; on failure prints "bp: file:line: reason" and returns the exit code.
+int cli_load_scene(const char *path, bp_scene **out, FILE *err);
+
+/// Creates a world holding frame `frame` of the scene: dense index i is scene
+/// entity i (nothing is ever destroyed), so scene->ids maps dense -> scene id.
+int cli_world_from_scene(const char *command, const bp_scene *scene, uint32_t frame, bp_algorithm algorithm,
+	int threads, bp_world **out, FILE *err);
+
+/// Exit code for a library status from loading or stepping.
+int cli_exit_for_status(bp_status status);
+
+/// Monotonic clock in nanoseconds.
+uint64_t cli_now_ns(void);
+
+#endif

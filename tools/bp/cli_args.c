@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: MIT
+// Option parsing shared by every command: --flag VALUE, --flag=VALUE, checked integers and names.
+#include "cli.h"
+
+#include <string.h>
+
+static cli_option *find_option(cli_option *options, int count, const char *name, size_t length)
+{
+	for (int i = 0; i < count; ++i)
+		if (strlen(options[i].name) == length && strncmp(options[i].name, name, length) == 0)
+			return &options[i];
+	return NULL;
+}
+
+int cli_parse(const char *command, int argc, char **argv, int first, cli_option *options, int option_count,
+	const char **positional, int max_positional, int *positional_count, bool *help, FILE *err)
+{
+	*positional_count = 0;
+	*help = false;
+	bool options_done = false;
+	for (int i = first; i < argc; ++i) {
+		const char *arg = argv[i];
+		// "-" alone is a positional (a file name by convention); "--" ends the options.
+		if (options_done || arg[0] != '-' || arg[1] == '\0') {
+			if (*positional_count == max_positional) {
+				fprintf(err, "bp %s: unexpected argument '%s'\n", command, arg);
+				return CLI_EXIT_USAGE;
+			}
+			positional[(*positional_count)++] = arg;
+			continue;
+		}
+		if (strcmp(arg, "--") == 0) {
+			options_done = true;
+			continue;
+		}
+		if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+			*help = true;
+			continue;
+		}
+		const char *equals = strchr(arg, '=');
+		size_t length = equals ? (size_t)(equals - arg) : strlen(arg);
+		cli_option *option = find_option(options, option_count, arg, length);
+		if (!option) {
+			fprintf(err, "bp %s: unknown option '%.*s' (see 'bp help %s')\n", command, (int)length, arg, command);
+			return CLI_EXIT_USAGE;
+		}
+		option->seen = true;
+		if (!option->takes_value) {
+			if (equals) {
+				fprintf(err, "bp %s: %s takes no value\n", command, option->name);
+				return CLI_EXIT_USAGE;
+			}
+			continue;
+		}
+		if (equals) {
+			option->value = equals + 1;
+		} else if (i + 1 < argc) {
+			option->value = argv[++i];
+		} else {
+			fprintf(err, "bp %s: %s needs a value\n", command, option->name);
+			return CLI_EXIT_USAGE;
+		}
+	}
+	return CLI_EXIT_OK;
+}
+
+bool cli_parse_u64(const char *command, const char *flag, const char *text, uint64_t lo, uint64_t hi,
+	uint64_t *out, FILE *err)
+{
+	// By hand rather than strtoull: strtoull accepts leading spaces, '+' and '-'
+	// (wrapping "-1" to 2^64-1), which a range check cannot tell apart.
+	uint64_t value = 0;
+	bool ok = text[0] != '\0';
+	for (const char *c = text; ok && *c; ++c) {
+		unsigned digit = (unsigned)(*c - '0');
+		if (digit > 9 || value > (UINT64_MAX - digit) / 10)
+			ok = false;
+		else
+			value = value * 10 + digit;
+	}
+	if (!ok || value < lo || value > hi) {
+		fprintf(err, "bp %s: %s: expected an integer in [%llu, %llu], got '%s'\n", command, flag,
+			(unsigned long long)lo, (unsigned long long)hi, text);
+		return false;
+	}
+	*out = value;
+	return true;
+}
+
+bool cli_parse_algorithm(const char *command, const char *text, bp_algorithm *out, FILE *err)
+{
+	if (bp_algorithm_from_name(text, out) == BP_OK)
+		return true;
+	fprintf(err, "bp %s: --algo: unknown algorithm '%s' (built in:", command, text);
+	for (int i = 0; i < BP_ALGO_COUNT; ++i)
+		if (bp_algorithm_available((bp_algorithm)i))
+			fprintf(err, " %s", bp_algorithm_name((bp_algorithm)i));
+	fprintf(err, ")\n");
+	return false;
+}

@@ -1,0 +1,144 @@
+// SPDX-License-Identifier: MIT
+// `bp verify`: compares each algorithm's pair set with brute force, as sorted lists of scene-id pairs.
+#include "cli.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { OPT_ALGO, OPT_THREADS, OPT_FRAME, OPT_COUNT };
+
+typedef struct id_pairs {
+	uint64_t *keys; ///< (lo_id << 32) | hi_id, sorted
+	size_t count;
+	size_t inverted; ///< pairs the library gave with dense lo >= hi
+} id_pairs;
+
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/// The last step's pairs as sorted scene-id keys; false when out of memory.
+static bool collect_pairs(const bp_world *world, const uint32_t *ids, id_pairs *out)
+{
+	size_t count;
+	const bp_pair *pairs = bp_world_pairs(world, &count);
+	*out = (id_pairs){malloc((count ? count : 1) * sizeof(uint64_t)), count, 0};
+	if (!out->keys)
+		return false;
+	for (size_t i = 0; i < count; ++i) {
+		uint32_t a = ids[pairs[i].lo], b = ids[pairs[i].hi];
+		out->inverted += pairs[i].lo >= pairs[i].hi;
+		out->keys[i] = a < b ? (uint64_t)a << 32 | b : (uint64_t)b << 32 | a;
+	}
+	qsort(out->keys, count, sizeof(uint64_t), compare_u64);
+	return true;
+}
+
+/// Prints the algorithm's line; returns true when it matched brute.
+static bool report(FILE *out, const char *name, const char *ran, const id_pairs *got, const id_pairs *want)
+{
+	if (got->inverted) {
+		fprintf(out, "%s FAIL %zu pairs are not (lo, hi) with lo < hi\n", name, got->inverted);
+		return false;
+	}
+	size_t i = 0, j = 0;
+	while (i < got->count && j < want->count && got->keys[i] == want->keys[j])
+		++i, ++j;
+	if (i == got->count && j == want->count) {
+		fprintf(out, "%s ok pairs=%zu", name, got->count);
+		if (strcmp(name, ran) != 0)
+			fprintf(out, " (ran %s)", ran);
+		fprintf(out, "\n");
+		return true;
+	}
+	// Sorted lists: the smaller of the two heads is the first pair only one side has
+	// (or a duplicate, which shows as extra).
+	bool extra = j == want->count || (i < got->count && got->keys[i] < want->keys[j]);
+	uint64_t key = extra ? got->keys[i] : want->keys[j];
+	fprintf(out, "%s FAIL pairs=%zu brute=%zu first difference: %s pair %u %u (scene ids)\n", name, got->count,
+		want->count, extra ? "extra" : "missed", (uint32_t)(key >> 32), (uint32_t)key);
+	return false;
+}
+
+int cli_verify(int argc, char **argv, FILE *out, FILE *err)
+{
+	cli_option options[OPT_COUNT] = {
+		[OPT_ALGO] = CLI_VALUE("--algo"), [OPT_THREADS] = CLI_VALUE("--threads"), [OPT_FRAME] = CLI_VALUE("--frame"),
+	};
+	const char *positional[1];
+	int positional_count;
+	bool help;
+	int code = cli_parse("verify", argc, argv, 2, options, OPT_COUNT, positional, 1, &positional_count, &help, err);
+	if (code != CLI_EXIT_OK)
+		return code;
+	if (help) {
+		cli_usage("verify", out);
+		return CLI_EXIT_OK;
+	}
+	if (positional_count == 0) {
+		fprintf(err, "bp verify: missing scene FILE (see 'bp help verify')\n");
+		return CLI_EXIT_USAGE;
+	}
+	bool checked[BP_ALGO_COUNT] = {false};
+	if (!options[OPT_ALGO].seen || strcmp(options[OPT_ALGO].value, "all") == 0) {
+		// AUTO counts as available: checking it covers the choice as well.
+		for (int i = 0; i < BP_ALGO_COUNT; ++i)
+			checked[i] = i != BP_ALGO_BRUTE && bp_algorithm_available((bp_algorithm)i);
+	} else {
+		bp_algorithm one;
+		if (!cli_parse_algorithm("verify", options[OPT_ALGO].value, &one, err))
+			return CLI_EXIT_USAGE;
+		checked[one] = true;
+	}
+	uint64_t threads = 0, frame = 0;
+	if (options[OPT_THREADS].seen && !cli_parse_u64("verify", "--threads", options[OPT_THREADS].value, 0, 1024, &threads, err))
+		return CLI_EXIT_USAGE;
+	if (options[OPT_FRAME].seen && !cli_parse_u64("verify", "--frame", options[OPT_FRAME].value, 0, UINT32_MAX - 1, &frame, err))
+		return CLI_EXIT_USAGE;
+
+	bp_scene *scene = NULL;
+	bp_world *world = NULL;
+	id_pairs want = {0};
+	code = cli_load_scene(positional[0], &scene, err);
+	if (code == CLI_EXIT_OK)
+		code = cli_world_from_scene("verify", scene, (uint32_t)frame, BP_ALGO_BRUTE, (int)threads, &world, err);
+	bp_status status = code == CLI_EXIT_OK ? bp_world_step(world) : BP_OK;
+	if (status != BP_OK) {
+		fprintf(err, "bp verify: brute: %s\n", bp_world_last_error(world));
+		code = cli_exit_for_status(status);
+	}
+	if (code == CLI_EXIT_OK && !collect_pairs(world, scene->ids, &want)) {
+		fprintf(err, "bp verify: out of memory\n");
+		code = CLI_EXIT_RESOURCE;
+	}
+	bool all_ok = true;
+	for (int i = 0; i < BP_ALGO_COUNT && code == CLI_EXIT_OK; ++i) {
+		if (!checked[i])
+			continue;
+		const char *name = bp_algorithm_name((bp_algorithm)i);
+		status = bp_world_set_algorithm(world, (bp_algorithm)i);
+		if (status == BP_OK)
+			status = bp_world_step(world);
+		if (status != BP_OK) {
+			fprintf(out, "%s FAIL %s\n", name, bp_world_last_error(world));
+			all_ok = false;
+			continue;
+		}
+		id_pairs got;
+		if (!collect_pairs(world, scene->ids, &got)) {
+			fprintf(err, "bp verify: out of memory\n");
+			code = CLI_EXIT_RESOURCE;
+			break;
+		}
+		all_ok &= report(out, name, bp_algorithm_name(bp_world_stats(world).algorithm), &got, &want);
+		free(got.keys);
+	}
+	if (code == CLI_EXIT_OK && !all_ok)
+		code = CLI_EXIT_MISMATCH;
+	free(want.keys);
+	bp_world_destroy(world);
+	bp_scene_destroy(scene);
+	return code;
+}
