@@ -1,0 +1,177 @@
+// SPDX-License-Identifier: MIT
+// Parallel LSD radix sort on the key half of 64-bit items: per-chunk histograms, a
+// prefix sum in (digit, chunk) order, and a per-chunk scatter, so the sort is stable
+// and its result does not depend on the thread count.
+#include "sort.h"
+#include "parallel.h"
+
+// 11-bit digits: three passes over a 32-bit key (11 + 11 + 10).
+// Measured against 8-bit digits (four passes, no final copy) sorting 1e6 random
+// float keys, 1 thread, CPU time, median (min) of 9, two runs on a loaded 2-core
+// machine: 11-bit 22.6 (19.6) and 20.1 (17.6) ms, 8-bit 21.6 (20.8) and 18.8
+// (18.0) ms, a tie within noise; 11 bits keeps one parallel region fewer.
+// Overridable (-DRADIX_BITS=8) to measure again.
+#ifndef RADIX_BITS
+#define RADIX_BITS 11
+#endif
+#define RADIX_BUCKETS (1u << RADIX_BITS)
+#define RADIX_PASSES ((32 + RADIX_BITS - 1) / RADIX_BITS)
+// Items per chunk: fixed, so the cut (and with it every offset) is the same for
+// any thread count. Large enough that a chunk's histogram work dwarfs its
+// 2048-bucket prefix sum.
+#define RADIX_GRAIN (1u << 15)
+// Below this an insertion sort beats setting up the histograms.
+#define RADIX_SMALL 64
+
+static inline uint32_t radix_digit(bpi_sort_item item, int pass)
+{
+	return (uint32_t)(item >> (32 + pass * RADIX_BITS)) & (RADIX_BUCKETS - 1);
+}
+
+typedef struct radix_job {
+	const bpi_sort_item *src;
+	bpi_sort_item *dst;
+	uint32_t *histograms; ///< [chunk][pass][bucket]
+	int pass;             ///< the pass to count or scatter; -1: count every pass
+} radix_job;
+
+static uint32_t *chunk_histogram(const radix_job *job, uint32_t chunk, int pass)
+{
+	return job->histograms + ((size_t)chunk * RADIX_PASSES + (size_t)pass) * RADIX_BUCKETS;
+}
+
+static void radix_count(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	const radix_job *job = ctx;
+	const bpi_sort_item *src = job->src;
+	if (job->pass >= 0) {
+		uint32_t *h = chunk_histogram(job, chunk, job->pass);
+		memset(h, 0, RADIX_BUCKETS * sizeof *h);
+		for (uint32_t i = begin; i < end; ++i)
+			++h[radix_digit(src[i], job->pass)];
+		return;
+	}
+	uint32_t *h = chunk_histogram(job, chunk, 0);
+	memset(h, 0, (size_t)RADIX_PASSES * RADIX_BUCKETS * sizeof *h);
+	for (uint32_t i = begin; i < end; ++i)
+		for (int pass = 0; pass < RADIX_PASSES; ++pass)
+			++h[pass * RADIX_BUCKETS + radix_digit(src[i], pass)];
+}
+
+static void radix_scatter(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	const radix_job *job = ctx;
+	uint32_t *offsets = chunk_histogram(job, chunk, job->pass);
+	const bpi_sort_item *src = job->src;
+	bpi_sort_item *dst = job->dst;
+	const int pass = job->pass;
+	for (uint32_t i = begin; i < end; ++i)
+		dst[offsets[radix_digit(src[i], pass)]++] = src[i];
+}
+
+static void radix_copy(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
+	const radix_job *job = ctx;
+	memcpy(job->dst + begin, job->src + begin, (size_t)(end - begin) * sizeof *job->dst);
+}
+
+// Stable: an item moves left only past strictly larger keys.
+static void insertion_sort(bpi_sort_item *items, uint32_t count)
+{
+	for (uint32_t i = 1; i < count; ++i) {
+		bpi_sort_item item = items[i];
+		uint32_t key = bpi_sort_item_key(item);
+		uint32_t j = i;
+		while (j > 0 && bpi_sort_item_key(items[j - 1]) > key) {
+			items[j] = items[j - 1];
+			--j;
+		}
+		items[j] = item;
+	}
+}
+
+bp_status bpi_radix_sort_reserve(bpi_radix_scratch *scratch, size_t count)
+{
+	size_t chunks = count == 0 ? 0 : (count + RADIX_GRAIN - 1) / RADIX_GRAIN;
+	size_t histogram_count = chunks * RADIX_PASSES * RADIX_BUCKETS;
+	if (histogram_count > scratch->histogram_capacity) {
+		uint32_t *grown = bpi_grow_aligned(NULL, 0, histogram_count, sizeof(uint32_t));
+		if (!grown)
+			return BP_ERR_OUT_OF_MEMORY;
+		bpi_free_aligned(scratch->histograms, scratch->histogram_capacity * sizeof(uint32_t));
+		scratch->histograms = grown;
+		scratch->histogram_capacity = histogram_count;
+	}
+	if (count > scratch->capacity) {
+		size_t capacity = count + count / 8; // entity counts drift frame to frame
+		bpi_sort_item *grown = bpi_grow_aligned(NULL, 0, capacity, sizeof(bpi_sort_item));
+		if (!grown)
+			return BP_ERR_OUT_OF_MEMORY;
+		bpi_free_aligned(scratch->items, scratch->capacity * sizeof(bpi_sort_item));
+		scratch->items = grown;
+		scratch->capacity = capacity;
+	}
+	return BP_OK;
+}
+
+void bpi_radix_sort_free(bpi_radix_scratch *scratch)
+{
+	bpi_free_aligned(scratch->items, scratch->capacity * sizeof(bpi_sort_item));
+	bpi_free_aligned(scratch->histograms, scratch->histogram_capacity * sizeof(uint32_t));
+	*scratch = (bpi_radix_scratch){0};
+}
+
+bp_status bpi_radix_sort_items(bpi_radix_scratch *scratch, bpi_sort_item *items, uint32_t count, int threads)
+{
+	if (count <= RADIX_SMALL) {
+		insertion_sort(items, count);
+		return BP_OK;
+	}
+	bp_status status = bpi_radix_sort_reserve(scratch, count);
+	if (status != BP_OK)
+		return status;
+	const uint32_t chunks = bpi_chunk_count(count, RADIX_GRAIN);
+	radix_job job = {.src = items, .dst = scratch->items, .histograms = scratch->histograms, .pass = -1};
+	bpi_parallel_for(count, RADIX_GRAIN, threads, radix_count, &job);
+
+	bool first = true;
+	for (int pass = 0; pass < RADIX_PASSES; ++pass) {
+		// Skip a pass whose digit is constant: it would move nothing. The
+		// counts of every pass were taken from the unsorted input, and a
+		// permutation does not change them, so this test stays valid.
+		bool constant = false;
+		for (uint32_t d = 0; d < RADIX_BUCKETS && !constant; ++d) {
+			uint64_t total = 0;
+			for (uint32_t c = 0; c < chunks; ++c)
+				total += chunk_histogram(&job, c, pass)[d];
+			constant = total == count;
+		}
+		if (constant)
+			continue;
+		job.pass = pass;
+		if (!first) // the items moved since they were counted: count this digit again
+			bpi_parallel_for(count, RADIX_GRAIN, threads, radix_count, &job);
+		first = false;
+		// Offsets in (digit, chunk) order: chunk c's items with digit d go after
+		// every smaller digit and after earlier chunks' items with digit d.
+		uint32_t running = 0;
+		for (uint32_t d = 0; d < RADIX_BUCKETS; ++d) {
+			for (uint32_t c = 0; c < chunks; ++c) {
+				uint32_t *h = chunk_histogram(&job, c, pass);
+				uint32_t n = h[d];
+				h[d] = running;
+				running += n;
+			}
+		}
+		bpi_parallel_for(count, RADIX_GRAIN, threads, radix_scatter, &job);
+		const bpi_sort_item *sorted = job.dst;
+		job.dst = (bpi_sort_item *)job.src;
+		job.src = sorted;
+	}
+	if (job.src != items) {
+		job.dst = items;
+		bpi_parallel_for(count, RADIX_GRAIN, threads, radix_copy, &job);
+	}
+	return BP_OK;
+}

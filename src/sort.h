@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+// Parallel LSD radix sort of (uint32 key, uint32 index) items, used by sap and the hash build.
+#ifndef BP_SORT_H
+#define BP_SORT_H
+
+#include <string.h>
+#include "core.h"
+
+/// A sort item: key in the high 32 bits, index in the low 32. Comparing items as
+/// uint64 orders by key, then by index, so a stable sort of items that start in
+/// index order yields one order that depends on the keys alone.
+typedef uint64_t bpi_sort_item;
+
+static inline bpi_sort_item bpi_sort_item_make(uint32_t key, uint32_t index)
+{
+	return (uint64_t)key << 32 | index;
+}
+static inline uint32_t bpi_sort_item_key(bpi_sort_item item) { return (uint32_t)(item >> 32); }
+static inline uint32_t bpi_sort_item_index(bpi_sort_item item) { return (uint32_t)item; }
+
+/// Order-preserving map of a float to uint32 (DESIGN §4): a < b as floats iff
+/// key(a) < key(b). -0.0 sorts just below +0.0; NaN is never passed here.
+static inline uint32_t bpi_radix_float_key(float f)
+{
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	return u ^ ((uint32_t)((int32_t)u >> 31) | 0x80000000u);
+}
+
+/// Scratch reused across sorts (and frames): a second item array and the
+/// per-chunk histograms. Zero-initialise; free with bpi_radix_sort_free.
+typedef struct bpi_radix_scratch {
+	bpi_sort_item *items;
+	size_t capacity; ///< items
+	uint32_t *histograms;
+	size_t histogram_capacity; ///< uint32 entries
+} bpi_radix_scratch;
+
+/// Makes room for sorting `count` items, so that a later sort of at most that
+/// many allocates nothing. BP_ERR_OUT_OF_MEMORY leaves the scratch as it was.
+bp_status bpi_radix_sort_reserve(bpi_radix_scratch *scratch, size_t count);
+void bpi_radix_sort_free(bpi_radix_scratch *scratch);
+
+/// Sorts items by key (the high 32 bits), stably, on up to `threads` threads.
+/// The result is identical for every thread count: chunks have a fixed size.
+/// Digit passes whose digit is the same for every item are skipped.
+/// Warning: grows the scratch when it is too small; fails only when that fails.
+bp_status bpi_radix_sort_items(bpi_radix_scratch *scratch, bpi_sort_item *items, uint32_t count, int threads);
+
+#endif

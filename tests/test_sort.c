@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: MIT
+// The radix sort (src/sort.c) against qsort with an explicit stability tie-break,
+// the float key map against float comparison, and thread-count independence.
+#include <criterion/criterion.h>
+#include <float.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oracle.h"
+#include "sort.h"
+
+// Reference: (key, input position) pairs sorted by qsort on key, then position,
+// which is what a stable sort must produce.
+typedef struct ref_item {
+	uint32_t key;
+	uint32_t position;
+	uint32_t index;
+} ref_item;
+
+static int compare_ref(const void *a, const void *b)
+{
+	const ref_item *p = a, *q = b;
+	if (p->key != q->key)
+		return p->key < q->key ? -1 : 1;
+	return p->position < q->position ? -1 : p->position > q->position;
+}
+
+// Sorts items (given) with the radix sort on `threads` threads and checks the
+// result against the stable qsort reference, item by item.
+static void check_sort(const bpi_sort_item *input, uint32_t n, int threads)
+{
+	ref_item *ref = malloc((n ? n : 1) * sizeof *ref);
+	bpi_sort_item *items = malloc((n ? n : 1) * sizeof *items);
+	cr_assert(ref && items);
+	for (uint32_t i = 0; i < n; ++i) {
+		ref[i] = (ref_item){bpi_sort_item_key(input[i]), i, bpi_sort_item_index(input[i])};
+		items[i] = input[i];
+	}
+	qsort(ref, n, sizeof *ref, compare_ref);
+	bpi_radix_scratch scratch = {0};
+	cr_assert_eq(bpi_radix_sort_items(&scratch, items, n, threads), BP_OK);
+	for (uint32_t i = 0; i < n; ++i) {
+		cr_assert_eq(bpi_sort_item_key(items[i]), ref[i].key, "n=%u threads=%d: key at %u", n, threads, i);
+		cr_assert_eq(bpi_sort_item_index(items[i]), ref[i].index, "n=%u threads=%d: index at %u (stability)", n,
+			threads, i);
+	}
+	bpi_radix_sort_free(&scratch);
+	free(ref);
+	free(items);
+}
+
+// Items with keys from floats and indices scrambled, so ties are not already in
+// index order and stability is visible.
+static bpi_sort_item *items_from_floats(const float *values, uint32_t n)
+{
+	bpi_sort_item *items = malloc((n ? n : 1) * sizeof *items);
+	cr_assert_not_null(items);
+	for (uint32_t i = 0; i < n; ++i)
+		items[i] = bpi_sort_item_make(bpi_radix_float_key(values[i]), (i * 2654435761u) ^ 0x5bd1e995u);
+	return items;
+}
+
+static const float special[] = {
+	-INFINITY, -FLT_MAX, -1e30f, -3e6f, -1.0f, -FLT_MIN, -1e-45f /* largest negative denormal */,
+	-0.0f, 0.0f, 1e-45f /* smallest denormal */, 1e-40f, FLT_MIN, 0.5f, 1.0f, 1.0000001f, 3e6f, FLT_MAX,
+	INFINITY,
+};
+#define SPECIAL_COUNT (sizeof special / sizeof special[0])
+
+Test(sort, float_key_preserves_order)
+{
+	// The list is in increasing order, with -0.0 placed before +0.0 (the map
+	// orders them so; they compare equal as floats).
+	for (size_t a = 0; a < SPECIAL_COUNT; ++a) {
+		for (size_t b = 0; b < SPECIAL_COUNT; ++b) {
+			uint32_t ka = bpi_radix_float_key(special[a]), kb = bpi_radix_float_key(special[b]);
+			cr_assert_eq(a < b, ka < kb, "%g (%zu) vs %g (%zu)", special[a], a, special[b], b);
+			if (special[a] < special[b])
+				cr_assert_lt(ka, kb);
+		}
+	}
+}
+
+Test(sort, special_values_small_sizes)
+{
+	test_rng rng = {7};
+	float values[200] = {0};
+	for (uint32_t n = 0; n <= 200; n += n < 80 ? 1 : 17) {
+		for (uint32_t i = 0; i < n; ++i)
+			values[i] = special[test_rng_below(&rng, SPECIAL_COUNT)];
+		bpi_sort_item *items = items_from_floats(values, n);
+		check_sort(items, n, 1);
+		check_sort(items, n, 2);
+		free(items);
+	}
+}
+
+Test(sort, many_equal_keys_are_stable, .timeout = 60)
+{
+	// 100003 items (several chunks, not a multiple of anything) with 5 distinct keys.
+	const uint32_t n = 100003;
+	float *values = malloc(n * sizeof *values);
+	test_rng rng = {11};
+	for (uint32_t i = 0; i < n; ++i)
+		values[i] = special[5 + test_rng_below(&rng, 5)];
+	bpi_sort_item *items = items_from_floats(values, n);
+	check_sort(items, n, 1);
+	check_sort(items, n, 3);
+	free(items);
+	free(values);
+}
+
+Test(sort, all_keys_equal_skips_every_pass, .timeout = 60)
+{
+	const uint32_t n = 70000;
+	float *values = malloc(n * sizeof *values);
+	for (uint32_t i = 0; i < n; ++i)
+		values[i] = 2.5f;
+	bpi_sort_item *items = items_from_floats(values, n);
+	check_sort(items, n, 2);
+	free(items);
+	free(values);
+}
+
+Test(sort, keys_differing_in_low_digit_only, .timeout = 60)
+{
+	// Consecutive floats above 1.0: only the lowest 11-bit digit varies, so the
+	// upper passes are skipped and the single pass must still leave items sorted.
+	const uint32_t n = 50000;
+	float *values = malloc(n * sizeof *values);
+	test_rng rng = {3};
+	for (uint32_t i = 0; i < n; ++i) {
+		uint32_t u = 0x3f800000u + test_rng_below(&rng, 1500);
+		memcpy(&values[i], &u, sizeof u);
+	}
+	bpi_sort_item *items = items_from_floats(values, n);
+	check_sort(items, n, 2);
+	free(items);
+	free(values);
+}
+
+Test(sort, random_floats_many_sizes, .timeout = 120)
+{
+	const uint32_t sizes[] = {65, 100, 1000, 4097, 32768, 32769, 65536 + 7, 200000};
+	for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
+		uint32_t n = sizes[s];
+		float *values = malloc(n * sizeof *values);
+		test_rng rng = {100 + s};
+		for (uint32_t i = 0; i < n; ++i)
+			values[i] = test_rng_below(&rng, 50) == 0 ? special[test_rng_below(&rng, SPECIAL_COUNT)]
+								  : test_rng_float(&rng, -3e6f, 3e6f);
+		bpi_sort_item *items = items_from_floats(values, n);
+		check_sort(items, n, 1);
+		check_sort(items, n, 2);
+		free(items);
+		free(values);
+	}
+}
+
+Test(sort, million_identical_for_threads_1_2_3_8, .timeout = 120)
+{
+	const uint32_t n = 1000000;
+	float *values = malloc(n * sizeof *values);
+	test_rng rng = {42};
+	for (uint32_t i = 0; i < n; ++i) // a coarse grid of values: many ties across chunks
+		values[i] = (float)test_rng_below(&rng, 20000) * 0.25f - 2500.0f;
+	bpi_sort_item *input = items_from_floats(values, n);
+	check_sort(input, n, 1);
+	bpi_sort_item *first = malloc(n * sizeof *first);
+	bpi_sort_item *again = malloc(n * sizeof *again);
+	bpi_radix_scratch scratch = {0};
+	memcpy(first, input, n * sizeof *first);
+	cr_assert_eq(bpi_radix_sort_items(&scratch, first, n, 1), BP_OK);
+	const int threads[] = {2, 3, 8};
+	for (size_t t = 0; t < 3; ++t) {
+		memcpy(again, input, n * sizeof *again);
+		cr_assert_eq(bpi_radix_sort_items(&scratch, again, n, threads[t]), BP_OK);
+		cr_assert_eq(memcmp(first, again, n * sizeof *first), 0, "threads=%d differs from 1 thread", threads[t]);
+	}
+	bpi_radix_sort_free(&scratch);
+	free(first);
+	free(again);
+	free(input);
+	free(values);
+}
+
+Test(sort, reused_scratch_allocates_nothing)
+{
+	const uint32_t n = 40000;
+	float *values = malloc(n * sizeof *values);
+	test_rng rng = {5};
+	for (uint32_t i = 0; i < n; ++i)
+		values[i] = test_rng_float(&rng, -1.0f, 1.0f);
+	bpi_sort_item *items = items_from_floats(values, n);
+	bpi_radix_scratch scratch = {0};
+	cr_assert_eq(bpi_radix_sort_items(&scratch, items, n, 2), BP_OK);
+	int64_t before = bp_allocated_bytes();
+	free(items);
+	items = items_from_floats(values, n);
+	cr_assert_eq(bpi_radix_sort_items(&scratch, items, n, 2), BP_OK);
+	cr_assert_eq(bpi_radix_sort_items(&scratch, items, n / 2, 2), BP_OK);
+	cr_assert_eq(bp_allocated_bytes(), before, "a sort that fits the scratch allocated");
+	bpi_radix_sort_free(&scratch);
+	free(items);
+	free(values);
+}
