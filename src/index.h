@@ -70,5 +70,7 @@ const bpi_algorithm *bpi_algorithm_get(bp_algorithm id);
 bp_algorithm bpi_algorithm_choose(const bpi_scene *scene);
 
 extern const bpi_algorithm bpi_brute_algorithm;
+extern const bpi_algorithm bpi_grid_algorithm, bpi_hash_algorithm;
+extern const bpi_algorithm bpi_sap_algorithm;
 
 #endif
