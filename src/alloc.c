@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Every internal allocation: mimalloc by default, a host hook when set, all counted.
+#define _POSIX_C_SOURCE 200809L // clock_gettime under -std=c11 (gcc's -fopenmp hid the need; clang's does not)
 #include "core.h"
 
 #include <mimalloc.h>

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The synchronous step: snapshot the store, run the chosen algorithm, keep its pairs.
+#include "frame.h"
 #include "parallel.h"
 #include "world.h"
 
@@ -22,35 +23,40 @@ static bpi_scene world_scene(const bp_world *w)
 	return s;
 }
 
+bp_status bpi_step_scene(bpi_index **indices, bp_algorithm requested, const bpi_scene *scene,
+	bpi_pair_buffer *pairs, bp_frame_stats *stats)
+{
+	bp_algorithm id = requested == BP_ALGO_AUTO ? bpi_algorithm_choose(scene) : requested;
+	stats->algorithm = id;
+	stats->thread_count = scene->threads;
+	stats->entity_count = scene->count;
+	const bpi_algorithm *algorithm = bpi_algorithm_get(id);
+	if (!algorithm)
+		return BP_ERR_UNKNOWN_ALGORITHM;
+	if (!indices[id]) {
+		bp_status status = algorithm->create(&indices[id]);
+		if (status != BP_OK)
+			return status;
+	}
+	bp_status status = algorithm->find_pairs(indices[id], scene, pairs, stats);
+	if (status == BP_OK)
+		stats->pair_count = pairs->count;
+	return status;
+}
+
 bp_status bp_world_step(bp_world *w)
 {
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
 	uint64_t t0 = bpi_now_ns();
 	bpi_scene scene = world_scene(w);
-	bp_algorithm id = w->algorithm == BP_ALGO_AUTO ? bpi_algorithm_choose(&scene) : w->algorithm;
-	const bpi_algorithm *algorithm = bpi_algorithm_get(id);
-	if (!algorithm)
-		return bpi_world_fail(w, BP_ERR_UNKNOWN_ALGORITHM, "algorithm %s is not built in", bp_algorithm_name(id));
-	if (!w->indices[id]) {
-		bp_status status = algorithm->create(&w->indices[id]);
-		if (status != BP_OK)
-			return bpi_world_fail(w, status, "creating the %s index: %s", algorithm->name, bp_status_string(status));
-	}
-	bp_frame_stats stats = {
-		.frame = w->stats.frame + 1,
-		.algorithm = id,
-		.thread_count = scene.threads,
-		.entity_count = scene.count,
-	};
-	uint64_t t1 = bpi_now_ns();
-	stats.ns_prepare = t1 - t0;
-	bp_status status = algorithm->find_pairs(w->indices[id], &scene, &w->pairs, &stats);
+	bp_frame_stats stats = {.frame = w->stats.frame + 1, .ns_prepare = bpi_now_ns() - t0};
+	bp_status status = bpi_step_scene(w->indices, w->algorithm, &scene, &w->pairs, &stats);
 	if (status != BP_OK)
-		return bpi_world_fail(w, status, "%s step: %s", algorithm->name, bp_status_string(status));
+		return bpi_world_fail(w, status, "%s step: %s", bp_algorithm_name(stats.algorithm),
+			bp_status_string(status));
 	if (w->canonical_pairs)
 		bp_pairs_sort(w->pairs.data, w->pairs.count);
-	stats.pair_count = w->pairs.count;
 	stats.ns_total = bpi_now_ns() - t0;
 	w->stats = stats;
 	return BP_OK;

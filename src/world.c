@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The world: SoA entity store, generation-checked handles, single and bulk updates.
 #include "world.h"
+#include "frame.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -89,15 +90,17 @@ static bp_status reserve_entities(bp_world *w, uint32_t needed)
 		return bpi_world_fail(w, BP_ERR_OUT_OF_MEMORY, "no memory for %u entities", capacity);
 	}
 	const size_t n = w->count;
-	for (int i = 0; i < w->dims; ++i) {
-		memcpy(fresh.min[i], w->min[i], n * sizeof(float));
-		memcpy(fresh.max[i], w->max[i], n * sizeof(float));
+	if (n > 0) { // the first growth has NULL arrays: memcpy from NULL is undefined even for 0 bytes
+		for (int i = 0; i < w->dims; ++i) {
+			memcpy(fresh.min[i], w->min[i], n * sizeof(float));
+			memcpy(fresh.max[i], w->max[i], n * sizeof(float));
+		}
+		memcpy(fresh.category, w->category, n * sizeof(uint32_t));
+		memcpy(fresh.mask, w->mask, n * sizeof(uint32_t));
+		memcpy(fresh.dense_slot, w->dense_slot, n * sizeof(uint32_t));
+		memcpy(fresh.flags, w->flags, n * sizeof(uint8_t));
+		memcpy(fresh.user_key, w->user_key, n * sizeof(uint64_t));
 	}
-	memcpy(fresh.category, w->category, n * sizeof(uint32_t));
-	memcpy(fresh.mask, w->mask, n * sizeof(uint32_t));
-	memcpy(fresh.dense_slot, w->dense_slot, n * sizeof(uint32_t));
-	memcpy(fresh.flags, w->flags, n * sizeof(uint8_t));
-	memcpy(fresh.user_key, w->user_key, n * sizeof(uint64_t));
 	soa_arrays old = world_arrays(w);
 	free_arrays(&old, w->dims, w->capacity);
 	for (int i = 0; i < w->dims; ++i) {
@@ -121,7 +124,7 @@ static bp_status reserve_slots(bp_world *w, uint32_t needed)
 	uint64_t grown = (uint64_t)w->slot_capacity + w->slot_capacity / 2;
 	uint32_t capacity = (uint32_t)BP_MIN(BP_MAX(grown, (uint64_t)needed), (uint64_t)BP_MAX_ENTITIES);
 	capacity = BP_MAX(capacity, 16u);
-	bpi_slot *slots = bpi_grow_aligned(w->slots, w->slot_count, capacity, sizeof(bpi_slot));
+	bpi_slot *slots = bpi_grow_aligned(w->slots, w->slot_capacity, capacity, sizeof(bpi_slot));
 	if (!slots)
 		return bpi_world_fail(w, BP_ERR_OUT_OF_MEMORY, "no memory for %u handle slots", capacity);
 	w->slots = slots;
@@ -155,6 +158,10 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 		.canonical_pairs = def->canonical_pairs,
 		.free_head = BP_NO_DENSE,
 	};
+	if (bpi_frames_create(&w->frames) != BP_OK) {
+		bpi_free(w, sizeof *w);
+		return BP_ERR_OUT_OF_MEMORY;
+	}
 	if (def->capacity) {
 		uint32_t capacity = BP_MIN(def->capacity, (uint32_t)BP_MAX_ENTITIES);
 		if (reserve_entities(w, capacity) != BP_OK || reserve_slots(w, capacity) != BP_OK) {
@@ -170,6 +177,7 @@ void bp_world_destroy(bp_world *w)
 {
 	if (!w)
 		return;
+	bpi_frames_shutdown(w->frames);
 	for (int i = 0; i < BP_ALGO_COUNT; ++i)
 		if (w->indices[i])
 			w->indices[i]->algorithm->destroy(w->indices[i]);

@@ -51,6 +51,7 @@ struct bp_world {
 	bpi_index *indices[BP_ALGO_COUNT]; ///< created on first use, kept for coherence
 	bpi_pair_buffer pairs;
 	bp_frame_stats stats;
+	struct bpi_frames *frames; ///< the frame scheduler (frame.c); its thread starts on the first submit
 
 	char last_error[192];
 };

@@ -6,5 +6,6 @@
 #include "base.h"
 #include "world.h"
 #include "scene.h"
+#include "frame.h"
 
 #endif

@@ -1,0 +1,194 @@
+// SPDX-License-Identifier: MIT
+// The frame scheduler (double-buffered service) and the queries readers run on a published frame.
+#ifndef BROADPHASE_FRAME_H
+#define BROADPHASE_FRAME_H
+
+#include <stdbool.h>
+#include "base.h"
+#include "world.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/// An immutable, reference-counted published frame: the snapshot of the world
+/// taken at bp_frame_submit, its pairs, and per-frame indexes built once by the
+/// builder (sorted pairs, neighbour lists, pair events). Nothing in a view ever
+/// changes while it is held, and a view owns its memory: it stays valid after
+/// bp_world_destroy until its last bp_frame_release.
+typedef struct bp_view bp_view;
+
+// ---- Scheduler -------------------------------------------------------------
+//
+// Protocol (DESIGN §5). The host thread (the world's writer) changes entities,
+// then calls bp_frame_submit, which copies the dense SoA arrays into a frame
+// buffer and returns at once. Copy on submit is the only part of a frame the
+// host pays for: 41 bytes per 3D entity, 33 per 2D; measured 4.8 ns per 3D and
+// 3.6 ns per 2D entity (median of 31 submits of 100k entities, 2-core machine
+// under load), so 0.5 ms per 100k entities. A builder thread, started on the
+// first submit and joined by bp_world_destroy, runs the world's algorithm on
+// that snapshot (with the world's thread count, OpenMP inside), sorts the pairs
+// by (lo, hi), builds the neighbour lists and the pair events, then publishes
+// the frame by swapping the "latest" pointer. Readers on any thread take the latest published frame with
+// bp_frame_acquire and give it back with bp_frame_release.
+//
+// Frame numbers: each submit gets the next number (1, 2, 3, ...).
+// Coalescing: a submit while an earlier submitted frame has not started
+// building replaces it (that snapshot is dropped and its number is never
+// published); the host never blocks. So readers see increasing, possibly
+// non-consecutive, frame numbers.
+// Buffers: frame buffers are pooled. The builder only ever writes a buffer that
+// no reader holds and that is not the latest frame; when every buffer is held,
+// submit allocates another rather than wait, so memory grows with the number
+// of frames readers hold at once (each costs the snapshot plus about 40 bytes
+// per pair: pairs, sort scratch, neighbour lists, key pairs, events). At most
+// two spare buffers are kept for reuse; further ones are freed on release.
+// bp_world_step is independent of the scheduler: it runs synchronously on the
+// caller's thread against the world's own index and pairs and neither reads
+// nor publishes frames, so the two may be mixed (from the host thread). Use
+// bp_frame_step for a synchronous frame through the scheduler.
+// Warning: bp_world_destroy must not run while another thread is inside
+// bp_frame_acquire or bp_frame_wait on that world. Views already held stay valid.
+
+/// Copies a snapshot of the world and hands it to the builder; returns without
+/// waiting for the build. *out_frame (may be NULL) receives the frame's number.
+/// Host thread only (the thread that changes the world). Errors:
+/// BP_ERR_OUT_OF_MEMORY (no buffer or builder thread; nothing was submitted).
+BP_API bp_status bp_frame_submit(bp_world *world, uint64_t *out_frame);
+
+/// Blocks until frame `frame` or a later one has been built. Returns BP_OK when
+/// a frame numbered `frame` or later is published, the build's error status when
+/// the build of the frame that covered `frame` failed (the previous frame stays
+/// published), BP_ERR_OUT_OF_RANGE when `frame` was not submitted yet (waiting
+/// would never end). frame 0 returns BP_OK at once. Any thread.
+BP_API bp_status bp_frame_wait(bp_world *world, uint64_t frame);
+
+/// Takes a reference on the latest published frame. BP_ERR_OUT_OF_RANGE (and
+/// *out NULL) when no frame was published yet. Any thread, any number at once;
+/// costs one short, uncontended-in-practice mutex section (the pointer load and
+/// the reference increment must be one step with respect to the swap).
+BP_API bp_status bp_frame_acquire(bp_world *world, bp_view **out);
+
+/// Gives a view back; the last release recycles (or frees) its buffer. NULL is
+/// ignored. Any thread; the view must not be used afterwards.
+BP_API void bp_frame_release(bp_view *view);
+
+/// Synchronous frame through the scheduler: submit, wait for that frame, and
+/// acquire it. *out is the view of exactly the submitted frame (release it).
+/// Host thread only.
+BP_API bp_status bp_frame_step(bp_world *world, bp_view **out);
+
+// ---- View contents (any thread holding the view) ---------------------------
+
+/// The frame's number (as returned by bp_frame_submit).
+BP_API uint64_t bp_view_frame(const bp_view *view);
+/// Entities in the snapshot; dense indices of this view run from 0 to this - 1.
+BP_API uint32_t bp_view_entity_count(const bp_view *view);
+/// 2 or 3.
+BP_API int bp_view_dims(const bp_view *view);
+/// The frame's pairs as dense indices of the snapshot, sorted by (lo, hi)
+/// (whatever the world's canonical_pairs). May be NULL when *count is 0.
+BP_API const bp_pair *bp_view_pairs(const bp_view *view, size_t *count);
+/// The frame's statistics. ns_prepare is the snapshot copy on submit; ns_total
+/// covers the step plus the sort, neighbour lists and pair events.
+BP_API bp_frame_stats bp_view_stats(const bp_view *view);
+/// The snapshot's SoA bounds (z arrays NULL in 2D).
+BP_API bp_bounds_arrays bp_view_bounds(const bp_view *view);
+/// The snapshot's user keys in dense order.
+BP_API const uint64_t *bp_view_user_keys(const bp_view *view);
+
+// ---- Queries (const; any thread holding the view, concurrently) -------------
+//
+// Queries see every entity of the snapshot whatever its category, mask or kind.
+// Box, point, sphere, ray and nearest queries are linear scans over the view's
+// SoA arrays in this version (tight branch-light loops, no per-query
+// allocation; box and sphere queries measured 1.1-1.8 ns per entity, so about
+// 0.15 ms per 100k entities);
+// colliding and neighbour queries use indexes the builder made once per frame
+// (O(log degree) and O(degree)). acquire + release measured 10 ns uncontended.
+// Buffers: functions that fill a caller buffer take its capacity and return the
+// full result count in *total. They write min(capacity, *total) results and
+// return BP_ERR_OUT_OF_RANGE when *total > capacity, so a short buffer is never
+// silently truncated: call again with *total entries. `out` may be NULL when
+// capacity is 0 (to count).
+
+/// A ray or nearest hit: dense index and distance (ray parameter t for rays,
+/// Euclidean distance to the box for nearest; 0 when inside).
+typedef struct bp_hit {
+	uint32_t index;
+	float distance;
+} bp_hit;
+
+/// Dense indices (ascending) of the entities whose box overlaps the closed box
+/// [min, max] (touching counts), `dims` floats each. Errors: BP_ERR_NOT_FINITE,
+/// BP_ERR_INVERTED_BOUNDS, BP_ERR_INVALID_ARGUMENT, BP_ERR_OUT_OF_RANGE (short buffer).
+BP_API bp_status bp_view_query_aabb(const bp_view *view, const float *min, const float *max, uint32_t *out,
+	size_t capacity, size_t *total);
+
+/// Dense indices (ascending) of the entities whose closed box contains the point.
+BP_API bp_status bp_view_query_point(const bp_view *view, const float *point, uint32_t *out, size_t capacity,
+	size_t *total);
+
+/// Dense indices (ascending) of the entities whose box is within `radius` of
+/// `center` (squared distance from center to the box <= radius^2).
+BP_API bp_status bp_view_query_sphere(const bp_view *view, const float *center, float radius, uint32_t *out,
+	size_t capacity, size_t *total);
+
+/// Closest box hit by the ray origin + t * dir, 0 <= t <= max_t (slab test,
+/// closed boxes). t is in units of |dir|: pass a unit dir for distances. A ray
+/// starting inside a box hits it at t = 0. Ties go to the lower dense index.
+/// dir components may be 0 (axis-parallel rays); max_t may be INFINITY.
+/// *found is false when nothing is hit. Errors: BP_ERR_NOT_FINITE (origin, dir),
+/// BP_ERR_INVALID_ARGUMENT (max_t NaN or negative, NULL pointers).
+BP_API bp_status bp_view_raycast_closest(const bp_view *view, const float *origin, const float *dir, float max_t,
+	bp_hit *out, bool *found);
+
+/// Every box hit by the ray, ordered by t, then dense index.
+BP_API bp_status bp_view_raycast_all(const bp_view *view, const float *origin, const float *dir, float max_t,
+	bp_hit *out, size_t capacity, size_t *total);
+
+/// The k entities nearest to `point` by distance to their box (0 inside),
+/// ordered by distance, ties by dense index. Writes min(k, entity count) hits
+/// to out (room for k) and that number to *count.
+BP_API bp_status bp_view_query_nearest(const bp_view *view, const float *point, uint32_t k, bp_hit *out,
+	size_t *count);
+
+/// True when dense entities a and b form a pair in this frame (binary search in
+/// a's sorted neighbour list). False for out-of-range indices.
+BP_API bool bp_view_colliding(const bp_view *view, uint32_t a, uint32_t b);
+
+/// The neighbours of a dense entity this frame, ascending: a pointer into the
+/// view's adjacency (valid while the view is held) and their number.
+/// BP_ERR_OUT_OF_RANGE for an index outside the view.
+BP_API bp_status bp_view_neighbours(const bp_view *view, uint32_t entity, const uint32_t **out, size_t *count);
+
+/// Calls fn(entity, neighbour, user) for each neighbour of `entity`, ascending.
+BP_API bp_status bp_view_for_each_neighbour(const bp_view *view, uint32_t entity,
+	void (*fn)(uint32_t entity, uint32_t neighbour, void *user), void *user);
+
+/// Folds fn over the neighbours of `entity`, ascending: acc = fn(acc, neighbour,
+/// user), starting from init; the result goes to *out.
+BP_API bp_status bp_view_reduce_neighbours(const bp_view *view, uint32_t entity,
+	double (*fn)(double acc, uint32_t neighbour, void *user), void *user, double init, double *out);
+
+/// A pair named by the entities' user keys, a <= b.
+typedef struct bp_key_pair {
+	uint64_t a;
+	uint64_t b;
+} bp_key_pair;
+
+/// Pairs that began (in this frame, not in the previous published frame) and
+/// ended (in the previous, not in this one), as user-key pairs sorted by (a, b).
+/// Keys, not dense indices, because dense indices move on destroy (swap-remove)
+/// while keys are the host's stable names. Pairs are compared as multisets of
+/// key pairs, so give entities distinct keys for the events to name entities.
+/// The previous frame is the previous *published* one (coalesced snapshots are
+/// skipped); for the first published frame every pair began.
+/// Either buffer pair may be NULL with capacity 0 (to count).
+BP_API bp_status bp_view_pair_events(const bp_view *view, bp_key_pair *began, size_t began_capacity,
+	size_t *began_total, bp_key_pair *ended, size_t ended_capacity, size_t *ended_total);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
