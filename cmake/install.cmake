@@ -19,5 +19,24 @@ write_basic_package_version_file(${PROJECT_BINARY_DIR}/broadphaseConfigVersion.c
 install(FILES ${PROJECT_BINARY_DIR}/broadphaseConfig.cmake ${PROJECT_BINARY_DIR}/broadphaseConfigVersion.cmake
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/broadphase)
 
+# Relocatable: paths relative to the .pc file itself, so `cmake --install --prefix P`
+# gives a broadphase.pc that points into P, not into the configure-time prefix.
+if(IS_ABSOLUTE "${CMAKE_INSTALL_LIBDIR}")
+  set(BP_PC_PCDIR "${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+else()
+  set(BP_PC_PCDIR "${CMAKE_INSTALL_PREFIX}/${CMAKE_INSTALL_LIBDIR}/pkgconfig")
+endif()
+file(RELATIVE_PATH BP_PC_UP "${BP_PC_PCDIR}" "${CMAKE_INSTALL_PREFIX}")
+string(REGEX REPLACE "/$" "" BP_PC_UP "${BP_PC_UP}")
+set(BP_PC_PREFIX "\${pcfiledir}/${BP_PC_UP}")
+foreach(kind LIBDIR INCLUDEDIR)
+  if(IS_ABSOLUTE "${CMAKE_INSTALL_${kind}}")
+    set(BP_PC_${kind} "${CMAKE_INSTALL_${kind}}")
+  else()
+    set(BP_PC_${kind} "\${prefix}/${CMAKE_INSTALL_${kind}}")
+  endif()
+endforeach()
+# The OpenMP flag of the compiler the library was built with (-fopenmp, -fopenmp=libomp).
+string(REPLACE ";" " " BP_PC_OPENMP "${OpenMP_C_FLAGS}")
 configure_file(cmake/broadphase.pc.in ${PROJECT_BINARY_DIR}/broadphase.pc @ONLY)
 install(FILES ${PROJECT_BINARY_DIR}/broadphase.pc DESTINATION ${CMAKE_INSTALL_LIBDIR}/pkgconfig)

@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 n=${BP_DEMO_N:-1000000}
+label=$n
+[ "$n" = 1000000 ] && label=1m
 tools/setup-deps.sh
 
 echo "== configure and build (Release) in build/release"
@@ -21,10 +23,10 @@ mkdir -p build/demo
 # The binary scene form loads much faster; older `bp` builds only write text.
 if "$bp" gen --help 2>&1 | grep -q -- --binary; then
 	format=(--binary)
-	scene=build/demo/uniform-$n.bpscene
+	scene=build/demo/uniform-$label.bpscene
 else
 	format=()
-	scene=build/demo/uniform-$n.txt
+	scene=build/demo/uniform-$label.txt
 fi
 # The generator is deterministic for a seed, so an existing file is the same scene.
 if [ ! -s "$scene" ]; then

@@ -27,7 +27,8 @@ run_config()
 	release) args+=(-DCMAKE_BUILD_TYPE=Release) ;;
 	asan)
 		args+=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-g -O1" -DBP_SANITIZE=address)
-		env=(BP_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1)
+		env=(BP_TEST_QUICK=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
+			"LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp")
 		;;
 	tsan)
 		# clang + libomp: libgomp is not built with TSan instrumentation, so its barriers

@@ -1,0 +1,18 @@
+# SPDX-License-Identifier: MIT
+# Tests beyond the Criterion suites. Included from tests/CMakeLists.txt.
+
+# Install into a scratch prefix and build a host project against it (find_package,
+# C++, static, pkg-config), and check the exported symbols. Skipped in sanitizer
+# builds: the installed library then needs the sanitizer runtime loaded first.
+if(BP_SANITIZE STREQUAL "")
+  add_test(NAME install_consumer
+    COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/consumer/run.sh ${PROJECT_BINARY_DIR} ${CMAKE_C_COMPILER})
+  set_tests_properties(install_consumer PROPERTIES TIMEOUT 300 LABELS install)
+endif()
+
+# Threaded workloads through the bp tool. Criterion cannot start under TSan, so in a
+# TSan build this is the threaded check (tools/test.sh runs `ctest -L threads` there).
+if(BP_BUILD_TOOLS)
+  add_test(NAME threads_smoke COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/threads_smoke.sh $<TARGET_FILE:bp>)
+  set_tests_properties(threads_smoke PROPERTIES TIMEOUT 600 LABELS threads)
+endif()

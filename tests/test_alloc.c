@@ -1,0 +1,247 @@
+// SPDX-License-Identifier: MIT
+// Allocation failure (DESIGN §3): fail the k-th allocation for every k along a world's
+// life; each failing call must return BP_ERR_OUT_OF_MEMORY, change nothing, and leak nothing.
+#include <criterion/criterion.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oracle.h"
+
+// ---- a counting host allocator that can fail on request ----------------------
+// Every block carries a header with the size and alignment that were asked for,
+// so frees with the wrong size or alignment are counted as mismatches. The hook
+// runs on library worker threads, so it only touches atomics; the test asserts
+// on them afterwards.
+
+typedef struct block_header {
+	size_t size, align;
+} block_header;
+
+static _Atomic uint64_t calls;        // allocations attempted since arming
+static _Atomic uint64_t fail_at;      // 1-based allocation that returns NULL; 0 = never
+static _Atomic uint64_t failures;     // allocations refused
+static _Atomic int64_t live_bytes;    // as the hook sees them
+static _Atomic int64_t live_blocks;
+static _Atomic uint64_t mismatches;   // frees whose size/align differ from the allocation
+
+static size_t header_offset(size_t align) { return align < sizeof(block_header) ? sizeof(block_header) : align; }
+
+static void *counting_alloc(size_t size, size_t align, void *user)
+{
+	(void)user;
+	uint64_t n = atomic_fetch_add(&calls, 1) + 1;
+	if (n == atomic_load(&fail_at)) {
+		atomic_fetch_add(&failures, 1);
+		return NULL;
+	}
+	size_t offset = header_offset(align), base_align = offset;
+	size_t total = (offset + size + base_align - 1) / base_align * base_align; // C11 aligned_alloc wants a multiple
+	char *base = aligned_alloc(base_align, total);
+	if (!base)
+		return NULL;
+	char *ptr = base + offset;
+	memcpy(ptr - sizeof(block_header), &(block_header){size, align}, sizeof(block_header));
+	atomic_fetch_add(&live_bytes, (int64_t)size);
+	atomic_fetch_add(&live_blocks, 1);
+	return ptr;
+}
+
+static void counting_free(void *ptr, size_t size, size_t align, void *user)
+{
+	(void)user;
+	if (!ptr)
+		return;
+	block_header h;
+	memcpy(&h, (char *)ptr - sizeof h, sizeof h);
+	if (h.size != size || h.align != align)
+		atomic_fetch_add(&mismatches, 1);
+	atomic_fetch_sub(&live_bytes, (int64_t)h.size);
+	atomic_fetch_sub(&live_blocks, 1);
+	free((char *)ptr - header_offset(h.align));
+}
+
+static const bp_allocator counting = {counting_alloc, counting_free, NULL};
+
+static void arm(uint64_t k)
+{
+	atomic_store(&calls, 0);
+	atomic_store(&failures, 0);
+	atomic_store(&fail_at, k);
+}
+
+static void disarm(void) { atomic_store(&fail_at, 0); }
+
+// ---- the life of a world, failing the k-th allocation -----------------------
+
+enum { FIRST_N = 1000, SECOND_N = 200, TOTAL_N = FIRST_N + SECOND_N };
+
+typedef struct scene {
+	oracle_box boxes[TOTAL_N];
+	float soa[6][TOTAL_N]; // min_x min_y min_z max_x max_y max_z
+	oracle_pairs first_pairs, all_pairs;
+} scene;
+
+static scene *make_scene(void)
+{
+	scene *s = calloc(1, sizeof *s);
+	// 1200 boxes of extent <= 4 in a 15^3 box: about 14000 pairs, so every
+	// chunk's pair buffer allocates and some grow.
+	test_random_boxes(s->boxes, TOTAL_N, 3, 15.0f, 4.0f, false, 2024);
+	for (uint32_t i = 0; i < TOTAL_N; ++i)
+		for (int k = 0; k < 3; ++k) {
+			s->soa[k][i] = s->boxes[i].min[k];
+			s->soa[3 + k][i] = s->boxes[i].max[k];
+		}
+	s->first_pairs = oracle_find_pairs(s->boxes, FIRST_N, 3);
+	s->all_pairs = oracle_find_pairs(s->boxes, TOTAL_N, 3);
+	cr_assert_gt(s->first_pairs.count, 3000, "scene too sparse to grow pair buffers");
+	return s;
+}
+
+static void free_scene(scene *s)
+{
+	oracle_pairs_free(&s->first_pairs);
+	oracle_pairs_free(&s->all_pairs);
+	free(s);
+}
+
+static bp_bounds_arrays arrays_from(const scene *s, uint32_t first)
+{
+	return (bp_bounds_arrays){s->soa[0] + first, s->soa[1] + first, s->soa[2] + first, s->soa[3] + first,
+		s->soa[4] + first, s->soa[5] + first};
+}
+
+/// The world holds exactly boxes [0, n) in dense order.
+static void assert_holds(const bp_world *w, const scene *s, uint32_t n)
+{
+	cr_assert_eq(bp_world_entity_count(w), n);
+	for (uint32_t i = 0; i < n; ++i) {
+		bp_entity_def d;
+		cr_assert_eq(bp_entity_get(w, bp_world_entity_at(w, i), &d), BP_OK);
+		for (int k = 0; k < 3; ++k)
+			cr_assert(d.min[k] == s->boxes[i].min[k] && d.max[k] == s->boxes[i].max[k], "dense %u changed", i);
+	}
+}
+
+static void assert_pairs(const bp_world *w, const oracle_pairs *want, uint64_t k)
+{
+	size_t count;
+	const bp_pair *pairs = bp_world_pairs(w, &count);
+	cr_assert(oracle_same_pair_set(pairs, count, want), "k = %llu", (unsigned long long)k);
+}
+
+/// A call that may have hit the injected failure: if it did, it must have
+/// failed cleanly; then it is retried with the allocator healthy.
+#define EXPECT_OK_OR_OOM(w, call, k, unchanged)                                                                \
+	do {                                                                                                       \
+		uint64_t failures_before_ = atomic_load(&failures);                                                    \
+		bp_status status_ = (call);                                                                            \
+		if (status_ != BP_OK) {                                                                                \
+			cr_assert_eq(status_, BP_ERR_OUT_OF_MEMORY, "k = %llu: %s returned %s", (unsigned long long)(k),   \
+				#call, bp_status_string(status_));                                                             \
+			cr_assert_eq(atomic_load(&failures), failures_before_ + 1,                                           \
+				"k = %llu: %s failed without an injected failure in it",                                       \
+				(unsigned long long)(k), #call);                                                               \
+			cr_assert_str_not_empty(bp_world_last_error(w));                                                   \
+			unchanged;                                                                                         \
+			disarm();                                                                                          \
+			cr_assert_eq((call), BP_OK, "k = %llu: retry of %s: %s", (unsigned long long)(k), #call,           \
+				bp_world_last_error(w));                                                                       \
+		}                                                                                                      \
+	} while (0)
+
+/// Runs the sequence with allocation k failing. Returns true when the sequence
+/// made at least k allocations (so the failure was injected somewhere).
+static bool run_with_failure(const scene *s, uint64_t k, int threads)
+{
+	bp_set_allocator(&counting);
+	arm(k);
+	bp_world_def def = bp_world_def_default();
+	def.algorithm = BP_ALGO_BRUTE;
+	def.thread_count = threads;
+	bp_world *w = NULL;
+	bp_status status = bp_world_create(&def, &w);
+	if (status != BP_OK) {
+		cr_assert_eq(status, BP_ERR_OUT_OF_MEMORY, "k = %llu", (unsigned long long)k);
+		cr_assert_null(w);
+	} else {
+		bp_entity_def common = bp_entity_def_default();
+		bp_bounds_arrays first = arrays_from(s, 0), second = arrays_from(s, FIRST_N);
+
+		EXPECT_OK_OR_OOM(w, bp_world_create_entities(w, FIRST_N, &first, &common, NULL), k, assert_holds(w, s, 0));
+		EXPECT_OK_OR_OOM(w, bp_world_step(w), k, {
+			assert_holds(w, s, FIRST_N);
+			size_t count = 99;
+			bp_world_pairs(w, &count);
+			cr_assert_eq(count, 0, "k = %llu: a failed first step reported pairs", (unsigned long long)k);
+			cr_assert_eq(bp_world_stats(w).frame, 0);
+		});
+		assert_pairs(w, &s->first_pairs, k);
+		cr_assert_eq(atomic_load(&live_bytes), bp_allocated_bytes(), "the hook sees every counted byte");
+
+		EXPECT_OK_OR_OOM(w, bp_world_create_entities(w, SECOND_N, &second, &common, NULL), k, {
+			assert_holds(w, s, FIRST_N);
+			assert_pairs(w, &s->first_pairs, k);
+		});
+		EXPECT_OK_OR_OOM(w, bp_world_step(w), k, {
+			assert_holds(w, s, TOTAL_N);
+			assert_pairs(w, &s->first_pairs, k); // the previous step's pairs are kept
+			cr_assert_eq(bp_world_stats(w).frame, 1);
+		});
+		assert_pairs(w, &s->all_pairs, k);
+		cr_assert_eq(bp_world_stats(w).frame, 2);
+		bp_world_destroy(w);
+	}
+	bool injected = atomic_load(&calls) >= k;
+	disarm();
+	cr_assert_eq(bp_allocated_bytes(), 0, "k = %llu: leak", (unsigned long long)k);
+	cr_assert_eq(atomic_load(&live_blocks), 0, "k = %llu: blocks left", (unsigned long long)k);
+	cr_assert_eq(atomic_load(&live_bytes), 0);
+	cr_assert_eq(atomic_load(&mismatches), 0, "k = %llu: a free got another size or alignment than its alloc",
+		(unsigned long long)k);
+	bp_set_allocator(NULL);
+	return injected;
+}
+
+static void fail_every_allocation(int threads)
+{
+	scene *s = make_scene();
+	uint64_t k = 1;
+	while (run_with_failure(s, k, threads)) {
+		++k;
+		cr_assert_lt(k, 100000, "the sequence never stops allocating");
+	}
+	// k - 1 allocations in a clean run; a world with a step must need a few dozen.
+	cr_assert_gt(k - 1, 10, "only %llu allocations: is the hook used at all?", (unsigned long long)(k - 1));
+	cr_log_info("threads %d: failed each of %llu allocations in turn", threads, (unsigned long long)(k - 1));
+	free_scene(s);
+}
+
+Test(alloc, fail_each_allocation_1_thread, .timeout = 120) { fail_every_allocation(1); }
+Test(alloc, fail_each_allocation_2_threads, .timeout = 120) { fail_every_allocation(2); }
+
+Test(alloc, hook_sees_every_allocation, .timeout = 30)
+{
+	bp_set_allocator(&counting);
+	arm(0);
+	scene *s = make_scene();
+	bp_world *w = test_world_from_boxes(s->boxes, 200, 3, BP_ALGO_BRUTE, 2);
+	cr_assert_eq(bp_world_step(w), BP_OK);
+	cr_assert_gt(atomic_load(&calls), 0);
+	cr_assert_gt(bp_allocated_bytes(), 0);
+	cr_assert_eq(atomic_load(&live_bytes), bp_allocated_bytes());
+	bp_world_destroy(w);
+	cr_assert_eq(bp_allocated_bytes(), 0);
+	cr_assert_eq(atomic_load(&live_blocks), 0);
+	cr_assert_eq(atomic_load(&mismatches), 0);
+	bp_set_allocator(NULL);
+	// Back on the default allocator: allocations are counted but no longer reach the hook.
+	uint64_t before = atomic_load(&calls);
+	w = test_world_from_boxes(s->boxes, 10, 3, BP_ALGO_BRUTE, 1);
+	cr_assert_gt(bp_allocated_bytes(), 0);
+	cr_assert_eq(atomic_load(&calls), before);
+	bp_world_destroy(w);
+	cr_assert_eq(bp_allocated_bytes(), 0);
+	free_scene(s);
+}
