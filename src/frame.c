@@ -60,20 +60,9 @@ static bool reserve(void **ptr, size_t *capacity, size_t need, size_t elem)
 
 static void free_entity_arrays(bp_view *f)
 {
-	size_t cap = f->capacity;
-	for (int axis = 0; axis < 3; ++axis) {
-		bpi_free_aligned(f->min[axis], cap * sizeof(float));
-		bpi_free_aligned(f->max[axis], cap * sizeof(float));
-		f->min[axis] = f->max[axis] = NULL;
-	}
-	bpi_free_aligned(f->category, cap * sizeof(uint32_t));
-	bpi_free_aligned(f->mask, cap * sizeof(uint32_t));
-	bpi_free_aligned(f->flags, cap * sizeof(uint8_t));
-	bpi_free_aligned(f->user_key, cap * sizeof(uint64_t));
-	bpi_free_aligned(f->offsets, (cap + 1) * sizeof(uint32_t));
-	f->category = f->mask = f->offsets = NULL;
-	f->flags = NULL;
-	f->user_key = NULL;
+	bpi_soa_free(&f->soa, f->dims, f->capacity);
+	bpi_free_aligned(f->offsets, ((size_t)f->capacity + 1) * sizeof(uint32_t));
+	f->offsets = NULL;
 	f->capacity = 0;
 }
 
@@ -94,34 +83,15 @@ static bool reserve_entities(bp_view *f, uint32_t n)
 {
 	if (n <= f->capacity && f->offsets)
 		return true;
-	bp_view fresh = {.dims = f->dims};
-	fresh.capacity = BP_MAX(BP_MAX(n, f->capacity + f->capacity / 2), 16u);
-	size_t cap = fresh.capacity;
-	bool ok = true;
-	for (int axis = 0; axis < f->dims; ++axis) {
-		ok &= (fresh.min[axis] = bpi_alloc_aligned(cap * sizeof(float))) != NULL;
-		ok &= (fresh.max[axis] = bpi_alloc_aligned(cap * sizeof(float))) != NULL;
-	}
-	ok &= (fresh.category = bpi_alloc_aligned(cap * sizeof(uint32_t))) != NULL;
-	ok &= (fresh.mask = bpi_alloc_aligned(cap * sizeof(uint32_t))) != NULL;
-	ok &= (fresh.flags = bpi_alloc_aligned(cap * sizeof(uint8_t))) != NULL;
-	ok &= (fresh.user_key = bpi_alloc_aligned(cap * sizeof(uint64_t))) != NULL;
-	ok &= (fresh.offsets = bpi_alloc_aligned((cap + 1) * sizeof(uint32_t))) != NULL;
-	if (!ok) {
-		free_entity_arrays(&fresh);
+	uint32_t capacity = BP_MAX(BP_MAX(n, f->capacity + f->capacity / 2), 16u);
+	uint32_t *offsets = bpi_alloc_aligned(((size_t)capacity + 1) * sizeof(uint32_t));
+	if (!offsets || !bpi_soa_resize(&f->soa, f->dims, f->capacity, capacity, 0)) {
+		bpi_free_aligned(offsets, ((size_t)capacity + 1) * sizeof(uint32_t));
 		return false;
 	}
-	free_entity_arrays(f);
-	for (int axis = 0; axis < 3; ++axis) {
-		f->min[axis] = fresh.min[axis];
-		f->max[axis] = fresh.max[axis];
-	}
-	f->category = fresh.category;
-	f->mask = fresh.mask;
-	f->flags = fresh.flags;
-	f->user_key = fresh.user_key;
-	f->offsets = fresh.offsets;
-	f->capacity = fresh.capacity;
+	bpi_free_aligned(f->offsets, ((size_t)f->capacity + 1) * sizeof(uint32_t));
+	f->offsets = offsets;
+	f->capacity = capacity;
 	return true;
 }
 
@@ -245,7 +215,7 @@ static bp_status build_keys(bp_view *f)
 	size_t count = f->pairs.count;
 	if (!reserve((void **)&f->keys, &f->key_capacity, count, sizeof(bp_key_pair)))
 		return BP_ERR_OUT_OF_MEMORY;
-	const uint64_t *key = f->user_key;
+	const uint64_t *key = f->soa.user_key;
 	bool increasing = true;
 	for (uint32_t e = 1; e < f->count && increasing; ++e)
 		increasing = key[e - 1] < key[e];
@@ -298,16 +268,16 @@ static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 	bpi_scene scene = {
 		.count = f->count,
 		.dims = f->dims,
-		.category = f->category,
-		.mask = f->mask,
-		.flags = f->flags,
+		.category = f->soa.category,
+		.mask = f->soa.mask,
+		.flags = f->soa.flags,
 		.unfiltered = f->unfiltered,
 		.threads = bpi_resolve_threads(f->thread_count),
 		.cell_size = f->cell_size,
 	};
 	for (int axis = 0; axis < f->dims; ++axis) {
-		scene.min[axis] = f->min[axis];
-		scene.max[axis] = f->max[axis];
+		scene.min[axis] = f->soa.min[axis];
+		scene.max[axis] = f->soa.max[axis];
 	}
 	bp_frame_stats stats = {.frame = f->number, .ns_prepare = f->stats.ns_prepare};
 	bp_status status = bpi_step_scene(fr->indices, f->algorithm, &scene, &f->pairs, &stats);
@@ -445,17 +415,7 @@ static bp_status snapshot(bp_view *f, const bp_world *w)
 	uint64_t t0 = bpi_now_ns();
 	if (!reserve_entities(f, w->count))
 		return BP_ERR_OUT_OF_MEMORY;
-	size_t n = w->count;
-	if (n) { // an empty world may have no arrays at all
-		for (int axis = 0; axis < w->dims; ++axis) {
-			memcpy(f->min[axis], w->min[axis], n * sizeof(float));
-			memcpy(f->max[axis], w->max[axis], n * sizeof(float));
-		}
-		memcpy(f->category, w->category, n * sizeof(uint32_t));
-		memcpy(f->mask, w->mask, n * sizeof(uint32_t));
-		memcpy(f->flags, w->flags, n * sizeof(uint8_t));
-		memcpy(f->user_key, w->user_key, n * sizeof(uint64_t));
-	}
+	bpi_soa_copy(&f->soa, &w->soa, w->dims, w->count);
 	f->count = w->count;
 	f->unfiltered = w->static_count == 0 && w->filtered_count == 0;
 	f->algorithm = w->algorithm;
@@ -575,7 +535,7 @@ uint64_t bp_view_frame(const bp_view *v) { return v ? v->number : 0; }
 uint32_t bp_view_entity_count(const bp_view *v) { return v ? v->count : 0; }
 int bp_view_dims(const bp_view *v) { return v ? v->dims : 0; }
 bp_frame_stats bp_view_stats(const bp_view *v) { return v ? v->stats : (bp_frame_stats){0}; }
-const uint64_t *bp_view_user_keys(const bp_view *v) { return v ? v->user_key : NULL; }
+const uint64_t *bp_view_user_keys(const bp_view *v) { return v ? v->soa.user_key : NULL; }
 
 const bp_pair *bp_view_pairs(const bp_view *v, size_t *count)
 {
@@ -588,5 +548,5 @@ bp_bounds_arrays bp_view_bounds(const bp_view *v)
 {
 	if (!v)
 		return (bp_bounds_arrays){0};
-	return (bp_bounds_arrays){v->min[0], v->min[1], v->min[2], v->max[0], v->max[1], v->max[2]};
+	return (bp_bounds_arrays){v->soa.min[0], v->soa.min[1], v->soa.min[2], v->soa.max[0], v->soa.max[1], v->soa.max[2]};
 }

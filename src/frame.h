@@ -6,6 +6,7 @@
 #include <broadphase/frame.h>
 #include <stdatomic.h>
 #include "index.h"
+#include "soa.h"
 
 typedef struct bpi_frames bpi_frames;
 
@@ -21,12 +22,7 @@ struct bp_view {
 	int dims;
 	uint32_t count;
 	uint32_t capacity; ///< entities the arrays below have room for
-	float *min[3];
-	float *max[3];
-	uint32_t *category;
-	uint32_t *mask;
-	uint8_t *flags;
-	uint64_t *user_key;
+	bpi_soa soa;
 	bool unfiltered;
 	bp_algorithm algorithm;
 	int thread_count;

@@ -66,8 +66,8 @@ static size_t scan_box(const bp_view *v, const float *lo, const float *hi, uint3
 	size_t total = 0;
 	const uint32_t n = v->count;
 	const int dims = v->dims;
-	const float *x0 = v->min[0], *x1 = v->max[0], *y0 = v->min[1], *y1 = v->max[1];
-	const float *z0 = dims == 3 ? v->min[2] : v->min[1], *z1 = dims == 3 ? v->max[2] : v->max[1];
+	const float *x0 = v->soa.min[0], *x1 = v->soa.max[0], *y0 = v->soa.min[1], *y1 = v->soa.max[1];
+	const float *z0 = dims == 3 ? v->soa.min[2] : v->soa.min[1], *z1 = dims == 3 ? v->soa.max[2] : v->soa.max[1];
 	// In 2D the z test repeats y with y's bounds: always true when y is.
 	const float lz = dims == 3 ? lo[2] : lo[1], hz = dims == 3 ? hi[2] : hi[1];
 	const float lx = lo[0], hx = hi[0], ly = lo[1], hy = hi[1];
@@ -116,11 +116,11 @@ static inline float axis_gap(float c, float lo, float hi)
 /// Squared distance from point p to box i.
 static inline float box_distance2(const bp_view *v, uint32_t i, const float *p)
 {
-	float gx = axis_gap(p[0], v->min[0][i], v->max[0][i]);
-	float gy = axis_gap(p[1], v->min[1][i], v->max[1][i]);
+	float gx = axis_gap(p[0], v->soa.min[0][i], v->soa.max[0][i]);
+	float gy = axis_gap(p[1], v->soa.min[1][i], v->soa.max[1][i]);
 	float d2 = gx * gx + gy * gy;
 	if (v->dims == 3) {
-		float gz = axis_gap(p[2], v->min[2][i], v->max[2][i]);
+		float gz = axis_gap(p[2], v->soa.min[2][i], v->soa.max[2][i]);
 		d2 += gz * gz;
 	}
 	return d2;
@@ -139,8 +139,8 @@ bp_status bp_view_query_sphere(const bp_view *v, const float *center, float radi
 	const float r2 = radius * radius;
 	size_t count = 0;
 	const float cx = center[0], cy = center[1], cz = v->dims == 3 ? center[2] : 0.0f;
-	const float *x0 = v->min[0], *x1 = v->max[0], *y0 = v->min[1], *y1 = v->max[1];
-	const float *z0 = v->min[2], *z1 = v->max[2];
+	const float *x0 = v->soa.min[0], *x1 = v->soa.max[0], *y0 = v->soa.min[1], *y1 = v->soa.max[1];
+	const float *z0 = v->soa.min[2], *z1 = v->soa.max[2];
 	uint8_t hit[SCAN_BLOCK];
 	for (uint32_t base = 0; base < v->count; base += SCAN_BLOCK) {
 		const uint32_t m = BP_MIN(v->count - base, (uint32_t)SCAN_BLOCK);
@@ -170,7 +170,7 @@ static inline bool ray_box(const bp_view *v, uint32_t i, const float *o, const f
 {
 	float enter = 0.0f, leave = max_t;
 	for (int axis = 0; axis < v->dims; ++axis) {
-		float lo = v->min[axis][i], hi = v->max[axis][i];
+		float lo = v->soa.min[axis][i], hi = v->soa.max[axis][i];
 		if (d[axis] == 0.0f) {
 			if (o[axis] < lo || o[axis] > hi)
 				return false;

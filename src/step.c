@@ -9,16 +9,16 @@ static bpi_scene world_scene(const bp_world *w)
 	bpi_scene s = {
 		.count = w->count,
 		.dims = w->dims,
-		.category = w->category,
-		.mask = w->mask,
-		.flags = w->flags,
+		.category = w->soa.category,
+		.mask = w->soa.mask,
+		.flags = w->soa.flags,
 		.unfiltered = w->static_count == 0 && w->filtered_count == 0,
 		.threads = bpi_resolve_threads(w->thread_count),
 		.cell_size = w->cell_size,
 	};
 	for (int axis = 0; axis < w->dims; ++axis) {
-		s.min[axis] = w->min[axis];
-		s.max[axis] = w->max[axis];
+		s.min[axis] = w->soa.min[axis];
+		s.max[axis] = w->soa.max[axis];
 	}
 	return s;
 }

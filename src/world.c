@@ -35,37 +35,6 @@ bp_entity_def bp_entity_def_default(void)
 
 // ---- SoA storage ---------------------------------------------------------
 
-typedef struct soa_arrays {
-	float *min[3], *max[3];
-	uint32_t *category, *mask, *dense_slot;
-	uint8_t *flags;
-	uint64_t *user_key;
-} soa_arrays;
-
-static soa_arrays world_arrays(const bp_world *w)
-{
-	soa_arrays a = {.category = w->category, .mask = w->mask, .dense_slot = w->dense_slot,
-		.flags = w->flags, .user_key = w->user_key};
-	for (int i = 0; i < 3; ++i) {
-		a.min[i] = w->min[i];
-		a.max[i] = w->max[i];
-	}
-	return a;
-}
-
-static void free_arrays(soa_arrays *a, int dims, size_t capacity)
-{
-	for (int i = 0; i < dims; ++i) {
-		bpi_free_aligned(a->min[i], capacity * sizeof(float));
-		bpi_free_aligned(a->max[i], capacity * sizeof(float));
-	}
-	bpi_free_aligned(a->category, capacity * sizeof(uint32_t));
-	bpi_free_aligned(a->mask, capacity * sizeof(uint32_t));
-	bpi_free_aligned(a->dense_slot, capacity * sizeof(uint32_t));
-	bpi_free_aligned(a->flags, capacity * sizeof(uint8_t));
-	bpi_free_aligned(a->user_key, capacity * sizeof(uint64_t));
-}
-
 /// Makes room for `needed` entities. All arrays grow or none does.
 static bp_status reserve_entities(bp_world *w, uint32_t needed)
 {
@@ -74,44 +43,15 @@ static bp_status reserve_entities(bp_world *w, uint32_t needed)
 	uint64_t grown = (uint64_t)w->capacity + w->capacity / 2;
 	uint32_t capacity = (uint32_t)BP_MIN(BP_MAX(grown, (uint64_t)needed), (uint64_t)BP_MAX_ENTITIES);
 	capacity = BP_MAX(capacity, 16u);
-	soa_arrays fresh = {0};
-	bool ok = true;
-	for (int i = 0; i < w->dims; ++i) {
-		ok &= (fresh.min[i] = bpi_alloc_aligned((size_t)capacity * sizeof(float))) != NULL;
-		ok &= (fresh.max[i] = bpi_alloc_aligned((size_t)capacity * sizeof(float))) != NULL;
-	}
-	ok &= (fresh.category = bpi_alloc_aligned((size_t)capacity * sizeof(uint32_t))) != NULL;
-	ok &= (fresh.mask = bpi_alloc_aligned((size_t)capacity * sizeof(uint32_t))) != NULL;
-	ok &= (fresh.dense_slot = bpi_alloc_aligned((size_t)capacity * sizeof(uint32_t))) != NULL;
-	ok &= (fresh.flags = bpi_alloc_aligned((size_t)capacity * sizeof(uint8_t))) != NULL;
-	ok &= (fresh.user_key = bpi_alloc_aligned((size_t)capacity * sizeof(uint64_t))) != NULL;
-	if (!ok) {
-		free_arrays(&fresh, w->dims, capacity);
+	uint32_t *dense_slot = bpi_grow_aligned(NULL, 0, capacity, sizeof(uint32_t));
+	if (!dense_slot || !bpi_soa_resize(&w->soa, w->dims, w->capacity, capacity, w->count)) {
+		bpi_free_aligned(dense_slot, (size_t)capacity * sizeof(uint32_t));
 		return bpi_world_fail(w, BP_ERR_OUT_OF_MEMORY, "no memory for %u entities", capacity);
 	}
-	const size_t n = w->count;
-	if (n > 0) { // the first growth has NULL arrays: memcpy from NULL is undefined even for 0 bytes
-		for (int i = 0; i < w->dims; ++i) {
-			memcpy(fresh.min[i], w->min[i], n * sizeof(float));
-			memcpy(fresh.max[i], w->max[i], n * sizeof(float));
-		}
-		memcpy(fresh.category, w->category, n * sizeof(uint32_t));
-		memcpy(fresh.mask, w->mask, n * sizeof(uint32_t));
-		memcpy(fresh.dense_slot, w->dense_slot, n * sizeof(uint32_t));
-		memcpy(fresh.flags, w->flags, n * sizeof(uint8_t));
-		memcpy(fresh.user_key, w->user_key, n * sizeof(uint64_t));
-	}
-	soa_arrays old = world_arrays(w);
-	free_arrays(&old, w->dims, w->capacity);
-	for (int i = 0; i < w->dims; ++i) {
-		w->min[i] = fresh.min[i];
-		w->max[i] = fresh.max[i];
-	}
-	w->category = fresh.category;
-	w->mask = fresh.mask;
-	w->dense_slot = fresh.dense_slot;
-	w->flags = fresh.flags;
-	w->user_key = fresh.user_key;
+	if (w->count)
+		memcpy(dense_slot, w->dense_slot, (size_t)w->count * sizeof(uint32_t));
+	bpi_free_aligned(w->dense_slot, (size_t)w->capacity * sizeof(uint32_t));
+	w->dense_slot = dense_slot;
 	w->capacity = capacity;
 	return BP_OK;
 }
@@ -181,8 +121,8 @@ void bp_world_destroy(bp_world *w)
 	for (int i = 0; i < BP_ALGO_COUNT; ++i)
 		if (w->indices[i])
 			w->indices[i]->algorithm->destroy(w->indices[i]);
-	soa_arrays arrays = world_arrays(w);
-	free_arrays(&arrays, w->dims, w->capacity);
+	bpi_soa_free(&w->soa, w->dims, w->capacity);
+	bpi_free_aligned(w->dense_slot, (size_t)w->capacity * sizeof(uint32_t));
 	bpi_free_aligned(w->slots, (size_t)w->slot_capacity * sizeof(bpi_slot));
 	bpi_pair_buffer_free(&w->pairs);
 	bpi_free(w, sizeof *w);
@@ -266,13 +206,13 @@ static bool filter_is_open(uint32_t category, uint32_t mask)
 static void store_entity(bp_world *w, uint32_t d, const float *min, const float *max, const bp_entity_def *def)
 {
 	for (int axis = 0; axis < w->dims; ++axis) {
-		w->min[axis][d] = min[axis];
-		w->max[axis][d] = max[axis];
+		w->soa.min[axis][d] = min[axis];
+		w->soa.max[axis][d] = max[axis];
 	}
-	w->category[d] = def->category;
-	w->mask[d] = def->mask;
-	w->flags[d] = def->kind == BP_KIND_STATIC ? BP_FLAG_STATIC : 0;
-	w->user_key[d] = def->user_key;
+	w->soa.category[d] = def->category;
+	w->soa.mask[d] = def->mask;
+	w->soa.flags[d] = def->kind == BP_KIND_STATIC ? BP_FLAG_STATIC : 0;
+	w->soa.user_key[d] = def->user_key;
 	w->static_count += def->kind == BP_KIND_STATIC;
 	w->filtered_count += !filter_is_open(def->category, def->mask);
 }
@@ -361,17 +301,10 @@ bp_status bp_entity_destroy(bp_world *w, bp_entity e)
 	if (!slot)
 		return BP_ERR_STALE_HANDLE;
 	uint32_t d = slot->dense, last = w->count - 1;
-	w->static_count -= (w->flags[d] & BP_FLAG_STATIC) != 0;
-	w->filtered_count -= !filter_is_open(w->category[d], w->mask[d]);
+	w->static_count -= (w->soa.flags[d] & BP_FLAG_STATIC) != 0;
+	w->filtered_count -= !filter_is_open(w->soa.category[d], w->soa.mask[d]);
 	if (d != last) { // swap-remove keeps the arrays dense
-		for (int axis = 0; axis < w->dims; ++axis) {
-			w->min[axis][d] = w->min[axis][last];
-			w->max[axis][d] = w->max[axis][last];
-		}
-		w->category[d] = w->category[last];
-		w->mask[d] = w->mask[last];
-		w->flags[d] = w->flags[last];
-		w->user_key[d] = w->user_key[last];
+		bpi_soa_move(&w->soa, w->dims, d, last);
 		w->dense_slot[d] = w->dense_slot[last];
 		w->slots[w->dense_slot[d]].dense = d;
 	}
@@ -399,13 +332,13 @@ bp_status bp_entity_get(const bp_world *w, bp_entity e, bp_entity_def *out)
 	uint32_t d = slot->dense;
 	bp_entity_def def = bp_entity_def_default();
 	for (int axis = 0; axis < w->dims; ++axis) {
-		def.min[axis] = w->min[axis][d];
-		def.max[axis] = w->max[axis][d];
+		def.min[axis] = w->soa.min[axis][d];
+		def.max[axis] = w->soa.max[axis][d];
 	}
-	def.category = w->category[d];
-	def.mask = w->mask[d];
-	def.kind = (w->flags[d] & BP_FLAG_STATIC) ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
-	def.user_key = w->user_key[d];
+	def.category = w->soa.category[d];
+	def.mask = w->soa.mask[d];
+	def.kind = (w->soa.flags[d] & BP_FLAG_STATIC) ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
+	def.user_key = w->soa.user_key[d];
 	*out = def;
 	return BP_OK;
 }
@@ -423,8 +356,8 @@ bp_status bp_entity_set_bounds(bp_world *w, bp_entity e, const float *min, const
 	if (status != BP_OK)
 		return status;
 	for (int axis = 0; axis < w->dims; ++axis) {
-		w->min[axis][slot->dense] = min[axis];
-		w->max[axis][slot->dense] = max[axis];
+		w->soa.min[axis][slot->dense] = min[axis];
+		w->soa.max[axis][slot->dense] = max[axis];
 	}
 	return BP_OK;
 }
@@ -438,9 +371,9 @@ bp_status bp_entity_set_filter(bp_world *w, bp_entity e, uint32_t category, uint
 		return BP_ERR_STALE_HANDLE;
 	uint32_t d = slot->dense;
 	w->filtered_count += !filter_is_open(category, mask);
-	w->filtered_count -= !filter_is_open(w->category[d], w->mask[d]);
-	w->category[d] = category;
-	w->mask[d] = mask;
+	w->filtered_count -= !filter_is_open(w->soa.category[d], w->soa.mask[d]);
+	w->soa.category[d] = category;
+	w->soa.mask[d] = mask;
 	return BP_OK;
 }
 
@@ -455,8 +388,8 @@ bp_status bp_entity_set_kind(bp_world *w, bp_entity e, bp_kind kind)
 	if (status != BP_OK)
 		return status;
 	uint32_t d = slot->dense;
-	w->static_count -= (w->flags[d] & BP_FLAG_STATIC) != 0;
-	w->flags[d] = (uint8_t)((w->flags[d] & ~BP_FLAG_STATIC) | (kind == BP_KIND_STATIC ? BP_FLAG_STATIC : 0));
+	w->static_count -= (w->soa.flags[d] & BP_FLAG_STATIC) != 0;
+	w->soa.flags[d] = (uint8_t)((w->soa.flags[d] & ~BP_FLAG_STATIC) | (kind == BP_KIND_STATIC ? BP_FLAG_STATIC : 0));
 	w->static_count += kind == BP_KIND_STATIC;
 	return BP_OK;
 }
@@ -468,7 +401,7 @@ bp_status bp_entity_set_user_key(bp_world *w, bp_entity e, uint64_t user_key)
 	const bpi_slot *slot = live_slot(w, e);
 	if (!slot)
 		return BP_ERR_STALE_HANDLE;
-	w->user_key[slot->dense] = user_key;
+	w->soa.user_key[slot->dense] = user_key;
 	return BP_OK;
 }
 
@@ -493,7 +426,7 @@ bp_entity bp_world_entity_at(const bp_world *w, uint32_t dense)
 	return (bp_entity){s + 1, w->slots[s].generation};
 }
 
-const uint64_t *bp_world_user_keys(const bp_world *w) { return w ? w->user_key : NULL; }
+const uint64_t *bp_world_user_keys(const bp_world *w) { return w ? w->soa.user_key : NULL; }
 
 bp_status bp_world_set_bounds(bp_world *w, uint32_t first, uint32_t count, const bp_bounds_arrays *bounds)
 {
@@ -508,8 +441,8 @@ bp_status bp_world_set_bounds(bp_world *w, uint32_t first, uint32_t count, const
 	const float *src_min[3] = {bounds->min_x, bounds->min_y, bounds->min_z};
 	const float *src_max[3] = {bounds->max_x, bounds->max_y, bounds->max_z};
 	for (int axis = 0; axis < w->dims; ++axis) {
-		memcpy(w->min[axis] + first, src_min[axis], (size_t)count * sizeof(float));
-		memcpy(w->max[axis] + first, src_max[axis], (size_t)count * sizeof(float));
+		memcpy(w->soa.min[axis] + first, src_min[axis], (size_t)count * sizeof(float));
+		memcpy(w->soa.max[axis] + first, src_max[axis], (size_t)count * sizeof(float));
 	}
 	return BP_OK;
 }

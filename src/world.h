@@ -6,6 +6,7 @@
 #include <broadphase/world.h>
 #include "core.h"
 #include "index.h"
+#include "soa.h"
 
 #define BP_WORLD_COOKIE 0x42504457 // "BPDW": marks a def made by bp_world_def_default
 #define BP_MAX_ENTITIES (UINT32_MAX - 1)
@@ -26,17 +27,11 @@ struct bp_world {
 	float cell_size;
 	bool canonical_pairs;
 
-	// Dense SoA store, `count` live entities, room for `capacity`; every array
-	// 64-byte aligned. z arrays are NULL in 2D.
+	// Dense SoA store: `count` live entities, room for `capacity`.
 	uint32_t count;
 	uint32_t capacity;
-	float *min[3];
-	float *max[3];
-	uint32_t *category;
-	uint32_t *mask;
-	uint8_t *flags;
-	uint64_t *user_key;
-	uint32_t *dense_slot; ///< dense index -> slot index
+	bpi_soa soa;
+	uint32_t *dense_slot; ///< dense index -> slot index, `capacity` entries
 	uint32_t static_count;
 	uint32_t filtered_count; ///< entities whose category or mask is not all bits
 

@@ -220,8 +220,8 @@ Test(world, entity_round_trip_2d_ignores_z)
 	cr_assert_eq(bp_entity_get(w, e, &got), BP_OK);
 	cr_assert_eq(got.min[1], 6.0f);
 	cr_assert_eq(got.max[0], 7.0f);
-	cr_assert_null(w->min[2], "2D pays for no z arrays");
-	cr_assert_null(w->max[2]);
+	cr_assert_null(w->soa.min[2], "2D pays for no z arrays");
+	cr_assert_null(w->soa.max[2]);
 	bp_world_destroy(w);
 }
 
@@ -303,7 +303,7 @@ Test(world, destroy_moves_last_into_hole)
 		uint32_t dense;
 		cr_assert_eq(bp_entity_dense_index(w, h[want[i]], &dense), BP_OK);
 		cr_assert_eq(dense, i);
-		cr_assert_eq(w->min[0][i], (float)want[i], "bounds moved with the entity");
+		cr_assert_eq(w->soa.min[0][i], (float)want[i], "bounds moved with the entity");
 	}
 	// Destroying the last dense entity moves nothing: 0 4 2.
 	cr_assert_eq(bp_entity_destroy(w, h[3]), BP_OK);
@@ -502,7 +502,7 @@ static void check_bulk_set(int dims)
 	// The whole range and an empty range at the end are both in range.
 	cr_assert_eq(bp_world_set_bounds(w, 0, N, &arrays), BP_OK);
 	cr_assert_eq(bp_world_set_bounds(w, N, 0, &arrays), BP_OK);
-	cr_assert_eq(w->min[0][FIRST], before[FIRST].min[0]);
+	cr_assert_eq(w->soa.min[0][FIRST], before[FIRST].min[0]);
 	soa_free(&s);
 	soa_free(&t);
 	bp_world_destroy(w);

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: MIT
+// Allocation, growth and copies of the per-entity SoA arrays.
+#include "soa.h"
+
+#include <string.h>
+
+/// Calls fn on each array of a bpi_soa with its element size: one place that
+/// knows the list of arrays.
+#define BPI_SOA_EACH(soa, dims, fn)                                                                             \
+	do {                                                                                                    \
+		for (int axis_ = 0; axis_ < (dims); ++axis_) {                                                  \
+			fn((soa)->min[axis_], sizeof(float));                                                   \
+			fn((soa)->max[axis_], sizeof(float));                                                   \
+		}                                                                                               \
+		fn((soa)->category, sizeof(uint32_t));                                                          \
+		fn((soa)->mask, sizeof(uint32_t));                                                              \
+		fn((soa)->flags, sizeof(uint8_t));                                                              \
+		fn((soa)->user_key, sizeof(uint64_t));                                                          \
+	} while (0)
+
+void bpi_soa_free(bpi_soa *soa, int dims, uint32_t capacity)
+{
+#define FREE_ARRAY(array, size) bpi_free_aligned((array), (size_t)capacity * (size))
+	BPI_SOA_EACH(soa, dims, FREE_ARRAY);
+#undef FREE_ARRAY
+	*soa = (bpi_soa){0};
+}
+
+bool bpi_soa_resize(bpi_soa *soa, int dims, uint32_t old_capacity, uint32_t capacity, uint32_t keep)
+{
+	bpi_soa fresh = {0};
+	bool ok = true;
+#define ALLOC_ARRAY(array, size) ok &= ((array) = bpi_alloc_aligned((size_t)capacity * (size))) != NULL
+	BPI_SOA_EACH(&fresh, dims, ALLOC_ARRAY);
+#undef ALLOC_ARRAY
+	if (!ok) {
+		bpi_soa_free(&fresh, dims, capacity);
+		return false;
+	}
+	bpi_soa_copy(&fresh, soa, dims, BP_MIN(keep, capacity));
+	bpi_soa_free(soa, dims, old_capacity);
+	*soa = fresh;
+	return true;
+}
+
+void bpi_soa_copy(bpi_soa *dst, const bpi_soa *src, int dims, uint32_t count)
+{
+	if (count == 0)
+		return; // arrays may be NULL then, and memcpy from NULL is undefined
+	for (int axis = 0; axis < dims; ++axis) {
+		memcpy(dst->min[axis], src->min[axis], (size_t)count * sizeof(float));
+		memcpy(dst->max[axis], src->max[axis], (size_t)count * sizeof(float));
+	}
+	memcpy(dst->category, src->category, (size_t)count * sizeof(uint32_t));
+	memcpy(dst->mask, src->mask, (size_t)count * sizeof(uint32_t));
+	memcpy(dst->flags, src->flags, (size_t)count * sizeof(uint8_t));
+	memcpy(dst->user_key, src->user_key, (size_t)count * sizeof(uint64_t));
+}
+
+void bpi_soa_move(bpi_soa *soa, int dims, uint32_t to, uint32_t from)
+{
+	for (int axis = 0; axis < dims; ++axis) {
+		soa->min[axis][to] = soa->min[axis][from];
+		soa->max[axis][to] = soa->max[axis][from];
+	}
+	soa->category[to] = soa->category[from];
+	soa->mask[to] = soa->mask[from];
+	soa->flags[to] = soa->flags[from];
+	soa->user_key[to] = soa->user_key[from];
+}
