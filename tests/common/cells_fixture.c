@@ -119,19 +119,7 @@ bp_world *cells_world(const oracle_box *boxes, uint32_t n, int dims, bp_algorith
 	def.algorithm = algorithm;
 	def.thread_count = threads;
 	def.cell_size = cell_size;
-	bp_world *world = NULL;
-	cr_assert_eq(bp_world_create(&def, &world), BP_OK);
-	for (uint32_t i = 0; i < n; ++i) {
-		bp_entity_def e = bp_entity_def_default();
-		memcpy(e.min, boxes[i].min, sizeof e.min);
-		memcpy(e.max, boxes[i].max, sizeof e.max);
-		e.category = boxes[i].category;
-		e.mask = boxes[i].mask;
-		e.kind = boxes[i].is_static ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
-		bp_entity handle;
-		cr_assert_eq(bp_entity_create(world, &e, &handle), BP_OK, "%s", bp_world_last_error(world));
-	}
-	return world;
+	return test_world_from_def(boxes, n, &def);
 }
 
 bp_pair *cells_check_step(bp_world *world, const oracle_box *boxes, uint32_t n, int dims, size_t *count)

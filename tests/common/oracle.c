@@ -129,14 +129,10 @@ void test_random_boxes(oracle_box *boxes, uint32_t n, int dims, float world, flo
 	}
 }
 
-bp_world *test_world_from_boxes(const oracle_box *boxes, uint32_t n, int dims, bp_algorithm algorithm, int threads)
+bp_world *test_world_from_def(const oracle_box *boxes, uint32_t n, const bp_world_def *def)
 {
-	bp_world_def def = bp_world_def_default();
-	def.dims = dims;
-	def.algorithm = algorithm;
-	def.thread_count = threads;
 	bp_world *world = NULL;
-	cr_assert_eq(bp_world_create(&def, &world), BP_OK);
+	cr_assert_eq(bp_world_create(def, &world), BP_OK);
 	for (uint32_t i = 0; i < n; ++i) {
 		bp_entity_def e = bp_entity_def_default();
 		memcpy(e.min, boxes[i].min, sizeof e.min);
@@ -149,4 +145,13 @@ bp_world *test_world_from_boxes(const oracle_box *boxes, uint32_t n, int dims, b
 		cr_assert_eq(bp_entity_create(world, &e, &handle), BP_OK, "%s", bp_world_last_error(world));
 	}
 	return world;
+}
+
+bp_world *test_world_from_boxes(const oracle_box *boxes, uint32_t n, int dims, bp_algorithm algorithm, int threads)
+{
+	bp_world_def def = bp_world_def_default();
+	def.dims = dims;
+	def.algorithm = algorithm;
+	def.thread_count = threads;
+	return test_world_from_def(boxes, n, &def);
 }

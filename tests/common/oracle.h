@@ -46,6 +46,9 @@ uint32_t test_rng_below(test_rng *rng, uint32_t bound);
 void test_random_boxes(oracle_box *boxes, uint32_t n, int dims, float world, float max_extent, bool filters,
 	uint64_t seed);
 
+/// Creates a world from `def` holding the boxes, in order (dense index = box
+/// index, user key = box index).
+bp_world *test_world_from_def(const oracle_box *boxes, uint32_t n, const bp_world_def *def);
 /// Creates a world of `dims` with the boxes, in order (dense index = box index).
 bp_world *test_world_from_boxes(const oracle_box *boxes, uint32_t n, int dims, bp_algorithm algorithm, int threads);
 
