@@ -615,7 +615,7 @@ Test(cli, usage_errors_exit_1)
 	expect_usage_error(BP("gen", "--dist", "uniform", "--n", "10"), "gen without -o", "-o");
 	expect_usage_error(BP("help", "nope"), "help of unknown command", "'nope'");
 	expect_usage_error(BP("bench"), "bench", "bp: 'bench' is not built yet");
-	expect_usage_error(BP("frames"), "frames", "bp: 'frames' is not built yet");
+	expect_usage_error(BP("frames"), "frames", "bp frames: --n is required");
 	expect_usage_error(BP("render"), "render", "bp: 'render' is not built yet");
 }
 

@@ -25,6 +25,8 @@ int bp_cli_main(int argc, char **argv, FILE *out, FILE *err);
 int cli_gen(int argc, char **argv, FILE *out, FILE *err);
 int cli_pairs(int argc, char **argv, FILE *out, FILE *err);
 int cli_verify(int argc, char **argv, FILE *out, FILE *err);
+int cli_frames(int argc, char **argv, FILE *out, FILE *err);
+extern const char cli_frames_usage[]; ///< `bp help frames`, kept next to the command
 /// `bp help [COMMAND]`.
 int cli_help(int argc, char **argv, FILE *out, FILE *err);
 /// Usage of one command ("gen", "pairs", ...), or of the whole tool for NULL.

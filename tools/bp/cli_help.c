@@ -11,6 +11,7 @@ static const char tool_usage[] =
 	"  gen     generate a scene file\n"
 	"  pairs   find the overlapping pairs of a scene file\n"
 	"  verify  check algorithms against the brute-force oracle\n"
+	"  frames  run moving frames through the frame scheduler with host work\n"
 	"  help    show this text, or 'bp help COMMAND'\n"
 	"\n"
 	"exit codes: 0 success, 1 usage error, 2 bad input file, 3 resource error\n"
@@ -62,6 +63,8 @@ bool cli_usage(const char *command, FILE *to)
 		text = pairs_usage;
 	else if (strcmp(command, "verify") == 0)
 		text = verify_usage;
+	else if (strcmp(command, "frames") == 0)
+		text = cli_frames_usage;
 	else if (strcmp(command, "help") == 0)
 		text = help_usage;
 	if (!text)

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+// `bp frames` run in-process through bp_cli_main: the output format, frame 1 against the oracle,
+// the pair-event bookkeeping from frame to frame, every algorithm against brute, and usage errors.
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "oracle.h"
+
+typedef struct cli_result {
+	int code;
+	char *out;
+	char *err;
+} cli_result;
+
+/// bp ARG... (NULL-terminated), in-process.
+static cli_result run_bp(const char *first, ...)
+{
+	const char *argv[64] = {"bp"};
+	int argc = 1;
+	va_list args;
+	va_start(args, first);
+	for (const char *arg = first; arg; arg = va_arg(args, const char *)) {
+		cr_assert_lt(argc, 63);
+		argv[argc++] = arg;
+	}
+	va_end(args);
+	cli_result r = {0};
+	size_t out_size, err_size;
+	FILE *out = open_memstream(&r.out, &out_size);
+	FILE *err = open_memstream(&r.err, &err_size);
+	cr_assert(out && err);
+	r.code = bp_cli_main(argc, (char **)argv, out, err);
+	fclose(out);
+	fclose(err);
+	return r;
+}
+#define BP(...) run_bp(__VA_ARGS__, (const char *)NULL)
+
+static void result_free(cli_result *r)
+{
+	free(r->out);
+	free(r->err);
+}
+
+static void expect_code(const cli_result *r, int code, const char *what)
+{
+	cr_assert_eq(r->code, code, "%s: exit %d, want %d\nstdout: %s\nstderr: %s", what, r->code, code, r->out, r->err);
+}
+
+// ---- parsing the output ----------------------------------------------------------
+
+/// The text after " key=" (or "key=" at the start) in one line, or NULL.
+static const char *field(const char *line, const char *end, const char *key)
+{
+	size_t k = strlen(key);
+	for (const char *p = line; p + k < end; ++p) {
+		if ((p == line || p[-1] == ' ') && strncmp(p, key, k) == 0 && p[k] == '=')
+			return p + k + 1;
+	}
+	return NULL;
+}
+
+static double number(const char *line, const char *end, const char *key)
+{
+	const char *v = field(line, end, key);
+	cr_assert_not_null(v, "no %s= in: %.*s", key, (int)(end - line), line);
+	char *stop;
+	double x = strtod(v, &stop);
+	cr_assert(stop != v && (*stop == ' ' || *stop == '\n' || *stop == '\0'), "%s: not a number", key);
+	return x;
+}
+
+/// Per-frame numbers and the summary line of one run.
+typedef struct frames_output {
+	int frames;
+	uint64_t pairs[64], began[64], ended[64];
+	const char *summary, *summary_end;
+} frames_output;
+
+static frames_output parse_output(const char *text)
+{
+	frames_output o = {0};
+	for (const char *line = text; *line;) {
+		const char *end = strchr(line, '\n');
+		cr_assert_not_null(end, "unterminated line: %s", line);
+		if (strncmp(line, "frame=", 6) == 0) {
+			cr_assert_lt(o.frames, 64);
+			cr_assert_eq(number(line, end, "frame"), o.frames + 1, "frames out of order");
+			for (size_t i = 0; i < 5; ++i) {
+				static const char *const keys[] = {"build_ms", "host_ms", "query_p50_us", "query_p99_us", "pairs"};
+				cr_assert_geq(number(line, end, keys[i]), 0);
+			}
+			o.pairs[o.frames] = (uint64_t)number(line, end, "pairs");
+			o.began[o.frames] = (uint64_t)number(line, end, "began");
+			o.ended[o.frames] = (uint64_t)number(line, end, "ended");
+			o.frames++;
+		} else {
+			cr_assert_null(o.summary, "two summary lines");
+			o.summary = line;
+			o.summary_end = end;
+		}
+		line = end + 1;
+	}
+	cr_assert_not_null(o.summary, "no summary line in: %s", text);
+	return o;
+}
+
+// ---- tests -----------------------------------------------------------------------
+
+Test(cli_frames, summary_and_one_line_per_frame, .timeout = 60)
+{
+	cli_result r = BP("frames", "--dist", "uniform", "--n", "2000", "--dims", "3", "--frames", "6", "--threads",
+		"2", "--queries", "8", "--host-ms", "1");
+	expect_code(&r, CLI_EXIT_OK, "frames");
+	frames_output o = parse_output(r.out);
+	cr_assert_eq(o.frames, 6);
+	const char *s = o.summary, *e = o.summary_end;
+	cr_assert_eq(number(s, e, "frames"), 6);
+	cr_assert_eq(number(s, e, "n"), 2000);
+	cr_assert_eq(number(s, e, "threads"), 2);
+	const char *algo = field(s, e, "algo");
+	cr_assert_not_null(algo);
+	cr_assert(strncmp(algo, "auto", 4) != 0, "algo names the algorithm that ran");
+	static const char *const keys[] = {"build_ms_median", "frame_ms_median", "overlap", "query_p50_us",
+		"query_p99_us", "host_ms_median", "query_hits_mean"};
+	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
+		cr_assert_gt(number(s, e, keys[i]), 0, "%s", keys[i]);
+	cr_assert_eq(number(s, e, "pairs_last"), o.pairs[5]);
+	// --host-ms 1 is a busy loop of 1 ms, part of the host's time every frame.
+	cr_assert_geq(number(s, e, "host_ms_median"), 1.0);
+	cr_assert_geq(number(s, e, "query_p99_us"), number(s, e, "query_p50_us"));
+	result_free(&r);
+}
+
+/// Frame 1 is the generated scene unmoved: its pairs are those of the oracle on it.
+static void expect_frame1_matches_oracle(const char *dist, const char *dims)
+{
+	cli_result r = BP("frames", "--dist", dist, "--n", "2000", "--dims", dims, "--frames", "2", "--seed", "7",
+		"--threads", "2", "--queries", "2");
+	expect_code(&r, CLI_EXIT_OK, dist);
+	frames_output o = parse_output(r.out);
+
+	bp_gen_def def = bp_gen_def_default();
+	cr_assert_eq(bp_distribution_from_name(dist, &def.dist), BP_OK);
+	def.n = 2000;
+	def.dims = atoi(dims);
+	def.seed = 7;
+	bp_scene *scene = NULL;
+	cr_assert_eq(bp_scene_generate(&def, &scene), BP_OK);
+	oracle_box *boxes = calloc(scene->count, sizeof *boxes);
+	cr_assert_not_null(boxes);
+	for (uint32_t i = 0; i < scene->count; ++i) {
+		for (int a = 0; a < scene->dims; ++a) {
+			boxes[i].min[a] = scene->min[a][i];
+			boxes[i].max[a] = scene->max[a][i];
+		}
+		boxes[i].category = 1;
+		boxes[i].mask = UINT32_MAX;
+	}
+	oracle_pairs want = oracle_find_pairs(boxes, scene->count, scene->dims);
+	cr_assert_gt(want.count, 0, "a scene without pairs tests nothing");
+	cr_assert_eq(o.pairs[0], want.count, "%s %sD frame 1: %" PRIu64 " pairs, oracle %zu", dist, dims, o.pairs[0],
+		want.count);
+	// The first published frame has no predecessor: every pair began.
+	cr_assert_eq(o.began[0], want.count);
+	cr_assert_eq(o.ended[0], 0);
+	oracle_pairs_free(&want);
+	free(boxes);
+	bp_scene_destroy(scene);
+	result_free(&r);
+}
+
+Test(cli_frames, frame1_matches_oracle, .timeout = 120)
+{
+	expect_frame1_matches_oracle("uniform", "3");
+	expect_frame1_matches_oracle("uniform", "2");
+	expect_frame1_matches_oracle("clustered", "3");
+	expect_frame1_matches_oracle("mixed", "2");
+}
+
+// Pair events are the difference of consecutive frames' pair sets, so per frame
+// pairs_k = pairs_{k-1} + began_k - ended_k, ended_k <= pairs_{k-1}, began_k <= pairs_k.
+// And the motion must change something: some pairs begin after frame 1.
+Test(cli_frames, events_account_for_pair_changes, .timeout = 60)
+{
+	cli_result r = BP("frames", "--dist", "clustered", "--n", "2000", "--frames", "12", "--threads", "2",
+		"--queries", "4");
+	expect_code(&r, CLI_EXIT_OK, "frames");
+	frames_output o = parse_output(r.out);
+	cr_assert_eq(o.frames, 12);
+	uint64_t changes = 0;
+	for (int k = 1; k < o.frames; ++k) {
+		cr_assert_eq(o.pairs[k - 1] + o.began[k] - o.ended[k], o.pairs[k], "frame %d", k + 1);
+		cr_assert_leq(o.ended[k], o.pairs[k - 1]);
+		cr_assert_leq(o.began[k], o.pairs[k]);
+		changes += o.began[k] + o.ended[k];
+	}
+	cr_assert_gt(changes, 0, "entities did not move");
+	result_free(&r);
+}
+
+// Moved frames have no outside oracle, but brute is the reference algorithm: every
+// other algorithm and thread count must give the same pairs and events on every frame.
+Test(cli_frames, algorithms_agree_with_brute_every_frame, .timeout = 120)
+{
+	static const char *const dists[][2] = {{"uniform", "3"}, {"mixed", "3"}, {"line", "2"}};
+	for (size_t d = 0; d < sizeof dists / sizeof dists[0]; ++d) {
+		cli_result ref = BP("frames", "--dist", dists[d][0], "--dims", dists[d][1], "--n", "2000", "--frames", "8",
+			"--algo", "brute", "--threads", "1", "--queries", "1");
+		expect_code(&ref, CLI_EXIT_OK, "brute");
+		frames_output want = parse_output(ref.out);
+		static const char *const runs[][2] = {{"sap", "1"}, {"sap", "2"}, {"grid", "2"}, {"hash", "2"}, {"auto", "2"}};
+		for (size_t i = 0; i < sizeof runs / sizeof runs[0]; ++i) {
+			cli_result r = BP("frames", "--dist", dists[d][0], "--dims", dists[d][1], "--n", "2000", "--frames",
+				"8", "--algo", runs[i][0], "--threads", runs[i][1], "--queries", "1");
+			expect_code(&r, CLI_EXIT_OK, runs[i][0]);
+			frames_output got = parse_output(r.out);
+			cr_assert_eq(got.frames, want.frames);
+			for (int k = 0; k < got.frames; ++k) {
+				cr_assert_eq(got.pairs[k], want.pairs[k], "%s %s threads %s frame %d", dists[d][0], runs[i][0],
+					runs[i][1], k + 1);
+				cr_assert_eq(got.began[k], want.began[k]);
+				cr_assert_eq(got.ended[k], want.ended[k]);
+			}
+			result_free(&r);
+		}
+		result_free(&ref);
+	}
+}
+
+Test(cli_frames, usage_errors, .timeout = 30)
+{
+	static const struct {
+		const char *args[8];
+		const char *says;
+	} cases[] = {
+		{{"frames", "--dist", "uniform", "--frames", "2"}, "--n"},
+		{{"frames", "--n", "100", "--dims", "4"}, "--dims"},
+		{{"frames", "--n", "100", "--dist", "nosuch"}, "nosuch"},
+		{{"frames", "--n", "100", "--dist", "boxprune", "--dims", "2"}, "boxprune"},
+		{{"frames", "--n", "100", "--frames", "0"}, "--frames"},
+		{{"frames", "--n", "100", "--algo", "nosuch"}, "nosuch"},
+		{{"frames", "--n", "100", "--bogus"}, "--bogus"},
+		{{"frames", "--n", "100", "scene.txt"}, "scene.txt"},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+		const char *const *a = cases[i].args;
+		cli_result r = run_bp(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], (const char *)NULL);
+		expect_code(&r, CLI_EXIT_USAGE, cases[i].says);
+		cr_assert_not_null(strstr(r.err, cases[i].says), "case %zu: stderr does not name '%s': %s", i,
+			cases[i].says, r.err);
+		cr_assert_eq(r.out[0], '\0', "nothing on stdout after a usage error");
+		result_free(&r);
+	}
+}
+
+Test(cli_frames, help, .timeout = 30)
+{
+	cli_result r = BP("help", "frames");
+	expect_code(&r, CLI_EXIT_OK, "help frames");
+	cr_assert_not_null(strstr(r.out, "usage: bp frames"));
+	result_free(&r);
+	r = BP("frames", "--help");
+	expect_code(&r, CLI_EXIT_OK, "frames --help");
+	cr_assert_not_null(strstr(r.out, "usage: bp frames"));
+	result_free(&r);
+}
