@@ -43,10 +43,8 @@ const char cli_frames_usage[] =
 	"  --queries Q   AABB queries per frame on the host thread (default 10)\n"
 	"  --verbose     per-frame lines even on a terminal\n"
 	"\n"
-	"Set OMP_WAIT_POLICY=passive in the environment for this command: by default libgomp's\n"
-	"build workers spin between and after parallel regions and take the cores from the host\n"
-	"thread. The library's OpenMP runtime reads the variable when it is loaded, so the\n"
-	"command cannot set it for itself; on a terminal it reminds you when it is unset.\n";
+	"The bp executable runs this command with OMP_WAIT_POLICY=passive unless the variable is\n"
+	"already set: libgomp's default spinning workers take the cores from the host thread.\n";
 
 enum {
 	OPT_DIST,
@@ -462,13 +460,6 @@ int cli_frames(int argc, char **argv, FILE *out, FILE *err)
 	const bool tty = isatty(fileno(out)) == 1;
 	r.lines = !tty || r.args.verbose;
 	r.progress = tty;
-	// Measured on the 2-core machine (n=100k, grid, 2 threads, 30 frames, 3 pairs of
-	// runs under load): build median 78-109 ms and query p99 14-20 ms unset, against
-	// 42-51 ms and 0.36-8 ms with passive. setenv() here would come too late: libgomp
-	// reads its environment in a constructor when the library is loaded.
-	if (tty && !getenv("OMP_WAIT_POLICY"))
-		fprintf(err, "bp frames: OMP_WAIT_POLICY is unset; OMP_WAIT_POLICY=passive keeps the build's "
-			     "workers from spinning on the host's cores\n");
 
 	const size_t frames = r.args.gen.frames, q = r.args.queries;
 	code = create_world(&r);
