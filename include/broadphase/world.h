@@ -138,7 +138,7 @@ typedef struct bp_frame_stats {
 	uint32_t entity_count;
 	uint64_t candidate_tests;  ///< box-pair overlap tests performed
 	uint64_t pair_count;       ///< pairs reported
-	uint64_t cell_count;       ///< non-empty cells (grid/hash), sorted items (sap), 0 otherwise
+	uint64_t cell_count;       ///< non-empty cells (grid/hash), non-empty regions (sap), 0 otherwise
 	uint64_t ns_prepare;       ///< snapshot and statistics
 	uint64_t ns_build;         ///< sort or hash build
 	uint64_t ns_find;          ///< sweep or cell tests into per-chunk buffers
