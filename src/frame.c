@@ -2,6 +2,7 @@
 // The frame scheduler: copy on submit, one builder thread, a pool of reference-counted frame
 // buffers, and publication by swapping the latest pointer (DESIGN §5).
 #include "frame.h"
+#include "periodic.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -37,6 +38,7 @@ struct bpi_frames {
 	bp_view *latest;
 
 	bpi_index *indices[BP_ALGO_COUNT]; ///< builder thread only; separate from the world's own
+	bpi_periodic *periodic;            ///< builder thread only: periodic-step scratch
 };
 
 // ---- buffers -------------------------------------------------------------
@@ -265,22 +267,12 @@ static bp_status build_events(bp_view *f, const bp_view *prev)
 static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 {
 	uint64_t t0 = bpi_now_ns();
-	bpi_scene scene = {
-		.count = f->count,
-		.dims = f->dims,
-		.category = f->soa.category,
-		.mask = f->soa.mask,
-		.flags = f->soa.flags,
-		.unfiltered = f->unfiltered,
-		.threads = bpi_resolve_threads(f->thread_count),
-		.cell_size = f->cell_size,
-	};
-	for (int axis = 0; axis < f->dims; ++axis) {
-		scene.min[axis] = f->soa.min[axis];
-		scene.max[axis] = f->soa.max[axis];
-	}
+	bpi_scene scene = bpi_scene_of_soa(&f->soa, f->count, f->dims, f->unfiltered, f->thread_count, f->cell_size);
 	bp_frame_stats stats = {.frame = f->number, .ns_prepare = f->stats.ns_prepare};
-	bp_status status = bpi_step_scene(fr->indices, f->algorithm, &scene, &f->pairs, &stats);
+	bpi_periodic_fault fault; // the step's error status is what a waiter sees
+	bp_status status = f->periodic
+		? bpi_periodic_step(&fr->periodic, fr->indices, f->algorithm, &scene, f->period, &f->pairs, &stats, &fault)
+		: bpi_step_scene(fr->indices, f->algorithm, &scene, &f->pairs, &stats);
 	if (status == BP_OK)
 		status = sort_pairs(f);
 	if (status == BP_OK)
@@ -364,6 +356,8 @@ void bpi_frames_shutdown(bpi_frames *fr)
 	for (int i = 0; i < BP_ALGO_COUNT; ++i)
 		if (fr->indices[i])
 			fr->indices[i]->algorithm->destroy(fr->indices[i]);
+	bpi_periodic_free(fr->periodic);
+	fr->periodic = NULL;
 	pthread_mutex_lock(&fr->publish);
 	bp_view *latest = fr->latest;
 	fr->latest = NULL;
@@ -421,6 +415,9 @@ static bp_status snapshot(bp_view *f, const bp_world *w)
 	f->algorithm = w->algorithm;
 	f->thread_count = w->thread_count;
 	f->cell_size = w->cell_size;
+	f->periodic = w->periodic;
+	for (int axis = 0; axis < 3; ++axis)
+		f->period[axis] = w->period[axis];
 	f->pairs.count = 0;
 	f->began_count = f->ended_count = 0;
 	f->stats = (bp_frame_stats){.ns_prepare = bpi_now_ns() - t0};

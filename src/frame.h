@@ -27,6 +27,8 @@ struct bp_view {
 	bp_algorithm algorithm;
 	int thread_count;
 	float cell_size;
+	bool periodic;
+	float period[3];
 
 	// Built by the builder.
 	bpi_pair_buffer pairs;   ///< sorted by (lo, hi)
@@ -59,6 +61,10 @@ uint32_t bpi_frames_live(bp_world *world);
 /// (AUTO resolved from the scene) with the index in indices[], created on first
 /// use, into pairs. Fills stats' algorithm, thread_count, entity_count,
 /// pair_count and what the algorithm measures.
+/// The scene an algorithm sees for the first `count` entities of `soa`.
+bpi_scene bpi_scene_of_soa(const bpi_soa *soa, uint32_t count, int dims, bool unfiltered, int thread_count,
+	float cell_size);
+
 bp_status bpi_step_scene(bpi_index **indices, bp_algorithm requested, const bpi_scene *scene,
 	bpi_pair_buffer *pairs, bp_frame_stats *stats);
 

@@ -2,23 +2,25 @@
 // The synchronous step: snapshot the store, run the chosen algorithm, keep its pairs.
 #include "frame.h"
 #include "parallel.h"
+#include "periodic.h"
 #include "world.h"
 
-static bpi_scene world_scene(const bp_world *w)
+bpi_scene bpi_scene_of_soa(const bpi_soa *soa, uint32_t count, int dims, bool unfiltered, int thread_count,
+	float cell_size)
 {
 	bpi_scene s = {
-		.count = w->count,
-		.dims = w->dims,
-		.category = w->soa.category,
-		.mask = w->soa.mask,
-		.flags = w->soa.flags,
-		.unfiltered = w->static_count == 0 && w->filtered_count == 0,
-		.threads = bpi_resolve_threads(w->thread_count),
-		.cell_size = w->cell_size,
+		.count = count,
+		.dims = dims,
+		.category = soa->category,
+		.mask = soa->mask,
+		.flags = soa->flags,
+		.unfiltered = unfiltered,
+		.threads = bpi_resolve_threads(thread_count),
+		.cell_size = cell_size,
 	};
-	for (int axis = 0; axis < w->dims; ++axis) {
-		s.min[axis] = w->soa.min[axis];
-		s.max[axis] = w->soa.max[axis];
+	for (int axis = 0; axis < dims; ++axis) {
+		s.min[axis] = soa->min[axis];
+		s.max[axis] = soa->max[axis];
 	}
 	return s;
 }
@@ -49,13 +51,24 @@ bp_status bp_world_step(bp_world *w)
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
 	uint64_t t0 = bpi_now_ns();
-	bpi_scene scene = world_scene(w);
+	bpi_scene scene = bpi_scene_of_soa(&w->soa, w->count, w->dims, w->static_count == 0 && w->filtered_count == 0,
+		w->thread_count, w->cell_size);
 	bp_frame_stats stats = {.frame = w->stats.frame + 1, .ns_prepare = bpi_now_ns() - t0};
-	bp_status status = bpi_step_scene(w->indices, w->algorithm, &scene, &w->pairs, &stats);
+	bpi_periodic_fault fault = {0};
+	bp_status status = w->periodic
+		? bpi_periodic_step(&w->periodic_state, w->indices, w->algorithm, &scene, w->period, &w->pairs, &stats, &fault)
+		: bpi_step_scene(w->indices, w->algorithm, &scene, &w->pairs, &stats);
+	if (status == BP_ERR_OUT_OF_RANGE && w->periodic) {
+		if (fault.axis < 0)
+			return bpi_world_fail(w, status, "periodic step: %u entities need more than %u boxes with ghosts",
+				fault.entity, UINT32_MAX - 1);
+		return bpi_world_fail(w, status, "entity %u: extent_%c %.9g > period_%c / 2 = %.9g", fault.entity,
+			"xyz"[fault.axis], fault.extent, "xyz"[fault.axis], (double)w->period[fault.axis] * 0.5);
+	}
 	if (status != BP_OK)
 		return bpi_world_fail(w, status, "%s step: %s", bp_algorithm_name(stats.algorithm),
 			bp_status_string(status));
-	if (w->canonical_pairs)
+	if (w->canonical_pairs && !w->periodic) // periodic pairs are sorted already
 		bp_pairs_sort(w->pairs.data, w->pairs.count);
 	stats.ns_total = bpi_now_ns() - t0;
 	w->stats = stats;

@@ -2,6 +2,7 @@
 // The world: SoA entity store, generation-checked handles, single and bulk updates.
 #include "world.h"
 #include "frame.h"
+#include "periodic.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -87,6 +88,9 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 		return BP_ERR_INVALID_ARGUMENT;
 	if (!bp_algorithm_available(def->algorithm))
 		return BP_ERR_UNKNOWN_ALGORITHM;
+	for (int axis = 0; def->periodic && axis < def->dims; ++axis)
+		if (!(def->period[axis] > 0.0f) || !isfinite(def->period[axis]))
+			return BP_ERR_INVALID_ARGUMENT;
 	bp_world *w = bpi_alloc(sizeof *w);
 	if (!w)
 		return BP_ERR_OUT_OF_MEMORY;
@@ -96,6 +100,8 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 		.algorithm = def->algorithm,
 		.cell_size = def->cell_size,
 		.canonical_pairs = def->canonical_pairs,
+		.periodic = def->periodic,
+		.period = {def->period[0], def->period[1], def->dims == 3 ? def->period[2] : 0.0f},
 		.free_head = BP_NO_DENSE,
 	};
 	if (bpi_frames_create(&w->frames) != BP_OK) {
@@ -125,6 +131,7 @@ void bp_world_destroy(bp_world *w)
 	bpi_free_aligned(w->dense_slot, (size_t)w->capacity * sizeof(uint32_t));
 	bpi_free_aligned(w->slots, (size_t)w->slot_capacity * sizeof(bpi_slot));
 	bpi_pair_buffer_free(&w->pairs);
+	bpi_periodic_free(w->periodic_state);
 	bpi_free(w, sizeof *w);
 }
 
@@ -199,7 +206,7 @@ static bpi_slot *live_slot(const bp_world *cw, bp_entity e)
 
 static bool filter_is_open(uint32_t category, uint32_t mask)
 {
-	return category == UINT32_MAX && mask == UINT32_MAX;
+	return category != 0 && mask == UINT32_MAX; // then (ca & mb) && (cb & ma) always holds
 }
 
 /// Writes entity settings into dense index d (bounds from min/max).

@@ -26,6 +26,9 @@ struct bp_world {
 	bp_algorithm algorithm;
 	float cell_size;
 	bool canonical_pairs;
+	bool periodic;
+	float period[3];                     ///< when periodic; z unused in 2D
+	struct bpi_periodic *periodic_state; ///< periodic.c's scratch, created on the first periodic step
 
 	// Dense SoA store: `count` live entities, room for `capacity`.
 	uint32_t count;

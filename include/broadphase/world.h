@@ -59,6 +59,25 @@ typedef struct bp_world_def {
 	int thread_count;       ///< worker threads for a step; 0 = all cores. Default 0.
 	float cell_size;        ///< grid/hash cell edge; 0 = chosen from extents. Default 0.
 	bool canonical_pairs;   ///< sort pairs by (lo, hi) after each step. Default false.
+	/// Periodic (toroidal) world: space is the torus [0, period[k]) on each axis,
+	/// and a box is the same as itself moved by any whole number of periods on
+	/// any axis, so boxes may lie anywhere. Two boxes overlap iff on every axis
+	/// their closed intervals overlap for some integer shift of one of them by a
+	/// multiple of the period (touching across the seam counts); filters and
+	/// static kinds apply as usual. Every box's extent must be <= period / 2 on
+	/// each axis (minimum image): bp_world_step otherwise returns
+	/// BP_ERR_OUT_OF_RANGE, names the entity (dense index) and axis in
+	/// bp_world_last_error, and keeps the previous pairs. Works with every
+	/// algorithm; the pairs are always sorted by (lo, hi), whatever
+	/// canonical_pairs says. Bounds are reduced modulo the period in double and
+	/// rounded once to float: exact when bounds and period lie on a common binary
+	/// grid (integers, multiples of 1/1024 below 2^13, ...), otherwise a contact
+	/// exactly at the seam may be decided by one ulp. bp_world_step only (frames
+	/// submitted to the scheduler ignore it). Default false.
+	bool periodic;
+	/// Period per axis when periodic (z ignored in 2D): each > 0 and finite, else
+	/// bp_world_create returns BP_ERR_INVALID_ARGUMENT. Default 0.
+	float period[3];
 	int32_t internal_value; ///< set by bp_world_def_default; do not touch
 } bp_world_def;
 

@@ -1,0 +1,386 @@
+// SPDX-License-Identifier: MIT
+// Periodic worlds: normalize each box into the period cell, add ghost copies of boxes that
+// cross the upper face, run any algorithm on that plain scene, and map pairs back.
+#include "periodic.h"
+#include "frame.h"
+#include "parallel.h"
+#include "sort.h"
+
+#include <math.h>
+#include <string.h>
+
+// Why this is exact (per axis, period P, all arithmetic real):
+// A box is normalized to [a, a + ea] with a in [0, P); the contract ea <= P/2
+// (checked here) gives a + ea < 3P/2. Two normalized boxes A = [a, a + ea] and
+// B = [b, b + eb] overlap under the shift k (B moved by kP) iff
+//     a - b - eb <= kP <= a - b + ea.
+// As a - b lies in (-P, P) and ea, eb <= P/2, kP lies in (-3P/2, 3P/2): only
+// k in {-1, 0, 1} can hold. This is where the P/2 bound is used (any bound < P
+// would still give |k| <= 1; P/2 is the minimum-image contract, under which the
+// nearest image is unambiguous).
+//   k = 0:  A and B overlap as they are.
+//   k = 1:  b + P <= a + ea, so A's max >= P: A has a ghost moved by -P, and
+//           that ghost overlaps B exactly when A overlaps B moved by +P.
+//   k = -1: symmetric, with B's ghost.
+// The axes choose k independently, so a box whose max >= P on the axes in M
+// gets one ghost per non-empty subset S of M (moved by -P on the axes of S):
+// for a pair with shifts k_i, the image of A moved on {i: k_i = 1} and the image
+// of B moved on {i: k_i = -1} both exist and overlap on every axis. Conversely
+// every overlap between images is a real overlap under some shift. So the pairs
+// of the ghost scene, mapped to their originals, minus a box with its own ghost,
+// are exactly the periodic pairs; a pair can appear several times (through
+// several images), hence the sort and unique at the end.
+//
+// Rounding: positions are reduced with fmod (exact) and a negative remainder
+// moved up by P in double; the normalized min, max and ghost bounds are each
+// rounded once to float. For bounds and periods on a common binary grid that
+// float holds exactly (integers, or multiples of 1/1024 below 2^13, ...) nothing
+// rounds and the pairs are exact; otherwise a touching contact across the seam
+// may be decided by a rounding of one ulp.
+
+// Entities per chunk of the normalize and ghost passes: fixed, so the ghost
+// order (and with it the inner algorithm's input) is the same for any thread count.
+#define PERIODIC_GRAIN 4096u
+// Pairs per chunk of the map-back pass.
+#define PERIODIC_PAIR_GRAIN (1u << 16)
+#define NO_FAULT UINT32_MAX
+
+struct bpi_periodic {
+	// The ghost scene: `n` normalized originals then the ghosts, room for `capacity`.
+	size_t capacity;
+	float *min[3], *max[3];
+	uint32_t *category, *mask;
+	uint8_t *flags;
+	uint32_t *origin; ///< ghost g (entry n + g) -> original dense index; room for `capacity`
+
+	// Per chunk of the entity passes.
+	uint32_t chunk_capacity;
+	uint32_t *chunk_ghosts; ///< ghosts of the chunk, then their prefix sum
+	uint32_t *chunk_fault;  ///< first entity of the chunk that is too large, or NO_FAULT
+	int8_t *chunk_fault_axis;
+
+	bpi_pair_buffer pairs; ///< inner algorithm's output; swapped with the caller's buffer
+	bpi_sort_item *items;
+	size_t item_capacity;
+	bpi_radix_scratch sort;
+};
+
+// ---- scratch -------------------------------------------------------------
+
+/// Grows every ghost-scene array to `capacity`, keeping the first `keep` entries.
+/// All or nothing.
+static bool reserve_entries(bpi_periodic *p, int dims, size_t capacity, size_t keep)
+{
+	if (capacity <= p->capacity)
+		return true;
+	capacity = BP_MAX(capacity, p->capacity + p->capacity / 2);
+	void **arrays[10];
+	size_t sizes[10];
+	int count = 0;
+	for (int axis = 0; axis < dims; ++axis) {
+		arrays[count] = (void **)&p->min[axis], sizes[count++] = sizeof(float);
+		arrays[count] = (void **)&p->max[axis], sizes[count++] = sizeof(float);
+	}
+	arrays[count] = (void **)&p->category, sizes[count++] = sizeof(uint32_t);
+	arrays[count] = (void **)&p->mask, sizes[count++] = sizeof(uint32_t);
+	arrays[count] = (void **)&p->flags, sizes[count++] = sizeof(uint8_t);
+	arrays[count] = (void **)&p->origin, sizes[count++] = sizeof(uint32_t);
+	void *grown[10] = {0};
+	for (int i = 0; i < count; ++i) {
+		grown[i] = bpi_grow_aligned(NULL, 0, capacity, sizes[i]);
+		if (!grown[i]) {
+			for (int j = 0; j < i; ++j)
+				bpi_free_aligned(grown[j], capacity * sizes[j]);
+			return false;
+		}
+	}
+	for (int i = 0; i < count; ++i) {
+		// origin is indexed by ghost, so `keep` (originals) does not apply to it.
+		size_t kept = arrays[i] == (void **)&p->origin ? 0 : keep;
+		if (*arrays[i] && kept)
+			memcpy(grown[i], *arrays[i], kept * sizes[i]);
+		bpi_free_aligned(*arrays[i], p->capacity * sizes[i]);
+		*arrays[i] = grown[i];
+	}
+	p->capacity = capacity;
+	return true;
+}
+
+static bool reserve_chunks(bpi_periodic *p, uint32_t chunks)
+{
+	if (chunks <= p->chunk_capacity)
+		return true;
+	uint32_t *ghosts = bpi_alloc(chunks * sizeof(uint32_t));
+	uint32_t *fault = bpi_alloc(chunks * sizeof(uint32_t));
+	int8_t *axis = bpi_alloc(chunks * sizeof(int8_t));
+	if (!ghosts || !fault || !axis) {
+		bpi_free(ghosts, chunks * sizeof(uint32_t));
+		bpi_free(fault, chunks * sizeof(uint32_t));
+		bpi_free(axis, chunks * sizeof(int8_t));
+		return false;
+	}
+	bpi_free(p->chunk_ghosts, p->chunk_capacity * sizeof(uint32_t));
+	bpi_free(p->chunk_fault, p->chunk_capacity * sizeof(uint32_t));
+	bpi_free(p->chunk_fault_axis, p->chunk_capacity * sizeof(int8_t));
+	p->chunk_ghosts = ghosts, p->chunk_fault = fault, p->chunk_fault_axis = axis;
+	p->chunk_capacity = chunks;
+	return true;
+}
+
+static bool reserve_items(bpi_periodic *p, size_t count)
+{
+	if (count <= p->item_capacity)
+		return true;
+	size_t capacity = BP_MAX(count, p->item_capacity + p->item_capacity / 2);
+	bpi_sort_item *items = bpi_grow_aligned(NULL, 0, capacity, sizeof *items);
+	if (!items)
+		return false;
+	bpi_free_aligned(p->items, p->item_capacity * sizeof *items);
+	p->items = items;
+	p->item_capacity = capacity;
+	return true;
+}
+
+void bpi_periodic_free(bpi_periodic *p)
+{
+	if (!p)
+		return;
+	for (int axis = 0; axis < 3; ++axis) {
+		bpi_free_aligned(p->min[axis], p->capacity * sizeof(float));
+		bpi_free_aligned(p->max[axis], p->capacity * sizeof(float));
+	}
+	bpi_free_aligned(p->category, p->capacity * sizeof(uint32_t));
+	bpi_free_aligned(p->mask, p->capacity * sizeof(uint32_t));
+	bpi_free_aligned(p->flags, p->capacity * sizeof(uint8_t));
+	bpi_free_aligned(p->origin, p->capacity * sizeof(uint32_t));
+	bpi_free(p->chunk_ghosts, p->chunk_capacity * sizeof(uint32_t));
+	bpi_free(p->chunk_fault, p->chunk_capacity * sizeof(uint32_t));
+	bpi_free(p->chunk_fault_axis, p->chunk_capacity * sizeof(int8_t));
+	bpi_pair_buffer_free(&p->pairs);
+	bpi_free_aligned(p->items, p->item_capacity * sizeof *p->items);
+	bpi_radix_sort_free(&p->sort);
+	bpi_free(p, sizeof *p);
+}
+
+// ---- normalize and ghosts ------------------------------------------------
+
+typedef struct periodic_job {
+	bpi_periodic *p;
+	const bpi_scene *scene;
+	float period[3];
+	double half[3]; ///< period / 2
+	uint32_t n;
+} periodic_job;
+
+/// Axes on which normalized entity i crosses the upper face (max >= period).
+static unsigned crossing_axes(const periodic_job *job, uint32_t i)
+{
+	unsigned axes = 0;
+	for (int axis = 0; axis < job->scene->dims; ++axis)
+		if (job->p->max[axis][i] >= job->period[axis])
+			axes |= 1u << axis;
+	return axes;
+}
+
+static void normalize_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	const periodic_job *job = ctx;
+	const bpi_scene *s = job->scene;
+	bpi_periodic *p = job->p;
+	uint32_t ghosts = 0, fault = NO_FAULT;
+	int8_t fault_axis = 0;
+	for (uint32_t i = begin; i < end; ++i) {
+		for (int axis = 0; axis < s->dims; ++axis) {
+			double lo = s->min[axis][i], extent = (double)s->max[axis][i] - lo, period = job->period[axis];
+			if (extent > job->half[axis] && fault == NO_FAULT)
+				fault = i, fault_axis = (int8_t)axis;
+			double r = fmod(lo, period); // exact; sign of lo
+			if (r < 0)
+				r += period;
+			float a = (float)r;
+			if (!(a < job->period[axis]))
+				a = 0.0f; // r just below the period rounded up to it: the same point as 0
+			p->min[axis][i] = a;
+			p->max[axis][i] = (float)((double)a + extent);
+		}
+		p->category[i] = s->category[i];
+		p->mask[i] = s->mask[i];
+		p->flags[i] = s->flags[i];
+		ghosts += (1u << __builtin_popcount(crossing_axes(job, i))) - 1;
+	}
+	p->chunk_ghosts[chunk] = ghosts;
+	p->chunk_fault[chunk] = fault;
+	p->chunk_fault_axis[chunk] = fault_axis;
+}
+
+static void ghost_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	const periodic_job *job = ctx;
+	bpi_periodic *p = job->p;
+	int dims = job->scene->dims;
+	size_t e = (size_t)job->n + p->chunk_ghosts[chunk]; // prefix sum by now
+	for (uint32_t i = begin; i < end; ++i) {
+		unsigned axes = crossing_axes(job, i);
+		// Each non-empty subset of the crossing axes, largest first.
+		for (unsigned subset = axes; subset; subset = (subset - 1) & axes) {
+			for (int axis = 0; axis < dims; ++axis) {
+				bool moved = subset >> axis & 1;
+				double shift = moved ? (double)job->period[axis] : 0.0;
+				p->min[axis][e] = moved ? (float)((double)p->min[axis][i] - shift) : p->min[axis][i];
+				p->max[axis][e] = moved ? (float)((double)p->max[axis][i] - shift) : p->max[axis][i];
+			}
+			p->category[e] = p->category[i];
+			p->mask[e] = p->mask[i];
+			p->flags[e] = p->flags[i];
+			p->origin[e - job->n] = i;
+			++e;
+		}
+	}
+}
+
+// ---- map pairs back ------------------------------------------------------
+
+typedef struct map_job {
+	const bpi_periodic *p;
+	uint32_t n;
+} map_job;
+
+static inline uint32_t original(const map_job *job, uint32_t entry)
+{
+	return entry < job->n ? entry : job->p->origin[entry - job->n];
+}
+
+/// Pairs -> sort items keyed by hi (first radix pass); a box with its own ghost
+/// becomes (UINT32_MAX, UINT32_MAX), which sorts last and is dropped.
+static void map_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
+	const map_job *job = ctx;
+	const bp_pair *pairs = job->p->pairs.data;
+	bpi_sort_item *items = job->p->items;
+	for (uint32_t i = begin; i < end; ++i) {
+		uint32_t a = original(job, pairs[i].lo), b = original(job, pairs[i].hi);
+		uint32_t lo = a < b ? a : b, hi = a < b ? b : a;
+		if (a == b)
+			lo = hi = UINT32_MAX;
+		items[i] = bpi_sort_item_make(hi, lo);
+	}
+}
+
+/// Re-keys the items by lo (second radix pass), keeping hi as the index.
+static void rekey_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
+	bpi_sort_item *items = ctx;
+	for (uint32_t i = begin; i < end; ++i)
+		items[i] = bpi_sort_item_make(bpi_sort_item_index(items[i]), bpi_sort_item_key(items[i]));
+}
+
+/// Maps the inner pairs to originals and leaves them sorted by (lo, hi), unique,
+/// without self pairs, in p->pairs.
+static bp_status map_back(bpi_periodic *p, uint32_t n, int threads)
+{
+	size_t count = p->pairs.count;
+	if (count > UINT32_MAX) // beyond the radix sort's range
+		return BP_ERR_OUT_OF_MEMORY;
+	if (!reserve_items(p, count))
+		return BP_ERR_OUT_OF_MEMORY;
+	map_job job = {p, n};
+	bpi_parallel_for((uint32_t)count, PERIODIC_PAIR_GRAIN, threads, map_chunk, &job);
+	// Two stable passes, hi then lo: sorted by (lo, hi) for any thread count.
+	bp_status status = bpi_radix_sort_items(&p->sort, p->items, (uint32_t)count, threads);
+	if (status != BP_OK)
+		return status;
+	bpi_parallel_for((uint32_t)count, PERIODIC_PAIR_GRAIN, threads, rekey_chunk, p->items);
+	status = bpi_radix_sort_items(&p->sort, p->items, (uint32_t)count, threads);
+	if (status != BP_OK)
+		return status;
+	size_t kept = 0;
+	for (size_t i = 0; i < count; ++i) {
+		bpi_sort_item item = p->items[i];
+		if (bpi_sort_item_key(item) == UINT32_MAX)
+			break; // only self pairs from here on (no entity has index UINT32_MAX)
+		if (i > 0 && item == p->items[i - 1])
+			continue;
+		p->pairs.data[kept++] = (bp_pair){bpi_sort_item_key(item), bpi_sort_item_index(item)};
+	}
+	p->pairs.count = kept;
+	return BP_OK;
+}
+
+// ---- the step ------------------------------------------------------------
+
+bp_status bpi_periodic_step(bpi_periodic **scratch, bpi_index **indices, bp_algorithm requested,
+	const bpi_scene *scene, const float period[3], bpi_pair_buffer *pairs, bp_frame_stats *stats,
+	bpi_periodic_fault *fault)
+{
+	uint64_t t0 = bpi_now_ns();
+	if (!*scratch) {
+		*scratch = bpi_alloc(sizeof **scratch);
+		if (!*scratch)
+			return BP_ERR_OUT_OF_MEMORY;
+		**scratch = (bpi_periodic){0};
+	}
+	bpi_periodic *p = *scratch;
+	uint32_t n = scene->count;
+	int threads = scene->threads;
+	uint32_t chunks = bpi_chunk_count(n, PERIODIC_GRAIN);
+	if (!reserve_entries(p, scene->dims, n, 0) || !reserve_chunks(p, chunks))
+		return BP_ERR_OUT_OF_MEMORY;
+	periodic_job job = {.p = p, .scene = scene, .n = n};
+	for (int axis = 0; axis < scene->dims; ++axis) {
+		job.period[axis] = period[axis];
+		job.half[axis] = (double)period[axis] * 0.5;
+	}
+	bpi_parallel_for(n, PERIODIC_GRAIN, threads, normalize_chunk, &job);
+
+	// The first fault in chunk order is the lowest entity index: the same report
+	// for any thread count.
+	uint64_t ghosts = 0;
+	for (uint32_t c = 0; c < chunks; ++c) {
+		if (p->chunk_fault[c] != NO_FAULT) {
+			uint32_t i = p->chunk_fault[c];
+			int axis = p->chunk_fault_axis[c];
+			*fault = (bpi_periodic_fault){i, axis, (double)scene->max[axis][i] - (double)scene->min[axis][i]};
+			return BP_ERR_OUT_OF_RANGE;
+		}
+		uint32_t chunk_ghosts = p->chunk_ghosts[c];
+		p->chunk_ghosts[c] = (uint32_t)ghosts; // exclusive prefix sum (checked below)
+		ghosts += chunk_ghosts;
+	}
+	uint64_t total = (uint64_t)n + ghosts;
+	if (total > UINT32_MAX - 1) {
+		*fault = (bpi_periodic_fault){n, -1, 0.0};
+		return BP_ERR_OUT_OF_RANGE;
+	}
+	if (!reserve_entries(p, scene->dims, (size_t)total, n))
+		return BP_ERR_OUT_OF_MEMORY;
+	if (ghosts)
+		bpi_parallel_for(n, PERIODIC_GRAIN, threads, ghost_chunk, &job);
+
+	bpi_scene inner = *scene;
+	inner.count = (uint32_t)total;
+	for (int axis = 0; axis < scene->dims; ++axis) {
+		inner.min[axis] = p->min[axis];
+		inner.max[axis] = p->max[axis];
+	}
+	inner.category = p->category;
+	inner.mask = p->mask;
+	inner.flags = p->flags;
+	stats->ns_prepare += bpi_now_ns() - t0;
+
+	bp_status status = bpi_step_scene(indices, requested, &inner, &p->pairs, stats);
+	if (status != BP_OK)
+		return status;
+	uint64_t t1 = bpi_now_ns();
+	status = map_back(p, n, threads);
+	if (status != BP_OK)
+		return status;
+	bpi_pair_buffer result = p->pairs;
+	p->pairs = *pairs; // the caller's old buffer becomes the next step's scratch
+	*pairs = result;
+	stats->entity_count = n;
+	stats->pair_count = pairs->count;
+	stats->ns_merge += bpi_now_ns() - t1;
+	return BP_OK;
+}
