@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Quick start: install dependencies, build Release into build/release, generate a
-# uniform 1M-box scene and find its pairs with the `bp` tool.
+# Quick start: install dependencies, build Release into build/release, find every
+# pair among 1M boxes with `bp pairs`, then drive 1M moving boxes through the frame
+# scheduler with `bp frames` while the host thread queries the last frame.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 n=${BP_DEMO_N:-1000000}
-label=$n
-[ "$n" = 1000000 ] && label=1m
+frames=${BP_DEMO_FRAMES:-30}
 tools/setup-deps.sh
 
 echo "== configure and build (Release) in build/release"
@@ -20,18 +20,13 @@ cmake --build build/release --target bp
 bp=build/release/tools/bp/bp
 
 mkdir -p build/demo
-# The binary scene form loads much faster; older `bp` builds only write text.
-if "$bp" gen --help 2>&1 | grep -q -- --binary; then
-	format=(--binary)
-	scene=build/demo/uniform-$label.bpscene
-else
-	format=()
-	scene=build/demo/uniform-$label.txt
-fi
+scene=build/demo/uniform-$n.bpscene
 # The generator is deterministic for a seed, so an existing file is the same scene.
 if [ ! -s "$scene" ]; then
-	echo "== bp gen --dist uniform --n $n --dims 3 --seed 1 -o $scene ${format[*]}"
-	"$bp" gen --dist uniform --n "$n" --dims 3 --seed 1 -o "$scene" "${format[@]}"
+	echo "== bp gen --dist uniform --n $n --dims 3 --seed 1 --binary -o $scene"
+	"$bp" gen --dist uniform --n "$n" --dims 3 --seed 1 --binary -o "$scene"
 fi
-echo "== bp pairs $scene --algo auto --runs 5 --stats"
-"$bp" pairs "$scene" --algo auto --runs 5 --stats
+echo "== bp pairs $scene --runs 5 --stats"
+"$bp" pairs "$scene" --runs 5 --stats
+echo "== bp frames --dist uniform --n $n --dims 3 --frames $frames"
+"$bp" frames --dist uniform --n "$n" --dims 3 --frames "$frames"
