@@ -27,6 +27,13 @@ typedef struct bpi_cell_level {
 	uint32_t stride[3]; ///< grid: linear cell index = x*stride0 + y*stride1 + z*stride2
 } bpi_cell_level;
 
+/// Record layouts. 3D: {min x, min y, min z, -max x, -max y, -max z, index, reach};
+/// 2D: {min x, min y, -max x, -max y}. The maxima are stored negated (exact), so
+/// one "record <= query" compare per lane tests both sides of every axis against
+/// the query {max x, max y, max z, -min x | -min y, -min z, ...}.
+#define BPI_CELLS_REC3 8
+#define BPI_CELLS_REC2 4
+
 /// Per-chunk partial of the statistics pass.
 typedef struct bpi_cells_partial {
 	float min[3], max[3];
@@ -47,14 +54,15 @@ typedef struct bpi_cells {
 	int parts;
 
 	uint32_t capacity;     ///< entities the per-entity arrays hold
-	int alloc_dims;        ///< bound arrays allocated (2D has no z)
+	int alloc_dims;        ///< record layout allocated (2D records are half as wide)
+	bool alloc_hashed;     ///< hash-only arrays allocated
 	uint32_t *key;         ///< bucket of each entity, input order
-	uint8_t *level_of;     ///< level of each entity, input order
-	uint32_t *order;       ///< entity index, bucket order
-	uint8_t *sorted_level; ///< level, bucket order
-	int32_t *cell[3];      ///< hash: home cell coordinates, bucket order
-	float *min[3];         ///< bounds, bucket order (SoA)
-	float *max[3];
+	uint16_t *meta;        ///< level and reach of each entity, input order
+	/// Bounds in bucket order, one record per entity (see BPI_CELLS_REC3/2): the
+	/// finder reads one record per candidate instead of six SoA arrays.
+	float *rec;
+	uint32_t *order;       ///< 2D: entity index, bucket order (3D keeps it in the record)
+	int32_t *hcell;        ///< hash: home cell {x, y, z, level} per entity, bucket order
 
 	uint32_t bucket_capacity;
 	uint32_t *start; ///< bucket_count + 1 offsets into the bucket order
