@@ -5,63 +5,14 @@
 #include <criterion/criterion.h>
 #include <dirent.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_runner.h"
 #include "oracle.h"
-
-// ---- running the tool --------------------------------------------------------
-
-typedef struct cli_result {
-	int code;
-	char *out; ///< everything written to stdout
-	char *err; ///< everything written to stderr
-} cli_result;
-
-static cli_result run_bp_args(int argc, const char **argv)
-{
-	cli_result r = {0};
-	size_t out_size, err_size;
-	FILE *out = open_memstream(&r.out, &out_size);
-	FILE *err = open_memstream(&r.err, &err_size);
-	cr_assert(out && err);
-	r.code = bp_cli_main(argc, (char **)argv, out, err);
-	fclose(out);
-	fclose(err);
-	return r;
-}
-
-/// bp ARG... (NULL-terminated).
-static cli_result run_bp(const char *first, ...)
-{
-	const char *argv[64] = {"bp"};
-	int argc = 1;
-	va_list args;
-	va_start(args, first);
-	for (const char *arg = first; arg; arg = va_arg(args, const char *)) {
-		cr_assert_lt(argc, 63);
-		argv[argc++] = arg;
-	}
-	va_end(args);
-	return run_bp_args(argc, argv);
-}
-#define BP(...) run_bp(__VA_ARGS__, (const char *)NULL)
-
-static void result_free(cli_result *r)
-{
-	free(r->out);
-	free(r->err);
-}
-
-/// Asserts the exit code; on failure shows what the tool said.
-static void expect_code(const cli_result *r, int code, const char *what)
-{
-	cr_assert_eq(r->code, code, "%s: exit %d, want %d\nstdout: %s\nstderr: %s", what, r->code, code, r->out, r->err);
-}
 
 // ---- temporary files: one directory per test, emptied afterwards ----------------
 
