@@ -2,6 +2,7 @@
 // The algorithm registry: names, availability, and AUTO's choice.
 #include "index.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -44,23 +45,29 @@ bp_status bp_algorithm_from_name(const char *name, bp_algorithm *out)
 	return BP_ERR_UNKNOWN_ALGORITHM;
 }
 
-// AUTO: brute for tiny scenes, sap for scenes that are nearly one-dimensional,
-// grid otherwise. Statistics come from an evenly strided sample of up to 1024
-// entities (microseconds at any n): the spread of box centres per axis and the
-// median of the boxes' largest extents.
-// Measured (1 thread, 200K, bp_scene_generate, CPU ms, medians of 5 on a loaded
-// 2-core machine):
-//   3D  uniform sap 237 grid 67 hash 181 | mixed sap 186 grid 92 | clustered sap 306 grid 119
-//       line sap 11 grid 48 hash 113
-//   2D  uniform sap 43 grid 39 | mixed sap 55 grid 48 | clustered sap 75 grid 73 | line sap 10.5 grid 31
-// sap wins only on the line scene, whose second-widest axis of centres is ~3 box
-// extents wide (uniform: ~60-400). grid beats hash on every generated scene
-// (hash pays a per-candidate cell check for bucket collisions), so AUTO picks
-// grid; hash stays for unbounded worlds chosen by name.
+// AUTO: brute for tiny scenes, sap for small scenes and for scenes whose boxes
+// are large next to their spacing, grid otherwise. Statistics come from an
+// evenly strided sample of up to 1024 entities (microseconds at any n): the
+// bounding box of the centres and the median of the boxes' largest extents.
+// Measured (perf/results/2core/{sap,cells}.csv: 1 thread, medians of 5, quiet
+// machine), ms:
+//   n=1e4  uniform3 sap 1.26 grid 1.15 | uniform2 0.80 0.81 | clustered3 1.77 2.39
+//          mixed3 1.49 1.28 | line2 0.69 0.79 | boxprune 0.97 1.19
+//   n=1e5  uniform3 sap 11.8 grid 10.7 | uniform2 8.5 6.8 | clustered3 24.3 21.8
+//          mixed3 18.6 13.1 | line2 8.2 6.8 | boxprune 32.7 38.1
+//   n=1e6  uniform3 sap 246 grid 153 | uniform2 155 80 | clustered3 321 185
+//          mixed3 311 152 | line2 153 79 | boxprune 2251 2969
+// Below ~2e4 the two are within 20% either way, and sap needs no cell setup;
+// above, grid wins by up to 2x except on boxprune, whose boxes are ~2x the mean
+// spacing of their centres (uniform: 0.9, mixed: 0.7): there cells hold many
+// boxes and each spans several, while sap's regions still prune. grid beats hash
+// on every generated scene (hash pays a per-candidate bucket check), so hash is
+// for unbounded worlds chosen by name.
 #define AUTO_BRUTE_MAX 64
+#define AUTO_SAP_MAX 20000
 #define AUTO_SAMPLE 1024
-#define AUTO_THIN_AXIS_EXTENTS 16.0f
-
+/// Median extent over mean centre spacing above which sap wins at any n.
+#define AUTO_DENSE_RATIO 1.5
 static int compare_floats(const void *a, const void *b)
 {
 	float x = *(const float *)a, y = *(const float *)b;
@@ -90,14 +97,15 @@ bp_algorithm bpi_algorithm_choose(const bpi_scene *scene)
 	}
 	qsort(extent, m, sizeof(float), compare_floats);
 	float median = extent[m / 2];
-	// Second-widest spread of centres: small means a line along one axis.
-	float spread[3] = {0, 0, 0};
+	// Mean spacing of centres: the side of the volume per entity, each axis at
+	// least one median extent wide so a flat or point-like scene stays finite.
+	double volume = 1.0;
 	for (int axis = 0; axis < scene->dims; ++axis)
-		spread[axis] = hi[axis] - lo[axis];
-	qsort(spread, (size_t)scene->dims, sizeof(float), compare_floats);
-	float second = spread[scene->dims - 2];
-	bool thin = second <= AUTO_THIN_AXIS_EXTENTS * median;
-	if (thin && bpi_algorithm_get(BP_ALGO_SAP))
+		volume *= BP_MAX((double)hi[axis] - lo[axis], (double)median);
+	double spacing = pow(volume / scene->count, 1.0 / scene->dims);
+	bool dense = median > AUTO_DENSE_RATIO * spacing;
+	bool prefer_sap = scene->count <= AUTO_SAP_MAX || dense;
+	if (prefer_sap && bpi_algorithm_get(BP_ALGO_SAP))
 		return BP_ALGO_SAP;
 	if (bpi_algorithm_get(BP_ALGO_GRID))
 		return BP_ALGO_GRID;

@@ -8,15 +8,17 @@
 
 /// A growable pair array. A push that cannot grow sets `failed` instead of
 /// dropping the pair silently; the merge turns that into BP_ERR_OUT_OF_MEMORY.
-/// One cache line: chunk buffers sit side by side and every push writes
-/// `count`; at 32 bytes two threads on neighbouring chunks would share a line
-/// (no difference measured on the 2-core machine, whose 2-thread gain is capped
-/// by the CPU: see perf/ceiling.c).
+/// Padded to a cache line: chunk buffers sit side by side in a 64-byte-aligned
+/// array and every push writes `count`, so at 32 bytes two threads on
+/// neighbouring chunks would share a line (no difference measured on the 2-core
+/// machine, whose 2-thread gain is capped by the CPU: see perf/ceiling.c).
+/// Padding rather than _Alignas, so structs that embed one need no alignment.
 typedef struct bpi_pair_buffer {
-	_Alignas(BP_CACHE_LINE) bp_pair *data;
+	bp_pair *data;
 	size_t count;
 	size_t capacity;
 	bool failed;
+	char padding[BP_CACHE_LINE - 3 * sizeof(size_t) - sizeof(bool)];
 } bpi_pair_buffer;
 _Static_assert(sizeof(bpi_pair_buffer) == BP_CACHE_LINE, "bpi_pair_buffer is one cache line");
 
