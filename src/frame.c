@@ -39,6 +39,7 @@ struct bpi_frames {
 
 	bpi_index *indices[BP_ALGO_COUNT]; ///< builder thread only; separate from the world's own
 	bpi_periodic *periodic;            ///< builder thread only: periodic-step scratch
+	bpi_view_index_scratch index_scratch; ///< builder thread only: the query index's sort buffers
 };
 
 // ---- buffers -------------------------------------------------------------
@@ -77,6 +78,7 @@ static void frame_free(bp_view *f)
 	bpi_free_aligned(f->keys, f->key_capacity * sizeof(bp_key_pair));
 	bpi_free_aligned(f->began, f->began_capacity * sizeof(bp_key_pair));
 	bpi_free_aligned(f->ended, f->ended_capacity * sizeof(bp_key_pair));
+	bpi_view_index_free(&f->index, f->dims);
 	bpi_free(f, sizeof *f);
 }
 
@@ -281,6 +283,9 @@ static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 		status = build_keys(f);
 	if (status == BP_OK)
 		status = build_events(f, prev);
+	// Without memory for the index the frame still publishes: its queries scan.
+	if (status == BP_OK)
+		(void)bpi_view_index_build(&f->index, &fr->index_scratch, &f->soa, f->count, f->dims, scene.threads);
 	stats.ns_total = stats.ns_prepare + (bpi_now_ns() - t0);
 	f->stats = stats;
 	return status;
@@ -358,6 +363,7 @@ void bpi_frames_shutdown(bpi_frames *fr)
 			fr->indices[i]->algorithm->destroy(fr->indices[i]);
 	bpi_periodic_free(fr->periodic);
 	fr->periodic = NULL;
+	bpi_view_index_scratch_free(&fr->index_scratch);
 	pthread_mutex_lock(&fr->publish);
 	bp_view *latest = fr->latest;
 	fr->latest = NULL;
@@ -420,6 +426,7 @@ static bp_status snapshot(bp_view *f, const bp_world *w)
 		f->period[axis] = w->period[axis];
 	f->pairs.count = 0;
 	f->began_count = f->ended_count = 0;
+	f->index.count = 0;
 	f->stats = (bp_frame_stats){.ns_prepare = bpi_now_ns() - t0};
 	return BP_OK;
 }

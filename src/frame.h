@@ -7,6 +7,7 @@
 #include <stdatomic.h>
 #include "index.h"
 #include "soa.h"
+#include "view_index.h"
 
 typedef struct bpi_frames bpi_frames;
 
@@ -41,6 +42,7 @@ struct bp_view {
 	size_t key_capacity;
 	bp_key_pair *began, *ended;
 	size_t began_count, ended_count, began_capacity, ended_capacity;
+	bpi_view_index index; ///< spatial index for the box, point, sphere, ray and nearest queries
 	bp_frame_stats stats;
 };
 

@@ -523,3 +523,186 @@ Test(query, ray_from_inside_3d, .timeout = 30)
 	bp_frame_release(v);
 	bp_world_destroy(w);
 }
+
+// ---- large views: queries through the view's index --------------------------------
+
+#include "frame.h" // the view's layout: checks that the index was built and used
+
+/// `n` boxes in a dozen clusters, 95% of extent <= 1 and 5% up to 10, 1 in 16 of
+/// size zero; integer corners when `snap` (exact touching faces). With `huge`,
+/// box n / 3 spans the whole scene and more.
+static void clustered_scene(oracle_box *boxes, uint32_t n, int dims, bool snap, bool huge, uint64_t seed)
+{
+	test_rng rng = {seed};
+	float centre[12][3];
+	for (int c = 0; c < 12; ++c)
+		random_vec(&rng, centre[c], 3, 0, 200, false);
+	for (uint32_t i = 0; i < n; ++i) {
+		const float *at = centre[test_rng_below(&rng, 12)];
+		float size = test_rng_below(&rng, 20) == 0 ? 10.0f : 1.0f;
+		bool point = test_rng_below(&rng, 16) == 0;
+		boxes[i] = (oracle_box){.category = 1, .mask = ~0u};
+		for (int k = 0; k < dims; ++k) {
+			float spread = test_rng_float(&rng, -1, 1) + test_rng_float(&rng, -1, 1) + test_rng_float(&rng, -1, 1);
+			float lo = at[k] + 8.0f * spread, ext = point ? 0.0f : test_rng_float(&rng, 0, size);
+			if (snap) {
+				lo = floorf(lo);
+				ext = floorf(ext);
+			}
+			boxes[i].min[k] = lo;
+			boxes[i].max[k] = lo + ext;
+		}
+	}
+	if (huge)
+		for (int k = 0; k < dims; ++k) {
+			boxes[n / 3].min[k] = -50;
+			boxes[n / 3].max[k] = 300;
+		}
+}
+
+static void check_sphere_query(const bp_view *v, const oracle_box *boxes, uint32_t n, int dims, const float *c,
+	float r, uint32_t *want, uint32_t *got)
+{
+	size_t want_n = bf_sphere(boxes, n, dims, c, r, want), got_n = 0;
+	cr_assert_eq(bp_view_query_sphere(v, c, r, got, n + 1, &got_n), BP_OK);
+	cr_assert_eq(got_n, want_n, "sphere r=%g: %zu vs %zu", (double)r, got_n, want_n);
+	cr_assert(same_bytes(got, want, want_n * sizeof *got));
+}
+
+static void check_ray_query(const bp_view *v, const oracle_box *boxes, uint32_t n, int dims, const float *o,
+	const float *d, float max_t, bp_hit *want, bp_hit *got)
+{
+	size_t want_n = bf_ray(boxes, n, dims, o, d, max_t, want), got_n = 0;
+	cr_assert_eq(bp_view_raycast_all(v, o, d, max_t, got, n + 8, &got_n), BP_OK);
+	cr_assert_eq(got_n, want_n, "ray: %zu vs %zu hits", got_n, want_n);
+	for (size_t i = 0; i < want_n; ++i)
+		cr_assert(got[i].index == want[i].index && got[i].distance == want[i].distance, "ray hit %zu", i);
+	bp_hit closest;
+	bool found;
+	cr_assert_eq(bp_view_raycast_closest(v, o, d, max_t, &closest, &found), BP_OK);
+	cr_assert_eq(found, want_n > 0);
+	if (found)
+		cr_assert(closest.index == want[0].index && closest.distance == want[0].distance, "closest: %u vs %u",
+			closest.index, want[0].index);
+}
+
+static void check_nearest_query(const bp_view *v, const oracle_box *boxes, uint32_t n, int dims, const float *p,
+	uint32_t k, bp_hit *want, bp_hit *got)
+{
+	size_t want_n = bf_nearest(boxes, n, dims, p, k, want), got_n = 0;
+	cr_assert_eq(bp_view_query_nearest(v, p, k, got, &got_n), BP_OK);
+	cr_assert_eq(got_n, want_n);
+	for (size_t i = 0; i < want_n; ++i)
+		cr_assert(got[i].index == want[i].index && got[i].distance == want[i].distance, "nearest %zu of k=%u", i,
+			k);
+}
+
+static void run_large(int dims, bool snap, bool huge, uint64_t seed)
+{
+	const uint32_t n = 20000;
+	oracle_box *boxes = calloc(n, sizeof *boxes);
+	clustered_scene(boxes, n, dims, snap, huge, seed);
+	bp_world *w = test_world_from_boxes(boxes, n, dims, BP_ALGO_AUTO, 2);
+	bp_view *v = NULL;
+	cr_assert_eq(bp_frame_step(w, &v), BP_OK, "%s", bp_world_last_error(w));
+	cr_assert_eq(v->index.count, n, "the builder made no query index");
+	if (!huge) // the index cuts a run: most boxes cannot reach a small query
+		cr_assert_lt(v->index.extent, 11.0f);
+	uint32_t *want = malloc((n + 1) * sizeof *want), *got = malloc((n + 1) * sizeof *got);
+	bp_hit *want_hits = malloc((n + 8) * sizeof *want_hits), *got_hits = malloc((n + 8) * sizeof *got_hits);
+	test_rng rng = {seed * 7 + 1};
+	for (int q = 0; q < 60; ++q) {
+		const oracle_box *e = &boxes[test_rng_below(&rng, n)];
+		float lo[3], hi[3], p[3], d[3], ext[3];
+		// A box near an entity; then boxes touching it exactly on one face.
+		random_vec(&rng, lo, dims, -10, 210, snap);
+		random_vec(&rng, ext, dims, 0, 6, snap);
+		for (int k = 0; k < dims; ++k)
+			hi[k] = lo[k] + ext[k];
+		check_box_query(v, boxes, n, dims, lo, hi, false);
+		int face = (int)test_rng_below(&rng, (uint32_t)dims);
+		for (int k = 0; k < dims; ++k) {
+			lo[k] = e->min[k] - 0.5f;
+			hi[k] = e->max[k] + 0.5f;
+		}
+		float keep_lo = lo[face], keep_hi = hi[face];
+		lo[face] = hi[face] = e->max[face]; // touches e's max face (a zero-width slab)
+		check_box_query(v, boxes, n, dims, lo, hi, false);
+		lo[face] = keep_lo;
+		hi[face] = e->min[face]; // ends exactly on e's min face
+		check_box_query(v, boxes, n, dims, lo, hi, false);
+		hi[face] = keep_hi;
+		check_box_query(v, boxes, n, dims, e->max, e->max, true); // a corner is in the closed box
+		check_box_query(v, boxes, n, dims, e->min, e->min, true);
+
+		// Far outside the scene: nothing, and nearest walks in from one end.
+		float far = (q % 2 ? 1 : -1) * 1e5f;
+		for (int k = 0; k < dims; ++k) {
+			lo[k] = far + (float)q;
+			hi[k] = lo[k] + 10;
+		}
+		check_box_query(v, boxes, n, dims, lo, hi, false);
+
+		check_sphere_query(v, boxes, n, dims, e->max, 0, want, got); // touching at zero radius
+		random_vec(&rng, p, dims, -10, 210, snap);
+		check_sphere_query(v, boxes, n, dims, p, test_rng_float(&rng, 0, 12), want, got);
+		check_sphere_query(v, boxes, n, dims, lo, 1e5f, want, got); // from far away, reaching in
+
+		// Rays: random, axis-parallel, and from far outside aimed at an entity.
+		random_vec(&rng, p, dims, -20, 220, false);
+		random_vec(&rng, d, dims, -1, 1, false);
+		for (int k = 0; k < dims; ++k)
+			if (test_rng_below(&rng, 3) == 0)
+				d[k] = 0;
+		check_ray_query(v, boxes, n, dims, p, d, q % 3 ? INFINITY : test_rng_float(&rng, 0, 60), want_hits,
+			got_hits);
+		for (int k = 0; k < dims; ++k) {
+			p[k] = (q % 4 < 2 ? -1e4f : 1e4f) + (float)k;
+			d[k] = 0.5f * (e->min[k] + e->max[k]) - p[k];
+		}
+		check_ray_query(v, boxes, n, dims, p, d, INFINITY, want_hits, got_hits);
+		check_ray_query(v, boxes, n, dims, p, d, 0.999f, want_hits, got_hits); // stops short of the scene
+		for (int k = 0; k < dims; ++k)
+			d[k] = -d[k]; // pointing away
+		check_ray_query(v, boxes, n, dims, p, d, INFINITY, want_hits, got_hits);
+
+		uint32_t ks[] = {1, 10, 100};
+		random_vec(&rng, p, dims, -10, 210, snap);
+		check_nearest_query(v, boxes, n, dims, p, ks[q % 3], want_hits, got_hits);
+		check_nearest_query(v, boxes, n, dims, e->min, ks[q % 3], want_hits, got_hits);
+		check_nearest_query(v, boxes, n, dims, lo, ks[q % 3], want_hits, got_hits);
+	}
+	// Everything, in full and through a short buffer (the lowest indices, ascending).
+	float all_lo[3] = {-1e6f, -1e6f, -1e6f}, all_hi[3] = {1e6f, 1e6f, 1e6f};
+	check_box_query(v, boxes, n, dims, all_lo, all_hi, false);
+	for (int q = 0; q < 8; ++q) {
+		float lo[3], hi[3];
+		random_vec(&rng, lo, dims, 0, 200, snap);
+		for (int k = 0; k < dims; ++k)
+			hi[k] = lo[k] + 30;
+		size_t want_n = bf_box(boxes, n, dims, lo, hi, want), got_n = 0;
+		if (want_n < 4)
+			continue;
+		size_t short_n = want_n / 3;
+		cr_assert_eq(bp_view_query_aabb(v, lo, hi, got, short_n, &got_n), BP_ERR_OUT_OF_RANGE);
+		cr_assert_eq(got_n, want_n);
+		cr_assert(same_bytes(got, want, short_n * sizeof *got), "short buffer: not the lowest indices");
+		cr_assert_eq(bp_view_query_sphere(v, lo, 20, got, short_n, &got_n),
+			bf_sphere(boxes, n, dims, lo, 20, want) > short_n ? BP_ERR_OUT_OF_RANGE : BP_OK);
+		cr_assert(same_bytes(got, want, BP_MIN(short_n, got_n) * sizeof *got));
+	}
+	free(want);
+	free(got);
+	free(want_hits);
+	free(got_hits);
+	bp_frame_release(v);
+	bp_world_destroy(w);
+	free(boxes);
+	cr_assert_eq(bp_allocated_bytes(), 0, "leaked %lld bytes", (long long)bp_allocated_bytes());
+}
+
+Test(query, large_clustered_3d, .timeout = 120) { run_large(3, false, false, 21); }
+Test(query, large_clustered_3d_integer, .timeout = 120) { run_large(3, true, false, 22); }
+Test(query, large_mixed_with_huge_box_3d, .timeout = 120) { run_large(3, false, true, 23); }
+Test(query, large_clustered_2d_integer, .timeout = 120) { run_large(2, true, false, 24); }
+Test(query, large_mixed_with_huge_box_2d, .timeout = 120) { run_large(2, true, true, 25); }
