@@ -222,20 +222,23 @@ static bp_status sap_find_pairs(bpi_index *index, const bpi_scene *s, bpi_pair_b
 		return status;
 	const uint64_t t1 = bpi_now_ns();
 
-	const float *soa = layout->soa;
-	const size_t stride = layout->stride;
-	bpi_sap_sweep sw = {
-		.scene = s,
-		.layout = layout,
-		.min0 = soa, .max0 = soa + stride, .min1 = soa + 2 * stride, .max1 = soa + 3 * stride,
-		.min2 = s->dims == 3 ? soa + 4 * stride : NULL, .max2 = s->dims == 3 ? soa + 5 * stride : NULL,
-		.chunks = &index->chunks,
-		.chunk_tests = sap->chunk_tests,
-		.dims = s->dims,
-		.filtered = !s->unfiltered,
-		.simd = bpi_sap_simd_enabled(),
-	};
-	bpi_parallel_for(layout->positions, SAP_GRAIN, s->threads, bpi_sap_sweep_chunk, &sw);
+	// An empty scene has no layout (soa NULL): offsetting NULL, even by 0, is undefined in C.
+	if (layout->soa) {
+		const float *soa = layout->soa;
+		const size_t stride = layout->stride;
+		bpi_sap_sweep sw = {
+			.scene = s,
+			.layout = layout,
+			.min0 = soa, .max0 = soa + stride, .min1 = soa + 2 * stride, .max1 = soa + 3 * stride,
+			.min2 = s->dims == 3 ? soa + 4 * stride : NULL, .max2 = s->dims == 3 ? soa + 5 * stride : NULL,
+			.chunks = &index->chunks,
+			.chunk_tests = sap->chunk_tests,
+			.dims = s->dims,
+			.filtered = !s->unfiltered,
+			.simd = bpi_sap_simd_enabled(),
+		};
+		bpi_parallel_for(layout->positions, SAP_GRAIN, s->threads, bpi_sap_sweep_chunk, &sw);
+	}
 	uint64_t tests = 0;
 	for (uint32_t c = 0; c < sweep_chunks; ++c)
 		tests += sap->chunk_tests[c];

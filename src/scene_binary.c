@@ -41,7 +41,8 @@ static bp_status read_fail(bp_scene_error *err, const char *name)
 static bp_status check_bounds(const bp_scene *s, const char *name, bp_scene_error *err)
 {
 	const size_t count = s->count;
-	for (uint32_t f = 0; f < s->frame_count; ++f) {
+	// No entities: nothing to check, and frame_count (up to 2^32 - 1 from a 24-byte file) must not cost time.
+	for (uint32_t f = 0; f < s->frame_count && count > 0; ++f) {
 		for (int a = 0; a < s->dims; ++a) {
 			const float *lo = s->min[a] + (size_t)f * count, *hi = s->max[a] + (size_t)f * count;
 			// Branch-free scan first; the slow loop below only runs to name the culprit.
@@ -104,7 +105,7 @@ bp_status bpi_scenefile_read_binary(bpi_byte_source *source, const char *name, b
 	s->count = count;
 	s->frame_count = frames;
 	bool ok = source->read(source->ctx, s->ids, (size_t)count * sizeof(uint32_t));
-	for (uint32_t f = 0; f < frames && ok; ++f)
+	for (uint32_t f = 0; f < frames && ok && count > 0; ++f)
 		for (uint32_t a = 0; a < dims && ok; ++a) {
 			ok = source->read(source->ctx, s->min[a] + (size_t)f * count, (size_t)count * sizeof(float));
 			ok = ok && source->read(source->ctx, s->max[a] + (size_t)f * count, (size_t)count * sizeof(float));
@@ -178,7 +179,7 @@ bp_status bp_scene_write_binary(const bp_scene *scene, const char *path)
 	bool ok = fwrite(BPI_SCENE_MAGIC, 1, BPI_SCENE_MAGIC_SIZE, f) == BPI_SCENE_MAGIC_SIZE;
 	ok = ok && write_le32(f, h, 4);
 	ok = ok && write_le32(f, scene->ids, count);
-	for (uint32_t fr = 0; fr < scene->frame_count && ok; ++fr)
+	for (uint32_t fr = 0; fr < scene->frame_count && ok && count > 0; ++fr)
 		for (int a = 0; a < scene->dims && ok; ++a) {
 			ok = write_le32(f, scene->min[a] + (size_t)fr * count, count);
 			ok = ok && write_le32(f, scene->max[a] + (size_t)fr * count, count);

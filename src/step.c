@@ -41,6 +41,11 @@ bp_status bpi_step_scene(bpi_index **indices, bp_algorithm requested, const bpi_
 			return status;
 	}
 	bp_status status = algorithm->find_pairs(indices[id], scene, pairs, stats);
+	// AUTO must not fail where sap succeeds: grid and hash return UNSUPPORTED when a span
+	// overflows float (boxes near +-3e38, found by tests/fuzz/fuzz_api); sap takes any finite bounds.
+	if (status == BP_ERR_UNSUPPORTED && requested == BP_ALGO_AUTO && id != BP_ALGO_SAP &&
+		bpi_algorithm_get(BP_ALGO_SAP))
+		return bpi_step_scene(indices, BP_ALGO_SAP, scene, pairs, stats);
 	if (status == BP_OK)
 		stats->pair_count = pairs->count;
 	return status;

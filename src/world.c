@@ -443,8 +443,8 @@ bp_status bp_world_set_bounds(bp_world *w, uint32_t first, uint32_t count, const
 		return bpi_world_fail(w, BP_ERR_OUT_OF_RANGE, "dense range [%u, %llu) is outside [0, %u)", first,
 			(unsigned long long)first + count, w->count);
 	bp_status status = check_arrays(w, bounds, count);
-	if (status != BP_OK)
-		return status;
+	if (status != BP_OK || count == 0)
+		return status; // count 0: the SoA arrays of an empty world are NULL, and NULL + 0 is undefined
 	const float *src_min[3] = {bounds->min_x, bounds->min_y, bounds->min_z};
 	const float *src_max[3] = {bounds->max_x, bounds->max_y, bounds->max_z};
 	for (int axis = 0; axis < w->dims; ++axis) {

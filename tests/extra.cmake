@@ -16,3 +16,9 @@ if(BP_BUILD_TOOLS)
   add_test(NAME threads_smoke COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/threads_smoke.sh $<TARGET_FILE:bp>)
   set_tests_properties(threads_smoke PROPERTIES TIMEOUT 600 LABELS threads)
 endif()
+
+# libFuzzer targets and their short ctest runs (label `fuzz`); see tests/fuzz/README.md.
+option(BP_FUZZ "Build the libFuzzer targets in tests/fuzz (clang only)" OFF)
+if(BP_FUZZ)
+  include(${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz.cmake)
+endif()

@@ -227,7 +227,7 @@ static void expect_same_keys(const uint64_t *got, size_t got_count, const expect
 
 // ---- `bp pairs` against the oracle ------------------------------------------------
 
-static const int thread_counts[] = {1, 2, 3, 8};
+static const int thread_counts[] = {1, 2, 3, 5, 8};
 
 /// Runs `bp pairs` over the scene for every thread count and every built-in
 /// algorithm (and auto), checking the summary, the checksum and the -o file

@@ -5,14 +5,15 @@
 #   asan     ASan + UBSan, Debug at -O1 (assertions on), BP_TEST_QUICK=1
 #   tsan     TSan with clang and LLVM's libomp, the tests labelled `threads`
 #   clang    clang Release, warnings are errors
-# Usage: tools/test.sh [CONFIG...]   (default: all four). Build dirs: build/test-CONFIG.
+#   fuzz     clang libFuzzer targets (tests/fuzz) with ASan + UBSan, each run BP_FUZZ_SECONDS (default 30)
+# Usage: tools/test.sh [CONFIG...]   (default: all five). Build dirs: build/test-CONFIG.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
 tools/setup-deps.sh || exit 1
 
 configs=("$@")
-[ ${#configs[@]} -gt 0 ] || configs=(release asan tsan clang)
+[ ${#configs[@]} -gt 0 ] || configs=(release asan tsan clang fuzz)
 
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
@@ -21,7 +22,7 @@ jobs=${BP_TEST_JOBS:-2}
 # run_config NAME: configure, build and ctest one configuration in build/test-NAME.
 run_config()
 {
-	local name=$1 dir=build/test-$1 cc=cc env=() select=()
+	local name=$1 dir=build/test-$1 cc=cc env=() select=() targets=()
 	local args=(-DBP_WERROR=ON)
 	case $name in
 	release) args+=(-DCMAKE_BUILD_TYPE=Release) ;;
@@ -54,8 +55,16 @@ run_config()
 		cc=clang
 		args+=(-DCMAKE_BUILD_TYPE=Release)
 		;;
+	fuzz)
+		# Only the fuzz targets are built; ctest -L fuzz runs each from its seed corpus.
+		cc=clang
+		args+=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DBP_FUZZ=ON)
+		targets=(--target fuzz)
+		select=(-L fuzz)
+		env=("BP_FUZZ_SECONDS=${BP_FUZZ_SECONDS:-30}")
+		;;
 	*)
-		echo "test.sh: unknown configuration '$name' (release asan tsan clang)" >&2
+		echo "test.sh: unknown configuration '$name' (release asan tsan clang fuzz)" >&2
 		return 1
 		;;
 	esac
@@ -67,7 +76,7 @@ run_config()
 	CC=$cc cmake -S . -B "$dir" "${generator[@]}" "${args[@]}" >"$dir.configure.log" 2>&1 ||
 		{ cat "$dir.configure.log"; return 1; }
 	echo "== [$name] build"
-	cmake --build "$dir" || return 1
+	cmake --build "$dir" "${targets[@]}" || return 1
 	echo "== [$name] ctest"
 	(cd "$dir" && env "${env[@]}" ctest -j"$jobs" --output-on-failure "${select[@]}") || return 1
 }
