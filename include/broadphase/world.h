@@ -166,7 +166,11 @@ typedef struct bp_frame_stats {
 } bp_frame_stats;
 
 /// Finds every overlapping pair of the current state, synchronously, on the
-/// world's threads. On error the previous step's pairs are kept.
+/// world's threads. On error the previous step's pairs are kept. Errors:
+/// BP_ERR_OUT_OF_MEMORY; BP_ERR_UNSUPPORTED when grid or hash, chosen by name,
+/// cannot lay cells over the bounds (spans beyond float range, near +-3e38;
+/// AUTO then runs sap instead); BP_ERR_OUT_OF_RANGE in a periodic world when
+/// an extent exceeds period / 2. bp_world_last_error says which.
 BP_API bp_status bp_world_step(bp_world *world);
 /// Pairs of the last successful step, in the algorithm's deterministic order
 /// (identical for every thread count), or by (lo, hi) with canonical_pairs.
