@@ -77,6 +77,20 @@ void *bpi_grow_aligned(void *old, size_t old_count, size_t new_count, size_t ele
 	return grown;
 }
 
+bool bpi_reserve_scratch(void **array, size_t *capacity, size_t needed, size_t elem_size)
+{
+	if (needed <= *capacity)
+		return true;
+	size_t grown = BP_MAX(needed, *capacity + *capacity / 2);
+	void *fresh = bpi_grow_aligned(NULL, 0, grown, elem_size); // checks grown * elem_size for overflow
+	if (!fresh)
+		return false;
+	bpi_free_aligned(*array, *capacity * elem_size);
+	*array = fresh;
+	*capacity = grown;
+	return true;
+}
+
 uint64_t bpi_now_ns(void)
 {
 	struct timespec ts;

@@ -32,6 +32,11 @@ void bpi_free_aligned(void *ptr, size_t size);
 /// and leaves the old array untouched.
 void *bpi_grow_aligned(void *old, size_t old_count, size_t new_count, size_t elem_size);
 
+/// Makes the cache-line-aligned scratch array *array hold at least `needed`
+/// elements, growing by at least half its capacity. Contents are NOT kept. On
+/// failure returns false and leaves *array and *capacity untouched.
+bool bpi_reserve_scratch(void **array, size_t *capacity, size_t needed, size_t elem_size);
+
 /// Monotonic clock in nanoseconds.
 uint64_t bpi_now_ns(void);
 

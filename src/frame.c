@@ -44,23 +44,6 @@ struct bpi_frames {
 
 // ---- buffers -------------------------------------------------------------
 
-/// Makes *ptr hold at least `need` elements; contents are not kept.
-static bool reserve(void **ptr, size_t *capacity, size_t need, size_t elem)
-{
-	if (need <= *capacity)
-		return true;
-	size_t grown = BP_MAX(need, *capacity + *capacity / 2);
-	if (grown > SIZE_MAX / elem)
-		return false;
-	void *fresh = bpi_alloc_aligned(grown * elem);
-	if (!fresh)
-		return false;
-	bpi_free_aligned(*ptr, *capacity * elem);
-	*ptr = fresh;
-	*capacity = grown;
-	return true;
-}
-
 static void free_entity_arrays(bp_view *f)
 {
 	bpi_soa_free(&f->soa, f->dims, f->capacity);
@@ -164,7 +147,7 @@ static bp_status sort_pairs(bp_view *f)
 	size_t count = f->pairs.count;
 	if (pairs_sorted(f->pairs.data, count))
 		return BP_OK;
-	if (!reserve((void **)&f->scratch, &f->scratch_capacity, count, sizeof(bp_pair)))
+	if (!bpi_reserve_scratch((void **)&f->scratch, &f->scratch_capacity, count, sizeof(bp_pair)))
 		return BP_ERR_OUT_OF_MEMORY;
 	counting_pass(f->pairs.data, f->scratch, count, f->offsets, f->count, false);
 	counting_pass(f->scratch, f->pairs.data, count, f->offsets, f->count, true);
@@ -180,7 +163,7 @@ static bp_status build_adjacency(bp_view *f)
 	if (count > UINT32_MAX / 2)
 		return BP_ERR_UNSUPPORTED; // 32-bit offsets
 	// At least one slot, so bp_view_neighbours never hands out NULL.
-	if (!reserve((void **)&f->neighbours, &f->neighbour_capacity, BP_MAX(2 * count, (size_t)1), sizeof(uint32_t)))
+	if (!bpi_reserve_scratch((void **)&f->neighbours, &f->neighbour_capacity, BP_MAX(2 * count, (size_t)1), sizeof(uint32_t)))
 		return BP_ERR_OUT_OF_MEMORY;
 	uint32_t *offsets = f->offsets;
 	const bp_pair *p = f->pairs.data;
@@ -217,7 +200,7 @@ static int key_pair_order(const bp_key_pair *x, const bp_key_pair *y) { return c
 static bp_status build_keys(bp_view *f)
 {
 	size_t count = f->pairs.count;
-	if (!reserve((void **)&f->keys, &f->key_capacity, count, sizeof(bp_key_pair)))
+	if (!bpi_reserve_scratch((void **)&f->keys, &f->key_capacity, count, sizeof(bp_key_pair)))
 		return BP_ERR_OUT_OF_MEMORY;
 	const uint64_t *key = f->soa.user_key;
 	bool increasing = true;
@@ -258,8 +241,8 @@ static bp_status build_events(bp_view *f, const bp_view *prev)
 	size_t old_count = prev ? prev->pairs.count : 0, count = f->pairs.count;
 	size_t began = key_difference(f->keys, count, old, old_count, NULL);
 	size_t ended = key_difference(old, old_count, f->keys, count, NULL);
-	if (!reserve((void **)&f->began, &f->began_capacity, began, sizeof(bp_key_pair)) ||
-		!reserve((void **)&f->ended, &f->ended_capacity, ended, sizeof(bp_key_pair)))
+	if (!bpi_reserve_scratch((void **)&f->began, &f->began_capacity, began, sizeof(bp_key_pair)) ||
+		!bpi_reserve_scratch((void **)&f->ended, &f->ended_capacity, ended, sizeof(bp_key_pair)))
 		return BP_ERR_OUT_OF_MEMORY;
 	f->began_count = key_difference(f->keys, count, old, old_count, f->began);
 	f->ended_count = key_difference(old, old_count, f->keys, count, f->ended);

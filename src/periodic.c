@@ -127,20 +127,6 @@ static bool reserve_chunks(bpi_periodic *p, uint32_t chunks)
 	return true;
 }
 
-static bool reserve_items(bpi_periodic *p, size_t count)
-{
-	if (count <= p->item_capacity)
-		return true;
-	size_t capacity = BP_MAX(count, p->item_capacity + p->item_capacity / 2);
-	bpi_sort_item *items = bpi_grow_aligned(NULL, 0, capacity, sizeof *items);
-	if (!items)
-		return false;
-	bpi_free_aligned(p->items, p->item_capacity * sizeof *items);
-	p->items = items;
-	p->item_capacity = capacity;
-	return true;
-}
-
 void bpi_periodic_free(bpi_periodic *p)
 {
 	if (!p)
@@ -283,7 +269,7 @@ static bp_status map_back(bpi_periodic *p, uint32_t n, int threads)
 	size_t count = p->pairs.count;
 	if (count > UINT32_MAX) // beyond the radix sort's range
 		return BP_ERR_OUT_OF_MEMORY;
-	if (!reserve_items(p, count))
+	if (!bpi_reserve_scratch((void **)&p->items, &p->item_capacity, count, sizeof *p->items))
 		return BP_ERR_OUT_OF_MEMORY;
 	map_job job = {p, n};
 	bpi_parallel_for((uint32_t)count, PERIODIC_PAIR_GRAIN, threads, map_chunk, &job);

@@ -188,8 +188,8 @@ static bp_status sap_find_pairs(bpi_index *index, const bpi_scene *s, bpi_pair_b
 	// Scratch, all reused across frames: items, the layout, and per-chunk counters
 	// (chunk_tests doubles as the descent counts of the key rebuild).
 	const size_t old_items = sap->item_capacity;
-	if (!bpi_sap_grow((void **)&sap->items, &sap->item_capacity, (size_t)n + 1, sizeof(bpi_sort_item)) ||
-		!bpi_sap_grow((void **)&sap->chunk_tests, &sap->chunk_tests_capacity, (size_t)copy_chunks + 1,
+	if (!bpi_reserve_scratch((void **)&sap->items, &sap->item_capacity, (size_t)n + 1, sizeof(bpi_sort_item)) ||
+		!bpi_reserve_scratch((void **)&sap->chunk_tests, &sap->chunk_tests_capacity, (size_t)copy_chunks + 1,
 			sizeof(uint64_t)) ||
 		bpi_radix_sort_reserve(&sap->radix, n) != BP_OK) {
 		sap->order_count = 0;
@@ -213,7 +213,7 @@ static bp_status sap_find_pairs(bpi_index *index, const bpi_scene *s, bpi_pair_b
 		status = bpi_sap_layout_build(&sap->layout, s, axis, &grid, sap->items);
 	const bpi_sap_layout *layout = &sap->layout;
 	const uint32_t sweep_chunks = bpi_chunk_count(layout->positions, SAP_GRAIN);
-	if (status == BP_OK && !bpi_sap_grow((void **)&sap->chunk_tests, &sap->chunk_tests_capacity,
+	if (status == BP_OK && !bpi_reserve_scratch((void **)&sap->chunk_tests, &sap->chunk_tests_capacity,
 				       (size_t)sweep_chunks + 1, sizeof(uint64_t)))
 		status = BP_ERR_OUT_OF_MEMORY;
 	if (status == BP_OK)

@@ -71,8 +71,6 @@ typedef struct bpi_sap_layout {
 	size_t ranges_capacity; ///< uint32 entries
 } bpi_sap_layout;
 
-/// Grows a 64-byte aligned array to at least `needed` elements (contents lost).
-bool bpi_sap_grow(void **array, size_t *capacity, size_t needed, size_t elem_size);
 void bpi_sap_layout_free(bpi_sap_layout *layout);
 
 /// Plans the region grid for a sweep along `axis`: bounds and median extents of the

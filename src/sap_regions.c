@@ -40,20 +40,6 @@
 #define SAP_SORT_GRAIN 16384
 #define SAP_SORT_CHUNKS 64
 
-bool bpi_sap_grow(void **array, size_t *capacity, size_t needed, size_t elem_size)
-{
-	if (needed <= *capacity)
-		return true;
-	size_t capacity_new = needed + needed / 8;
-	void *grown = bpi_grow_aligned(NULL, 0, capacity_new, elem_size);
-	if (!grown)
-		return false;
-	bpi_free_aligned(*array, *capacity * elem_size);
-	*array = grown;
-	*capacity = capacity_new;
-	return true;
-}
-
 void bpi_sap_layout_free(bpi_sap_layout *layout)
 {
 	bpi_free_aligned(layout->soa, layout->soa_capacity * sizeof(float));
@@ -165,9 +151,9 @@ bp_status bpi_sap_grid_plan(bpi_sap_layout *layout, const bpi_scene *s, int axis
 	if (max_regions <= 1)
 		return BP_OK; // one region: the plain sweep
 	const uint32_t chunks = bpi_chunk_count(n, SAP_PASS_GRAIN);
-	if (!bpi_sap_grow((void **)&layout->chunk_sums, &layout->chunk_sums_capacity, 5 * (size_t)chunks,
+	if (!bpi_reserve_scratch((void **)&layout->chunk_sums, &layout->chunk_sums_capacity, 5 * (size_t)chunks,
 		    sizeof(uint64_t)) ||
-		!bpi_sap_grow((void **)&layout->ranges, &layout->ranges_capacity, 4 * (size_t)n, sizeof(uint32_t)))
+		!bpi_reserve_scratch((void **)&layout->ranges, &layout->ranges_capacity, 4 * (size_t)n, sizeof(uint32_t)))
 		return BP_ERR_OUT_OF_MEMORY;
 	sap_plan_job job = {.scene = s, .grid = grid, .copies = layout->chunk_sums, .ranges = layout->ranges,
 		.bounds = (double *)(layout->chunk_sums + chunks)};
@@ -215,6 +201,19 @@ typedef struct sap_sort_job {
 	const uint32_t *ranges; ///< the plan's cell ranges, by box
 } sap_sort_job;
 
+/// The region cells box i covers on each region axis (all 0 with one region,
+/// where the plan stores no ranges).
+static inline void box_cell_range(const sap_sort_job *job, uint32_t i, uint32_t *lo0, uint32_t *hi0, uint32_t *lo1,
+	uint32_t *hi1)
+{
+	if (job->grid->regions <= 1) {
+		*lo0 = *hi0 = *lo1 = *hi1 = 0;
+		return;
+	}
+	const uint32_t *range = job->ranges + 4 * (size_t)i;
+	*lo0 = range[0], *hi0 = range[1], *lo1 = range[2], *hi1 = range[3];
+}
+
 static void sap_count_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	const sap_sort_job *job = ctx;
@@ -223,14 +222,8 @@ static void sap_count_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *
 	memset(h, 0, g->regions * sizeof *h);
 	for (uint32_t k = begin; k < end; ++k) {
 		uint32_t i = bpi_sort_item_index(job->items[k]);
-		uint32_t lo0 = 0, hi0 = 0, lo1 = 0, hi1 = 0;
-		if (g->regions > 1) {
-			const uint32_t *range = job->ranges + 4 * (size_t)i;
-			lo0 = range[0];
-			hi0 = range[1];
-			lo1 = range[2];
-			hi1 = range[3];
-		}
+		uint32_t lo0, hi0, lo1, hi1;
+		box_cell_range(job, i, &lo0, &hi0, &lo1, &hi1);
 		for (uint32_t c1 = lo1; c1 <= hi1; ++c1)
 			for (uint32_t c0 = lo0; c0 <= hi0; ++c0)
 				++h[c0 + g->cells[0] * c1];
@@ -247,14 +240,8 @@ static void sap_scatter_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void
 	const uint8_t bit1 = g->count < 2 ? 2 : 0; // no second region axis: always first
 	for (uint32_t k = begin; k < end; ++k) {
 		uint32_t i = bpi_sort_item_index(job->items[k]);
-		uint32_t lo0 = 0, hi0 = 0, lo1 = 0, hi1 = 0;
-		if (g->regions > 1) {
-			const uint32_t *range = job->ranges + 4 * (size_t)i;
-			lo0 = range[0];
-			hi0 = range[1];
-			lo1 = range[2];
-			hi1 = range[3];
-		}
+		uint32_t lo0, hi0, lo1, hi1;
+		box_cell_range(job, i, &lo0, &hi0, &lo1, &hi1);
 		for (uint32_t c1 = lo1; c1 <= hi1; ++c1) {
 			for (uint32_t c0 = lo0; c0 <= hi0; ++c0) {
 				uint32_t at = next[c0 + g->cells[0] * c1]++;
@@ -299,7 +286,7 @@ bp_status bpi_sap_layout_build(bpi_sap_layout *layout, const bpi_scene *s, int a
 		return BP_OK;
 	const uint32_t grain = BP_MAX(SAP_SORT_GRAIN, (uint32_t)(((uint64_t)n + SAP_SORT_CHUNKS - 1) / SAP_SORT_CHUNKS));
 	const uint32_t chunks = bpi_chunk_count(n, grain);
-	if (!bpi_sap_grow((void **)&layout->histogram, &layout->histogram_capacity, (size_t)chunks * regions,
+	if (!bpi_reserve_scratch((void **)&layout->histogram, &layout->histogram_capacity, (size_t)chunks * regions,
 		    sizeof(uint32_t)))
 		return BP_ERR_OUT_OF_MEMORY;
 	if (regions > layout->seg_capacity) {
@@ -337,10 +324,10 @@ bp_status bpi_sap_layout_build(bpi_sap_layout *layout, const bpi_scene *s, int a
 	}
 	layout->positions = (uint32_t)at;
 	layout->stride = ((size_t)at + 15) & ~(size_t)15; // whole cache lines
-	if (!bpi_sap_grow((void **)&layout->soa, &layout->soa_capacity, layout->stride * 2 * (size_t)s->dims,
+	if (!bpi_reserve_scratch((void **)&layout->soa, &layout->soa_capacity, layout->stride * 2 * (size_t)s->dims,
 		    sizeof(float)) ||
-		!bpi_sap_grow((void **)&layout->index, &layout->index_capacity, layout->stride, sizeof(uint32_t)) ||
-		!bpi_sap_grow((void **)&layout->corner, &layout->corner_capacity, layout->stride, 1))
+		!bpi_reserve_scratch((void **)&layout->index, &layout->index_capacity, layout->stride, sizeof(uint32_t)) ||
+		!bpi_reserve_scratch((void **)&layout->corner, &layout->corner_capacity, layout->stride, 1))
 		return BP_ERR_OUT_OF_MEMORY;
 	bpi_parallel_for(n, grain, s->threads, sap_scatter_chunk, &job);
 	for (uint32_t seg = 0; seg < layout->segments; ++seg) {

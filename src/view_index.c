@@ -60,16 +60,8 @@ static bool reserve_index(bpi_view_index *index, uint32_t n, int dims)
 
 static bool reserve_items(bpi_view_index_scratch *scratch, uint32_t n)
 {
-	if (n <= scratch->capacity)
-		return bpi_radix_sort_reserve(&scratch->radix, n) == BP_OK;
-	size_t capacity = BP_MAX((size_t)n, scratch->capacity + scratch->capacity / 2);
-	bpi_sort_item *items = bpi_alloc_aligned(capacity * sizeof(bpi_sort_item));
-	if (!items)
-		return false;
-	bpi_free_aligned(scratch->items, scratch->capacity * sizeof(bpi_sort_item));
-	scratch->items = items;
-	scratch->capacity = capacity;
-	return bpi_radix_sort_reserve(&scratch->radix, n) == BP_OK;
+	return bpi_reserve_scratch((void **)&scratch->items, &scratch->capacity, n, sizeof(bpi_sort_item)) &&
+	       bpi_radix_sort_reserve(&scratch->radix, n) == BP_OK;
 }
 
 typedef struct gather_ctx {
