@@ -711,29 +711,11 @@ BPI_CELLS_INLINE void report(const bpi_cells *c, const bpi_scene *s, probe *q, u
 		bpi_pair_push(q->out, q->a, b);
 }
 
-// Room for `need` more pairs. bpi_pair_buffer_grow assumes a full buffer (it
-// frees `count` pairs' worth), so this grows by itself. On
-// failure the caller's branchy loop pushes, which records the failure.
-static bool grow_pairs(bpi_pair_buffer *out, size_t need)
-{
-	size_t capacity = out->capacity ? out->capacity : 256;
-	while (capacity - out->count < need)
-		capacity *= 2;
-	bp_pair *grown = capacity <= SIZE_MAX / sizeof(bp_pair) ? bpi_alloc_aligned(capacity * sizeof(bp_pair)) : NULL;
-	if (!grown)
-		return false;
-	if (out->data) {
-		memcpy(grown, out->data, out->count * sizeof(bp_pair));
-		bpi_free_aligned(out->data, out->capacity * sizeof(bp_pair));
-	}
-	out->data = grown;
-	out->capacity = capacity;
-	return true;
-}
-
+// Room for `need` more pairs. On failure the caller's branchy loop pushes,
+// which records the failure.
 BPI_CELLS_INLINE bool reserve_pairs(bpi_pair_buffer *out, size_t need)
 {
-	return out->capacity - out->count >= need || grow_pairs(out, need);
+	return out->capacity - out->count >= need || bpi_pair_buffer_reserve(out, need);
 }
 
 // Grid: every entry of [from, to) is a candidate (the caller counts them).

@@ -5,17 +5,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-bool bpi_pair_buffer_grow(bpi_pair_buffer *buffer)
+bool bpi_pair_buffer_reserve(bpi_pair_buffer *buffer, size_t more)
 {
-	size_t capacity = buffer->capacity ? buffer->capacity * 2 : 256;
-	bp_pair *grown = bpi_grow_aligned(buffer->data, buffer->count, capacity, sizeof(bp_pair));
-	if (!grown) {
-		buffer->failed = true;
-		return false;
+	if (buffer->capacity - buffer->count >= more)
+		return true;
+	size_t capacity = buffer->capacity ? buffer->capacity : 256;
+	while (capacity - buffer->count < more) {
+		if (capacity > SIZE_MAX / 2 / sizeof(bp_pair))
+			return false;
+		capacity *= 2;
 	}
+	bp_pair *grown = bpi_alloc_aligned(capacity * sizeof(bp_pair));
+	if (!grown)
+		return false;
+	if (buffer->count)
+		memcpy(grown, buffer->data, buffer->count * sizeof(bp_pair));
+	bpi_free_aligned(buffer->data, buffer->capacity * sizeof(bp_pair));
 	buffer->data = grown;
 	buffer->capacity = capacity;
 	return true;
+}
+
+bool bpi_pair_buffer_grow(bpi_pair_buffer *buffer)
+{
+	if (bpi_pair_buffer_reserve(buffer, 1))
+		return true;
+	buffer->failed = true;
+	return false;
 }
 
 void bpi_pair_buffer_free(bpi_pair_buffer *buffer)

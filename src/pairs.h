@@ -29,6 +29,10 @@ typedef struct bpi_pair_chunks {
 	uint32_t capacity; ///< buffers allocated
 } bpi_pair_chunks;
 
+/// Room for `more` pairs past `count`, keeping the pairs. False (buffer
+/// untouched, `failed` not set) when memory runs out.
+bool bpi_pair_buffer_reserve(bpi_pair_buffer *buffer, size_t more);
+/// Room for one more pair; on failure sets `failed` (the push then drops it).
 bool bpi_pair_buffer_grow(bpi_pair_buffer *buffer);
 void bpi_pair_buffer_free(bpi_pair_buffer *buffer);
 
