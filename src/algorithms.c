@@ -8,7 +8,8 @@
 
 static const char *const algorithm_names[BP_ALGO_COUNT] = {
 	[BP_ALGO_AUTO] = "auto", [BP_ALGO_BRUTE] = "brute", [BP_ALGO_SAP] = "sap",
-	[BP_ALGO_GRID] = "grid", [BP_ALGO_HASH] = "hash",
+	[BP_ALGO_GRID] = "grid", [BP_ALGO_HASH] = "hash", [BP_ALGO_SHIFTS] = "shifts",
+	[BP_ALGO_BUCKETS] = "buckets", [BP_ALGO_QUADTREE] = "quadtree", [BP_ALGO_CLOSEST] = "closest",
 };
 
 static const bpi_algorithm *const algorithms[BP_ALGO_COUNT] = {

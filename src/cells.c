@@ -1182,6 +1182,7 @@ bp_status bpi_cells_find_pairs(bpi_cells *c, bool hashed, const bpi_scene *s, bp
 	stats->candidate_tests = tests;
 	// Hash: non-empty buckets; cells that collide in a bucket count once.
 	stats->cell_count = nonempty;
+	stats->cell_size = c->level_count ? c->levels[0].cell : 0.0f;
 	stats->ns_build = t1 - t0;
 	stats->ns_find = t2 - t1;
 	stats->ns_merge = t3 - t2;

@@ -39,6 +39,10 @@ typedef enum bp_algorithm {
 	BP_ALGO_SAP,      ///< sweep-and-prune along the axis of largest spread
 	BP_ALGO_GRID,     ///< uniform grid over the scene bounds
 	BP_ALGO_HASH,     ///< unbounded hashed grid
+	BP_ALGO_SHIFTS,   ///< four-shifts sectors: the grid shifted by half a sector per axis combination
+	BP_ALGO_BUCKETS,  ///< static buckets: home bucket plus the neighbours a box reaches into
+	BP_ALGO_QUADTREE, ///< dynamic buckets: quadtree/octree kept across steps
+	BP_ALGO_CLOSEST,  ///< closest-pair divide and conquer along one axis
 	BP_ALGO_COUNT
 } bp_algorithm;
 
@@ -163,6 +167,7 @@ typedef struct bp_frame_stats {
 	uint64_t ns_find;          ///< sweep or cell tests into per-chunk buffers
 	uint64_t ns_merge;         ///< prefix sum and copy of the chunk buffers
 	uint64_t ns_total;         ///< whole step
+	float cell_size;           ///< edge of the base cell, sector or region the step used; 0 when none
 } bp_frame_stats;
 
 /// Finds every overlapping pair of the current state, synchronously, on the
