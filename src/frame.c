@@ -400,7 +400,7 @@ static bp_status snapshot(bp_view *f, const bp_world *w)
 		return BP_ERR_OUT_OF_MEMORY;
 	bpi_soa_copy(&f->soa, &w->soa, w->dims, w->count);
 	f->count = w->count;
-	f->unfiltered = w->static_count == 0 && w->filtered_count == 0;
+	f->unfiltered = bpi_world_unfiltered(w);
 	f->algorithm = w->algorithm;
 	f->thread_count = w->thread_count;
 	f->cell_size = w->cell_size;

@@ -8,6 +8,7 @@
 #include "pairs.h"
 
 #define BP_FLAG_STATIC 1u
+#define BP_FLAG_SPHERE 2u
 
 /// A read-only snapshot of the world that an algorithm indexes: dense SoA
 /// bounds (dims arrays each), filters and flags, plus the step's settings.
@@ -19,8 +20,8 @@ typedef struct bpi_scene {
 	const uint32_t *category;
 	const uint32_t *mask;
 	const uint8_t *flags;
-	/// No entity is static and every filter accepts every other: algorithms may
-	/// skip bpi_scene_accepts on their hot path.
+	/// No entity is static or a sphere, and every filter accepts every other:
+	/// algorithms may skip bpi_scene_accepts on their hot path.
 	bool unfiltered;
 	int threads;
 	float cell_size; ///< 0 = algorithm's choice
@@ -35,11 +36,18 @@ static inline bool bpi_scene_overlap(const bpi_scene *s, uint32_t a, uint32_t b)
 	return true;
 }
 
-/// Category/mask filter both ways, and never two static entities.
+/// The shape test of a pair whose bounds overlap and one of which is a sphere
+/// (bp_shape in world.h). shapes.c.
+bool bpi_shapes_overlap(const bpi_scene *s, uint32_t a, uint32_t b);
+
+/// Category/mask filter both ways, never two static entities, and the shape
+/// test when a sphere is involved.
 static inline bool bpi_scene_accepts(const bpi_scene *s, uint32_t a, uint32_t b)
 {
-	return (s->category[a] & s->mask[b]) && (s->category[b] & s->mask[a]) &&
-	       !(s->flags[a] & s->flags[b] & BP_FLAG_STATIC);
+	uint8_t fa = s->flags[a], fb = s->flags[b];
+	if (!((s->category[a] & s->mask[b]) && (s->category[b] & s->mask[a])) || (fa & fb & BP_FLAG_STATIC))
+		return false;
+	return !((fa | fb) & BP_FLAG_SPHERE) || bpi_shapes_overlap(s, a, b);
 }
 
 typedef struct bpi_algorithm bpi_algorithm;

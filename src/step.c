@@ -56,7 +56,7 @@ bp_status bp_world_step(bp_world *w)
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
 	uint64_t t0 = bpi_now_ns();
-	bpi_scene scene = bpi_scene_of_soa(&w->soa, w->count, w->dims, w->static_count == 0 && w->filtered_count == 0,
+	bpi_scene scene = bpi_scene_of_soa(&w->soa, w->count, w->dims, bpi_world_unfiltered(w),
 		w->thread_count, w->cell_size);
 	bp_frame_stats stats = {.frame = w->stats.frame + 1, .ns_prepare = bpi_now_ns() - t0};
 	bpi_periodic_fault fault = {0};

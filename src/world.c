@@ -143,7 +143,7 @@ const char *bp_world_last_error(const bp_world *w)
 // ---- validation ----------------------------------------------------------
 
 /// Checks one box given as dims floats per corner; `what` names it in the message.
-static bp_status check_box(bp_world *w, const float *min, const float *max, const char *what, uint64_t which)
+bp_status bpi_world_check_box(bp_world *w, const float *min, const float *max, const char *what, uint64_t which)
 {
 	for (int axis = 0; axis < w->dims; ++axis) {
 		if (!isfinite(min[axis]) || !isfinite(max[axis]))
@@ -177,7 +177,7 @@ static bp_status check_arrays(bp_world *w, const bp_bounds_arrays *b, uint32_t c
 	for (uint32_t i = 0; i < count; ++i) {
 		float min[3], max[3];
 		array_box(w, b, i, min, max);
-		bp_status status = check_box(w, min, max, "bounds index", i);
+		bp_status status = bpi_world_check_box(w, min, max, "bounds index", i);
 		if (status != BP_OK)
 			return status;
 	}
@@ -185,7 +185,7 @@ static bp_status check_arrays(bp_world *w, const bp_bounds_arrays *b, uint32_t c
 }
 
 /// Slot of a live entity, or NULL (with the error recorded).
-static bpi_slot *live_slot(const bp_world *cw, bp_entity e)
+bpi_slot *bpi_world_live_slot(const bp_world *cw, bp_entity e)
 {
 	bp_world *w = (bp_world *)cw;
 	if (e.index1 == 0 || e.index1 > w->slot_count) {
@@ -218,9 +218,11 @@ static void store_entity(bp_world *w, uint32_t d, const float *min, const float 
 	}
 	w->soa.category[d] = def->category;
 	w->soa.mask[d] = def->mask;
-	w->soa.flags[d] = def->kind == BP_KIND_STATIC ? BP_FLAG_STATIC : 0;
+	w->soa.flags[d] = (uint8_t)((def->kind == BP_KIND_STATIC ? BP_FLAG_STATIC : 0) |
+				    (def->shape == BP_SHAPE_SPHERE ? BP_FLAG_SPHERE : 0));
 	w->soa.user_key[d] = def->user_key;
 	w->static_count += def->kind == BP_KIND_STATIC;
+	w->sphere_count += def->shape == BP_SHAPE_SPHERE;
 	w->filtered_count += !filter_is_open(def->category, def->mask);
 }
 
@@ -262,6 +264,8 @@ bp_status bp_world_create_entities(bp_world *w, uint32_t count, const bp_bounds_
 		return bpi_world_fail(w, BP_ERR_OUT_OF_RANGE, "%u more entities would exceed the limit of %u", count,
 			(uint32_t)BP_MAX_ENTITIES);
 	bp_status status = check_kind(w, common->kind);
+	if (status == BP_OK && common->shape != BP_SHAPE_BOX && common->shape != BP_SHAPE_SPHERE)
+		status = bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "shape %d is neither box nor sphere", (int)common->shape);
 	if (status == BP_OK)
 		status = check_arrays(w, bounds, count);
 	if (status == BP_OK)
@@ -294,7 +298,7 @@ bp_status bp_entity_create(bp_world *w, const bp_entity_def *def, bp_entity *out
 		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "entity def or output handle is NULL");
 	const float *min = def->min, *max = def->max;
 	bp_bounds_arrays one = {&min[0], &min[1], &min[2], &max[0], &max[1], &max[2]};
-	bp_status status = check_box(w, min, max, "new entity", w->count);
+	bp_status status = bpi_world_check_box(w, min, max, "new entity", w->count);
 	if (status != BP_OK)
 		return status;
 	return bp_world_create_entities(w, 1, &one, def, out);
@@ -304,11 +308,12 @@ bp_status bp_entity_destroy(bp_world *w, bp_entity e)
 {
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
-	bpi_slot *slot = live_slot(w, e);
+	bpi_slot *slot = bpi_world_live_slot(w, e);
 	if (!slot)
 		return BP_ERR_STALE_HANDLE;
 	uint32_t d = slot->dense, last = w->count - 1;
 	w->static_count -= (w->soa.flags[d] & BP_FLAG_STATIC) != 0;
+	w->sphere_count -= (w->soa.flags[d] & BP_FLAG_SPHERE) != 0;
 	w->filtered_count -= !filter_is_open(w->soa.category[d], w->soa.mask[d]);
 	if (d != last) { // swap-remove keeps the arrays dense
 		bpi_soa_move(&w->soa, w->dims, d, last);
@@ -333,7 +338,7 @@ bp_status bp_entity_get(const bp_world *w, bp_entity e, bp_entity_def *out)
 {
 	if (!w || !out)
 		return BP_ERR_INVALID_ARGUMENT;
-	const bpi_slot *slot = live_slot(w, e);
+	const bpi_slot *slot = bpi_world_live_slot(w, e);
 	if (!slot)
 		return BP_ERR_STALE_HANDLE;
 	uint32_t d = slot->dense;
@@ -345,6 +350,7 @@ bp_status bp_entity_get(const bp_world *w, bp_entity e, bp_entity_def *out)
 	def.category = w->soa.category[d];
 	def.mask = w->soa.mask[d];
 	def.kind = (w->soa.flags[d] & BP_FLAG_STATIC) ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
+	def.shape = (w->soa.flags[d] & BP_FLAG_SPHERE) ? BP_SHAPE_SPHERE : BP_SHAPE_BOX;
 	def.user_key = w->soa.user_key[d];
 	*out = def;
 	return BP_OK;
@@ -356,10 +362,10 @@ bp_status bp_entity_set_bounds(bp_world *w, bp_entity e, const float *min, const
 		return BP_ERR_INVALID_ARGUMENT;
 	if (!min || !max)
 		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "bounds pointer is NULL");
-	const bpi_slot *slot = live_slot(w, e);
+	const bpi_slot *slot = bpi_world_live_slot(w, e);
 	if (!slot)
 		return BP_ERR_STALE_HANDLE;
-	bp_status status = check_box(w, min, max, "entity", e.index1);
+	bp_status status = bpi_world_check_box(w, min, max, "entity", e.index1);
 	if (status != BP_OK)
 		return status;
 	for (int axis = 0; axis < w->dims; ++axis) {
@@ -373,7 +379,7 @@ bp_status bp_entity_set_filter(bp_world *w, bp_entity e, uint32_t category, uint
 {
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
-	const bpi_slot *slot = live_slot(w, e);
+	const bpi_slot *slot = bpi_world_live_slot(w, e);
 	if (!slot)
 		return BP_ERR_STALE_HANDLE;
 	uint32_t d = slot->dense;
@@ -388,7 +394,7 @@ bp_status bp_entity_set_kind(bp_world *w, bp_entity e, bp_kind kind)
 {
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
-	const bpi_slot *slot = live_slot(w, e);
+	const bpi_slot *slot = bpi_world_live_slot(w, e);
 	if (!slot)
 		return BP_ERR_STALE_HANDLE;
 	bp_status status = check_kind(w, kind);
@@ -405,7 +411,7 @@ bp_status bp_entity_set_user_key(bp_world *w, bp_entity e, uint64_t user_key)
 {
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
-	const bpi_slot *slot = live_slot(w, e);
+	const bpi_slot *slot = bpi_world_live_slot(w, e);
 	if (!slot)
 		return BP_ERR_STALE_HANDLE;
 	w->soa.user_key[slot->dense] = user_key;
@@ -416,7 +422,7 @@ bp_status bp_entity_dense_index(const bp_world *w, bp_entity e, uint32_t *out)
 {
 	if (!w || !out)
 		return BP_ERR_INVALID_ARGUMENT;
-	const bpi_slot *slot = live_slot(w, e);
+	const bpi_slot *slot = bpi_world_live_slot(w, e);
 	if (!slot)
 		return BP_ERR_STALE_HANDLE;
 	*out = slot->dense;

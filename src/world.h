@@ -37,6 +37,7 @@ struct bp_world {
 	uint32_t *dense_slot; ///< dense index -> slot index, `capacity` entries
 	uint32_t static_count;
 	uint32_t filtered_count; ///< entities whose category or mask is not all bits
+	uint32_t sphere_count;
 
 	// Handle slots, growable; free list threaded through next_free.
 	bpi_slot *slots;
@@ -53,6 +54,17 @@ struct bp_world {
 
 	char last_error[192];
 };
+
+/// No entity needs bpi_scene_accepts: none is static, filtered or a sphere.
+static inline bool bpi_world_unfiltered(const bp_world *w)
+{
+	return w->static_count == 0 && w->filtered_count == 0 && w->sphere_count == 0;
+}
+
+/// Slot of a live entity, or NULL with the error recorded.
+bpi_slot *bpi_world_live_slot(const bp_world *world, bp_entity entity);
+/// Checks one box of dims floats per corner; `what` and `which` name it in the error.
+bp_status bpi_world_check_box(bp_world *world, const float *min, const float *max, const char *what, uint64_t which);
 
 /// Records the text of an error for bp_world_last_error and returns status.
 bp_status bpi_world_fail(bp_world *world, bp_status status, const char *format, ...)

@@ -369,7 +369,7 @@ Test(frame, entities_created_and_destroyed_between_frames, .timeout = 60)
 	// The last entity (it moves on the destroy below) covers everything, so it has
 	// pairs whose key order flips from (k, N - 1) to dense order (0, k): the events
 	// must still see them as unchanged.
-	boxes[N - 1] = (oracle_box){{0, 0}, {45, 45}, 1, UINT32_MAX, false};
+	boxes[N - 1] = (oracle_box){{0, 0}, {45, 45}, 1, UINT32_MAX, false, false};
 	bp_entity last = bp_world_entity_at(w, N - 1);
 	cr_assert_eq(bp_entity_set_bounds(w, last, boxes[N - 1].min, boxes[N - 1].max), BP_OK);
 	cr_assert_eq(bp_entity_set_filter(w, last, 1, UINT32_MAX), BP_OK);

@@ -426,10 +426,10 @@ static bp_view *hand_view(const oracle_box *boxes, uint32_t n, int dims, bp_worl
 Test(query, hand_worked_2d, .timeout = 30)
 {
 	oracle_box boxes[4] = {
-		{{0, 0}, {1, 1}, 1, ~0u, false},     // 0: unit square
-		{{2, 0}, {3, 1}, 1, ~0u, false},     // 1: unit square, 1 to the right of 0
-		{{5, 5}, {5, 5}, 1, ~0u, false},     // 2: a point
-		{{1, 1}, {2, 2}, 1, ~0u, false},     // 3: touches 0 at corner (1,1) and 1 at corner (2,1)
+		{{0, 0}, {1, 1}, 1, ~0u, false, false},     // 0: unit square
+		{{2, 0}, {3, 1}, 1, ~0u, false, false},     // 1: unit square, 1 to the right of 0
+		{{5, 5}, {5, 5}, 1, ~0u, false, false},     // 2: a point
+		{{1, 1}, {2, 2}, 1, ~0u, false, false},     // 3: touches 0 at corner (1,1) and 1 at corner (2,1)
 	};
 	bp_world *w;
 	bp_view *v = hand_view(boxes, 4, 2, &w);
@@ -503,8 +503,8 @@ Test(query, hand_worked_2d, .timeout = 30)
 Test(query, ray_from_inside_3d, .timeout = 30)
 {
 	oracle_box boxes[2] = {
-		{{0, 0, 0}, {4, 4, 4}, 1, ~0u, false},
-		{{1, 1, 1}, {2, 2, 2}, 1, ~0u, false},
+		{{0, 0, 0}, {4, 4, 4}, 1, ~0u, false, false},
+		{{1, 1, 1}, {2, 2, 2}, 1, ~0u, false, false},
 	};
 	bp_world *w;
 	bp_view *v = hand_view(boxes, 2, 3, &w);

@@ -212,7 +212,7 @@ Test(sap, lattice_hand_count, .timeout = 60)
 	oracle_box boxes[100];
 	for (uint32_t i = 0; i < 100; ++i)
 		boxes[i] = (oracle_box){{(float)(i % 10), (float)(i / 10)}, {(float)(i % 10 + 1), (float)(i / 10 + 1)}, 1,
-			UINT32_MAX, false};
+			UINT32_MAX, false, false};
 	step_result r = run_sap(boxes, 100, 2, 2);
 	cr_assert_eq(r.count, 342);
 	free(r.pairs);

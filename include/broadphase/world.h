@@ -32,6 +32,14 @@ typedef struct bp_pair {
 /// Static entities never pair with each other.
 typedef enum bp_kind { BP_KIND_DYNAMIC = 0, BP_KIND_STATIC = 1 } bp_kind;
 
+/// What an entity's bounds hold. A box is its bounds. A sphere is the largest
+/// ball centred in its bounds: centre c = (min + max) / 2 and radius
+/// r = min over axes of (max - min) / 2, both computed in double. A pair with a
+/// sphere in it must overlap as bounds (DESIGN §3) and as shapes: two spheres
+/// when |ca - cb| <= ra + rb, a sphere and a box when the box's closest point
+/// to c is within r, all in double. Every algorithm applies the same test.
+typedef enum bp_shape { BP_SHAPE_BOX = 0, BP_SHAPE_SPHERE = 1 } bp_shape;
+
 /// Pair-finding algorithms. Every one reports exactly the same pair set.
 typedef enum bp_algorithm {
 	BP_ALGO_AUTO = 0, ///< chosen per step from scene statistics
@@ -105,6 +113,7 @@ typedef struct bp_entity_def {
 	uint32_t mask;      ///< bits it pairs with. Default all.
 	bp_kind kind;       ///< default BP_KIND_DYNAMIC
 	uint64_t user_key;  ///< opaque to the library. Default 0.
+	bp_shape shape;     ///< default BP_SHAPE_BOX; a sphere's bounds are centre -+ radius
 } bp_entity_def;
 
 BP_API bp_entity_def bp_entity_def_default(void);
@@ -120,6 +129,11 @@ BP_API bp_status bp_entity_set_bounds(bp_world *world, bp_entity entity, const f
 BP_API bp_status bp_entity_set_filter(bp_world *world, bp_entity entity, uint32_t category, uint32_t mask);
 BP_API bp_status bp_entity_set_kind(bp_world *world, bp_entity entity, bp_kind kind);
 BP_API bp_status bp_entity_set_user_key(bp_world *world, bp_entity entity, uint64_t user_key);
+/// Keeps the bounds and changes how they are read (see bp_shape).
+BP_API bp_status bp_entity_set_shape(bp_world *world, bp_entity entity, bp_shape shape);
+/// Makes the entity a sphere with bounds centre -+ radius (rounded to float).
+/// `centre` holds dims floats; radius must be finite and >= 0.
+BP_API bp_status bp_entity_set_sphere(bp_world *world, bp_entity entity, const float *centre, float radius);
 /// Current dense index of a live entity.
 BP_API bp_status bp_entity_dense_index(const bp_world *world, bp_entity entity, uint32_t *out);
 
@@ -147,6 +161,18 @@ BP_API bp_status bp_world_create_entities(bp_world *world, uint32_t count, const
 /// Sets the bounds of dense entities [first, first + count) from the arrays
 /// (element i goes to dense index first + i). All or nothing.
 BP_API bp_status bp_world_set_bounds(bp_world *world, uint32_t first, uint32_t count, const bp_bounds_arrays *bounds);
+
+/// Sphere centres and radii as structure-of-arrays; z is ignored (may be NULL) in 2D.
+typedef struct bp_sphere_arrays {
+	const float *x, *y, *z;
+	const float *radius;
+} bp_sphere_arrays;
+
+/// Makes dense entities [first, first + count) spheres with bounds
+/// centre -+ radius from the arrays (element i goes to dense index first + i).
+/// All or nothing: a non-finite centre or radius, a negative radius or bounds
+/// that overflow float change nothing and bp_world_last_error names the index.
+BP_API bp_status bp_world_set_spheres(bp_world *world, uint32_t first, uint32_t count, const bp_sphere_arrays *spheres);
 
 BP_API bp_status bp_world_set_algorithm(bp_world *world, bp_algorithm algorithm);
 BP_API bp_algorithm bp_world_algorithm(const bp_world *world);

@@ -18,6 +18,45 @@ static bool boxes_overlap(const oracle_box *a, const oracle_box *b, int dims)
 	return true;
 }
 
+// Spheres, from the text of bp_shape: centre (min + max) / 2, radius the least
+// half extent, everything in double; a sphere pairs with a sphere when the
+// centres are within ra + rb, with a box when the box's closest point is within r.
+static double sphere_radius(const oracle_box *s, int dims)
+{
+	double r = ((double)s->max[0] - s->min[0]) / 2;
+	for (int k = 1; k < dims; ++k)
+		if (((double)s->max[k] - s->min[k]) / 2 < r)
+			r = ((double)s->max[k] - s->min[k]) / 2;
+	return r;
+}
+
+static double sphere_centre(const oracle_box *s, int k)
+{
+	return ((double)s->min[k] + s->max[k]) / 2;
+}
+
+static bool shapes_overlap(const oracle_box *a, const oracle_box *b, int dims)
+{
+	if (!a->is_sphere && !b->is_sphere)
+		return true;
+	if (a->is_sphere && b->is_sphere) {
+		double sum = 0;
+		for (int k = 0; k < dims; ++k)
+			sum += (sphere_centre(a, k) - sphere_centre(b, k)) * (sphere_centre(a, k) - sphere_centre(b, k));
+		double reach = sphere_radius(a, dims) + sphere_radius(b, dims);
+		return sum <= reach * reach;
+	}
+	const oracle_box *sphere = a->is_sphere ? a : b, *box = a->is_sphere ? b : a;
+	double sum = 0;
+	for (int k = 0; k < dims; ++k) {
+		double c = sphere_centre(sphere, k);
+		double nearest = c < box->min[k] ? box->min[k] : c > box->max[k] ? box->max[k] : c;
+		sum += (c - nearest) * (c - nearest);
+	}
+	double r = sphere_radius(sphere, dims);
+	return sum <= r * r;
+}
+
 static bool filter_accepts(const oracle_box *a, const oracle_box *b)
 {
 	if (a->is_static && b->is_static)
@@ -31,7 +70,8 @@ oracle_pairs oracle_find_pairs(const oracle_box *boxes, uint32_t n, int dims)
 	size_t capacity = 0;
 	for (uint32_t i = 0; i < n; ++i) {
 		for (uint32_t j = i + 1; j < n; ++j) {
-			if (!boxes_overlap(&boxes[i], &boxes[j], dims) || !filter_accepts(&boxes[i], &boxes[j]))
+			if (!boxes_overlap(&boxes[i], &boxes[j], dims) || !filter_accepts(&boxes[i], &boxes[j]) ||
+				!shapes_overlap(&boxes[i], &boxes[j], dims))
 				continue;
 			if (out.count == capacity) {
 				capacity = capacity ? capacity * 2 : 64;
@@ -129,6 +169,24 @@ void test_random_boxes(oracle_box *boxes, uint32_t n, int dims, float world, flo
 	}
 }
 
+void test_random_spheres(oracle_box *boxes, uint32_t n, int dims, float world, float max_radius, int sphere_percent,
+	uint64_t seed)
+{
+	test_rng rng = {seed};
+	for (uint32_t i = 0; i < n; ++i) {
+		oracle_box *b = &boxes[i];
+		*b = (oracle_box){.category = 1, .mask = UINT32_MAX};
+		b->is_sphere = (int)test_rng_below(&rng, 100) < sphere_percent;
+		float r = test_rng_float(&rng, 0.0f, max_radius);
+		for (int k = 0; k < dims; ++k) {
+			float c = test_rng_float(&rng, 0.0f, world);
+			float half = b->is_sphere ? r : test_rng_float(&rng, 0.0f, max_radius);
+			b->min[k] = c - half;
+			b->max[k] = c + half;
+		}
+	}
+}
+
 bp_world *test_world_from_def(const oracle_box *boxes, uint32_t n, const bp_world_def *def)
 {
 	bp_world *world = NULL;
@@ -140,6 +198,7 @@ bp_world *test_world_from_def(const oracle_box *boxes, uint32_t n, const bp_worl
 		e.category = boxes[i].category;
 		e.mask = boxes[i].mask;
 		e.kind = boxes[i].is_static ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
+		e.shape = boxes[i].is_sphere ? BP_SHAPE_SPHERE : BP_SHAPE_BOX;
 		e.user_key = i;
 		bp_entity handle;
 		cr_assert_eq(bp_entity_create(world, &e, &handle), BP_OK, "%s", bp_world_last_error(world));

@@ -14,6 +14,8 @@ typedef struct oracle_box {
 	float min[3], max[3];
 	uint32_t category, mask;
 	bool is_static;
+	/// A sphere: the largest ball centred in min/max (bp_shape in world.h).
+	bool is_sphere;
 } oracle_box;
 
 typedef struct oracle_pairs {
@@ -44,6 +46,12 @@ uint32_t test_rng_below(test_rng *rng, uint32_t bound);
 /// Random boxes: n boxes in [0, world)^dims with extents in [0, max_extent].
 /// With `filters`, random categories/masks/static kinds as well.
 void test_random_boxes(oracle_box *boxes, uint32_t n, int dims, float world, float max_extent, bool filters,
+	uint64_t seed);
+
+/// Mixed scene: n entities in [0, world)^dims, each a sphere of radius in
+/// [0, max_radius] (bounds = centre -+ radius in float) with probability
+/// sphere_percent / 100, else a box with extents in [0, 2 max_radius].
+void test_random_spheres(oracle_box *boxes, uint32_t n, int dims, float world, float max_radius, int sphere_percent,
 	uint64_t seed);
 
 /// Creates a world from `def` holding the boxes, in order (dense index = box

@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: MIT
+// Sphere entities: the shape test every algorithm applies after the bounds test,
+// and the calls that make an entity a sphere. A sphere is read from its bounds
+// (bp_shape), so the store, the snapshots and the periodic ghosts need nothing more.
+#include "world.h"
+
+#include <math.h>
+
+typedef struct ball {
+	double centre[3];
+	double radius;
+} ball;
+
+static ball ball_of(const bpi_scene *s, uint32_t i)
+{
+	ball b = {.radius = INFINITY};
+	for (int axis = 0; axis < s->dims; ++axis) {
+		double lo = s->min[axis][i], hi = s->max[axis][i];
+		b.centre[axis] = 0.5 * (lo + hi);
+		b.radius = fmin(b.radius, 0.5 * (hi - lo));
+	}
+	return b;
+}
+
+/// Squared distance from a point to the box of entity i (0 inside).
+static double box_distance2(const bpi_scene *s, uint32_t i, const double *point)
+{
+	double d2 = 0.0;
+	for (int axis = 0; axis < s->dims; ++axis) {
+		double lo = s->min[axis][i], hi = s->max[axis][i], p = point[axis];
+		double gap = p < lo ? lo - p : p > hi ? p - hi : 0.0;
+		d2 += gap * gap;
+	}
+	return d2;
+}
+
+bool bpi_shapes_overlap(const bpi_scene *s, uint32_t a, uint32_t b)
+{
+	bool sphere_a = s->flags[a] & BP_FLAG_SPHERE, sphere_b = s->flags[b] & BP_FLAG_SPHERE;
+	if (sphere_a && sphere_b) {
+		ball ba = ball_of(s, a), bb = ball_of(s, b);
+		double d2 = 0.0;
+		for (int axis = 0; axis < s->dims; ++axis) {
+			double d = ba.centre[axis] - bb.centre[axis];
+			d2 += d * d;
+		}
+		double reach = ba.radius + bb.radius;
+		return d2 <= reach * reach;
+	}
+	if (!sphere_a && !sphere_b)
+		return true;
+	uint32_t sphere = sphere_a ? a : b, box = sphere_a ? b : a;
+	ball bs = ball_of(s, sphere);
+	return box_distance2(s, box, bs.centre) <= bs.radius * bs.radius;
+}
+
+// ---- making spheres ------------------------------------------------------------
+
+static void set_shape_flag(bp_world *w, uint32_t d, bool sphere)
+{
+	w->sphere_count -= (w->soa.flags[d] & BP_FLAG_SPHERE) != 0;
+	w->soa.flags[d] = (uint8_t)((w->soa.flags[d] & ~BP_FLAG_SPHERE) | (sphere ? BP_FLAG_SPHERE : 0));
+	w->sphere_count += sphere;
+}
+
+/// Bounds of a sphere, checked: `which` names it in the error.
+static bp_status sphere_bounds(bp_world *w, const float *centre, float radius, uint64_t which, float *min, float *max)
+{
+	if (!isfinite(radius) || radius < 0.0f)
+		return bpi_world_fail(w, isfinite(radius) ? BP_ERR_INVALID_ARGUMENT : BP_ERR_NOT_FINITE,
+			"sphere %llu: radius is %g (must be finite and >= 0)", (unsigned long long)which, (double)radius);
+	for (int axis = 0; axis < w->dims; ++axis) {
+		min[axis] = centre[axis] - radius;
+		max[axis] = centre[axis] + radius;
+	}
+	return bpi_world_check_box(w, min, max, "sphere", which);
+}
+
+bp_status bp_entity_set_shape(bp_world *w, bp_entity e, bp_shape shape)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	if (shape != BP_SHAPE_BOX && shape != BP_SHAPE_SPHERE)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "shape %d is neither box nor sphere", (int)shape);
+	const bpi_slot *slot = bpi_world_live_slot(w, e);
+	if (!slot)
+		return BP_ERR_STALE_HANDLE;
+	set_shape_flag(w, slot->dense, shape == BP_SHAPE_SPHERE);
+	return BP_OK;
+}
+
+bp_status bp_entity_set_sphere(bp_world *w, bp_entity e, const float *centre, float radius)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	if (!centre)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "centre pointer is NULL");
+	const bpi_slot *slot = bpi_world_live_slot(w, e);
+	if (!slot)
+		return BP_ERR_STALE_HANDLE;
+	float min[3], max[3];
+	bp_status status = sphere_bounds(w, centre, radius, e.index1, min, max);
+	if (status != BP_OK)
+		return status;
+	for (int axis = 0; axis < w->dims; ++axis) {
+		w->soa.min[axis][slot->dense] = min[axis];
+		w->soa.max[axis][slot->dense] = max[axis];
+	}
+	set_shape_flag(w, slot->dense, true);
+	return BP_OK;
+}
+
+bp_status bp_world_set_spheres(bp_world *w, uint32_t first, uint32_t count, const bp_sphere_arrays *spheres)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	if (first > w->count || count > w->count - first)
+		return bpi_world_fail(w, BP_ERR_OUT_OF_RANGE, "dense range [%u, %llu) is outside [0, %u)", first,
+			(unsigned long long)first + count, w->count);
+	if (!spheres || !spheres->x || !spheres->y || !spheres->radius || (w->dims == 3 && !spheres->z))
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "sphere arrays: a required array is NULL");
+	const float *axes[3] = {spheres->x, spheres->y, spheres->z};
+	float min[3], max[3];
+	// Check everything first: all or nothing.
+	for (uint32_t i = 0; i < count; ++i) {
+		float centre[3] = {0};
+		for (int axis = 0; axis < w->dims; ++axis)
+			centre[axis] = axes[axis][i];
+		bp_status status = sphere_bounds(w, centre, spheres->radius[i], i, min, max);
+		if (status != BP_OK)
+			return status;
+	}
+	for (uint32_t i = 0; i < count; ++i) {
+		uint32_t d = first + i;
+		for (int axis = 0; axis < w->dims; ++axis) {
+			w->soa.min[axis][d] = axes[axis][i] - spheres->radius[i];
+			w->soa.max[axis][d] = axes[axis][i] + spheres->radius[i];
+		}
+		set_shape_flag(w, d, true);
+	}
+	return BP_OK;
+}
