@@ -7,5 +7,6 @@
 #include "world.h"
 #include "scene.h"
 #include "frame.h"
+#include "cell_grid.h"
 
 #endif
