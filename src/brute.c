@@ -3,6 +3,7 @@
 // so it is written to be obviously right, not fast.
 #include "index.h"
 #include "parallel.h"
+#include "probes.h"
 
 // Rows per chunk. Row i costs n - i - 1 tests; small chunks keep threads balanced.
 #define BRUTE_GRAIN 32
@@ -42,14 +43,17 @@ static void brute_destroy(bpi_index *index)
 static bp_status brute_find_pairs(bpi_index *index, const bpi_scene *scene, bpi_pair_buffer *out, bp_frame_stats *stats)
 {
 	uint64_t t0 = bpi_now_ns();
+	BPI_MARK_STAGE_NEXT(BPI_STAGE_BUILD, BPI_STAGE_FIND); // brute builds nothing
 	bp_status status = bpi_pair_chunks_reset(&index->chunks, bpi_chunk_count(scene->count, BRUTE_GRAIN));
 	if (status != BP_OK)
 		return status;
 	brute_job job = {scene, &index->chunks};
 	bpi_parallel_for(scene->count, BRUTE_GRAIN, scene->threads, brute_rows, &job);
 	uint64_t t1 = bpi_now_ns();
+	BPI_MARK_STAGE_NEXT(BPI_STAGE_FIND, BPI_STAGE_MERGE);
 	status = bpi_pair_chunks_merge(&index->chunks, out, scene->threads);
 	uint64_t t2 = bpi_now_ns();
+	BPI_MARK_STAGE_DONE(BPI_STAGE_MERGE);
 	uint64_t n = scene->count;
 	stats->candidate_tests = n * (n ? n - 1 : 0) / 2;
 	stats->cell_count = 0;

@@ -31,6 +31,7 @@
 #include <string.h>
 
 #include "parallel.h"
+#include "probes.h"
 
 // Forced inline: the callers pass constant `hashed` and `dims`, and the copies
 // specialised on them were ~2x faster than one generic loop (measured, uniform 3D).
@@ -1166,6 +1167,7 @@ bp_status bpi_cells_find_pairs(bpi_cells *c, bool hashed, const bpi_scene *s, bp
 	scatter_job xj = {c, s, parts};
 	bpi_parallel_for((uint32_t)parts, 1, threads, scatter_part, &xj);
 	uint64_t t1 = bpi_now_ns();
+	BPI_MARK_STAGE_NEXT(BPI_STAGE_BUILD, BPI_STAGE_FIND);
 
 	// Pairs, per fixed chunk of the bucket order.
 	status = bpi_pair_chunks_reset(chunks, find_chunks);
@@ -1177,12 +1179,16 @@ bp_status bpi_cells_find_pairs(bpi_cells *c, bool hashed, const bpi_scene *s, bp
 	for (uint32_t i = 0; i < find_chunks; ++i)
 		tests += c->tests[i];
 	uint64_t t2 = bpi_now_ns();
+	BPI_MARK_STAGE_NEXT(BPI_STAGE_FIND, BPI_STAGE_MERGE);
 	status = bpi_pair_chunks_merge(chunks, out, threads);
 	uint64_t t3 = bpi_now_ns();
+	BPI_MARK_STAGE_DONE(BPI_STAGE_MERGE);
 	stats->candidate_tests = tests;
 	// Hash: non-empty buckets; cells that collide in a bucket count once.
 	stats->cell_count = nonempty;
 	stats->cell_size = c->level_count ? c->levels[0].cell : 0.0f;
+	for (int axis = 0; axis < 3; ++axis)
+		stats->cell_origin[axis] = c->origin[axis];
 	stats->ns_build = t1 - t0;
 	stats->ns_find = t2 - t1;
 	stats->ns_merge = t3 - t2;

@@ -3,6 +3,7 @@
 // buffers, and publication by swapping the latest pointer (DESIGN §5).
 #include "frame.h"
 #include "periodic.h"
+#include "probes.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -251,6 +252,7 @@ static bp_status build_events(bp_view *f, const bp_view *prev)
 
 static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 {
+	BPI_MARK_FRAME_BEGIN(f->number, f->count);
 	uint64_t t0 = bpi_now_ns();
 	bpi_scene scene = bpi_scene_of_soa(&f->soa, f->count, f->dims, f->unfiltered, f->thread_count, f->cell_size);
 	bp_frame_stats stats = {.frame = f->number, .ns_prepare = f->stats.ns_prepare};
@@ -258,6 +260,7 @@ static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 	bp_status status = f->periodic
 		? bpi_periodic_step(&fr->periodic, fr->indices, f->algorithm, &scene, f->period, &f->pairs, &stats, &fault)
 		: bpi_step_scene(fr->indices, f->algorithm, &scene, &f->pairs, &stats);
+	BPI_MARK_STAGE_BEGIN(BPI_STAGE_VIEW);
 	if (status == BP_OK)
 		status = sort_pairs(f);
 	if (status == BP_OK)
@@ -269,7 +272,9 @@ static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 	// Without memory for the index the frame still publishes: its queries scan.
 	if (status == BP_OK)
 		(void)bpi_view_index_build(&f->index, &fr->index_scratch, &f->soa, f->count, f->dims, scene.threads);
+	BPI_MARK_STAGE_END(BPI_STAGE_VIEW);
 	stats.ns_total = stats.ns_prepare + (bpi_now_ns() - t0);
+	BPI_MARK_FRAME_END(f->number, status == BP_OK ? f->pairs.count : 0, stats.ns_total, status);
 	f->stats = stats;
 	return status;
 }
@@ -287,6 +292,7 @@ static void *builder_main(void *arg)
 		uint64_t number = f->number;
 		fr->pending = NULL;
 		pthread_mutex_unlock(&fr->mutex);
+		BP_PROBE1(build_begin, number);
 
 		bp_view *prev = fr->latest; // only this thread writes latest
 		bp_status status = build_frame(fr, f, prev);
@@ -295,6 +301,7 @@ static void *builder_main(void *arg)
 			pthread_mutex_lock(&fr->publish);
 			fr->latest = f;
 			pthread_mutex_unlock(&fr->publish);
+			BP_PROBE1(publish, number);
 			bp_frame_release(prev);
 		} else {
 			frame_recycle(f);
@@ -398,6 +405,7 @@ static bp_status snapshot(bp_view *f, const bp_world *w)
 	uint64_t t0 = bpi_now_ns();
 	if (!reserve_entities(f, w->count))
 		return BP_ERR_OUT_OF_MEMORY;
+	BPI_MARK_STAGE_BEGIN(BPI_STAGE_PREPARE);
 	bpi_soa_copy(&f->soa, &w->soa, w->dims, w->count);
 	f->count = w->count;
 	f->unfiltered = bpi_world_unfiltered(w);
@@ -411,6 +419,7 @@ static bp_status snapshot(bp_view *f, const bp_world *w)
 	f->began_count = f->ended_count = 0;
 	f->index.count = 0;
 	f->stats = (bp_frame_stats){.ns_prepare = bpi_now_ns() - t0};
+	BPI_MARK_STAGE_END(BPI_STAGE_PREPARE);
 	return BP_OK;
 }
 
@@ -459,6 +468,7 @@ bp_status bp_frame_submit(bp_world *w, uint64_t *out_frame)
 		frame_recycle(coalesced);
 	if (out_frame)
 		*out_frame = number;
+	BP_PROBE2(submit, number, w->count);
 	return BP_OK;
 }
 
@@ -492,12 +502,14 @@ bp_status bp_frame_acquire(bp_world *w, bp_view **out)
 	if (v)
 		atomic_fetch_add_explicit(&v->refs, 1, memory_order_relaxed);
 	pthread_mutex_unlock(&fr->publish);
+	BP_PROBE1(acquire, v ? v->number : 0);
 	*out = v;
 	return v ? BP_OK : BP_ERR_OUT_OF_RANGE;
 }
 
 void bp_frame_release(bp_view *v)
 {
+	BP_PROBE1(release, v ? v->number : 0);
 	if (v && atomic_fetch_sub_explicit(&v->refs, 1, memory_order_acq_rel) == 1)
 		frame_recycle(v);
 }

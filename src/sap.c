@@ -28,6 +28,7 @@
 // The temporal-coherence reuse below still applies to the sweep-axis sort, which
 // is unchanged; the region sort runs every frame.
 #include "parallel.h"
+#include "probes.h"
 #include "sap.h"
 
 // Sorted positions per sweep chunk. Chunk costs vary with local density, so chunks
@@ -221,6 +222,7 @@ static bp_status sap_find_pairs(bpi_index *index, const bpi_scene *s, bpi_pair_b
 	if (status != BP_OK)
 		return status;
 	const uint64_t t1 = bpi_now_ns();
+	BPI_MARK_STAGE_NEXT(BPI_STAGE_BUILD, BPI_STAGE_FIND);
 
 	// An empty scene has no layout (soa NULL): offsetting NULL, even by 0, is undefined in C.
 	if (layout->soa) {
@@ -243,9 +245,11 @@ static bp_status sap_find_pairs(bpi_index *index, const bpi_scene *s, bpi_pair_b
 	for (uint32_t c = 0; c < sweep_chunks; ++c)
 		tests += sap->chunk_tests[c];
 	const uint64_t t2 = bpi_now_ns();
+	BPI_MARK_STAGE_NEXT(BPI_STAGE_FIND, BPI_STAGE_MERGE);
 
 	status = bpi_pair_chunks_merge(&index->chunks, out, s->threads);
 	const uint64_t t3 = bpi_now_ns();
+	BPI_MARK_STAGE_DONE(BPI_STAGE_MERGE);
 	stats->candidate_tests = tests;
 	stats->cell_count = layout->segments;
 	stats->ns_build = t1 - t0;

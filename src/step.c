@@ -3,6 +3,7 @@
 #include "frame.h"
 #include "parallel.h"
 #include "periodic.h"
+#include "probes.h"
 #include "world.h"
 
 bpi_scene bpi_scene_of_soa(const bpi_soa *soa, uint32_t count, int dims, bool unfiltered, int thread_count,
@@ -40,7 +41,9 @@ bp_status bpi_step_scene(bpi_index **indices, bp_algorithm requested, const bpi_
 		if (status != BP_OK)
 			return status;
 	}
+	BPI_MARK_FIND_PAIRS_BEGIN(id, scene->count);
 	bp_status status = algorithm->find_pairs(indices[id], scene, pairs, stats);
+	BPI_MARK_FIND_PAIRS_END(id, status, status == BP_OK ? pairs->count : 0);
 	// AUTO must not fail where sap succeeds: grid and hash return UNSUPPORTED when a span
 	// overflows float (boxes near +-3e38, found by tests/fuzz/fuzz_api); sap takes any finite bounds.
 	if (status == BP_ERR_UNSUPPORTED && requested == BP_ALGO_AUTO && id != BP_ALGO_SAP &&
@@ -55,14 +58,19 @@ bp_status bp_world_step(bp_world *w)
 {
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
+	BPI_MARK_FRAME_BEGIN(w->stats.frame + 1, w->count);
+	BPI_MARK_STAGE_BEGIN(BPI_STAGE_PREPARE);
 	uint64_t t0 = bpi_now_ns();
 	bpi_scene scene = bpi_scene_of_soa(&w->soa, w->count, w->dims, bpi_world_unfiltered(w),
 		w->thread_count, w->cell_size);
 	bp_frame_stats stats = {.frame = w->stats.frame + 1, .ns_prepare = bpi_now_ns() - t0};
+	BPI_MARK_STAGE_END(BPI_STAGE_PREPARE);
 	bpi_periodic_fault fault = {0};
 	bp_status status = w->periodic
 		? bpi_periodic_step(&w->periodic_state, w->indices, w->algorithm, &scene, w->period, &w->pairs, &stats, &fault)
 		: bpi_step_scene(w->indices, w->algorithm, &scene, &w->pairs, &stats);
+	if (status != BP_OK)
+		BPI_MARK_FRAME_END(stats.frame, 0, bpi_now_ns() - t0, status);
 	if (status == BP_ERR_OUT_OF_RANGE && w->periodic) {
 		if (fault.axis < 0)
 			return bpi_world_fail(w, status, "periodic step: %u entities need more than %u boxes with ghosts",
@@ -76,6 +84,7 @@ bp_status bp_world_step(bp_world *w)
 	if (w->canonical_pairs && !w->periodic) // periodic pairs are sorted already
 		bp_pairs_sort(w->pairs.data, w->pairs.count);
 	stats.ns_total = bpi_now_ns() - t0;
+	BPI_MARK_FRAME_END(stats.frame, stats.pair_count, stats.ns_total, BP_OK);
 	w->stats = stats;
 	return BP_OK;
 }

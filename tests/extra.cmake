@@ -22,3 +22,13 @@ option(BP_FUZZ "Build the libFuzzer targets in tests/fuzz (clang only)" OFF)
 if(BP_FUZZ)
   include(${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz.cmake)
 endif()
+
+# USDT probes (src/probes.h, cmake/profiling.cmake): readelf -n must show every broadphase
+# probe in the shared library and in bp (which links the static one). Skipped when BP_USDT is off.
+set(bp_probe_files $<TARGET_FILE:broadphase>)
+if(BP_BUILD_TOOLS)
+  list(APPEND bp_probe_files $<TARGET_FILE:bp>)
+endif()
+add_test(NAME probes_readelf COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/probes_readelf.sh
+  $<IF:$<BOOL:${BP_USDT}>,ON,OFF> ${bp_probe_files})
+set_tests_properties(probes_readelf PROPERTIES TIMEOUT 60 LABELS probes SKIP_RETURN_CODE 77)

@@ -230,3 +230,80 @@ Test(cli_frames, help, .timeout = 30)
 	cr_assert_not_null(strstr(r.out, "usage: bp frames"));
 	result_free(&r);
 }
+
+// ---- --stats ------------------------------------------------------------------------
+
+/// The one line of `text` that starts with `prefix`, as [*line, *end); asserts there is exactly one.
+static void only_line(const char *text, const char *prefix, const char **line, const char **end)
+{
+	*line = NULL;
+	size_t k = strlen(prefix);
+	for (const char *p = text; *p;) {
+		const char *e = strchr(p, '\n');
+		cr_assert_not_null(e, "unterminated line: %s", p);
+		if (strncmp(p, prefix, k) == 0) {
+			cr_assert_null(*line, "two lines starting with %s", prefix);
+			*line = p;
+			*end = e;
+		}
+		p = e + 1;
+	}
+	cr_assert_not_null(*line, "no line starting with %s in: %s", prefix, text);
+}
+
+static const char *const stage_keys[] = {"prepare_ms", "build_ms", "find_ms", "merge_ms"};
+
+/// One frame: the medians are that frame's own numbers, so the stages must fit in the total.
+/// brute tests every pair of the 2000 boxes once: 2000 * 1999 / 2 = 1999000 tests, no cells.
+Test(cli_frames, stats_one_frame_brute, .timeout = 60)
+{
+	cli_result r = BP("frames", "--n", "2000", "--frames", "1", "--algo", "brute", "--threads", "2", "--queries",
+		"2", "--stats");
+	expect_code(&r, CLI_EXIT_OK, "frames --stats");
+	const char *s, *se, *t, *te, *f, *fe;
+	only_line(r.out, "frames=", &s, &se);
+	only_line(r.out, "stats=median ", &t, &te);
+	only_line(r.out, "frame=", &f, &fe);
+	cr_assert(t > s, "the stats line follows the summary");
+	double sum = 0;
+	for (size_t i = 0; i < sizeof stage_keys / sizeof stage_keys[0]; ++i) {
+		double ms = number(t, te, stage_keys[i]);
+		cr_assert_geq(ms, 0, "%s", stage_keys[i]);
+		sum += ms;
+	}
+	const double total = number(t, te, "total_ms");
+	// Printed to 1 ns (6 decimals of a ms); 5 roundings of at most 0.5 ns each.
+	cr_assert_leq(sum, total + 3e-6, "stages %.6f ms > total %.6f ms", sum, total);
+	cr_assert_gt(number(t, te, "find_ms"), 0, "brute's tests take time");
+	cr_assert_eq(number(t, te, "candidate_tests"), 1999000);
+	cr_assert_eq(number(t, te, "cells"), 0);
+	cr_assert_eq(number(t, te, "pairs_last"), number(s, se, "pairs_last"));
+	cr_assert_eq(number(t, te, "pairs_last"), number(f, fe, "pairs"));
+	result_free(&r);
+}
+
+/// Several frames: a stage's median cannot exceed the median total (each frame's stage
+/// time is at most its total, and order statistics keep that), pairs match the summary.
+Test(cli_frames, stats_medians_over_frames, .timeout = 120)
+{
+	static const char *const algos[] = {"sap", "grid", "hash"};
+	for (size_t a = 0; a < sizeof algos / sizeof algos[0]; ++a) {
+		cli_result r = BP("frames", "--n", "3000", "--frames", "5", "--algo", algos[a], "--threads", "2",
+			"--queries", "2", "--stats");
+		expect_code(&r, CLI_EXIT_OK, algos[a]);
+		const char *s, *se, *t, *te;
+		only_line(r.out, "frames=", &s, &se);
+		only_line(r.out, "stats=median ", &t, &te);
+		const double total = number(t, te, "total_ms");
+		for (size_t i = 0; i < sizeof stage_keys / sizeof stage_keys[0]; ++i)
+			cr_assert_leq(number(t, te, stage_keys[i]), total, "%s: %s", algos[a], stage_keys[i]);
+		cr_assert_gt(number(t, te, "cells"), 0, "%s reports its cells or regions", algos[a]);
+		cr_assert_eq(number(t, te, "pairs_last"), number(s, se, "pairs_last"), "%s", algos[a]);
+		result_free(&r);
+	}
+	// Without --stats there is no stats line.
+	cli_result r = BP("frames", "--n", "500", "--frames", "2", "--queries", "1");
+	expect_code(&r, CLI_EXIT_OK, "frames");
+	cr_assert_null(strstr(r.out, "stats="));
+	result_free(&r);
+}

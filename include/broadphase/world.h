@@ -194,6 +194,7 @@ typedef struct bp_frame_stats {
 	uint64_t ns_merge;         ///< prefix sum and copy of the chunk buffers
 	uint64_t ns_total;         ///< whole step
 	float cell_size;           ///< edge of the base cell, sector or region the step used; 0 when none
+	float cell_origin[3];      ///< a corner of the base cells: cell k spans origin + [k, k+1) * cell_size
 } bp_frame_stats;
 
 /// Finds every overlapping pair of the current state, synchronously, on the

@@ -6,13 +6,14 @@
 
 #include <inttypes.h>
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 const char cli_frames_usage[] =
 	"usage: bp frames --n N [--dist NAME] [--dims 2|3] [--frames F] [--threads T] [--algo NAME]\n"
-	"                 [--seed S] [--host-ms H] [--queries Q] [--verbose]\n"
+	"                 [--seed S] [--host-ms H] [--queries Q] [--verbose] [--stats]\n"
 	"\n"
 	"Runs F frames through the frame scheduler. Frame 1 is the generated scene; from frame 2\n"
 	"on every entity moves by a fixed velocity (up to 5% of its extent per axis) and bounces\n"
@@ -42,6 +43,12 @@ const char cli_frames_usage[] =
 	"  --host-ms H   simulated host work per frame in ms, a busy loop (default 0)\n"
 	"  --queries Q   AABB queries per frame on the host thread (default 10)\n"
 	"  --verbose     per-frame lines even on a terminal\n"
+	"  --stats       after the summary, one line of the library's per-stage statistics,\n"
+	"                medians over the frames (times in ms, 1 ns resolution):\n"
+	"  stats=median prepare_ms=.. build_ms=.. find_ms=.. merge_ms=.. total_ms=..\n"
+	"  candidate_tests=.. cells=.. pairs_last=..\n"
+	"                prepare is the snapshot on submit, build/find/merge the algorithm's\n"
+	"                stages; total adds the view's pair sort, adjacency, events and query index.\n"
 	"\n"
 	"The bp executable runs this command with OMP_WAIT_POLICY=passive unless the variable is\n"
 	"already set: libgomp's default spinning workers take the cores from the host thread.\n";
@@ -57,6 +64,7 @@ enum {
 	OPT_HOST_MS,
 	OPT_QUERIES,
 	OPT_VERBOSE,
+	OPT_STATS,
 	OPT_COUNT
 };
 
@@ -73,6 +81,7 @@ typedef struct frames_args {
 	uint32_t queries;
 	double host_ms;
 	bool verbose;
+	bool stats;
 } frames_args;
 
 static int parse_args(int argc, char **argv, frames_args *a, FILE *out, FILE *err, bool *help)
@@ -82,6 +91,7 @@ static int parse_args(int argc, char **argv, frames_args *a, FILE *out, FILE *er
 		[OPT_FRAMES] = CLI_VALUE("--frames"), [OPT_THREADS] = CLI_VALUE("--threads"),
 		[OPT_ALGO] = CLI_VALUE("--algo"), [OPT_SEED] = CLI_VALUE("--seed"), [OPT_HOST_MS] = CLI_VALUE("--host-ms"),
 		[OPT_QUERIES] = CLI_VALUE("--queries"), [OPT_VERBOSE] = CLI_FLAG("--verbose"),
+		[OPT_STATS] = CLI_FLAG("--stats"),
 	};
 	int positional_count;
 	int code = cli_parse("frames", argc, argv, 2, options, OPT_COUNT, NULL, 0, &positional_count, help, err);
@@ -96,7 +106,7 @@ static int parse_args(int argc, char **argv, frames_args *a, FILE *out, FILE *er
 		return CLI_EXIT_USAGE;
 	}
 	*a = (frames_args){.gen = bp_gen_def_default(), .algorithm = BP_ALGO_AUTO, .queries = 10,
-		.verbose = options[OPT_VERBOSE].seen};
+		.verbose = options[OPT_VERBOSE].seen, .stats = options[OPT_STATS].seen};
 	a->gen.frames = 100;
 	if (options[OPT_DIST].seen && bp_distribution_from_name(options[OPT_DIST].value, &a->gen.dist) != BP_OK) {
 		fprintf(err, "bp frames: --dist: unknown distribution '%s' (known:", options[OPT_DIST].value);
@@ -298,6 +308,7 @@ typedef struct frames_run {
 	uint64_t *query_ns; ///< frames * queries
 	uint64_t *frame_query_ns;
 	double *build_ms, *host_ms, *frame_ms, *overlap;
+	bp_frame_stats *stats; ///< per frame, with --stats only
 	uint64_t hits_total;
 	FILE *out, *err;
 	bool lines, progress;
@@ -414,6 +425,8 @@ static int run_frames(frames_run *r)
 		bp_view_pairs(r->view, &pairs);
 		(void)bp_view_pair_events(r->view, NULL, 0, &began, NULL, 0, &ended); // counts only
 		bp_frame_stats stats = bp_view_stats(r->view);
+		if (r->stats)
+			r->stats[f] = stats;
 		r->build_ms[f] = (double)(stats.ns_total - stats.ns_prepare) / 1e6;
 		r->host_ms[f] = (double)(t_host - t0) / 1e6;
 		r->frame_ms[f] = (double)(t_end - t0) / 1e6;
@@ -450,6 +463,43 @@ static void print_summary(frames_run *r)
 		median(r->host_ms, frames), queries ? (double)r->hits_total / (double)queries : 0.0);
 }
 
+/// --stats: medians over the frames of each field of the library's bp_frame_stats.
+static void print_stage_stats(frames_run *r)
+{
+	const uint32_t frames = r->args.gen.frames;
+	uint64_t *v = malloc(frames * sizeof *v);
+	if (!v) {
+		fprintf(r->err, "bp frames: out of memory for --stats\n");
+		return;
+	}
+	// Offsets rather than a function per field: one loop prints every column.
+	static const struct {
+		const char *key;
+		size_t offset;
+		bool ms;
+	} columns[] = {
+		{"prepare_ms", offsetof(bp_frame_stats, ns_prepare), true},
+		{"build_ms", offsetof(bp_frame_stats, ns_build), true},
+		{"find_ms", offsetof(bp_frame_stats, ns_find), true},
+		{"merge_ms", offsetof(bp_frame_stats, ns_merge), true},
+		{"total_ms", offsetof(bp_frame_stats, ns_total), true},
+		{"candidate_tests", offsetof(bp_frame_stats, candidate_tests), false},
+		{"cells", offsetof(bp_frame_stats, cell_count), false},
+	};
+	fprintf(r->out, "stats=median");
+	for (size_t c = 0; c < sizeof columns / sizeof columns[0]; ++c) {
+		for (uint32_t f = 0; f < frames; ++f)
+			memcpy(&v[f], (const char *)&r->stats[f] + columns[c].offset, sizeof v[f]);
+		double m = quantile_ns(v, frames, 0.5); // nearest rank: one frame's value, not a mean of two
+		if (columns[c].ms)
+			fprintf(r->out, " %s=%.6f", columns[c].key, m / 1e6);
+		else
+			fprintf(r->out, " %s=%.0f", columns[c].key, m);
+	}
+	fprintf(r->out, " pairs_last=%" PRIu64 "\n", r->stats[frames - 1].pair_count);
+	free(v);
+}
+
 int cli_frames(int argc, char **argv, FILE *out, FILE *err)
 {
 	frames_run r = {.out = out, .err = err};
@@ -470,7 +520,9 @@ int cli_frames(int argc, char **argv, FILE *out, FILE *err)
 		r.host_ms = calloc(frames, sizeof(double));
 		r.frame_ms = calloc(frames, sizeof(double));
 		r.overlap = calloc(frames, sizeof(double));
-		if (!r.query_ns || !r.frame_query_ns || !r.build_ms || !r.host_ms || !r.frame_ms || !r.overlap) {
+		r.stats = r.args.stats ? calloc(frames, sizeof(bp_frame_stats)) : NULL;
+		if (!r.query_ns || !r.frame_query_ns || !r.build_ms || !r.host_ms || !r.frame_ms || !r.overlap ||
+			(r.args.stats && !r.stats)) {
 			fprintf(err, "bp frames: out of memory\n");
 			code = CLI_EXIT_RESOURCE;
 		}
@@ -479,6 +531,8 @@ int cli_frames(int argc, char **argv, FILE *out, FILE *err)
 		code = run_frames(&r);
 	if (code == CLI_EXIT_OK)
 		print_summary(&r);
+	if (code == CLI_EXIT_OK && r.stats)
+		print_stage_stats(&r);
 	bp_frame_release(r.view);
 	bp_world_destroy(r.world);
 	bp_scene_destroy(r.scene);
@@ -489,5 +543,6 @@ int cli_frames(int argc, char **argv, FILE *out, FILE *err)
 	free(r.host_ms);
 	free(r.frame_ms);
 	free(r.overlap);
+	free(r.stats);
 	return code;
 }
