@@ -565,9 +565,9 @@ Test(cli, usage_errors_exit_1)
 		"--dims");
 	expect_usage_error(BP("gen", "--dist", "uniform", "--n", "10"), "gen without -o", "-o");
 	expect_usage_error(BP("help", "nope"), "help of unknown command", "'nope'");
-	expect_usage_error(BP("bench"), "bench", "bp: 'bench' is not built yet");
+	expect_usage_error(BP("bench", "--runs", "0"), "bench", "bp bench: --runs");
 	expect_usage_error(BP("frames"), "frames", "bp frames: --n is required");
-	expect_usage_error(BP("render"), "render", "bp: 'render' is not built yet");
+	expect_usage_error(BP("render"), "render", "bp render: missing scene FILE");
 }
 
 Test(cli, help_exits_0_on_stdout)

@@ -26,6 +26,8 @@ int cli_gen(int argc, char **argv, FILE *out, FILE *err);
 int cli_pairs(int argc, char **argv, FILE *out, FILE *err);
 int cli_verify(int argc, char **argv, FILE *out, FILE *err);
 int cli_frames(int argc, char **argv, FILE *out, FILE *err);
+int cli_bench(int argc, char **argv, FILE *out, FILE *err);
+int cli_render(int argc, char **argv, FILE *out, FILE *err);
 extern const char cli_frames_usage[]; ///< `bp help frames`, kept next to the command
 /// `bp help [COMMAND]`.
 int cli_help(int argc, char **argv, FILE *out, FILE *err);

@@ -12,6 +12,8 @@ static const char tool_usage[] =
 	"  pairs   find the overlapping pairs of a scene file\n"
 	"  verify  check algorithms against the brute-force oracle\n"
 	"  frames  run moving frames through the frame scheduler with host work\n"
+	"  render  draw a scene, its cells and its overlapping entities as PNG or SVG\n"
+	"  bench   time algorithms x scenes x sizes x threads; CSV and PNG plots\n"
 	"  help    show this text, or 'bp help COMMAND'\n"
 	"\n"
 	"exit codes: 0 success, 1 usage error, 2 bad input file, 3 resource error\n"
@@ -50,6 +52,53 @@ static const char verify_usage[] =
 	"  --threads T   worker threads, 0 = all cores (default 0)\n"
 	"  --frame K     frame of a moving scene (default 0)\n";
 
+static const char render_usage[] =
+	"usage: bp render FILE -o OUT.png|OUT.svg [--algo NAME] [--threads T] [--frame K] [--size PIXELS]\n"
+	"                 [--axes xy|xz|yz] [--no-cells]\n"
+	"\n"
+	"Steps one frame and draws what the broadphase saw: every entity outlined, the entities in a\n"
+	"pair filled and outlined in red, and the algorithm's base cells (grid, hash) as grey lines.\n"
+	"The format follows the -o extension. Prints one line:\n"
+	"  rendered=<path> entities=<n> pairs=<count> algo=<name> cell=<base cell edge, 0 = none>\n"
+	"  --algo NAME     auto (default), brute, or another built-in algorithm\n"
+	"  --threads T     worker threads, 0 = all cores (default 0)\n"
+	"  --frame K       frame of a moving scene (default 0)\n"
+	"  --size PIXELS   longer image edge, 64..8192 (default 1024); the scene's bounding box fills\n"
+	"                  it less a margin of PIXELS/32 on each side, +y up\n"
+	"  --axes AXES     the two world axes drawn, for a 3D scene's projection (default xy)\n"
+	"  --no-cells      leave the cell lines out (also left out when over 512 per axis)\n";
+
+static const char bench_usage[] =
+	"usage: bp bench [--preset small|medium|large] [--scenes uniform3,clustered3,...] [FILE...]\n"
+	"                [--algos a,b|all] [--n 1000,10000] [--threads 1,2] [--runs R] [--seed S]\n"
+	"                [--machine NAME] [--out DIR] [--no-plots] [--no-progress]\n"
+	"\n"
+	"Times one step (a warm-up step, then R timed steps; sap re-sorts from scratch each step)\n"
+	"for every scene x n x algorithm x thread count, and writes DIR/bench-<preset>.csv\n"
+	"(bench-custom.csv when a list or --runs/--seed was changed): one header line, then one row\n"
+	"  scene,dims,n,algo,threads,runs,ms_median,ms_min,ms_prepare,ms_build,ms_find,ms_merge,\n"
+	"  speedup,pairs,checksum\n"
+	"per configuration (stage times are medians; speedup is against the fewest threads for the\n"
+	"same scene, n and algorithm). Every configuration of one scene must find the same pairs:\n"
+	"otherwise the difference is printed and the exit code is 4. Then, when gnuplot is on PATH,\n"
+	"DIR/bench-<...>.gnuplot (rerunnable on the CSV alone) draws <stem>-time-vs-n.png (log-log),\n"
+	"<stem>-speedup.png and <stem>-stages.png at each scene's largest n. Prints\n"
+	"\"csv=PATH rows=N seconds=S\" and one \"plot=PATH\" line per image.\n"
+	"  --preset P     small (default): uniform3,clustered3,uniform2 at n=1e3,1e4,1e5, all algorithms,\n"
+	"                 3 runs; medium: also mixed3, up to 1e6; large: uniform3,uniform2 at 1e5..1e7, sap,grid\n"
+	"  --scenes LIST  generated scenes, distribution + dims (uniform, clustered, mixed, line, boxprune3)\n"
+	"  FILE...        scene files (frame 0, n from the file); they replace the preset's scenes\n"
+	"  --algos LIST   algorithm names, or all (default): every built-in one but auto.\n"
+	"                 brute is skipped above 20000 entities\n"
+	"  --n LIST       sizes of the generated scenes\n"
+	"  --threads LIST thread counts (default 1, 2, 4, ... and the core count)\n"
+	"  --runs R       timed steps per configuration; ms_median and ms_min are over them\n"
+	"  --seed S       seed of the generated scenes (default 1)\n"
+	"  --machine NAME results directory name (default <cores>core)\n"
+	"  --out DIR      output directory (default perf/results/<machine>)\n"
+	"  --no-plots     CSV only\n"
+	"  --no-progress  no progress bar (it is drawn on stderr only when stderr is a terminal)\n";
+
 static const char help_usage[] = "usage: bp help [COMMAND]\n";
 
 bool cli_usage(const char *command, FILE *to)
@@ -65,6 +114,10 @@ bool cli_usage(const char *command, FILE *to)
 		text = verify_usage;
 	else if (strcmp(command, "frames") == 0)
 		text = cli_frames_usage;
+	else if (strcmp(command, "render") == 0)
+		text = render_usage;
+	else if (strcmp(command, "bench") == 0)
+		text = bench_usage;
 	else if (strcmp(command, "help") == 0)
 		text = help_usage;
 	if (!text)

@@ -1,0 +1,428 @@
+// SPDX-License-Identifier: MIT
+// `bp bench` run in-process on tiny plans: the CSV (header, exactly one row per configuration, pairs
+// and checksums against the oracle on the same scenes), the PNG plots, the default output path and
+// the usage and input errors.
+#define _XOPEN_SOURCE 700 // nftw
+#include <criterion/criterion.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "cli_runner.h"
+#include "oracle.h"
+
+static char tmp_dir[64];
+
+static void make_tmp_dir(void)
+{
+	strcpy(tmp_dir, "/tmp/bp_bench_XXXXXX");
+	cr_assert_not_null(mkdtemp(tmp_dir));
+}
+
+static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	(void)st, (void)type, (void)ftw;
+	return remove(path);
+}
+
+static void remove_tmp_dir(void)
+{
+	nftw(tmp_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+TestSuite(cli_bench, .init = make_tmp_dir, .fini = remove_tmp_dir, .timeout = 120);
+
+static const char *tmp_path(const char *name)
+{
+	static char paths[16][256];
+	static int next;
+	cr_assert_lt(next, 16);
+	char *p = paths[next++];
+	snprintf(p, 256, "%s/%s", tmp_dir, name);
+	return p;
+}
+
+static char *read_file(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	cr_assert_not_null(f, "cannot open %s", path);
+	fseek(f, 0, SEEK_END);
+	long length = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	char *data = malloc((size_t)length + 1);
+	cr_assert_not_null(data);
+	cr_assert_eq(fread(data, 1, (size_t)length, f), (size_t)length);
+	data[length] = '\0';
+	fclose(f);
+	*size = (size_t)length;
+	return data;
+}
+
+static bool gnuplot_on_path(void)
+{
+	const char *path = getenv("PATH");
+	char candidate[1024];
+	while (path && *path) {
+		const char *colon = strchr(path, ':');
+		size_t length = colon ? (size_t)(colon - path) : strlen(path);
+		snprintf(candidate, sizeof candidate, "%.*s/gnuplot", (int)length, path);
+		if (length && access(candidate, X_OK) == 0)
+			return true;
+		path = colon ? colon + 1 : NULL;
+	}
+	return false;
+}
+
+// ---- the independent answer ---------------------------------------------------------
+
+static uint64_t test_splitmix64(uint64_t z)
+{
+	z += 0x9E3779B97F4A7C15ull;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+typedef struct answer {
+	uint64_t pairs, checksum;
+} answer;
+
+/// The oracle's pair count and DESIGN §7 checksum for frame 0 of a scene.
+static answer oracle_answer(const bp_scene *scene)
+{
+	uint32_t n = scene->count;
+	oracle_box *boxes = calloc(n, sizeof *boxes);
+	cr_assert_not_null(boxes);
+	for (uint32_t i = 0; i < n; ++i) {
+		boxes[i].category = 1;
+		boxes[i].mask = UINT32_MAX;
+		for (int k = 0; k < scene->dims; ++k) {
+			boxes[i].min[k] = scene->min[k][i];
+			boxes[i].max[k] = scene->max[k][i];
+		}
+	}
+	oracle_pairs pairs = oracle_find_pairs(boxes, n, scene->dims);
+	answer a = {pairs.count, 0};
+	for (size_t i = 0; i < pairs.count; ++i) {
+		uint64_t x = scene->ids[pairs.data[i].lo], y = scene->ids[pairs.data[i].hi];
+		a.checksum += test_splitmix64(x < y ? x << 32 | y : y << 32 | x);
+	}
+	oracle_pairs_free(&pairs);
+	free(boxes);
+	return a;
+}
+
+/// The oracle on a generated scene, made as bp bench documents it (seed 1 unless --seed).
+static answer oracle_generated(const char *dist, int dims, uint32_t n)
+{
+	bp_gen_def def = bp_gen_def_default();
+	cr_assert_eq(bp_distribution_from_name(dist, &def.dist), BP_OK);
+	def.dims = dims;
+	def.n = n;
+	def.seed = 1;
+	bp_scene *scene = NULL;
+	cr_assert_eq(bp_scene_generate(&def, &scene), BP_OK);
+	answer a = oracle_answer(scene);
+	bp_scene_destroy(scene);
+	return a;
+}
+
+// ---- the CSV --------------------------------------------------------------------
+
+static const char csv_header[] =
+	"scene,dims,n,algo,threads,runs,ms_median,ms_min,ms_prepare,ms_build,ms_find,ms_merge,speedup,pairs,checksum\n";
+
+typedef struct csv_row {
+	char scene[64], algo[32];
+	int dims, threads;
+	uint32_t n, runs;
+	double ms_median, ms_min, ms_stage[4], speedup;
+	uint64_t pairs, checksum;
+} csv_row;
+
+/// Parses the CSV after checking its header; every line must be a complete row.
+static csv_row *parse_csv(const char *path, int *count)
+{
+	size_t size;
+	char *text = read_file(path, &size);
+	cr_assert_eq(strncmp(text, csv_header, strlen(csv_header)), 0, "header of %s: %.200s", path, text);
+	int lines = 0;
+	for (size_t i = strlen(csv_header); i < size; ++i)
+		lines += text[i] == '\n';
+	csv_row *rows = calloc((size_t)lines + 1, sizeof *rows);
+	cr_assert_not_null(rows);
+	const char *p = text + strlen(csv_header);
+	for (int i = 0; i < lines; ++i) {
+		csv_row *r = &rows[i];
+		char checksum[17] = {0};
+		int end = 0;
+		int fields = sscanf(p,
+			"%63[^,],%d,%" SCNu32 ",%31[^,],%d,%" SCNu32 ",%lf,%lf,%lf,%lf,%lf,%lf,%lf,%" SCNu64 ",%16[0-9a-f]%n",
+			r->scene, &r->dims, &r->n, r->algo, &r->threads, &r->runs, &r->ms_median, &r->ms_min, &r->ms_stage[0],
+			&r->ms_stage[1], &r->ms_stage[2], &r->ms_stage[3], &r->speedup, &r->pairs, checksum, &end);
+		cr_assert_eq(fields, 15, "row %d of %s is not complete: %.200s", i + 1, path, p);
+		cr_assert_eq(strlen(checksum), 16, "row %d: checksum not 16 hex digits", i + 1);
+		cr_assert_eq(p[end], '\n', "row %d has more fields: %.200s", i + 1, p);
+		r->checksum = strtoull(checksum, NULL, 16);
+		p += end + 1;
+	}
+	cr_assert_eq(p, text + size, "%s does not end with a complete row", path);
+	free(text);
+	*count = lines;
+	return rows;
+}
+
+/// Times are sane: median >= min >= 0, the stages of one step fit in its wall time
+/// (one run: the same step), and speedup = ms at `base_threads` / ms of the row.
+static void check_times(const csv_row *rows, int count, const csv_row *r, int base_threads)
+{
+	cr_assert(r->ms_min >= 0 && r->ms_median >= r->ms_min, "%s %s: median %f min %f", r->scene, r->algo,
+		r->ms_median, r->ms_min);
+	double stages = 0;
+	for (int k = 0; k < 4; ++k) {
+		cr_assert_geq(r->ms_stage[k], 0.0);
+		stages += r->ms_stage[k];
+	}
+	if (r->runs == 1)
+		cr_assert_leq(stages, r->ms_median + 0.001, "%s %s threads=%d: stages %f ms > step %f ms", r->scene,
+			r->algo, r->threads, stages, r->ms_median);
+	for (int j = 0; j < count; ++j) {
+		const csv_row *b = &rows[j];
+		if (strcmp(b->scene, r->scene) || strcmp(b->algo, r->algo) || b->n != r->n || b->threads != base_threads)
+			continue;
+		// Both times are printed with 4 decimals: allow for that rounding.
+		double want = b->ms_median / r->ms_median;
+		double slack = 0.002 + want * (0.0001 / b->ms_median + 0.0001 / r->ms_median);
+		cr_assert(r->speedup > want - slack && r->speedup < want + slack, "%s %s threads=%d: speedup %f, want %f",
+			r->scene, r->algo, r->threads, r->speedup, want);
+	}
+}
+
+static bool is_png(const char *path)
+{
+	size_t size;
+	char *data = read_file(path, &size);
+	static const unsigned char signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
+	// Signature, then the IHDR chunk with a non-zero width and height (big endian).
+	bool ok = size > 33 && memcmp(data, signature, 8) == 0 && memcmp(data + 12, "IHDR", 4) == 0;
+	const unsigned char *u = (const unsigned char *)data;
+	ok = ok && (u[16] | u[17] | u[18] | u[19]) && (u[20] | u[21] | u[22] | u[23]);
+	free(data);
+	return ok;
+}
+
+// ---- the small preset, cut down -----------------------------------------------------
+
+static const struct {
+	const char *dist;
+	int dims;
+	const char *name;
+} small_scenes[] = {{"uniform", 3, "uniform3"}, {"clustered", 3, "clustered3"}, {"uniform", 2, "uniform2"}};
+enum { SMALL_SCENES = sizeof small_scenes / sizeof small_scenes[0] };
+
+/// The small preset at n=1000, 1 run, threads 1,2 (bench-custom.csv, since lists changed).
+static cli_result run_tiny_small(const char *plots_flag)
+{
+	return BP("bench", "--preset", "small", "--n", "1000", "--runs", "1", "--threads", "2,1", "--out", tmp_dir,
+		"--no-progress", plots_flag);
+}
+
+Test(cli_bench, csv_has_one_row_per_configuration_matching_the_oracle)
+{
+	cli_result r = run_tiny_small("--no-plots");
+	expect_code(&r, 0, "bench tiny small");
+	const char *csv = tmp_path("bench-custom.csv");
+	char want_out[512];
+	int count;
+	csv_row *rows = parse_csv(csv, &count);
+	snprintf(want_out, sizeof want_out, "csv=%s rows=%d seconds=", csv, count);
+	cr_assert_eq(strncmp(r.out, want_out, strlen(want_out)), 0, "stdout: %s", r.out);
+	cr_assert_null(strchr(r.err, '\r'), "a progress bar when stderr is not a terminal: %s", r.err);
+
+	// Configurations: every scene x every built-in algorithm but auto x threads {1, 2}.
+	const int threads[] = {1, 2};
+	int configs = 0;
+	for (int s = 0; s < SMALL_SCENES; ++s) {
+		answer want = oracle_generated(small_scenes[s].dist, small_scenes[s].dims, 1000);
+		for (int a = 0; a < BP_ALGO_COUNT; ++a) {
+			if (a == BP_ALGO_AUTO || !bp_algorithm_available((bp_algorithm)a))
+				continue;
+			const char *algo = bp_algorithm_name((bp_algorithm)a);
+			for (int t = 0; t < 2; ++t, ++configs) {
+				int found = 0;
+				for (int i = 0; i < count; ++i) {
+					const csv_row *row = &rows[i];
+					if (strcmp(row->scene, small_scenes[s].name) || strcmp(row->algo, algo) || row->threads != threads[t])
+						continue;
+					++found;
+					cr_assert_eq(row->n, 1000);
+					cr_assert_eq(row->dims, small_scenes[s].dims);
+					cr_assert_eq(row->runs, 1);
+					cr_assert_eq(row->pairs, want.pairs, "%s %s threads=%d: pairs=%" PRIu64 ", oracle %" PRIu64,
+						row->scene, algo, row->threads, row->pairs, want.pairs);
+					cr_assert_eq(row->checksum, want.checksum, "%s %s threads=%d: checksum differs from the oracle",
+						row->scene, algo, row->threads);
+					check_times(rows, count, row, 1);
+				}
+				cr_assert_eq(found, 1, "%s %s threads=%d: %d rows, want 1", small_scenes[s].name, algo, threads[t],
+					found);
+			}
+		}
+	}
+	cr_assert_eq(count, configs, "%d rows, want %d configurations", count, configs);
+	struct stat st;
+	cr_assert_neq(stat(tmp_path("bench-custom-time-vs-n.png"), &st), 0, "--no-plots drew a plot");
+	free(rows);
+	result_free(&r);
+}
+
+Test(cli_bench, plots_are_png_images)
+{
+	if (!gnuplot_on_path())
+		cr_skip_test("gnuplot is not on PATH");
+	cli_result r = run_tiny_small("--no-progress");
+	expect_code(&r, 0, "bench tiny small with plots");
+	const char *suffixes[] = {"-time-vs-n.png", "-speedup.png", "-stages.png"};
+	for (int i = 0; i < 3; ++i) {
+		char name[64], line[400];
+		snprintf(name, sizeof name, "bench-custom%s", suffixes[i]);
+		const char *png = tmp_path(name);
+		cr_assert(is_png(png), "%s is not a PNG image", png);
+		snprintf(line, sizeof line, "plot=%s\n", png);
+		cr_assert_not_null(strstr(r.out, line), "stdout does not name %s: %s", png, r.out);
+	}
+	// The script stays beside the CSV so the plots can be redrawn from it.
+	struct stat st;
+	cr_assert_eq(stat(tmp_path("bench-custom.gnuplot"), &st), 0);
+	cr_assert_gt(st.st_size, 0);
+	result_free(&r);
+}
+
+// ---- scene files, the default output path ---------------------------------------------
+
+Test(cli_bench, scene_file_rows_match_the_oracle)
+{
+	enum { N = 300 };
+	oracle_box boxes[N];
+	test_random_boxes(boxes, N, 2, 100.0f, 8.0f, false, 7);
+	const char *path = tmp_path("my scene.txt");
+	FILE *f = fopen(path, "w");
+	cr_assert_not_null(f);
+	// Ids 1000 + 3i, so the checksum depends on the file's ids, not dense indices.
+	fprintf(f, "# dims=2 n=%d\n", N);
+	for (int i = 0; i < N; ++i)
+		fprintf(f, "%d %.9g %.9g %.9g %.9g\n", 1000 + 3 * i, boxes[i].min[0], boxes[i].min[1], boxes[i].max[0],
+			boxes[i].max[1]);
+	fclose(f);
+	bp_scene *scene = NULL;
+	cr_assert_eq(bp_scene_read(path, &scene, NULL), BP_OK);
+	answer want = oracle_answer(scene);
+	bp_scene_destroy(scene);
+
+	cli_result r = BP("bench", path, "--algos", "sap,grid", "--threads", "1", "--runs", "3", "--out", tmp_dir,
+		"--no-plots");
+	expect_code(&r, 0, "bench scene file");
+	int count;
+	csv_row *rows = parse_csv(tmp_path("bench-custom.csv"), &count);
+	cr_assert_eq(count, 2);
+	for (int i = 0; i < count; ++i) {
+		// The base name with the space made '_', so it stays one CSV field and one gnuplot word.
+		cr_assert_str_eq(rows[i].scene, "my_scene.txt");
+		cr_assert_str_eq(rows[i].algo, i == 0 ? "sap" : "grid");
+		cr_assert_eq(rows[i].n, N);
+		cr_assert_eq(rows[i].dims, 2);
+		cr_assert_eq(rows[i].runs, 3);
+		cr_assert_eq(rows[i].pairs, want.pairs);
+		cr_assert_eq(rows[i].checksum, want.checksum);
+		check_times(rows, count, &rows[i], 1);
+	}
+	free(rows);
+	result_free(&r);
+}
+
+Test(cli_bench, default_output_is_perf_results_machine)
+{
+	cr_assert_eq(chdir(tmp_dir), 0);
+	cli_result r = BP("bench", "--scenes", "line2", "--n", "500,200", "--algos", "sap", "--threads", "1", "--runs",
+		"1", "--machine", "box-1", "--no-plots");
+	expect_code(&r, 0, "bench default output");
+	int count;
+	csv_row *rows = parse_csv(tmp_path("perf/results/box-1/bench-custom.csv"), &count);
+	cr_assert_eq(count, 2);
+	for (int i = 0; i < count; ++i) {
+		answer want = oracle_generated("line", 2, rows[i].n);
+		cr_assert_str_eq(rows[i].scene, "line2");
+		cr_assert_eq(rows[i].pairs, want.pairs);
+		cr_assert_eq(rows[i].checksum, want.checksum);
+	}
+	cr_assert(rows[0].n == 500 && rows[1].n == 200, "rows not in the order of --n");
+	free(rows);
+	result_free(&r);
+}
+
+// ---- errors -----------------------------------------------------------------------
+
+static void expect_error(cli_result r, int code, const char *what, const char *message)
+{
+	expect_code(&r, code, what);
+	cr_assert_not_null(strstr(r.err, message), "%s: stderr lacks '%s': %s", what, message, r.err);
+	cr_assert_eq(r.out[0], '\0', "%s: wrote to stdout: %s", what, r.out);
+	result_free(&r);
+}
+
+Test(cli_bench, bad_options_exit_1)
+{
+	const char *out = tmp_dir;
+	expect_error(BP("bench", "--preset", "huge", "--out", out), 1, "preset", "--preset: expected small, medium or large");
+	expect_error(BP("bench", "--scenes", "foo3", "--out", out), 1, "dist", "unknown distribution 'foo'");
+	expect_error(BP("bench", "--scenes", "uniform4", "--out", out), 1, "dims", "got 'uniform4'");
+	expect_error(BP("bench", "--scenes", "boxprune2", "--out", out), 1, "boxprune 2D", "boxprune is 3D only");
+	expect_error(BP("bench", "--scenes", "", "--out", out), 1, "empty scenes", "--scenes: empty list");
+	expect_error(BP("bench", "--algos", "sap,nope", "--out", out), 1, "algo", "unknown algorithm 'nope'");
+	expect_error(BP("bench", "--algos", "sap,sap", "--out", out), 1, "algo twice", "named twice");
+	expect_error(BP("bench", "--threads", "0", "--out", out), 1, "threads 0", "--threads: expected an integer");
+	expect_error(BP("bench", "--threads", "1,,2", "--out", out), 1, "threads empty item", "got ''");
+	expect_error(BP("bench", "--threads", "2,2", "--out", out), 1, "threads twice", "given twice");
+	expect_error(BP("bench", "--n", "1e3", "--out", out), 1, "n", "--n: expected an integer");
+	expect_error(BP("bench", "--runs", "0", "--out", out), 1, "runs", "--runs: expected an integer");
+	expect_error(BP("bench", "--machine", "../x"), 1, "machine", "--machine: expected letters");
+	expect_error(BP("bench", "--out", ""), 1, "out", "--out: empty");
+	expect_error(BP("bench", "--plots"), 1, "unknown option", "unknown option '--plots'");
+	expect_error(BP("bench", "--no-plots=1"), 1, "flag value", "--no-plots takes no value");
+	// Nothing was measured or written.
+	struct stat st;
+	cr_assert_neq(stat(tmp_path("bench-small.csv"), &st), 0);
+}
+
+Test(cli_bench, unreadable_or_malformed_scene_exits_2)
+{
+	const char *missing = tmp_path("missing.txt");
+	expect_error(BP("bench", missing, "--out", tmp_dir, "--no-plots"), 2, "missing file", missing);
+	const char *bad = tmp_path("bad.txt");
+	FILE *f = fopen(bad, "w");
+	cr_assert_not_null(f);
+	fputs("# dims=2 n=2\n0 0 0 1 1\n1 0 0 x 1\n", f);
+	fclose(f);
+	char where[300];
+	snprintf(where, sizeof where, "%s:3:", bad);
+	expect_error(BP("bench", bad, "--out", tmp_dir, "--no-plots"), 2, "malformed file", where);
+	struct stat st;
+	cr_assert_neq(stat(tmp_path("bench-custom.csv"), &st), 0, "a CSV was written for a bad scene");
+}
+
+Test(cli_bench, help)
+{
+	cli_result r = BP("help", "bench");
+	expect_code(&r, 0, "help bench");
+	cr_assert_eq(strncmp(r.out, "usage: bp bench", 15), 0, "%s", r.out);
+	result_free(&r);
+	r = BP("bench", "--help");
+	expect_code(&r, 0, "bench --help");
+	cr_assert_eq(strncmp(r.out, "usage: bp bench", 15), 0, "%s", r.out);
+	result_free(&r);
+}

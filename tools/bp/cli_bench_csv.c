@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: MIT
+// `bp bench` output files: the results directory and the CSV (one header line, one row per
+// configuration). The column order is what the plot script reads; append new columns at the end.
+#define _POSIX_C_SOURCE 200809L
+#include "cli_bench.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/stat.h>
+
+bool bench_make_dirs(const char *path, FILE *err)
+{
+	char partial[512];
+	size_t length = strlen(path);
+	if (length >= sizeof partial) {
+		fprintf(err, "bp bench: path too long: %s\n", path);
+		return false;
+	}
+	memcpy(partial, path, length + 1);
+	for (size_t i = 1; i <= length; ++i) {
+		if (partial[i] != '/' && partial[i] != '\0')
+			continue;
+		char saved = partial[i];
+		partial[i] = '\0';
+		if (mkdir(partial, 0777) != 0 && errno != EEXIST) {
+			fprintf(err, "bp bench: cannot create directory '%s': %s\n", partial, strerror(errno));
+			return false;
+		}
+		partial[i] = saved;
+	}
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		fprintf(err, "bp bench: '%s' is not a directory\n", path);
+		return false;
+	}
+	return true;
+}
+
+int bench_write_csv(const char *path, const bench_plan *plan, const bench_row *rows, int count, FILE *err)
+{
+	FILE *f = fopen(path, "w");
+	if (!f) {
+		fprintf(err, "bp bench: cannot write '%s': %s\n", path, strerror(errno));
+		return CLI_EXIT_RESOURCE;
+	}
+	fprintf(f, "scene,dims,n,algo,threads,runs,ms_median,ms_min,ms_prepare,ms_build,ms_find,ms_merge,speedup,pairs,"
+		   "checksum\n");
+	for (int i = 0; i < count; ++i) {
+		const bench_row *r = &rows[i];
+		fprintf(f, "%s,%d,%" PRIu32 ",%s,%d,%" PRIu32 ",%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.3f,%" PRIu64 ",%016" PRIx64 "\n",
+			plan->scenes[r->scene].name, r->dims, r->n, bp_algorithm_name(r->algo), r->threads, r->runs,
+			r->ms_median, r->ms_min, r->ms_prepare, r->ms_build, r->ms_find, r->ms_merge, r->speedup, r->pairs,
+			r->checksum);
+	}
+	bool ok = !ferror(f);
+	ok &= fclose(f) == 0;
+	if (!ok) {
+		fprintf(err, "bp bench: cannot write '%s': %s\n", path, strerror(errno));
+		return CLI_EXIT_RESOURCE;
+	}
+	return CLI_EXIT_OK;
+}

@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: MIT
+// `bp bench`: one configuration's measurement, a warm-up step then R timed steps of a world
+// holding the scene, with the median and minimum wall time and the median of each stage.
+#include "cli_bench.h"
+
+#include <stdlib.h>
+
+// sap's switch (src/sap.c): false = full radix sort every step. A benchmark steps
+// the same scene again and again, and reusing the last order would time the
+// best case of an unchanged scene; perf/bench.c turns it off for the same reason.
+extern bool bpi_sap_coherence;
+
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+/// Median in ms; sorts the array.
+static double median_ms(uint64_t *ns, uint32_t runs)
+{
+	qsort(ns, runs, sizeof ns[0], compare_u64);
+	double mid = (double)ns[runs / 2];
+	if (runs % 2 == 0)
+		mid = (mid + (double)ns[runs / 2 - 1]) / 2;
+	return mid / 1e6;
+}
+
+enum { STAGE_WALL, STAGE_PREPARE, STAGE_BUILD, STAGE_FIND, STAGE_MERGE, STAGE_COUNT };
+
+int bench_measure(const bp_scene *scene, bp_algorithm algo, int threads, uint32_t runs, bench_row *row, FILE *err)
+{
+	bp_world *world = NULL;
+	int code = cli_world_from_scene("bench", scene, 0, algo, threads, &world, err);
+	if (code != CLI_EXIT_OK)
+		return code;
+	uint64_t *ns = malloc((size_t)runs * STAGE_COUNT * sizeof ns[0]);
+	if (!ns) {
+		bp_world_destroy(world);
+		fprintf(err, "bp bench: out of memory\n");
+		return CLI_EXIT_RESOURCE;
+	}
+	bpi_sap_coherence = false;
+	// Warm-up: scratch allocated and pages touched, as in every later frame of a host.
+	bp_status status = bp_world_step(world);
+	for (uint32_t r = 0; status == BP_OK && r < runs; ++r) {
+		uint64_t t0 = cli_now_ns();
+		status = bp_world_step(world);
+		ns[STAGE_WALL * runs + r] = cli_now_ns() - t0;
+		bp_frame_stats s = bp_world_stats(world);
+		ns[STAGE_PREPARE * runs + r] = s.ns_prepare;
+		ns[STAGE_BUILD * runs + r] = s.ns_build;
+		ns[STAGE_FIND * runs + r] = s.ns_find;
+		ns[STAGE_MERGE * runs + r] = s.ns_merge;
+	}
+	bpi_sap_coherence = true;
+	if (status != BP_OK) {
+		fprintf(err, "bp bench: %s: %s\n", bp_algorithm_name(algo), bp_world_last_error(world));
+		code = cli_exit_for_status(status);
+	} else {
+		size_t count;
+		const bp_pair *pairs = bp_world_pairs(world, &count);
+		row->dims = scene->dims;
+		row->n = scene->count;
+		row->algo = algo;
+		row->threads = threads;
+		row->runs = runs;
+		row->pairs = count;
+		row->checksum = bp_pairs_checksum(pairs, count, scene->ids);
+		uint64_t *wall = ns + STAGE_WALL * runs;
+		qsort(wall, runs, sizeof wall[0], compare_u64);
+		row->ms_min = (double)wall[0] / 1e6;
+		row->ms_median = median_ms(wall, runs);
+		row->ms_prepare = median_ms(ns + STAGE_PREPARE * runs, runs);
+		row->ms_build = median_ms(ns + STAGE_BUILD * runs, runs);
+		row->ms_find = median_ms(ns + STAGE_FIND * runs, runs);
+		row->ms_merge = median_ms(ns + STAGE_MERGE * runs, runs);
+	}
+	free(ns);
+	bp_world_destroy(world);
+	return code;
+}
