@@ -16,6 +16,10 @@ static const bpi_algorithm *const algorithms[BP_ALGO_COUNT] = {
 	[BP_ALGO_BRUTE] = &bpi_brute_algorithm,
 	[BP_ALGO_GRID] = &bpi_grid_algorithm, [BP_ALGO_HASH] = &bpi_hash_algorithm,
 	[BP_ALGO_SAP] = &bpi_sap_algorithm,
+	[BP_ALGO_BUCKETS] = &bpi_buckets_algorithm,
+	[BP_ALGO_CLOSEST] = &bpi_closest_algorithm,
+	[BP_ALGO_QUADTREE] = &bpi_quadtree_algorithm,
+	[BP_ALGO_SHIFTS] = &bpi_shifts_algorithm,
 };
 
 const bpi_algorithm *bpi_algorithm_get(bp_algorithm id)

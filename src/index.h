@@ -80,5 +80,9 @@ bp_algorithm bpi_algorithm_choose(const bpi_scene *scene);
 extern const bpi_algorithm bpi_brute_algorithm;
 extern const bpi_algorithm bpi_grid_algorithm, bpi_hash_algorithm;
 extern const bpi_algorithm bpi_sap_algorithm;
+extern const bpi_algorithm bpi_buckets_algorithm;
+extern const bpi_algorithm bpi_closest_algorithm;
+extern const bpi_algorithm bpi_quadtree_algorithm;
+extern const bpi_algorithm bpi_shifts_algorithm;
 
 #endif
