@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Installs the Debian 12 packages broadphase needs to build, test and plot.
 # Idempotent: does nothing (not even `apt-get update`) when everything is present.
+# --peers also installs the libraries perf/peers compares against (Box2D, Bullet, Chipmunk, ODE, CGAL).
 set -euo pipefail
 
 packages=(
@@ -11,6 +12,16 @@ packages=(
 	gnuplot-nox         # plots from perf/results
 	systemtap-sdt-dev   # <sys/sdt.h> for the optional USDT probes
 )
+
+for arg in "$@"; do
+	case "$arg" in
+	--peers) packages+=(libbox2d-dev libbullet-dev libchipmunk-dev libode-dev libcgal-dev) ;;
+	*)
+		echo "usage: setup-deps.sh [--peers]" >&2
+		exit 1
+		;;
+	esac
+done
 
 if ! command -v dpkg-query >/dev/null; then
 	echo "setup-deps.sh: no dpkg-query: this script installs Debian packages only" >&2

@@ -1,0 +1,33 @@
+# SPDX-License-Identifier: MIT
+# ctest peers_small: generates small 2D and 3D scenes with `bp gen` and runs `bp_peers --check` on them.
+file(MAKE_DIRECTORY ${DIR})
+set(scenes)
+foreach(spec uniform:2 uniform:3 clustered:2 boxprune:3)
+  string(REPLACE ":" ";" parts ${spec})
+  list(GET parts 0 dist)
+  list(GET parts 1 dims)
+  set(scene ${DIR}/${dist}-${dims}d-2000.txt)
+  execute_process(COMMAND ${BP} gen --dist ${dist} --n 2000 --dims ${dims} --seed 7 -o ${scene} RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "bp gen ${spec} failed (${rc})")
+  endif()
+  list(APPEND scenes ${scene})
+endforeach()
+# A 10 x 10 lattice of touching unit squares: every pair of neighbours (diagonal
+# included) touches, 2 * 9 * 10 + 2 * 9 * 9 = 342 pairs. Closed peers must find all;
+# a strict sweep must lose exactly the pairs that touch on x.
+set(lattice "# dims=2 n=100\n")
+foreach(i RANGE 9)
+  foreach(j RANGE 9)
+    math(EXPR id "${i} * 10 + ${j}")
+    math(EXPR x1 "${i} + 1")
+    math(EXPR y1 "${j} + 1")
+    string(APPEND lattice "${id} ${i} ${j} ${x1} ${y1}\n")
+  endforeach()
+endforeach()
+file(WRITE ${DIR}/lattice-2d-100.txt "${lattice}")
+list(APPEND scenes ${DIR}/lattice-2d-100.txt)
+execute_process(COMMAND ${PEERS} --runs 1 --check ${scenes} RESULT_VARIABLE rc)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "bp_peers --check failed (${rc})")
+endif()
