@@ -11,8 +11,9 @@
 
 #include "sweep_qsort.h"
 
-// sap's benchmark switch (src/sap.c): false = full radix sort every step.
-extern bool bpi_sap_coherence;
+// The library's benchmark switch (src/index.h): false = every step from scratch
+// (sap: a full radix sort).
+extern bool bpi_coherence;
 
 #define MAX_LIST 16
 #define BRUTE_MAX_N 20000
@@ -110,7 +111,7 @@ static bool time_library(const bp_scene *scene, bp_algorithm algorithm, int thre
 	bp_world *w = world_of(scene, algorithm, threads);
 	if (!w)
 		return false;
-	bpi_sap_coherence = false;
+	bpi_coherence = false;
 	double ms[64];
 	size_t pairs = 0;
 	bool ok = bp_world_step(w) == BP_OK; // warm-up: scratch allocated, pages touched
@@ -120,7 +121,7 @@ static bool time_library(const bp_scene *scene, bp_algorithm algorithm, int thre
 		ms[r] = now_ms() - t0;
 		bp_world_pairs(w, &pairs);
 	}
-	bpi_sap_coherence = true;
+	bpi_coherence = true;
 	if (!ok)
 		fprintf(stderr, "bp_perf: step failed: %s\n", bp_world_last_error(w));
 	bp_world_destroy(w);
@@ -253,7 +254,7 @@ static void run_coherence(const scene_spec *spec, uint32_t n, int threads, int f
 		bp_bounds_arrays b = {lo[0], lo[1], dims == 3 ? lo[2] : NULL, hi[0], hi[1], dims == 3 ? hi[2] : NULL};
 		for (int m = 0; m < 2; ++m) { // m = 0: reuse order, m = 1: full sort
 			bp_world_set_bounds(w[m], 0, n, &b);
-			bpi_sap_coherence = m == 0;
+			bpi_coherence = m == 0;
 			double t0 = now_ms();
 			bp_world_step(w[m]);
 			if (f >= 0) {
@@ -263,7 +264,7 @@ static void run_coherence(const scene_spec *spec, uint32_t n, int threads, int f
 			bp_world_pairs(w[m], &pairs[m]);
 		}
 	}
-	bpi_sap_coherence = true;
+	bpi_coherence = true;
 	for (int m = 0; m < 2 && w[0] && w[1]; ++m) {
 		timing step = summarize(step_ms[m], frames, pairs[m]), build = summarize(build_ms[m], frames, pairs[m]);
 		printf("coherence %s dims=%d n=%u threads=%d %-11s: step median %.3f ms, sort+copy median %.3f ms "

@@ -22,6 +22,20 @@ static const bpi_algorithm *const algorithms[BP_ALGO_COUNT] = {
 	[BP_ALGO_SHIFTS] = &bpi_shifts_algorithm,
 };
 
+bool bpi_coherence = true;
+
+bp_status bpi_index_new(size_t size, const bpi_algorithm *algorithm, bpi_index **out)
+{
+	BP_ASSERT(size >= sizeof(bpi_index));
+	bpi_index *index = bpi_alloc(size);
+	if (!index)
+		return BP_ERR_OUT_OF_MEMORY;
+	memset(index, 0, size);
+	index->algorithm = algorithm;
+	*out = index;
+	return BP_OK;
+}
+
 const bpi_algorithm *bpi_algorithm_get(bp_algorithm id)
 {
 	return (unsigned)id < BP_ALGO_COUNT ? algorithms[id] : NULL;

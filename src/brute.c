@@ -26,12 +26,7 @@ static void brute_rows(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 
 static bp_status brute_create(bpi_index **out)
 {
-	bpi_index *index = bpi_alloc(sizeof *index);
-	if (!index)
-		return BP_ERR_OUT_OF_MEMORY;
-	*index = (bpi_index){.algorithm = &bpi_brute_algorithm};
-	*out = index;
-	return BP_OK;
+	return bpi_index_new(sizeof(bpi_index), &bpi_brute_algorithm, out);
 }
 
 static void brute_destroy(bpi_index *index)

@@ -233,14 +233,6 @@ static void scatter_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ct
 	}
 }
 
-static inline bool rec_overlap(const float *a, const float *b, int dims)
-{
-	for (int axis = 0; axis < dims; ++axis)
-		if (!(a[axis] <= b[dims + axis] && b[axis] <= a[dims + axis]))
-			return false;
-	return true;
-}
-
 // Tests sorted position p against positions [from, to); returns the tests made.
 static inline uint64_t scan_range(const buckets_index *x, const bpi_scene *s, bpi_pair_buffer *out, uint32_t p,
 	uint32_t from, uint32_t to)
@@ -249,7 +241,7 @@ static inline uint64_t scan_range(const buckets_index *x, const bpi_scene *s, bp
 	const float *a = &x->rec[(size_t)p * width];
 	uint32_t ia = x->order[p];
 	for (uint32_t q = from; q < to; ++q) {
-		if (!rec_overlap(a, &x->rec[(size_t)q * width], dims))
+		if (!bpi_record_overlap(a, &x->rec[(size_t)q * width], dims))
 			continue;
 		uint32_t ib = x->order[q];
 		if (s->unfiltered || bpi_scene_accepts(s, ia, ib))
@@ -428,7 +420,7 @@ static bp_status buckets_find_pairs(bpi_index *base, const bpi_scene *scene, bpi
 		tests += x->partials[c].tests;
 	stats->candidate_tests = tests;
 	stats->cell_count = occupied;
-	stats->cell_size = (float)g->edge;
+	stats->cell_size = (float)fmin(g->edge, FLT_MAX);
 	for (int axis = 0; axis < 3; ++axis)
 		stats->cell_origin[axis] = (float)g->origin[axis];
 	stats->ns_build = t1 - t0;
@@ -439,12 +431,7 @@ static bp_status buckets_find_pairs(bpi_index *base, const bpi_scene *scene, bpi
 
 static bp_status buckets_create(bpi_index **out)
 {
-	buckets_index *x = bpi_alloc(sizeof *x);
-	if (!x)
-		return BP_ERR_OUT_OF_MEMORY;
-	*x = (buckets_index){.base.algorithm = &bpi_buckets_algorithm};
-	*out = &x->base;
-	return BP_OK;
+	return bpi_index_new(sizeof(buckets_index), &bpi_buckets_algorithm, out);
 }
 
 static void buckets_destroy(bpi_index *base)

@@ -373,15 +373,17 @@ static uint32_t near_cells(const bp_cell_grid *g, uint32_t cell, bool include_se
 	return count;
 }
 
-uint32_t bp_cell_grid_neighbour_cells(const bp_cell_grid *g, uint32_t cell, uint32_t out[26])
+bp_status bp_cell_grid_neighbour_cells(const bp_cell_grid *g, uint32_t cell, uint32_t out[26], uint32_t *count)
 {
-	if (!g || !out || cell >= g->cell_count)
-		return 0;
+	if (!g || !out || !count)
+		return BP_ERR_INVALID_ARGUMENT;
+	if (cell >= g->cell_count)
+		return BP_ERR_OUT_OF_RANGE;
 	uint32_t near[BP_NEAR_MAX];
-	uint32_t count = near_cells(g, cell, false, near);
-	BP_ASSERT(count <= 26);
-	memcpy(out, near, count * sizeof *near);
-	return count;
+	*count = near_cells(g, cell, false, near);
+	BP_ASSERT(*count <= 26);
+	memcpy(out, near, *count * sizeof *near);
+	return BP_OK;
 }
 
 bp_status bp_cell_grid_for_each_near(const bp_cell_grid *g, uint32_t cell, bool include_cell,
@@ -418,9 +420,9 @@ bp_status bp_cell_grid_reduce_near(const bp_cell_grid *g, uint32_t cell, bool in
 }
 
 bp_status bp_cell_grid_near_point(const bp_cell_grid *g, const float *point, uint32_t *out, size_t capacity,
-	size_t *count)
+	size_t *total_out)
 {
-	if (!g || !point || !count || (!out && capacity))
+	if (!g || !point || !total_out || (!out && capacity))
 		return BP_ERR_INVALID_ARGUMENT;
 	uint32_t cell;
 	bp_status status = point_cell(g, point, &cell);
@@ -437,6 +439,6 @@ bp_status bp_cell_grid_near_point(const bp_cell_grid *g, const float *point, uin
 		}
 		total += end - begin;
 	}
-	*count = total;
-	return BP_OK;
+	*total_out = total;
+	return total > capacity ? BP_ERR_OUT_OF_RANGE : BP_OK;
 }

@@ -155,7 +155,7 @@ static void record_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx
 static bp_status sort_entities(closest_index *x, const bpi_scene *s, int axis)
 {
 	uint32_t n = s->count;
-	bool incremental = x->sorted_count == n && x->sorted_axis == axis;
+	bool incremental = bpi_coherence && x->sorted_count == n && x->sorted_axis == axis;
 	x->sorted_count = UINT32_MAX;
 	key_job keys = {x->items, s->min[axis], incremental};
 	bpi_parallel_for(n, CLOSEST_GRAIN, s->threads, key_chunk, &keys);
@@ -171,14 +171,6 @@ static bp_status sort_entities(closest_index *x, const bpi_scene *s, int axis)
 	x->sorted_count = n;
 	x->sorted_axis = axis;
 	return BP_OK;
-}
-
-static inline bool rec_overlap(const float *a, const float *b, int dims)
-{
-	for (int axis = 0; axis < dims; ++axis)
-		if (!(a[axis] <= b[dims + axis] && b[axis] <= a[dims + axis]))
-			return false;
-	return true;
 }
 
 static inline void report(const closest_index *x, const bpi_scene *s, bpi_pair_buffer *out, uint32_t p, uint32_t q)
@@ -206,7 +198,7 @@ static void leaf_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 				if (b[ax] > a[dims + ax])
 					break;
 				++tests;
-				if (rec_overlap(a, b, dims))
+				if (bpi_record_overlap(a, b, dims))
 					report(x, s, out, p, q);
 			}
 		}
@@ -255,7 +247,7 @@ static inline uint64_t strip_scan(const closest_index *x, const bpi_scene *s, bp
 		if (b[ax2] > a[dims + ax2])
 			break;
 		++tests;
-		if (rec_overlap(a, b, dims))
+		if (bpi_record_overlap(a, b, dims))
 			report(x, s, out, p, q);
 	}
 	return tests;
@@ -376,12 +368,10 @@ static bp_status closest_find_pairs(bpi_index *base, const bpi_scene *scene, bpi
 
 static bp_status closest_create(bpi_index **out)
 {
-	closest_index *x = bpi_alloc(sizeof *x);
-	if (!x)
-		return BP_ERR_OUT_OF_MEMORY;
-	*x = (closest_index){.base.algorithm = &bpi_closest_algorithm, .sorted_count = UINT32_MAX};
-	*out = &x->base;
-	return BP_OK;
+	bp_status status = bpi_index_new(sizeof(closest_index), &bpi_closest_algorithm, out);
+	if (status == BP_OK)
+		((closest_index *)*out)->sorted_count = UINT32_MAX;
+	return status;
 }
 
 static void closest_destroy(bpi_index *base)

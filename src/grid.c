@@ -10,12 +10,7 @@ typedef struct grid_index {
 
 static bp_status grid_create(bpi_index **out)
 {
-	grid_index *index = bpi_alloc(sizeof *index);
-	if (!index)
-		return BP_ERR_OUT_OF_MEMORY;
-	*index = (grid_index){.base.algorithm = &bpi_grid_algorithm};
-	*out = &index->base;
-	return BP_OK;
+	return bpi_index_new(sizeof(grid_index), &bpi_grid_algorithm, out);
 }
 
 static void grid_destroy(bpi_index *base)

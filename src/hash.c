@@ -10,12 +10,7 @@ typedef struct hash_index {
 
 static bp_status hash_create(bpi_index **out)
 {
-	hash_index *index = bpi_alloc(sizeof *index);
-	if (!index)
-		return BP_ERR_OUT_OF_MEMORY;
-	*index = (hash_index){.base.algorithm = &bpi_hash_algorithm};
-	*out = &index->base;
-	return BP_OK;
+	return bpi_index_new(sizeof(hash_index), &bpi_hash_algorithm, out);
 }
 
 static void hash_destroy(bpi_index *base)

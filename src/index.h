@@ -40,6 +40,16 @@ static inline bool bpi_scene_overlap(const bpi_scene *s, uint32_t a, uint32_t b)
 /// (bp_shape in world.h). shapes.c.
 bool bpi_shapes_overlap(const bpi_scene *s, uint32_t a, uint32_t b);
 
+/// Closed overlap of two packed bounds records, each `dims` mins then `dims` maxes
+/// (the copies buckets and closest sweep over instead of the scene's arrays).
+static inline bool bpi_record_overlap(const float *a, const float *b, int dims)
+{
+	for (int axis = 0; axis < dims; ++axis)
+		if (!(a[axis] <= b[dims + axis] && b[axis] <= a[dims + axis]))
+			return false;
+	return true;
+}
+
 /// Category/mask filter both ways, never two static entities, and the shape
 /// test when a sphere is involved.
 static inline bool bpi_scene_accepts(const bpi_scene *s, uint32_t a, uint32_t b)
@@ -71,6 +81,16 @@ struct bpi_algorithm {
 	/// unchanged.
 	bp_status (*find_pairs)(bpi_index *index, const bpi_scene *scene, bpi_pair_buffer *out, bp_frame_stats *stats);
 };
+
+/// Benchmark switch, true by default: false makes every algorithm that keeps state
+/// across steps (sap's order, quadtree's tree, closest's order) start from scratch
+/// each step, so a benchmark that steps one unchanged scene times the whole work
+/// rather than the no-motion shortcut. Not for hosts. algorithms.c.
+extern bool bpi_coherence;
+
+/// Allocates a zeroed index of `size` bytes (an algorithm's struct with bpi_index
+/// first) for `algorithm`: the create function every algorithm shares.
+bp_status bpi_index_new(size_t size, const bpi_algorithm *algorithm, bpi_index **out);
 
 /// The implementation of an algorithm, or NULL when not built in (or AUTO).
 const bpi_algorithm *bpi_algorithm_get(bp_algorithm id);

@@ -26,7 +26,9 @@ enum {
 // Probes in the library (all fire on the thread named):
 //   frame_begin(frame, entity_count)              bp_world_step, or the builder per frame
 //   frame_end(frame, pair_count, ns_total, status) same thread; status is a bp_status
-//   stage_begin(stage) / stage_end(stage)          a BPI_STAGE_* id, on the stepping thread
+//   stage_begin(stage) / stage_end(stage)          a BPI_STAGE_* id, on the stepping thread; in the
+//                                                  scheduler prepare fires on the host in submit,
+//                                                  outside that frame's frame_begin/frame_end
 //   find_pairs_begin(algorithm, entity_count)     around the algorithm's find_pairs
 //   find_pairs_end(algorithm, status, pair_count) (always fires, also on error)
 //   submit(frame, entity_count)                   bp_frame_submit, host thread

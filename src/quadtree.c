@@ -14,8 +14,9 @@
 // both at one node, or one at a strict ancestor of the other's node. Each entity tests the
 // entities after it in its own node's run (the node's list sorted by min on one axis) and the
 // entities in its node's descendants, never its ancestors, so the pair is tested once: by the
-// shallower holder (or, at one node, by the earlier of the two in the run). This holds whatever the root box: an entity outside it is
-// still classified by the same comparisons, so the root only affects speed.
+// shallower holder (or, at one node, by the earlier of the two in the run). This holds
+// whatever the root box: an entity outside it is still classified by the same comparisons,
+// so the root only affects speed.
 //
 // Output order: entities in depth-first node order (each node's sorted run, then its children
 // 0..K-1), each entity's pairs in that same traversal order. It is the same for every thread
@@ -30,14 +31,15 @@
 #include "quadtree.h"
 #include "parallel.h"
 #include "probes.h"
+#include "sort.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 /// Entities a leaf holds before it splits; a subtree below half of this merges back.
-/// uniform3 100K, 1 thread, step ms (loaded shared machine, one run of each, before the find
-/// loop kept its pointers in registers): 8: 355, 16: 332, 32: 186-277, 64: 277. Leaves are swept sorted, so large ones cost little; fewer levels keep fewer
-/// straddlers.
+/// uniform3 100K, 1 thread, step ms by capacity (one run each on a loaded machine, with an
+/// older find loop, so only the ranking holds): 8: 355, 16: 332, 32: 186-277, 64: 277.
+/// Leaves are swept sorted, so large ones cost little; fewer levels keep fewer straddlers.
 #define QT_CAPACITY 32
 /// Deepest level: n identical or zero-size boxes cannot split forever. 24 halvings separate
 /// unit boxes in a scene 1.6e7 wide; deeper than that the leaf just holds more.
@@ -448,6 +450,8 @@ static void qt_scan_range(uint32_t begin, uint32_t end, uint32_t chunk, void *ct
 /// Brings the tree to the scene: incremental when the old tree still fits, else a rebuild.
 static bool qt_update(quadtree_index *t, const bpi_scene *s)
 {
+	if (!bpi_coherence)
+		t->valid = false; // a benchmark timing the rebuild
 	uint32_t old_count = t->valid && t->dims == s->dims ? t->count : 0;
 	qt_scan_job job = {t, s, old_count, t->valid && t->dims == s->dims};
 	bpi_parallel_for(s->count, QT_SCAN_GRAIN, s->threads, qt_scan_range, &job);
@@ -533,13 +537,6 @@ typedef struct qt_find_job {
 } qt_find_job;
 
 /// Order-preserving uint32 of a float (DESIGN §4).
-static inline uint32_t qt_float_key(float f)
-{
-	uint32_t u;
-	memcpy(&u, &f, sizeof u);
-	return u ^ (uint32_t)((int32_t)u >> 31 | (int32_t)0x80000000);
-}
-
 static int qt_compare_keys(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -565,7 +562,7 @@ static void qt_sort_keys(uint64_t *keys, uint32_t count)
 // Copies each node's entities into its run of the flat arrays, sorted by min on the node's
 // sweep axis: the axis that the fewest of them straddle. Entities straddling the axis all
 // contain its split point, so a sweep cannot separate them; the others spread out along it.
-// Measured (uniform3 100K, 1 thread, capacity 8): all-pairs within each node's list made 44M
+// Measured (uniform3 100K, 1 thread, with QT_CAPACITY 8 at the time): all-pairs within each node's list made 44M
 // candidate tests (grid: 1.1M), nearly all among the thousands of straddlers kept by the top
 // nodes; sorted runs made 17M, and starting each descendant run at the first entity whose
 // min + reach reaches the tester (qt_first_reaching) 5.8M.
@@ -590,7 +587,7 @@ static void qt_copy_range(uint32_t begin, uint32_t end, uint32_t chunk, void *ct
 		node->axis = axis;
 		uint64_t *keys = t->keys + node->flat_begin;
 		for (uint32_t i = 0; i < node->count; ++i)
-			keys[i] = (uint64_t)qt_float_key(s->min[axis][node->items[i]]) << 32 | i;
+			keys[i] = (uint64_t)bpi_radix_float_key(s->min[axis][node->items[i]]) << 32 | i;
 		qt_sort_keys(keys, node->count);
 		// max - min of two floats in double is exact unless their exponents differ by more
 		// than 29, and then off by under 2^-53 relative; 2^-40 more covers it, and rounding
@@ -728,12 +725,7 @@ uint32_t bpi_quadtree_reinserted(const bpi_index *base)
 
 static bp_status qt_create(bpi_index **out)
 {
-	quadtree_index *index = bpi_alloc(sizeof *index);
-	if (!index)
-		return BP_ERR_OUT_OF_MEMORY;
-	*index = (quadtree_index){.base.algorithm = &bpi_quadtree_algorithm};
-	*out = &index->base;
-	return BP_OK;
+	return bpi_index_new(sizeof(quadtree_index), &bpi_quadtree_algorithm, out);
 }
 
 static void qt_destroy(bpi_index *base)

@@ -41,9 +41,6 @@
 // choosing the axis costs nothing next to the sort.
 #define SAP_AXIS_SAMPLES 4096
 
-/// Benchmark switch: false makes every step a full radix sort, so perf/ can time
-/// the coherence path against it on the same frames. Not for hosts.
-bool bpi_sap_coherence = true;
 
 typedef struct sap_index {
 	bpi_index base;
@@ -156,7 +153,7 @@ static bp_status sap_sort(sap_index *sap, const bpi_scene *s, int axis, uint32_t
 {
 	const uint32_t n = s->count;
 	sap_keys_job job = {.min = s->min[axis], .items = sap->items, .count = n, .descents = descent_counts};
-	bool reuse = bpi_sap_coherence && sap->order_count == n && sap->order_axis == axis && n > 1;
+	bool reuse = bpi_coherence && sap->order_count == n && sap->order_axis == axis && n > 1;
 	if (reuse && sap->reuse_backoff > 0) {
 		--sap->reuse_backoff;
 		reuse = false;
@@ -260,12 +257,7 @@ static bp_status sap_find_pairs(bpi_index *index, const bpi_scene *s, bpi_pair_b
 
 static bp_status sap_create(bpi_index **out)
 {
-	sap_index *sap = bpi_alloc(sizeof *sap);
-	if (!sap)
-		return BP_ERR_OUT_OF_MEMORY;
-	*sap = (sap_index){.base = {.algorithm = &bpi_sap_algorithm}};
-	*out = &sap->base;
-	return BP_OK;
+	return bpi_index_new(sizeof(sap_index), &bpi_sap_algorithm, out);
 }
 
 static void sap_destroy(bpi_index *index)

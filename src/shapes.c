@@ -89,17 +89,17 @@ bp_status bp_entity_set_shape(bp_world *w, bp_entity e, bp_shape shape)
 	return BP_OK;
 }
 
-bp_status bp_entity_set_sphere(bp_world *w, bp_entity e, const float *centre, float radius)
+bp_status bp_entity_set_sphere(bp_world *w, bp_entity e, const float *center, float radius)
 {
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
-	if (!centre)
-		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "centre pointer is NULL");
+	if (!center)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "center pointer is NULL");
 	const bpi_slot *slot = bpi_world_live_slot(w, e);
 	if (!slot)
 		return BP_ERR_STALE_HANDLE;
 	float min[3], max[3];
-	bp_status status = sphere_bounds(w, centre, radius, e.index1, min, max);
+	bp_status status = sphere_bounds(w, center, radius, e.index1, min, max);
 	if (status != BP_OK)
 		return status;
 	for (int axis = 0; axis < w->dims; ++axis) {

@@ -361,9 +361,7 @@ static bp_status shifts_find_pairs(bpi_index *base, const bpi_scene *scene, bpi_
 
 	shifts_job job = {.scene = scene, .index = index};
 	bpi_parallel_for(n, SHIFTS_STATS_GRAIN, scene->threads, shifts_stats, &job);
-	shifts_partial all = index->partials[0];
-	if (n == 0)
-		all = (shifts_partial){.extent = 0};
+	shifts_partial all = n ? index->partials[0] : (shifts_partial){.extent = 0};
 	for (uint32_t c = 1; c < stats_chunks; ++c) {
 		const shifts_partial *p = &index->partials[c];
 		for (int k = 0; k < 3; ++k) {
@@ -414,7 +412,7 @@ static bp_status shifts_find_pairs(bpi_index *base, const bpi_scene *scene, bpi_
 	}
 	stats->candidate_tests = tests;
 	stats->cell_count = sectors;
-	stats->cell_size = (float)(2.0 * job.grid.half);
+	stats->cell_size = (float)fmin(2.0 * job.grid.half, FLT_MAX);
 	for (int k = 0; k < 3; ++k)
 		stats->cell_origin[k] = (float)job.grid.lo[k]; // pass 0's sectors
 	stats->ns_build = ns_build;
@@ -425,12 +423,7 @@ static bp_status shifts_find_pairs(bpi_index *base, const bpi_scene *scene, bpi_
 
 static bp_status shifts_create(bpi_index **out)
 {
-	shifts_index *index = bpi_alloc(sizeof *index);
-	if (!index)
-		return BP_ERR_OUT_OF_MEMORY;
-	*index = (shifts_index){.base.algorithm = &bpi_shifts_algorithm};
-	*out = &index->base;
-	return BP_OK;
+	return bpi_index_new(sizeof(shifts_index), &bpi_shifts_algorithm, out);
 }
 
 static void shifts_destroy(bpi_index *base)

@@ -107,11 +107,19 @@ static uint32_t oracle_neighbours(const shape *s, uint32_t cell, uint32_t out[26
 	return count;
 }
 
+/// The grid's neighbour list of a valid cell; its length is returned.
+static uint32_t neighbours_of(const bp_cell_grid *g, uint32_t cell, uint32_t out[26])
+{
+	uint32_t count = 99;
+	cr_assert_eq(bp_cell_grid_neighbour_cells(g, cell, out, &count), BP_OK, "cell %u", cell);
+	return count;
+}
+
 static void check_neighbours(const shape *s, const bp_cell_grid *g, uint32_t cell)
 {
 	uint32_t want[26], got[26];
 	uint32_t want_count = oracle_neighbours(s, cell, want);
-	uint32_t got_count = bp_cell_grid_neighbour_cells(g, cell, got);
+	uint32_t got_count = neighbours_of(g, cell, got);
 	cr_assert_eq(got_count, want_count, "cell %u of %ux%ux%u (%s): %u neighbours, want %u", cell, s->cells[0],
 		s->cells[1], shape_cells(s, 2), s->toroidal ? "toroidal" : "bounded", got_count, want_count);
 	for (uint32_t i = 0; i < want_count; ++i)
@@ -122,7 +130,7 @@ static uint32_t neighbour_count(const bp_cell_grid *g, uint32_t x, uint32_t y, u
 {
 	uint32_t cell, out[26];
 	cr_assert_eq(bp_cell_grid_cell_index(g, (uint32_t[]){x, y, z}, &cell), BP_OK);
-	return bp_cell_grid_neighbour_cells(g, cell, out);
+	return neighbours_of(g, cell, out);
 }
 
 // ---- neighbour cells -----------------------------------------------------------
@@ -141,7 +149,7 @@ Test(cell_grid, neighbours_2d_bounded_by_hand)
 	cr_assert_eq(neighbour_count(g, 2, 1, 0), 8);
 	// Corner (0,0) = cell 0: (1,0) = 1, (0,1) = 4, (1,1) = 5.
 	uint32_t out[26];
-	cr_assert_eq(bp_cell_grid_neighbour_cells(g, 0, out), 3);
+	cr_assert_eq(neighbours_of(g, 0, out), 3);
 	cr_assert(out[0] == 1 && out[1] == 4 && out[2] == 5);
 	for (uint32_t c = 0; c < total_cells(&s); ++c)
 		check_neighbours(&s, g, c);
@@ -177,7 +185,7 @@ Test(cell_grid, neighbours_toroidal_full_when_three_or_more)
 		bp_cell_grid *g = make_grid(&shapes[i]);
 		uint32_t full = shapes[i].dims == 2 ? 8 : 26, out[26];
 		for (uint32_t c = 0; c < total_cells(&shapes[i]); ++c) {
-			cr_assert_eq(bp_cell_grid_neighbour_cells(g, c, out), full, "shape %zu cell %u", i, c);
+			cr_assert_eq(neighbours_of(g, c, out), full, "shape %zu cell %u", i, c);
 			check_neighbours(&shapes[i], g, c);
 		}
 		bp_cell_grid_destroy(g);
@@ -191,30 +199,30 @@ Test(cell_grid, neighbours_toroidal_small_axes_deduplicated)
 	// neighbours are the 3 other cells. Cell 0 -> {1, 2, 3}.
 	shape s22 = {.dims = 2, .cells = {2, 2}, .toroidal = true};
 	bp_cell_grid *g = make_grid(&s22);
-	cr_assert_eq(bp_cell_grid_neighbour_cells(g, 0, out), 3);
+	cr_assert_eq(neighbours_of(g, 0, out), 3);
 	cr_assert(out[0] == 1 && out[1] == 2 && out[2] == 3);
-	cr_assert_eq(bp_cell_grid_neighbour_cells(g, 3, out), 3);
+	cr_assert_eq(neighbours_of(g, 3, out), 3);
 	cr_assert(out[0] == 0 && out[1] == 1 && out[2] == 2);
 	bp_cell_grid_destroy(g);
 	// 1x5 torus: x has one column (the cell itself), y wraps: cell 2 -> {1, 3},
 	// cell 0 -> {1, 4}.
 	shape s15 = {.dims = 2, .cells = {1, 5}, .toroidal = true};
 	g = make_grid(&s15);
-	cr_assert_eq(bp_cell_grid_neighbour_cells(g, 2, out), 2);
+	cr_assert_eq(neighbours_of(g, 2, out), 2);
 	cr_assert(out[0] == 1 && out[1] == 3);
-	cr_assert_eq(bp_cell_grid_neighbour_cells(g, 0, out), 2);
+	cr_assert_eq(neighbours_of(g, 0, out), 2);
 	cr_assert(out[0] == 1 && out[1] == 4);
 	bp_cell_grid_destroy(g);
 	// 1x1 torus: the only cell is never its own neighbour.
 	shape s11 = {.dims = 2, .cells = {1, 1}, .toroidal = true};
 	g = make_grid(&s11);
-	cr_assert_eq(bp_cell_grid_neighbour_cells(g, 0, out), 0);
+	cr_assert_eq(neighbours_of(g, 0, out), 0);
 	bp_cell_grid_destroy(g);
 	// 2x2x2 torus: the 7 other cells.
 	shape s222 = {.dims = 3, .cells = {2, 2, 2}, .toroidal = true};
 	g = make_grid(&s222);
 	for (uint32_t c = 0; c < 8; ++c)
-		cr_assert_eq(bp_cell_grid_neighbour_cells(g, c, out), 7);
+		cr_assert_eq(neighbours_of(g, c, out), 7);
 	bp_cell_grid_destroy(g);
 }
 
@@ -231,7 +239,9 @@ Test(cell_grid, neighbours_every_small_shape_match_oracle)
 						for (uint32_t c = 0; c < total_cells(&s); ++c)
 							check_neighbours(&s, g, c);
 						uint32_t out[26];
-						cr_assert_eq(bp_cell_grid_neighbour_cells(g, total_cells(&s), out), 0, "out of range");
+						uint32_t count;
+						cr_assert_eq(bp_cell_grid_neighbour_cells(g, total_cells(&s), out, &count),
+							BP_ERR_OUT_OF_RANGE);
 						bp_cell_grid_destroy(g);
 					}
 	cr_assert_eq(bp_allocated_bytes(), 0);
@@ -497,10 +507,10 @@ Test(cell_grid, near_walks_match_brute_force, .timeout = 60)
 			cr_assert_arr_eq(got, want, want_count * sizeof *want);
 			// A short buffer gets the first `capacity`, and the full count.
 			uint32_t small[5] = {0};
-			cr_assert_eq(bp_cell_grid_near_point(g, p, small, 5, &count), BP_OK);
+			cr_assert_eq(bp_cell_grid_near_point(g, p, small, 5, &count), want_count > 5 ? BP_ERR_OUT_OF_RANGE : BP_OK);
 			cr_assert_eq(count, want_count);
 			cr_assert_arr_eq(small, want, umin(5u, want_count) * sizeof *want);
-			cr_assert_eq(bp_cell_grid_near_point(g, p, NULL, 0, &count), BP_OK);
+			cr_assert_eq(bp_cell_grid_near_point(g, p, NULL, 0, &count), want_count ? BP_ERR_OUT_OF_RANGE : BP_OK);
 			cr_assert_eq(count, want_count);
 		}
 		bp_world_destroy(w);
@@ -636,7 +646,8 @@ Test(cell_grid, bad_calls_change_nothing)
 	cr_assert_eq(bp_cell_grid_near_point(g, (float[]){0, NAN, 0}, out, 26, &total), BP_ERR_NOT_FINITE);
 	cr_assert_eq(bp_cell_grid_near_point(g, (float[]){0, 0, 0}, NULL, 5, &total), BP_ERR_INVALID_ARGUMENT);
 	cr_assert_eq(total, 77);
-	cr_assert_eq(bp_cell_grid_neighbour_cells(NULL, 0, out), 0);
+	cr_assert_eq(bp_cell_grid_neighbour_cells(NULL, 0, out, &count), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_cell_grid_neighbour_cells(g, 0, out, NULL), BP_ERR_INVALID_ARGUMENT);
 	cr_assert_eq(bp_cell_grid_cell_count(NULL), 0);
 	check_assignment(s, g, boxes, N);
 

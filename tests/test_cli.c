@@ -12,63 +12,13 @@
 
 #include "cli.h"
 #include "cli_runner.h"
+#include "tmpfiles.h"
 #include "oracle.h"
 
-// ---- temporary files: one directory per test, emptied afterwards ----------------
+static void make_tmp_dir(void) { test_tmp_dir_make("bp_cli_"); }
 
-static char tmp_dir[64];
+TestSuite(cli, .init = make_tmp_dir, .fini = test_tmp_dir_remove, .timeout = 60);
 
-static void make_tmp_dir(void)
-{
-	strcpy(tmp_dir, "/tmp/bp_cli_XXXXXX");
-	cr_assert_not_null(mkdtemp(tmp_dir));
-}
-
-static void remove_tmp_dir(void)
-{
-	DIR *dir = opendir(tmp_dir);
-	if (!dir)
-		return;
-	char path[512];
-	for (struct dirent *e; (e = readdir(dir));) {
-		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-			snprintf(path, sizeof path, "%s/%s", tmp_dir, e->d_name);
-			unlink(path);
-		}
-	}
-	closedir(dir);
-	rmdir(tmp_dir);
-}
-
-TestSuite(cli, .init = make_tmp_dir, .fini = remove_tmp_dir, .timeout = 60);
-
-/// Path of `name` in the test's directory, valid for the whole test (each test
-/// runs in its own process, so the slots start over).
-static const char *tmp_path(const char *name)
-{
-	static char paths[64][256];
-	static int next;
-	cr_assert_lt(next, 64, "too many temporary paths in one test");
-	char *p = paths[next++];
-	snprintf(p, 256, "%s/%s", tmp_dir, name);
-	return p;
-}
-
-static char *read_file(const char *path, size_t *size)
-{
-	FILE *f = fopen(path, "rb");
-	cr_assert_not_null(f, "cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	long length = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *data = malloc((size_t)length + 1);
-	cr_assert_not_null(data);
-	cr_assert_eq(fread(data, 1, (size_t)length, f), (size_t)length);
-	data[length] = '\0';
-	fclose(f);
-	*size = (size_t)length;
-	return data;
-}
 
 static void write_text(const char *path, const char *text)
 {
@@ -238,7 +188,7 @@ static void check_scene(const char *path, uint32_t frame)
 	expected want = oracle_for_file(path, frame);
 	char frame_text[16];
 	snprintf(frame_text, sizeof frame_text, "%u", frame);
-	const char *pairs_path = tmp_path("pairs.txt");
+	const char *pairs_path = test_tmp_path("pairs.txt");
 	for (int algo = 0; algo < BP_ALGO_COUNT; ++algo) {
 		if (!bp_algorithm_available((bp_algorithm)algo))
 			continue;
@@ -265,7 +215,7 @@ static void check_scene(const char *path, uint32_t frame)
 				cr_assert_eq(ran, (bp_algorithm)algo, "%s: algo=%s", what, s.algo);
 
 			size_t size, count;
-			char *data = read_file(pairs_path, &size);
+			char *data = test_read_file(pairs_path, &size);
 			uint64_t *keys = parse_pairs_file(data, size, &count);
 			expect_same_keys(keys, count, &want, what);
 			free(keys);
@@ -287,7 +237,7 @@ static void check_scene(const char *path, uint32_t frame)
 /// `bp gen` into the test directory; returns the path.
 static const char *gen_scene(const char *name, const char *dist, const char *n, const char *dims, const char *frames)
 {
-	const char *path = tmp_path(name);
+	const char *path = test_tmp_path(name);
 	cli_result r = BP("gen", "--dist", dist, "--n", n, "--dims", dims, "--seed", "7", "--frames", frames, "-o", path);
 	expect_code(&r, 0, "bp gen");
 	cr_assert_str_empty(r.out, "bp gen must keep stdout clean");
@@ -320,7 +270,7 @@ Test(cli, moving_scene_frames_match_oracle)
 Test(cli, binary_scene_matches_text_scene)
 {
 	const char *text = gen_scene("scene.txt", "clustered", "900", "3", "1");
-	const char *binary = tmp_path("scene.bin");
+	const char *binary = test_tmp_path("scene.bin");
 	cli_result r = BP("gen", "--dist", "clustered", "--n", "900", "--dims", "3", "--seed", "7", "--binary", "-o", binary);
 	expect_code(&r, 0, "bp gen --binary");
 	result_free(&r);
@@ -341,7 +291,7 @@ Test(cli, gen_is_deterministic)
 	const char *a = gen_scene("a.txt", "mixed", "500", "2", "2");
 	const char *b = gen_scene("b.txt", "mixed", "500", "2", "2");
 	size_t size_a, size_b;
-	char *data_a = read_file(a, &size_a), *data_b = read_file(b, &size_b);
+	char *data_a = test_read_file(a, &size_a), *data_b = test_read_file(b, &size_b);
 	cr_assert(size_a == size_b && memcmp(data_a, data_b, size_a) == 0, "same arguments, different files");
 	free(data_a);
 	free(data_b);
@@ -354,7 +304,7 @@ Test(cli, all_entities_at_one_point)
 	for (int dims = 2; dims <= 3; ++dims) {
 		for (uint32_t i = 0; i < 50; ++i)
 			boxes[i] = (scene_box){i * 3 + 1, {7.5f, -2.0f, 3.0f}, {7.5f, -2.0f, 3.0f}};
-		const char *path = tmp_path("point.txt");
+		const char *path = test_tmp_path("point.txt");
 		write_scene(path, boxes, 50, dims);
 		check_scene(path, 0);
 		expected e = oracle_for_file(path, 0);
@@ -371,7 +321,7 @@ Test(cli, exactly_touching_lattice)
 	for (int i = 0; i < 10; ++i)
 		for (int j = 0; j < 10; ++j, ++n)
 			boxes[n] = (scene_box){n, {(float)i, (float)j}, {(float)i + 1, (float)j + 1}};
-	const char *path = tmp_path("lattice2.txt");
+	const char *path = test_tmp_path("lattice2.txt");
 	write_scene(path, boxes, n, 2);
 	// 10x10 cells touching their 8 neighbours: 2*(9*10) edge pairs + 2*(9*9) diagonal pairs = 342.
 	expected e = oracle_for_file(path, 0);
@@ -384,7 +334,7 @@ Test(cli, exactly_touching_lattice)
 		for (int j = 0; j < 5; ++j)
 			for (int k = 0; k < 5; ++k, ++n)
 				boxes[n] = (scene_box){1000 + n, {(float)i, (float)j, (float)k}, {(float)i + 1, (float)j + 1, (float)k + 1}};
-	path = tmp_path("lattice3.txt");
+	path = test_tmp_path("lattice3.txt");
 	write_scene(path, boxes, n, 3);
 	check_scene(path, 0);
 }
@@ -400,7 +350,7 @@ Test(cli, zero_size_points)
 			for (int k = 0; k < 3; ++k)
 				boxes[i].min[k] = boxes[i].max[k] = (float)test_rng_below(&rng, 6);
 		}
-		const char *path = tmp_path("points.txt");
+		const char *path = test_tmp_path("points.txt");
 		write_scene(path, boxes, 300, dims);
 		check_scene(path, 0);
 	}
@@ -423,7 +373,7 @@ Test(cli, one_huge_box_over_many_small)
 			boxes[200].min[k] = -1000.0f;
 			boxes[200].max[k] = 1000.0f;
 		}
-		const char *path = tmp_path("huge.txt");
+		const char *path = test_tmp_path("huge.txt");
 		write_scene(path, boxes, 401, dims);
 		check_scene(path, 0);
 	}
@@ -443,7 +393,7 @@ Test(cli, coordinates_near_minus_three_million)
 				boxes[i].max[k] = boxes[i].min[k] + 0.25f * (float)test_rng_below(&rng, 5);
 			}
 		}
-		const char *path = tmp_path("far.txt");
+		const char *path = test_tmp_path("far.txt");
 		write_scene(path, boxes, 400, dims);
 		check_scene(path, 0);
 	}
@@ -463,7 +413,7 @@ Test(cli, large_sparse_ids)
 				boxes[i].max[k] = boxes[i].min[k] + test_rng_float(&rng, 0.0f, 4.0f);
 			}
 		}
-		const char *path = tmp_path("ids.txt");
+		const char *path = test_tmp_path("ids.txt");
 		write_scene(path, boxes, 300, dims);
 		check_scene(path, 0);
 	}
@@ -560,8 +510,8 @@ Test(cli, usage_errors_exit_1)
 	expect_usage_error(BP("pairs", path, "--algo", "nope"), "unknown algo", "'nope'");
 	expect_usage_error(BP("pairs", path, "--stats=1"), "flag with value", "--stats");
 	expect_usage_error(BP("verify", path, "--algo", "nope"), "verify unknown algo", "'nope'");
-	expect_usage_error(BP("gen", "--dist", "nope", "--n", "10", "-o", tmp_path("x.txt")), "unknown dist", "'nope'");
-	expect_usage_error(BP("gen", "--dist", "uniform", "--n", "10", "--dims", "4", "-o", tmp_path("x.txt")), "bad dims",
+	expect_usage_error(BP("gen", "--dist", "nope", "--n", "10", "-o", test_tmp_path("x.txt")), "unknown dist", "'nope'");
+	expect_usage_error(BP("gen", "--dist", "uniform", "--n", "10", "--dims", "4", "-o", test_tmp_path("x.txt")), "bad dims",
 		"--dims");
 	expect_usage_error(BP("gen", "--dist", "uniform", "--n", "10"), "gen without -o", "-o");
 	expect_usage_error(BP("help", "nope"), "help of unknown command", "'nope'");
@@ -585,7 +535,7 @@ Test(cli, help_exits_0_on_stdout)
 
 static void expect_bad_input(const char *text, const char *what, int line)
 {
-	const char *path = tmp_path("bad.txt");
+	const char *path = test_tmp_path("bad.txt");
 	write_text(path, text);
 	char where[300];
 	snprintf(where, sizeof where, "%s:%d:", path, line);
@@ -605,7 +555,7 @@ Test(cli, bad_input_exits_2_naming_file_and_line)
 	expect_bad_input("# dims=3\n0 0 0 0 1 1 1\n1 0 0 zero 1 1 1\n", "not a number", 3);
 	expect_bad_input("# dims=2\n# comment\n\n0 0 0 1 1\n1 0 0 1\n", "missing column", 5);
 	expect_bad_input("# dims=2\n7 0 0 1 1\n7 2 2 3 3\n", "duplicate id", 3);
-	cli_result r = BP("pairs", tmp_path("does-not-exist.txt"));
+	cli_result r = BP("pairs", test_tmp_path("does-not-exist.txt"));
 	expect_code(&r, 2, "missing file");
 	cr_assert_eq(strncmp(r.err, "bp: ", 4), 0, "%s", r.err);
 	result_free(&r);
@@ -614,7 +564,7 @@ Test(cli, bad_input_exits_2_naming_file_and_line)
 Test(cli, unwritable_output_exits_3)
 {
 	const char *path = gen_scene("scene.txt", "uniform", "100", "3", "1");
-	const char *nowhere = tmp_path("no-such-dir/out.txt");
+	const char *nowhere = test_tmp_path("no-such-dir/out.txt");
 	cli_result r = BP("pairs", path, "-o", nowhere);
 	expect_code(&r, 3, "pairs -o into a missing directory");
 	cr_assert_not_null(strstr(r.err, nowhere), "%s", r.err);

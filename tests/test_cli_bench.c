@@ -15,53 +15,12 @@
 #include "cli.h"
 #include "cli_runner.h"
 #include "oracle.h"
+#include "tmpfiles.h"
 
-static char tmp_dir[64];
+static void make_tmp_dir(void) { test_tmp_dir_make("bp_bench_"); }
 
-static void make_tmp_dir(void)
-{
-	strcpy(tmp_dir, "/tmp/bp_bench_XXXXXX");
-	cr_assert_not_null(mkdtemp(tmp_dir));
-}
+TestSuite(cli_bench, .init = make_tmp_dir, .fini = test_tmp_dir_remove, .timeout = 120);
 
-static int remove_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
-{
-	(void)st, (void)type, (void)ftw;
-	return remove(path);
-}
-
-static void remove_tmp_dir(void)
-{
-	nftw(tmp_dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-}
-
-TestSuite(cli_bench, .init = make_tmp_dir, .fini = remove_tmp_dir, .timeout = 120);
-
-static const char *tmp_path(const char *name)
-{
-	static char paths[16][256];
-	static int next;
-	cr_assert_lt(next, 16);
-	char *p = paths[next++];
-	snprintf(p, 256, "%s/%s", tmp_dir, name);
-	return p;
-}
-
-static char *read_file(const char *path, size_t *size)
-{
-	FILE *f = fopen(path, "rb");
-	cr_assert_not_null(f, "cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	long length = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	char *data = malloc((size_t)length + 1);
-	cr_assert_not_null(data);
-	cr_assert_eq(fread(data, 1, (size_t)length, f), (size_t)length);
-	data[length] = '\0';
-	fclose(f);
-	*size = (size_t)length;
-	return data;
-}
 
 static bool gnuplot_on_path(void)
 {
@@ -149,7 +108,7 @@ typedef struct csv_row {
 static csv_row *parse_csv(const char *path, int *count)
 {
 	size_t size;
-	char *text = read_file(path, &size);
+	char *text = test_read_file(path, &size);
 	cr_assert_eq(strncmp(text, csv_header, strlen(csv_header)), 0, "header of %s: %.200s", path, text);
 	int lines = 0;
 	for (size_t i = strlen(csv_header); i < size; ++i)
@@ -206,7 +165,7 @@ static void check_times(const csv_row *rows, int count, const csv_row *r, int ba
 static bool is_png(const char *path)
 {
 	size_t size;
-	char *data = read_file(path, &size);
+	char *data = test_read_file(path, &size);
 	static const unsigned char signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
 	// Signature, then the IHDR chunk with a non-zero width and height (big endian).
 	bool ok = size > 33 && memcmp(data, signature, 8) == 0 && memcmp(data + 12, "IHDR", 4) == 0;
@@ -228,7 +187,7 @@ enum { SMALL_SCENES = sizeof small_scenes / sizeof small_scenes[0] };
 /// The small preset at n=1000, 1 run, threads 1,2 (bench-custom.csv, since lists changed).
 static cli_result run_tiny_small(const char *plots_flag)
 {
-	return BP("bench", "--preset", "small", "--n", "1000", "--runs", "1", "--threads", "2,1", "--out", tmp_dir,
+	return BP("bench", "--preset", "small", "--n", "1000", "--runs", "1", "--threads", "2,1", "--out", test_tmp_dir,
 		"--no-progress", plots_flag);
 }
 
@@ -236,7 +195,7 @@ Test(cli_bench, csv_has_one_row_per_configuration_matching_the_oracle)
 {
 	cli_result r = run_tiny_small("--no-plots");
 	expect_code(&r, 0, "bench tiny small");
-	const char *csv = tmp_path("bench-custom.csv");
+	const char *csv = test_tmp_path("bench-custom.csv");
 	char want_out[512];
 	int count;
 	csv_row *rows = parse_csv(csv, &count);
@@ -276,7 +235,7 @@ Test(cli_bench, csv_has_one_row_per_configuration_matching_the_oracle)
 	}
 	cr_assert_eq(count, configs, "%d rows, want %d configurations", count, configs);
 	struct stat st;
-	cr_assert_neq(stat(tmp_path("bench-custom-time-vs-n.png"), &st), 0, "--no-plots drew a plot");
+	cr_assert_neq(stat(test_tmp_path("bench-custom-time-vs-n.png"), &st), 0, "--no-plots drew a plot");
 	free(rows);
 	result_free(&r);
 }
@@ -291,14 +250,14 @@ Test(cli_bench, plots_are_png_images)
 	for (int i = 0; i < 3; ++i) {
 		char name[64], line[400];
 		snprintf(name, sizeof name, "bench-custom%s", suffixes[i]);
-		const char *png = tmp_path(name);
+		const char *png = test_tmp_path(name);
 		cr_assert(is_png(png), "%s is not a PNG image", png);
 		snprintf(line, sizeof line, "plot=%s\n", png);
 		cr_assert_not_null(strstr(r.out, line), "stdout does not name %s: %s", png, r.out);
 	}
 	// The script stays beside the CSV so the plots can be redrawn from it.
 	struct stat st;
-	cr_assert_eq(stat(tmp_path("bench-custom.gnuplot"), &st), 0);
+	cr_assert_eq(stat(test_tmp_path("bench-custom.gnuplot"), &st), 0);
 	cr_assert_gt(st.st_size, 0);
 	result_free(&r);
 }
@@ -310,7 +269,7 @@ Test(cli_bench, scene_file_rows_match_the_oracle)
 	enum { N = 300 };
 	oracle_box boxes[N];
 	test_random_boxes(boxes, N, 2, 100.0f, 8.0f, false, 7);
-	const char *path = tmp_path("my scene.txt");
+	const char *path = test_tmp_path("my scene.txt");
 	FILE *f = fopen(path, "w");
 	cr_assert_not_null(f);
 	// Ids 1000 + 3i, so the checksum depends on the file's ids, not dense indices.
@@ -324,11 +283,11 @@ Test(cli_bench, scene_file_rows_match_the_oracle)
 	answer want = oracle_answer(scene);
 	bp_scene_destroy(scene);
 
-	cli_result r = BP("bench", path, "--algos", "sap,grid", "--threads", "1", "--runs", "3", "--out", tmp_dir,
+	cli_result r = BP("bench", path, "--algos", "sap,grid", "--threads", "1", "--runs", "3", "--out", test_tmp_dir,
 		"--no-plots");
 	expect_code(&r, 0, "bench scene file");
 	int count;
-	csv_row *rows = parse_csv(tmp_path("bench-custom.csv"), &count);
+	csv_row *rows = parse_csv(test_tmp_path("bench-custom.csv"), &count);
 	cr_assert_eq(count, 2);
 	for (int i = 0; i < count; ++i) {
 		// The base name with the space made '_', so it stays one CSV field and one gnuplot word.
@@ -347,12 +306,12 @@ Test(cli_bench, scene_file_rows_match_the_oracle)
 
 Test(cli_bench, default_output_is_perf_results_machine)
 {
-	cr_assert_eq(chdir(tmp_dir), 0);
+	cr_assert_eq(chdir(test_tmp_dir), 0);
 	cli_result r = BP("bench", "--scenes", "line2", "--n", "500,200", "--algos", "sap", "--threads", "1", "--runs",
 		"1", "--machine", "box-1", "--no-plots");
 	expect_code(&r, 0, "bench default output");
 	int count;
-	csv_row *rows = parse_csv(tmp_path("perf/results/box-1/bench-custom.csv"), &count);
+	csv_row *rows = parse_csv(test_tmp_path("perf/results/box-1/bench-custom.csv"), &count);
 	cr_assert_eq(count, 2);
 	for (int i = 0; i < count; ++i) {
 		answer want = oracle_generated("line", 2, rows[i].n);
@@ -377,7 +336,7 @@ static void expect_error(cli_result r, int code, const char *what, const char *m
 
 Test(cli_bench, bad_options_exit_1)
 {
-	const char *out = tmp_dir;
+	const char *out = test_tmp_dir;
 	expect_error(BP("bench", "--preset", "huge", "--out", out), 1, "preset", "--preset: expected small, medium or large");
 	expect_error(BP("bench", "--scenes", "foo3", "--out", out), 1, "dist", "unknown distribution 'foo'");
 	expect_error(BP("bench", "--scenes", "uniform4", "--out", out), 1, "dims", "got 'uniform4'");
@@ -396,23 +355,23 @@ Test(cli_bench, bad_options_exit_1)
 	expect_error(BP("bench", "--no-plots=1"), 1, "flag value", "--no-plots takes no value");
 	// Nothing was measured or written.
 	struct stat st;
-	cr_assert_neq(stat(tmp_path("bench-small.csv"), &st), 0);
+	cr_assert_neq(stat(test_tmp_path("bench-small.csv"), &st), 0);
 }
 
 Test(cli_bench, unreadable_or_malformed_scene_exits_2)
 {
-	const char *missing = tmp_path("missing.txt");
-	expect_error(BP("bench", missing, "--out", tmp_dir, "--no-plots"), 2, "missing file", missing);
-	const char *bad = tmp_path("bad.txt");
+	const char *missing = test_tmp_path("missing.txt");
+	expect_error(BP("bench", missing, "--out", test_tmp_dir, "--no-plots"), 2, "missing file", missing);
+	const char *bad = test_tmp_path("bad.txt");
 	FILE *f = fopen(bad, "w");
 	cr_assert_not_null(f);
 	fputs("# dims=2 n=2\n0 0 0 1 1\n1 0 0 x 1\n", f);
 	fclose(f);
 	char where[300];
 	snprintf(where, sizeof where, "%s:3:", bad);
-	expect_error(BP("bench", bad, "--out", tmp_dir, "--no-plots"), 2, "malformed file", where);
+	expect_error(BP("bench", bad, "--out", test_tmp_dir, "--no-plots"), 2, "malformed file", where);
 	struct stat st;
-	cr_assert_neq(stat(tmp_path("bench-custom.csv"), &st), 0, "a CSV was written for a bad scene");
+	cr_assert_neq(stat(test_tmp_path("bench-custom.csv"), &st), 0, "a CSV was written for a bad scene");
 }
 
 Test(cli_bench, help)

@@ -16,60 +16,12 @@
 #include "oracle.h"
 #include "png.h"
 #include "render.h"
+#include "tmpfiles.h"
 
-// ---- temporary files ------------------------------------------------------------------
+static void make_tmp_dir(void) { test_tmp_dir_make("bp_render_"); }
 
-static char tmp_dir[64];
+TestSuite(cli_render, .init = make_tmp_dir, .fini = test_tmp_dir_remove, .timeout = 120);
 
-static void make_tmp_dir(void)
-{
-	strcpy(tmp_dir, "/tmp/bp_render_XXXXXX");
-	cr_assert_not_null(mkdtemp(tmp_dir));
-}
-
-static void remove_tmp_dir(void)
-{
-	DIR *dir = opendir(tmp_dir);
-	if (!dir)
-		return;
-	char path[512];
-	for (struct dirent *e; (e = readdir(dir));) {
-		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
-			snprintf(path, sizeof path, "%s/%s", tmp_dir, e->d_name);
-			unlink(path);
-		}
-	}
-	closedir(dir);
-	rmdir(tmp_dir);
-}
-
-TestSuite(cli_render, .init = make_tmp_dir, .fini = remove_tmp_dir, .timeout = 120);
-
-static const char *tmp_path(const char *name)
-{
-	static char paths[32][256];
-	static int next;
-	cr_assert_lt(next, 32);
-	char *p = paths[next++];
-	snprintf(p, 256, "%s/%s", tmp_dir, name);
-	return p;
-}
-
-static uint8_t *read_all(const char *path, size_t *size)
-{
-	FILE *f = fopen(path, "rb");
-	cr_assert_not_null(f, "cannot open %s", path);
-	fseek(f, 0, SEEK_END);
-	long length = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	uint8_t *data = malloc((size_t)length + 1);
-	cr_assert_not_null(data);
-	cr_assert_eq(fread(data, 1, (size_t)length, f), (size_t)length);
-	data[length] = 0;
-	fclose(f);
-	*size = (size_t)length;
-	return data;
-}
 
 typedef struct box2 {
 	uint32_t id;
@@ -231,7 +183,7 @@ typedef struct image {
 static image decode_png(const char *path)
 {
 	size_t size;
-	uint8_t *file = read_all(path, &size);
+	uint8_t *file = (uint8_t *)test_read_file(path, &size);
 	static const uint8_t signature[8] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1A, '\n'};
 	cr_assert(size >= 8 && memcmp(file, signature, 8) == 0, "no PNG signature");
 	image img = {0};
@@ -330,7 +282,7 @@ static long to_py(double y)
 
 Test(cli_render, png_highlights_the_overlapping_pair)
 {
-	const char *scene = tmp_path("abc.txt"), *png = tmp_path("abc.png");
+	const char *scene = test_tmp_path("abc.txt"), *png = test_tmp_path("abc.png");
 	write_scene2(scene, scene_abc, 3);
 	cli_result r = BP("render", scene, "-o", png, "--algo", "brute", "--size", "512");
 	expect_code(&r, 0, "render abc");
@@ -365,7 +317,7 @@ static double summary_cell(const char *out)
 
 Test(cli_render, png_draws_the_grid_cells)
 {
-	const char *scene = tmp_path("abc.txt"), *png = tmp_path("grid.png");
+	const char *scene = test_tmp_path("abc.txt"), *png = test_tmp_path("grid.png");
 	write_scene2(scene, scene_abc, 3);
 	cli_result r = BP("render", scene, "-o", png, "--algo", "grid", "--size", "512");
 	expect_code(&r, 0, "render grid");
@@ -411,7 +363,7 @@ static size_t count_of(const char *text, const char *needle)
 
 Test(cli_render, svg_has_a_rect_per_entity_and_the_cell_lines)
 {
-	const char *scene = tmp_path("abc.txt"), *svg = tmp_path("abc.svg");
+	const char *scene = test_tmp_path("abc.txt"), *svg = test_tmp_path("abc.svg");
 	write_scene2(scene, scene_abc, 3);
 	cli_result r = BP("render", scene, "-o", svg, "--algo", "grid");
 	expect_code(&r, 0, "render svg");
@@ -423,7 +375,7 @@ Test(cli_render, svg_has_a_rect_per_entity_and_the_cell_lines)
 		++per_axis;
 
 	size_t size;
-	char *text = (char *)read_all(svg, &size);
+	char *text = test_read_file(svg, &size);
 	cr_assert_eq(strncmp(text, "<svg", 4), 0, "does not start with <svg");
 	cr_assert(size > 7 && strcmp(text + size - 7, "</svg>\n") == 0, "does not end with </svg>");
 	cr_assert_eq(count_of(text, "<rect "), 3, "one rect per entity");
@@ -455,7 +407,7 @@ Test(cli_render, random_scene_highlights_match_the_oracle)
 		boxes[i].mask = UINT32_MAX;
 		scene_boxes[i] = (box2){i, {boxes[i].min[0], boxes[i].min[1]}, {boxes[i].max[0], boxes[i].max[1]}};
 	}
-	const char *scene = tmp_path("random.txt"), *png = tmp_path("random.png");
+	const char *scene = test_tmp_path("random.txt"), *png = test_tmp_path("random.png");
 	write_scene2(scene, scene_boxes, N);
 	oracle_pairs want = oracle_find_pairs(boxes, N, 2);
 	cr_assert_gt(want.count, 10, "the scene should have pairs");
@@ -525,7 +477,7 @@ Test(cli_render, png_writer_round_trips_stored_and_rle)
 			rgb[(size_t)y * w * 3 + i] = (uint8_t)test_rng_next(&rng);
 	const png_deflate forms[2] = {PNG_DEFLATE_STORED, PNG_DEFLATE_RLE};
 	for (int f = 0; f < 2; ++f) {
-		const char *path = tmp_path(f ? "rle.png" : "stored.png");
+		const char *path = test_tmp_path(f ? "rle.png" : "stored.png");
 		FILE *file = fopen(path, "wb");
 		cr_assert_not_null(file);
 		cr_assert(png_write_rgb(file, rgb, w, h, forms[f]));
@@ -543,13 +495,13 @@ Test(cli_render, png_writer_round_trips_stored_and_rle)
 
 Test(cli_render, projects_a_3d_scene)
 {
-	const char *scene = tmp_path("u3.txt");
+	const char *scene = test_tmp_path("u3.txt");
 	cli_result r = BP("gen", "--dist", "uniform", "--n", "2000", "--dims", "3", "--frames", "2", "-o", scene);
 	expect_code(&r, 0, "gen 3d");
 	result_free(&r);
 	const char *axes[] = {"xy", "xz", "yz"};
 	for (int a = 0; a < 3; ++a) {
-		const char *png = tmp_path(a == 0 ? "xy.png" : a == 1 ? "xz.png" : "yz.png");
+		const char *png = test_tmp_path(a == 0 ? "xy.png" : a == 1 ? "xz.png" : "yz.png");
 		r = BP("render", scene, "-o", png, "--axes", axes[a], "--frame", "1", "--size", "300");
 		expect_code(&r, 0, axes[a]);
 		cr_assert_not_null(strstr(r.out, " entities=2000 "), "%s", r.out);
@@ -559,12 +511,12 @@ Test(cli_render, projects_a_3d_scene)
 		expect_pixel(&img, 0, 0, RENDER_BACKGROUND, axes[a]);
 		free(img.rgb);
 	}
-	const char *svg = tmp_path("xz.svg");
+	const char *svg = test_tmp_path("xz.svg");
 	r = BP("render", scene, "-o", svg, "--axes", "xz");
 	expect_code(&r, 0, "svg xz");
 	result_free(&r);
 	size_t size;
-	char *text = (char *)read_all(svg, &size);
+	char *text = test_read_file(svg, &size);
 	cr_assert_eq(count_of(text, "<rect "), 2000);
 	free(text);
 }
@@ -579,11 +531,11 @@ static void expect_error(cli_result r, int code, const char *what, const char *n
 
 Test(cli_render, exit_codes)
 {
-	const char *scene = tmp_path("abc.txt"), *png = tmp_path("x.png");
+	const char *scene = test_tmp_path("abc.txt"), *png = test_tmp_path("x.png");
 	write_scene2(scene, scene_abc, 3);
 	expect_error(BP("render", scene), 1, "no -o", "-o");
 	expect_error(BP("render", "-o", png), 1, "no scene", "missing scene FILE");
-	expect_error(BP("render", scene, "-o", tmp_path("x.jpg")), 1, "bad extension", ".png or .svg");
+	expect_error(BP("render", scene, "-o", test_tmp_path("x.jpg")), 1, "bad extension", ".png or .svg");
 	expect_error(BP("render", scene, "-o", png, "--size", "10"), 1, "size too small", "--size");
 	expect_error(BP("render", scene, "-o", png, "--size", "100000"), 1, "size too large", "--size");
 	expect_error(BP("render", scene, "-o", png, "--axes", "xw"), 1, "bad axes", "--axes");
@@ -591,8 +543,8 @@ Test(cli_render, exit_codes)
 	expect_error(BP("render", scene, "-o", png, "--algo", "nope"), 1, "bad algo", "'nope'");
 	expect_error(BP("render", scene, "-o", png, "--frame", "1"), 1, "frame past the end", "--frame");
 	expect_error(BP("render", scene, "-o", png, "--bogus"), 1, "unknown option", "--bogus");
-	expect_error(BP("render", tmp_path("missing.txt"), "-o", png), 2, "missing file", "missing.txt");
-	const char *bad = tmp_path("bad.txt");
+	expect_error(BP("render", test_tmp_path("missing.txt"), "-o", png), 2, "missing file", "missing.txt");
+	const char *bad = test_tmp_path("bad.txt");
 	FILE *f = fopen(bad, "w");
 	cr_assert_not_null(f);
 	fputs("# dims=2 n=2\n1 0 0 1 1\n2 0 0 oops 1\n", f);

@@ -81,14 +81,16 @@ BP_API bp_status bp_cell_grid_cell_coords(const bp_cell_grid *grid, uint32_t cel
 /// when entity >= bp_cell_grid_entity_count.
 BP_API bp_status bp_cell_grid_entity_cell(const bp_cell_grid *grid, uint32_t entity, uint32_t *cell);
 
-/// Writes the neighbours of a cell into out and returns how many: the cells
+/// Writes the neighbours of a cell into out and their number into *count: the cells
 /// whose coordinates differ from the cell's by at most 1 on every axis (8 in 2D,
 /// 26 in 3D). Bounded: those outside the grid are left out (3 / 5 / 8 in 2D
 /// for corner / edge / interior cells). Toroidal: coordinates wrap, and a cell
 /// reached twice (an axis of 2 cells) is listed once and the cell itself never
-/// (an axis of 1 cell). Always in ascending cell index. Returns 0 for a NULL
-/// grid or a cell out of range. Any thread.
-BP_API uint32_t bp_cell_grid_neighbour_cells(const bp_cell_grid *grid, uint32_t cell, uint32_t out[26]);
+/// (an axis of 1 cell), so a 1x1 toroidal grid has none. Always in ascending cell
+/// index. BP_ERR_INVALID_ARGUMENT for NULL; BP_ERR_OUT_OF_RANGE for a cell out of
+/// range. Any thread.
+BP_API bp_status bp_cell_grid_neighbour_cells(const bp_cell_grid *grid, uint32_t cell, uint32_t out[26],
+	uint32_t *count);
 
 /// The entities of one cell, ascending dense index: a pointer into the grid,
 /// valid until the next assign or destroy. BP_ERR_OUT_OF_RANGE when cell is out
@@ -113,12 +115,13 @@ BP_API bp_status bp_cell_grid_reduce_near(const bp_cell_grid *grid, uint32_t cel
 
 /// The entities in the cell holding a point (bp_cell_grid_cell_of) and in its
 /// neighbour cells, in for-each order. Writes at most `capacity` of them to out
-/// (out may be NULL when capacity is 0) and sets *count to how many there are
-/// in all, even when that is more than capacity: call again with a larger
-/// buffer to get the rest. BP_ERR_INVALID_ARGUMENT for NULL; BP_ERR_NOT_FINITE
-/// for a NaN/infinite coordinate. Any thread.
+/// (out may be NULL when capacity is 0) and sets *total to how many there are in
+/// all; when that is more than capacity it returns BP_ERR_OUT_OF_RANGE (as the
+/// view queries do) and the first `capacity` are written: call again with a
+/// buffer of *total. BP_ERR_INVALID_ARGUMENT for NULL; BP_ERR_NOT_FINITE for a
+/// NaN/infinite coordinate. Any thread.
 BP_API bp_status bp_cell_grid_near_point(const bp_cell_grid *grid, const float *point, uint32_t *out,
-	size_t capacity, size_t *count);
+	size_t capacity, size_t *total);
 
 #ifdef __cplusplus
 }

@@ -37,7 +37,8 @@ typedef enum bp_kind { BP_KIND_DYNAMIC = 0, BP_KIND_STATIC = 1 } bp_kind;
 /// r = min over axes of (max - min) / 2, both computed in double. A pair with a
 /// sphere in it must overlap as bounds (DESIGN §3) and as shapes: two spheres
 /// when |ca - cb| <= ra + rb, a sphere and a box when the box's closest point
-/// to c is within r, all in double. Every algorithm applies the same test.
+/// to c is within r, all in double. Every algorithm applies the same test to
+/// pairs; the queries on a view (frame.h) test a sphere's bounds.
 typedef enum bp_shape { BP_SHAPE_BOX = 0, BP_SHAPE_SPHERE = 1 } bp_shape;
 
 /// Pair-finding algorithms. Every one reports exactly the same pair set.
@@ -132,8 +133,8 @@ BP_API bp_status bp_entity_set_user_key(bp_world *world, bp_entity entity, uint6
 /// Keeps the bounds and changes how they are read (see bp_shape).
 BP_API bp_status bp_entity_set_shape(bp_world *world, bp_entity entity, bp_shape shape);
 /// Makes the entity a sphere with bounds centre -+ radius (rounded to float).
-/// `centre` holds dims floats; radius must be finite and >= 0.
-BP_API bp_status bp_entity_set_sphere(bp_world *world, bp_entity entity, const float *centre, float radius);
+/// `center` holds dims floats; radius must be finite and >= 0.
+BP_API bp_status bp_entity_set_sphere(bp_world *world, bp_entity entity, const float *center, float radius);
 /// Current dense index of a live entity.
 BP_API bp_status bp_entity_dense_index(const bp_world *world, bp_entity entity, uint32_t *out);
 

@@ -69,12 +69,16 @@ void run_sap(const peer_scene &s, peer_output &out)
 
 } // namespace
 
+// Both spaces take seconds per step at 1e5 entities (perf/results/2core/peers.csv:
+// 190-356x broadphase's CPU time), so the 1e6 scenes would take minutes per run.
+#define ODE_MAX_N 200000
+
 void peers_add_ode(std::vector<peer_method> &methods)
 {
-	methods.push_back({"ode", "hash_space", false, 0, PEER_NO_FLAT,
+	methods.push_back({"ode", "hash_space", false, ODE_MAX_N, PEER_NO_FLAT,
 		"dBox geoms (double) in dHashSpace, levels top-6..top from the largest box; AABB-level callback; "
 		"flat boxes never reported",
 		run_hash});
-	methods.push_back({"ode", "sap_space", false, 0, PEER_NO_FLAT,
+	methods.push_back({"ode", "sap_space", false, ODE_MAX_N, PEER_NO_FLAT,
 		"dBox geoms in dSweepAndPruneSpace (XYZ); AABB-level callback; flat boxes never reported", run_sap});
 }

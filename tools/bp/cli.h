@@ -78,5 +78,7 @@ int cli_exit_for_status(bp_status status);
 
 /// Monotonic clock in nanoseconds.
 uint64_t cli_now_ns(void);
+/// Median of `count` (> 0) nanosecond times, in ms; sorts the array.
+double cli_median_ms(uint64_t *ns, size_t count);
 
 #endif

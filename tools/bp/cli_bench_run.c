@@ -5,26 +5,12 @@
 
 #include <stdlib.h>
 
-// sap's switch (src/sap.c): false = full radix sort every step. A benchmark steps
-// the same scene again and again, and reusing the last order would time the
-// best case of an unchanged scene; perf/bench.c turns it off for the same reason.
-extern bool bpi_sap_coherence;
+// The library's benchmark switch (src/index.h): false = every step from scratch.
+// A benchmark steps the same scene again and again; sap's reused order, the
+// quadtree's kept tree and closest's insertion sort would time the best case of
+// an unchanged scene. perf/bench.c turns it off for the same reason.
+extern bool bpi_coherence;
 
-static int compare_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
-/// Median in ms; sorts the array.
-static double median_ms(uint64_t *ns, uint32_t runs)
-{
-	qsort(ns, runs, sizeof ns[0], compare_u64);
-	double mid = (double)ns[runs / 2];
-	if (runs % 2 == 0)
-		mid = (mid + (double)ns[runs / 2 - 1]) / 2;
-	return mid / 1e6;
-}
 
 enum { STAGE_WALL, STAGE_PREPARE, STAGE_BUILD, STAGE_FIND, STAGE_MERGE, STAGE_COUNT };
 
@@ -40,7 +26,7 @@ int bench_measure(const bp_scene *scene, bp_algorithm algo, int threads, uint32_
 		fprintf(err, "bp bench: out of memory\n");
 		return CLI_EXIT_RESOURCE;
 	}
-	bpi_sap_coherence = false;
+	bpi_coherence = false;
 	// Warm-up: scratch allocated and pages touched, as in every later frame of a host.
 	bp_status status = bp_world_step(world);
 	for (uint32_t r = 0; status == BP_OK && r < runs; ++r) {
@@ -53,7 +39,7 @@ int bench_measure(const bp_scene *scene, bp_algorithm algo, int threads, uint32_
 		ns[STAGE_FIND * runs + r] = s.ns_find;
 		ns[STAGE_MERGE * runs + r] = s.ns_merge;
 	}
-	bpi_sap_coherence = true;
+	bpi_coherence = true;
 	if (status != BP_OK) {
 		fprintf(err, "bp bench: %s: %s\n", bp_algorithm_name(algo), bp_world_last_error(world));
 		code = cli_exit_for_status(status);
@@ -68,13 +54,12 @@ int bench_measure(const bp_scene *scene, bp_algorithm algo, int threads, uint32_
 		row->pairs = count;
 		row->checksum = bp_pairs_checksum(pairs, count, scene->ids);
 		uint64_t *wall = ns + STAGE_WALL * runs;
-		qsort(wall, runs, sizeof wall[0], compare_u64);
+		row->ms_median = cli_median_ms(wall, runs); // sorts wall
 		row->ms_min = (double)wall[0] / 1e6;
-		row->ms_median = median_ms(wall, runs);
-		row->ms_prepare = median_ms(ns + STAGE_PREPARE * runs, runs);
-		row->ms_build = median_ms(ns + STAGE_BUILD * runs, runs);
-		row->ms_find = median_ms(ns + STAGE_FIND * runs, runs);
-		row->ms_merge = median_ms(ns + STAGE_MERGE * runs, runs);
+		row->ms_prepare = cli_median_ms(ns + STAGE_PREPARE * runs, runs);
+		row->ms_build = cli_median_ms(ns + STAGE_BUILD * runs, runs);
+		row->ms_find = cli_median_ms(ns + STAGE_FIND * runs, runs);
+		row->ms_merge = cli_median_ms(ns + STAGE_MERGE * runs, runs);
 	}
 	free(ns);
 	bp_world_destroy(world);

@@ -53,21 +53,6 @@ static bool write_pairs(FILE *file, const bp_pair *pairs, size_t count, const ui
 	return ok;
 }
 
-static int compare_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return (x > y) - (x < y);
-}
-
-static double median_ms(uint64_t *ns, size_t runs)
-{
-	qsort(ns, runs, sizeof ns[0], compare_u64);
-	double mid = (double)ns[runs / 2];
-	if (runs % 2 == 0)
-		mid = (mid + (double)ns[runs / 2 - 1]) / 2;
-	return mid / 1e6;
-}
-
 static void print_stats(FILE *out, const bp_frame_stats *s)
 {
 	fprintf(out,
@@ -169,7 +154,7 @@ int cli_pairs(int argc, char **argv, FILE *out, FILE *err)
 		bp_frame_stats stats = bp_world_stats(world);
 		fprintf(out, "pairs=%zu checksum=%016" PRIx64 " algo=%s threads=%d ms=%.3f\n", count,
 			bp_pairs_checksum(pairs, count, scene->ids), bp_algorithm_name(stats.algorithm), stats.thread_count,
-			median_ms(ns, args.runs));
+			cli_median_ms(ns, args.runs));
 		if (args.stats)
 			print_stats(out, &stats);
 		if (pairs_file) {

@@ -216,7 +216,7 @@ static int write_image(const render_args *a, FILE *file, const render_input *in,
 static void choose_grid(const render_args *a, const bp_frame_stats *stats, render_input *in,
 	double lines[2][RENDER_MAX_GRID_LINES], FILE *err)
 {
-	if (!a->cells || !(stats->cell_size > 0))
+	if (!a->cells || !(stats->cell_size > 0) || !isfinite(stats->cell_size))
 		return;
 	bool fits = true;
 	for (int k = 0; k < 2 && fits; ++k) {

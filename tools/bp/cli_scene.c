@@ -3,6 +3,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
+#include <stdlib.h>
 #include <time.h>
 
 uint64_t cli_now_ns(void)
@@ -10,6 +11,21 @@ uint64_t cli_now_ns(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int compare_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return (x > y) - (x < y);
+}
+
+double cli_median_ms(uint64_t *ns, size_t count)
+{
+	qsort(ns, count, sizeof ns[0], compare_u64);
+	double mid = (double)ns[count / 2];
+	if (count % 2 == 0)
+		mid = (mid + (double)ns[count / 2 - 1]) / 2;
+	return mid / 1e6;
 }
 
 int cli_exit_for_status(bp_status status)
