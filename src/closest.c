@@ -99,25 +99,6 @@ static void choose_axes(const bpi_scene *s, int *first, int *second)
 	*second = next;
 }
 
-// Fixes last step's order for new keys. False when it would take more than
-// `budget` moves; the items are then a permutation in some order.
-static bool insertion_sort(bpi_sort_item *items, uint32_t n, uint64_t budget)
-{
-	uint64_t moves = 0;
-	for (uint32_t i = 1; i < n; ++i) {
-		bpi_sort_item item = items[i];
-		uint32_t j = i;
-		while (j > 0 && items[j - 1] > item) {
-			items[j] = items[j - 1];
-			--j;
-		}
-		items[j] = item;
-		moves += i - j;
-		if (moves > budget)
-			return false;
-	}
-	return true;
-}
 
 typedef struct key_job {
 	bpi_sort_item *items;
@@ -159,7 +140,7 @@ static bp_status sort_entities(closest_index *x, const bpi_scene *s, int axis)
 	x->sorted_count = UINT32_MAX;
 	key_job keys = {x->items, s->min[axis], incremental};
 	bpi_parallel_for(n, CLOSEST_GRAIN, s->threads, key_chunk, &keys);
-	if (!incremental || !insertion_sort(x->items, n, (uint64_t)CLOSEST_MOVES_PER_ENTITY * n)) {
+	if (!incremental || !bpi_insertion_sort_items(x->items, n, (uint64_t)CLOSEST_MOVES_PER_ENTITY * n)) {
 		// From index order: the stable radix sort then gives the (key, index) order.
 		keys.keep_order = false;
 		bpi_parallel_for(n, CLOSEST_GRAIN, s->threads, key_chunk, &keys);

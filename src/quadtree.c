@@ -190,21 +190,26 @@ static uint32_t qt_alloc_block(quadtree_index *t)
 	return t->blocks_used++ * k;
 }
 
+/// Grows a node's list to hold `capacity` entities, keeping its contents.
+static bool qt_reserve_items(qt_node *node, uint32_t capacity)
+{
+	uint32_t *items = bpi_alloc(capacity * sizeof *items);
+	if (!items)
+		return false;
+	if (node->items) {
+		memcpy(items, node->items, node->count * sizeof *items);
+		bpi_free(node->items, node->capacity * sizeof *items);
+	}
+	node->items = items;
+	node->capacity = capacity;
+	return true;
+}
+
 static bool qt_append(quadtree_index *t, uint32_t n, uint32_t entity)
 {
 	qt_node *node = &t->nodes[n];
-	if (node->count == node->capacity) {
-		uint32_t grown = node->capacity ? node->capacity * 2 : 4;
-		uint32_t *items = bpi_alloc(grown * sizeof *items);
-		if (!items)
-			return false;
-		if (node->items) {
-			memcpy(items, node->items, node->count * sizeof *items);
-			bpi_free(node->items, node->capacity * sizeof *items);
-		}
-		node->items = items;
-		node->capacity = grown;
-	}
+	if (node->count == node->capacity && !qt_reserve_items(node, node->capacity ? node->capacity * 2 : 4))
+		return false;
 	t->node_of[entity] = n;
 	t->slot_of[entity] = node->count;
 	node->items[node->count++] = entity;
@@ -303,17 +308,8 @@ static bool qt_collapse(quadtree_index *t, uint32_t n)
 {
 	uint32_t k = qt_children(t->dims);
 	qt_node *node = &t->nodes[n];
-	if (node->capacity < node->total) {
-		uint32_t *items = bpi_alloc(node->total * sizeof *items);
-		if (!items)
-			return false;
-		if (node->items) {
-			memcpy(items, node->items, node->count * sizeof *items);
-			bpi_free(node->items, node->capacity * sizeof *items);
-		}
-		node->items = items;
-		node->capacity = node->total;
-	}
+	if (node->capacity < node->total && !qt_reserve_items(node, node->total))
+		return false;
 	uint32_t stack[QT_STACK], top = 0;
 	stack[top++] = node->first_child;
 	while (top) {

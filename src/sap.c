@@ -112,26 +112,6 @@ static void sap_keys_reuse(uint32_t begin, uint32_t end, uint32_t chunk, void *c
 	job->descents[chunk] = descents;
 }
 
-// Insertion sort of (key, index) items, giving up after `budget` moves. Keys with
-// their index are unique, so the result is the one sorted order regardless of
-// the start. Returns false (items still a permutation) when over budget.
-static bool sap_insertion_sort(bpi_sort_item *items, uint32_t count, uint64_t budget)
-{
-	uint64_t moves = 0;
-	for (uint32_t k = 1; k < count; ++k) {
-		bpi_sort_item item = items[k];
-		uint32_t j = k;
-		while (j > 0 && items[j - 1] > item) {
-			items[j] = items[j - 1];
-			--j;
-		}
-		items[j] = item;
-		moves += k - j;
-		if (moves > budget)
-			return false;
-	}
-	return true;
-}
 
 // Sorts the scene's mins on `axis` into sap->items. With last frame's order on
 // the same axis and entity count, the new keys are laid in that order: when
@@ -168,7 +148,7 @@ static bp_status sap_sort(sap_index *sap, const bpi_scene *s, int axis, uint32_t
 		}
 		if (descents == 0)
 			return BP_OK;
-		if (descents <= n / 64 && sap_insertion_sort(sap->items, n, 8 * (uint64_t)n))
+		if (descents <= n / 64 && bpi_insertion_sort_items(sap->items, n, 8 * (uint64_t)n))
 			return BP_OK;
 		sap->reuse_backoff = SAP_REUSE_BACKOFF;
 	}

@@ -114,9 +114,9 @@ bp_status bp_world_set_spheres(bp_world *w, uint32_t first, uint32_t count, cons
 {
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
-	if (first > w->count || count > w->count - first)
-		return bpi_world_fail(w, BP_ERR_OUT_OF_RANGE, "dense range [%u, %llu) is outside [0, %u)", first,
-			(unsigned long long)first + count, w->count);
+	bp_status status = bpi_world_check_range(w, first, count);
+	if (status != BP_OK)
+		return status;
 	if (!spheres || !spheres->x || !spheres->y || !spheres->radius || (w->dims == 3 && !spheres->z))
 		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "sphere arrays: a required array is NULL");
 	const float *axes[3] = {spheres->x, spheres->y, spheres->z};
@@ -126,7 +126,7 @@ bp_status bp_world_set_spheres(bp_world *w, uint32_t first, uint32_t count, cons
 		float centre[3] = {0};
 		for (int axis = 0; axis < w->dims; ++axis)
 			centre[axis] = axes[axis][i];
-		bp_status status = sphere_bounds(w, centre, spheres->radius[i], i, min, max);
+		status = sphere_bounds(w, centre, spheres->radius[i], i, min, max);
 		if (status != BP_OK)
 			return status;
 	}

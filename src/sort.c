@@ -76,6 +76,24 @@ static void radix_copy(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	memcpy(job->dst + begin, job->src + begin, (size_t)(end - begin) * sizeof *job->dst);
 }
 
+bool bpi_insertion_sort_items(bpi_sort_item *items, uint32_t count, uint64_t budget)
+{
+	uint64_t moves = 0;
+	for (uint32_t i = 1; i < count; ++i) {
+		bpi_sort_item item = items[i];
+		uint32_t j = i;
+		while (j > 0 && items[j - 1] > item) {
+			items[j] = items[j - 1];
+			--j;
+		}
+		items[j] = item;
+		moves += i - j;
+		if (moves > budget)
+			return false;
+	}
+	return true;
+}
+
 // Stable: an item moves left only past strictly larger keys.
 static void insertion_sort(bpi_sort_item *items, uint32_t count)
 {

@@ -441,14 +441,21 @@ bp_entity bp_world_entity_at(const bp_world *w, uint32_t dense)
 
 const uint64_t *bp_world_user_keys(const bp_world *w) { return w ? w->soa.user_key : NULL; }
 
+bp_status bpi_world_check_range(bp_world *w, uint32_t first, uint32_t count)
+{
+	if (first > w->count || count > w->count - first)
+		return bpi_world_fail(w, BP_ERR_OUT_OF_RANGE, "dense range [%u, %llu) is outside [0, %u)", first,
+			(unsigned long long)first + count, w->count);
+	return BP_OK;
+}
+
 bp_status bp_world_set_bounds(bp_world *w, uint32_t first, uint32_t count, const bp_bounds_arrays *bounds)
 {
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
-	if (first > w->count || count > w->count - first)
-		return bpi_world_fail(w, BP_ERR_OUT_OF_RANGE, "dense range [%u, %llu) is outside [0, %u)", first,
-			(unsigned long long)first + count, w->count);
-	bp_status status = check_arrays(w, bounds, count);
+	bp_status status = bpi_world_check_range(w, first, count);
+	if (status == BP_OK)
+		status = check_arrays(w, bounds, count);
 	if (status != BP_OK || count == 0)
 		return status; // count 0: the SoA arrays of an empty world are NULL, and NULL + 0 is undefined
 	const float *src_min[3] = {bounds->min_x, bounds->min_y, bounds->min_z};

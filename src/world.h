@@ -61,6 +61,10 @@ static inline bool bpi_world_unfiltered(const bp_world *w)
 	return w->static_count == 0 && w->filtered_count == 0 && w->sphere_count == 0;
 }
 
+/// BP_OK when dense range [first, first + count) lies inside the world, else
+/// BP_ERR_OUT_OF_RANGE with the error recorded.
+bp_status bpi_world_check_range(bp_world *world, uint32_t first, uint32_t count);
+
 /// Slot of a live entity, or NULL with the error recorded.
 bpi_slot *bpi_world_live_slot(const bp_world *world, bp_entity entity);
 /// Checks one box of dims floats per corner; `what` and `which` name it in the error.

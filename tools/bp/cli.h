@@ -52,6 +52,10 @@ typedef struct cli_option {
 /// Parses argv[first..argc) of `command` into `options` and positional
 /// arguments (at most max_positional). "--help"/"-h" set *help. On a usage
 /// error prints "bp COMMAND: ..." to err and returns CLI_EXIT_USAGE.
+/// cli_parse for a command that takes one scene FILE: `--help` prints the
+/// command's usage to out and sets *help; no FILE is a usage error.
+int cli_parse_scene_command(const char *command, int argc, char **argv, cli_option *options, int option_count,
+	const char **scene_path, bool *help, FILE *out, FILE *err);
 int cli_parse(const char *command, int argc, char **argv, int first, cli_option *options, int option_count,
 	const char **positional, int max_positional, int *positional_count, bool *help, FILE *err);
 

@@ -98,3 +98,21 @@ bool cli_parse_algorithm(const char *command, const char *text, bp_algorithm *ou
 	fprintf(err, ")\n");
 	return false;
 }
+
+int cli_parse_scene_command(const char *command, int argc, char **argv, cli_option *options, int option_count,
+	const char **scene_path, bool *help, FILE *out, FILE *err)
+{
+	int positional_count;
+	int code = cli_parse(command, argc, argv, 2, options, option_count, scene_path, 1, &positional_count, help, err);
+	if (code != CLI_EXIT_OK)
+		return code;
+	if (*help) {
+		cli_usage(command, out);
+		return CLI_EXIT_OK;
+	}
+	if (positional_count == 0) {
+		fprintf(err, "bp %s: missing scene FILE (see 'bp help %s')\n", command, command);
+		return CLI_EXIT_USAGE;
+	}
+	return CLI_EXIT_OK;
+}

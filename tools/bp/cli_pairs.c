@@ -79,20 +79,11 @@ static int parse_args(int argc, char **argv, pairs_args *a, FILE *out, FILE *err
 		[OPT_ALGO] = CLI_VALUE("--algo"), [OPT_THREADS] = CLI_VALUE("--threads"), [OPT_RUNS] = CLI_VALUE("--runs"),
 		[OPT_OUT] = CLI_VALUE("-o"), [OPT_FRAME] = CLI_VALUE("--frame"), [OPT_STATS] = CLI_FLAG("--stats"),
 	};
-	const char *positional[1];
-	int positional_count;
-	int code = cli_parse("pairs", argc, argv, 2, options, OPT_COUNT, positional, 1, &positional_count, help, err);
-	if (code != CLI_EXIT_OK)
+	const char *scene_path;
+	int code = cli_parse_scene_command("pairs", argc, argv, options, OPT_COUNT, &scene_path, help, out, err);
+	if (code != CLI_EXIT_OK || *help)
 		return code;
-	if (*help) {
-		cli_usage("pairs", out);
-		return CLI_EXIT_OK;
-	}
-	if (positional_count == 0) {
-		fprintf(err, "bp pairs: missing scene FILE (see 'bp help pairs')\n");
-		return CLI_EXIT_USAGE;
-	}
-	*a = (pairs_args){.scene_path = positional[0], .out_path = options[OPT_OUT].value,
+	*a = (pairs_args){.scene_path = scene_path, .out_path = options[OPT_OUT].value,
 		.algorithm = BP_ALGO_AUTO, .runs = 1, .stats = options[OPT_STATS].seen};
 	uint64_t value;
 	if (options[OPT_ALGO].seen && !cli_parse_algorithm("pairs", options[OPT_ALGO].value, &a->algorithm, err))

@@ -48,20 +48,11 @@ static int parse_args(int argc, char **argv, render_args *a, FILE *out, FILE *er
 		[OPT_FRAME] = CLI_VALUE("--frame"), [OPT_SIZE] = CLI_VALUE("--size"), [OPT_AXES] = CLI_VALUE("--axes"),
 		[OPT_NO_CELLS] = CLI_FLAG("--no-cells"),
 	};
-	const char *positional[1];
-	int positional_count;
-	int code = cli_parse("render", argc, argv, 2, options, OPT_COUNT, positional, 1, &positional_count, help, err);
-	if (code != CLI_EXIT_OK)
+	const char *scene_path;
+	int code = cli_parse_scene_command("render", argc, argv, options, OPT_COUNT, &scene_path, help, out, err);
+	if (code != CLI_EXIT_OK || *help)
 		return code;
-	if (*help) {
-		cli_usage("render", out);
-		return CLI_EXIT_OK;
-	}
-	if (positional_count == 0) {
-		fprintf(err, "bp render: missing scene FILE (see 'bp help render')\n");
-		return CLI_EXIT_USAGE;
-	}
-	*a = (render_args){.scene_path = positional[0], .out_path = options[OPT_OUT].value,
+	*a = (render_args){.scene_path = scene_path, .out_path = options[OPT_OUT].value,
 		.algorithm = BP_ALGO_AUTO, .size = 1024, .axis = {0, 1}, .cells = !options[OPT_NO_CELLS].seen};
 	if (!a->out_path) {
 		fprintf(err, "bp render: missing -o OUT.png or -o OUT.svg\n");

@@ -68,19 +68,10 @@ int cli_verify(int argc, char **argv, FILE *out, FILE *err)
 		[OPT_ALGO] = CLI_VALUE("--algo"), [OPT_THREADS] = CLI_VALUE("--threads"), [OPT_FRAME] = CLI_VALUE("--frame"),
 	};
 	const char *positional[1];
-	int positional_count;
 	bool help;
-	int code = cli_parse("verify", argc, argv, 2, options, OPT_COUNT, positional, 1, &positional_count, &help, err);
-	if (code != CLI_EXIT_OK)
+	int code = cli_parse_scene_command("verify", argc, argv, options, OPT_COUNT, positional, &help, out, err);
+	if (code != CLI_EXIT_OK || help)
 		return code;
-	if (help) {
-		cli_usage("verify", out);
-		return CLI_EXIT_OK;
-	}
-	if (positional_count == 0) {
-		fprintf(err, "bp verify: missing scene FILE (see 'bp help verify')\n");
-		return CLI_EXIT_USAGE;
-	}
 	bool checked[BP_ALGO_COUNT] = {false};
 	if (!options[OPT_ALGO].seen || strcmp(options[OPT_ALGO].value, "all") == 0) {
 		// AUTO counts as available: checking it covers the choice as well.
