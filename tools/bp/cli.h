@@ -66,6 +66,10 @@ bool cli_parse_u64(const char *command, const char *flag, const char *text, uint
 
 /// Parses an algorithm name; prints the known names on failure.
 bool cli_parse_algorithm(const char *command, const char *text, bp_algorithm *out, FILE *err);
+/// `--threads T` (0 = all cores, at most 1024) into *threads when the option was given.
+bool cli_parse_threads(const char *command, const cli_option *option, int *threads, FILE *err);
+/// `--frame K` (a frame of a moving scene) into *frame when the option was given.
+bool cli_parse_frame(const char *command, const cli_option *option, uint32_t *frame, FILE *err);
 
 // ---- scenes and worlds (cli_scene.c) --------------------------------------
 

@@ -116,3 +116,25 @@ int cli_parse_scene_command(const char *command, int argc, char **argv, cli_opti
 	}
 	return CLI_EXIT_OK;
 }
+
+bool cli_parse_threads(const char *command, const cli_option *option, int *threads, FILE *err)
+{
+	uint64_t value;
+	if (!option->seen)
+		return true;
+	if (!cli_parse_u64(command, option->name, option->value, 0, 1024, &value, err))
+		return false;
+	*threads = (int)value;
+	return true;
+}
+
+bool cli_parse_frame(const char *command, const cli_option *option, uint32_t *frame, FILE *err)
+{
+	uint64_t value;
+	if (!option->seen)
+		return true;
+	if (!cli_parse_u64(command, option->name, option->value, 0, UINT32_MAX - 1, &value, err))
+		return false;
+	*frame = (uint32_t)value;
+	return true;
+}

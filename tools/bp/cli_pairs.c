@@ -88,21 +88,15 @@ static int parse_args(int argc, char **argv, pairs_args *a, FILE *out, FILE *err
 	uint64_t value;
 	if (options[OPT_ALGO].seen && !cli_parse_algorithm("pairs", options[OPT_ALGO].value, &a->algorithm, err))
 		return CLI_EXIT_USAGE;
-	if (options[OPT_THREADS].seen) {
-		if (!cli_parse_u64("pairs", "--threads", options[OPT_THREADS].value, 0, 1024, &value, err))
-			return CLI_EXIT_USAGE;
-		a->threads = (int)value;
-	}
+	if (!cli_parse_threads("pairs", &options[OPT_THREADS], &a->threads, err))
+		return CLI_EXIT_USAGE;
 	if (options[OPT_RUNS].seen) {
 		if (!cli_parse_u64("pairs", "--runs", options[OPT_RUNS].value, 1, 100000, &value, err))
 			return CLI_EXIT_USAGE;
 		a->runs = (uint32_t)value;
 	}
-	if (options[OPT_FRAME].seen) {
-		if (!cli_parse_u64("pairs", "--frame", options[OPT_FRAME].value, 0, UINT32_MAX - 1, &value, err))
-			return CLI_EXIT_USAGE;
-		a->frame = (uint32_t)value;
-	}
+	if (!cli_parse_frame("pairs", &options[OPT_FRAME], &a->frame, err))
+		return CLI_EXIT_USAGE;
 	return CLI_EXIT_OK;
 }
 

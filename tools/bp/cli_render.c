@@ -69,16 +69,10 @@ static int parse_args(int argc, char **argv, render_args *a, FILE *out, FILE *er
 	uint64_t value;
 	if (options[OPT_ALGO].seen && !cli_parse_algorithm("render", options[OPT_ALGO].value, &a->algorithm, err))
 		return CLI_EXIT_USAGE;
-	if (options[OPT_THREADS].seen) {
-		if (!cli_parse_u64("render", "--threads", options[OPT_THREADS].value, 0, 1024, &value, err))
-			return CLI_EXIT_USAGE;
-		a->threads = (int)value;
-	}
-	if (options[OPT_FRAME].seen) {
-		if (!cli_parse_u64("render", "--frame", options[OPT_FRAME].value, 0, UINT32_MAX - 1, &value, err))
-			return CLI_EXIT_USAGE;
-		a->frame = (uint32_t)value;
-	}
+	if (!cli_parse_threads("render", &options[OPT_THREADS], &a->threads, err))
+		return CLI_EXIT_USAGE;
+	if (!cli_parse_frame("render", &options[OPT_FRAME], &a->frame, err))
+		return CLI_EXIT_USAGE;
 	if (options[OPT_SIZE].seen) {
 		if (!cli_parse_u64("render", "--size", options[OPT_SIZE].value, RENDER_MIN_SIZE, RENDER_MAX_SIZE, &value,
 			    err))

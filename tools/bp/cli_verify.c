@@ -83,10 +83,10 @@ int cli_verify(int argc, char **argv, FILE *out, FILE *err)
 			return CLI_EXIT_USAGE;
 		checked[one] = true;
 	}
-	uint64_t threads = 0, frame = 0;
-	if (options[OPT_THREADS].seen && !cli_parse_u64("verify", "--threads", options[OPT_THREADS].value, 0, 1024, &threads, err))
-		return CLI_EXIT_USAGE;
-	if (options[OPT_FRAME].seen && !cli_parse_u64("verify", "--frame", options[OPT_FRAME].value, 0, UINT32_MAX - 1, &frame, err))
+	int threads = 0;
+	uint32_t frame = 0;
+	if (!cli_parse_threads("verify", &options[OPT_THREADS], &threads, err) ||
+		!cli_parse_frame("verify", &options[OPT_FRAME], &frame, err))
 		return CLI_EXIT_USAGE;
 
 	bp_scene *scene = NULL;
@@ -94,7 +94,7 @@ int cli_verify(int argc, char **argv, FILE *out, FILE *err)
 	id_pairs want = {0};
 	code = cli_load_scene(positional[0], &scene, err);
 	if (code == CLI_EXIT_OK)
-		code = cli_world_from_scene("verify", scene, (uint32_t)frame, BP_ALGO_BRUTE, (int)threads, &world, err);
+		code = cli_world_from_scene("verify", scene, frame, BP_ALGO_BRUTE, threads, &world, err);
 	bp_status status = code == CLI_EXIT_OK ? bp_world_step(world) : BP_OK;
 	if (status != BP_OK) {
 		fprintf(err, "bp verify: brute: %s\n", bp_world_last_error(world));
