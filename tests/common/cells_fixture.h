@@ -56,6 +56,9 @@ void cells_test_small_sizes(bp_algorithm algorithm);
 void cells_test_scene(bp_algorithm algorithm, const cells_case *c);
 /// Byte-equal pair lists (same order) for threads 1, 2, 3, 8.
 void cells_test_threads_identical(bp_algorithm algorithm, cells_dist dist, int dims, uint32_t n);
+/// Fresh worlds at threads 2, 3, 8 and 1 must give exactly `want` (pairs in order).
+void cells_expect_same_order(const oracle_box *boxes, uint32_t n, int dims, bp_algorithm algorithm,
+	const bp_pair *want, size_t want_count);
 /// Several steps of moving boxes in one world, each against the oracle.
 void cells_test_moving(bp_algorithm algorithm, int dims, int threads);
 /// Unit boxes meeting exactly on integer cell faces, against a hand-worked count.
