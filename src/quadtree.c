@@ -532,7 +532,7 @@ typedef struct qt_find_job {
 	bpi_pair_chunks *chunks;
 } qt_find_job;
 
-/// Order-preserving uint32 of a float (DESIGN §4).
+/// Ascending keys, for qsort.
 static int qt_compare_keys(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -542,17 +542,10 @@ static int qt_compare_keys(const void *a, const void *b)
 /// Sorts a run of keys (unique: the slot is in the low bits, so any sort gives one order).
 static void qt_sort_keys(uint64_t *keys, uint32_t count)
 {
-	if (count > 32) {
+	if (count > 32)
 		qsort(keys, count, sizeof *keys, qt_compare_keys);
-		return;
-	}
-	for (uint32_t i = 1; i < count; ++i) {
-		uint64_t k = keys[i];
-		uint32_t j = i;
-		for (; j > 0 && keys[j - 1] > k; --j)
-			keys[j] = keys[j - 1];
-		keys[j] = k;
-	}
+	else
+		bpi_insertion_sort_items(keys, count, UINT64_MAX);
 }
 
 // Copies each node's entities into its run of the flat arrays, sorted by min on the node's
