@@ -2,7 +2,7 @@
 // bp_perf: times pair finding over generated scenes, algorithms, sizes and thread
 // counts, writes CSV, and reports the sap ratios (against a qsort baseline and 1 vs
 // 2 threads) and the coherence measurement on a moving scene. See perf/README.md.
-#define _POSIX_C_SOURCE 200809L // setenv, clock_gettime
+#define _POSIX_C_SOURCE 200809L // clock_gettime
 #include <broadphase/broadphase.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,10 +10,6 @@
 #include <time.h>
 
 #include "sweep_qsort.h"
-
-// The library's benchmark switch (src/index.h): false = every step from scratch
-// (sap: a full radix sort).
-extern bool bpi_coherence;
 
 #define MAX_LIST 16
 #define BRUTE_MAX_N 20000
@@ -106,22 +102,23 @@ static bp_world *world_of(const bp_scene *scene, bp_algorithm algorithm, int thr
 
 // Times R steps of one library algorithm. Coherence is off: each step sorts from
 // scratch, as a scene that changed completely would (coherence is measured apart).
-static bool time_library(const bp_scene *scene, bp_algorithm algorithm, int threads, int runs, timing *out)
+// `debug_flags` adds to that (BP_DEBUG_NO_SIMD for sap_scalar).
+static bool time_library(const bp_scene *scene, bp_algorithm algorithm, int threads, uint32_t debug_flags,
+	int runs, timing *out)
 {
 	bp_world *w = world_of(scene, algorithm, threads);
 	if (!w)
 		return false;
-	bpi_coherence = false;
 	double ms[64];
 	size_t pairs = 0;
-	bool ok = bp_world_step(w) == BP_OK; // warm-up: scratch allocated, pages touched
+	bool ok = bp_world_set_debug_flags(w, BP_DEBUG_NO_COHERENCE | debug_flags) == BP_OK &&
+		  bp_world_step(w) == BP_OK; // warm-up: scratch allocated, pages touched
 	for (int r = 0; ok && r < runs; ++r) {
 		double t0 = now_ms();
 		ok = bp_world_step(w) == BP_OK;
 		ms[r] = now_ms() - t0;
 		bp_world_pairs(w, &pairs);
 	}
-	bpi_coherence = true;
 	if (!ok)
 		fprintf(stderr, "bp_perf: step failed: %s\n", bp_world_last_error(w));
 	bp_world_destroy(w);
@@ -152,12 +149,8 @@ static bool time_algo(const char *algo, const bp_scene *scene, int threads, int 
 {
 	if (strcmp(algo, "sweep_qsort") == 0)
 		return threads == 1 && scene->count <= BASELINE_MAX_N && time_baseline(scene, runs, out);
-	if (strcmp(algo, "sap_scalar") == 0) {
-		setenv("BP_NO_SIMD", "1", 1);
-		bool ok = time_library(scene, BP_ALGO_SAP, threads, runs, out);
-		unsetenv("BP_NO_SIMD");
-		return ok;
-	}
+	if (strcmp(algo, "sap_scalar") == 0)
+		return time_library(scene, BP_ALGO_SAP, threads, BP_DEBUG_NO_SIMD, runs, out);
 	bp_algorithm id;
 	if (bp_algorithm_from_name(algo, &id) != BP_OK) {
 		fprintf(stderr, "bp_perf: algorithm %s is not built in\n", algo);
@@ -165,7 +158,7 @@ static bool time_algo(const char *algo, const bp_scene *scene, int threads, int 
 	}
 	if (id == BP_ALGO_BRUTE && scene->count > BRUTE_MAX_N)
 		return false;
-	return time_library(scene, id, threads, runs, out);
+	return time_library(scene, id, threads, 0, runs, out);
 }
 
 // The sweep over scenes x n x algorithms x threads, one CSV row each.
@@ -232,6 +225,8 @@ static void run_coherence(const scene_spec *spec, uint32_t n, int threads, int f
 		memcpy(hi[k], scene->max[k], n * sizeof(float));
 	}
 	bp_world *w[2] = {world_of(scene, BP_ALGO_SAP, threads), world_of(scene, BP_ALGO_SAP, threads)};
+	if (w[1])
+		bp_world_set_debug_flags(w[1], BP_DEBUG_NO_COHERENCE);
 	double *step_ms[2], *build_ms[2];
 	size_t pairs[2] = {0, 0};
 	for (int m = 0; m < 2; ++m) {
@@ -254,7 +249,6 @@ static void run_coherence(const scene_spec *spec, uint32_t n, int threads, int f
 		bp_bounds_arrays b = {lo[0], lo[1], dims == 3 ? lo[2] : NULL, hi[0], hi[1], dims == 3 ? hi[2] : NULL};
 		for (int m = 0; m < 2; ++m) { // m = 0: reuse order, m = 1: full sort
 			bp_world_set_bounds(w[m], 0, n, &b);
-			bpi_coherence = m == 0;
 			double t0 = now_ms();
 			bp_world_step(w[m]);
 			if (f >= 0) {
@@ -264,7 +258,6 @@ static void run_coherence(const scene_spec *spec, uint32_t n, int threads, int f
 			bp_world_pairs(w[m], &pairs[m]);
 		}
 	}
-	bpi_coherence = true;
 	for (int m = 0; m < 2 && w[0] && w[1]; ++m) {
 		timing step = summarize(step_ms[m], frames, pairs[m]), build = summarize(build_ms[m], frames, pairs[m]);
 		printf("coherence %s dims=%d n=%u threads=%d %-11s: step median %.3f ms, sort+copy median %.3f ms "

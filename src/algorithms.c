@@ -1,16 +1,10 @@
 // SPDX-License-Identifier: MIT
-// The algorithm registry: names, availability, and AUTO's choice.
+// The algorithm registry: the table of implementations, their names, and AUTO's choice.
 #include "index.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-
-static const char *const algorithm_names[BP_ALGO_COUNT] = {
-	[BP_ALGO_AUTO] = "auto", [BP_ALGO_BRUTE] = "brute", [BP_ALGO_SAP] = "sap",
-	[BP_ALGO_GRID] = "grid", [BP_ALGO_HASH] = "hash", [BP_ALGO_SHIFTS] = "shifts",
-	[BP_ALGO_BUCKETS] = "buckets", [BP_ALGO_QUADTREE] = "quadtree", [BP_ALGO_CLOSEST] = "closest",
-};
 
 static const bpi_algorithm *const algorithms[BP_ALGO_COUNT] = {
 	[BP_ALGO_BRUTE] = &bpi_brute_algorithm,
@@ -22,20 +16,6 @@ static const bpi_algorithm *const algorithms[BP_ALGO_COUNT] = {
 	[BP_ALGO_SHIFTS] = &bpi_shifts_algorithm,
 };
 
-bool bpi_coherence = true;
-
-bp_status bpi_index_new(size_t size, const bpi_algorithm *algorithm, bpi_index **out)
-{
-	BP_ASSERT(size >= sizeof(bpi_index));
-	bpi_index *index = bpi_alloc(size);
-	if (!index)
-		return BP_ERR_OUT_OF_MEMORY;
-	memset(index, 0, size);
-	index->algorithm = algorithm;
-	*out = index;
-	return BP_OK;
-}
-
 const bpi_algorithm *bpi_algorithm_get(bp_algorithm id)
 {
 	return (unsigned)id < BP_ALGO_COUNT ? algorithms[id] : NULL;
@@ -43,7 +23,10 @@ const bpi_algorithm *bpi_algorithm_get(bp_algorithm id)
 
 const char *bp_algorithm_name(bp_algorithm algorithm)
 {
-	return (unsigned)algorithm < BP_ALGO_COUNT ? algorithm_names[algorithm] : "?";
+	if (algorithm == BP_ALGO_AUTO)
+		return "auto";
+	const bpi_algorithm *a = bpi_algorithm_get(algorithm);
+	return a ? a->name : "?";
 }
 
 bool bp_algorithm_available(bp_algorithm algorithm)
@@ -56,7 +39,7 @@ bp_status bp_algorithm_from_name(const char *name, bp_algorithm *out)
 	if (!name || !out)
 		return BP_ERR_INVALID_ARGUMENT;
 	for (int i = 0; i < BP_ALGO_COUNT; ++i) {
-		if (strcmp(name, algorithm_names[i]) == 0 && bp_algorithm_available((bp_algorithm)i)) {
+		if (bp_algorithm_available((bp_algorithm)i) && strcmp(name, bp_algorithm_name((bp_algorithm)i)) == 0) {
 			*out = (bp_algorithm)i;
 			return BP_OK;
 		}

@@ -3,7 +3,6 @@
 // so it is written to be obviously right, not fast.
 #include "index.h"
 #include "parallel.h"
-#include "probes.h"
 
 // Rows per chunk. Row i costs n - i - 1 tests; small chunks keep threads balanced.
 #define BRUTE_GRAIN 32
@@ -22,46 +21,28 @@ static void brute_rows(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 		for (uint32_t b = a + 1; b < s->count; ++b)
 			if (bpi_scene_overlap(s, a, b) && bpi_scene_accepts(s, a, b))
 				bpi_pair_push(out, a, b);
+	uint64_t n = s->count; // rows [begin, end) test n - a - 1 pairs each
+	out->tests = (end - begin) * (2 * n - begin - end - 1) / 2;
 }
 
-static bp_status brute_create(bpi_index **out)
+static bp_status brute_build(bpi_index *index, const bpi_scene *scene, bpi_build *build)
 {
-	return bpi_index_new(sizeof(bpi_index), &bpi_brute_algorithm, out);
+	(void)index; // brute builds nothing
+	build->chunks = bpi_chunk_count(scene->count, BRUTE_GRAIN);
+	return BP_OK;
 }
 
-static void brute_destroy(bpi_index *index)
+static bp_status brute_find(bpi_index *index, const bpi_scene *scene, bpi_build *build)
 {
-	bpi_pair_chunks_free(&index->chunks);
-	bpi_free(index, sizeof *index);
-}
-
-static bp_status brute_find_pairs(bpi_index *index, const bpi_scene *scene, bpi_pair_buffer *out, bp_frame_stats *stats)
-{
-	uint64_t t0 = bpi_now_ns();
-	BPI_MARK_STAGE_NEXT(BPI_STAGE_BUILD, BPI_STAGE_FIND); // brute builds nothing
-	bp_status status = bpi_pair_chunks_reset(&index->chunks, bpi_chunk_count(scene->count, BRUTE_GRAIN));
-	if (status != BP_OK)
-		return status;
+	(void)build;
 	brute_job job = {scene, &index->chunks};
 	bpi_parallel_for(scene->count, BRUTE_GRAIN, scene->threads, brute_rows, &job);
-	uint64_t t1 = bpi_now_ns();
-	BPI_MARK_STAGE_NEXT(BPI_STAGE_FIND, BPI_STAGE_MERGE);
-	status = bpi_pair_chunks_merge(&index->chunks, out, scene->threads);
-	uint64_t t2 = bpi_now_ns();
-	BPI_MARK_STAGE_DONE(BPI_STAGE_MERGE);
-	uint64_t n = scene->count;
-	stats->candidate_tests = n * (n ? n - 1 : 0) / 2;
-	stats->cell_count = 0;
-	stats->ns_build = 0;
-	stats->ns_find = t1 - t0;
-	stats->ns_merge = t2 - t1;
-	return status;
+	return BP_OK;
 }
 
 const bpi_algorithm bpi_brute_algorithm = {
-	.id = BP_ALGO_BRUTE,
 	.name = "brute",
-	.create = brute_create,
-	.destroy = brute_destroy,
-	.find_pairs = brute_find_pairs,
+	.index_size = sizeof(bpi_index),
+	.build = brute_build,
+	.find = brute_find,
 };

@@ -22,7 +22,6 @@
 // coordinates in range and, being monotone, keeps the windows exact.
 #include "index.h"
 #include "parallel.h"
-#include "probes.h"
 #include "sort.h"
 
 #include <float.h>
@@ -47,8 +46,19 @@ typedef struct buckets_partial {
 	double min[3], max[3]; ///< scene bounds of the chunk
 	double small_extent[3]; ///< largest extent of a small entity, per axis
 	uint32_t big;           ///< big entities in the chunk
-	uint64_t tests;         ///< candidate tests of the chunk's find
 } buckets_partial;
+
+/// The grid of one step.
+typedef struct buckets_grid {
+	int dims;
+	double origin[3], inv[3];
+	int32_t cells[3]; ///< buckets per axis (1 for unused axes)
+	uint32_t stride[3];
+	uint32_t count;   ///< buckets; bucket `count` holds the big entities
+	double edge;
+	double big;       ///< extent above which an entity is big
+	double reach[3];  ///< M per axis, inflated to cover rounding (see window_lo)
+} buckets_grid;
 
 typedef struct buckets_index {
 	bpi_index base; // first member: converts to and from bpi_index *
@@ -65,19 +75,9 @@ typedef struct buckets_index {
 	bpi_sort_item *items; ///< big entities by min x
 	size_t item_cap;
 	bpi_radix_scratch radix;
+	buckets_grid grid; ///< the last build's
 } buckets_index;
 
-/// The grid of one step.
-typedef struct buckets_grid {
-	int dims;
-	double origin[3], inv[3];
-	int32_t cells[3]; ///< buckets per axis (1 for unused axes)
-	uint32_t stride[3];
-	uint32_t count;   ///< buckets; bucket `count` holds the big entities
-	double edge;
-	double big;       ///< extent above which an entity is big
-	double reach[3];  ///< M per axis, inflated to cover rounding (see window_lo)
-} buckets_grid;
 
 static inline int32_t coord(const buckets_grid *g, int axis, double x)
 {
@@ -294,7 +294,7 @@ static void find_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 			tests += scan_range(x, s, out, p, p + 1, q_end);
 		}
 	}
-	x->partials[chunk].tests = tests;
+	out->tests = tests;
 }
 
 static bp_status reserve(buckets_index *x, const bpi_scene *s, uint32_t chunks)
@@ -337,27 +337,16 @@ static bp_status sort_big(buckets_index *x, const bpi_scene *s, uint32_t first)
 	return BP_OK;
 }
 
-static bp_status buckets_find_pairs(bpi_index *base, const bpi_scene *scene, bpi_pair_buffer *out,
-	bp_frame_stats *stats)
+static bp_status buckets_build(bpi_index *base, const bpi_scene *scene, bpi_build *build)
 {
 	buckets_index *x = (buckets_index *)base;
-	uint64_t t0 = bpi_now_ns();
 	uint32_t n = scene->count, chunks = bpi_chunk_count(n, BUCKETS_GRAIN);
 	bp_status status = reserve(x, scene, chunks);
-	if (status == BP_OK)
-		status = bpi_pair_chunks_reset(&x->base.chunks, chunks);
-	if (status != BP_OK)
+	if (status != BP_OK || n == 0)
 		return status;
-	buckets_job job = {.index = x, .scene = scene};
-	stats->cell_count = 0;
-	stats->cell_size = 0;
-	stats->candidate_tests = 0;
-	if (n == 0) {
-		stats->ns_build = stats->ns_find = stats->ns_merge = 0;
-		return bpi_pair_chunks_merge(&x->base.chunks, out, scene->threads);
-	}
 
 	// Bounds, grid, keys.
+	buckets_job job = {.index = x, .scene = scene};
 	bpi_parallel_for(n, BUCKETS_GRAIN, scene->threads, bounds_chunk, &job);
 	double min[3] = {0, 0, 0}, max[3] = {0, 0, 0};
 	for (int axis = 0; axis < scene->dims; ++axis) {
@@ -385,7 +374,7 @@ static bp_status buckets_find_pairs(bpi_index *base, const bpi_scene *scene, bpi
 	// Counting sort. The count and cursor passes are serial; the record scatter
 	// after them is parallel. perf on uniform3 100K, 1 thread: find_chunk 79% of
 	// the samples, scatter 6%, keys 4%, the serial passes (in
-	// buckets_find_pairs) 1.3%: not worth parallel histograms.
+	// buckets_build) 1.3%: not worth parallel histograms.
 	uint32_t *start = x->start;
 	memset(start, 0, ((size_t)g->count + 2) * sizeof *start);
 	for (uint32_t i = 0; i < n; ++i)
@@ -406,35 +395,25 @@ static bp_status buckets_find_pairs(bpi_index *base, const bpi_scene *scene, bpi
 	status = sort_big(x, scene, n - big);
 	if (status != BP_OK)
 		return status;
-	uint64_t t1 = bpi_now_ns();
-	BPI_MARK_STAGE_NEXT(BPI_STAGE_BUILD, BPI_STAGE_FIND);
-
-	bpi_parallel_for(n, BUCKETS_GRAIN, scene->threads, find_chunk, &job);
-	uint64_t t2 = bpi_now_ns();
-	BPI_MARK_STAGE_NEXT(BPI_STAGE_FIND, BPI_STAGE_MERGE);
-	status = bpi_pair_chunks_merge(&x->base.chunks, out, scene->threads);
-	uint64_t t3 = bpi_now_ns();
-	BPI_MARK_STAGE_DONE(BPI_STAGE_MERGE);
-	uint64_t tests = 0;
-	for (uint32_t c = 0; c < chunks; ++c)
-		tests += x->partials[c].tests;
-	stats->candidate_tests = tests;
-	stats->cell_count = occupied;
-	stats->cell_size = (float)fmin(g->edge, FLT_MAX);
+	x->grid = *g;
+	build->chunks = chunks;
+	build->cell_count = occupied;
+	build->cell_size = (float)fmin(g->edge, FLT_MAX);
 	for (int axis = 0; axis < 3; ++axis)
-		stats->cell_origin[axis] = (float)g->origin[axis];
-	stats->ns_build = t1 - t0;
-	stats->ns_find = t2 - t1;
-	stats->ns_merge = t3 - t2;
-	return status;
+		build->cell_origin[axis] = (float)g->origin[axis];
+	return BP_OK;
 }
 
-static bp_status buckets_create(bpi_index **out)
+static bp_status buckets_find(bpi_index *base, const bpi_scene *scene, bpi_build *build)
 {
-	return bpi_index_new(sizeof(buckets_index), &bpi_buckets_algorithm, out);
+	(void)build;
+	buckets_index *x = (buckets_index *)base;
+	buckets_job job = {.index = x, .scene = scene, .grid = x->grid};
+	bpi_parallel_for(scene->count, BUCKETS_GRAIN, scene->threads, find_chunk, &job);
+	return BP_OK;
 }
 
-static void buckets_destroy(bpi_index *base)
+static void buckets_release(bpi_index *base)
 {
 	buckets_index *x = (buckets_index *)base;
 	bpi_free_aligned(x->key, x->key_cap * sizeof(uint32_t));
@@ -445,14 +424,12 @@ static void buckets_destroy(bpi_index *base)
 	bpi_free_aligned(x->partials, x->partial_cap * sizeof(buckets_partial));
 	bpi_free_aligned(x->items, x->item_cap * sizeof(bpi_sort_item));
 	bpi_radix_sort_free(&x->radix);
-	bpi_pair_chunks_free(&x->base.chunks);
-	bpi_free(x, sizeof *x);
 }
 
 const bpi_algorithm bpi_buckets_algorithm = {
-	.id = BP_ALGO_BUCKETS,
 	.name = "buckets",
-	.create = buckets_create,
-	.destroy = buckets_destroy,
-	.find_pairs = buckets_find_pairs,
+	.index_size = sizeof(buckets_index),
+	.release = buckets_release,
+	.build = buckets_build,
+	.find = buckets_find,
 };

@@ -97,7 +97,7 @@ void bpi_cells_free(bpi_cells *c)
 	bpi_free_aligned(c->start, ((size_t)c->bucket_capacity + 1) * sizeof(uint32_t));
 	bpi_free_aligned(c->hist, c->hist_capacity * sizeof(uint32_t));
 	bpi_free_aligned(c->partials, c->chunk_capacity * sizeof(bpi_cells_partial));
-	bpi_free_aligned(c->tests, c->chunk_capacity * sizeof(uint64_t));
+	bpi_free_aligned(c->sums, c->chunk_capacity * sizeof(uint64_t));
 	*c = (bpi_cells){0};
 }
 
@@ -192,11 +192,11 @@ static bp_status reserve_chunks(bpi_cells *c, uint32_t chunks)
 	size_t old = c->chunk_capacity;
 	if (!regrow((void **)&c->partials, old, chunks, sizeof(bpi_cells_partial)))
 		return BP_ERR_OUT_OF_MEMORY;
-	if (!regrow((void **)&c->tests, old, chunks, sizeof(uint64_t))) {
+	if (!regrow((void **)&c->sums, old, chunks, sizeof(uint64_t))) {
 		bpi_free_aligned(c->partials, (size_t)chunks * sizeof(bpi_cells_partial));
-		bpi_free_aligned(c->tests, old * sizeof(uint64_t));
+		bpi_free_aligned(c->sums, old * sizeof(uint64_t));
 		c->partials = NULL;
-		c->tests = NULL;
+		c->sums = NULL;
 		c->chunk_capacity = 0;
 		return BP_ERR_OUT_OF_MEMORY;
 	}
@@ -633,7 +633,6 @@ typedef struct find_job {
 	const bpi_cells *cells;
 	const bpi_scene *scene;
 	bpi_pair_chunks *chunks;
-	uint64_t *tests;
 } find_job;
 
 typedef struct probe {
@@ -1077,36 +1076,26 @@ static void find_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	else
 		c->dims == 3 ? find_range(c, job->scene, &q, begin, end, false, 3)
 			     : find_range(c, job->scene, &q, begin, end, false, 2);
-	job->tests[chunk] = q.tests;
+	q.out->tests = q.tests;
 }
 
 // ---- the pipeline -------------------------------------------------------------
 
-bp_status bpi_cells_find_pairs(bpi_cells *c, bool hashed, const bpi_scene *s, bpi_pair_chunks *chunks,
-	bpi_pair_buffer *out, bp_frame_stats *stats)
+bp_status bpi_cells_build(bpi_cells *c, bool hashed, const bpi_scene *s, bpi_build *build)
 {
-	uint64_t t0 = bpi_now_ns();
 	const uint32_t n = s->count;
 	const int threads = s->threads;
-	stats->candidate_tests = 0;
-	stats->cell_count = 0;
 	c->hashed = hashed; // fixed per index: grid and hash never share one
 	bp_status status = reserve_entities(c, n, s->dims);
 	uint32_t stat_chunks = bpi_chunk_count(n, CELLS_STATS_GRAIN);
 	uint32_t find_chunks = bpi_chunk_count(n, CELLS_FIND_GRAIN);
 	if (status == BP_OK)
-		status = reserve_chunks(c, BP_MAX(BP_MAX(stat_chunks, find_chunks), 1));
+		status = reserve_chunks(c, BP_MAX(stat_chunks, 1));
 	if (status != BP_OK)
 		return status;
 	c->dims = s->dims;
-	if (n == 0) {
-		status = bpi_pair_chunks_reset(chunks, 0);
-		if (status == BP_OK)
-			status = bpi_pair_chunks_merge(chunks, out, threads);
-		stats->ns_build = stats->ns_find = 0;
-		stats->ns_merge = bpi_now_ns() - t0;
-		return status;
-	}
+	if (n == 0)
+		return BP_OK;
 
 	// Statistics and levels.
 	stats_job sj = {s, c->partials};
@@ -1151,7 +1140,7 @@ bp_status bpi_cells_find_pairs(bpi_cells *c, bool hashed, const bpi_scene *s, bp
 	status = reserve_chunks(c, 2 * blocks);
 	if (status != BP_OK)
 		return status;
-	uint64_t *sums = c->tests; // free until the finder runs
+	uint64_t *sums = c->sums;
 	prefix_job pj = {c, sums, sums + blocks, 0};
 	bpi_parallel_for(c->bucket_count, CELLS_PREFIX_GRAIN, threads, prefix_block, &pj);
 	uint64_t running = 0, nonempty = 0;
@@ -1166,31 +1155,31 @@ bp_status bpi_cells_find_pairs(bpi_cells *c, bool hashed, const bpi_scene *s, bp
 	c->start[c->bucket_count] = n;
 	scatter_job xj = {c, s, parts};
 	bpi_parallel_for((uint32_t)parts, 1, threads, scatter_part, &xj);
-	uint64_t t1 = bpi_now_ns();
-	BPI_MARK_STAGE_NEXT(BPI_STAGE_BUILD, BPI_STAGE_FIND);
 
-	// Pairs, per fixed chunk of the bucket order.
-	status = bpi_pair_chunks_reset(chunks, find_chunks);
-	if (status != BP_OK)
-		return status;
-	find_job fj = {c, s, chunks, c->tests};
-	bpi_parallel_for(n, CELLS_FIND_GRAIN, threads, find_chunk, &fj);
-	uint64_t tests = 0;
-	for (uint32_t i = 0; i < find_chunks; ++i)
-		tests += c->tests[i];
-	uint64_t t2 = bpi_now_ns();
-	BPI_MARK_STAGE_NEXT(BPI_STAGE_FIND, BPI_STAGE_MERGE);
-	status = bpi_pair_chunks_merge(chunks, out, threads);
-	uint64_t t3 = bpi_now_ns();
-	BPI_MARK_STAGE_DONE(BPI_STAGE_MERGE);
-	stats->candidate_tests = tests;
+	// Pairs are found per fixed chunk of the bucket order.
+	build->chunks = find_chunks;
 	// Hash: non-empty buckets; cells that collide in a bucket count once.
-	stats->cell_count = nonempty;
-	stats->cell_size = c->level_count ? c->levels[0].cell : 0.0f;
+	build->cell_count = nonempty;
+	build->cell_size = c->level_count ? c->levels[0].cell : 0.0f;
 	for (int axis = 0; axis < 3; ++axis)
-		stats->cell_origin[axis] = c->origin[axis];
-	stats->ns_build = t1 - t0;
-	stats->ns_find = t2 - t1;
-	stats->ns_merge = t3 - t2;
-	return status;
+		build->cell_origin[axis] = c->origin[axis];
+	return BP_OK;
+}
+
+void bpi_cells_find(const bpi_cells *c, const bpi_scene *s, bpi_pair_chunks *chunks)
+{
+	find_job fj = {c, s, chunks};
+	bpi_parallel_for(s->count, CELLS_FIND_GRAIN, s->threads, find_chunk, &fj);
+}
+
+void bpi_cells_index_release(bpi_index *index)
+{
+	bpi_cells_free(&((bpi_cells_index *)index)->cells);
+}
+
+bp_status bpi_cells_index_find(bpi_index *index, const bpi_scene *scene, bpi_build *build)
+{
+	(void)build;
+	bpi_cells_find(&((bpi_cells_index *)index)->cells, scene, &index->chunks);
+	return BP_OK;
 }

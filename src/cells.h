@@ -71,7 +71,7 @@ typedef struct bpi_cells {
 
 	uint32_t chunk_capacity;
 	bpi_cells_partial *partials;
-	uint64_t *tests; ///< candidate tests per find chunk
+	uint64_t *sums; ///< per block of buckets: the prefix sum's totals, then non-empty counts
 } bpi_cells;
 
 /// The one float->cell function. Monotone in x (a rounded subtract, a multiply by
@@ -91,10 +91,22 @@ static inline int32_t bpi_cell_coord(float x, float origin, float inv, int32_t l
 	return c < lo ? lo : c;
 }
 
-/// Finds every accepted pair of `scene` into `out` with cells hashed (hash) or
-/// laid out densely over the scene bounds (grid). Fills the cell stats.
-bp_status bpi_cells_find_pairs(bpi_cells *cells, bool hashed, const bpi_scene *scene, bpi_pair_chunks *chunks,
-	bpi_pair_buffer *out, bp_frame_stats *stats);
+/// Sorts the entities of `scene` into cells hashed (hash) or laid out densely
+/// over the scene bounds (grid), and fills `build`. BP_ERR_UNSUPPORTED when no
+/// cell size fits the spans in float.
+bp_status bpi_cells_build(bpi_cells *cells, bool hashed, const bpi_scene *scene, bpi_build *build);
+/// Finds every accepted pair of the built cells into the chunk buffers.
+void bpi_cells_find(const bpi_cells *cells, const bpi_scene *scene, bpi_pair_chunks *chunks);
 void bpi_cells_free(bpi_cells *cells);
+
+/// The index of grid and hash, which differ only in how cells map to buckets.
+typedef struct bpi_cells_index {
+	bpi_index base; ///< first member: converts to and from bpi_index *
+	bpi_cells cells;
+} bpi_cells_index;
+
+/// The release and find entries of grid's and hash's tables.
+void bpi_cells_index_release(bpi_index *index);
+bp_status bpi_cells_index_find(bpi_index *index, const bpi_scene *scene, bpi_build *build);
 
 #endif

@@ -34,7 +34,6 @@
 // insertion sort is serial.
 #include "closest.h"
 #include "parallel.h"
-#include "probes.h"
 #include "sort.h"
 
 #include <math.h>
@@ -59,9 +58,8 @@ typedef struct closest_index {
 	size_t rec_cap;
 	bpi_sort_item *strip; ///< a merge of [s, e) sorts its strips in strip[s, e)
 	size_t strip_cap;
-	uint64_t *tests; ///< candidate tests per chunk buffer
-	size_t test_cap;
 	bpi_radix_scratch radix;
+	int axis, axis2; ///< the last build's sort and strip axes (see closest_job)
 	uint64_t full_sorts; ///< steps that took the radix sort (for tests)
 } closest_index;
 
@@ -136,7 +134,7 @@ static void record_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx
 static bp_status sort_entities(closest_index *x, const bpi_scene *s, int axis)
 {
 	uint32_t n = s->count;
-	bool incremental = bpi_coherence && x->sorted_count == n && x->sorted_axis == axis;
+	bool incremental = bpi_scene_coherent(s) && x->sorted_count == n && x->sorted_axis == axis;
 	x->sorted_count = UINT32_MAX;
 	key_job keys = {x->items, s->min[axis], incremental};
 	bpi_parallel_for(n, CLOSEST_GRAIN, s->threads, key_chunk, &keys);
@@ -184,7 +182,7 @@ static void leaf_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 			}
 		}
 	}
-	x->tests[job->first_buf + chunk] = tests;
+	out->tests = tests;
 }
 
 // In-place heapsort of strip items by (key on the second axis, position): no
@@ -284,7 +282,7 @@ static void merge_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 		uint32_t stop = (uint32_t)BP_MIN(start + job->segment, n);
 		tests += merge_segments(x, s, out, job->axis, job->axis2, (uint32_t)start, (uint32_t)mid, stop);
 	}
-	x->tests[job->first_buf + chunk] = tests;
+	out->tests = tests;
 }
 
 static uint32_t merges_per_chunk(uint64_t segment)
@@ -292,79 +290,62 @@ static uint32_t merges_per_chunk(uint64_t segment)
 	return segment >= CLOSEST_GRAIN ? 1 : (uint32_t)(CLOSEST_GRAIN / segment);
 }
 
-static bp_status closest_find_pairs(bpi_index *base, const bpi_scene *scene, bpi_pair_buffer *out,
-	bp_frame_stats *stats)
+static bp_status closest_build(bpi_index *base, const bpi_scene *scene, bpi_build *build)
 {
 	closest_index *x = (closest_index *)base;
-	uint64_t t0 = bpi_now_ns();
-	uint32_t n = scene->count, chunks = bpi_chunk_count(n, CLOSEST_GRAIN);
+	uint32_t n = scene->count;
 	// Buffers: one per leaf chunk, then per level one per group of merges
 	// covering about CLOSEST_GRAIN positions.
-	uint32_t buffers = chunks;
+	uint32_t buffers = bpi_chunk_count(n, CLOSEST_GRAIN);
 	for (uint64_t segment = 2 * CLOSEST_LEAF; segment / 2 < n; segment *= 2)
 		buffers += bpi_chunk_count(bpi_chunk_count(n, (uint32_t)segment), merges_per_chunk(segment));
 	// Keeps last step's order when the count is unchanged: the capacity suffices.
 	if (!bpi_reserve_scratch((void **)&x->items, &x->item_cap, n, sizeof(bpi_sort_item)) ||
 		!bpi_reserve_scratch((void **)&x->rec, &x->rec_cap, (size_t)n * 2 * scene->dims, sizeof(float)) ||
 		!bpi_reserve_scratch((void **)&x->strip, &x->strip_cap, n, sizeof(bpi_sort_item)) ||
-		!bpi_reserve_scratch((void **)&x->tests, &x->test_cap, buffers, sizeof(uint64_t)) ||
 		bpi_radix_sort_reserve(&x->radix, n) != BP_OK)
 		return BP_ERR_OUT_OF_MEMORY;
-	bp_status status = bpi_pair_chunks_reset(&x->base.chunks, buffers);
-	if (status != BP_OK)
-		return status;
 	closest_job job = {.index = x, .scene = scene};
 	choose_axes(scene, &job.axis, &job.axis2);
-	status = sort_entities(x, scene, job.axis);
+	bp_status status = sort_entities(x, scene, job.axis);
 	if (status != BP_OK)
 		return status;
 	bpi_parallel_for(n, CLOSEST_GRAIN, scene->threads, record_chunk, &job);
-	uint64_t t1 = bpi_now_ns();
-	BPI_MARK_STAGE_NEXT(BPI_STAGE_BUILD, BPI_STAGE_FIND);
+	x->axis = job.axis;
+	x->axis2 = job.axis2;
+	build->chunks = buffers;
+	return BP_OK;
+}
 
+static bp_status closest_find(bpi_index *base, const bpi_scene *scene, bpi_build *build)
+{
+	(void)build;
+	closest_index *x = (closest_index *)base;
+	uint32_t n = scene->count;
+	closest_job job = {.index = x, .scene = scene, .axis = x->axis, .axis2 = x->axis2};
 	bpi_parallel_for(n, CLOSEST_GRAIN, scene->threads, leaf_chunk, &job);
-	job.first_buf = chunks;
+	job.first_buf = bpi_chunk_count(n, CLOSEST_GRAIN);
 	for (uint64_t segment = 2 * CLOSEST_LEAF; segment / 2 < n; segment *= 2) {
 		job.segment = (uint32_t)segment;
 		uint32_t merges = bpi_chunk_count(n, (uint32_t)segment), per = merges_per_chunk(segment);
 		bpi_parallel_for(merges, per, scene->threads, merge_chunk, &job);
 		job.first_buf += bpi_chunk_count(merges, per);
 	}
-	uint64_t t2 = bpi_now_ns();
-	BPI_MARK_STAGE_NEXT(BPI_STAGE_FIND, BPI_STAGE_MERGE);
-	status = bpi_pair_chunks_merge(&x->base.chunks, out, scene->threads);
-	uint64_t t3 = bpi_now_ns();
-	BPI_MARK_STAGE_DONE(BPI_STAGE_MERGE);
-	uint64_t tests = 0;
-	for (uint32_t b = 0; b < buffers; ++b)
-		tests += x->tests[b];
-	stats->candidate_tests = tests;
-	stats->cell_count = 0;
-	stats->cell_size = 0;
-	stats->ns_build = t1 - t0;
-	stats->ns_find = t2 - t1;
-	stats->ns_merge = t3 - t2;
-	return status;
+	return BP_OK;
 }
 
-static bp_status closest_create(bpi_index **out)
+static void closest_init(bpi_index *base)
 {
-	bp_status status = bpi_index_new(sizeof(closest_index), &bpi_closest_algorithm, out);
-	if (status == BP_OK)
-		((closest_index *)*out)->sorted_count = UINT32_MAX;
-	return status;
+	((closest_index *)base)->sorted_count = UINT32_MAX;
 }
 
-static void closest_destroy(bpi_index *base)
+static void closest_release(bpi_index *base)
 {
 	closest_index *x = (closest_index *)base;
 	bpi_free_aligned(x->items, x->item_cap * sizeof(bpi_sort_item));
 	bpi_free_aligned(x->rec, x->rec_cap * sizeof(float));
 	bpi_free_aligned(x->strip, x->strip_cap * sizeof(bpi_sort_item));
-	bpi_free_aligned(x->tests, x->test_cap * sizeof(uint64_t));
 	bpi_radix_sort_free(&x->radix);
-	bpi_pair_chunks_free(&x->base.chunks);
-	bpi_free(x, sizeof *x);
 }
 
 uint64_t bpi_closest_full_sorts(const bpi_index *index)
@@ -373,9 +354,10 @@ uint64_t bpi_closest_full_sorts(const bpi_index *index)
 }
 
 const bpi_algorithm bpi_closest_algorithm = {
-	.id = BP_ALGO_CLOSEST,
 	.name = "closest",
-	.create = closest_create,
-	.destroy = closest_destroy,
-	.find_pairs = closest_find_pairs,
+	.index_size = sizeof(closest_index),
+	.init = closest_init,
+	.release = closest_release,
+	.build = closest_build,
+	.find = closest_find,
 };

@@ -2,7 +2,6 @@
 // The frame scheduler: copy on submit, one builder thread, a pool of reference-counted frame
 // buffers, and publication by swapping the latest pointer (DESIGN §5).
 #include "frame.h"
-#include "periodic.h"
 #include "probes.h"
 
 #include <pthread.h>
@@ -38,8 +37,7 @@ struct bpi_frames {
 	pthread_mutex_t publish;
 	bp_view *latest;
 
-	bpi_index *indices[BP_ALGO_COUNT]; ///< builder thread only; separate from the world's own
-	bpi_periodic *periodic;            ///< builder thread only: periodic-step scratch
+	bpi_stepper stepper; ///< builder thread only; separate from the world's own
 	bpi_view_index_scratch index_scratch; ///< builder thread only: the query index's sort buffers
 };
 
@@ -254,12 +252,10 @@ static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 {
 	BPI_MARK_FRAME_BEGIN(f->number, f->count);
 	uint64_t t0 = bpi_now_ns();
-	bpi_scene scene = bpi_scene_of_soa(&f->soa, f->count, f->dims, f->unfiltered, f->thread_count, f->cell_size);
 	bp_frame_stats stats = {.frame = f->number, .ns_prepare = f->stats.ns_prepare};
-	bpi_periodic_fault fault; // the step's error status is what a waiter sees
-	bp_status status = f->periodic
-		? bpi_periodic_step(&fr->periodic, fr->indices, f->algorithm, &scene, f->period, &f->pairs, &stats, &fault)
-		: bpi_step_scene(fr->indices, f->algorithm, &scene, &f->pairs, &stats);
+	bpi_step_fault fault; // the step's error status is what a waiter sees
+	bp_status status =
+		bpi_stepper_run(&fr->stepper, &f->settings, &f->soa, f->count, f->unfiltered, &f->pairs, &stats, &fault);
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_VIEW);
 	if (status == BP_OK)
 		status = sort_pairs(f);
@@ -271,7 +267,7 @@ static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 		status = build_events(f, prev);
 	// Without memory for the index the frame still publishes: its queries scan.
 	if (status == BP_OK)
-		(void)bpi_view_index_build(&f->index, &fr->index_scratch, &f->soa, f->count, f->dims, scene.threads);
+		(void)bpi_view_index_build(&f->index, &fr->index_scratch, &f->soa, f->count, f->dims, stats.thread_count);
 	BPI_MARK_STAGE_END(BPI_STAGE_VIEW);
 	stats.ns_total = stats.ns_prepare + (bpi_now_ns() - t0);
 	BPI_MARK_FRAME_END(f->number, status == BP_OK ? f->pairs.count : 0, stats.ns_total, status);
@@ -348,11 +344,7 @@ void bpi_frames_shutdown(bpi_frames *fr)
 	if (started)
 		pthread_join(fr->thread, NULL);
 	// The builder is gone; from here only releases of held views touch the pool.
-	for (int i = 0; i < BP_ALGO_COUNT; ++i)
-		if (fr->indices[i])
-			fr->indices[i]->algorithm->destroy(fr->indices[i]);
-	bpi_periodic_free(fr->periodic);
-	fr->periodic = NULL;
+	bpi_stepper_free(&fr->stepper);
 	bpi_view_index_scratch_free(&fr->index_scratch);
 	pthread_mutex_lock(&fr->publish);
 	bp_view *latest = fr->latest;
@@ -409,12 +401,7 @@ static bp_status snapshot(bp_view *f, const bp_world *w)
 	bpi_soa_copy(&f->soa, &w->soa, w->dims, w->count);
 	f->count = w->count;
 	f->unfiltered = bpi_world_unfiltered(w);
-	f->algorithm = w->algorithm;
-	f->thread_count = w->thread_count;
-	f->cell_size = w->cell_size;
-	f->periodic = w->periodic;
-	for (int axis = 0; axis < 3; ++axis)
-		f->period[axis] = w->period[axis];
+	f->settings = bpi_world_settings(w);
 	f->pairs.count = 0;
 	f->began_count = f->ended_count = 0;
 	f->index.count = 0;

@@ -5,8 +5,8 @@
 
 #include <broadphase/frame.h>
 #include <stdatomic.h>
-#include "index.h"
 #include "soa.h"
+#include "step.h"
 #include "view_index.h"
 
 typedef struct bpi_frames bpi_frames;
@@ -25,11 +25,7 @@ struct bp_view {
 	uint32_t capacity; ///< entities the arrays below have room for
 	bpi_soa soa;
 	bool unfiltered;
-	bp_algorithm algorithm;
-	int thread_count;
-	float cell_size;
-	bool periodic;
-	float period[3];
+	bpi_step_settings settings;
 
 	// Built by the builder.
 	bpi_pair_buffer pairs;   ///< sorted by (lo, hi)
@@ -58,16 +54,5 @@ void bpi_frames_pause(bp_world *world, bool paused);
 /// Frame buffers currently allocated by the world's pool (held, latest, being
 /// built, pending and spare). Any thread.
 uint32_t bpi_frames_live(bp_world *world);
-
-/// The step's core, shared by bp_world_step and the builder: runs `requested`
-/// (AUTO resolved from the scene) with the index in indices[], created on first
-/// use, into pairs. Fills stats' algorithm, thread_count, entity_count,
-/// pair_count and what the algorithm measures.
-/// The scene an algorithm sees for the first `count` entities of `soa`.
-bpi_scene bpi_scene_of_soa(const bpi_soa *soa, uint32_t count, int dims, bool unfiltered, int thread_count,
-	float cell_size);
-
-bp_status bpi_step_scene(bpi_index **indices, bp_algorithm requested, const bpi_scene *scene,
-	bpi_pair_buffer *pairs, bp_frame_stats *stats);
 
 #endif

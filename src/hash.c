@@ -3,34 +3,15 @@
 // coordinates hashed into a table sized from N. The work is in cells.c, shared with grid.
 #include "cells.h"
 
-typedef struct hash_index {
-	bpi_index base; // first member: converts to and from bpi_index *
-	bpi_cells cells;
-} hash_index;
-
-static bp_status hash_create(bpi_index **out)
+static bp_status hash_build(bpi_index *index, const bpi_scene *scene, bpi_build *build)
 {
-	return bpi_index_new(sizeof(hash_index), &bpi_hash_algorithm, out);
-}
-
-static void hash_destroy(bpi_index *base)
-{
-	hash_index *index = (hash_index *)base;
-	bpi_cells_free(&index->cells);
-	bpi_pair_chunks_free(&index->base.chunks);
-	bpi_free(index, sizeof *index);
-}
-
-static bp_status hash_find_pairs(bpi_index *base, const bpi_scene *scene, bpi_pair_buffer *out, bp_frame_stats *stats)
-{
-	hash_index *index = (hash_index *)base;
-	return bpi_cells_find_pairs(&index->cells, true, scene, &index->base.chunks, out, stats);
+	return bpi_cells_build(&((bpi_cells_index *)index)->cells, true, scene, build);
 }
 
 const bpi_algorithm bpi_hash_algorithm = {
-	.id = BP_ALGO_HASH,
 	.name = "hash",
-	.create = hash_create,
-	.destroy = hash_destroy,
-	.find_pairs = hash_find_pairs,
+	.index_size = sizeof(bpi_cells_index),
+	.release = bpi_cells_index_release,
+	.build = hash_build,
+	.find = bpi_cells_index_find,
 };

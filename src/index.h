@@ -25,7 +25,16 @@ typedef struct bpi_scene {
 	bool unfiltered;
 	int threads;
 	float cell_size; ///< 0 = algorithm's choice
+	/// BP_DEBUG_NO_COHERENCE: algorithms that keep state across steps start
+	/// from scratch. BP_DEBUG_NO_SIMD: scalar kernels only. Pairs never change.
+	uint32_t debug_flags;
 } bpi_scene;
+
+/// True when the step may reuse what earlier steps left in the index.
+static inline bool bpi_scene_coherent(const bpi_scene *s)
+{
+	return !(s->debug_flags & BP_DEBUG_NO_COHERENCE);
+}
 
 /// Closed-interval overlap on every axis (DESIGN §3): touching boxes overlap.
 static inline bool bpi_scene_overlap(const bpi_scene *s, uint32_t a, uint32_t b)
@@ -69,28 +78,36 @@ typedef struct bpi_index {
 	bpi_pair_chunks chunks; ///< per-chunk pair buffers, reused across steps
 } bpi_index;
 
+/// What an algorithm's build tells the pipeline: how many chunk buffers its
+/// find writes, and the structure it built, for bp_frame_stats.
+typedef struct bpi_build {
+	uint32_t chunks;      ///< pair buffers find writes, one per fixed chunk
+	uint64_t cell_count;  ///< cells, buckets, sectors, regions or nodes; 0 when none
+	float cell_size;      ///< edge of the base cell; 0 when the structure has none
+	float cell_origin[3]; ///< a corner of the base cells
+} bpi_build;
+
+/// An algorithm: one file, one entry in algorithms.c, one bp_algorithm value.
+/// The pipeline (pipeline.c) creates and frees its index, times and marks the
+/// stages, resets the chunk buffers between build and find, merges them in chunk
+/// order and fills the stats; the algorithm only builds and finds.
 struct bpi_algorithm {
-	bp_algorithm id;
-	const char *name;
-	/// Allocates an empty index; its state persists across steps.
-	bp_status (*create)(bpi_index **out);
-	void (*destroy)(bpi_index *index);
-	/// Finds every accepted overlapping pair of `scene` into `out` in an order
-	/// that does not depend on scene->threads. Fills candidate_tests,
-	/// cell_count, ns_build, ns_find and ns_merge of `stats`. On error `out` is
-	/// unchanged.
-	bp_status (*find_pairs)(bpi_index *index, const bpi_scene *scene, bpi_pair_buffer *out, bp_frame_stats *stats);
+	const char *name;  ///< bp_algorithm_name, `bp --algo`
+	size_t index_size; ///< bytes of the algorithm's index struct, bpi_index first
+	/// Optional: sets up a freshly zeroed index where zero is not the empty state.
+	void (*init)(bpi_index *index);
+	/// Frees what the index owns; the pipeline frees the struct and its chunks.
+	void (*release)(bpi_index *index);
+	/// Builds the structure over `scene` (state may persist across steps) and
+	/// fills `build`. May return BP_ERR_UNSUPPORTED (AUTO then falls back to sap).
+	bp_status (*build)(bpi_index *index, const bpi_scene *scene, bpi_build *build);
+	/// Finds every accepted overlapping pair of the scene into
+	/// index->chunks.buffers[0 .. build->chunks), which the pipeline handed over
+	/// empty, each chunk's pairs in an order that does not depend on
+	/// scene->threads, and sets each buffer's `tests`. May add to build's counts
+	/// (shifts counts sectors as it walks them).
+	bp_status (*find)(bpi_index *index, const bpi_scene *scene, bpi_build *build);
 };
-
-/// Benchmark switch, true by default: false makes every algorithm that keeps state
-/// across steps (sap's order, quadtree's tree, closest's order) start from scratch
-/// each step, so a benchmark that steps one unchanged scene times the whole work
-/// rather than the no-motion shortcut. Not for hosts. algorithms.c.
-extern bool bpi_coherence;
-
-/// Allocates a zeroed index of `size` bytes (an algorithm's struct with bpi_index
-/// first) for `algorithm`: the create function every algorithm shares.
-bp_status bpi_index_new(size_t size, const bpi_algorithm *algorithm, bpi_index **out);
 
 /// The implementation of an algorithm, or NULL when not built in (or AUTO).
 const bpi_algorithm *bpi_algorithm_get(bp_algorithm id);

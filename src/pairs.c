@@ -52,10 +52,19 @@ bp_status bpi_pair_chunks_reset(bpi_pair_chunks *chunks, uint32_t count)
 	}
 	for (uint32_t i = 0; i < count; ++i) {
 		chunks->buffers[i].count = 0;
+		chunks->buffers[i].tests = 0;
 		chunks->buffers[i].failed = false;
 	}
 	chunks->count = count;
 	return BP_OK;
+}
+
+uint64_t bpi_pair_chunks_tests(const bpi_pair_chunks *chunks)
+{
+	uint64_t tests = 0;
+	for (uint32_t i = 0; i < chunks->count; ++i)
+		tests += chunks->buffers[i].tests;
+	return tests;
 }
 
 void bpi_pair_chunks_free(bpi_pair_chunks *chunks)

@@ -17,8 +17,11 @@ typedef struct bpi_pair_buffer {
 	bp_pair *data;
 	size_t count;
 	size_t capacity;
+	/// Candidate pairs the chunk tested (bp_frame_stats.candidate_tests): every
+	/// algorithm writes its count here once per chunk, and the step sums them.
+	uint64_t tests;
 	bool failed;
-	char padding[BP_CACHE_LINE - 3 * sizeof(size_t) - sizeof(bool)];
+	char padding[BP_CACHE_LINE - 3 * sizeof(size_t) - sizeof(uint64_t) - sizeof(bool)];
 } bpi_pair_buffer;
 _Static_assert(sizeof(bpi_pair_buffer) == BP_CACHE_LINE, "bpi_pair_buffer is one cache line");
 
@@ -46,8 +49,10 @@ static inline void bpi_pair_push(bpi_pair_buffer *buffer, uint32_t a, uint32_t b
 	pair->hi = a < b ? b : a;
 }
 
-/// Makes `count` empty buffers available.
+/// Makes `count` empty buffers (no pairs, no tests) available.
 bp_status bpi_pair_chunks_reset(bpi_pair_chunks *chunks, uint32_t count);
+/// The candidate tests of every buffer in use.
+uint64_t bpi_pair_chunks_tests(const bpi_pair_chunks *chunks);
 void bpi_pair_chunks_free(bpi_pair_chunks *chunks);
 
 /// Concatenates the chunk buffers in chunk order into `out` (prefix sum, then a

@@ -2,7 +2,6 @@
 // Periodic worlds: normalize each box into the period cell, add ghost copies of boxes that
 // cross the upper face, run any algorithm on that plain scene, and map pairs back.
 #include "periodic.h"
-#include "frame.h"
 #include "parallel.h"
 #include "sort.h"
 
@@ -296,7 +295,7 @@ static bp_status map_back(bpi_periodic *p, uint32_t n, int threads)
 
 // ---- the step ------------------------------------------------------------
 
-bp_status bpi_periodic_step(bpi_periodic **scratch, bpi_index **indices, bp_algorithm requested,
+bp_status bpi_periodic_step(bpi_periodic **scratch, bpi_indexes *indexes, bp_algorithm requested,
 	const bpi_scene *scene, const float period[3], bpi_pair_buffer *pairs, bp_frame_stats *stats,
 	bpi_periodic_fault *fault)
 {
@@ -355,7 +354,7 @@ bp_status bpi_periodic_step(bpi_periodic **scratch, bpi_index **indices, bp_algo
 	inner.flags = p->flags;
 	stats->ns_prepare += bpi_now_ns() - t0;
 
-	bp_status status = bpi_step_scene(indices, requested, &inner, &p->pairs, stats);
+	bp_status status = bpi_pipeline_run(indexes, requested, &inner, &p->pairs, stats);
 	if (status != BP_OK)
 		return status;
 	uint64_t t1 = bpi_now_ns();

@@ -3,7 +3,7 @@
 #ifndef BP_PERIODIC_H
 #define BP_PERIODIC_H
 
-#include "index.h"
+#include "pipeline.h"
 
 /// Scratch kept across steps (normalized boxes, ghosts, pair sort); created on
 /// first use by bpi_periodic_step, freed with bpi_periodic_free.
@@ -19,12 +19,12 @@ typedef struct bpi_periodic_fault {
 /// Runs `requested` on the periodic image of `scene` (the torus
 /// [0, period[k]) per axis) and writes every minimum-image pair once, (lo, hi)
 /// with lo < hi, sorted by (lo, hi), into `pairs`. Fills stats like
-/// bpi_step_scene, then sets entity_count to scene->count and pair_count to
+/// bpi_pipeline_run, then sets entity_count to scene->count and pair_count to
 /// the final pairs, and adds its own passes to ns_prepare and ns_merge.
 /// BP_ERR_OUT_OF_RANGE (with *fault filled) when an extent exceeds period / 2.
 /// On any error `pairs` is unchanged.
 /// Warning: one caller at a time per scratch; period[k] > 0 and finite.
-bp_status bpi_periodic_step(bpi_periodic **scratch, bpi_index **indices, bp_algorithm requested,
+bp_status bpi_periodic_step(bpi_periodic **scratch, bpi_indexes *indexes, bp_algorithm requested,
 	const bpi_scene *scene, const float period[3], bpi_pair_buffer *pairs, bp_frame_stats *stats,
 	bpi_periodic_fault *fault);
 

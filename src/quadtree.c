@@ -30,7 +30,6 @@
 // step: 15 ms): see QT_CAPACITY and qt_copy_range.
 #include "quadtree.h"
 #include "parallel.h"
-#include "probes.h"
 #include "sort.h"
 
 #include <stdlib.h>
@@ -110,8 +109,6 @@ typedef struct quadtree_index {
 	float *flat[6];
 	uint64_t *keys; ///< sort keys, one per flat position (each node sorts its own run)
 	size_t flat_capacity;
-	uint64_t *chunk_tests;
-	size_t chunk_tests_capacity;
 
 	uint32_t reinserted; ///< entities (re-)inserted by the last update, for tests and tuning
 } quadtree_index;
@@ -446,7 +443,7 @@ static void qt_scan_range(uint32_t begin, uint32_t end, uint32_t chunk, void *ct
 /// Brings the tree to the scene: incremental when the old tree still fits, else a rebuild.
 static bool qt_update(quadtree_index *t, const bpi_scene *s)
 {
-	if (!bpi_coherence)
+	if (!bpi_scene_coherent(s))
 		t->valid = false; // a benchmark timing the rebuild
 	uint32_t old_count = t->valid && t->dims == s->dims ? t->count : 0;
 	qt_scan_job job = {t, s, old_count, t->valid && t->dims == s->dims};
@@ -692,7 +689,7 @@ static inline void qt_find_dims(const qt_find_job *job, int dims, uint32_t begin
 				top = qt_push_children(t, dims, node, amin, amax, stack, top);
 		}
 	}
-	t->chunk_tests[chunk] = tests;
+	out->tests = tests;
 }
 
 static void qt_find_range(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
@@ -712,12 +709,7 @@ uint32_t bpi_quadtree_reinserted(const bpi_index *base)
 	return ((const quadtree_index *)base)->reinserted;
 }
 
-static bp_status qt_create(bpi_index **out)
-{
-	return bpi_index_new(sizeof(quadtree_index), &bpi_quadtree_algorithm, out);
-}
-
-static void qt_destroy(bpi_index *base)
+static void qt_release(bpi_index *base)
 {
 	quadtree_index *t = (quadtree_index *)base;
 	qt_free_pool(t);
@@ -733,9 +725,6 @@ static void qt_destroy(bpi_index *base)
 	bpi_free_aligned(t->changed, t->changed_capacity);
 	bpi_free_aligned(t->scans, t->scan_capacity * sizeof *t->scans);
 	bpi_free_aligned(t->dfs, t->dfs_capacity * sizeof *t->dfs);
-	bpi_free_aligned(t->chunk_tests, t->chunk_tests_capacity * sizeof *t->chunk_tests);
-	bpi_pair_chunks_free(&t->base.chunks);
-	bpi_free(t, sizeof *t);
 }
 
 static bool qt_reserve_flat(quadtree_index *t, uint32_t count)
@@ -772,19 +761,15 @@ static bool qt_reserve_flat(quadtree_index *t, uint32_t count)
 	return true;
 }
 
-static bp_status qt_find_pairs(bpi_index *base, const bpi_scene *s, bpi_pair_buffer *out, bp_frame_stats *stats)
+static bp_status qt_build(bpi_index *base, const bpi_scene *s, bpi_build *build)
 {
 	quadtree_index *t = (quadtree_index *)base;
-	uint64_t t0 = bpi_now_ns();
-	uint32_t find_chunks = bpi_chunk_count(s->count, QT_FIND_GRAIN);
 	// Everything the update needs first, so a failure here leaves the tree as it was.
 	if (!qt_reserve_entities(t, s->count) ||
 		!bpi_reserve_scratch((void **)&t->changed, &t->changed_capacity, s->count, 1) ||
 		!bpi_reserve_scratch((void **)&t->scans, &t->scan_capacity, bpi_chunk_count(s->count, QT_SCAN_GRAIN),
 			sizeof *t->scans) ||
-		!qt_reserve_flat(t, s->count) ||
-		!bpi_reserve_scratch((void **)&t->chunk_tests, &t->chunk_tests_capacity, find_chunks,
-			sizeof *t->chunk_tests))
+		!qt_reserve_flat(t, s->count))
 		return BP_ERR_OUT_OF_MEMORY;
 	if (!qt_update(t, s))
 		return BP_ERR_OUT_OF_MEMORY; // t->valid is false: the next step rebuilds
@@ -793,35 +778,26 @@ static bp_status qt_find_pairs(bpi_index *base, const bpi_scene *s, bpi_pair_buf
 	qt_order(t);
 	qt_find_job job = {t, s, &t->base.chunks};
 	bpi_parallel_for(t->dfs_count, QT_COPY_GRAIN, s->threads, qt_copy_range, &job);
-	uint64_t t1 = bpi_now_ns();
-	BPI_MARK_STAGE_NEXT(BPI_STAGE_BUILD, BPI_STAGE_FIND);
-	bp_status status = bpi_pair_chunks_reset(&t->base.chunks, find_chunks);
-	if (status != BP_OK)
-		return status;
-	bpi_parallel_for(s->count, QT_FIND_GRAIN, s->threads, qt_find_range, &job);
-	uint64_t t2 = bpi_now_ns();
-	BPI_MARK_STAGE_NEXT(BPI_STAGE_FIND, BPI_STAGE_MERGE);
-	status = bpi_pair_chunks_merge(&t->base.chunks, out, s->threads);
-	uint64_t t3 = bpi_now_ns();
-	BPI_MARK_STAGE_DONE(BPI_STAGE_MERGE);
-	uint64_t tests = 0;
-	for (uint32_t c = 0; c < find_chunks; ++c)
-		tests += t->chunk_tests[c];
 	// Internal nodes own one child block each; every block adds K - 1 leaves to the root.
 	uint64_t internal = t->blocks_used ? t->blocks_used - 1u - t->free_count : 0;
-	stats->candidate_tests = tests;
-	stats->cell_count = s->count ? 1 + ((uint64_t)qt_children(s->dims) - 1) * internal : 0;
-	stats->cell_size = 0;
-	stats->ns_build = t1 - t0;
-	stats->ns_find = t2 - t1;
-	stats->ns_merge = t3 - t2;
-	return status;
+	build->chunks = bpi_chunk_count(s->count, QT_FIND_GRAIN);
+	build->cell_count = s->count ? 1 + ((uint64_t)qt_children(s->dims) - 1) * internal : 0;
+	return BP_OK;
+}
+
+static bp_status qt_find(bpi_index *base, const bpi_scene *s, bpi_build *build)
+{
+	(void)build;
+	quadtree_index *t = (quadtree_index *)base;
+	qt_find_job job = {t, s, &t->base.chunks};
+	bpi_parallel_for(s->count, QT_FIND_GRAIN, s->threads, qt_find_range, &job);
+	return BP_OK;
 }
 
 const bpi_algorithm bpi_quadtree_algorithm = {
-	.id = BP_ALGO_QUADTREE,
 	.name = "quadtree",
-	.create = qt_create,
-	.destroy = qt_destroy,
-	.find_pairs = qt_find_pairs,
+	.index_size = sizeof(quadtree_index),
+	.release = qt_release,
+	.build = qt_build,
+	.find = qt_find,
 };

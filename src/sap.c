@@ -28,7 +28,6 @@
 // The temporal-coherence reuse below still applies to the sweep-axis sort, which
 // is unchanged; the region sort runs every frame.
 #include "parallel.h"
-#include "probes.h"
 #include "sap.h"
 
 // Sorted positions per sweep chunk. Chunk costs vary with local density, so chunks
@@ -53,8 +52,8 @@ typedef struct sap_index {
 	int order_axis;
 	uint32_t reuse_backoff; ///< full sorts left before the next attempt to reuse the order
 	bpi_sap_layout layout;
-	uint64_t *chunk_tests;
-	size_t chunk_tests_capacity;
+	uint32_t *descents; ///< per chunk of the key rebuild: where last frame's order broke
+	size_t descent_capacity;
 } sap_index;
 
 // The axis with the largest variance of box centres, from a fixed sample. Ties go
@@ -133,7 +132,7 @@ static bp_status sap_sort(sap_index *sap, const bpi_scene *s, int axis, uint32_t
 {
 	const uint32_t n = s->count;
 	sap_keys_job job = {.min = s->min[axis], .items = sap->items, .count = n, .descents = descent_counts};
-	bool reuse = bpi_coherence && sap->order_count == n && sap->order_axis == axis && n > 1;
+	bool reuse = bpi_scene_coherent(s) && sap->order_count == n && sap->order_axis == axis && n > 1;
 	if (reuse && sap->reuse_backoff > 0) {
 		--sap->reuse_backoff;
 		reuse = false;
@@ -157,18 +156,16 @@ static bp_status sap_sort(sap_index *sap, const bpi_scene *s, int axis, uint32_t
 	return bpi_radix_sort_items(&sap->radix, sap->items, n, s->threads);
 }
 
-static bp_status sap_find_pairs(bpi_index *index, const bpi_scene *s, bpi_pair_buffer *out, bp_frame_stats *stats)
+static bp_status sap_build(bpi_index *index, const bpi_scene *s, bpi_build *build)
 {
 	sap_index *sap = (sap_index *)index;
 	const uint32_t n = s->count;
-	const uint64_t t0 = bpi_now_ns();
 	const uint32_t copy_chunks = bpi_chunk_count(n, SAP_COPY_GRAIN);
-	// Scratch, all reused across frames: items, the layout, and per-chunk counters
-	// (chunk_tests doubles as the descent counts of the key rebuild).
+	// Scratch, all reused across frames: items, the layout, the descent counts.
 	const size_t old_items = sap->item_capacity;
 	if (!bpi_reserve_scratch((void **)&sap->items, &sap->item_capacity, (size_t)n + 1, sizeof(bpi_sort_item)) ||
-		!bpi_reserve_scratch((void **)&sap->chunk_tests, &sap->chunk_tests_capacity, (size_t)copy_chunks + 1,
-			sizeof(uint64_t)) ||
+		!bpi_reserve_scratch((void **)&sap->descents, &sap->descent_capacity, (size_t)copy_chunks + 1,
+			sizeof(uint32_t)) ||
 		bpi_radix_sort_reserve(&sap->radix, n) != BP_OK) {
 		sap->order_count = 0;
 		return BP_ERR_OUT_OF_MEMORY;
@@ -177,7 +174,7 @@ static bp_status sap_find_pairs(bpi_index *index, const bpi_scene *s, bpi_pair_b
 		sap->order_count = 0; // the old order went with the old array
 
 	const int axis = sap_choose_axis(s);
-	bp_status status = sap_sort(sap, s, axis, (uint32_t *)sap->chunk_tests, copy_chunks);
+	bp_status status = sap_sort(sap, s, axis, sap->descents, copy_chunks);
 	if (status != BP_OK) {
 		sap->order_count = 0;
 		return status;
@@ -189,72 +186,47 @@ static bp_status sap_find_pairs(bpi_index *index, const bpi_scene *s, bpi_pair_b
 	status = bpi_sap_grid_plan(&sap->layout, s, axis, &grid);
 	if (status == BP_OK)
 		status = bpi_sap_layout_build(&sap->layout, s, axis, &grid, sap->items);
-	const bpi_sap_layout *layout = &sap->layout;
-	const uint32_t sweep_chunks = bpi_chunk_count(layout->positions, SAP_GRAIN);
-	if (status == BP_OK && !bpi_reserve_scratch((void **)&sap->chunk_tests, &sap->chunk_tests_capacity,
-				       (size_t)sweep_chunks + 1, sizeof(uint64_t)))
-		status = BP_ERR_OUT_OF_MEMORY;
-	if (status == BP_OK)
-		status = bpi_pair_chunks_reset(&index->chunks, sweep_chunks);
-	if (status != BP_OK)
-		return status;
-	const uint64_t t1 = bpi_now_ns();
-	BPI_MARK_STAGE_NEXT(BPI_STAGE_BUILD, BPI_STAGE_FIND);
-
-	// An empty scene has no layout (soa NULL): offsetting NULL, even by 0, is undefined in C.
-	if (layout->soa) {
-		const float *soa = layout->soa;
-		const size_t stride = layout->stride;
-		bpi_sap_sweep sw = {
-			.scene = s,
-			.layout = layout,
-			.min0 = soa, .max0 = soa + stride, .min1 = soa + 2 * stride, .max1 = soa + 3 * stride,
-			.min2 = s->dims == 3 ? soa + 4 * stride : NULL, .max2 = s->dims == 3 ? soa + 5 * stride : NULL,
-			.chunks = &index->chunks,
-			.chunk_tests = sap->chunk_tests,
-			.dims = s->dims,
-			.filtered = !s->unfiltered,
-			.simd = bpi_sap_simd_enabled(),
-		};
-		bpi_parallel_for(layout->positions, SAP_GRAIN, s->threads, bpi_sap_sweep_chunk, &sw);
-	}
-	uint64_t tests = 0;
-	for (uint32_t c = 0; c < sweep_chunks; ++c)
-		tests += sap->chunk_tests[c];
-	const uint64_t t2 = bpi_now_ns();
-	BPI_MARK_STAGE_NEXT(BPI_STAGE_FIND, BPI_STAGE_MERGE);
-
-	status = bpi_pair_chunks_merge(&index->chunks, out, s->threads);
-	const uint64_t t3 = bpi_now_ns();
-	BPI_MARK_STAGE_DONE(BPI_STAGE_MERGE);
-	stats->candidate_tests = tests;
-	stats->cell_count = layout->segments;
-	stats->ns_build = t1 - t0;
-	stats->ns_find = t2 - t1;
-	stats->ns_merge = t3 - t2;
+	build->chunks = bpi_chunk_count(sap->layout.positions, SAP_GRAIN);
+	build->cell_count = sap->layout.segments;
 	return status;
 }
 
-static bp_status sap_create(bpi_index **out)
+static bp_status sap_find(bpi_index *index, const bpi_scene *s, bpi_build *build)
 {
-	return bpi_index_new(sizeof(sap_index), &bpi_sap_algorithm, out);
+	(void)build;
+	const bpi_sap_layout *layout = &((sap_index *)index)->layout;
+	// An empty scene has no layout (soa NULL): offsetting NULL, even by 0, is undefined in C.
+	if (!layout->soa)
+		return BP_OK;
+	const float *soa = layout->soa;
+	const size_t stride = layout->stride;
+	bpi_sap_sweep sw = {
+		.scene = s,
+		.layout = layout,
+		.min0 = soa, .max0 = soa + stride, .min1 = soa + 2 * stride, .max1 = soa + 3 * stride,
+		.min2 = s->dims == 3 ? soa + 4 * stride : NULL, .max2 = s->dims == 3 ? soa + 5 * stride : NULL,
+		.chunks = &index->chunks,
+		.dims = s->dims,
+		.filtered = !s->unfiltered,
+		.simd = bpi_sap_simd_enabled(s),
+	};
+	bpi_parallel_for(layout->positions, SAP_GRAIN, s->threads, bpi_sap_sweep_chunk, &sw);
+	return BP_OK;
 }
 
-static void sap_destroy(bpi_index *index)
+static void sap_release(bpi_index *index)
 {
 	sap_index *sap = (sap_index *)index;
-	bpi_pair_chunks_free(&index->chunks);
 	bpi_radix_sort_free(&sap->radix);
 	bpi_free_aligned(sap->items, sap->item_capacity * sizeof(bpi_sort_item));
 	bpi_sap_layout_free(&sap->layout);
-	bpi_free_aligned(sap->chunk_tests, sap->chunk_tests_capacity * sizeof(uint64_t));
-	bpi_free(sap, sizeof *sap);
+	bpi_free_aligned(sap->descents, sap->descent_capacity * sizeof(uint32_t));
 }
 
 const bpi_algorithm bpi_sap_algorithm = {
-	.id = BP_ALGO_SAP,
 	.name = "sap",
-	.create = sap_create,
-	.destroy = sap_destroy,
-	.find_pairs = sap_find_pairs,
+	.index_size = sizeof(sap_index),
+	.release = sap_release,
+	.build = sap_build,
+	.find = sap_find,
 };

@@ -90,7 +90,6 @@ typedef struct bpi_sap_sweep {
 	const bpi_sap_layout *layout;
 	const float *min0, *max0, *min1, *max1, *min2, *max2;
 	bpi_pair_chunks *chunks;
-	uint64_t *chunk_tests;
 	int dims;
 	bool filtered;
 	bool simd;
@@ -99,7 +98,7 @@ typedef struct bpi_sap_sweep {
 /// Sweeps positions [begin, end) (chunk `chunk`), every segment on its own; a
 /// bpi_range_fn with ctx = const bpi_sap_sweep *.
 void bpi_sap_sweep_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx);
-/// False when BP_NO_SIMD=1 or the CPU lacks AVX2.
-bool bpi_sap_simd_enabled(void);
+/// False when the scene asks for BP_DEBUG_NO_SIMD or the CPU lacks AVX2.
+bool bpi_sap_simd_enabled(const bpi_scene *scene);
 
 #endif

@@ -163,13 +163,12 @@ void bpi_sap_sweep_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx
 		if (a < b)
 			tests += sap_sweep_segment(sw, out, a, b);
 	}
-	sw->chunk_tests[chunk] = tests;
+	out->tests = tests;
 }
 
-bool bpi_sap_simd_enabled(void)
+bool bpi_sap_simd_enabled(const bpi_scene *scene)
 {
-	const char *off = getenv("BP_NO_SIMD");
-	if (off && *off && !(off[0] == '0' && off[1] == '\0'))
+	if (scene->debug_flags & BP_DEBUG_NO_SIMD)
 		return false;
 #if SAP_HAVE_AVX2
 	return __builtin_cpu_supports("avx2");

@@ -49,7 +49,6 @@
 
 #include "index.h"
 #include "parallel.h"
-#include "probes.h"
 #include "sort.h"
 
 #define SHIFTS_STATS_GRAIN 65536
@@ -78,6 +77,15 @@ typedef struct shifts_partial {
 	double extent;       ///< largest max - min on any axis
 } shifts_partial;
 
+/// The sector grid of one step.
+typedef struct shifts_grid {
+	double lo[3];
+	double inv_half; ///< 1 / H
+	int32_t q_max[3];
+	uint32_t stride[3]; ///< key = sum c_k * stride[k]
+	double half;        ///< H
+} shifts_grid;
+
 typedef struct shifts_index {
 	bpi_index base; // first member: converts to and from bpi_index *
 	bpi_radix_scratch sort;
@@ -89,18 +97,11 @@ typedef struct shifts_index {
 	size_t sorted_capacity;
 	shifts_partial *partials;
 	size_t partial_capacity;
-	uint64_t *counters; ///< per find chunk of every pass: candidate tests, sectors
-	size_t counter_capacity;
+	uint64_t *sectors; ///< per find chunk of every pass: sectors it swept
+	size_t sector_capacity;
+	shifts_grid grid; ///< the last build's
 } shifts_index;
 
-/// The sector grid of one step.
-typedef struct shifts_grid {
-	double lo[3];
-	double inv_half; ///< 1 / H
-	int32_t q_max[3];
-	uint32_t stride[3]; ///< key = sum c_k * stride[k]
-	double half;        ///< H
-} shifts_grid;
 
 typedef struct shifts_job {
 	const bpi_scene *scene;
@@ -273,9 +274,8 @@ static inline __attribute__((always_inline)) void shifts_sweep(const shifts_job 
 			bpi_pair_push(out, a->entity, b->entity);
 		}
 	}
-	uint64_t *counters = &index->counters[2 * ((size_t)job->chunk_base + chunk)];
-	counters[0] = tests;
-	counters[1] = sectors;
+	out->tests = tests;
+	index->sectors[job->chunk_base + chunk] = sectors;
 }
 
 static void shifts_find2(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
@@ -337,25 +337,20 @@ static bp_status shifts_reserve(shifts_index *index, uint32_t n, uint32_t stats_
 		!bpi_reserve_scratch((void **)&index->sorted, &index->sorted_capacity, n, sizeof(shifts_record)) ||
 		!bpi_reserve_scratch((void **)&index->partials, &index->partial_capacity, BP_MAX(stats_chunks, 1),
 			sizeof(shifts_partial)) ||
-		!bpi_reserve_scratch((void **)&index->counters, &index->counter_capacity, 2 * (size_t)find_chunks,
-			sizeof(uint64_t)))
+		!bpi_reserve_scratch((void **)&index->sectors, &index->sector_capacity, find_chunks, sizeof(uint64_t)))
 		return BP_ERR_OUT_OF_MEMORY;
-	bp_status status = bpi_radix_sort_reserve(&index->sort, n);
-	if (status != BP_OK)
-		return status;
-	return bpi_pair_chunks_reset(&index->base.chunks, find_chunks);
+	return bpi_radix_sort_reserve(&index->sort, n);
 }
 
-static bp_status shifts_find_pairs(bpi_index *base, const bpi_scene *scene, bpi_pair_buffer *out,
-	bp_frame_stats *stats)
+// The sector grid and the entities in x order once; each pass's stable sort by
+// sector (in find) keeps that order inside a sector.
+static bp_status shifts_build(bpi_index *base, const bpi_scene *scene, bpi_build *build)
 {
 	shifts_index *index = (shifts_index *)base;
 	const uint32_t n = scene->count;
-	const int passes = 1 << scene->dims;
 	const uint32_t stats_chunks = bpi_chunk_count(n, SHIFTS_STATS_GRAIN);
-	const uint32_t pass_chunks = bpi_chunk_count(n, SHIFTS_FIND_GRAIN);
-	uint64_t t0 = bpi_now_ns();
-	bp_status status = shifts_reserve(index, n, stats_chunks, pass_chunks * (uint32_t)passes);
+	const uint32_t chunks = bpi_chunk_count(n, SHIFTS_FIND_GRAIN) << scene->dims;
+	bp_status status = shifts_reserve(index, n, stats_chunks, chunks);
 	if (status != BP_OK)
 		return status;
 
@@ -371,62 +366,43 @@ static bp_status shifts_find_pairs(bpi_index *base, const bpi_scene *scene, bpi_
 		all.extent = BP_MAX(all.extent, p->extent);
 	}
 	job.grid = shifts_choose_grid(scene, &all);
-
-	// Entities in x order once; each pass's stable sort by sector keeps that order
-	// inside a sector.
 	bpi_parallel_for(n, SHIFTS_FILL_GRAIN, scene->threads, shifts_x_keys, &job);
 	status = bpi_radix_sort_items(&index->sort, index->items, n, scene->threads);
 	if (status != BP_OK)
 		return status;
 	bpi_parallel_for(n, SHIFTS_FILL_GRAIN, scene->threads, shifts_records, &job);
-	uint64_t ns_build = bpi_now_ns() - t0, ns_find = 0;
-	// The probes see one build and one find stage; each pass's own sort is in find.
-	BPI_MARK_STAGE_NEXT(BPI_STAGE_BUILD, BPI_STAGE_FIND);
-
-	for (int pass = 0; pass < passes; ++pass) {
-		uint64_t t1 = bpi_now_ns();
-		job.pass = pass;
-		job.chunk_base = (uint32_t)pass * pass_chunks;
-		bpi_parallel_for(n, SHIFTS_FILL_GRAIN, scene->threads, shifts_sector_keys, &job);
-		status = bpi_radix_sort_items(&index->sort, index->items, n, scene->threads);
-		if (status != BP_OK)
-			return status;
-		bpi_parallel_for(n, SHIFTS_FILL_GRAIN, scene->threads, shifts_gather, &job);
-		uint64_t t2 = bpi_now_ns();
-		bpi_parallel_for(n, SHIFTS_FIND_GRAIN, scene->threads, scene->dims == 3 ? shifts_find3 : shifts_find2, &job);
-		uint64_t t3 = bpi_now_ns();
-		ns_build += t2 - t1;
-		ns_find += t3 - t2;
-	}
-
-	uint64_t t4 = bpi_now_ns();
-	BPI_MARK_STAGE_NEXT(BPI_STAGE_FIND, BPI_STAGE_MERGE);
-	status = bpi_pair_chunks_merge(&index->base.chunks, out, scene->threads);
-	if (status != BP_OK)
-		return status;
-	BPI_MARK_STAGE_DONE(BPI_STAGE_MERGE);
-	uint64_t tests = 0, sectors = 0;
-	for (size_t c = 0; c < (size_t)pass_chunks * (size_t)passes; ++c) {
-		tests += index->counters[2 * c];
-		sectors += index->counters[2 * c + 1];
-	}
-	stats->candidate_tests = tests;
-	stats->cell_count = sectors;
-	stats->cell_size = (float)fmin(2.0 * job.grid.half, FLT_MAX);
+	index->grid = job.grid;
+	build->chunks = chunks;
+	build->cell_size = (float)fmin(2.0 * job.grid.half, FLT_MAX);
 	for (int k = 0; k < 3; ++k)
-		stats->cell_origin[k] = (float)job.grid.lo[k]; // pass 0's sectors
-	stats->ns_build = ns_build;
-	stats->ns_find = ns_find;
-	stats->ns_merge = bpi_now_ns() - t4;
+		build->cell_origin[k] = (float)job.grid.lo[k]; // pass 0's sectors
 	return BP_OK;
 }
 
-static bp_status shifts_create(bpi_index **out)
+// Every pass sorts the entities by its sectors, then sweeps each sector; the
+// sort belongs to the pass, so it is timed as find.
+static bp_status shifts_find(bpi_index *base, const bpi_scene *scene, bpi_build *build)
 {
-	return bpi_index_new(sizeof(shifts_index), &bpi_shifts_algorithm, out);
+	shifts_index *index = (shifts_index *)base;
+	const uint32_t n = scene->count;
+	const uint32_t pass_chunks = bpi_chunk_count(n, SHIFTS_FIND_GRAIN);
+	shifts_job job = {.scene = scene, .index = index, .grid = index->grid};
+	for (int pass = 0; pass < 1 << scene->dims; ++pass) {
+		job.pass = pass;
+		job.chunk_base = (uint32_t)pass * pass_chunks;
+		bpi_parallel_for(n, SHIFTS_FILL_GRAIN, scene->threads, shifts_sector_keys, &job);
+		bp_status status = bpi_radix_sort_items(&index->sort, index->items, n, scene->threads);
+		if (status != BP_OK)
+			return status;
+		bpi_parallel_for(n, SHIFTS_FILL_GRAIN, scene->threads, shifts_gather, &job);
+		bpi_parallel_for(n, SHIFTS_FIND_GRAIN, scene->threads, scene->dims == 3 ? shifts_find3 : shifts_find2, &job);
+	}
+	for (uint32_t c = 0; c < build->chunks; ++c)
+		build->cell_count += index->sectors[c];
+	return BP_OK;
 }
 
-static void shifts_destroy(bpi_index *base)
+static void shifts_release(bpi_index *base)
 {
 	shifts_index *index = (shifts_index *)base;
 	bpi_radix_sort_free(&index->sort);
@@ -434,15 +410,13 @@ static void shifts_destroy(bpi_index *base)
 	bpi_free_aligned(index->rec, index->rec_capacity * sizeof(shifts_record));
 	bpi_free_aligned(index->sorted, index->sorted_capacity * sizeof(shifts_record));
 	bpi_free_aligned(index->partials, index->partial_capacity * sizeof(shifts_partial));
-	bpi_free_aligned(index->counters, index->counter_capacity * sizeof(uint64_t));
-	bpi_pair_chunks_free(&index->base.chunks);
-	bpi_free(index, sizeof *index);
+	bpi_free_aligned(index->sectors, index->sector_capacity * sizeof(uint64_t));
 }
 
 const bpi_algorithm bpi_shifts_algorithm = {
-	.id = BP_ALGO_SHIFTS,
 	.name = "shifts",
-	.create = shifts_create,
-	.destroy = shifts_destroy,
-	.find_pairs = shifts_find_pairs,
+	.index_size = sizeof(shifts_index),
+	.release = shifts_release,
+	.build = shifts_build,
+	.find = shifts_find,
 };

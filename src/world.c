@@ -2,7 +2,6 @@
 // The world: SoA entity store, generation-checked handles, single and bulk updates.
 #include "world.h"
 #include "frame.h"
-#include "periodic.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -84,7 +83,8 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 		return BP_ERR_INVALID_ARGUMENT; // def not initialised by bp_world_def_default
 	if (def->dims != 2 && def->dims != 3)
 		return BP_ERR_INVALID_ARGUMENT;
-	if (def->thread_count < 0 || !(def->cell_size >= 0.0f) || !isfinite(def->cell_size))
+	if (def->thread_count < 0 || !(def->cell_size >= 0.0f) || !isfinite(def->cell_size) ||
+		(def->debug_flags & ~(uint32_t)BP_DEBUG_ALL))
 		return BP_ERR_INVALID_ARGUMENT;
 	if (!bp_algorithm_available(def->algorithm))
 		return BP_ERR_UNKNOWN_ALGORITHM;
@@ -102,6 +102,7 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 		.canonical_pairs = def->canonical_pairs,
 		.periodic = def->periodic,
 		.period = {def->period[0], def->period[1], def->dims == 3 ? def->period[2] : 0.0f},
+		.debug_flags = def->debug_flags,
 		.free_head = BP_NO_DENSE,
 	};
 	if (bpi_frames_create(&w->frames) != BP_OK) {
@@ -124,14 +125,11 @@ void bp_world_destroy(bp_world *w)
 	if (!w)
 		return;
 	bpi_frames_shutdown(w->frames);
-	for (int i = 0; i < BP_ALGO_COUNT; ++i)
-		if (w->indices[i])
-			w->indices[i]->algorithm->destroy(w->indices[i]);
+	bpi_stepper_free(&w->stepper);
 	bpi_soa_free(&w->soa, w->dims, w->capacity);
 	bpi_free_aligned(w->dense_slot, (size_t)w->capacity * sizeof(uint32_t));
 	bpi_free_aligned(w->slots, (size_t)w->slot_capacity * sizeof(bpi_slot));
 	bpi_pair_buffer_free(&w->pairs);
-	bpi_periodic_free(w->periodic_state);
 	bpi_free(w, sizeof *w);
 }
 
@@ -488,3 +486,16 @@ bp_status bp_world_set_thread_count(bp_world *w, int thread_count)
 	w->thread_count = thread_count;
 	return BP_OK;
 }
+
+bp_status bp_world_set_debug_flags(bp_world *w, uint32_t flags)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	if (flags & ~(uint32_t)BP_DEBUG_ALL)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "debug flags 0x%x: unknown bits 0x%x", flags,
+			flags & ~(uint32_t)BP_DEBUG_ALL);
+	w->debug_flags = flags;
+	return BP_OK;
+}
+
+uint32_t bp_world_debug_flags(const bp_world *w) { return w ? w->debug_flags : 0; }

@@ -5,8 +5,8 @@
 
 #include <broadphase/world.h>
 #include "core.h"
-#include "index.h"
 #include "soa.h"
+#include "step.h"
 
 #define BP_WORLD_COOKIE 0x42504457 // "BPDW": marks a def made by bp_world_def_default
 #define BP_MAX_ENTITIES (UINT32_MAX - 1)
@@ -27,8 +27,8 @@ struct bp_world {
 	float cell_size;
 	bool canonical_pairs;
 	bool periodic;
-	float period[3];                     ///< when periodic; z unused in 2D
-	struct bpi_periodic *periodic_state; ///< periodic.c's scratch, created on the first periodic step
+	float period[3]; ///< when periodic; z unused in 2D
+	uint32_t debug_flags;
 
 	// Dense SoA store: `count` live entities, room for `capacity`.
 	uint32_t count;
@@ -47,7 +47,7 @@ struct bp_world {
 	uint32_t free_count; ///< slots on the free list
 
 	// Step state.
-	bpi_index *indices[BP_ALGO_COUNT]; ///< created on first use, kept for coherence
+	bpi_stepper stepper; ///< bp_world_step's; the scheduler has its own
 	bpi_pair_buffer pairs;
 	bp_frame_stats stats;
 	struct bpi_frames *frames; ///< the frame scheduler (frame.c); its thread starts on the first submit
@@ -59,6 +59,20 @@ struct bp_world {
 static inline bool bpi_world_unfiltered(const bp_world *w)
 {
 	return w->static_count == 0 && w->filtered_count == 0 && w->sphere_count == 0;
+}
+
+/// The settings the world's steps and submitted frames run with.
+static inline bpi_step_settings bpi_world_settings(const bp_world *w)
+{
+	return (bpi_step_settings){
+		.dims = w->dims,
+		.algorithm = w->algorithm,
+		.thread_count = w->thread_count,
+		.cell_size = w->cell_size,
+		.debug_flags = w->debug_flags,
+		.periodic = w->periodic,
+		.period = {w->period[0], w->period[1], w->period[2]},
+	};
 }
 
 /// BP_OK when dense range [first, first + count) lies inside the world, else

@@ -8,6 +8,7 @@
 
 #include "cells_fixture.h"
 #include "closest.h"
+#include "pipeline.h"
 
 #define ALGO BP_ALGO_CLOSEST
 
@@ -142,21 +143,20 @@ static void direct_load(direct_scene *d, const oracle_box *boxes, uint32_t n, in
 
 // One step of `index` over the boxes, checked against the oracle and against a
 // fresh index (the order must not depend on the previous steps).
-static void direct_step(bpi_index *index, direct_scene *d, const oracle_box *boxes, uint32_t n, int dims)
+static void direct_step(bpi_indexes *indexes, direct_scene *d, const oracle_box *boxes, uint32_t n, int dims)
 {
 	bpi_pair_buffer out = {0}, fresh_out = {0};
 	bp_frame_stats stats = {0}, fresh_stats = {0};
-	cr_assert_eq(bpi_closest_algorithm.find_pairs(index, &d->scene, &out, &stats), BP_OK);
+	cr_assert_eq(bpi_pipeline_run(indexes, BP_ALGO_CLOSEST, &d->scene, &out, &stats), BP_OK);
 	oracle_pairs want = oracle_find_pairs(boxes, n, dims);
 	cr_assert(oracle_same_pair_set(out.data, out.count, &want), "%zu pairs, want %zu", out.count, want.count);
 	oracle_pairs_free(&want);
-	bpi_index *fresh;
-	cr_assert_eq(bpi_closest_algorithm.create(&fresh), BP_OK);
-	cr_assert_eq(bpi_closest_algorithm.find_pairs(fresh, &d->scene, &fresh_out, &fresh_stats), BP_OK);
+	bpi_indexes fresh = {0};
+	cr_assert_eq(bpi_pipeline_run(&fresh, BP_ALGO_CLOSEST, &d->scene, &fresh_out, &fresh_stats), BP_OK);
 	cr_assert_eq(fresh_out.count, out.count);
 	cr_assert(memcmp(fresh_out.data, out.data, out.count * sizeof(bp_pair)) == 0, "order depends on history");
 	cr_assert_eq(fresh_stats.candidate_tests, stats.candidate_tests);
-	bpi_closest_algorithm.destroy(fresh);
+	bpi_indexes_free(&fresh);
 	bpi_pair_buffer_free(&out);
 	bpi_pair_buffer_free(&fresh_out);
 }
@@ -176,8 +176,7 @@ static void kept_order_case(int dims, int threads, bool filters)
 	d.flags = calloc(n, 1);
 	cr_assert(boxes && d.category && d.mask && d.flags);
 	cells_make_scene(boxes, n, dims, CELLS_MIXED, filters, 17 + (uint64_t)dims);
-	bpi_index *index;
-	cr_assert_eq(bpi_closest_algorithm.create(&index), BP_OK);
+	bpi_indexes indexes = {0};
 	test_rng rng = {5};
 	for (int step = 0; step < 12; ++step) {
 		// Steps 4 and 9 scatter every box across the scene: far more than
@@ -194,9 +193,9 @@ static void kept_order_case(int dims, int threads, bool filters)
 					boxes[i].max[k] += delta;
 				}
 		direct_load(&d, boxes, n, dims, threads);
-		uint64_t before = bpi_closest_full_sorts(index);
-		direct_step(index, &d, boxes, n, dims);
-		uint64_t full = bpi_closest_full_sorts(index) - before;
+		uint64_t before = step ? bpi_closest_full_sorts(indexes.of[BP_ALGO_CLOSEST]) : 0;
+		direct_step(&indexes, &d, boxes, n, dims);
+		uint64_t full = bpi_closest_full_sorts(indexes.of[BP_ALGO_CLOSEST]) - before;
 		if (step == 0 || scatter)
 			cr_assert_eq(full, 1, "step %d: expected the full sort", step);
 		else
@@ -204,10 +203,10 @@ static void kept_order_case(int dims, int threads, bool filters)
 	}
 	// One entity fewer: a changed count cannot reuse the order.
 	direct_load(&d, boxes, n - 1, dims, threads);
-	uint64_t before = bpi_closest_full_sorts(index);
-	direct_step(index, &d, boxes, n - 1, dims);
-	cr_assert_eq(bpi_closest_full_sorts(index) - before, 1);
-	bpi_closest_algorithm.destroy(index);
+	uint64_t before = bpi_closest_full_sorts(indexes.of[BP_ALGO_CLOSEST]);
+	direct_step(&indexes, &d, boxes, n - 1, dims);
+	cr_assert_eq(bpi_closest_full_sorts(indexes.of[BP_ALGO_CLOSEST]) - before, 1);
+	bpi_indexes_free(&indexes);
 	for (int k = 0; k < 3; ++k) {
 		free(d.min[k]);
 		free(d.max[k]);

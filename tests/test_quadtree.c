@@ -132,7 +132,7 @@ static uint64_t history_check(history *h, uint32_t *reinserted)
 		count, want.count);
 	oracle_pairs_free(&want);
 	if (reinserted)
-		*reinserted = bpi_quadtree_reinserted(h->world->indices[ALGO]);
+		*reinserted = bpi_quadtree_reinserted(h->world->stepper.indexes.of[ALGO]);
 	uint64_t hash = 1469598103934665603ull;
 	for (size_t i = 0; i < count; ++i)
 		hash = (hash ^ ((uint64_t)got[i].lo << 32 | got[i].hi)) * 1099511628211ull;

@@ -63,6 +63,18 @@ BP_API bp_status bp_algorithm_from_name(const char *name, bp_algorithm *out);
 /// True when this build of the library implements the algorithm.
 BP_API bool bp_algorithm_available(bp_algorithm algorithm);
 
+/// Switches for benchmarks and tests, the bits of bp_world_def.debug_flags.
+/// Hosts leave them 0. None changes a pair or its order, only how the work is done.
+typedef enum bp_debug_flag {
+	/// Algorithms that keep state across steps (sap's sort order, quadtree's
+	/// tree, closest's order) start from scratch every step, so a benchmark that
+	/// steps one unchanged scene times the whole work, not the no-motion shortcut.
+	BP_DEBUG_NO_COHERENCE = 1u << 0,
+	/// Scalar kernels only (sap's sweep skips its AVX2 path), to compare the two.
+	BP_DEBUG_NO_SIMD = 1u << 1,
+	BP_DEBUG_ALL = BP_DEBUG_NO_COHERENCE | BP_DEBUG_NO_SIMD
+} bp_debug_flag;
+
 /// World settings. Always start from bp_world_def_default(); fields are only
 /// ever appended.
 typedef struct bp_world_def {
@@ -85,12 +97,15 @@ typedef struct bp_world_def {
 	/// canonical_pairs says. Bounds are reduced modulo the period in double and
 	/// rounded once to float: exact when bounds and period lie on a common binary
 	/// grid (integers, multiples of 1/1024 below 2^13, ...), otherwise a contact
-	/// exactly at the seam may be decided by one ulp. bp_world_step only (frames
-	/// submitted to the scheduler ignore it). Default false.
+	/// exactly at the seam may be decided by one ulp. Frames submitted to the
+	/// scheduler run the same periodic step. Default false.
 	bool periodic;
 	/// Period per axis when periodic (z ignored in 2D): each > 0 and finite, else
 	/// bp_world_create returns BP_ERR_INVALID_ARGUMENT. Default 0.
 	float period[3];
+	/// bp_debug_flag bits; unknown bits make bp_world_create return
+	/// BP_ERR_INVALID_ARGUMENT. Default 0.
+	uint32_t debug_flags;
 	int32_t internal_value; ///< set by bp_world_def_default; do not touch
 } bp_world_def;
 
@@ -179,6 +194,10 @@ BP_API bp_status bp_world_set_algorithm(bp_world *world, bp_algorithm algorithm)
 BP_API bp_algorithm bp_world_algorithm(const bp_world *world);
 /// 0 = all cores.
 BP_API bp_status bp_world_set_thread_count(bp_world *world, int thread_count);
+/// Replaces the bp_debug_flag bits (BP_ERR_INVALID_ARGUMENT for unknown bits);
+/// the next step or submit uses them. Same thread as the world's writer.
+BP_API bp_status bp_world_set_debug_flags(bp_world *world, uint32_t flags);
+BP_API uint32_t bp_world_debug_flags(const bp_world *world);
 
 /// Per-step statistics. Times are wall-clock nanoseconds.
 typedef struct bp_frame_stats {

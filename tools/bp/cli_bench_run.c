@@ -5,13 +5,6 @@
 
 #include <stdlib.h>
 
-// The library's benchmark switch (src/index.h): false = every step from scratch.
-// A benchmark steps the same scene again and again; sap's reused order, the
-// quadtree's kept tree and closest's insertion sort would time the best case of
-// an unchanged scene. perf/bench.c turns it off for the same reason.
-extern bool bpi_coherence;
-
-
 enum { STAGE_WALL, STAGE_PREPARE, STAGE_BUILD, STAGE_FIND, STAGE_MERGE, STAGE_COUNT };
 
 int bench_measure(const bp_scene *scene, bp_algorithm algo, int threads, uint32_t runs, bench_row *row, FILE *err)
@@ -26,9 +19,13 @@ int bench_measure(const bp_scene *scene, bp_algorithm algo, int threads, uint32_
 		fprintf(err, "bp bench: out of memory\n");
 		return CLI_EXIT_RESOURCE;
 	}
-	bpi_coherence = false;
+	// Every step from scratch: a benchmark steps the same scene again and again, and
+	// sap's reused order, the quadtree's kept tree and closest's insertion sort would
+	// time the best case of an unchanged scene. perf/bench.c does the same.
+	bp_status status = bp_world_set_debug_flags(world, BP_DEBUG_NO_COHERENCE);
 	// Warm-up: scratch allocated and pages touched, as in every later frame of a host.
-	bp_status status = bp_world_step(world);
+	if (status == BP_OK)
+		status = bp_world_step(world);
 	for (uint32_t r = 0; status == BP_OK && r < runs; ++r) {
 		uint64_t t0 = cli_now_ns();
 		status = bp_world_step(world);
@@ -39,7 +36,6 @@ int bench_measure(const bp_scene *scene, bp_algorithm algo, int threads, uint32_
 		ns[STAGE_FIND * runs + r] = s.ns_find;
 		ns[STAGE_MERGE * runs + r] = s.ns_merge;
 	}
-	bpi_coherence = true;
 	if (status != BP_OK) {
 		fprintf(err, "bp bench: %s: %s\n", bp_algorithm_name(algo), bp_world_last_error(world));
 		code = cli_exit_for_status(status);

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: MIT
+// The stepper: what bp_world_step and the frame builder both run to turn entity state
+// into pairs (plain or periodic), with the indexes and scratch it keeps across steps.
+#ifndef BP_STEP_H
+#define BP_STEP_H
+
+#include "periodic.h"
+#include "pipeline.h"
+#include "soa.h"
+
+/// The settings a step runs with: a world's, or those a frame was submitted with.
+typedef struct bpi_step_settings {
+	int dims;
+	bp_algorithm algorithm;
+	int thread_count; ///< as requested; 0 = all cores
+	float cell_size;  ///< 0 = the algorithm's choice
+	uint32_t debug_flags;
+	bool periodic;
+	float period[3]; ///< when periodic; z unused in 2D
+} bpi_step_settings;
+
+/// Everything a sequence of steps keeps: one index per algorithm and the
+/// periodic scratch. Zero-initialised is empty. One per world, one per frame
+/// builder, so a world's steps and its scheduler's builds never share state.
+typedef struct bpi_stepper {
+	bpi_indexes indexes;
+	bpi_periodic *periodic;
+} bpi_stepper;
+
+/// Why a step failed with BP_ERR_OUT_OF_RANGE (periodic worlds only).
+typedef bpi_periodic_fault bpi_step_fault;
+
+/// Finds the pairs of the first `count` entities of `soa` under `settings` into
+/// `pairs`: the plain pipeline, or the periodic one when settings->periodic.
+/// Fills every field of `stats` but frame, ns_prepare (it adds its own) and
+/// ns_total. On error `pairs` is unchanged; BP_ERR_OUT_OF_RANGE fills *fault.
+/// `unfiltered`: no entity is static, filtered or a sphere.
+/// Warning: one caller at a time per stepper.
+bp_status bpi_stepper_run(bpi_stepper *stepper, const bpi_step_settings *settings, const bpi_soa *soa,
+	uint32_t count, bool unfiltered, bpi_pair_buffer *pairs, bp_frame_stats *stats, bpi_step_fault *fault);
+
+/// Frees the indexes and scratch; the stepper is empty afterwards.
+void bpi_stepper_free(bpi_stepper *stepper);
+
+#endif

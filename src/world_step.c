@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: MIT
+// bp_world_step: the synchronous step of a world, on the caller's thread and the world's workers.
+#include "probes.h"
+#include "world.h"
+
+bp_status bp_world_step(bp_world *w)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	BPI_MARK_FRAME_BEGIN(w->stats.frame + 1, w->count);
+	BPI_MARK_STAGE_BEGIN(BPI_STAGE_PREPARE);
+	uint64_t t0 = bpi_now_ns();
+	bpi_step_settings settings = bpi_world_settings(w);
+	bp_frame_stats stats = {.frame = w->stats.frame + 1, .ns_prepare = bpi_now_ns() - t0};
+	BPI_MARK_STAGE_END(BPI_STAGE_PREPARE);
+	bpi_step_fault fault = {0};
+	bp_status status = bpi_stepper_run(&w->stepper, &settings, &w->soa, w->count, bpi_world_unfiltered(w),
+		&w->pairs, &stats, &fault);
+	if (status != BP_OK)
+		BPI_MARK_FRAME_END(stats.frame, 0, bpi_now_ns() - t0, status);
+	if (status == BP_ERR_OUT_OF_RANGE && w->periodic) {
+		if (fault.axis < 0)
+			return bpi_world_fail(w, status, "periodic step: %u entities need more than %u boxes with ghosts",
+				fault.entity, UINT32_MAX - 1);
+		return bpi_world_fail(w, status, "entity %u: extent_%c %.9g > period_%c / 2 = %.9g", fault.entity,
+			"xyz"[fault.axis], fault.extent, "xyz"[fault.axis], (double)w->period[fault.axis] * 0.5);
+	}
+	if (status != BP_OK)
+		return bpi_world_fail(w, status, "%s step: %s", bp_algorithm_name(stats.algorithm),
+			bp_status_string(status));
+	if (w->canonical_pairs && !w->periodic) // periodic pairs are sorted already
+		bp_pairs_sort(w->pairs.data, w->pairs.count);
+	stats.ns_total = bpi_now_ns() - t0;
+	BPI_MARK_FRAME_END(stats.frame, stats.pair_count, stats.ns_total, BP_OK);
+	w->stats = stats;
+	return BP_OK;
+}
+
+const bp_pair *bp_world_pairs(const bp_world *w, size_t *count)
+{
+	if (count)
+		*count = w ? w->pairs.count : 0;
+	return w ? w->pairs.data : NULL;
+}
+
+bp_frame_stats bp_world_stats(const bp_world *w)
+{
+	return w ? w->stats : (bp_frame_stats){0};
+}
