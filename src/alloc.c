@@ -79,16 +79,36 @@ void *bpi_grow_aligned(void *old, size_t old_count, size_t new_count, size_t ele
 
 bool bpi_reserve_scratch(void **array, size_t *capacity, size_t needed, size_t elem_size)
 {
+	return bpi_array_grow_(array, capacity, 0, needed, elem_size);
+}
+
+bool bpi_array_grow_(void *data, size_t *capacity, size_t keep, size_t needed, size_t elem_size)
+{
 	if (needed <= *capacity)
 		return true;
+	BP_ASSERT(keep <= *capacity);
+	void *old;
+	memcpy(&old, data, sizeof old);
 	size_t grown = BP_MAX(needed, *capacity + *capacity / 2);
 	void *fresh = bpi_grow_aligned(NULL, 0, grown, elem_size); // checks grown * elem_size for overflow
 	if (!fresh)
 		return false;
-	bpi_free_aligned(*array, *capacity * elem_size);
-	*array = fresh;
+	if (keep)
+		memcpy(fresh, old, keep * elem_size);
+	bpi_free_aligned(old, *capacity * elem_size);
+	memcpy(data, &fresh, sizeof fresh);
 	*capacity = grown;
 	return true;
+}
+
+void bpi_array_free_(void *data, size_t *capacity, size_t elem_size)
+{
+	void *old;
+	memcpy(&old, data, sizeof old);
+	bpi_free_aligned(old, *capacity * elem_size);
+	old = NULL;
+	memcpy(data, &old, sizeof old);
+	*capacity = 0;
 }
 
 uint64_t bpi_now_ns(void)

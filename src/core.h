@@ -37,6 +37,33 @@ void *bpi_grow_aligned(void *old, size_t old_count, size_t new_count, size_t ele
 /// failure returns false and leaves *array and *capacity untouched.
 bool bpi_reserve_scratch(void **array, size_t *capacity, size_t needed, size_t elem_size);
 
+/// A growable, cache-line-aligned array of T that knows its capacity, so no
+/// caller spells a capacity field or recomputes a byte size to free it:
+///     BPI_ARRAY(uint32_t) keys;               // a struct member, zero = empty
+///     if (!bpi_array_reserve(&x->keys, n)) return BP_ERR_OUT_OF_MEMORY;
+///     x->keys.data[i] = ...;
+///     bpi_array_free(&x->keys);
+#define BPI_ARRAY(T) \
+	struct { \
+		T *data; \
+		size_t capacity; /* elements */ \
+	}
+
+/// Room for at least `needed` elements, growing by at least half. Scratch:
+/// the contents are NOT kept. False (array untouched) when memory runs out.
+#define bpi_array_reserve(array, needed) \
+	bpi_array_grow_(&(array)->data, &(array)->capacity, 0, (needed), sizeof *(array)->data)
+/// As bpi_array_reserve, keeping the first `count` elements.
+#define bpi_array_grow(array, count, needed) \
+	bpi_array_grow_(&(array)->data, &(array)->capacity, (count), (needed), sizeof *(array)->data)
+/// Frees the array; it is empty afterwards.
+#define bpi_array_free(array) bpi_array_free_(&(array)->data, &(array)->capacity, sizeof *(array)->data)
+
+/// The functions behind the macros. `data` points at the array's T * member
+/// (read and written with memcpy, so any T works without pointer punning).
+bool bpi_array_grow_(void *data, size_t *capacity, size_t keep, size_t needed, size_t elem_size);
+void bpi_array_free_(void *data, size_t *capacity, size_t elem_size);
+
 /// Monotonic clock in nanoseconds.
 uint64_t bpi_now_ns(void);
 
