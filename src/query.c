@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "frame.h"
+#include "view.h"
 
 // Box, point, sphere, ray and nearest go through the view's sorted-axis index
 // (view_index.h) when the builder made one, and are linear scans over the

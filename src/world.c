@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The world: SoA entity store, generation-checked handles, single and bulk updates.
 #include "world.h"
-#include "frame.h"
+#include "scheduler.h"
 
 #include <math.h>
 #include <stdarg.h>

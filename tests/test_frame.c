@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frame.h" // bpi_frames_pause / bpi_frames_live test hooks
+#include "frame.h" // bpi_world_pause_frames / bpi_world_live_frames test hooks
 #include "oracle.h"
 
 /// memcmp that accepts NULL pointers for zero lengths (views and buffers may hold NULL then).
@@ -173,7 +173,7 @@ Test(frame, submits_coalesce_to_the_newest, .timeout = 30)
 	test_rng rng = {3};
 	// Paused before the first submit, the builder takes nothing: every submit
 	// lands on a pending snapshot and replaces it.
-	bpi_frames_pause(w, true);
+	bpi_world_pause_frames(w, true);
 	uint64_t frame = 0;
 	for (uint64_t i = 1; i <= 5; ++i) {
 		move_boxes(w, boxes, N, 2, &rng);
@@ -183,8 +183,8 @@ Test(frame, submits_coalesce_to_the_newest, .timeout = 30)
 	bp_view *v;
 	cr_assert_eq(bp_frame_acquire(w, &v), BP_ERR_OUT_OF_RANGE, "nothing built while paused");
 	// Only the pending snapshot and spares: replaced snapshots went back to the pool.
-	cr_assert_leq(bpi_frames_live(w), 3);
-	bpi_frames_pause(w, false);
+	cr_assert_leq(bpi_world_live_frames(w), 3);
+	bpi_world_pause_frames(w, false);
 	cr_assert_eq(bp_frame_wait(w, 1), BP_OK, "frame 1 is covered by frame 5");
 	cr_assert_eq(bp_frame_acquire(w, &v), BP_OK);
 	cr_assert_eq(bp_view_frame(v), 5, "frames 1-4 were coalesced away");
@@ -255,7 +255,7 @@ Test(frame, pool_grows_when_every_buffer_is_held, .timeout = 60)
 		move_boxes(w, boxes, N, 2, &rng);
 	}
 	// Every held view, plus the latest reference on the last one: one buffer each.
-	cr_assert_geq(bpi_frames_live(w), HELD);
+	cr_assert_geq(bpi_world_live_frames(w), HELD);
 	for (int f = 0; f < HELD; ++f) {
 		check_same(views[f], &copies[f]);
 		check_pairs(views[f], states[f], N, 2);
@@ -265,7 +265,7 @@ Test(frame, pool_grows_when_every_buffer_is_held, .timeout = 60)
 		free_copy(&copies[f]);
 	}
 	// Released buffers beyond the spares are freed: the latest frame plus two spares.
-	cr_assert_leq(bpi_frames_live(w), 3);
+	cr_assert_leq(bpi_world_live_frames(w), 3);
 	bp_world_destroy(w);
 	cr_assert_eq(bp_allocated_bytes(), 0);
 }
@@ -337,7 +337,7 @@ Test(frame, wait_from_other_threads, .timeout = 60)
 	oracle_box boxes[N];
 	bp_world *w = make_world(boxes, N, 3, 8);
 	test_rng rng = {8};
-	bpi_frames_pause(w, true); // so the waiters really block
+	bpi_world_pause_frames(w, true); // so the waiters really block
 	uint64_t frame = 0;
 	for (int i = 0; i < 3; ++i) {
 		move_boxes(w, boxes, N, 3, &rng);
@@ -347,7 +347,7 @@ Test(frame, wait_from_other_threads, .timeout = 60)
 	pthread_t threads[3];
 	for (int i = 0; i < 3; ++i)
 		cr_assert_eq(pthread_create(&threads[i], NULL, wait_then_acquire, &t[i]), 0);
-	bpi_frames_pause(w, false);
+	bpi_world_pause_frames(w, false);
 	for (int i = 0; i < 3; ++i) {
 		pthread_join(threads[i], NULL);
 		cr_assert_eq(t[i].status, BP_OK);
@@ -458,14 +458,14 @@ Test(frame, failed_build_keeps_the_previous_frame, .timeout = 30)
 	bp_frame_release(v);
 	// Frame 2's snapshot is taken, then every allocation fails while it builds
 	// (the fresh buffer needs a pair array; the builder's brute index does not exist yet).
-	bpi_frames_pause(w, true);
+	bpi_world_pause_frames(w, true);
 	uint64_t frame;
 	cr_assert_eq(bp_world_set_algorithm(w, BP_ALGO_BRUTE), BP_OK);
 	cr_assert_eq(bp_frame_submit(w, &frame), BP_OK);
 	cr_assert_eq(frame, 2);
 	atomic_store(&failing, true);
 	cr_assert_eq(bp_frame_submit(w, NULL), BP_ERR_OUT_OF_MEMORY, "no buffer: nothing submitted");
-	bpi_frames_pause(w, false);
+	bpi_world_pause_frames(w, false);
 	bp_status status = bp_frame_wait(w, 2);
 	atomic_store(&failing, false);
 	cr_assert_eq(status, BP_ERR_OUT_OF_MEMORY, "got %s", bp_status_string(status));

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: MIT
+// The frame scheduler: copy on submit, one builder thread, a pool of reference-counted frame
+// buffers, and publication by swapping the latest pointer (DESIGN §5).
+#include "scheduler.h"
+#include "probes.h"
+
+#include <pthread.h>
+
+// Spare buffers kept for reuse. With the latest frame and the one being built
+// that makes the steady state of a host submitting every frame allocate
+// nothing; more spares would only hold memory.
+#define SPARE_FRAMES 2
+
+struct bpi_frames {
+	pthread_mutex_t mutex; ///< guards every field below but `latest` and `stepper`
+	pthread_cond_t work;   ///< builder waits here for a pending snapshot or stop
+	pthread_cond_t done;   ///< bp_frame_wait waits here for done_frame
+	bp_view *pending;      ///< submitted, not yet taken by the builder
+	bp_view *spare[SPARE_FRAMES];
+	uint32_t spare_count;
+	uint32_t live; ///< buffers allocated and not freed
+	uint64_t submitted;
+	uint64_t done_frame; ///< last frame the builder finished (published or failed)
+	uint64_t published;
+	bp_status failure; ///< status of the last failed build
+	bool paused, stop, closed, started;
+	pthread_t thread;
+
+	/// The swap and a reader's reference increment must be one step, or a
+	/// reader could take a reference on a buffer already being recycled; a
+	/// short mutex does that without hazard pointers. Written only by the builder.
+	pthread_mutex_t publish;
+	bp_view *latest;
+
+	bpi_stepper stepper; ///< builder thread only; separate from the world's own
+	bpi_view_index_scratch index_scratch; ///< builder thread only: the query index's sort buffers
+};
+
+// ---- the pool --------------------------------------------------------------------
+
+static void pool_free(bpi_frames *fr)
+{
+	pthread_mutex_destroy(&fr->mutex);
+	pthread_mutex_destroy(&fr->publish);
+	pthread_cond_destroy(&fr->work);
+	pthread_cond_destroy(&fr->done);
+	bpi_free(fr, sizeof *fr);
+}
+
+/// A buffer nobody references any more goes back to the spares, or is freed
+/// when there are enough spares or the world is gone (then the last buffer
+/// out frees the pool).
+static void frame_recycle(bp_view *f)
+{
+	bpi_frames *fr = f->pool;
+	bool free_pool = false;
+	pthread_mutex_lock(&fr->mutex);
+	if (!fr->closed && fr->spare_count < SPARE_FRAMES) {
+		fr->spare[fr->spare_count++] = f;
+		f = NULL;
+	} else {
+		fr->live--;
+		free_pool = fr->closed && fr->live == 0;
+	}
+	pthread_mutex_unlock(&fr->mutex);
+	if (f)
+		bpi_view_free(f);
+	if (free_pool)
+		pool_free(fr);
+}
+
+// ---- the builder -------------------------------------------------------------------
+
+static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
+{
+	BPI_MARK_FRAME_BEGIN(f->number, f->count);
+	uint64_t t0 = bpi_now_ns();
+	bp_frame_stats stats = {.frame = f->number, .ns_prepare = f->stats.ns_prepare};
+	bpi_step_fault fault; // the step's error status is what a waiter sees
+	bp_status status =
+		bpi_stepper_run(&fr->stepper, &f->settings, &f->soa, f->count, f->unfiltered, &f->pairs, &stats, &fault);
+	BPI_MARK_STAGE_BEGIN(BPI_STAGE_VIEW);
+	if (status == BP_OK)
+		status = bpi_view_derive(f, prev, &fr->index_scratch, stats.thread_count);
+	BPI_MARK_STAGE_END(BPI_STAGE_VIEW);
+	stats.ns_total = stats.ns_prepare + (bpi_now_ns() - t0);
+	BPI_MARK_FRAME_END(f->number, status == BP_OK ? f->pairs.count : 0, stats.ns_total, status);
+	f->stats = stats;
+	return status;
+}
+
+static void *builder_main(void *arg)
+{
+	bpi_frames *fr = arg;
+	pthread_mutex_lock(&fr->mutex);
+	for (;;) {
+		while (!fr->stop && (fr->paused || !fr->pending))
+			pthread_cond_wait(&fr->work, &fr->mutex);
+		if (fr->stop)
+			break;
+		bp_view *f = fr->pending;
+		uint64_t number = f->number;
+		fr->pending = NULL;
+		pthread_mutex_unlock(&fr->mutex);
+		BP_PROBE1(build_begin, number);
+
+		bp_view *prev = fr->latest; // only this thread writes latest
+		bp_status status = build_frame(fr, f, prev);
+		if (status == BP_OK) {
+			atomic_store_explicit(&f->refs, 1, memory_order_relaxed); // the latest pointer's reference
+			pthread_mutex_lock(&fr->publish);
+			fr->latest = f;
+			pthread_mutex_unlock(&fr->publish);
+			BP_PROBE1(publish, number);
+			bp_frame_release(prev);
+		} else {
+			frame_recycle(f);
+		}
+
+		pthread_mutex_lock(&fr->mutex);
+		if (status == BP_OK)
+			fr->published = number;
+		else
+			fr->failure = status;
+		fr->done_frame = number; // not f->number: a failed f is already recycled
+		pthread_cond_broadcast(&fr->done);
+	}
+	pthread_mutex_unlock(&fr->mutex);
+	return NULL;
+}
+
+// ---- scheduler lifetime ----------------------------------------------------
+
+bp_status bpi_frames_create(bpi_frames **out)
+{
+	bpi_frames *fr = bpi_alloc(sizeof *fr);
+	if (!fr)
+		return BP_ERR_OUT_OF_MEMORY;
+	*fr = (bpi_frames){.failure = BP_OK};
+	pthread_mutex_init(&fr->mutex, NULL);
+	pthread_mutex_init(&fr->publish, NULL);
+	pthread_cond_init(&fr->work, NULL);
+	pthread_cond_init(&fr->done, NULL);
+	*out = fr;
+	return BP_OK;
+}
+
+void bpi_frames_shutdown(bpi_frames *fr)
+{
+	if (!fr)
+		return;
+	pthread_mutex_lock(&fr->mutex);
+	fr->stop = true;
+	bool started = fr->started;
+	pthread_cond_signal(&fr->work);
+	pthread_cond_broadcast(&fr->done);
+	pthread_mutex_unlock(&fr->mutex);
+	if (started)
+		pthread_join(fr->thread, NULL);
+	// The builder is gone; from here only releases of held views touch the pool.
+	bpi_stepper_free(&fr->stepper);
+	bpi_view_index_scratch_free(&fr->index_scratch);
+	pthread_mutex_lock(&fr->publish);
+	bp_view *latest = fr->latest;
+	fr->latest = NULL;
+	pthread_mutex_unlock(&fr->publish);
+
+	bp_view *dropped[SPARE_FRAMES + 1];
+	uint32_t n = 0;
+	pthread_mutex_lock(&fr->mutex);
+	fr->closed = true;
+	if (fr->pending)
+		dropped[n++] = fr->pending;
+	fr->pending = NULL;
+	while (fr->spare_count)
+		dropped[n++] = fr->spare[--fr->spare_count];
+	fr->live -= n;
+	bool free_pool = fr->live == 0; // false while latest or any held view exists
+	pthread_mutex_unlock(&fr->mutex);
+	for (uint32_t i = 0; i < n; ++i)
+		bpi_view_free(dropped[i]);
+	if (latest)
+		bp_frame_release(latest); // may be the last buffer: then it frees the pool
+	else if (free_pool)
+		pool_free(fr);
+}
+
+void bpi_frames_pause(bpi_frames *fr, bool paused)
+{
+	pthread_mutex_lock(&fr->mutex);
+	fr->paused = paused;
+	pthread_cond_signal(&fr->work);
+	pthread_mutex_unlock(&fr->mutex);
+}
+
+uint32_t bpi_frames_live(bpi_frames *fr)
+{
+	pthread_mutex_lock(&fr->mutex);
+	uint32_t live = fr->live;
+	pthread_mutex_unlock(&fr->mutex);
+	return live;
+}
+
+// ---- submit and read ----------------------------------------------------------------
+
+/// Copies the source's arrays and settings into f.
+static bp_status snapshot(bp_view *f, const bpi_frame_source *src)
+{
+	uint64_t t0 = bpi_now_ns();
+	if (!bpi_view_reserve(f, src->count))
+		return BP_ERR_OUT_OF_MEMORY;
+	BPI_MARK_STAGE_BEGIN(BPI_STAGE_PREPARE);
+	bpi_soa_copy(&f->soa, src->soa, f->dims, src->count);
+	f->count = src->count;
+	f->unfiltered = src->unfiltered;
+	f->settings = src->settings;
+	f->pairs.count = 0;
+	f->began_count = f->ended_count = 0;
+	f->index.count = 0;
+	f->stats = (bp_frame_stats){.ns_prepare = bpi_now_ns() - t0};
+	BPI_MARK_STAGE_END(BPI_STAGE_PREPARE);
+	return BP_OK;
+}
+
+bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, uint64_t *out_frame, const char **why)
+{
+	pthread_mutex_lock(&fr->mutex);
+	if (!fr->started) {
+		if (pthread_create(&fr->thread, NULL, builder_main, fr) != 0) {
+			pthread_mutex_unlock(&fr->mutex);
+			*why = "cannot start the frame builder thread";
+			return BP_ERR_OUT_OF_MEMORY;
+		}
+		fr->started = true;
+	}
+	bp_view *f = fr->spare_count ? fr->spare[--fr->spare_count] : NULL;
+	if (!f)
+		fr->live++; // counted before it exists, so a concurrent last release cannot free the pool
+	pthread_mutex_unlock(&fr->mutex);
+
+	if (!f) {
+		f = bpi_alloc(sizeof *f);
+		if (!f) {
+			pthread_mutex_lock(&fr->mutex);
+			fr->live--;
+			pthread_mutex_unlock(&fr->mutex);
+			*why = "no memory for a frame buffer";
+			return BP_ERR_OUT_OF_MEMORY;
+		}
+		*f = (bp_view){.pool = fr, .dims = source->settings.dims};
+		atomic_init(&f->refs, 0);
+	}
+	if (snapshot(f, source) != BP_OK) {
+		frame_recycle(f);
+		*why = "no memory to snapshot the entities";
+		return BP_ERR_OUT_OF_MEMORY;
+	}
+
+	pthread_mutex_lock(&fr->mutex);
+	uint64_t number = ++fr->submitted;
+	f->number = number;
+	bp_view *coalesced = fr->pending; // not started yet: the newer snapshot replaces it
+	fr->pending = f;
+	pthread_cond_signal(&fr->work);
+	pthread_mutex_unlock(&fr->mutex);
+	if (coalesced)
+		frame_recycle(coalesced);
+	*out_frame = number;
+	BP_PROBE2(submit, number, source->count);
+	return BP_OK;
+}
+
+bp_status bpi_frames_wait(bpi_frames *fr, uint64_t frame)
+{
+	pthread_mutex_lock(&fr->mutex);
+	if (frame > fr->submitted) {
+		pthread_mutex_unlock(&fr->mutex);
+		return BP_ERR_OUT_OF_RANGE;
+	}
+	while (fr->done_frame < frame && !fr->stop)
+		pthread_cond_wait(&fr->done, &fr->mutex);
+	bp_status status = fr->published >= frame ? BP_OK : fr->failure != BP_OK ? fr->failure : BP_ERR_UNSUPPORTED;
+	pthread_mutex_unlock(&fr->mutex);
+	return status;
+}
+
+bp_view *bpi_frames_acquire(bpi_frames *fr)
+{
+	pthread_mutex_lock(&fr->publish);
+	bp_view *v = fr->latest;
+	if (v)
+		atomic_fetch_add_explicit(&v->refs, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&fr->publish);
+	BP_PROBE1(acquire, v ? v->number : 0);
+	return v;
+}
+
+// The public release lives with the pool it returns buffers to.
+void bp_frame_release(bp_view *v)
+{
+	BP_PROBE1(release, v ? v->number : 0);
+	if (v && atomic_fetch_sub_explicit(&v->refs, 1, memory_order_acq_rel) == 1)
+		frame_recycle(v);
+}

@@ -1,0 +1,219 @@
+// SPDX-License-Identifier: MIT
+// A published frame's memory, the extras the builder derives from its pairs (canonical
+// order, adjacency, key pairs, begun/ended events, query index) and its plain accessors.
+#include "view.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+// ---- memory --------------------------------------------------------------------
+
+static void free_entity_arrays(bp_view *f)
+{
+	bpi_soa_free(&f->soa, f->dims, f->capacity);
+	bpi_free_aligned(f->offsets, ((size_t)f->capacity + 1) * sizeof(uint32_t));
+	f->offsets = NULL;
+	f->capacity = 0;
+}
+
+void bpi_view_free(bp_view *f)
+{
+	free_entity_arrays(f);
+	bpi_pair_buffer_free(&f->pairs);
+	bpi_free_aligned(f->scratch, f->scratch_capacity * sizeof(bp_pair));
+	bpi_free_aligned(f->neighbours, f->neighbour_capacity * sizeof(uint32_t));
+	bpi_free_aligned(f->keys, f->key_capacity * sizeof(bp_key_pair));
+	bpi_free_aligned(f->began, f->began_capacity * sizeof(bp_key_pair));
+	bpi_free_aligned(f->ended, f->ended_capacity * sizeof(bp_key_pair));
+	bpi_view_index_free(&f->index, f->dims);
+	bpi_free(f, sizeof *f);
+}
+
+bool bpi_view_reserve(bp_view *f, uint32_t n)
+{
+	if (n <= f->capacity && f->offsets)
+		return true;
+	uint32_t capacity = BP_MAX(BP_MAX(n, f->capacity + f->capacity / 2), 16u);
+	uint32_t *offsets = bpi_alloc_aligned(((size_t)capacity + 1) * sizeof(uint32_t));
+	if (!offsets || !bpi_soa_resize(&f->soa, f->dims, f->capacity, capacity, 0)) {
+		bpi_free_aligned(offsets, ((size_t)capacity + 1) * sizeof(uint32_t));
+		return false;
+	}
+	bpi_free_aligned(f->offsets, ((size_t)f->capacity + 1) * sizeof(uint32_t));
+	f->offsets = offsets;
+	f->capacity = capacity;
+	return true;
+}
+
+// ---- derived from the pairs ------------------------------------------------------
+
+static bool pairs_sorted(const bp_pair *p, size_t count)
+{
+	for (size_t i = 1; i < count; ++i)
+		if (p[i - 1].lo > p[i].lo || (p[i - 1].lo == p[i].lo && p[i - 1].hi >= p[i].hi))
+			return false;
+	return true;
+}
+
+/// Stable counting sort of `from` by lo (by_lo) or hi into `to`; counts has n + 1 entries.
+static void counting_pass(const bp_pair *from, bp_pair *to, size_t count, uint32_t *counts, uint32_t n, bool by_lo)
+{
+	memset(counts, 0, ((size_t)n + 1) * sizeof *counts);
+	for (size_t i = 0; i < count; ++i)
+		counts[by_lo ? from[i].lo : from[i].hi]++;
+	uint32_t sum = 0;
+	for (uint32_t e = 0; e <= n; ++e) {
+		uint32_t c = counts[e];
+		counts[e] = sum;
+		sum += c;
+	}
+	for (size_t i = 0; i < count; ++i)
+		to[counts[by_lo ? from[i].lo : from[i].hi]++] = from[i];
+}
+
+/// Sorts the pairs by (lo, hi): two stable counting passes (LSD by hi, then lo),
+/// O(pairs + entities) against qsort's O(p log p); skipped when the algorithm's
+/// order already is canonical (brute's is).
+static bp_status sort_pairs(bp_view *f)
+{
+	size_t count = f->pairs.count;
+	if (pairs_sorted(f->pairs.data, count))
+		return BP_OK;
+	if (!bpi_reserve_scratch((void **)&f->scratch, &f->scratch_capacity, count, sizeof(bp_pair)))
+		return BP_ERR_OUT_OF_MEMORY;
+	counting_pass(f->pairs.data, f->scratch, count, f->offsets, f->count, false);
+	counting_pass(f->scratch, f->pairs.data, count, f->offsets, f->count, true);
+	return BP_OK;
+}
+
+/// CSR adjacency from the sorted pairs. Each list comes out ascending: x's
+/// neighbours below x arrive from blocks lo < x (in lo order) before its own
+/// block lo == x (in hi order).
+static bp_status build_adjacency(bp_view *f)
+{
+	size_t count = f->pairs.count;
+	if (count > UINT32_MAX / 2)
+		return BP_ERR_UNSUPPORTED; // 32-bit offsets
+	// At least one slot, so bp_view_neighbours never hands out NULL.
+	if (!bpi_reserve_scratch((void **)&f->neighbours, &f->neighbour_capacity, BP_MAX(2 * count, (size_t)1), sizeof(uint32_t)))
+		return BP_ERR_OUT_OF_MEMORY;
+	uint32_t *offsets = f->offsets;
+	const bp_pair *p = f->pairs.data;
+	memset(offsets, 0, ((size_t)f->count + 1) * sizeof *offsets);
+	for (size_t i = 0; i < count; ++i) {
+		offsets[p[i].lo + 1]++;
+		offsets[p[i].hi + 1]++;
+	}
+	for (uint32_t e = 0; e < f->count; ++e)
+		offsets[e + 1] += offsets[e];
+	for (size_t i = 0; i < count; ++i) { // offsets[e] is e's cursor here
+		f->neighbours[offsets[p[i].lo]++] = p[i].hi;
+		f->neighbours[offsets[p[i].hi]++] = p[i].lo;
+	}
+	for (uint32_t e = f->count; e > 0; --e) // cursors ended at the next start: shift back
+		offsets[e] = offsets[e - 1];
+	offsets[0] = 0;
+	return BP_OK;
+}
+
+static int compare_key_pairs(const void *a, const void *b)
+{
+	const bp_key_pair *x = a, *y = b;
+	if (x->a != y->a)
+		return x->a < y->a ? -1 : 1;
+	return x->b < y->b ? -1 : x->b > y->b;
+}
+
+static int key_pair_order(const bp_key_pair *x, const bp_key_pair *y) { return compare_key_pairs(x, y); }
+
+/// Key pairs of this frame, sorted. When keys increase with the dense index
+/// (hosts that number entities in creation order) they inherit the pairs' order
+/// and no sort is needed.
+static bp_status build_keys(bp_view *f)
+{
+	size_t count = f->pairs.count;
+	if (!bpi_reserve_scratch((void **)&f->keys, &f->key_capacity, count, sizeof(bp_key_pair)))
+		return BP_ERR_OUT_OF_MEMORY;
+	const uint64_t *key = f->soa.user_key;
+	bool increasing = true;
+	for (uint32_t e = 1; e < f->count && increasing; ++e)
+		increasing = key[e - 1] < key[e];
+	for (size_t i = 0; i < count; ++i) {
+		uint64_t a = key[f->pairs.data[i].lo], b = key[f->pairs.data[i].hi];
+		f->keys[i] = a <= b ? (bp_key_pair){a, b} : (bp_key_pair){b, a};
+	}
+	if (!increasing && count > 1)
+		qsort(f->keys, count, sizeof(bp_key_pair), compare_key_pairs);
+	return BP_OK;
+}
+
+/// Multiset differences of two sorted key-pair lists: `out` gets the elements of
+/// `a` missing from `b` (counted only when out is NULL). Returns their number.
+static size_t key_difference(const bp_key_pair *a, size_t na, const bp_key_pair *b, size_t nb, bp_key_pair *out)
+{
+	size_t i = 0, j = 0, n = 0;
+	while (i < na) {
+		int order = j < nb ? key_pair_order(&a[i], &b[j]) : -1;
+		if (order < 0) {
+			if (out)
+				out[n] = a[i];
+			n++, i++;
+		} else if (order > 0) {
+			j++;
+		} else {
+			i++, j++;
+		}
+	}
+	return n;
+}
+
+static bp_status build_events(bp_view *f, const bp_view *prev)
+{
+	const bp_key_pair *old = prev ? prev->keys : NULL;
+	size_t old_count = prev ? prev->pairs.count : 0, count = f->pairs.count;
+	size_t began = key_difference(f->keys, count, old, old_count, NULL);
+	size_t ended = key_difference(old, old_count, f->keys, count, NULL);
+	if (!bpi_reserve_scratch((void **)&f->began, &f->began_capacity, began, sizeof(bp_key_pair)) ||
+		!bpi_reserve_scratch((void **)&f->ended, &f->ended_capacity, ended, sizeof(bp_key_pair)))
+		return BP_ERR_OUT_OF_MEMORY;
+	f->began_count = key_difference(f->keys, count, old, old_count, f->began);
+	f->ended_count = key_difference(old, old_count, f->keys, count, f->ended);
+	return BP_OK;
+}
+
+bp_status bpi_view_derive(bp_view *f, const bp_view *prev, bpi_view_index_scratch *index_scratch, int threads)
+{
+	bp_status status = sort_pairs(f);
+	if (status == BP_OK)
+		status = build_adjacency(f);
+	if (status == BP_OK)
+		status = build_keys(f);
+	if (status == BP_OK)
+		status = build_events(f, prev);
+	// Without memory for the index the frame still publishes: its queries scan.
+	if (status == BP_OK)
+		(void)bpi_view_index_build(&f->index, index_scratch, &f->soa, f->count, f->dims, threads);
+	return status;
+}
+
+// ---- accessors --------------------------------------------------------------------
+
+uint64_t bp_view_frame(const bp_view *v) { return v ? v->number : 0; }
+uint32_t bp_view_entity_count(const bp_view *v) { return v ? v->count : 0; }
+int bp_view_dims(const bp_view *v) { return v ? v->dims : 0; }
+bp_frame_stats bp_view_stats(const bp_view *v) { return v ? v->stats : (bp_frame_stats){0}; }
+const uint64_t *bp_view_user_keys(const bp_view *v) { return v ? v->soa.user_key : NULL; }
+
+const bp_pair *bp_view_pairs(const bp_view *v, size_t *count)
+{
+	if (count)
+		*count = v ? v->pairs.count : 0;
+	return v ? v->pairs.data : NULL;
+}
+
+bp_bounds_arrays bp_view_bounds(const bp_view *v)
+{
+	if (!v)
+		return (bp_bounds_arrays){0};
+	return (bp_bounds_arrays){v->soa.min[0], v->soa.min[1], v->soa.min[2], v->soa.max[0], v->soa.max[1], v->soa.max[2]};
+}
