@@ -677,7 +677,7 @@ bp_status bp_view_neighbours(const bp_view *v, uint32_t entity, const uint32_t *
 		return BP_ERR_INVALID_ARGUMENT;
 	if (entity >= v->count)
 		return BP_ERR_OUT_OF_RANGE;
-	*out = v->neighbours + v->offsets[entity];
+	*out = v->neighbours.data + v->offsets[entity];
 	*count = v->offsets[entity + 1] - v->offsets[entity];
 	return BP_OK;
 }
@@ -686,7 +686,7 @@ bool bp_view_colliding(const bp_view *v, uint32_t a, uint32_t b)
 {
 	if (!v || a >= v->count || b >= v->count || a == b)
 		return false;
-	const uint32_t *list = v->neighbours + v->offsets[a];
+	const uint32_t *list = v->neighbours.data + v->offsets[a];
 	size_t lo = 0, hi = v->offsets[a + 1] - v->offsets[a];
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -736,9 +736,9 @@ bp_status bp_view_pair_events(const bp_view *v, bp_key_pair *began, size_t began
 	if (!v || !began_total || !ended_total || (began_capacity && !began) || (ended_capacity && !ended))
 		return BP_ERR_INVALID_ARGUMENT;
 	if (began_capacity && v->began_count)
-		memcpy(began, v->began, BP_MIN(began_capacity, v->began_count) * sizeof *began);
+		memcpy(began, v->began.data, BP_MIN(began_capacity, v->began_count) * sizeof *began);
 	if (ended_capacity && v->ended_count)
-		memcpy(ended, v->ended, BP_MIN(ended_capacity, v->ended_count) * sizeof *ended);
+		memcpy(ended, v->ended.data, BP_MIN(ended_capacity, v->ended_count) * sizeof *ended);
 	*began_total = v->began_count;
 	*ended_total = v->ended_count;
 	return v->began_count > began_capacity || v->ended_count > ended_capacity ? BP_ERR_OUT_OF_RANGE : BP_OK;

@@ -20,11 +20,11 @@ void bpi_view_free(bp_view *f)
 {
 	free_entity_arrays(f);
 	bpi_pair_buffer_free(&f->pairs);
-	bpi_free_aligned(f->scratch, f->scratch_capacity * sizeof(bp_pair));
-	bpi_free_aligned(f->neighbours, f->neighbour_capacity * sizeof(uint32_t));
-	bpi_free_aligned(f->keys, f->key_capacity * sizeof(bp_key_pair));
-	bpi_free_aligned(f->began, f->began_capacity * sizeof(bp_key_pair));
-	bpi_free_aligned(f->ended, f->ended_capacity * sizeof(bp_key_pair));
+	bpi_array_free(&f->scratch);
+	bpi_array_free(&f->neighbours);
+	bpi_array_free(&f->keys);
+	bpi_array_free(&f->began);
+	bpi_array_free(&f->ended);
 	bpi_view_index_free(&f->index, f->dims);
 	bpi_free(f, sizeof *f);
 }
@@ -79,10 +79,10 @@ static bp_status sort_pairs(bp_view *f)
 	size_t count = f->pairs.count;
 	if (pairs_sorted(f->pairs.data, count))
 		return BP_OK;
-	if (!bpi_reserve_scratch((void **)&f->scratch, &f->scratch_capacity, count, sizeof(bp_pair)))
+	if (!bpi_array_reserve(&f->scratch, count))
 		return BP_ERR_OUT_OF_MEMORY;
-	counting_pass(f->pairs.data, f->scratch, count, f->offsets, f->count, false);
-	counting_pass(f->scratch, f->pairs.data, count, f->offsets, f->count, true);
+	counting_pass(f->pairs.data, f->scratch.data, count, f->offsets, f->count, false);
+	counting_pass(f->scratch.data, f->pairs.data, count, f->offsets, f->count, true);
 	return BP_OK;
 }
 
@@ -95,10 +95,11 @@ static bp_status build_adjacency(bp_view *f)
 	if (count > UINT32_MAX / 2)
 		return BP_ERR_UNSUPPORTED; // 32-bit offsets
 	// At least one slot, so bp_view_neighbours never hands out NULL.
-	if (!bpi_reserve_scratch((void **)&f->neighbours, &f->neighbour_capacity, BP_MAX(2 * count, (size_t)1), sizeof(uint32_t)))
+	if (!bpi_array_reserve(&f->neighbours, BP_MAX(2 * count, (size_t)1)))
 		return BP_ERR_OUT_OF_MEMORY;
 	uint32_t *offsets = f->offsets;
 	const bp_pair *p = f->pairs.data;
+	uint32_t *neighbours = f->neighbours.data;
 	memset(offsets, 0, ((size_t)f->count + 1) * sizeof *offsets);
 	for (size_t i = 0; i < count; ++i) {
 		offsets[p[i].lo + 1]++;
@@ -107,8 +108,8 @@ static bp_status build_adjacency(bp_view *f)
 	for (uint32_t e = 0; e < f->count; ++e)
 		offsets[e + 1] += offsets[e];
 	for (size_t i = 0; i < count; ++i) { // offsets[e] is e's cursor here
-		f->neighbours[offsets[p[i].lo]++] = p[i].hi;
-		f->neighbours[offsets[p[i].hi]++] = p[i].lo;
+		neighbours[offsets[p[i].lo]++] = p[i].hi;
+		neighbours[offsets[p[i].hi]++] = p[i].lo;
 	}
 	for (uint32_t e = f->count; e > 0; --e) // cursors ended at the next start: shift back
 		offsets[e] = offsets[e - 1];
@@ -132,7 +133,7 @@ static int key_pair_order(const bp_key_pair *x, const bp_key_pair *y) { return c
 static bp_status build_keys(bp_view *f)
 {
 	size_t count = f->pairs.count;
-	if (!bpi_reserve_scratch((void **)&f->keys, &f->key_capacity, count, sizeof(bp_key_pair)))
+	if (!bpi_array_reserve(&f->keys, count))
 		return BP_ERR_OUT_OF_MEMORY;
 	const uint64_t *key = f->soa.user_key;
 	bool increasing = true;
@@ -140,10 +141,10 @@ static bp_status build_keys(bp_view *f)
 		increasing = key[e - 1] < key[e];
 	for (size_t i = 0; i < count; ++i) {
 		uint64_t a = key[f->pairs.data[i].lo], b = key[f->pairs.data[i].hi];
-		f->keys[i] = a <= b ? (bp_key_pair){a, b} : (bp_key_pair){b, a};
+		f->keys.data[i] = a <= b ? (bp_key_pair){a, b} : (bp_key_pair){b, a};
 	}
 	if (!increasing && count > 1)
-		qsort(f->keys, count, sizeof(bp_key_pair), compare_key_pairs);
+		qsort(f->keys.data, count, sizeof(bp_key_pair), compare_key_pairs);
 	return BP_OK;
 }
 
@@ -169,15 +170,15 @@ static size_t key_difference(const bp_key_pair *a, size_t na, const bp_key_pair 
 
 static bp_status build_events(bp_view *f, const bp_view *prev)
 {
-	const bp_key_pair *old = prev ? prev->keys : NULL;
+	const bp_key_pair *old = prev ? prev->keys.data : NULL;
 	size_t old_count = prev ? prev->pairs.count : 0, count = f->pairs.count;
-	size_t began = key_difference(f->keys, count, old, old_count, NULL);
-	size_t ended = key_difference(old, old_count, f->keys, count, NULL);
-	if (!bpi_reserve_scratch((void **)&f->began, &f->began_capacity, began, sizeof(bp_key_pair)) ||
-		!bpi_reserve_scratch((void **)&f->ended, &f->ended_capacity, ended, sizeof(bp_key_pair)))
+	const bp_key_pair *keys = f->keys.data;
+	size_t began = key_difference(keys, count, old, old_count, NULL);
+	size_t ended = key_difference(old, old_count, keys, count, NULL);
+	if (!bpi_array_reserve(&f->began, began) || !bpi_array_reserve(&f->ended, ended))
 		return BP_ERR_OUT_OF_MEMORY;
-	f->began_count = key_difference(f->keys, count, old, old_count, f->began);
-	f->ended_count = key_difference(old, old_count, f->keys, count, f->ended);
+	f->began_count = key_difference(keys, count, old, old_count, f->began.data);
+	f->ended_count = key_difference(old, old_count, keys, count, f->ended.data);
 	return BP_OK;
 }
 

@@ -27,16 +27,13 @@ struct bp_view {
 	bpi_step_settings settings;
 
 	// Built by the builder.
-	bpi_pair_buffer pairs;   ///< sorted by (lo, hi)
-	bp_pair *scratch;        ///< counting-sort scratch
-	size_t scratch_capacity;
-	uint32_t *offsets;       ///< CSR: neighbours of e are neighbours[offsets[e] .. offsets[e + 1])
-	uint32_t *neighbours;
-	size_t neighbour_capacity;
-	bp_key_pair *keys; ///< key pairs sorted by (a, b), pairs.count of them
-	size_t key_capacity;
-	bp_key_pair *began, *ended;
-	size_t began_count, ended_count, began_capacity, ended_capacity;
+	bpi_pair_buffer pairs;          ///< sorted by (lo, hi)
+	BPI_ARRAY(bp_pair) scratch;     ///< counting-sort scratch
+	uint32_t *offsets;              ///< CSR: neighbours of e are neighbours[offsets[e] .. offsets[e + 1])
+	BPI_ARRAY(uint32_t) neighbours;
+	BPI_ARRAY(bp_key_pair) keys;    ///< key pairs sorted by (a, b), pairs.count of them
+	BPI_ARRAY(bp_key_pair) began, ended;
+	size_t began_count, ended_count;
 	bpi_view_index index; ///< spatial index for the box, point, sphere, ray and nearest queries
 	bp_frame_stats stats;
 };
