@@ -23,9 +23,8 @@ typedef struct bp_view bp_view;
 // Protocol (DESIGN §5). The host thread (the world's writer) changes entities,
 // then calls bp_frame_submit, which copies the dense SoA arrays into a frame
 // buffer and returns at once. Copy on submit is the only part of a frame the
-// host pays for: 41 bytes per 3D entity, 33 per 2D; measured 4.8 ns per 3D and
-// 3.6 ns per 2D entity (median of 31 submits of 100k entities, 2-core machine
-// under load), so 0.5 ms per 100k entities. A builder thread, started on the
+// host pays for: 41 bytes per 3D entity, 33 per 2D, a few ns per entity
+// (perf/README.md has the measurements). A builder thread, started on the
 // first submit and joined by bp_world_destroy, runs the world's algorithm on
 // that snapshot (with the world's thread count, OpenMP inside), sorts the pairs
 // by (lo, hi), builds the neighbour lists, the pair events and the query
@@ -110,16 +109,13 @@ BP_API const uint64_t *bp_view_user_keys(const bp_view *view);
 // out from the point until the k-th distance is beaten. When the run is most of
 // the view (huge boxes, huge queries) or a box/sphere query has many hits
 // (more than 1/256 of the view), the query scans the view linearly instead
-// (about 1 ns per entity), so the worst case stays the scan. Measured on 1M
-// uniform 3D boxes, AABB queries returning ~11 boxes, 2-core machine under
-// load: p50 33-44 us (1.0-1.2 ms as a scan), p99 0.1 ms (1.8-2.3 ms), and p99
-// during a build 0.13-1.8 ms (9.7-13 ms). The build costs the builder 50-110 ns
-// per entity on that loaded machine (28 bytes per 3D entity in each view, 20 in
-// 2D, plus 16 of builder scratch), mostly the radix sort and the gather of six
-// bound arrays: +39 ms on a 610 ms frame of 1M entities.
-// The cost of the run grows with the largest entity's extent along the axis.
-// colliding and neighbour queries use indexes the builder made once per frame
-// (O(log degree) and O(degree)). acquire + release measured 10 ns uncontended.
+// (about 1 ns per entity), so the worst case stays the scan. The index costs
+// 28 bytes per 3D entity in each view (20 in 2D) plus 16 of builder scratch,
+// mostly spent on a radix sort and a gather of the bound arrays. The cost of
+// the run grows with the largest entity's extent along the axis. colliding and
+// neighbour queries use indexes the builder made once per frame (O(log degree)
+// and O(degree)). Query latencies with and without a build running, and the
+// cost of acquire + release, are measured in perf/README.md.
 // Buffers: functions that fill a caller buffer take its capacity and return the
 // full result count in *total. They write min(capacity, *total) results and
 // return BP_ERR_OUT_OF_RANGE when *total > capacity, so a short buffer is never
