@@ -6,6 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <bp_scene.h>
+
 #include "oracle.h"
 
 static bp_scene *generate(bp_distribution dist, int dims, uint32_t n, uint64_t seed, uint32_t frames)

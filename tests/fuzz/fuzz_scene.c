@@ -3,6 +3,7 @@
 // written back (text, then binary) and read again: same ids, bit-identical bounds. Every
 // input returns the library's allocated bytes to where they started.
 #include "fuzz_common.h"
+#include <bp_scene.h>
 #include <unistd.h>
 
 /// Scratch file per process (libFuzzer -jobs runs several processes in one directory).

@@ -4,7 +4,7 @@
 #ifndef BP_SCENE_INTERNAL_H
 #define BP_SCENE_INTERNAL_H
 
-#include <broadphase/scene.h>
+#include "bp_scene.h"
 #include <stdio.h>
 
 #include "core.h"
