@@ -20,7 +20,7 @@ target_compile_options(bp_fuzz_lib PRIVATE ${BP_FUZZ_FLAGS} -fsanitize=fuzzer-no
 target_link_libraries(bp_fuzz_lib PUBLIC OpenMP::OpenMP_C Threads::Threads mimalloc m PRIVATE bp_warnings)
 # The scene library (tools/scene) the same way, so fuzz_scene sees inside the readers.
 add_library(bp_fuzz_scene STATIC ${BP_SCENE_SOURCES})
-target_include_directories(bp_fuzz_scene PUBLIC ${PROJECT_SOURCE_DIR}/tools/scene PRIVATE ${PROJECT_SOURCE_DIR}/src)
+target_include_directories(bp_fuzz_scene PUBLIC ${PROJECT_SOURCE_DIR}/tools/scene)
 target_compile_options(bp_fuzz_scene PRIVATE ${BP_FUZZ_FLAGS} -fsanitize=fuzzer-no-link)
 target_link_libraries(bp_fuzz_scene PUBLIC bp_fuzz_lib PRIVATE bp_warnings)
 

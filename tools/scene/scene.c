@@ -9,48 +9,34 @@
 #include <string.h>
 #include <sys/stat.h>
 
-// A scene as allocated: the public struct first, so a bp_scene * converts back.
-// The text parser sizes its arrays from a line count before it knows the entity
-// count, so arrays may be larger than count * frame_count; destroy needs that size.
-typedef struct scene_block {
-	bp_scene scene;
-	size_t id_capacity;
-	size_t row_capacity;
-} scene_block;
-
 void bp_scene_destroy(bp_scene *scene)
 {
 	if (!scene)
 		return;
-	scene_block *block = (scene_block *)scene;
-	bpi_free_aligned(scene->ids, block->id_capacity * sizeof(uint32_t));
+	free(scene->ids);
 	for (int a = 0; a < 3; ++a) {
-		bpi_free_aligned(scene->min[a], block->row_capacity * sizeof(float));
-		bpi_free_aligned(scene->max[a], block->row_capacity * sizeof(float));
+		free(scene->min[a]);
+		free(scene->max[a]);
 	}
-	bpi_free(block, sizeof *block);
+	free(scene);
 }
 
-bp_status bpi_scenefile_alloc(int dims, size_t id_capacity, size_t row_capacity, bp_scene **out)
+bp_status scenefile_alloc(int dims, size_t id_capacity, size_t row_capacity, bp_scene **out)
 {
 	*out = NULL;
 	if (dims != 2 && dims != 3)
 		return BP_ERR_INVALID_ARGUMENT;
 	if (id_capacity > SIZE_MAX / sizeof(uint32_t) || row_capacity > SIZE_MAX / sizeof(float))
 		return BP_ERR_OUT_OF_MEMORY;
-	scene_block *block = bpi_alloc(sizeof *block);
-	if (!block)
+	bp_scene *s = calloc(1, sizeof *s);
+	if (!s)
 		return BP_ERR_OUT_OF_MEMORY;
-	memset(block, 0, sizeof *block);
-	block->id_capacity = id_capacity;
-	block->row_capacity = row_capacity;
-	bp_scene *s = &block->scene;
 	s->dims = dims;
 	s->frame_count = 1;
-	bool ok = (s->ids = bpi_alloc_aligned(id_capacity * sizeof(uint32_t))) != NULL;
+	bool ok = (s->ids = scenefile_malloc(id_capacity * sizeof(uint32_t))) != NULL;
 	for (int a = 0; a < dims && ok; ++a) {
-		ok = (s->min[a] = bpi_alloc_aligned(row_capacity * sizeof(float))) != NULL;
-		ok = ok && (s->max[a] = bpi_alloc_aligned(row_capacity * sizeof(float))) != NULL;
+		ok = (s->min[a] = scenefile_malloc(row_capacity * sizeof(float))) != NULL;
+		ok = ok && (s->max[a] = scenefile_malloc(row_capacity * sizeof(float))) != NULL;
 	}
 	if (!ok) {
 		bp_scene_destroy(s);
@@ -90,7 +76,7 @@ static bp_status fail_v(bp_status status, bp_scene_error *err, const char *name,
 	return status;
 }
 
-bp_status bpi_scenefile_fail(bp_scene_error *err, const char *name, uint64_t line, const char *fmt, ...)
+bp_status scenefile_fail(bp_scene_error *err, const char *name, uint64_t line, const char *fmt, ...)
 {
 	va_list args;
 	va_start(args, fmt);
@@ -99,7 +85,7 @@ bp_status bpi_scenefile_fail(bp_scene_error *err, const char *name, uint64_t lin
 	return status;
 }
 
-bp_status bpi_scenefile_fail_status(bp_status status, bp_scene_error *err, const char *name, uint64_t line,
+bp_status scenefile_fail_status(bp_status status, bp_scene_error *err, const char *name, uint64_t line,
 	const char *fmt, ...)
 {
 	va_list args;
@@ -132,7 +118,7 @@ static void radix_sort_u32(uint32_t *keys, uint32_t *scratch, size_t n)
 	// Four passes: the sorted keys are back in the caller's `keys` array.
 }
 
-bp_status bpi_scenefile_find_duplicate(const uint32_t *ids, uint32_t count, bool *found, uint32_t *first,
+bp_status scenefile_find_duplicate(const uint32_t *ids, uint32_t count, bool *found, uint32_t *first,
 	uint32_t *second)
 {
 	*found = false;
@@ -143,11 +129,11 @@ bp_status bpi_scenefile_find_duplicate(const uint32_t *ids, uint32_t count, bool
 	if (i >= count)
 		return BP_OK;
 	size_t bytes = (size_t)count * sizeof(uint32_t);
-	uint32_t *sorted = bpi_alloc_aligned(bytes);
-	uint32_t *scratch = bpi_alloc_aligned(bytes);
+	uint32_t *sorted = malloc(bytes);
+	uint32_t *scratch = malloc(bytes);
 	if (!sorted || !scratch) {
-		bpi_free_aligned(sorted, bytes);
-		bpi_free_aligned(scratch, bytes);
+		free(sorted);
+		free(scratch);
 		return BP_ERR_OUT_OF_MEMORY;
 	}
 	memcpy(sorted, ids, bytes);
@@ -181,14 +167,14 @@ bp_status bpi_scenefile_find_duplicate(const uint32_t *ids, uint32_t count, bool
 			}
 		}
 	}
-	bpi_free_aligned(sorted, bytes);
-	bpi_free_aligned(scratch, bytes);
+	free(sorted);
+	free(scratch);
 	return BP_OK;
 }
 
 static bool has_magic(const void *data, size_t size)
 {
-	return size >= BPI_SCENE_MAGIC_SIZE && memcmp(data, BPI_SCENE_MAGIC, BPI_SCENE_MAGIC_SIZE) == 0;
+	return size >= SCENEFILE_MAGIC_SIZE && memcmp(data, SCENEFILE_MAGIC, SCENEFILE_MAGIC_SIZE) == 0;
 }
 
 typedef struct memory_source {
@@ -227,51 +213,51 @@ bp_status bp_scene_parse(const char *data, size_t size, const char *name, bp_sce
 	if (!name)
 		name = "<memory>";
 	if (!out || (!data && size > 0))
-		return bpi_scenefile_fail_status(BP_ERR_INVALID_ARGUMENT, err, name, 0, "no data or no output");
+		return scenefile_fail_status(BP_ERR_INVALID_ARGUMENT, err, name, 0, "no data or no output");
 	*out = NULL;
 	if (has_magic(data, size)) {
-		memory_source m = {(const unsigned char *)data + BPI_SCENE_MAGIC_SIZE, size - BPI_SCENE_MAGIC_SIZE};
-		bpi_byte_source source = {memory_read, &m, size};
-		return bpi_scenefile_read_binary(&source, name, out, err);
+		memory_source m = {(const unsigned char *)data + SCENEFILE_MAGIC_SIZE, size - SCENEFILE_MAGIC_SIZE};
+		scenefile_byte_source source = {memory_read, &m, size};
+		return scenefile_read_binary(&source, name, out, err);
 	}
 	// The tokenizer needs a terminating NUL, which caller memory need not have.
 	if (size == SIZE_MAX)
-		return bpi_scenefile_fail_status(BP_ERR_OUT_OF_MEMORY, err, name, 0, "out of memory");
-	char *copy = bpi_alloc(size + 1);
+		return scenefile_fail_status(BP_ERR_OUT_OF_MEMORY, err, name, 0, "out of memory");
+	char *copy = malloc(size + 1);
 	if (!copy)
-		return bpi_scenefile_fail_status(BP_ERR_OUT_OF_MEMORY, err, name, 0, "out of memory (%zu bytes)", size + 1);
+		return scenefile_fail_status(BP_ERR_OUT_OF_MEMORY, err, name, 0, "out of memory (%zu bytes)", size + 1);
 	if (size)
 		memcpy(copy, data, size);
 	copy[size] = '\0';
-	bp_status status = bpi_scenefile_parse_text(copy, size, name, out, err);
-	bpi_free(copy, size + 1);
+	bp_status status = scenefile_parse_text(copy, size, name, out, err);
+	free(copy);
 	return status;
 }
 
 // Reads the rest of a file into one NUL-terminated buffer. `prefix` bytes were
 // already read into head; `hint` is the file size when known (0 for pipes).
 static bp_status read_whole(FILE *f, const char *path, const unsigned char *head, size_t prefix, size_t hint,
-	char **out_buf, size_t *out_size, size_t *out_cap, bp_scene_error *err)
+	char **out_buf, size_t *out_size, bp_scene_error *err)
 {
-	size_t cap = BP_MAX(hint, prefix) + 1;
+	size_t cap = SCENE_MAX(hint, prefix) + 1;
 	if (cap < 65536)
 		cap = 65536;
-	char *buf = bpi_alloc(cap);
+	char *buf = malloc(cap);
 	if (!buf)
-		return bpi_scenefile_fail_status(BP_ERR_OUT_OF_MEMORY, err, path, 0, "out of memory (%zu bytes)", cap);
+		return scenefile_fail_status(BP_ERR_OUT_OF_MEMORY, err, path, 0, "out of memory (%zu bytes)", cap);
 	memcpy(buf, head, prefix);
 	size_t len = prefix;
 	for (;;) {
 		if (len + 1 == cap) {
 			size_t grown = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
-			char *bigger = grown > cap ? bpi_alloc(grown) : NULL;
+			char *bigger = grown > cap ? malloc(grown) : NULL;
 			if (!bigger) {
-				bpi_free(buf, cap);
-				return bpi_scenefile_fail_status(BP_ERR_OUT_OF_MEMORY, err, path, 0, "out of memory (%zu bytes)",
+				free(buf);
+				return scenefile_fail_status(BP_ERR_OUT_OF_MEMORY, err, path, 0, "out of memory (%zu bytes)",
 					grown);
 			}
 			memcpy(bigger, buf, len);
-			bpi_free(buf, cap);
+			free(buf);
 			buf = bigger;
 			cap = grown;
 		}
@@ -280,8 +266,8 @@ static bp_status read_whole(FILE *f, const char *path, const unsigned char *head
 		if (got == 0) {
 			if (ferror(f)) {
 				int e = errno;
-				bpi_free(buf, cap);
-				return bpi_scenefile_fail_status(BP_ERR_IO, err, path, 0, "%s", strerror(e ? e : EIO));
+				free(buf);
+				return scenefile_fail_status(BP_ERR_IO, err, path, 0, "%s", strerror(e ? e : EIO));
 			}
 			break;
 		}
@@ -289,59 +275,58 @@ static bp_status read_whole(FILE *f, const char *path, const unsigned char *head
 	buf[len] = '\0';
 	*out_buf = buf;
 	*out_size = len;
-	*out_cap = cap;
 	return BP_OK;
 }
 
 bp_status bp_scene_read(const char *path, bp_scene **out, bp_scene_error *err)
 {
 	if (!path || !out)
-		return bpi_scenefile_fail_status(BP_ERR_INVALID_ARGUMENT, err, path ? path : "?", 0,
+		return scenefile_fail_status(BP_ERR_INVALID_ARGUMENT, err, path ? path : "?", 0,
 			"no path or no output");
 	*out = NULL;
 	FILE *f = fopen(path, "rb");
 	if (!f)
-		return bpi_scenefile_fail_status(BP_ERR_IO, err, path, 0, "%s", strerror(errno));
+		return scenefile_fail_status(BP_ERR_IO, err, path, 0, "%s", strerror(errno));
 	struct stat st;
 	if (fstat(fileno(f), &st) != 0) {
 		int e = errno;
 		fclose(f);
-		return bpi_scenefile_fail_status(BP_ERR_IO, err, path, 0, "%s", strerror(e));
+		return scenefile_fail_status(BP_ERR_IO, err, path, 0, "%s", strerror(e));
 	}
 	if (S_ISDIR(st.st_mode)) {
 		fclose(f);
-		return bpi_scenefile_fail_status(BP_ERR_IO, err, path, 0, "%s", strerror(EISDIR));
+		return scenefile_fail_status(BP_ERR_IO, err, path, 0, "%s", strerror(EISDIR));
 	}
 	uint64_t file_size = S_ISREG(st.st_mode) && st.st_size > 0 ? (uint64_t)st.st_size : 0;
-	unsigned char head[BPI_SCENE_MAGIC_SIZE];
+	unsigned char head[SCENEFILE_MAGIC_SIZE];
 	size_t prefix = fread(head, 1, sizeof head, f);
 	if (prefix < sizeof head && ferror(f)) {
 		int e = errno;
 		fclose(f);
-		return bpi_scenefile_fail_status(BP_ERR_IO, err, path, 0, "%s", strerror(e ? e : EIO));
+		return scenefile_fail_status(BP_ERR_IO, err, path, 0, "%s", strerror(e ? e : EIO));
 	}
 	bp_status status;
 	if (has_magic(head, prefix) && S_ISREG(st.st_mode)) {
 		// Binary straight from the file into the scene arrays: no second copy.
-		bpi_byte_source source = {file_read, f, file_size};
-		status = bpi_scenefile_read_binary(&source, path, out, err);
+		scenefile_byte_source source = {file_read, f, file_size};
+		status = scenefile_read_binary(&source, path, out, err);
 	} else {
 		if (file_size > SIZE_MAX - 1) {
 			fclose(f);
-			return bpi_scenefile_fail_status(BP_ERR_OUT_OF_MEMORY, err, path, 0, "file too large");
+			return scenefile_fail_status(BP_ERR_OUT_OF_MEMORY, err, path, 0, "file too large");
 		}
 		char *buf = NULL;
-		size_t size = 0, cap = 0;
-		status = read_whole(f, path, head, prefix, (size_t)file_size, &buf, &size, &cap, err);
+		size_t size = 0;
+		status = read_whole(f, path, head, prefix, (size_t)file_size, &buf, &size, err);
 		if (status == BP_OK) {
 			if (has_magic(buf, size)) {
-				memory_source m = {(const unsigned char *)buf + BPI_SCENE_MAGIC_SIZE, size - BPI_SCENE_MAGIC_SIZE};
-				bpi_byte_source source = {memory_read, &m, size};
-				status = bpi_scenefile_read_binary(&source, path, out, err);
+				memory_source m = {(const unsigned char *)buf + SCENEFILE_MAGIC_SIZE, size - SCENEFILE_MAGIC_SIZE};
+				scenefile_byte_source source = {memory_read, &m, size};
+				status = scenefile_read_binary(&source, path, out, err);
 			} else {
-				status = bpi_scenefile_parse_text(buf, size, path, out, err);
+				status = scenefile_parse_text(buf, size, path, out, err);
 			}
-			bpi_free(buf, cap);
+			free(buf);
 		}
 	}
 	fclose(f);

@@ -150,9 +150,9 @@ typedef struct text_parser {
 static bp_status fail_token(text_parser *tp, uint64_t line, const char *what, const char *tok, const char *tok_end)
 {
 	if (has_high_byte(tok, tok_end))
-		return bpi_scenefile_fail(tp->err, tp->name, line, "binary data in %s", what);
-	int len = (int)BP_MIN(tok_end - tok, TOKEN_SHOWN);
-	return bpi_scenefile_fail(tp->err, tp->name, line, "%s '%.*s%s' is not %s", what, len, tok,
+		return scenefile_fail(tp->err, tp->name, line, "binary data in %s", what);
+	int len = (int)SCENE_MIN(tok_end - tok, TOKEN_SHOWN);
+	return scenefile_fail(tp->err, tp->name, line, "%s '%.*s%s' is not %s", what, len, tok,
 		tok_end - tok > TOKEN_SHOWN ? "..." : "",
 		strcmp(what, "id") == 0 || strcmp(what, "n") == 0 ? "an integer" : "a number");
 }
@@ -193,31 +193,31 @@ static bp_status parse_header(text_parser *tp, const char *q, const char *eol, u
 {
 	tp->header_line = line;
 	if (*q != '#')
-		return bpi_scenefile_fail(tp->err, tp->name, line, "missing header (the first line must be '# dims=2|3 ...')");
+		return scenefile_fail(tp->err, tp->name, line, "missing header (the first line must be '# dims=2|3 ...')");
 	bool has_dims = false;
 	for (const char *w = skip_blank(q + 1, eol); w < eol;) {
 		const char *we = token_end(w, eol);
 		const char *eq = memchr(w, '=', (size_t)(we - w));
 		if (!eq || eq == w) {
 			if (has_high_byte(w, we))
-				return bpi_scenefile_fail(tp->err, tp->name, line, "binary data in the header");
-			int len = (int)BP_MIN(we - w, TOKEN_SHOWN);
-			return bpi_scenefile_fail(tp->err, tp->name, line, "header word '%.*s' is not key=value", len, w);
+				return scenefile_fail(tp->err, tp->name, line, "binary data in the header");
+			int len = (int)SCENE_MIN(we - w, TOKEN_SHOWN);
+			return scenefile_fail(tp->err, tp->name, line, "header word '%.*s' is not key=value", len, w);
 		}
 		const char *v = eq + 1;
 		size_t key_len = (size_t)(eq - w);
 		if (key_len == 4 && memcmp(w, "dims", 4) == 0) {
 			if (we - v != 1 || (*v != '2' && *v != '3')) {
-				int len = (int)BP_MIN(we - v, TOKEN_SHOWN);
-				return bpi_scenefile_fail(tp->err, tp->name, line, "dims must be 2 or 3 (got '%.*s')", len, v);
+				int len = (int)SCENE_MIN(we - v, TOKEN_SHOWN);
+				return scenefile_fail(tp->err, tp->name, line, "dims must be 2 or 3 (got '%.*s')", len, v);
 			}
 			tp->dims = *v - '0';
 			has_dims = true;
 		} else if (key_len == 1 && *w == 'n') {
 			int bad = parse_u32(v, we, &tp->n);
 			if (bad) {
-				int len = (int)BP_MIN(we - v, TOKEN_SHOWN);
-				return bpi_scenefile_fail(tp->err, tp->name, line, "n must be an integer in [0, 2^32) (got '%.*s')",
+				int len = (int)SCENE_MIN(we - v, TOKEN_SHOWN);
+				return scenefile_fail(tp->err, tp->name, line, "n must be an integer in [0, 2^32) (got '%.*s')",
 					len, v);
 			}
 			tp->has_n = true;
@@ -226,7 +226,7 @@ static bp_status parse_header(text_parser *tp, const char *q, const char *eol, u
 		w = skip_blank(we, eol);
 	}
 	if (!has_dims)
-		return bpi_scenefile_fail(tp->err, tp->name, line, "header has no dims=2|3");
+		return scenefile_fail(tp->err, tp->name, line, "header has no dims=2|3");
 	return BP_OK;
 }
 
@@ -260,16 +260,16 @@ static bp_status end_frame(text_parser *tp, uint64_t line)
 		tp->count = (uint32_t)tp->frame_rows;
 		bool found;
 		uint32_t first, second;
-		bp_status status = bpi_scenefile_find_duplicate(tp->scene->ids, tp->count, &found, &first, &second);
+		bp_status status = scenefile_find_duplicate(tp->scene->ids, tp->count, &found, &first, &second);
 		if (status != BP_OK)
-			return bpi_scenefile_fail_status(status, tp->err, tp->name, 0, "out of memory");
+			return scenefile_fail_status(status, tp->err, tp->name, 0, "out of memory");
 		if (found)
-			return bpi_scenefile_fail(tp->err, tp->name, line_of_row(tp, second), "duplicate id %u (first on line %llu)",
+			return scenefile_fail(tp->err, tp->name, line_of_row(tp, second), "duplicate id %u (first on line %llu)",
 				tp->scene->ids[second], (unsigned long long)line_of_row(tp, first));
 		return BP_OK;
 	}
 	if (tp->frame_rows != tp->count)
-		return bpi_scenefile_fail(tp->err, tp->name, line, "frame %u has %llu entities but frame 0 has %u",
+		return scenefile_fail(tp->err, tp->name, line, "frame %u has %llu entities but frame 0 has %u",
 			tp->frames - 1, (unsigned long long)tp->frame_rows, tp->count);
 	return BP_OK;
 }
@@ -284,17 +284,17 @@ static bp_status parse_marker(text_parser *tp, const char *q, const char *eol, u
 	const char *ke = token_end(k, eol);
 	uint32_t index;
 	if (k == ke || parse_u32(k, ke, &index) != 0 || skip_blank(ke, eol) != eol)
-		return bpi_scenefile_fail(tp->err, tp->name, line, "bad frame marker (expected '# frame K')");
+		return scenefile_fail(tp->err, tp->name, line, "bad frame marker (expected '# frame K')");
 	uint32_t expected = tp->frames;
 	if (index != expected)
-		return bpi_scenefile_fail(tp->err, tp->name, line, "frame %u out of order (expected frame %u)", index, expected);
+		return scenefile_fail(tp->err, tp->name, line, "frame %u out of order (expected frame %u)", index, expected);
 	if (tp->frames > 0) {
 		bp_status status = end_frame(tp, line);
 		if (status != BP_OK)
 			return status;
 	}
 	if (tp->frames == UINT32_MAX)
-		return bpi_scenefile_fail(tp->err, tp->name, line, "too many frames");
+		return scenefile_fail(tp->err, tp->name, line, "too many frames");
 	++tp->frames;
 	tp->frame_rows = 0;
 	return BP_OK;
@@ -308,8 +308,8 @@ static bp_status parse_row(text_parser *tp, const char *line_start, const char *
 	uint32_t id;
 	switch (parse_u32(q, te, &id)) {
 	case 0: break;
-	case 2: return bpi_scenefile_fail(tp->err, tp->name, line, "negative id");
-	case 3: return bpi_scenefile_fail(tp->err, tp->name, line, "id out of range (ids are below 2^32)");
+	case 2: return scenefile_fail(tp->err, tp->name, line, "negative id");
+	case 3: return scenefile_fail(tp->err, tp->name, line, "id out of range (ids are below 2^32)");
 	default: return fail_token(tp, line, "id", q, te);
 	}
 	uint64_t row = tp->rows;
@@ -318,7 +318,7 @@ static bp_status parse_row(text_parser *tp, const char *line_start, const char *
 	for (int c = 0; c < 2 * dims; ++c) {
 		q = skip_blank(q, eol);
 		if (q == eol)
-			return bpi_scenefile_fail(tp->err, tp->name, line, "expected %u columns (id + %d bounds), got %u", columns,
+			return scenefile_fail(tp->err, tp->name, line, "expected %u columns (id + %d bounds), got %u", columns,
 				2 * dims, count_tokens(line_start, eol));
 		// strtof stops at the first byte that cannot continue a number: a blank,
 		// '\n', or the NUL after the buffer, so it never runs past this line.
@@ -331,33 +331,33 @@ static bp_status parse_row(text_parser *tp, const char *line_start, const char *
 		if (stop == q || (stop < eol && !is_blank((unsigned char)*stop)))
 			return fail_token(tp, line, "value", q, token_end(q, eol));
 		if (isnan(v[c]))
-			return bpi_scenefile_fail(tp->err, tp->name, line, "value %d is NaN", c + 1);
+			return scenefile_fail(tp->err, tp->name, line, "value %d is NaN", c + 1);
 		if (isinf(v[c]))
-			return bpi_scenefile_fail(tp->err, tp->name, line, "value %d is infinite or beyond float range", c + 1);
+			return scenefile_fail(tp->err, tp->name, line, "value %d is infinite or beyond float range", c + 1);
 		q = stop;
 	}
 	q = skip_blank(q, eol);
 	if (q != eol)
-		return bpi_scenefile_fail(tp->err, tp->name, line, "expected %u columns (id + %d bounds), got %u", columns,
+		return scenefile_fail(tp->err, tp->name, line, "expected %u columns (id + %d bounds), got %u", columns,
 			2 * dims, count_tokens(line_start, eol));
 	for (int a = 0; a < dims; ++a)
 		if (v[a] > v[dims + a])
-			return bpi_scenefile_fail(tp->err, tp->name, line, "min_%c > max_%c (%.9g > %.9g)", "xyz"[a], "xyz"[a],
+			return scenefile_fail(tp->err, tp->name, line, "min_%c > max_%c (%.9g > %.9g)", "xyz"[a], "xyz"[a],
 				(double)v[a], (double)v[dims + a]);
 
 	if (tp->frames == 0)
 		tp->frames = 1;
 	if (tp->frames == 1) {
 		if (tp->frame_rows >= UINT32_MAX)
-			return bpi_scenefile_fail(tp->err, tp->name, line, "too many entities (at most 2^32 - 1)");
+			return scenefile_fail(tp->err, tp->name, line, "too many entities (at most 2^32 - 1)");
 		tp->scene->ids[row] = id;
 	} else {
 		uint64_t j = tp->frame_rows;
 		if (j >= tp->count)
-			return bpi_scenefile_fail(tp->err, tp->name, line, "frame %u has more entities than frame 0 (%u)",
+			return scenefile_fail(tp->err, tp->name, line, "frame %u has more entities than frame 0 (%u)",
 				tp->frames - 1, tp->count);
 		if (tp->scene->ids[j] != id)
-			return bpi_scenefile_fail(tp->err, tp->name, line,
+			return scenefile_fail(tp->err, tp->name, line,
 				"id %u where frame 0 has id %u (every frame lists the same ids in the same order)", id,
 				tp->scene->ids[j]);
 	}
@@ -387,9 +387,9 @@ static bp_status parse_lines(text_parser *tp)
 				status = parse_header(tp, q, eol, line);
 				if (status == BP_OK) {
 					have_header = true;
-					status = bpi_scenefile_alloc(tp->dims, (size_t)tp->capacity, (size_t)tp->capacity, &tp->scene);
+					status = scenefile_alloc(tp->dims, (size_t)tp->capacity, (size_t)tp->capacity, &tp->scene);
 					if (status != BP_OK)
-						status = bpi_scenefile_fail_status(status, tp->err, tp->name, 0, "out of memory (%llu rows)",
+						status = scenefile_fail_status(status, tp->err, tp->name, 0, "out of memory (%llu rows)",
 							(unsigned long long)tp->capacity);
 				}
 			} else if (*q == '#') {
@@ -404,17 +404,17 @@ static bp_status parse_lines(text_parser *tp)
 	if (status != BP_OK)
 		return status;
 	if (!have_header)
-		return bpi_scenefile_fail(tp->err, tp->name, 0, "empty file");
+		return scenefile_fail(tp->err, tp->name, 0, "empty file");
 	status = end_frame(tp, line);
 	if (status != BP_OK)
 		return status;
 	if (tp->has_n && tp->n != tp->count)
-		return bpi_scenefile_fail(tp->err, tp->name, tp->header_line, "header says n=%u but the file has %u entities",
+		return scenefile_fail(tp->err, tp->name, tp->header_line, "header says n=%u but the file has %u entities",
 			tp->n, tp->count);
 	return BP_OK;
 }
 
-bp_status bpi_scenefile_parse_text(const char *buf, size_t size, const char *name, bp_scene **out,
+bp_status scenefile_parse_text(const char *buf, size_t size, const char *name, bp_scene **out,
 	bp_scene_error *err)
 {
 	*out = NULL;
@@ -433,7 +433,7 @@ bp_status bpi_scenefile_parse_text(const char *buf, size_t size, const char *nam
 		uint64_t line = 1;
 		for (; !is_binary_byte(u[i]); ++i)
 			line += u[i] == '\n';
-		return bpi_scenefile_fail(err, name, line, "binary data (byte 0x%02x), not a text scene", u[i]);
+		return scenefile_fail(err, name, line, "binary data (byte 0x%02x), not a text scene", u[i]);
 	}
 	text_parser tp = {.buf = buf, .size = size, .name = name, .err = err, .capacity = newlines + 1};
 	bp_status status = parse_lines(&tp);
@@ -470,7 +470,7 @@ static void out_flush(text_out *o)
 // overflow 128 bits), NaN and Inf take snprintf. Checked against snprintf on
 // millions of random floats in test_scene.c. Measured: 250 ns per value with
 // snprintf, 54 ns with this (CPU time, values in [0, 30)).
-int bpi_format_float_g9(float v, char *out)
+int scenefile_format_float_g9(float v, char *out)
 {
 #if defined(__SIZEOF_INT128__)
 	typedef unsigned __int128 u128;
@@ -572,7 +572,7 @@ slow:
 
 static void out_float(text_out *o, float v)
 {
-	o->len += (size_t)bpi_format_float_g9(v, o->buf + o->len);
+	o->len += (size_t)scenefile_format_float_g9(v, o->buf + o->len);
 }
 
 static void out_u32(text_out *o, uint32_t v)
@@ -606,12 +606,12 @@ bp_status bp_scene_write_text(const bp_scene *scene, const char *path)
 	if (!scene_valid(scene) || !path)
 		return BP_ERR_INVALID_ARGUMENT;
 	text_out o = {.cap = 1 << 20};
-	o.buf = bpi_alloc(o.cap);
+	o.buf = malloc(o.cap);
 	if (!o.buf)
 		return BP_ERR_OUT_OF_MEMORY;
 	o.f = fopen(path, "wb");
 	if (!o.f) {
-		bpi_free(o.buf, o.cap);
+		free(o.buf);
 		return BP_ERR_IO;
 	}
 	const int dims = scene->dims;
@@ -640,7 +640,7 @@ bp_status bp_scene_write_text(const bp_scene *scene, const char *path)
 	out_flush(&o);
 	if (fclose(o.f) != 0)
 		o.failed = true;
-	bpi_free(o.buf, o.cap);
+	free(o.buf);
 	if (o.failed) {
 		remove(path);
 		return BP_ERR_IO;
