@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "oracle.h"
-#include "scene_internal.h"
+#include "scene_format.h"
 
 static uint32_t bits_of(float f)
 {

@@ -1,50 +1,19 @@
 // SPDX-License-Identifier: MIT
-// Scene objects: allocation and destroy, frame bounds, errors, the duplicate-id check,
-// and bp_scene_read/bp_scene_parse, which tell binary from text by the magic.
-#define _POSIX_C_SOURCE 200809L
-#include "scene_internal.h"
+// The scene file entry points: bp_scene_read and bp_scene_parse, which tell binary from
+// text by the magic and hand the bytes to that form's reader, the two writers' argument
+// checks, and frame bounds.
+#define _POSIX_C_SOURCE 200809L // fileno, fstat
+#include "bp_scene.h"
 
 #include <errno.h>
-#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-void bp_scene_destroy(bp_scene *scene)
-{
-	if (!scene)
-		return;
-	free(scene->ids);
-	for (int a = 0; a < 3; ++a) {
-		free(scene->min[a]);
-		free(scene->max[a]);
-	}
-	free(scene);
-}
-
-bp_status scenefile_alloc(int dims, size_t id_capacity, size_t row_capacity, bp_scene **out)
-{
-	*out = NULL;
-	if (dims != 2 && dims != 3)
-		return BP_ERR_INVALID_ARGUMENT;
-	if (id_capacity > SIZE_MAX / sizeof(uint32_t) || row_capacity > SIZE_MAX / sizeof(float))
-		return BP_ERR_OUT_OF_MEMORY;
-	bp_scene *s = calloc(1, sizeof *s);
-	if (!s)
-		return BP_ERR_OUT_OF_MEMORY;
-	s->dims = dims;
-	s->frame_count = 1;
-	bool ok = (s->ids = scenefile_malloc(id_capacity * sizeof(uint32_t))) != NULL;
-	for (int a = 0; a < dims && ok; ++a) {
-		ok = (s->min[a] = scenefile_malloc(row_capacity * sizeof(float))) != NULL;
-		ok = ok && (s->max[a] = scenefile_malloc(row_capacity * sizeof(float))) != NULL;
-	}
-	if (!ok) {
-		bp_scene_destroy(s);
-		return BP_ERR_OUT_OF_MEMORY;
-	}
-	*out = s;
-	return BP_OK;
-}
+#include "scene_binary.h"
+#include "scene_format.h"
+#include "scene_text.h"
 
 bp_bounds_arrays bp_scene_frame_bounds(const bp_scene *scene, uint32_t frame)
 {
@@ -61,115 +30,6 @@ bp_bounds_arrays bp_scene_frame_bounds(const bp_scene *scene, uint32_t frame)
 		b.max_z = scene->max[2] + at;
 	}
 	return b;
-}
-
-static bp_status fail_v(bp_status status, bp_scene_error *err, const char *name, uint64_t line, const char *fmt,
-	va_list args)
-{
-	if (!err)
-		return status;
-	err->line = line > UINT32_MAX ? UINT32_MAX : (uint32_t)line;
-	int used = snprintf(err->message, sizeof err->message, "%s:%llu: ", name ? name : "?",
-		(unsigned long long)line);
-	if (used >= 0 && (size_t)used < sizeof err->message)
-		vsnprintf(err->message + used, sizeof err->message - (size_t)used, fmt, args);
-	return status;
-}
-
-bp_status scenefile_fail(bp_scene_error *err, const char *name, uint64_t line, const char *fmt, ...)
-{
-	va_list args;
-	va_start(args, fmt);
-	bp_status status = fail_v(BP_ERR_PARSE, err, name, line, fmt, args);
-	va_end(args);
-	return status;
-}
-
-bp_status scenefile_fail_status(bp_status status, bp_scene_error *err, const char *name, uint64_t line,
-	const char *fmt, ...)
-{
-	va_list args;
-	va_start(args, fmt);
-	fail_v(status, err, name, line, fmt, args);
-	va_end(args);
-	return status;
-}
-
-// LSD radix sort of uint32, 8 bits a pass. Scenes reach 50M entities, where
-// qsort takes seconds; this takes a few hundred milliseconds.
-static void radix_sort_u32(uint32_t *keys, uint32_t *scratch, size_t n)
-{
-	for (int shift = 0; shift < 32; shift += 8) {
-		size_t offsets[256] = {0};
-		for (size_t i = 0; i < n; ++i)
-			++offsets[(keys[i] >> shift) & 0xff];
-		size_t sum = 0;
-		for (int b = 0; b < 256; ++b) {
-			size_t c = offsets[b];
-			offsets[b] = sum;
-			sum += c;
-		}
-		for (size_t i = 0; i < n; ++i)
-			scratch[offsets[(keys[i] >> shift) & 0xff]++] = keys[i];
-		uint32_t *t = keys;
-		keys = scratch;
-		scratch = t;
-	}
-	// Four passes: the sorted keys are back in the caller's `keys` array.
-}
-
-bp_status scenefile_find_duplicate(const uint32_t *ids, uint32_t count, bool *found, uint32_t *first,
-	uint32_t *second)
-{
-	*found = false;
-	// Fast path: generated and most written scenes list ids in increasing order.
-	uint32_t i = 1;
-	while (i < count && ids[i - 1] < ids[i])
-		++i;
-	if (i >= count)
-		return BP_OK;
-	size_t bytes = (size_t)count * sizeof(uint32_t);
-	uint32_t *sorted = malloc(bytes);
-	uint32_t *scratch = malloc(bytes);
-	if (!sorted || !scratch) {
-		free(sorted);
-		free(scratch);
-		return BP_ERR_OUT_OF_MEMORY;
-	}
-	memcpy(sorted, ids, bytes);
-	radix_sort_u32(sorted, scratch, count);
-	// Keep one copy of every id that repeats (the rest of the work is the error path).
-	size_t repeated = 0;
-	for (size_t k = 1; k < count; ++k)
-		if (sorted[k] == sorted[k - 1] && (repeated == 0 || sorted[repeated - 1] != sorted[k]))
-			sorted[repeated++] = sorted[k];
-	if (repeated > 0) {
-		// Walk in array order; the first repeated id seen twice is the earliest repeat.
-		uint32_t *seen = scratch; // position + 1 of the first occurrence, 0 = not yet
-		memset(seen, 0, repeated * sizeof(uint32_t));
-		for (uint32_t k = 0; k < count && !*found; ++k) {
-			size_t lo = 0, hi = repeated;
-			while (lo < hi) {
-				size_t mid = lo + (hi - lo) / 2;
-				if (sorted[mid] < ids[k])
-					lo = mid + 1;
-				else
-					hi = mid;
-			}
-			if (lo < repeated && sorted[lo] == ids[k]) {
-				if (seen[lo]) {
-					*found = true;
-					*first = seen[lo] - 1;
-					*second = k;
-				} else {
-					seen[lo] = k + 1;
-				}
-			}
-		}
-	}
-	free(sorted);
-	free(scratch);
-	return BP_OK;
 }
 
 static bool has_magic(const void *data, size_t size)
@@ -331,4 +191,33 @@ bp_status bp_scene_read(const char *path, bp_scene **out, bp_scene_error *err)
 	}
 	fclose(f);
 	return status;
+}
+
+// What both writers need: a known dims, at least one frame, and arrays behind any entity.
+static bool writable(const bp_scene *s)
+{
+	if (!s || (s->dims != 2 && s->dims != 3) || s->frame_count == 0)
+		return false;
+	if (s->count == 0)
+		return true;
+	if (!s->ids)
+		return false;
+	for (int a = 0; a < s->dims; ++a)
+		if (!s->min[a] || !s->max[a])
+			return false;
+	return true;
+}
+
+bp_status bp_scene_write_text(const bp_scene *scene, const char *path)
+{
+	if (!writable(scene) || !path)
+		return BP_ERR_INVALID_ARGUMENT;
+	return scenefile_write_text(scene, path);
+}
+
+bp_status bp_scene_write_binary(const bp_scene *scene, const char *path)
+{
+	if (!writable(scene) || !path)
+		return BP_ERR_INVALID_ARGUMENT;
+	return scenefile_write_binary(scene, path);
 }

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 // Binary scene form: "BPSCENE1", little-endian uint32 dims, count, frame_count, reserved,
 // the ids, then per frame and per axis the min array and the max array (float32).
-#include "scene_internal.h"
+#include "scene_binary.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "scene_format.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define SCENE_BIG_ENDIAN 1
@@ -160,17 +163,8 @@ static bool write_le32(FILE *f, const void *data, size_t n)
 #endif
 }
 
-bp_status bp_scene_write_binary(const bp_scene *scene, const char *path)
+bp_status scenefile_write_binary(const bp_scene *scene, const char *path)
 {
-	if (!scene || !path || (scene->dims != 2 && scene->dims != 3) || scene->frame_count == 0)
-		return BP_ERR_INVALID_ARGUMENT;
-	if (scene->count > 0) {
-		if (!scene->ids)
-			return BP_ERR_INVALID_ARGUMENT;
-		for (int a = 0; a < scene->dims; ++a)
-			if (!scene->min[a] || !scene->max[a])
-				return BP_ERR_INVALID_ARGUMENT;
-	}
 	FILE *f = fopen(path, "wb");
 	if (!f)
 		return BP_ERR_IO;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Scene generators for `bp gen`, tests and benchmarks. Every density is chosen
 // analytically from the expected pair count; each formula is worked below.
-#include "scene_internal.h"
+#include "scene_format.h"
 
 #include <math.h>
 #include <string.h>
