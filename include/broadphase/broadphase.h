@@ -5,7 +5,6 @@
 
 #include "base.h"
 #include "world.h"
-#include "scene.h"
 #include "frame.h"
 #include "cell_grid.h"
 

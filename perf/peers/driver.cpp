@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include <broadphase/broadphase.h>
+#include <bp_scene.h>
 
 namespace {
 

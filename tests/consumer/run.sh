@@ -60,5 +60,12 @@ if [ -n "$extra" ]; then
 	exit 1
 fi
 [ "$count" -gt 20 ] || { echo "only $count bp_* symbols exported" >&2; exit 1; }
+# Scene files and generators are the repository's bp_scene library (tools/scene), not the API.
+scene=$(printf '%s\n' "$exported" | grep -E '^(bp_scene_|bp_gen_|bp_distribution_)' || true)
+if [ -n "$scene" ]; then
+	echo "libbroadphase.so exports scene-file symbols (they belong to tools/scene):" >&2
+	printf '%s\n' "$scene" >&2
+	exit 1
+fi
 echo "$count bp_* symbols exported, nothing else"
 step "install_consumer: ok"

@@ -18,6 +18,11 @@ target_include_directories(bp_fuzz_lib PUBLIC ${PROJECT_SOURCE_DIR}/include PRIV
 target_compile_definitions(bp_fuzz_lib PUBLIC BP_STATIC_DEFINE PRIVATE BP_BUILDING_LIBRARY)
 target_compile_options(bp_fuzz_lib PRIVATE ${BP_FUZZ_FLAGS} -fsanitize=fuzzer-no-link)
 target_link_libraries(bp_fuzz_lib PUBLIC OpenMP::OpenMP_C Threads::Threads mimalloc m PRIVATE bp_warnings)
+# The scene library (tools/scene) the same way, so fuzz_scene sees inside the readers.
+add_library(bp_fuzz_scene STATIC ${BP_SCENE_SOURCES})
+target_include_directories(bp_fuzz_scene PUBLIC ${PROJECT_SOURCE_DIR}/tools/scene)
+target_compile_options(bp_fuzz_scene PRIVATE ${BP_FUZZ_FLAGS} -fsanitize=fuzzer-no-link)
+target_link_libraries(bp_fuzz_scene PUBLIC bp_fuzz_lib PRIVATE bp_warnings)
 
 foreach(target fuzz_scene fuzz_api fuzz_pairs)
   add_executable(${target} ${CMAKE_CURRENT_LIST_DIR}/${target}.c)
@@ -29,4 +34,5 @@ foreach(target fuzz_scene fuzz_api fuzz_pairs)
       ${CMAKE_CURRENT_BINARY_DIR}/corpus-${target})
   set_tests_properties(${target} PROPERTIES TIMEOUT 900 LABELS fuzz)
 endforeach()
+target_link_libraries(fuzz_scene PRIVATE bp_fuzz_scene)
 add_custom_target(fuzz DEPENDS fuzz_scene fuzz_api fuzz_pairs)

@@ -5,6 +5,7 @@
 #define BP_CLI_H
 
 #include <broadphase/broadphase.h>
+#include <bp_scene.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: MIT
 // Binary scene form: "BPSCENE1", little-endian uint32 dims, count, frame_count, reserved,
 // the ids, then per frame and per axis the min array and the max array (float32).
-#include "scene_internal.h"
+#include "scene_binary.h"
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "scene_format.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 #define SCENE_BIG_ENDIAN 1
@@ -34,8 +37,8 @@ static void from_le32(void *data, size_t n)
 static bp_status read_fail(bp_scene_error *err, const char *name)
 {
 	if (errno)
-		return bpi_scenefile_fail_status(BP_ERR_IO, err, name, 0, "%s", strerror(errno));
-	return bpi_scenefile_fail_status(BP_ERR_IO, err, name, 0, "unexpected end of file");
+		return scenefile_fail_status(BP_ERR_IO, err, name, 0, "%s", strerror(errno));
+	return scenefile_fail_status(BP_ERR_IO, err, name, 0, "unexpected end of file");
 }
 
 static bp_status check_bounds(const bp_scene *s, const char *name, bp_scene_error *err)
@@ -54,11 +57,11 @@ static bp_status check_bounds(const bp_scene *s, const char *name, bp_scene_erro
 			for (size_t i = 0; i < count; ++i) {
 				const char axis = "xyz"[a];
 				if (!isfinite(lo[i]) || !isfinite(hi[i]))
-					return bpi_scenefile_fail(err, name, 0, "entity %zu (id %u), frame %u: %s_%c is %s", i, s->ids[i],
+					return scenefile_fail(err, name, 0, "entity %zu (id %u), frame %u: %s_%c is %s", i, s->ids[i],
 						f, isfinite(lo[i]) ? "max" : "min", axis,
 						isnan(isfinite(lo[i]) ? hi[i] : lo[i]) ? "NaN" : "infinite");
 				if (lo[i] > hi[i])
-					return bpi_scenefile_fail(err, name, 0, "entity %zu (id %u), frame %u: min_%c > max_%c (%.9g > %.9g)",
+					return scenefile_fail(err, name, 0, "entity %zu (id %u), frame %u: min_%c > max_%c (%.9g > %.9g)",
 						i, s->ids[i], f, axis, axis, (double)lo[i], (double)hi[i]);
 			}
 		}
@@ -66,13 +69,13 @@ static bp_status check_bounds(const bp_scene *s, const char *name, bp_scene_erro
 	return BP_OK;
 }
 
-bp_status bpi_scenefile_read_binary(bpi_byte_source *source, const char *name, bp_scene **out,
+bp_status scenefile_read_binary(scenefile_byte_source *source, const char *name, bp_scene **out,
 	bp_scene_error *err)
 {
 	*out = NULL;
-	if (source->total_size < BPI_SCENE_HEADER_SIZE)
-		return bpi_scenefile_fail(err, name, 0, "truncated binary header (%llu bytes, need %d)",
-			(unsigned long long)source->total_size, BPI_SCENE_HEADER_SIZE);
+	if (source->total_size < SCENEFILE_HEADER_SIZE)
+		return scenefile_fail(err, name, 0, "truncated binary header (%llu bytes, need %d)",
+			(unsigned long long)source->total_size, SCENEFILE_HEADER_SIZE);
 	uint32_t h[4];
 	errno = 0;
 	if (!source->read(source->ctx, h, sizeof h))
@@ -80,28 +83,28 @@ bp_status bpi_scenefile_read_binary(bpi_byte_source *source, const char *name, b
 	from_le32(h, 4);
 	const uint32_t dims = h[0], count = h[1], frames = h[2], reserved = h[3];
 	if (dims != 2 && dims != 3)
-		return bpi_scenefile_fail(err, name, 0, "dims must be 2 or 3 (got %u)", dims);
+		return scenefile_fail(err, name, 0, "dims must be 2 or 3 (got %u)", dims);
 	if (frames == 0)
-		return bpi_scenefile_fail(err, name, 0, "frame_count is 0 (at least 1)");
+		return scenefile_fail(err, name, 0, "frame_count is 0 (at least 1)");
 	if (reserved != 0)
-		return bpi_scenefile_fail(err, name, 0, "reserved header field is %u (must be 0)", reserved);
+		return scenefile_fail(err, name, 0, "reserved header field is %u (must be 0)", reserved);
 	// rows < 2^64 always; rows * 8 * dims + 4 * count + 24 fits in 64 bits unless huge.
 	const uint64_t rows = (uint64_t)count * frames;
 	const uint64_t per_row = 2ull * dims * sizeof(float);
-	if (rows > (UINT64_MAX - BPI_SCENE_HEADER_SIZE - 4ull * count) / per_row)
-		return bpi_scenefile_fail(err, name, 0, "header sizes overflow (count %u, frames %u)", count, frames);
-	const uint64_t expected = BPI_SCENE_HEADER_SIZE + 4ull * count + rows * per_row;
+	if (rows > (UINT64_MAX - SCENEFILE_HEADER_SIZE - 4ull * count) / per_row)
+		return scenefile_fail(err, name, 0, "header sizes overflow (count %u, frames %u)", count, frames);
+	const uint64_t expected = SCENEFILE_HEADER_SIZE + 4ull * count + rows * per_row;
 	if (source->total_size != expected)
-		return bpi_scenefile_fail(err, name, 0,
+		return scenefile_fail(err, name, 0,
 			"size mismatch: dims %u, count %u, frames %u need %llu bytes, the data has %llu", dims, count, frames,
 			(unsigned long long)expected, (unsigned long long)source->total_size);
 	if (rows > SIZE_MAX / sizeof(float))
-		return bpi_scenefile_fail_status(BP_ERR_OUT_OF_MEMORY, err, name, 0, "scene too large for this machine");
+		return scenefile_fail_status(BP_ERR_OUT_OF_MEMORY, err, name, 0, "scene too large for this machine");
 
 	bp_scene *s;
-	bp_status status = bpi_scenefile_alloc((int)dims, count, (size_t)rows, &s);
+	bp_status status = scenefile_alloc((int)dims, count, (size_t)rows, &s);
 	if (status != BP_OK)
-		return bpi_scenefile_fail_status(status, err, name, 0, "out of memory (%u entities x %u frames)", count, frames);
+		return scenefile_fail_status(status, err, name, 0, "out of memory (%u entities x %u frames)", count, frames);
 	s->count = count;
 	s->frame_count = frames;
 	bool ok = source->read(source->ctx, s->ids, (size_t)count * sizeof(uint32_t));
@@ -124,11 +127,11 @@ bp_status bpi_scenefile_read_binary(bpi_byte_source *source, const char *name, b
 	if (status == BP_OK) {
 		bool found;
 		uint32_t first, second;
-		status = bpi_scenefile_find_duplicate(s->ids, count, &found, &first, &second);
+		status = scenefile_find_duplicate(s->ids, count, &found, &first, &second);
 		if (status != BP_OK)
-			status = bpi_scenefile_fail_status(status, err, name, 0, "out of memory");
+			status = scenefile_fail_status(status, err, name, 0, "out of memory");
 		else if (found)
-			status = bpi_scenefile_fail(err, name, 0, "duplicate id %u (entities %u and %u)", s->ids[second], first,
+			status = scenefile_fail(err, name, 0, "duplicate id %u (entities %u and %u)", s->ids[second], first,
 				second);
 	}
 	if (status != BP_OK) {
@@ -146,7 +149,7 @@ static bool write_le32(FILE *f, const void *data, size_t n)
 	uint32_t chunk[4096];
 	const uint32_t *w = data;
 	while (n > 0) {
-		size_t k = BP_MIN(n, sizeof chunk / sizeof chunk[0]);
+		size_t k = SCENE_MIN(n, sizeof chunk / sizeof chunk[0]);
 		for (size_t i = 0; i < k; ++i)
 			chunk[i] = swap32(w[i]);
 		if (fwrite(chunk, sizeof(uint32_t), k, f) != k)
@@ -160,23 +163,14 @@ static bool write_le32(FILE *f, const void *data, size_t n)
 #endif
 }
 
-bp_status bp_scene_write_binary(const bp_scene *scene, const char *path)
+bp_status scenefile_write_binary(const bp_scene *scene, const char *path)
 {
-	if (!scene || !path || (scene->dims != 2 && scene->dims != 3) || scene->frame_count == 0)
-		return BP_ERR_INVALID_ARGUMENT;
-	if (scene->count > 0) {
-		if (!scene->ids)
-			return BP_ERR_INVALID_ARGUMENT;
-		for (int a = 0; a < scene->dims; ++a)
-			if (!scene->min[a] || !scene->max[a])
-				return BP_ERR_INVALID_ARGUMENT;
-	}
 	FILE *f = fopen(path, "wb");
 	if (!f)
 		return BP_ERR_IO;
 	const size_t count = scene->count;
 	uint32_t h[4] = {(uint32_t)scene->dims, scene->count, scene->frame_count, 0};
-	bool ok = fwrite(BPI_SCENE_MAGIC, 1, BPI_SCENE_MAGIC_SIZE, f) == BPI_SCENE_MAGIC_SIZE;
+	bool ok = fwrite(SCENEFILE_MAGIC, 1, SCENEFILE_MAGIC_SIZE, f) == SCENEFILE_MAGIC_SIZE;
 	ok = ok && write_le32(f, h, 4);
 	ok = ok && write_le32(f, scene->ids, count);
 	for (uint32_t fr = 0; fr < scene->frame_count && ok && count > 0; ++fr)

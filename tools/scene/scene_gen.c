@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Scene generators for `bp gen`, tests and benchmarks. Every density is chosen
 // analytically from the expected pair count; each formula is worked below.
-#include "scene_internal.h"
+#include "scene_format.h"
 
 #include <math.h>
 #include <string.h>
@@ -153,7 +153,7 @@ static void plan(const bp_gen_def *def, gen_params *g)
 		double side = side_for_probability(p, SMALL_D2);
 		for (int a = 0; a < 3; ++a)
 			g->side[a] = side;
-		g->clusters = BP_MAX(1u, n / CLUSTER_SIZE);
+		g->clusters = SCENE_MAX(1u, n / CLUSTER_SIZE);
 		g->sigma = dims == 3 ? CLUSTER_SIGMA_3D : CLUSTER_SIGMA_2D;
 		break;
 	}
@@ -163,7 +163,7 @@ static void plan(const bp_gen_def *def, gen_params *g)
 			b * b * pow(2.0 * MIXED_SCALE, dims);
 		const double m = n > 1 ? (double)(n - 1) : 1.0;
 		const double volume = m * S / (2.0 * MIXED_PAIRS_PER_ENTITY);
-		const double side = BP_MAX(pow(volume, 1.0 / dims), 2.0 * MIXED_SCALE);
+		const double side = SCENE_MAX(pow(volume, 1.0 / dims), 2.0 * MIXED_SCALE);
 		for (int a = 0; a < 3; ++a)
 			g->side[a] = side;
 		break;
@@ -173,7 +173,7 @@ static void plan(const bp_gen_def *def, gen_params *g)
 		const double p_thin = (2.0 * w - SMALL_D2) / (w * w); // exact, as side_for_probability
 		const double p_thin_all = dims == 3 ? p_thin * p_thin : p_thin;
 		const double px = axis_probability(n, 1, PAIRS_PER_ENTITY, p_thin_all);
-		g->side[0] = BP_MAX(side_for_probability(px, SMALL_D2), w);
+		g->side[0] = SCENE_MAX(side_for_probability(px, SMALL_D2), w);
 		g->side[1] = g->side[2] = w;
 		break;
 	}
@@ -224,27 +224,26 @@ static void make_entity(bp_distribution dist, const gen_params *g, gen_rng *r, d
 
 typedef struct motion {
 	float *centre[3], *half[3], *velocity[3];
-	size_t bytes;
 } motion;
 
 static void motion_free(motion *m)
 {
 	for (int a = 0; a < 3; ++a) {
-		bpi_free_aligned(m->centre[a], m->bytes);
-		bpi_free_aligned(m->half[a], m->bytes);
-		bpi_free_aligned(m->velocity[a], m->bytes);
+		free(m->centre[a]);
+		free(m->half[a]);
+		free(m->velocity[a]);
 	}
 }
 
 static bool motion_alloc(motion *m, int dims, uint32_t n)
 {
 	memset(m, 0, sizeof *m);
-	m->bytes = (size_t)n * sizeof(float);
+	const size_t bytes = (size_t)n * sizeof(float);
 	bool ok = true;
 	for (int a = 0; a < dims && ok; ++a) {
-		ok = (m->centre[a] = bpi_alloc_aligned(m->bytes)) != NULL;
-		ok = ok && (m->half[a] = bpi_alloc_aligned(m->bytes)) != NULL;
-		ok = ok && (m->velocity[a] = bpi_alloc_aligned(m->bytes)) != NULL;
+		ok = (m->centre[a] = scenefile_malloc(bytes)) != NULL;
+		ok = ok && (m->half[a] = scenefile_malloc(bytes)) != NULL;
+		ok = ok && (m->velocity[a] = scenefile_malloc(bytes)) != NULL;
 	}
 	if (!ok)
 		motion_free(m);
@@ -301,24 +300,22 @@ bp_status bp_scene_generate(const bp_gen_def *def, bp_scene **out)
 	plan(def, &g);
 	gen_rng r;
 	rng_seed(&r, def->seed);
-	size_t centre_bytes = 0;
 	if (def->dist == BP_DIST_CLUSTERED) {
-		centre_bytes = (size_t)g.clusters * (size_t)dims * sizeof(double);
-		g.centres = bpi_alloc(centre_bytes);
+		g.centres = malloc((size_t)g.clusters * (size_t)dims * sizeof(double));
 		if (!g.centres)
 			return BP_ERR_OUT_OF_MEMORY;
 		for (size_t k = 0; k < (size_t)g.clusters * (size_t)dims; ++k)
 			g.centres[k] = g.side[k % (size_t)dims] * rng_unit(&r);
 	}
 	bp_scene *s;
-	bp_status status = bpi_scenefile_alloc(dims, n, rows, &s);
+	bp_status status = scenefile_alloc(dims, n, rows, &s);
 	motion m = {0};
 	if (status == BP_OK && def->frames > 1 && !motion_alloc(&m, dims, n)) {
 		bp_scene_destroy(s);
 		status = BP_ERR_OUT_OF_MEMORY;
 	}
 	if (status != BP_OK) {
-		bpi_free(g.centres, centre_bytes);
+		free(g.centres);
 		return status;
 	}
 	s->count = n;
@@ -346,7 +343,7 @@ bp_status bp_scene_generate(const bp_gen_def *def, bp_scene **out)
 		move_frames(s, &m);
 		motion_free(&m);
 	}
-	bpi_free(g.centres, centre_bytes);
+	free(g.centres);
 	*out = s;
 	return BP_OK;
 }

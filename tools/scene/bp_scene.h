@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Scene files (text interchange format and a binary form) and scene generators.
-#ifndef BROADPHASE_SCENE_H
-#define BROADPHASE_SCENE_H
+// Scene files (DESIGN §7: the text interchange format and a binary form) and scene generators:
+// a support library for bp, perf and the tests, built on the public API and not installed.
+#ifndef BP_SCENE_H
+#define BP_SCENE_H
 
-#include "world.h"
+#include <broadphase/broadphase.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -11,8 +12,7 @@ extern "C" {
 
 /// A scene: `count` entities with unique 32-bit ids and `frame_count` frames of
 /// bounds. Frame f of axis a lives at min[a][f * count .. f * count + count - 1].
-/// In 2D min[2] and max[2] are NULL. Owned by the library: free with
-/// bp_scene_destroy.
+/// In 2D min[2] and max[2] are NULL. Free with bp_scene_destroy.
 typedef struct bp_scene {
 	int dims;
 	uint32_t count;
@@ -31,18 +31,18 @@ typedef struct bp_scene_error {
 
 /// Reads a scene, text or binary (told apart by the binary magic). Nothing is
 /// returned on error: *out is NULL and err (when not NULL) says what and where.
-BP_API bp_status bp_scene_read(const char *path, bp_scene **out, bp_scene_error *err);
+bp_status bp_scene_read(const char *path, bp_scene **out, bp_scene_error *err);
 /// Parses scene text (or binary) from memory; `name` is used in messages.
-BP_API bp_status bp_scene_parse(const char *data, size_t size, const char *name, bp_scene **out,
+bp_status bp_scene_parse(const char *data, size_t size, const char *name, bp_scene **out,
 	bp_scene_error *err);
 /// Writes the text form (values with %.9g, so they read back bit-exact).
-BP_API bp_status bp_scene_write_text(const bp_scene *scene, const char *path);
+bp_status bp_scene_write_text(const bp_scene *scene, const char *path);
 /// Writes the binary form (fast to load for 10M-entity scenes).
-BP_API bp_status bp_scene_write_binary(const bp_scene *scene, const char *path);
-BP_API void bp_scene_destroy(bp_scene *scene);
+bp_status bp_scene_write_binary(const bp_scene *scene, const char *path);
+void bp_scene_destroy(bp_scene *scene);
 
 /// Bounds arrays of one frame, ready for bp_world_create_entities/set_bounds.
-BP_API bp_bounds_arrays bp_scene_frame_bounds(const bp_scene *scene, uint32_t frame);
+bp_bounds_arrays bp_scene_frame_bounds(const bp_scene *scene, uint32_t frame);
 
 /// Built-in scene distributions for `bp gen`, tests and benchmarks.
 typedef enum bp_distribution {
@@ -54,8 +54,8 @@ typedef enum bp_distribution {
 	BP_DIST_COUNT
 } bp_distribution;
 
-BP_API const char *bp_distribution_name(bp_distribution dist);
-BP_API bp_status bp_distribution_from_name(const char *name, bp_distribution *out);
+const char *bp_distribution_name(bp_distribution dist);
+bp_status bp_distribution_from_name(const char *name, bp_distribution *out);
 
 typedef struct bp_gen_def {
 	bp_distribution dist; ///< default BP_DIST_UNIFORM
@@ -65,10 +65,10 @@ typedef struct bp_gen_def {
 	uint32_t frames;      ///< frames of motion; default 1
 } bp_gen_def;
 
-BP_API bp_gen_def bp_gen_def_default(void);
+bp_gen_def bp_gen_def_default(void);
 /// Generates a scene; the same def always gives the same scene, bit for bit.
 /// Ids are 0..n-1.
-BP_API bp_status bp_scene_generate(const bp_gen_def *def, bp_scene **out);
+bp_status bp_scene_generate(const bp_gen_def *def, bp_scene **out);
 
 #ifdef __cplusplus
 }
