@@ -109,6 +109,7 @@ Test(fuzz_regressions, scene_empty_binary_many_frames, .timeout = 10)
 	cr_assert_eq(scene->count, 0);
 	cr_assert_eq(scene->frame_count, 0x4ed61800u);
 	bp_scene_destroy(scene);
+	cr_assert_eq(bp_scene_allocated_bytes(), 0);
 }
 
 // fuzz_api (minimized by hand from the finding): grid and hash cannot lay cells over a

@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Scene files: text and binary round trips (bit-exact), frames, and every malformed
-// input rejected with "name:line: reason". The scene library allocates with malloc, which
-// bp_allocated_bytes does not count: its leaks are fuzz_scene's to find (LeakSanitizer).
+// input rejected with "name:line: reason" and nothing left allocated.
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <float.h>
@@ -41,6 +40,7 @@ static bp_scene *parse_ok(const char *text)
 // Parses text that must fail at `line` with a message containing `reason`.
 static void expect_parse_error(const char *text, size_t size, uint32_t line, const char *reason)
 {
+	int64_t before = bp_scene_allocated_bytes();
 	bp_scene *s = (bp_scene *)&s; // not NULL, to see it cleared
 	bp_scene_error err = {0};
 	bp_status st = bp_scene_parse(text, size, "t.txt", &s, &err);
@@ -51,6 +51,7 @@ static void expect_parse_error(const char *text, size_t size, uint32_t line, con
 	cr_assert(strncmp(err.message, prefix, strlen(prefix)) == 0, "want prefix '%s', got '%s'", prefix, err.message);
 	cr_assert_eq(err.line, line);
 	cr_assert_not_null(strstr(err.message, reason), "want '%s' in '%s'", reason, err.message);
+	cr_assert_eq(bp_scene_allocated_bytes(), before, "leaked %lld bytes", (long long)(bp_scene_allocated_bytes() - before));
 }
 
 #define EXPECT_ERROR(text, line, reason) expect_parse_error(text, sizeof(text) - 1, line, reason)
@@ -119,6 +120,7 @@ static bp_scene *awkward_scene(int dims, uint32_t n, uint32_t frames)
 
 Test(scene, text_round_trip_is_bit_exact)
 {
+	int64_t before = bp_scene_allocated_bytes();
 	for (int dims = 2; dims <= 3; ++dims) {
 		bp_scene *s = awkward_scene(dims, 300, 1);
 		cr_assert_eq(bits_of(s->min[0][0]), 0x80000000u); // -0.0 really is in there
@@ -136,10 +138,12 @@ Test(scene, text_round_trip_is_bit_exact)
 		bp_scene_destroy(back);
 	}
 	unlink(temp_file());
+	cr_assert_eq(bp_scene_allocated_bytes(), before);
 }
 
 Test(scene, binary_round_trip_is_bit_exact)
 {
+	int64_t before = bp_scene_allocated_bytes();
 	for (int dims = 2; dims <= 3; ++dims) {
 		bp_scene *s = awkward_scene(dims, 257, 3);
 		cr_assert_eq(bp_scene_write_binary(s, temp_file()), BP_OK);
@@ -163,6 +167,7 @@ Test(scene, binary_round_trip_is_bit_exact)
 		bp_scene_destroy(again);
 	}
 	unlink(temp_file());
+	cr_assert_eq(bp_scene_allocated_bytes(), before);
 }
 
 // The binary layout, byte by byte, for a 2D scene of 2 entities and 1 frame.
@@ -336,6 +341,7 @@ Test(scene, malformed_binary_is_rejected_with_line_zero)
 		for (int b = 0; b < 4 && cases[c].at; ++b)
 			bad[cases[c].at + b] = (unsigned char)(cases[c].word >> (8 * b));
 		size_t bad_size = (size_t)((long)size + cases[c].size_delta);
+		int64_t before = bp_scene_allocated_bytes();
 		bp_scene *out = NULL;
 		bp_scene_error err = {0};
 		cr_assert_eq(bp_scene_parse((const char *)bad, bad_size, "b.bin", &out, &err), BP_ERR_PARSE, "case %zu", c);
@@ -343,6 +349,7 @@ Test(scene, malformed_binary_is_rejected_with_line_zero)
 		cr_assert(strncmp(err.message, "b.bin:0: ", 9) == 0, "%s", err.message);
 		cr_assert_not_null(strstr(err.message, cases[c].reason), "case %zu: want '%s' in '%s'", c, cases[c].reason,
 			err.message);
+		cr_assert_eq(bp_scene_allocated_bytes(), before);
 		// The same through a file.
 		f = fopen(temp_file(), "wb");
 		fwrite(bad, 1, bad_size, f);
@@ -350,12 +357,14 @@ Test(scene, malformed_binary_is_rejected_with_line_zero)
 		cr_assert_eq(bp_scene_read(temp_file(), &out, &err), BP_ERR_PARSE);
 		cr_assert_null(out);
 		cr_assert_not_null(strstr(err.message, cases[c].reason), "%s", err.message);
+		cr_assert_eq(bp_scene_allocated_bytes(), before);
 	}
 	unlink(temp_file());
 }
 
 Test(scene, io_errors_name_the_file_and_line_zero)
 {
+	int64_t before = bp_scene_allocated_bytes();
 	bp_scene *out = NULL;
 	bp_scene_error err = {0};
 	cr_assert_eq(bp_scene_read("/nonexistent/dir/x.scene", &out, &err), BP_ERR_IO);
@@ -369,6 +378,7 @@ Test(scene, io_errors_name_the_file_and_line_zero)
 	cr_assert_eq(bp_scene_write_text(s, "/nonexistent/dir/x.scene"), BP_ERR_IO);
 	cr_assert_eq(bp_scene_write_binary(s, "/nonexistent/dir/x.scene"), BP_ERR_IO);
 	bp_scene_destroy(s);
+	cr_assert_eq(bp_scene_allocated_bytes(), before);
 }
 
 Test(scene, text_file_errors_name_the_file)
@@ -510,7 +520,7 @@ Test(scene, number_parsing_matches_strtof)
 }
 
 // Corrupted files (bytes flipped, cut short) either parse or fail cleanly: a parse
-// error naming the input, *out NULL. Run under ASan too.
+// error naming the input, *out NULL, nothing left allocated. Run under ASan too.
 Test(scene, corrupted_inputs_fail_cleanly)
 {
 	bp_scene *s = awkward_scene(3, 40, 2);
@@ -528,6 +538,7 @@ Test(scene, corrupted_inputs_fail_cleanly)
 	bp_scene_destroy(s);
 	static char buf[65536];
 	test_rng rng = {3};
+	int64_t before = bp_scene_allocated_bytes();
 	int failures = 0;
 	for (int round = 0; round < 4000; ++round) {
 		const bool binary = round & 1;
@@ -555,6 +566,7 @@ Test(scene, corrupted_inputs_fail_cleanly)
 			cr_assert(strncmp(err.message, "c:", 2) == 0, "%s", err.message);
 			++failures;
 		}
+		cr_assert_eq(bp_scene_allocated_bytes(), before);
 	}
 	cr_assert_gt(failures, 1000); // most corruptions are caught
 }

@@ -75,6 +75,7 @@ Test(scene_gen, defaults_and_bad_definitions)
 	cr_assert_eq(def.dims, 3);
 	cr_assert_eq(def.seed, 1);
 	cr_assert_eq(def.frames, 1);
+	int64_t before = bp_scene_allocated_bytes();
 	bp_scene *s = (bp_scene *)&s;
 	bp_gen_def bad = def;
 	bad.dims = 4;
@@ -92,10 +93,12 @@ Test(scene_gen, defaults_and_bad_definitions)
 	cr_assert_eq(bp_scene_generate(&bad, &s), BP_ERR_INVALID_ARGUMENT);
 	cr_assert_eq(bp_scene_generate(NULL, &s), BP_ERR_INVALID_ARGUMENT);
 	cr_assert_eq(bp_scene_generate(&def, NULL), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_scene_allocated_bytes(), before);
 	def.n = 0;
 	cr_assert_eq(bp_scene_generate(&def, &s), BP_OK);
 	cr_assert_eq(s->count, 0);
 	bp_scene_destroy(s);
+	cr_assert_eq(bp_scene_allocated_bytes(), before);
 }
 
 Test(scene_gen, deterministic_ids_and_valid_bounds)
@@ -236,6 +239,7 @@ Test(scene_gen, frames_move_a_little_and_keep_extents)
 // The generator output survives both file forms unchanged.
 Test(scene_gen, generated_scenes_round_trip)
 {
+	int64_t before = bp_scene_allocated_bytes();
 	const char *path = "/tmp/bp_test_scene_gen.txt";
 	for (int d = 0; d < BP_DIST_COUNT; ++d) {
 		bp_scene *s = generate((bp_distribution)d, 3, 500, 11, 2);
@@ -252,4 +256,5 @@ Test(scene_gen, generated_scenes_round_trip)
 		bp_scene_destroy(s);
 	}
 	remove(path);
+	cr_assert_eq(bp_scene_allocated_bytes(), before);
 }

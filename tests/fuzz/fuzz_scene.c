@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // libFuzzer target: bytes through bp_scene_parse (text or binary). A scene that parses is
-// written back (text, then binary) and read again: same ids, bit-identical bounds. The scene
-// library allocates with malloc, so leaks are left to libFuzzer's per-input LeakSanitizer check.
+// written back (text, then binary) and read again: same ids, bit-identical bounds. Every
+// input returns the scene library's allocated bytes to where they started.
 #include "fuzz_common.h"
 #include <bp_scene.h>
 #include <unistd.h>
@@ -69,6 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+	int64_t start_bytes = bp_scene_allocated_bytes();
 	bp_scene *scene = NULL;
 	bp_scene_error err;
 	memset(&err, 0x5a, sizeof err);
@@ -87,5 +88,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FUZZ_CHECK(memchr(err.message, '\0', sizeof err.message) != NULL, "error message not terminated");
 		FUZZ_CHECK(strncmp(err.message, "fuzz:", 5) == 0, "message does not name the source: %.80s", err.message);
 	}
+	FUZZ_CHECK(bp_scene_allocated_bytes() == start_bytes, "leak: %lld bytes",
+		(long long)(bp_scene_allocated_bytes() - start_bytes));
 	return 0;
 }

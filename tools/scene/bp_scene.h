@@ -40,6 +40,9 @@ bp_status bp_scene_write_text(const bp_scene *scene, const char *path);
 /// Writes the binary form (fast to load for 10M-entity scenes).
 bp_status bp_scene_write_binary(const bp_scene *scene, const char *path);
 void bp_scene_destroy(bp_scene *scene);
+/// Bytes the scene library holds now (scenes and any temporary of a call in
+/// progress), for tests that check nothing leaks.
+int64_t bp_scene_allocated_bytes(void);
 
 /// Bounds arrays of one frame, ready for bp_world_create_entities/set_bounds.
 bp_bounds_arrays bp_scene_frame_bounds(const bp_scene *scene, uint32_t frame);

@@ -83,14 +83,14 @@ bp_status bp_scene_parse(const char *data, size_t size, const char *name, bp_sce
 	// The tokenizer needs a terminating NUL, which caller memory need not have.
 	if (size == SIZE_MAX)
 		return scenefile_fail_status(BP_ERR_OUT_OF_MEMORY, err, name, 0, "out of memory");
-	char *copy = malloc(size + 1);
+	char *copy = scenefile_malloc(size + 1);
 	if (!copy)
 		return scenefile_fail_status(BP_ERR_OUT_OF_MEMORY, err, name, 0, "out of memory (%zu bytes)", size + 1);
 	if (size)
 		memcpy(copy, data, size);
 	copy[size] = '\0';
 	bp_status status = scenefile_parse_text(copy, size, name, out, err);
-	free(copy);
+	scenefile_free(copy);
 	return status;
 }
 
@@ -102,7 +102,7 @@ static bp_status read_whole(FILE *f, const char *path, const unsigned char *head
 	size_t cap = SCENE_MAX(hint, prefix) + 1;
 	if (cap < 65536)
 		cap = 65536;
-	char *buf = malloc(cap);
+	char *buf = scenefile_malloc(cap);
 	if (!buf)
 		return scenefile_fail_status(BP_ERR_OUT_OF_MEMORY, err, path, 0, "out of memory (%zu bytes)", cap);
 	memcpy(buf, head, prefix);
@@ -110,14 +110,14 @@ static bp_status read_whole(FILE *f, const char *path, const unsigned char *head
 	for (;;) {
 		if (len + 1 == cap) {
 			size_t grown = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
-			char *bigger = grown > cap ? malloc(grown) : NULL;
+			char *bigger = grown > cap ? scenefile_malloc(grown) : NULL;
 			if (!bigger) {
-				free(buf);
+				scenefile_free(buf);
 				return scenefile_fail_status(BP_ERR_OUT_OF_MEMORY, err, path, 0, "out of memory (%zu bytes)",
 					grown);
 			}
 			memcpy(bigger, buf, len);
-			free(buf);
+			scenefile_free(buf);
 			buf = bigger;
 			cap = grown;
 		}
@@ -126,7 +126,7 @@ static bp_status read_whole(FILE *f, const char *path, const unsigned char *head
 		if (got == 0) {
 			if (ferror(f)) {
 				int e = errno;
-				free(buf);
+				scenefile_free(buf);
 				return scenefile_fail_status(BP_ERR_IO, err, path, 0, "%s", strerror(e ? e : EIO));
 			}
 			break;
@@ -186,7 +186,7 @@ bp_status bp_scene_read(const char *path, bp_scene **out, bp_scene_error *err)
 			} else {
 				status = scenefile_parse_text(buf, size, path, out, err);
 			}
-			free(buf);
+			scenefile_free(buf);
 		}
 	}
 	fclose(f);

@@ -6,19 +6,57 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+
+// ---- counted allocation --------------------------------------------------------
+
+// Each block carries its size in front, so the count needs no size at free.
+typedef union scenefile_header {
+	size_t size;
+	max_align_t align;
+} scenefile_header;
+
+static _Atomic int64_t scenefile_bytes;
+
+void *scenefile_malloc(size_t size)
+{
+	if (size > SIZE_MAX - sizeof(scenefile_header))
+		return NULL;
+	scenefile_header *h = malloc(sizeof *h + size);
+	if (!h)
+		return NULL;
+	h->size = size;
+	atomic_fetch_add_explicit(&scenefile_bytes, (int64_t)size, memory_order_relaxed);
+	return h + 1;
+}
+
+void scenefile_free(void *ptr)
+{
+	if (!ptr)
+		return;
+	scenefile_header *h = (scenefile_header *)ptr - 1;
+	atomic_fetch_sub_explicit(&scenefile_bytes, (int64_t)h->size, memory_order_relaxed);
+	free(h);
+}
+
+int64_t bp_scene_allocated_bytes(void)
+{
+	return atomic_load_explicit(&scenefile_bytes, memory_order_relaxed);
+}
 
 void bp_scene_destroy(bp_scene *scene)
 {
 	if (!scene)
 		return;
-	free(scene->ids);
+	scenefile_free(scene->ids);
 	for (int a = 0; a < 3; ++a) {
-		free(scene->min[a]);
-		free(scene->max[a]);
+		scenefile_free(scene->min[a]);
+		scenefile_free(scene->max[a]);
 	}
-	free(scene);
+	scenefile_free(scene);
 }
 
 bp_status scenefile_alloc(int dims, size_t id_capacity, size_t row_capacity, bp_scene **out)
@@ -28,9 +66,10 @@ bp_status scenefile_alloc(int dims, size_t id_capacity, size_t row_capacity, bp_
 		return BP_ERR_INVALID_ARGUMENT;
 	if (id_capacity > SIZE_MAX / sizeof(uint32_t) || row_capacity > SIZE_MAX / sizeof(float))
 		return BP_ERR_OUT_OF_MEMORY;
-	bp_scene *s = calloc(1, sizeof *s);
+	bp_scene *s = scenefile_malloc(sizeof *s);
 	if (!s)
 		return BP_ERR_OUT_OF_MEMORY;
+	*s = (bp_scene){0};
 	s->dims = dims;
 	s->frame_count = 1;
 	bool ok = (s->ids = scenefile_malloc(id_capacity * sizeof(uint32_t))) != NULL;
@@ -112,11 +151,11 @@ bp_status scenefile_find_duplicate(const uint32_t *ids, uint32_t count, bool *fo
 	if (i >= count)
 		return BP_OK;
 	size_t bytes = (size_t)count * sizeof(uint32_t);
-	uint32_t *sorted = malloc(bytes);
-	uint32_t *scratch = malloc(bytes);
+	uint32_t *sorted = scenefile_malloc(bytes);
+	uint32_t *scratch = scenefile_malloc(bytes);
 	if (!sorted || !scratch) {
-		free(sorted);
-		free(scratch);
+		scenefile_free(sorted);
+		scenefile_free(scratch);
 		return BP_ERR_OUT_OF_MEMORY;
 	}
 	memcpy(sorted, ids, bytes);
@@ -150,8 +189,8 @@ bp_status scenefile_find_duplicate(const uint32_t *ids, uint32_t count, bool *fo
 			}
 		}
 	}
-	free(sorted);
-	free(scratch);
+	scenefile_free(sorted);
+	scenefile_free(scratch);
 	return BP_OK;
 }
 

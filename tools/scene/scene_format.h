@@ -12,12 +12,11 @@
 #define SCENE_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define SCENE_MAX(a, b) ((a) > (b) ? (a) : (b))
 
-/// malloc that also gives a pointer to free for 0 bytes (an empty scene's arrays),
-/// where malloc(0) may return NULL.
-static inline void *scenefile_malloc(size_t size)
-{
-	return malloc(size ? size : 1);
-}
+/// Every allocation of the scene library, counted in bp_scene_allocated_bytes so
+/// tests can assert that nothing leaks. Returns a pointer for 0 bytes too (an
+/// empty scene's arrays). Free with scenefile_free; NULL is ignored there.
+void *scenefile_malloc(size_t size);
+void scenefile_free(void *ptr);
 
 /// Allocates an empty scene whose id array holds id_capacity entries and whose
 /// bound arrays hold row_capacity floats each (count = 0, frame_count = 1). The

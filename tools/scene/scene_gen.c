@@ -229,9 +229,9 @@ typedef struct motion {
 static void motion_free(motion *m)
 {
 	for (int a = 0; a < 3; ++a) {
-		free(m->centre[a]);
-		free(m->half[a]);
-		free(m->velocity[a]);
+		scenefile_free(m->centre[a]);
+		scenefile_free(m->half[a]);
+		scenefile_free(m->velocity[a]);
 	}
 }
 
@@ -301,7 +301,7 @@ bp_status bp_scene_generate(const bp_gen_def *def, bp_scene **out)
 	gen_rng r;
 	rng_seed(&r, def->seed);
 	if (def->dist == BP_DIST_CLUSTERED) {
-		g.centres = malloc((size_t)g.clusters * (size_t)dims * sizeof(double));
+		g.centres = scenefile_malloc((size_t)g.clusters * (size_t)dims * sizeof(double));
 		if (!g.centres)
 			return BP_ERR_OUT_OF_MEMORY;
 		for (size_t k = 0; k < (size_t)g.clusters * (size_t)dims; ++k)
@@ -315,7 +315,7 @@ bp_status bp_scene_generate(const bp_gen_def *def, bp_scene **out)
 		status = BP_ERR_OUT_OF_MEMORY;
 	}
 	if (status != BP_OK) {
-		free(g.centres);
+		scenefile_free(g.centres);
 		return status;
 	}
 	s->count = n;
@@ -343,7 +343,7 @@ bp_status bp_scene_generate(const bp_gen_def *def, bp_scene **out)
 		move_frames(s, &m);
 		motion_free(&m);
 	}
-	free(g.centres);
+	scenefile_free(g.centres);
 	*out = s;
 	return BP_OK;
 }

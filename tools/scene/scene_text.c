@@ -486,12 +486,12 @@ static void out_u32(text_out *o, uint32_t v)
 bp_status scenefile_write_text(const bp_scene *scene, const char *path)
 {
 	text_out o = {.cap = 1 << 20};
-	o.buf = malloc(o.cap);
+	o.buf = scenefile_malloc(o.cap);
 	if (!o.buf)
 		return BP_ERR_OUT_OF_MEMORY;
 	o.f = fopen(path, "wb");
 	if (!o.f) {
-		free(o.buf);
+		scenefile_free(o.buf);
 		return BP_ERR_IO;
 	}
 	const int dims = scene->dims;
@@ -520,7 +520,7 @@ bp_status scenefile_write_text(const bp_scene *scene, const char *path)
 	out_flush(&o);
 	if (fclose(o.f) != 0)
 		o.failed = true;
-	free(o.buf);
+	scenefile_free(o.buf);
 	if (o.failed) {
 		remove(path);
 		return BP_ERR_IO;
