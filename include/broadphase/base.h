@@ -37,7 +37,7 @@ typedef enum bp_status {
 	BP_ERR_OUT_OF_RANGE,     ///< first/count outside the entity range, too many entities
 	BP_ERR_OUT_OF_MEMORY,    ///< an allocation failed
 	BP_ERR_UNKNOWN_ALGORITHM,///< no algorithm with that id or name
-	BP_ERR_PARSE,            ///< malformed scene file (see bp_scene_error)
+	BP_ERR_PARSE,            ///< malformed input file (the bp tool's scene files)
 	BP_ERR_IO,               ///< a file could not be opened, read or written
 	BP_ERR_UNSUPPORTED,      ///< valid request this algorithm or build cannot serve
 	BP_STATUS_COUNT
