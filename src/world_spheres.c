@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+// The calls that make an entity a sphere: its bounds become centre -+ radius and its shape
+// flag is set; shapes.c holds the test the algorithms apply.
+#include "world.h"
+
+#include <math.h>
+
+static void set_shape_flag(bp_world *w, uint32_t d, bool sphere)
+{
+	w->sphere_count -= (w->soa.flags[d] & BP_FLAG_SPHERE) != 0;
+	w->soa.flags[d] = (uint8_t)((w->soa.flags[d] & ~BP_FLAG_SPHERE) | (sphere ? BP_FLAG_SPHERE : 0));
+	w->sphere_count += sphere;
+}
+
+/// Bounds of a sphere, checked: `which` names it in the error.
+static bp_status sphere_bounds(bp_world *w, const float *centre, float radius, uint64_t which, float *min, float *max)
+{
+	if (!isfinite(radius) || radius < 0.0f)
+		return bpi_world_fail(w, isfinite(radius) ? BP_ERR_INVALID_ARGUMENT : BP_ERR_NOT_FINITE,
+			"sphere %llu: radius is %g (must be finite and >= 0)", (unsigned long long)which, (double)radius);
+	for (int axis = 0; axis < w->dims; ++axis) {
+		min[axis] = centre[axis] - radius;
+		max[axis] = centre[axis] + radius;
+	}
+	return bpi_world_check_box(w, min, max, "sphere", which);
+}
+
+bp_status bp_entity_set_shape(bp_world *w, bp_entity e, bp_shape shape)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	if (shape != BP_SHAPE_BOX && shape != BP_SHAPE_SPHERE)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "shape %d is neither box nor sphere", (int)shape);
+	const bpi_slot *slot = bpi_world_live_slot(w, e);
+	if (!slot)
+		return BP_ERR_STALE_HANDLE;
+	set_shape_flag(w, slot->dense, shape == BP_SHAPE_SPHERE);
+	return BP_OK;
+}
+
+bp_status bp_entity_set_sphere(bp_world *w, bp_entity e, const float *center, float radius)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	if (!center)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "center pointer is NULL");
+	const bpi_slot *slot = bpi_world_live_slot(w, e);
+	if (!slot)
+		return BP_ERR_STALE_HANDLE;
+	float min[3], max[3];
+	bp_status status = sphere_bounds(w, center, radius, e.index1, min, max);
+	if (status != BP_OK)
+		return status;
+	for (int axis = 0; axis < w->dims; ++axis) {
+		w->soa.min[axis][slot->dense] = min[axis];
+		w->soa.max[axis][slot->dense] = max[axis];
+	}
+	set_shape_flag(w, slot->dense, true);
+	return BP_OK;
+}
+
+bp_status bp_world_set_spheres(bp_world *w, uint32_t first, uint32_t count, const bp_sphere_arrays *spheres)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	bp_status status = bpi_world_check_range(w, first, count);
+	if (status != BP_OK)
+		return status;
+	if (!spheres || !spheres->x || !spheres->y || !spheres->radius || (w->dims == 3 && !spheres->z))
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "sphere arrays: a required array is NULL");
+	const float *axes[3] = {spheres->x, spheres->y, spheres->z};
+	float min[3], max[3];
+	// Check everything first: all or nothing.
+	for (uint32_t i = 0; i < count; ++i) {
+		float centre[3] = {0};
+		for (int axis = 0; axis < w->dims; ++axis)
+			centre[axis] = axes[axis][i];
+		status = sphere_bounds(w, centre, spheres->radius[i], i, min, max);
+		if (status != BP_OK)
+			return status;
+	}
+	for (uint32_t i = 0; i < count; ++i) {
+		uint32_t d = first + i;
+		for (int axis = 0; axis < w->dims; ++axis) {
+			w->soa.min[axis][d] = axes[axis][i] - spheres->radius[i];
+			w->soa.max[axis][d] = axes[axis][i] + spheres->radius[i];
+		}
+		set_shape_flag(w, d, true);
+	}
+	return BP_OK;
+}
