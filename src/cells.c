@@ -89,27 +89,17 @@ _Static_assert(BPI_CELLS_MAX_LEVELS <= (1 << CELLS_LEVEL_BITS) && CELLS_LEVEL_BI
 		       CELLS_REACH_MAX < (1 << CELLS_REACH_BITS),
 	"level and reach fit a uint16_t");
 
-static void free_entities(bpi_cells *c);
-
 void bpi_cells_free(bpi_cells *c)
 {
-	free_entities(c);
-	bpi_free_aligned(c->start, ((size_t)c->bucket_capacity + 1) * sizeof(uint32_t));
-	bpi_free_aligned(c->hist, c->hist_capacity * sizeof(uint32_t));
-	bpi_free_aligned(c->partials, c->chunk_capacity * sizeof(bpi_cells_partial));
-	bpi_free_aligned(c->sums, c->chunk_capacity * sizeof(uint64_t));
-	*c = (bpi_cells){0};
-}
-
-// Grows one array to `count` elements without keeping its contents (scratch).
-static bool regrow(void **array, size_t old_count, size_t count, size_t elem)
-{
-	void *grown = bpi_alloc_aligned(count * elem);
-	if (!grown)
-		return false;
-	bpi_free_aligned(*array, old_count * elem);
-	*array = grown;
-	return true;
+	bpi_array_free(&c->key);
+	bpi_array_free(&c->meta);
+	bpi_array_free(&c->rec);
+	bpi_array_free(&c->order);
+	bpi_array_free(&c->hcell);
+	bpi_array_free(&c->start);
+	bpi_array_free(&c->hist);
+	bpi_array_free(&c->partials);
+	bpi_array_free(&c->sums);
 }
 
 static size_t rec_floats(int dims)
@@ -117,91 +107,14 @@ static size_t rec_floats(int dims)
 	return dims == 3 ? BPI_CELLS_REC3 : BPI_CELLS_REC2;
 }
 
-static void free_entities(bpi_cells *c)
+// Per-entity scratch, grown only when N grows (by half, so a slowly growing world
+// does not reallocate every step). 2D keeps the entity index in `order`, 3D in the
+// record; only hash stores home cells.
+static bool reserve_entities(bpi_cells *c, uint32_t n, int dims)
 {
-	size_t n = c->capacity;
-	bool hashed = c->alloc_hashed, flat = c->alloc_dims == 2;
-	bpi_free_aligned(c->key, n * sizeof(uint32_t));
-	bpi_free_aligned(c->meta, n * sizeof(uint16_t));
-	bpi_free_aligned(c->rec, n * rec_floats(c->alloc_dims) * sizeof(float));
-	bpi_free_aligned(c->order, flat ? n * sizeof(uint32_t) : 0);
-	bpi_free_aligned(c->hcell, hashed ? n * 4 * sizeof(int32_t) : 0);
-	c->key = c->order = NULL;
-	c->meta = NULL;
-	c->rec = NULL;
-	c->hcell = NULL;
-	c->capacity = 0;
-	c->alloc_dims = 0;
-	c->alloc_hashed = false;
-}
-
-// Per-entity scratch grows only when N grows (by an eighth more, so a slowly
-// growing world does not reallocate every step). All-or-nothing.
-static bp_status reserve_entities(bpi_cells *c, uint32_t n, int dims)
-{
-	if (n <= c->capacity && c->alloc_dims == dims && c->alloc_hashed == c->hashed)
-		return BP_OK;
-	size_t want = BP_MAX((size_t)n + n / 8, 64);
-	if (want > UINT32_MAX)
-		want = UINT32_MAX;
-	free_entities(c);
-	c->capacity = (uint32_t)want;
-	c->alloc_dims = dims;
-	c->alloc_hashed = c->hashed;
-	c->key = bpi_alloc_aligned(want * sizeof(uint32_t));
-	c->rec = bpi_alloc_aligned(want * rec_floats(dims) * sizeof(float));
-	c->meta = bpi_alloc_aligned(want * sizeof(uint16_t));
-	bool ok = c->key && c->rec && c->meta;
-	if (dims == 2) {
-		c->order = bpi_alloc_aligned(want * sizeof(uint32_t));
-		ok = ok && c->order;
-	}
-	if (c->hashed) {
-		c->hcell = bpi_alloc_aligned(want * 4 * sizeof(int32_t));
-		ok = ok && c->hcell;
-	}
-	if (!ok) {
-		free_entities(c);
-		return BP_ERR_OUT_OF_MEMORY;
-	}
-	return BP_OK;
-}
-
-// Bucket offsets and the per-partition histograms, sized for this step's bucket
-// and partition counts; grown only.
-static bp_status reserve_buckets(bpi_cells *c, uint32_t buckets, int parts)
-{
-	size_t hist = (size_t)buckets * (size_t)parts;
-	if (buckets > c->bucket_capacity) {
-		if (!regrow((void **)&c->start, (size_t)c->bucket_capacity + 1, (size_t)buckets + 1, sizeof(uint32_t)))
-			return BP_ERR_OUT_OF_MEMORY; // the old array and size stay
-		c->bucket_capacity = buckets;
-	}
-	if (hist > c->hist_capacity) {
-		if (!regrow((void **)&c->hist, c->hist_capacity, hist, sizeof(uint32_t)))
-			return BP_ERR_OUT_OF_MEMORY;
-		c->hist_capacity = hist;
-	}
-	return BP_OK;
-}
-
-static bp_status reserve_chunks(bpi_cells *c, uint32_t chunks)
-{
-	if (chunks <= c->chunk_capacity)
-		return BP_OK;
-	size_t old = c->chunk_capacity;
-	if (!regrow((void **)&c->partials, old, chunks, sizeof(bpi_cells_partial)))
-		return BP_ERR_OUT_OF_MEMORY;
-	if (!regrow((void **)&c->sums, old, chunks, sizeof(uint64_t))) {
-		bpi_free_aligned(c->partials, (size_t)chunks * sizeof(bpi_cells_partial));
-		bpi_free_aligned(c->sums, old * sizeof(uint64_t));
-		c->partials = NULL;
-		c->sums = NULL;
-		c->chunk_capacity = 0;
-		return BP_ERR_OUT_OF_MEMORY;
-	}
-	c->chunk_capacity = chunks;
-	return BP_OK;
+	return bpi_array_reserve(&c->key, n) && bpi_array_reserve(&c->meta, n) &&
+	       bpi_array_reserve(&c->rec, (size_t)n * rec_floats(dims)) &&
+	       (dims == 3 || bpi_array_reserve(&c->order, n)) && (!c->hashed || bpi_array_reserve(&c->hcell, 4 * (size_t)n));
 }
 
 // ---- statistics: scene bounds and largest extent, per fixed chunk -------------
@@ -449,7 +362,7 @@ BPI_CELLS_INLINE void key_range(key_job *job, uint32_t p, int dims_const)
 {
 	bpi_cells *c = job->cells;
 	const bpi_scene *s = job->scene;
-	uint32_t *hist = c->hist + (size_t)p * c->bucket_count;
+	uint32_t *hist = c->hist.data + (size_t)p * c->bucket_count;
 	memset(hist, 0, (size_t)c->bucket_count * sizeof(uint32_t));
 	uint32_t *counts = job->level_count[p];
 	int32_t(*span)[3] = job->span[p];
@@ -463,8 +376,8 @@ BPI_CELLS_INLINE void key_range(key_job *job, uint32_t p, int dims_const)
 	const float origin[3] = {c->origin[0], c->origin[1], c->origin[2]};
 	const float *min[3] = {s->min[0], s->min[1], s->min[2]};
 	const float *max[3] = {s->max[0], s->max[1], s->max[2]};
-	uint32_t *key = c->key;
-	uint16_t *meta = c->meta;
+	uint32_t *key = c->key.data;
+	uint16_t *meta = c->meta.data;
 	const uint32_t mask = c->bucket_mask;
 	const bool hashed = c->hashed;
 	uint32_t end = part_begin(s->count, job->parts, p + 1);
@@ -506,7 +419,7 @@ static void prefix_block(uint32_t begin, uint32_t end, uint32_t block, void *ctx
 		for (uint32_t b = begin; b < end; ++b) {
 			uint32_t cell = 0;
 			for (int p = 0; p < parts; ++p)
-				cell += c->hist[p * stride + b];
+				cell += c->hist.data[p * stride + b];
 			sum += cell;
 			filled += cell != 0;
 		}
@@ -516,10 +429,10 @@ static void prefix_block(uint32_t begin, uint32_t end, uint32_t block, void *ctx
 	}
 	uint32_t running = (uint32_t)job->sums[block];
 	for (uint32_t b = begin; b < end; ++b) {
-		c->start[b] = running;
+		c->start.data[b] = running;
 		for (int p = 0; p < parts; ++p) {
-			uint32_t n = c->hist[p * stride + b];
-			c->hist[p * stride + b] = running;
+			uint32_t n = c->hist.data[p * stride + b];
+			c->hist.data[p * stride + b] = running;
 			running += n;
 		}
 	}
@@ -541,11 +454,11 @@ BPI_CELLS_INLINE void scatter_range(bpi_cells *c, const bpi_scene *s, uint32_t *
 	bool hashed, int dims)
 {
 	// Locals: the float stores may alias anything the loop would otherwise reload.
-	const uint32_t *key = c->key;
-	const uint16_t *meta = c->meta;
-	float *rec = c->rec;
-	uint32_t *order = c->order;
-	int32_t *hcell = c->hcell;
+	const uint32_t *key = c->key.data;
+	const uint16_t *meta = c->meta.data;
+	float *rec = c->rec.data;
+	uint32_t *order = c->order.data;
+	int32_t *hcell = c->hcell.data;
 	const bpi_cell_level *levels = c->levels;
 	const float origin[3] = {c->origin[0], c->origin[1], c->origin[2]};
 	const float *min[3] = {s->min[0], s->min[1], s->min[2]};
@@ -599,7 +512,7 @@ static void scatter_part(uint32_t p, uint32_t p_end, uint32_t chunk, void *ctx)
 	const scatter_job *job = ctx;
 	bpi_cells *c = job->cells;
 	const bpi_scene *s = job->scene;
-	uint32_t *cursor = c->hist + (size_t)p * c->bucket_count;
+	uint32_t *cursor = c->hist.data + (size_t)p * c->bucket_count;
 	uint32_t begin = part_begin(s->count, job->parts, p), end = part_begin(s->count, job->parts, p + 1);
 	if (c->hashed)
 		s->dims == 3 ? scatter_range(c, s, cursor, begin, end, true, 3)
@@ -649,16 +562,16 @@ BPI_CELLS_INLINE uint32_t rec_id(const bpi_cells *c, uint32_t j, int dims)
 {
 	if (dims == 3) {
 		uint32_t id;
-		memcpy(&id, c->rec + (size_t)j * BPI_CELLS_REC3 + 6, sizeof id);
+		memcpy(&id, c->rec.data + (size_t)j * BPI_CELLS_REC3 + 6, sizeof id);
 		return id;
 	}
-	return c->order[j];
+	return c->order.data[j];
 }
 
 BPI_CELLS_INLINE void load_probe(const bpi_cells *c, probe *q, uint32_t at, int dims)
 {
 	if (dims == 3) {
-		const float *r = c->rec + (size_t)at * BPI_CELLS_REC3;
+		const float *r = c->rec.data + (size_t)at * BPI_CELLS_REC3;
 		for (int axis = 0; axis < 3; ++axis) {
 			q->lo[axis] = r[axis];
 			q->hi[axis] = -r[3 + axis];
@@ -668,7 +581,7 @@ BPI_CELLS_INLINE void load_probe(const bpi_cells *c, probe *q, uint32_t at, int 
 		q->q2 = _mm_setr_ps(-q->lo[1], -q->lo[2], 0, 0);
 #endif
 	} else {
-		const float *r = c->rec + (size_t)at * BPI_CELLS_REC2;
+		const float *r = c->rec.data + (size_t)at * BPI_CELLS_REC2;
 		q->lo[0] = r[0];
 		q->lo[1] = r[1];
 		q->hi[0] = -r[2];
@@ -687,19 +600,19 @@ BPI_CELLS_INLINE bool rec_hit(const bpi_cells *c, const probe *q, uint32_t j, in
 {
 #if CELLS_SSE
 	if (dims == 3) {
-		const float *r = c->rec + (size_t)j * BPI_CELLS_REC3;
+		const float *r = c->rec.data + (size_t)j * BPI_CELLS_REC3;
 		int m = _mm_movemask_ps(_mm_cmple_ps(_mm_load_ps(r), q->q1)) |
 			_mm_movemask_ps(_mm_cmple_ps(_mm_load_ps(r + 4), q->q2)) << 4;
 		return (m & 0x3F) == 0x3F;
 	}
-	return _mm_movemask_ps(_mm_cmple_ps(_mm_load_ps(c->rec + (size_t)j * BPI_CELLS_REC2), q->q1)) == 0xF;
+	return _mm_movemask_ps(_mm_cmple_ps(_mm_load_ps(c->rec.data + (size_t)j * BPI_CELLS_REC2), q->q1)) == 0xF;
 #else
 	if (dims == 3) {
-		const float *r = c->rec + (size_t)j * BPI_CELLS_REC3;
+		const float *r = c->rec.data + (size_t)j * BPI_CELLS_REC3;
 		return (r[0] <= q->hi[0]) & (r[1] <= q->hi[1]) & (r[2] <= q->hi[2]) & (r[3] <= -q->lo[0]) &
 		       (r[4] <= -q->lo[1]) & (r[5] <= -q->lo[2]);
 	}
-	const float *r = c->rec + (size_t)j * BPI_CELLS_REC2;
+	const float *r = c->rec.data + (size_t)j * BPI_CELLS_REC2;
 	return (r[0] <= q->hi[0]) & (r[1] <= q->hi[1]) & (r[2] <= -q->lo[0]) & (r[3] <= -q->lo[1]);
 #endif
 }
@@ -757,7 +670,7 @@ BPI_CELLS_INLINE void test_filtered(const bpi_cells *c, const bpi_scene *s, prob
 	int dims, int level, int32_t x0, int32_t x1, int32_t y, int32_t z, uint32_t self)
 {
 	for (uint32_t j = from; j < to; ++j) {
-		const int32_t *h = c->hcell + (size_t)j * 4;
+		const int32_t *h = c->hcell.data + (size_t)j * 4;
 		if (h[1] != y || h[2] != z || h[3] != level || h[0] < x0 || h[0] > x1)
 			continue;
 		if (self != UINT32_MAX && h[0] == x0 && j <= self)
@@ -776,24 +689,24 @@ BPI_CELLS_INLINE void scan_row(const bpi_cells *c, const bpi_scene *s, probe *q,
 {
 	if (!hashed) {
 		uint32_t b0 = cell_bucket(c, level, x0, y, z);
-		uint32_t from = self != UINT32_MAX ? self + 1 : c->start[b0];
-		uint32_t to = c->start[b0 + (uint32_t)(x1 - x0) + 1];
+		uint32_t from = self != UINT32_MAX ? self + 1 : c->start.data[b0];
+		uint32_t to = c->start.data[b0 + (uint32_t)(x1 - x0) + 1];
 		q->tests += to > from ? to - from : 0;
 		test_span(c, s, q, from, to, dims);
 		return;
 	}
 	uint64_t len = (uint64_t)((int64_t)x1 - x0 + 1);
 	if (len >= c->bucket_count) {
-		test_filtered(c, s, q, 0, c->start[c->bucket_count], dims, level, x0, x1, y, z, self);
+		test_filtered(c, s, q, 0, c->start.data[c->bucket_count], dims, level, x0, x1, y, z, self);
 		return;
 	}
 	uint32_t b0 = cell_bucket(c, level, x0, y, z);
 	uint32_t b1 = b0 + (uint32_t)len; // one past the row, maybe past the table
 	if (b1 <= c->bucket_count) {
-		test_filtered(c, s, q, c->start[b0], c->start[b1], dims, level, x0, x1, y, z, self);
+		test_filtered(c, s, q, c->start.data[b0], c->start.data[b1], dims, level, x0, x1, y, z, self);
 	} else {
-		test_filtered(c, s, q, c->start[b0], c->start[c->bucket_count], dims, level, x0, x1, y, z, self);
-		test_filtered(c, s, q, 0, c->start[b1 - c->bucket_count], dims, level, x0, x1, y, z, self);
+		test_filtered(c, s, q, c->start.data[b0], c->start.data[c->bucket_count], dims, level, x0, x1, y, z, self);
+		test_filtered(c, s, q, 0, c->start.data[b1 - c->bucket_count], dims, level, x0, x1, y, z, self);
 	}
 }
 
@@ -887,17 +800,17 @@ BPI_CELLS_INLINE bool fill_table(const bpi_cells *c, row_table *t, int k, const 
 				if (base + cols - 1 > c->bucket_count)
 					return false; // the row wraps around the table
 				for (uint32_t col = 0; col < cols; ++col)
-					off[col] = c->start[base + col];
+					off[col] = c->start.data[base + col];
 			} else if (inside) {
-				const uint32_t *row = c->start + l->first + (uint32_t)y * l->stride[1] + (uint32_t)z * l->stride[2] +
-						      (uint32_t)t->x0;
+				const uint32_t *row = c->start.data + l->first + (uint32_t)y * l->stride[1] +
+						      (uint32_t)z * l->stride[2] + (uint32_t)t->x0;
 				for (uint32_t col = 0; col < cols; ++col)
 					off[col] = row[col];
 			} else {
 				uint32_t row = l->first + (uint32_t)y * l->stride[1] + (uint32_t)z * l->stride[2];
 				for (uint32_t col = 0; col < cols; ++col) {
 					int32_t x = BP_MIN(BP_MAX(t->x0 + (int32_t)col, l->lo[0]), l->hi[0] + 1);
-					off[col] = c->start[row + (uint32_t)x];
+					off[col] = c->start.data[row + (uint32_t)x];
 				}
 			}
 		}
@@ -914,7 +827,7 @@ BPI_CELLS_INLINE void own_level_table(const bpi_cells *c, const bpi_scene *s, pr
 		// Stored by the key pass (exact there; the table is only used while
 		// every span, hence every reach, fits CELLS_REACH_MAX).
 		uint32_t reach;
-		memcpy(&reach, c->rec + (size_t)at * BPI_CELLS_REC3 + 7, sizeof reach);
+		memcpy(&reach, c->rec.data + (size_t)at * BPI_CELLS_REC3 + 7, sizeof reach);
 		for (int axis = 0; axis < 3; ++axis)
 			d[axis] = (int32_t)(reach >> (CELLS_REACH_BITS * axis)) & CELLS_REACH_MAX;
 	} else {
@@ -1011,9 +924,9 @@ BPI_CELLS_INLINE void find_range(const bpi_cells *c, const bpi_scene *s, probe *
 		// Groups: runs of one cell (a bucket shared by colliding cells may hold
 		// a cell as several runs; each is a group of its own).
 		for (uint32_t at = begin; at < end;) {
-			const int32_t *h = c->hcell + (size_t)at * 4;
+			const int32_t *h = c->hcell.data + (size_t)at * 4;
 			uint32_t g = at + 1;
-			while (g < end && memcmp(c->hcell + (size_t)g * 4, h, 4 * sizeof(int32_t)) == 0)
+			while (g < end && memcmp(c->hcell.data + (size_t)g * 4, h, 4 * sizeof(int32_t)) == 0)
 				++g;
 			find_group(c, s, q, h[3], h, at, g, true, dims);
 			at = g;
@@ -1025,7 +938,7 @@ BPI_CELLS_INLINE void find_range(const bpi_cells *c, const bpi_scene *s, probe *
 	uint32_t lo = 0, hi = c->bucket_count;
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		if (c->start[mid] > begin)
+		if (c->start.data[mid] > begin)
 			hi = mid;
 		else
 			lo = mid + 1;
@@ -1042,7 +955,7 @@ BPI_CELLS_INLINE void find_range(const bpi_cells *c, const bpi_scene *s, probe *
 	h[1] = (int32_t)(r / l->stride[1]);
 	h[0] = (int32_t)(r - (uint32_t)h[1] * l->stride[1]);
 	for (uint32_t at = begin;;) {
-		uint32_t g1 = BP_MIN(c->start[b + 1], end);
+		uint32_t g1 = BP_MIN(c->start.data[b + 1], end);
 		if (g1 > at) {
 			find_group(c, s, q, k, h, at, g1, false, dims);
 			at = g1;
@@ -1086,23 +999,20 @@ bp_status bpi_cells_build(bpi_cells *c, bool hashed, const bpi_scene *s, bpi_bui
 	const uint32_t n = s->count;
 	const int threads = s->threads;
 	c->hashed = hashed; // fixed per index: grid and hash never share one
-	bp_status status = reserve_entities(c, n, s->dims);
 	uint32_t stat_chunks = bpi_chunk_count(n, CELLS_STATS_GRAIN);
 	uint32_t find_chunks = bpi_chunk_count(n, CELLS_FIND_GRAIN);
-	if (status == BP_OK)
-		status = reserve_chunks(c, BP_MAX(stat_chunks, 1));
-	if (status != BP_OK)
-		return status;
+	if (!reserve_entities(c, n, s->dims) || !bpi_array_reserve(&c->partials, BP_MAX(stat_chunks, 1)))
+		return BP_ERR_OUT_OF_MEMORY;
 	c->dims = s->dims;
 	if (n == 0)
 		return BP_OK;
 
 	// Statistics and levels.
-	stats_job sj = {s, c->partials};
+	stats_job sj = {s, c->partials.data};
 	bpi_parallel_for(n, CELLS_STATS_GRAIN, threads, stats_chunk, &sj);
-	bpi_cells_partial whole = c->partials[0];
+	bpi_cells_partial whole = c->partials.data[0];
 	for (uint32_t i = 1; i < stat_chunks; ++i) {
-		const bpi_cells_partial *p = &c->partials[i];
+		const bpi_cells_partial *p = &c->partials.data[i];
 		for (int axis = 0; axis < 3; ++axis) {
 			whole.min[axis] = BP_MIN(whole.min[axis], p->min[axis]);
 			whole.max[axis] = BP_MAX(whole.max[axis], p->max[axis]);
@@ -1118,9 +1028,10 @@ bp_status bpi_cells_build(bpi_cells *c, bool hashed, const bpi_scene *s, bpi_bui
 	if (n < CELLS_PARTS_MIN_ENTITIES)
 		parts = 1;
 	c->parts = parts;
-	status = reserve_buckets(c, c->bucket_count, parts);
-	if (status != BP_OK)
-		return status;
+	// Bucket offsets and per-partition histograms, for this step's counts; grown only.
+	if (!bpi_array_reserve(&c->start, (size_t)c->bucket_count + 1) ||
+		!bpi_array_reserve(&c->hist, (size_t)c->bucket_count * (size_t)parts))
+		return BP_ERR_OUT_OF_MEMORY;
 	key_job key = {.cells = c, .scene = s, .parts = parts};
 	key_job *kj = &key;
 	bpi_parallel_for((uint32_t)parts, 1, threads, key_part, kj);
@@ -1137,10 +1048,9 @@ bp_status bpi_cells_build(bpi_cells *c, bool hashed, const bpi_scene *s, bpi_bui
 	}
 
 	uint32_t blocks = bpi_chunk_count(c->bucket_count, CELLS_PREFIX_GRAIN);
-	status = reserve_chunks(c, 2 * blocks);
-	if (status != BP_OK)
-		return status;
-	uint64_t *sums = c->sums;
+	if (!bpi_array_reserve(&c->sums, 2 * (size_t)blocks))
+		return BP_ERR_OUT_OF_MEMORY;
+	uint64_t *sums = c->sums.data;
 	prefix_job pj = {c, sums, sums + blocks, 0};
 	bpi_parallel_for(c->bucket_count, CELLS_PREFIX_GRAIN, threads, prefix_block, &pj);
 	uint64_t running = 0, nonempty = 0;
@@ -1152,7 +1062,7 @@ bp_status bpi_cells_build(bpi_cells *c, bool hashed, const bpi_scene *s, bpi_bui
 	}
 	pj.pass = 1;
 	bpi_parallel_for(c->bucket_count, CELLS_PREFIX_GRAIN, threads, prefix_block, &pj);
-	c->start[c->bucket_count] = n;
+	c->start.data[c->bucket_count] = n;
 	scatter_job xj = {c, s, parts};
 	bpi_parallel_for((uint32_t)parts, 1, threads, scatter_part, &xj);
 

@@ -42,7 +42,7 @@ typedef struct bpi_cells_partial {
 } bpi_cells_partial;
 
 /// The index state of grid or hash. Every array is scratch kept across steps and
-/// grown only when N (or the bucket count) grows.
+/// grown only when N (or the bucket or chunk count) grows.
 typedef struct bpi_cells {
 	bool hashed;
 	int dims;
@@ -53,25 +53,19 @@ typedef struct bpi_cells {
 	uint32_t bucket_mask; ///< hash: bucket_count - 1
 	int parts;
 
-	uint32_t capacity;     ///< entities the per-entity arrays hold
-	int alloc_dims;        ///< record layout allocated (2D records are half as wide)
-	bool alloc_hashed;     ///< hash-only arrays allocated
-	uint32_t *key;         ///< bucket of each entity, input order
-	uint16_t *meta;        ///< level and reach of each entity, input order
+	BPI_ARRAY(uint32_t) key;  ///< bucket of each entity, input order
+	BPI_ARRAY(uint16_t) meta; ///< level and reach of each entity, input order
 	/// Bounds in bucket order, one record per entity (see BPI_CELLS_REC3/2): the
 	/// finder reads one record per candidate instead of six SoA arrays.
-	float *rec;
-	uint32_t *order;       ///< 2D: entity index, bucket order (3D keeps it in the record)
-	int32_t *hcell;        ///< hash: home cell {x, y, z, level} per entity, bucket order
+	BPI_ARRAY(float) rec;
+	BPI_ARRAY(uint32_t) order; ///< 2D: entity index, bucket order (3D keeps it in the record)
+	BPI_ARRAY(int32_t) hcell;  ///< hash: home cell {x, y, z, level} per entity, bucket order
 
-	uint32_t bucket_capacity;
-	uint32_t *start; ///< bucket_count + 1 offsets into the bucket order
-	uint32_t *hist;  ///< parts x bucket_count counts, then cursors
-	size_t hist_capacity;
+	BPI_ARRAY(uint32_t) start; ///< bucket_count + 1 offsets into the bucket order
+	BPI_ARRAY(uint32_t) hist;  ///< parts x bucket_count counts, then cursors
 
-	uint32_t chunk_capacity;
-	bpi_cells_partial *partials;
-	uint64_t *sums; ///< per block of buckets: the prefix sum's totals, then non-empty counts
+	BPI_ARRAY(bpi_cells_partial) partials; ///< per chunk of the statistics pass
+	BPI_ARRAY(uint64_t) sums; ///< per block of buckets: the prefix sum's totals, then non-empty counts
 } bpi_cells;
 
 /// The one float->cell function. Monotone in x (a rounded subtract, a multiply by
