@@ -62,18 +62,13 @@ typedef struct buckets_grid {
 
 typedef struct buckets_index {
 	bpi_index base; // first member: converts to and from bpi_index *
-	uint32_t capacity; ///< entities the per-entity arrays hold
-	uint32_t *key;     ///< bucket of each entity (bucket_count = big), input order
-	uint32_t *pos;     ///< sorted position of each entity
-	float *rec;        ///< bounds in sorted order: min[dims] then max[dims]
-	uint32_t *order;   ///< entity index in sorted order
-	size_t key_cap, pos_cap, rec_cap, order_cap;
-	uint32_t *start; ///< bucket_count + 2 offsets (last bucket = big entities)
-	size_t start_cap;
-	buckets_partial *partials;
-	size_t partial_cap;
-	bpi_sort_item *items; ///< big entities by min x
-	size_t item_cap;
+	BPI_ARRAY(uint32_t) key;   ///< bucket of each entity (bucket_count = big), input order
+	BPI_ARRAY(uint32_t) pos;   ///< sorted position of each entity
+	BPI_ARRAY(float) rec;      ///< bounds in sorted order: min[dims] then max[dims]
+	BPI_ARRAY(uint32_t) order; ///< entity index in sorted order
+	BPI_ARRAY(uint32_t) start; ///< bucket_count + 2 offsets (last bucket = big entities)
+	BPI_ARRAY(buckets_partial) partials;
+	BPI_ARRAY(bpi_sort_item) items; ///< big entities by min x
 	bpi_radix_scratch radix;
 	buckets_grid grid; ///< the last build's
 } buckets_index;
@@ -108,7 +103,7 @@ static void bounds_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx
 {
 	buckets_job *job = ctx;
 	const bpi_scene *s = job->scene;
-	buckets_partial *p = &job->index->partials[chunk];
+	buckets_partial *p = &job->index->partials.data[chunk];
 	for (int axis = 0; axis < 3; ++axis) {
 		p->min[axis] = INFINITY;
 		p->max[axis] = -INFINITY;
@@ -187,8 +182,8 @@ static void key_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	buckets_job *job = ctx;
 	const bpi_scene *s = job->scene;
 	const buckets_grid *g = &job->grid;
-	buckets_partial *p = &job->index->partials[chunk];
-	uint32_t *key = job->index->key;
+	buckets_partial *p = &job->index->partials.data[chunk];
+	uint32_t *key = job->index->key.data;
 	double reach[3] = {0, 0, 0};
 	uint32_t big = 0;
 	for (uint32_t i = begin; i < end; ++i) {
@@ -223,13 +218,13 @@ static void scatter_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ct
 	buckets_index *x = job->index;
 	int dims = s->dims, width = 2 * dims;
 	for (uint32_t i = begin; i < end; ++i) {
-		uint32_t p = x->pos[i];
-		float *r = &x->rec[(size_t)p * width];
+		uint32_t p = x->pos.data[i];
+		float *r = &x->rec.data[(size_t)p * width];
 		for (int axis = 0; axis < dims; ++axis) {
 			r[axis] = s->min[axis][i];
 			r[dims + axis] = s->max[axis][i];
 		}
-		x->order[p] = i;
+		x->order.data[p] = i;
 	}
 }
 
@@ -238,12 +233,12 @@ static inline uint64_t scan_range(const buckets_index *x, const bpi_scene *s, bp
 	uint32_t from, uint32_t to)
 {
 	int dims = s->dims, width = 2 * dims;
-	const float *a = &x->rec[(size_t)p * width];
-	uint32_t ia = x->order[p];
+	const float *a = &x->rec.data[(size_t)p * width];
+	uint32_t ia = x->order.data[p];
 	for (uint32_t q = from; q < to; ++q) {
-		if (!bpi_record_overlap(a, &x->rec[(size_t)q * width], dims))
+		if (!bpi_record_overlap(a, &x->rec.data[(size_t)q * width], dims))
 			continue;
-		uint32_t ib = x->order[q];
+		uint32_t ib = x->order.data[q];
 		if (s->unfiltered || bpi_scene_accepts(s, ia, ib))
 			bpi_pair_push(out, ia, ib);
 	}
@@ -258,10 +253,10 @@ static void find_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	const buckets_grid *g = &job->grid;
 	bpi_pair_buffer *out = &x->base.chunks.buffers[chunk];
 	int dims = s->dims, width = 2 * dims;
-	uint32_t small_end = x->start[g->count], total = s->count;
+	uint32_t small_end = x->start.data[g->count], total = s->count;
 	uint64_t tests = 0;
 	for (uint32_t p = begin; p < end; ++p) {
-		const float *a = &x->rec[(size_t)p * width];
+		const float *a = &x->rec.data[(size_t)p * width];
 		bool big = p >= small_end;
 		int32_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0}, home[3] = {0, 0, 0};
 		for (int axis = 0; axis < dims; ++axis) {
@@ -273,15 +268,15 @@ static void find_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 			for (int32_t z = lo[2]; z <= hi[2]; ++z) {
 				for (int32_t y = lo[1]; y <= hi[1]; ++y) {
 					uint32_t row = (uint32_t)y * g->stride[1] + (uint32_t)z * g->stride[2];
-					uint32_t to = x->start[row + (uint32_t)hi[0] + 1];
+					uint32_t to = x->start.data[row + (uint32_t)hi[0] + 1];
 					if (big) {
-						tests += scan_range(x, s, out, p, x->start[row + (uint32_t)lo[0]], to);
+						tests += scan_range(x, s, out, p, x->start.data[row + (uint32_t)lo[0]], to);
 						continue;
 					}
 					// Forward half: rows before the home row hold only earlier entities.
 					if (z < home[2] || (z == home[2] && y < home[1]))
 						continue;
-					uint32_t from = z == home[2] && y == home[1] ? p + 1 : x->start[row + (uint32_t)lo[0]];
+					uint32_t from = z == home[2] && y == home[1] ? p + 1 : x->start.data[row + (uint32_t)lo[0]];
 					tests += scan_range(x, s, out, p, from, to);
 				}
 			}
@@ -289,7 +284,7 @@ static void find_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 		if (big) {
 			// Big ones after p, sorted by min x: stop at the first that starts past a.max x.
 			uint32_t q_end = p + 1;
-			while (q_end < total && x->rec[(size_t)q_end * width] <= a[dims])
+			while (q_end < total && x->rec.data[(size_t)q_end * width] <= a[dims])
 				++q_end;
 			tests += scan_range(x, s, out, p, p + 1, q_end);
 		}
@@ -300,11 +295,9 @@ static void find_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 static bp_status reserve(buckets_index *x, const bpi_scene *s, uint32_t chunks)
 {
 	size_t n = s->count;
-	bool ok = bpi_reserve_scratch((void **)&x->key, &x->key_cap, n, sizeof(uint32_t)) &&
-		bpi_reserve_scratch((void **)&x->pos, &x->pos_cap, n, sizeof(uint32_t)) &&
-		bpi_reserve_scratch((void **)&x->rec, &x->rec_cap, n * 2 * (size_t)s->dims, sizeof(float)) &&
-		bpi_reserve_scratch((void **)&x->order, &x->order_cap, n, sizeof(uint32_t)) &&
-		bpi_reserve_scratch((void **)&x->partials, &x->partial_cap, chunks, sizeof(buckets_partial));
+	bool ok = bpi_array_reserve(&x->key, n) && bpi_array_reserve(&x->pos, n) &&
+		  bpi_array_reserve(&x->rec, n * 2 * (size_t)s->dims) && bpi_array_reserve(&x->order, n) &&
+		  bpi_array_reserve(&x->partials, chunks);
 	return ok ? BP_OK : BP_ERR_OUT_OF_MEMORY;
 }
 
@@ -315,24 +308,24 @@ static bp_status sort_big(buckets_index *x, const bpi_scene *s, uint32_t first)
 	uint32_t count = s->count - first;
 	if (count < 2)
 		return BP_OK;
-	if (!bpi_reserve_scratch((void **)&x->items, &x->item_cap, count, sizeof(bpi_sort_item)))
+	if (!bpi_array_reserve(&x->items, count))
 		return BP_ERR_OUT_OF_MEMORY;
 	for (uint32_t k = 0; k < count; ++k) {
-		uint32_t i = x->order[first + k];
-		x->items[k] = bpi_sort_item_make(bpi_radix_float_key(s->min[0][i]), i);
+		uint32_t i = x->order.data[first + k];
+		x->items.data[k] = bpi_sort_item_make(bpi_radix_float_key(s->min[0][i]), i);
 	}
-	bp_status status = bpi_radix_sort_items(&x->radix, x->items, count, s->threads);
+	bp_status status = bpi_radix_sort_items(&x->radix, x->items.data, count, s->threads);
 	if (status != BP_OK)
 		return status;
 	int dims = s->dims, width = 2 * dims;
 	for (uint32_t k = 0; k < count; ++k) {
-		uint32_t i = bpi_sort_item_index(x->items[k]), p = first + k;
-		float *r = &x->rec[(size_t)p * width];
+		uint32_t i = bpi_sort_item_index(x->items.data[k]), p = first + k;
+		float *r = &x->rec.data[(size_t)p * width];
 		for (int axis = 0; axis < dims; ++axis) {
 			r[axis] = s->min[axis][i];
 			r[dims + axis] = s->max[axis][i];
 		}
-		x->order[p] = i;
+		x->order.data[p] = i;
 	}
 	return BP_OK;
 }
@@ -353,20 +346,20 @@ static bp_status buckets_build(bpi_index *base, const bpi_scene *scene, bpi_buil
 		min[axis] = INFINITY;
 		max[axis] = -INFINITY;
 		for (uint32_t c = 0; c < chunks; ++c) {
-			min[axis] = BP_MIN(min[axis], x->partials[c].min[axis]);
-			max[axis] = BP_MAX(max[axis], x->partials[c].max[axis]);
+			min[axis] = BP_MIN(min[axis], x->partials.data[c].min[axis]);
+			max[axis] = BP_MAX(max[axis], x->partials.data[c].max[axis]);
 		}
 	}
 	buckets_grid *g = &job.grid;
 	choose_grid(g, scene, min, max);
-	if (!bpi_reserve_scratch((void **)&x->start, &x->start_cap, (size_t)g->count + 2, sizeof(uint32_t)))
+	if (!bpi_array_reserve(&x->start, (size_t)g->count + 2))
 		return BP_ERR_OUT_OF_MEMORY;
 	bpi_parallel_for(n, BUCKETS_GRAIN, scene->threads, key_chunk, &job);
 	uint32_t big = 0;
 	for (uint32_t c = 0; c < chunks; ++c) {
-		big += x->partials[c].big;
+		big += x->partials.data[c].big;
 		for (int axis = 0; axis < 3; ++axis)
-			g->reach[axis] = BP_MAX(g->reach[axis], x->partials[c].small_extent[axis]);
+			g->reach[axis] = BP_MAX(g->reach[axis], x->partials.data[c].small_extent[axis]);
 	}
 	for (int axis = 0; axis < 3; ++axis)
 		g->reach[axis] *= 1 + 0x1p-40;
@@ -375,10 +368,10 @@ static bp_status buckets_build(bpi_index *base, const bpi_scene *scene, bpi_buil
 	// after them is parallel. perf on uniform3 100K, 1 thread: find_chunk 79% of
 	// the samples, scatter 6%, keys 4%, the serial passes (in
 	// buckets_build) 1.3%: not worth parallel histograms.
-	uint32_t *start = x->start;
+	uint32_t *start = x->start.data;
 	memset(start, 0, ((size_t)g->count + 2) * sizeof *start);
 	for (uint32_t i = 0; i < n; ++i)
-		start[x->key[i] + 1]++;
+		start[x->key.data[i] + 1]++;
 	uint64_t occupied = 0;
 	// The list of big entities counts as one more bucket when it holds any.
 	for (uint32_t b = 0; b <= g->count; ++b) {
@@ -386,7 +379,7 @@ static bp_status buckets_build(bpi_index *base, const bpi_scene *scene, bpi_buil
 		start[b + 1] += start[b];
 	}
 	for (uint32_t i = 0; i < n; ++i)
-		x->pos[i] = start[x->key[i]]++;
+		x->pos.data[i] = start[x->key.data[i]]++;
 	// The cursor pass moved each start to the next bucket's: shift back.
 	for (uint32_t b = g->count + 1; b > 0; --b)
 		start[b] = start[b - 1];
@@ -416,13 +409,13 @@ static bp_status buckets_find(bpi_index *base, const bpi_scene *scene, bpi_build
 static void buckets_release(bpi_index *base)
 {
 	buckets_index *x = (buckets_index *)base;
-	bpi_free_aligned(x->key, x->key_cap * sizeof(uint32_t));
-	bpi_free_aligned(x->pos, x->pos_cap * sizeof(uint32_t));
-	bpi_free_aligned(x->rec, x->rec_cap * sizeof(float));
-	bpi_free_aligned(x->order, x->order_cap * sizeof(uint32_t));
-	bpi_free_aligned(x->start, x->start_cap * sizeof(uint32_t));
-	bpi_free_aligned(x->partials, x->partial_cap * sizeof(buckets_partial));
-	bpi_free_aligned(x->items, x->item_cap * sizeof(bpi_sort_item));
+	bpi_array_free(&x->key);
+	bpi_array_free(&x->pos);
+	bpi_array_free(&x->rec);
+	bpi_array_free(&x->order);
+	bpi_array_free(&x->start);
+	bpi_array_free(&x->partials);
+	bpi_array_free(&x->items);
 	bpi_radix_sort_free(&x->radix);
 }
 

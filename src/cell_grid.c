@@ -31,11 +31,11 @@ struct bp_cell_grid {
 	float cell_size;
 	uint32_t cells[3];    ///< cells[2] is 1 in 2D
 	uint32_t cell_count;
-	uint32_t *cell_start; ///< cell_count + 1 entries: cell c holds entities[cell_start[c] .. cell_start[c + 1])
-	uint32_t *entities;   ///< dense indices in cell order, ascending within a cell
-	uint32_t *entity_cell; ///< dense index -> cell
+	/// cell_count + 1 entries: cell c holds entities[cell_start[c] .. cell_start[c + 1])
+	BPI_ARRAY(uint32_t) cell_start;
+	BPI_ARRAY(uint32_t) entities;    ///< dense indices in cell order, ascending within a cell
+	BPI_ARRAY(uint32_t) entity_cell; ///< dense index -> cell
 	uint32_t entity_count;
-	uint32_t entity_capacity;
 };
 
 bp_cell_grid_def bp_cell_grid_def_default(void)
@@ -71,9 +71,6 @@ bp_status bp_cell_grid_create(const bp_cell_grid_def *def, bp_cell_grid **out)
 		if (total > BP_CELL_GRID_MAX_CELLS)
 			return BP_ERR_OUT_OF_RANGE;
 	}
-	const size_t start_bytes = ((size_t)total + 1) * sizeof(uint32_t);
-	if ((uint64_t)start_bytes / sizeof(uint32_t) != total + 1)
-		return BP_ERR_OUT_OF_MEMORY; // 32-bit size_t: cannot even be asked for
 	bp_cell_grid *g = bpi_alloc(sizeof *g);
 	if (!g)
 		return BP_ERR_OUT_OF_MEMORY;
@@ -85,12 +82,12 @@ bp_status bp_cell_grid_create(const bp_cell_grid_def *def, bp_cell_grid **out)
 		.cells = {def->cells[0], def->cells[1], def->dims == 3 ? def->cells[2] : 1},
 		.cell_count = (uint32_t)total,
 	};
-	g->cell_start = bpi_alloc_aligned(start_bytes);
-	if (!g->cell_start) {
+	// A 32-bit size_t that cannot even hold the byte count fails here too.
+	if (!bpi_array_reserve(&g->cell_start, (size_t)total + 1)) {
 		bpi_free(g, sizeof *g);
 		return BP_ERR_OUT_OF_MEMORY;
 	}
-	memset(g->cell_start, 0, start_bytes); // every cell empty until the first assign
+	memset(g->cell_start.data, 0, ((size_t)total + 1) * sizeof(uint32_t)); // every cell empty until the first assign
 	*out = g;
 	return BP_OK;
 }
@@ -99,9 +96,9 @@ void bp_cell_grid_destroy(bp_cell_grid *g)
 {
 	if (!g)
 		return;
-	bpi_free_aligned(g->cell_start, ((size_t)g->cell_count + 1) * sizeof(uint32_t));
-	bpi_free_aligned(g->entities, (size_t)g->entity_capacity * sizeof(uint32_t));
-	bpi_free_aligned(g->entity_cell, (size_t)g->entity_capacity * sizeof(uint32_t));
+	bpi_array_free(&g->cell_start);
+	bpi_array_free(&g->entities);
+	bpi_array_free(&g->entity_cell);
 	bpi_free(g, sizeof *g);
 }
 
@@ -205,27 +202,13 @@ bp_status bp_cell_grid_assign(bp_cell_grid *g, const bp_world *world)
 	if (world->dims != g->dims)
 		return BP_ERR_INVALID_ARGUMENT;
 	const uint32_t n = world->count;
-	if (n > g->entity_capacity) {
-		// Both arrays or neither, before anything is overwritten: a failed assign
-		// leaves the previous one intact.
-		uint64_t grown = (uint64_t)g->entity_capacity + g->entity_capacity / 2;
-		uint32_t capacity = (uint32_t)BP_MIN(BP_MAX(grown, (uint64_t)n), (uint64_t)UINT32_MAX);
-		size_t bytes = (size_t)capacity * sizeof(uint32_t);
-		uint32_t *entities = bpi_alloc_aligned(bytes);
-		uint32_t *entity_cell = entities ? bpi_alloc_aligned(bytes) : NULL;
-		if (!entity_cell) {
-			bpi_free_aligned(entities, bytes);
-			return BP_ERR_OUT_OF_MEMORY;
-		}
-		bpi_free_aligned(g->entities, (size_t)g->entity_capacity * sizeof(uint32_t));
-		bpi_free_aligned(g->entity_cell, (size_t)g->entity_capacity * sizeof(uint32_t));
-		g->entities = entities;
-		g->entity_cell = entity_cell;
-		g->entity_capacity = capacity;
-	}
+	// Room before anything is overwritten, each array grown keeping the previous
+	// assign's entries: a failed assign leaves that one intact.
+	if (!bpi_array_grow(&g->entities, g->entity_count, n) || !bpi_array_grow(&g->entity_cell, g->entity_count, n))
+		return BP_ERR_OUT_OF_MEMORY;
 
 	// Nothing below can fail.
-	assign_ctx ctx = {g, &world->soa, g->entity_cell};
+	assign_ctx ctx = {g, &world->soa, g->entity_cell.data};
 	bpi_parallel_for(n, BP_CELL_GRID_GRAIN, bpi_resolve_threads(world->thread_count), centre_cells, &ctx);
 
 	// Stable counting sort. Counts, then inclusive prefix: start[c] = end of c.
@@ -234,8 +217,8 @@ bp_status bp_cell_grid_assign(bp_cell_grid *g, const bp_world *world)
 	// start of c. The cell ids were computed in parallel above (the float work);
 	// this pass is memory-bound and stays serial: per-chunk histograms would
 	// cost chunks x cells, which dwarfs the entities when cells are many.
-	uint32_t *start = g->cell_start;
-	const uint32_t *cell_of = g->entity_cell;
+	uint32_t *start = g->cell_start.data;
+	const uint32_t *cell_of = g->entity_cell.data;
 	memset(start, 0, ((size_t)g->cell_count + 1) * sizeof(uint32_t));
 	for (uint32_t i = 0; i < n; ++i)
 		++start[cell_of[i]];
@@ -246,7 +229,7 @@ bp_status bp_cell_grid_assign(bp_cell_grid *g, const bp_world *world)
 	}
 	start[g->cell_count] = n;
 	for (uint32_t i = n; i-- > 0;)
-		g->entities[--start[cell_of[i]]] = i;
+		g->entities.data[--start[cell_of[i]]] = i;
 	g->entity_count = n;
 	return BP_OK;
 }
@@ -311,7 +294,7 @@ bp_status bp_cell_grid_entity_cell(const bp_cell_grid *g, uint32_t entity, uint3
 		return BP_ERR_INVALID_ARGUMENT;
 	if (entity >= g->entity_count)
 		return BP_ERR_OUT_OF_RANGE;
-	*cell = g->entity_cell[entity];
+	*cell = g->entity_cell.data[entity];
 	return BP_OK;
 }
 
@@ -321,8 +304,8 @@ bp_status bp_cell_grid_cell_entities(const bp_cell_grid *g, uint32_t cell, const
 		return BP_ERR_INVALID_ARGUMENT;
 	if (cell >= g->cell_count)
 		return BP_ERR_OUT_OF_RANGE;
-	*entities = g->entities ? g->entities + g->cell_start[cell] : NULL;
-	*count = g->cell_start[cell + 1] - g->cell_start[cell];
+	*entities = g->entities.data ? g->entities.data + g->cell_start.data[cell] : NULL;
+	*count = g->cell_start.data[cell + 1] - g->cell_start.data[cell];
 	return BP_OK;
 }
 
@@ -396,8 +379,8 @@ bp_status bp_cell_grid_for_each_near(const bp_cell_grid *g, uint32_t cell, bool 
 	uint32_t near[BP_NEAR_MAX];
 	uint32_t cells = near_cells(g, cell, include_cell, near);
 	for (uint32_t k = 0; k < cells; ++k)
-		for (uint32_t i = g->cell_start[near[k]]; i < g->cell_start[near[k] + 1]; ++i)
-			if (!fn(g->entities[i], user))
+		for (uint32_t i = g->cell_start.data[near[k]]; i < g->cell_start.data[near[k] + 1]; ++i)
+			if (!fn(g->entities.data[i], user))
 				return BP_OK;
 	return BP_OK;
 }
@@ -413,8 +396,8 @@ bp_status bp_cell_grid_reduce_near(const bp_cell_grid *g, uint32_t cell, bool in
 	uint32_t cells = near_cells(g, cell, include_cell, near);
 	double acc = init;
 	for (uint32_t k = 0; k < cells; ++k)
-		for (uint32_t i = g->cell_start[near[k]]; i < g->cell_start[near[k] + 1]; ++i)
-			acc = fn(acc, g->entities[i], user);
+		for (uint32_t i = g->cell_start.data[near[k]]; i < g->cell_start.data[near[k] + 1]; ++i)
+			acc = fn(acc, g->entities.data[i], user);
 	*out = acc;
 	return BP_OK;
 }
@@ -432,10 +415,10 @@ bp_status bp_cell_grid_near_point(const bp_cell_grid *g, const float *point, uin
 	uint32_t cells = near_cells(g, cell, true, near);
 	size_t total = 0;
 	for (uint32_t k = 0; k < cells; ++k) {
-		const uint32_t begin = g->cell_start[near[k]], end = g->cell_start[near[k] + 1];
+		const uint32_t begin = g->cell_start.data[near[k]], end = g->cell_start.data[near[k] + 1];
 		if (total < capacity && end > begin) {
 			size_t take = BP_MIN((size_t)(end - begin), capacity - total);
-			memcpy(out + total, g->entities + begin, take * sizeof(uint32_t));
+			memcpy(out + total, g->entities.data + begin, take * sizeof(uint32_t));
 		}
 		total += end - begin;
 	}

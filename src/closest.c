@@ -50,14 +50,11 @@
 
 typedef struct closest_index {
 	bpi_index base; // first member: converts to and from bpi_index *
-	bpi_sort_item *items; ///< (key of min on the axis, entity) in sorted order, kept across steps
-	size_t item_cap;
+	BPI_ARRAY(bpi_sort_item) items; ///< (key of min on the axis, entity) in sorted order, kept across steps
 	uint32_t sorted_count; ///< entities `items` held sorted after the last step; UINT32_MAX: none
 	int sorted_axis;
-	float *rec; ///< bounds in sorted order: min[dims] then max[dims]
-	size_t rec_cap;
-	bpi_sort_item *strip; ///< a merge of [s, e) sorts its strips in strip[s, e)
-	size_t strip_cap;
+	BPI_ARRAY(float) rec; ///< bounds in sorted order: min[dims] then max[dims]
+	BPI_ARRAY(bpi_sort_item) strip; ///< a merge of [s, e) sorts its strips in strip[s, e)
 	bpi_radix_scratch radix;
 	int axis, axis2; ///< the last build's sort and strip axes (see closest_job)
 	uint64_t full_sorts; ///< steps that took the radix sort (for tests)
@@ -121,8 +118,8 @@ static void record_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx
 	const bpi_scene *s = job->scene;
 	int dims = s->dims;
 	for (uint32_t p = begin; p < end; ++p) {
-		uint32_t i = bpi_sort_item_index(job->index->items[p]);
-		float *r = &job->index->rec[(size_t)p * 2 * dims];
+		uint32_t i = bpi_sort_item_index(job->index->items.data[p]);
+		float *r = &job->index->rec.data[(size_t)p * 2 * dims];
 		for (int axis = 0; axis < dims; ++axis) {
 			r[axis] = s->min[axis][i];
 			r[dims + axis] = s->max[axis][i];
@@ -136,13 +133,13 @@ static bp_status sort_entities(closest_index *x, const bpi_scene *s, int axis)
 	uint32_t n = s->count;
 	bool incremental = bpi_scene_coherent(s) && x->sorted_count == n && x->sorted_axis == axis;
 	x->sorted_count = UINT32_MAX;
-	key_job keys = {x->items, s->min[axis], incremental};
+	key_job keys = {x->items.data, s->min[axis], incremental};
 	bpi_parallel_for(n, CLOSEST_GRAIN, s->threads, key_chunk, &keys);
-	if (!incremental || !bpi_insertion_sort_items(x->items, n, (uint64_t)CLOSEST_MOVES_PER_ENTITY * n)) {
+	if (!incremental || !bpi_insertion_sort_items(x->items.data, n, (uint64_t)CLOSEST_MOVES_PER_ENTITY * n)) {
 		// From index order: the stable radix sort then gives the (key, index) order.
 		keys.keep_order = false;
 		bpi_parallel_for(n, CLOSEST_GRAIN, s->threads, key_chunk, &keys);
-		bp_status status = bpi_radix_sort_items(&x->radix, x->items, n, s->threads);
+		bp_status status = bpi_radix_sort_items(&x->radix, x->items.data, n, s->threads);
 		if (status != BP_OK)
 			return status;
 		x->full_sorts++;
@@ -154,7 +151,7 @@ static bp_status sort_entities(closest_index *x, const bpi_scene *s, int axis)
 
 static inline void report(const closest_index *x, const bpi_scene *s, bpi_pair_buffer *out, uint32_t p, uint32_t q)
 {
-	uint32_t a = bpi_sort_item_index(x->items[p]), b = bpi_sort_item_index(x->items[q]);
+	uint32_t a = bpi_sort_item_index(x->items.data[p]), b = bpi_sort_item_index(x->items.data[q]);
 	if (s->unfiltered || bpi_scene_accepts(s, a, b))
 		bpi_pair_push(out, a, b);
 }
@@ -170,10 +167,10 @@ static void leaf_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	for (uint32_t leaf = begin; leaf < end; leaf += CLOSEST_LEAF) {
 		uint32_t leaf_end = BP_MIN(leaf + CLOSEST_LEAF, end);
 		for (uint32_t p = leaf; p < leaf_end; ++p) {
-			const float *a = &x->rec[(size_t)p * width];
+			const float *a = &x->rec.data[(size_t)p * width];
 			// Sorted by min: past the first q with min > a.max nothing overlaps.
 			for (uint32_t q = p + 1; q < leaf_end; ++q) {
-				const float *b = &x->rec[(size_t)q * width];
+				const float *b = &x->rec.data[(size_t)q * width];
 				if (b[ax] > a[dims + ax])
 					break;
 				++tests;
@@ -218,11 +215,11 @@ static inline uint64_t strip_scan(const closest_index *x, const bpi_scene *s, bp
 	const bpi_sort_item *strip, uint32_t from, uint32_t count, int ax2)
 {
 	int dims = s->dims, width = 2 * dims;
-	const float *a = &x->rec[(size_t)p * width];
+	const float *a = &x->rec.data[(size_t)p * width];
 	uint64_t tests = 0;
 	for (uint32_t k = from; k < count; ++k) {
 		uint32_t q = bpi_sort_item_index(strip[k]);
-		const float *b = &x->rec[(size_t)q * width];
+		const float *b = &x->rec.data[(size_t)q * width];
 		if (b[ax2] > a[dims + ax2])
 			break;
 		++tests;
@@ -238,9 +235,9 @@ static uint64_t merge_segments(const closest_index *x, const bpi_scene *s, bpi_p
 	uint32_t start, uint32_t mid, uint32_t stop)
 {
 	int dims = s->dims, width = 2 * dims;
-	const float *rec = x->rec;
+	const float *rec = x->rec.data;
 	float split = rec[(size_t)mid * width + ax], reach = -INFINITY;
-	bpi_sort_item *left = &x->strip[start], *right = &x->strip[mid];
+	bpi_sort_item *left = &x->strip.data[start], *right = &x->strip.data[mid];
 	uint32_t nl = 0, nr = 0;
 	for (uint32_t p = start; p < mid; ++p) {
 		float hi = rec[(size_t)p * width + dims + ax];
@@ -300,9 +297,8 @@ static bp_status closest_build(bpi_index *base, const bpi_scene *scene, bpi_buil
 	for (uint64_t segment = 2 * CLOSEST_LEAF; segment / 2 < n; segment *= 2)
 		buffers += bpi_chunk_count(bpi_chunk_count(n, (uint32_t)segment), merges_per_chunk(segment));
 	// Keeps last step's order when the count is unchanged: the capacity suffices.
-	if (!bpi_reserve_scratch((void **)&x->items, &x->item_cap, n, sizeof(bpi_sort_item)) ||
-		!bpi_reserve_scratch((void **)&x->rec, &x->rec_cap, (size_t)n * 2 * scene->dims, sizeof(float)) ||
-		!bpi_reserve_scratch((void **)&x->strip, &x->strip_cap, n, sizeof(bpi_sort_item)) ||
+	if (!bpi_array_reserve(&x->items, n) || !bpi_array_reserve(&x->rec, (size_t)n * 2 * scene->dims) ||
+		!bpi_array_reserve(&x->strip, n) ||
 		bpi_radix_sort_reserve(&x->radix, n) != BP_OK)
 		return BP_ERR_OUT_OF_MEMORY;
 	closest_job job = {.index = x, .scene = scene};
@@ -342,9 +338,9 @@ static void closest_init(bpi_index *base)
 static void closest_release(bpi_index *base)
 {
 	closest_index *x = (closest_index *)base;
-	bpi_free_aligned(x->items, x->item_cap * sizeof(bpi_sort_item));
-	bpi_free_aligned(x->rec, x->rec_cap * sizeof(float));
-	bpi_free_aligned(x->strip, x->strip_cap * sizeof(bpi_sort_item));
+	bpi_array_free(&x->items);
+	bpi_array_free(&x->rec);
+	bpi_array_free(&x->strip);
 	bpi_radix_sort_free(&x->radix);
 }
 

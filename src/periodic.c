@@ -45,85 +45,40 @@
 #define NO_FAULT UINT32_MAX
 
 struct bpi_periodic {
-	// The ghost scene: `n` normalized originals then the ghosts, room for `capacity`.
-	size_t capacity;
-	float *min[3], *max[3];
-	uint32_t *category, *mask;
-	uint8_t *flags;
-	uint32_t *origin; ///< ghost g (entry n + g) -> original dense index; room for `capacity`
+	// The ghost scene: `n` normalized originals then the ghosts.
+	BPI_ARRAY(float) min[3], max[3];
+	BPI_ARRAY(uint32_t) category, mask;
+	BPI_ARRAY(uint8_t) flags;
+	BPI_ARRAY(uint32_t) origin; ///< ghost g (entry n + g) -> original dense index
 
 	// Per chunk of the entity passes.
-	uint32_t chunk_capacity;
-	uint32_t *chunk_ghosts; ///< ghosts of the chunk, then their prefix sum
-	uint32_t *chunk_fault;  ///< first entity of the chunk that is too large, or NO_FAULT
-	int8_t *chunk_fault_axis;
+	BPI_ARRAY(uint32_t) chunk_ghosts; ///< ghosts of the chunk, then their prefix sum
+	BPI_ARRAY(uint32_t) chunk_fault;  ///< first entity of the chunk that is too large, or NO_FAULT
+	BPI_ARRAY(int8_t) chunk_fault_axis;
 
 	bpi_pair_buffer pairs; ///< inner algorithm's output; swapped with the caller's buffer
-	bpi_sort_item *items;
-	size_t item_capacity;
+	BPI_ARRAY(bpi_sort_item) items;
 	bpi_radix_scratch sort;
 };
 
 // ---- scratch -------------------------------------------------------------
 
-/// Grows every ghost-scene array to `capacity`, keeping the first `keep` entries.
-/// All or nothing.
+/// Room for `capacity` entries in every ghost-scene array, keeping the first `keep` (origin
+/// is indexed by ghost, so it keeps none). Each array keeps its entries and its own
+/// capacity, so a failure part-way leaves every array as usable as it was.
 static bool reserve_entries(bpi_periodic *p, int dims, size_t capacity, size_t keep)
 {
-	if (capacity <= p->capacity)
-		return true;
-	capacity = BP_MAX(capacity, p->capacity + p->capacity / 2);
-	void **arrays[10];
-	size_t sizes[10];
-	int count = 0;
-	for (int axis = 0; axis < dims; ++axis) {
-		arrays[count] = (void **)&p->min[axis], sizes[count++] = sizeof(float);
-		arrays[count] = (void **)&p->max[axis], sizes[count++] = sizeof(float);
-	}
-	arrays[count] = (void **)&p->category, sizes[count++] = sizeof(uint32_t);
-	arrays[count] = (void **)&p->mask, sizes[count++] = sizeof(uint32_t);
-	arrays[count] = (void **)&p->flags, sizes[count++] = sizeof(uint8_t);
-	arrays[count] = (void **)&p->origin, sizes[count++] = sizeof(uint32_t);
-	void *grown[10] = {0};
-	for (int i = 0; i < count; ++i) {
-		grown[i] = bpi_grow_aligned(NULL, 0, capacity, sizes[i]);
-		if (!grown[i]) {
-			for (int j = 0; j < i; ++j)
-				bpi_free_aligned(grown[j], capacity * sizes[j]);
-			return false;
-		}
-	}
-	for (int i = 0; i < count; ++i) {
-		// origin is indexed by ghost, so `keep` (originals) does not apply to it.
-		size_t kept = arrays[i] == (void **)&p->origin ? 0 : keep;
-		if (*arrays[i] && kept)
-			memcpy(grown[i], *arrays[i], kept * sizes[i]);
-		bpi_free_aligned(*arrays[i], p->capacity * sizes[i]);
-		*arrays[i] = grown[i];
-	}
-	p->capacity = capacity;
-	return true;
+	bool ok = bpi_array_grow(&p->category, keep, capacity) && bpi_array_grow(&p->mask, keep, capacity) &&
+		  bpi_array_grow(&p->flags, keep, capacity) && bpi_array_reserve(&p->origin, capacity);
+	for (int axis = 0; axis < dims; ++axis)
+		ok = ok && bpi_array_grow(&p->min[axis], keep, capacity) && bpi_array_grow(&p->max[axis], keep, capacity);
+	return ok;
 }
 
 static bool reserve_chunks(bpi_periodic *p, uint32_t chunks)
 {
-	if (chunks <= p->chunk_capacity)
-		return true;
-	uint32_t *ghosts = bpi_alloc(chunks * sizeof(uint32_t));
-	uint32_t *fault = bpi_alloc(chunks * sizeof(uint32_t));
-	int8_t *axis = bpi_alloc(chunks * sizeof(int8_t));
-	if (!ghosts || !fault || !axis) {
-		bpi_free(ghosts, chunks * sizeof(uint32_t));
-		bpi_free(fault, chunks * sizeof(uint32_t));
-		bpi_free(axis, chunks * sizeof(int8_t));
-		return false;
-	}
-	bpi_free(p->chunk_ghosts, p->chunk_capacity * sizeof(uint32_t));
-	bpi_free(p->chunk_fault, p->chunk_capacity * sizeof(uint32_t));
-	bpi_free(p->chunk_fault_axis, p->chunk_capacity * sizeof(int8_t));
-	p->chunk_ghosts = ghosts, p->chunk_fault = fault, p->chunk_fault_axis = axis;
-	p->chunk_capacity = chunks;
-	return true;
+	return bpi_array_reserve(&p->chunk_ghosts, chunks) && bpi_array_reserve(&p->chunk_fault, chunks) &&
+	       bpi_array_reserve(&p->chunk_fault_axis, chunks);
 }
 
 void bpi_periodic_free(bpi_periodic *p)
@@ -131,18 +86,18 @@ void bpi_periodic_free(bpi_periodic *p)
 	if (!p)
 		return;
 	for (int axis = 0; axis < 3; ++axis) {
-		bpi_free_aligned(p->min[axis], p->capacity * sizeof(float));
-		bpi_free_aligned(p->max[axis], p->capacity * sizeof(float));
+		bpi_array_free(&p->min[axis]);
+		bpi_array_free(&p->max[axis]);
 	}
-	bpi_free_aligned(p->category, p->capacity * sizeof(uint32_t));
-	bpi_free_aligned(p->mask, p->capacity * sizeof(uint32_t));
-	bpi_free_aligned(p->flags, p->capacity * sizeof(uint8_t));
-	bpi_free_aligned(p->origin, p->capacity * sizeof(uint32_t));
-	bpi_free(p->chunk_ghosts, p->chunk_capacity * sizeof(uint32_t));
-	bpi_free(p->chunk_fault, p->chunk_capacity * sizeof(uint32_t));
-	bpi_free(p->chunk_fault_axis, p->chunk_capacity * sizeof(int8_t));
+	bpi_array_free(&p->category);
+	bpi_array_free(&p->mask);
+	bpi_array_free(&p->flags);
+	bpi_array_free(&p->origin);
+	bpi_array_free(&p->chunk_ghosts);
+	bpi_array_free(&p->chunk_fault);
+	bpi_array_free(&p->chunk_fault_axis);
 	bpi_pair_buffer_free(&p->pairs);
-	bpi_free_aligned(p->items, p->item_capacity * sizeof *p->items);
+	bpi_array_free(&p->items);
 	bpi_radix_sort_free(&p->sort);
 	bpi_free(p, sizeof *p);
 }
@@ -162,7 +117,7 @@ static unsigned crossing_axes(const periodic_job *job, uint32_t i)
 {
 	unsigned axes = 0;
 	for (int axis = 0; axis < job->scene->dims; ++axis)
-		if (job->p->max[axis][i] >= job->period[axis])
+		if (job->p->max[axis].data[i] >= job->period[axis])
 			axes |= 1u << axis;
 	return axes;
 }
@@ -185,17 +140,17 @@ static void normalize_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *
 			float a = (float)r;
 			if (!(a < job->period[axis]))
 				a = 0.0f; // r just below the period rounded up to it: the same point as 0
-			p->min[axis][i] = a;
-			p->max[axis][i] = (float)((double)a + extent);
+			p->min[axis].data[i] = a;
+			p->max[axis].data[i] = (float)((double)a + extent);
 		}
-		p->category[i] = s->category[i];
-		p->mask[i] = s->mask[i];
-		p->flags[i] = s->flags[i];
+		p->category.data[i] = s->category[i];
+		p->mask.data[i] = s->mask[i];
+		p->flags.data[i] = s->flags[i];
 		ghosts += (1u << __builtin_popcount(crossing_axes(job, i))) - 1;
 	}
-	p->chunk_ghosts[chunk] = ghosts;
-	p->chunk_fault[chunk] = fault;
-	p->chunk_fault_axis[chunk] = fault_axis;
+	p->chunk_ghosts.data[chunk] = ghosts;
+	p->chunk_fault.data[chunk] = fault;
+	p->chunk_fault_axis.data[chunk] = fault_axis;
 }
 
 static void ghost_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
@@ -203,7 +158,7 @@ static void ghost_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	const periodic_job *job = ctx;
 	bpi_periodic *p = job->p;
 	int dims = job->scene->dims;
-	size_t e = (size_t)job->n + p->chunk_ghosts[chunk]; // prefix sum by now
+	size_t e = (size_t)job->n + p->chunk_ghosts.data[chunk]; // prefix sum by now
 	for (uint32_t i = begin; i < end; ++i) {
 		unsigned axes = crossing_axes(job, i);
 		// Each non-empty subset of the crossing axes, largest first.
@@ -211,13 +166,14 @@ static void ghost_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 			for (int axis = 0; axis < dims; ++axis) {
 				bool moved = subset >> axis & 1;
 				double shift = moved ? (double)job->period[axis] : 0.0;
-				p->min[axis][e] = moved ? (float)((double)p->min[axis][i] - shift) : p->min[axis][i];
-				p->max[axis][e] = moved ? (float)((double)p->max[axis][i] - shift) : p->max[axis][i];
+				float *min = p->min[axis].data, *max = p->max[axis].data;
+				min[e] = moved ? (float)((double)min[i] - shift) : min[i];
+				max[e] = moved ? (float)((double)max[i] - shift) : max[i];
 			}
-			p->category[e] = p->category[i];
-			p->mask[e] = p->mask[i];
-			p->flags[e] = p->flags[i];
-			p->origin[e - job->n] = i;
+			p->category.data[e] = p->category.data[i];
+			p->mask.data[e] = p->mask.data[i];
+			p->flags.data[e] = p->flags.data[i];
+			p->origin.data[e - job->n] = i;
 			++e;
 		}
 	}
@@ -232,7 +188,7 @@ typedef struct map_job {
 
 static inline uint32_t original(const map_job *job, uint32_t entry)
 {
-	return entry < job->n ? entry : job->p->origin[entry - job->n];
+	return entry < job->n ? entry : job->p->origin.data[entry - job->n];
 }
 
 /// Pairs -> sort items keyed by hi (first radix pass); a box with its own ghost
@@ -242,7 +198,7 @@ static void map_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	(void)chunk;
 	const map_job *job = ctx;
 	const bp_pair *pairs = job->p->pairs.data;
-	bpi_sort_item *items = job->p->items;
+	bpi_sort_item *items = job->p->items.data;
 	for (uint32_t i = begin; i < end; ++i) {
 		uint32_t a = original(job, pairs[i].lo), b = original(job, pairs[i].hi);
 		uint32_t lo = a < b ? a : b, hi = a < b ? b : a;
@@ -268,24 +224,24 @@ static bp_status map_back(bpi_periodic *p, uint32_t n, int threads)
 	size_t count = p->pairs.count;
 	if (count > UINT32_MAX) // beyond the radix sort's range
 		return BP_ERR_OUT_OF_MEMORY;
-	if (!bpi_reserve_scratch((void **)&p->items, &p->item_capacity, count, sizeof *p->items))
+	if (!bpi_array_reserve(&p->items, count))
 		return BP_ERR_OUT_OF_MEMORY;
 	map_job job = {p, n};
 	bpi_parallel_for((uint32_t)count, PERIODIC_PAIR_GRAIN, threads, map_chunk, &job);
 	// Two stable passes, hi then lo: sorted by (lo, hi) for any thread count.
-	bp_status status = bpi_radix_sort_items(&p->sort, p->items, (uint32_t)count, threads);
+	bp_status status = bpi_radix_sort_items(&p->sort, p->items.data, (uint32_t)count, threads);
 	if (status != BP_OK)
 		return status;
-	bpi_parallel_for((uint32_t)count, PERIODIC_PAIR_GRAIN, threads, rekey_chunk, p->items);
-	status = bpi_radix_sort_items(&p->sort, p->items, (uint32_t)count, threads);
+	bpi_parallel_for((uint32_t)count, PERIODIC_PAIR_GRAIN, threads, rekey_chunk, p->items.data);
+	status = bpi_radix_sort_items(&p->sort, p->items.data, (uint32_t)count, threads);
 	if (status != BP_OK)
 		return status;
 	size_t kept = 0;
 	for (size_t i = 0; i < count; ++i) {
-		bpi_sort_item item = p->items[i];
+		bpi_sort_item item = p->items.data[i];
 		if (bpi_sort_item_key(item) == UINT32_MAX)
 			break; // only self pairs from here on (no entity has index UINT32_MAX)
-		if (i > 0 && item == p->items[i - 1])
+		if (i > 0 && item == p->items.data[i - 1])
 			continue;
 		p->pairs.data[kept++] = (bp_pair){bpi_sort_item_key(item), bpi_sort_item_index(item)};
 	}
@@ -323,14 +279,14 @@ bp_status bpi_periodic_step(bpi_periodic **scratch, bpi_indexes *indexes, bp_alg
 	// for any thread count.
 	uint64_t ghosts = 0;
 	for (uint32_t c = 0; c < chunks; ++c) {
-		if (p->chunk_fault[c] != NO_FAULT) {
-			uint32_t i = p->chunk_fault[c];
-			int axis = p->chunk_fault_axis[c];
+		if (p->chunk_fault.data[c] != NO_FAULT) {
+			uint32_t i = p->chunk_fault.data[c];
+			int axis = p->chunk_fault_axis.data[c];
 			*fault = (bpi_periodic_fault){i, axis, (double)scene->max[axis][i] - (double)scene->min[axis][i]};
 			return BP_ERR_OUT_OF_RANGE;
 		}
-		uint32_t chunk_ghosts = p->chunk_ghosts[c];
-		p->chunk_ghosts[c] = (uint32_t)ghosts; // exclusive prefix sum (checked below)
+		uint32_t chunk_ghosts = p->chunk_ghosts.data[c];
+		p->chunk_ghosts.data[c] = (uint32_t)ghosts; // exclusive prefix sum (checked below)
 		ghosts += chunk_ghosts;
 	}
 	uint64_t total = (uint64_t)n + ghosts;
@@ -346,12 +302,12 @@ bp_status bpi_periodic_step(bpi_periodic **scratch, bpi_indexes *indexes, bp_alg
 	bpi_scene inner = *scene;
 	inner.count = (uint32_t)total;
 	for (int axis = 0; axis < scene->dims; ++axis) {
-		inner.min[axis] = p->min[axis];
-		inner.max[axis] = p->max[axis];
+		inner.min[axis] = p->min[axis].data;
+		inner.max[axis] = p->max[axis].data;
 	}
-	inner.category = p->category;
-	inner.mask = p->mask;
-	inner.flags = p->flags;
+	inner.category = p->category.data;
+	inner.mask = p->mask.data;
+	inner.flags = p->flags.data;
 	stats->ns_prepare += bpi_now_ns() - t0;
 
 	bp_status status = bpi_pipeline_run(indexes, requested, &inner, &p->pairs, stats);

@@ -85,30 +85,25 @@ typedef struct quadtree_index {
 	uint32_t count; ///< entities in the tree
 	double root_lo[3], root_hi[3];
 
-	// Per dense index, entity_capacity each, kept across steps.
-	float *last[6]; ///< last step's bounds: min x y z, max x y z
-	uint32_t *node_of, *slot_of;
-	size_t entity_capacity;
+	// Per dense index, kept across steps.
+	BPI_ARRAY(float) last[6]; ///< last step's bounds: min x y z, max x y z
+	BPI_ARRAY(uint32_t) node_of, slot_of;
 
 	// Node pool: blocks of K nodes; block 0 holds the root (node 0) and is never freed.
-	qt_node *nodes;
-	size_t node_capacity;
+	BPI_ARRAY(qt_node) nodes;
 	uint32_t blocks_used;
-	uint32_t *free_blocks; ///< capacity node_capacity / K, so a push never fails
+	BPI_ARRAY(uint32_t) free_blocks; ///< room for every block of the pool, so a push never fails
 	uint32_t free_count;
 
 	// Scratch, rebuilt every step.
-	uint8_t *changed;
-	size_t changed_capacity;
-	qt_scan *scans;
-	size_t scan_capacity;
-	uint32_t *dfs; ///< nodes in depth-first order
-	size_t dfs_capacity;
+	BPI_ARRAY(uint8_t) changed;
+	BPI_ARRAY(qt_scan) scans;
+	BPI_ARRAY(uint32_t) dfs; ///< nodes in depth-first order
 	uint32_t dfs_count;
-	uint32_t *flat_ent, *flat_node;
-	float *flat[6];
-	uint64_t *keys; ///< sort keys, one per flat position (each node sorts its own run)
-	size_t flat_capacity;
+	// The flat arrays: one entry per entity, in depth-first node order.
+	BPI_ARRAY(uint32_t) flat_ent, flat_node;
+	BPI_ARRAY(float) flat[6];
+	BPI_ARRAY(uint64_t) keys; ///< sort keys, one per flat position (each node sorts its own run)
 
 	uint32_t reinserted; ///< entities (re-)inserted by the last update, for tests and tuning
 } quadtree_index;
@@ -137,41 +132,23 @@ static void qt_node_init(qt_node *node, const double center[3], const double hal
 static bool qt_grow_pool(quadtree_index *t)
 {
 	uint32_t k = qt_children(t->dims);
-	size_t old = t->node_capacity, grown = old ? old * 2 : (size_t)k * 64;
+	size_t old = t->nodes.capacity, grown = old ? old * 2 : (size_t)k * 64;
 	if (grown / k > UINT32_MAX / 2)
 		return false;
-	// The free-block stack first, fresh: if the nodes then fail, nothing has moved.
-	uint32_t *stack = bpi_grow_aligned(NULL, 0, grown / k, sizeof *stack);
-	if (!stack)
+	// The free-block stack first: if the nodes then fail, it only has more room.
+	if (!bpi_array_grow(&t->free_blocks, t->free_count, grown / k) || !bpi_array_grow(&t->nodes, old, grown))
 		return false;
-	qt_node *nodes = bpi_grow_aligned(t->nodes, old, grown, sizeof *nodes);
-	if (!nodes) {
-		bpi_free_aligned(stack, grown / k * sizeof *stack);
-		return false;
-	}
-	if (t->free_blocks) {
-		memcpy(stack, t->free_blocks, t->free_count * sizeof *stack);
-		bpi_free_aligned(t->free_blocks, old / k * sizeof *stack);
-	}
-	memset(nodes + old, 0, (grown - old) * sizeof *nodes);
-	t->nodes = nodes;
-	t->free_blocks = stack;
-	t->node_capacity = grown;
+	memset(t->nodes.data + old, 0, (t->nodes.capacity - old) * sizeof *t->nodes.data);
 	return true;
 }
 
 static void qt_free_pool(quadtree_index *t)
 {
-	for (size_t i = 0; i < t->node_capacity; ++i)
-		if (t->nodes[i].items)
-			bpi_free(t->nodes[i].items, t->nodes[i].capacity * sizeof(uint32_t));
-	if (t->nodes)
-		bpi_free_aligned(t->nodes, t->node_capacity * sizeof *t->nodes);
-	if (t->free_blocks)
-		bpi_free_aligned(t->free_blocks, t->node_capacity / qt_children(t->dims) * sizeof *t->free_blocks);
-	t->nodes = NULL;
-	t->free_blocks = NULL;
-	t->node_capacity = 0;
+	for (size_t i = 0; i < t->nodes.capacity; ++i)
+		if (t->nodes.data[i].items)
+			bpi_free(t->nodes.data[i].items, t->nodes.data[i].capacity * sizeof(uint32_t));
+	bpi_array_free(&t->nodes);
+	bpi_array_free(&t->free_blocks);
 	t->blocks_used = 0;
 	t->free_count = 0;
 }
@@ -181,8 +158,8 @@ static uint32_t qt_alloc_block(quadtree_index *t)
 {
 	uint32_t k = qt_children(t->dims);
 	if (t->free_count)
-		return t->free_blocks[--t->free_count] * k;
-	if ((size_t)(t->blocks_used + 1) * k > t->node_capacity && !qt_grow_pool(t))
+		return t->free_blocks.data[--t->free_count] * k;
+	if ((size_t)(t->blocks_used + 1) * k > t->nodes.capacity && !qt_grow_pool(t))
 		return QT_NONE;
 	return t->blocks_used++ * k;
 }
@@ -204,11 +181,11 @@ static bool qt_reserve_items(qt_node *node, uint32_t capacity)
 
 static bool qt_append(quadtree_index *t, uint32_t n, uint32_t entity)
 {
-	qt_node *node = &t->nodes[n];
+	qt_node *node = &t->nodes.data[n];
 	if (node->count == node->capacity && !qt_reserve_items(node, node->capacity ? node->capacity * 2 : 4))
 		return false;
-	t->node_of[entity] = n;
-	t->slot_of[entity] = node->count;
+	t->node_of.data[entity] = n;
+	t->slot_of.data[entity] = node->count;
 	node->items[node->count++] = entity;
 	return true;
 }
@@ -237,14 +214,14 @@ static bool qt_split(quadtree_index *t, const bpi_scene *s, uint32_t n)
 	if (first == QT_NONE)
 		return false;
 	uint32_t k = qt_children(t->dims);
-	qt_node *node = &t->nodes[n];
+	qt_node *node = &t->nodes.data[n];
 	for (uint32_t c = 0; c < k; ++c) {
 		double center[3] = {0, 0, 0}, half[3] = {0, 0, 0};
 		for (int axis = 0; axis < t->dims; ++axis) {
 			half[axis] = node->half[axis] * 0.5;
 			center[axis] = node->center[axis] + ((c >> axis) & 1 ? half[axis] : -half[axis]);
 		}
-		qt_node_init(&t->nodes[first + c], center, half, node->depth + 1, n);
+		qt_node_init(&t->nodes.data[first + c], center, half, node->depth + 1, n);
 	}
 	node->first_child = first;
 	uint32_t keep = 0;
@@ -253,16 +230,16 @@ static bool qt_split(quadtree_index *t, const bpi_scene *s, uint32_t n)
 		int c = qt_classify(node, s, e);
 		if (c < 0) {
 			node->items[keep] = e;
-			t->slot_of[e] = keep++;
+			t->slot_of.data[e] = keep++;
 			continue;
 		}
 		if (!qt_append(t, first + (uint32_t)c, e))
 			return false;
-		t->nodes[first + (uint32_t)c].total++;
+		t->nodes.data[first + (uint32_t)c].total++;
 	}
 	node->count = keep;
 	for (uint32_t c = 0; c < k; ++c) {
-		const qt_node *child = &t->nodes[first + c];
+		const qt_node *child = &t->nodes.data[first + c];
 		if (child->count > QT_CAPACITY && child->depth < QT_MAX_DEPTH && !qt_split(t, s, first + c))
 			return false;
 	}
@@ -273,7 +250,7 @@ static bool qt_insert(quadtree_index *t, const bpi_scene *s, uint32_t entity)
 {
 	uint32_t n = 0;
 	for (;;) {
-		qt_node *node = &t->nodes[n];
+		qt_node *node = &t->nodes.data[n];
 		node->total++;
 		int c = node->first_child == QT_NONE ? -1 : qt_classify(node, s, entity);
 		if (c >= 0) {
@@ -282,7 +259,7 @@ static bool qt_insert(quadtree_index *t, const bpi_scene *s, uint32_t entity)
 		}
 		if (!qt_append(t, n, entity))
 			return false;
-		node = &t->nodes[n];
+		node = &t->nodes.data[n];
 		if (node->first_child == QT_NONE && node->count > QT_CAPACITY && node->depth < QT_MAX_DEPTH)
 			return qt_split(t, s, n);
 		return true;
@@ -291,33 +268,33 @@ static bool qt_insert(quadtree_index *t, const bpi_scene *s, uint32_t entity)
 
 static void qt_remove(quadtree_index *t, uint32_t entity)
 {
-	uint32_t n = t->node_of[entity];
-	qt_node *node = &t->nodes[n];
-	uint32_t slot = t->slot_of[entity], moved = node->items[--node->count];
+	uint32_t n = t->node_of.data[entity];
+	qt_node *node = &t->nodes.data[n];
+	uint32_t slot = t->slot_of.data[entity], moved = node->items[--node->count];
 	node->items[slot] = moved;
-	t->slot_of[moved] = slot;
-	for (; n != QT_NONE; n = t->nodes[n].parent)
-		t->nodes[n].total--;
+	t->slot_of.data[moved] = slot;
+	for (; n != QT_NONE; n = t->nodes.data[n].parent)
+		t->nodes.data[n].total--;
 }
 
 /// Pulls every entity of n's subtree into n and frees the descendants.
 static bool qt_collapse(quadtree_index *t, uint32_t n)
 {
 	uint32_t k = qt_children(t->dims);
-	qt_node *node = &t->nodes[n];
+	qt_node *node = &t->nodes.data[n];
 	if (node->capacity < node->total && !qt_reserve_items(node, node->total))
 		return false;
 	uint32_t stack[QT_STACK], top = 0;
 	stack[top++] = node->first_child;
 	while (top) {
 		uint32_t first = stack[--top];
-		t->free_blocks[t->free_count++] = first / k;
+		t->free_blocks.data[t->free_count++] = first / k;
 		for (uint32_t c = 0; c < k; ++c) {
-			const qt_node *child = &t->nodes[first + c];
+			const qt_node *child = &t->nodes.data[first + c];
 			for (uint32_t i = 0; i < child->count; ++i) {
 				uint32_t e = child->items[i];
-				t->node_of[e] = n;
-				t->slot_of[e] = node->count;
+				t->node_of.data[e] = n;
+				t->slot_of.data[e] = node->count;
 				node->items[node->count++] = e;
 			}
 			if (child->first_child != QT_NONE)
@@ -332,7 +309,7 @@ static bool qt_collapse(quadtree_index *t, uint32_t n)
 /// Merges, top down, every subtree that holds fewer than QT_CAPACITY / 2 entities.
 static bool qt_merge(quadtree_index *t, uint32_t n)
 {
-	const qt_node *node = &t->nodes[n];
+	const qt_node *node = &t->nodes.data[n];
 	if (node->first_child == QT_NONE)
 		return true;
 	if (node->total < QT_CAPACITY / 2)
@@ -347,7 +324,7 @@ static bool qt_merge(quadtree_index *t, uint32_t n)
 static bool qt_rebuild(quadtree_index *t, const bpi_scene *s, const float lo[3], const float hi[3])
 {
 	uint32_t k = qt_children(t->dims);
-	if (t->node_capacity < k && !qt_grow_pool(t))
+	if (t->nodes.capacity < k && !qt_grow_pool(t))
 		return false;
 	t->blocks_used = 1;
 	t->free_count = 0;
@@ -363,7 +340,7 @@ static bool qt_rebuild(quadtree_index *t, const bpi_scene *s, const float lo[3],
 		t->root_lo[axis] = center[axis] - half[axis];
 		t->root_hi[axis] = center[axis] + half[axis];
 	}
-	qt_node_init(&t->nodes[0], center, half, 0, QT_NONE);
+	qt_node_init(&t->nodes.data[0], center, half, 0, QT_NONE);
 	for (uint32_t i = 0; i < s->count; ++i)
 		if (!qt_insert(t, s, i))
 			return false;
@@ -373,34 +350,15 @@ static bool qt_rebuild(quadtree_index *t, const bpi_scene *s, const float lo[3],
 
 // ---- per-entity arrays and the change scan ----
 
+/// Room for `count` entities in the per-entity arrays, keeping the t->count in the tree. Each
+/// array keeps its entries and its own capacity, so a failure part-way leaves the tree and
+/// `last` as they were: the arrays grown before it just have more room.
 static bool qt_reserve_entities(quadtree_index *t, uint32_t count)
 {
-	if (count <= t->entity_capacity)
-		return true;
-	size_t old = t->entity_capacity, grown = BP_MAX((size_t)count, old + old / 2);
-	void *fresh[8] = {0};
-	size_t size[8];
-	for (int i = 0; i < 8; ++i) {
-		size[i] = i < 6 ? sizeof(float) : sizeof(uint32_t);
-		fresh[i] = bpi_grow_aligned(NULL, 0, grown, size[i]);
-		if (!fresh[i]) {
-			for (int j = 0; j < i; ++j)
-				bpi_free_aligned(fresh[j], grown * size[j]);
-			return false;
-		}
-	}
-	void **old_arrays[8] = {(void **)&t->last[0], (void **)&t->last[1], (void **)&t->last[2],
-		(void **)&t->last[3], (void **)&t->last[4], (void **)&t->last[5], (void **)&t->node_of,
-		(void **)&t->slot_of};
-	for (int i = 0; i < 8; ++i) {
-		if (*old_arrays[i]) {
-			memcpy(fresh[i], *old_arrays[i], old * size[i]);
-			bpi_free_aligned(*old_arrays[i], old * size[i]);
-		}
-		*old_arrays[i] = fresh[i];
-	}
-	t->entity_capacity = grown;
-	return true;
+	bool ok = bpi_array_grow(&t->node_of, t->count, count) && bpi_array_grow(&t->slot_of, t->count, count);
+	for (int i = 0; i < 6; ++i)
+		ok = ok && bpi_array_grow(&t->last[i], t->count, count);
+	return ok;
 }
 
 typedef struct qt_scan_job {
@@ -426,18 +384,18 @@ static void qt_scan_range(uint32_t begin, uint32_t end, uint32_t chunk, void *ct
 		bool changed = i >= job->old_count;
 		for (int axis = 0; axis < s->dims; ++axis) {
 			float lo = s->min[axis][i], hi = s->max[axis][i];
-			changed |= lo != t->last[axis][i] || hi != t->last[3 + axis][i];
-			t->last[axis][i] = lo;
-			t->last[3 + axis][i] = hi;
+			changed |= lo != t->last[axis].data[i] || hi != t->last[3 + axis].data[i];
+			t->last[axis].data[i] = lo;
+			t->last[3 + axis].data[i] = hi;
 			r.lo[axis] = BP_MIN(r.lo[axis], lo);
 			r.hi[axis] = BP_MAX(r.hi[axis], hi);
 			if (job->check_root)
 				r.outside |= (double)lo < t->root_lo[axis] || (double)hi > t->root_hi[axis];
 		}
-		t->changed[i] = changed;
+		t->changed.data[i] = changed;
 		r.changed += changed;
 	}
-	t->scans[chunk] = r;
+	t->scans.data[chunk] = r;
 }
 
 /// Brings the tree to the scene: incremental when the old tree still fits, else a rebuild.
@@ -453,7 +411,7 @@ static bool qt_update(quadtree_index *t, const bpi_scene *s)
 	uint64_t changed = 0;
 	uint32_t chunks = bpi_chunk_count(s->count, QT_SCAN_GRAIN);
 	for (uint32_t c = 0; c < chunks; ++c) {
-		const qt_scan *r = &t->scans[c];
+		const qt_scan *r = &t->scans.data[c];
 		for (int axis = 0; axis < s->dims; ++axis) {
 			lo[axis] = c ? BP_MIN(lo[axis], r->lo[axis]) : r->lo[axis];
 			hi[axis] = c ? BP_MAX(hi[axis], r->hi[axis]) : r->hi[axis];
@@ -477,13 +435,13 @@ static bool qt_update(quadtree_index *t, const bpi_scene *s)
 			qt_remove(t, i);
 		uint32_t kept = BP_MIN(old_count, s->count), inserted = 0;
 		for (uint32_t i = 0; i < kept; ++i) {
-			if (t->changed[i]) {
+			if (t->changed.data[i]) {
 				qt_remove(t, i);
 				removed = true;
 			}
 		}
 		for (uint32_t i = 0; i < s->count; ++i) {
-			if (t->changed[i]) {
+			if (t->changed.data[i]) {
 				if (!qt_insert(t, s, i))
 					return false;
 				++inserted;
@@ -506,18 +464,18 @@ static void qt_order(quadtree_index *t)
 {
 	uint32_t k = qt_children(t->dims), stack[QT_STACK], top = 0, pos = 0;
 	t->dfs_count = 0;
-	if (t->nodes[0].total)
+	if (t->nodes.data[0].total)
 		stack[top++] = 0;
 	while (top) {
 		uint32_t n = stack[--top];
-		qt_node *node = &t->nodes[n];
-		t->dfs[t->dfs_count++] = n;
+		qt_node *node = &t->nodes.data[n];
+		t->dfs.data[t->dfs_count++] = n;
 		node->flat_begin = pos;
 		pos += node->count;
 		if (node->first_child == QT_NONE)
 			continue;
 		for (uint32_t c = k; c-- > 0;)
-			if (t->nodes[node->first_child + c].total)
+			if (t->nodes.data[node->first_child + c].total)
 				stack[top++] = node->first_child + c;
 	}
 	BP_ASSERT(pos == t->count);
@@ -559,8 +517,8 @@ static void qt_copy_range(uint32_t begin, uint32_t end, uint32_t chunk, void *ct
 	const quadtree_index *t = job->t;
 	const bpi_scene *s = job->s;
 	for (uint32_t d = begin; d < end; ++d) {
-		uint32_t n = t->dfs[d];
-		qt_node *node = &t->nodes[n];
+		uint32_t n = t->dfs.data[d];
+		qt_node *node = &t->nodes.data[n];
 		uint32_t straddle[3] = {0, 0, 0}, axis = 0;
 		for (uint32_t i = 0; i < node->count; ++i) {
 			uint32_t e = node->items[i];
@@ -571,7 +529,7 @@ static void qt_copy_range(uint32_t begin, uint32_t end, uint32_t chunk, void *ct
 			if (straddle[a] < straddle[axis])
 				axis = (uint32_t)a;
 		node->axis = axis;
-		uint64_t *keys = t->keys + node->flat_begin;
+		uint64_t *keys = t->keys.data + node->flat_begin;
 		for (uint32_t i = 0; i < node->count; ++i)
 			keys[i] = (uint64_t)bpi_radix_float_key(s->min[axis][node->items[i]]) << 32 | i;
 		qt_sort_keys(keys, node->count);
@@ -586,11 +544,11 @@ static void qt_copy_range(uint32_t begin, uint32_t end, uint32_t chunk, void *ct
 		node->reach = reach + reach * 0x1p-40;
 		for (uint32_t i = 0; i < node->count; ++i) {
 			uint32_t e = node->items[(uint32_t)keys[i]], p = node->flat_begin + i;
-			t->flat_ent[p] = e;
-			t->flat_node[p] = n;
+			t->flat_ent.data[p] = e;
+			t->flat_node.data[p] = n;
 			for (int a = 0; a < s->dims; ++a) {
-				t->flat[a][p] = s->min[a][e];
-				t->flat[3 + a][p] = s->max[a][e];
+				t->flat[a].data[p] = s->min[a][e];
+				t->flat[3 + a].data[p] = s->max[a][e];
 			}
 		}
 	}
@@ -605,12 +563,12 @@ static inline uint64_t qt_test_run(const qt_find_job *job, int dims, uint32_t p,
 	const bpi_scene *s = job->s;
 	// Locals, not t->flat[...] in the loop: the pushes write memory the compiler cannot
 	// prove apart from *t, so it reloaded every pointer per test (25 ns a test, measured).
-	const float *min0 = t->flat[0], *min1 = t->flat[1], *min2 = t->flat[dims - 1];
-	const float *max0 = t->flat[3], *max1 = t->flat[4], *max2 = t->flat[3 + dims - 1];
-	const float *sorted = t->flat[sweep];
-	const uint32_t *ent = t->flat_ent;
+	const float *min0 = t->flat[0].data, *min1 = t->flat[1].data, *min2 = t->flat[dims - 1].data;
+	const float *max0 = t->flat[3].data, *max1 = t->flat[4].data, *max2 = t->flat[3 + dims - 1].data;
+	const float *sorted = t->flat[sweep].data;
+	const uint32_t *ent = t->flat_ent.data;
 	float lo0 = min0[p], lo1 = min1[p], lo2 = min2[p], hi0 = max0[p], hi1 = max1[p], hi2 = max2[p];
-	float stop = t->flat[3 + sweep][p];
+	float stop = t->flat[3 + sweep].data[p];
 	uint32_t a = ent[p], q = begin;
 	for (; q < end && sorted[q] <= stop; ++q) {
 		bool hit = lo0 <= max0[q] && min0[q] <= hi0 && lo1 <= max1[q] && min1[q] <= hi1;
@@ -655,7 +613,7 @@ static inline uint32_t qt_push_children(const quadtree_index *t, int dims, const
 		if ((c & ~high & all) || (~c & ~low & all))
 			continue;
 		uint32_t child = node->first_child + c;
-		if (t->nodes[child].total)
+		if (t->nodes.data[child].total)
 			stack[top++] = child;
 	}
 	return top;
@@ -668,22 +626,22 @@ static inline void qt_find_dims(const qt_find_job *job, int dims, uint32_t begin
 	uint64_t tests = 0;
 	uint32_t stack[QT_STACK];
 	for (uint32_t p = begin; p < end; ++p) {
-		const qt_node *home = &t->nodes[t->flat_node[p]];
+		const qt_node *home = &t->nodes.data[t->flat_node.data[p]];
 		// The rest of p's own list, then its node's descendants (never its ancestors).
 		tests += qt_test_run(job, dims, p, p + 1, home->flat_begin + home->count, home->axis, out);
 		if (home->first_child == QT_NONE)
 			continue;
 		float amin[3], amax[3];
 		for (int axis = 0; axis < dims; ++axis) {
-			amin[axis] = t->flat[axis][p];
-			amax[axis] = t->flat[3 + axis][p];
+			amin[axis] = t->flat[axis].data[p];
+			amax[axis] = t->flat[3 + axis].data[p];
 		}
 		uint32_t top = qt_push_children(t, dims, home, amin, amax, stack, 0);
 		while (top) {
-			const qt_node *node = &t->nodes[stack[--top]];
+			const qt_node *node = &t->nodes.data[stack[--top]];
 			uint32_t run_end = node->flat_begin + node->count;
-			uint32_t run_begin = qt_first_reaching(t->flat[node->axis], node->flat_begin, run_end, node->reach,
-				t->flat[node->axis][p]);
+			uint32_t run_begin = qt_first_reaching(t->flat[node->axis].data, node->flat_begin, run_end, node->reach,
+				t->flat[node->axis].data[p]);
 			tests += qt_test_run(job, dims, p, run_begin, run_end, node->axis, out);
 			if (node->first_child != QT_NONE)
 				top = qt_push_children(t, dims, node, amin, amax, stack, top);
@@ -714,66 +672,39 @@ static void qt_release(bpi_index *base)
 	quadtree_index *t = (quadtree_index *)base;
 	qt_free_pool(t);
 	for (int i = 0; i < 6; ++i) {
-		bpi_free_aligned(t->last[i], t->entity_capacity * sizeof(float));
-		bpi_free_aligned(t->flat[i], t->flat_capacity * sizeof(float));
+		bpi_array_free(&t->last[i]);
+		bpi_array_free(&t->flat[i]);
 	}
-	bpi_free_aligned(t->node_of, t->entity_capacity * sizeof(uint32_t));
-	bpi_free_aligned(t->slot_of, t->entity_capacity * sizeof(uint32_t));
-	bpi_free_aligned(t->flat_ent, t->flat_capacity * sizeof(uint32_t));
-	bpi_free_aligned(t->flat_node, t->flat_capacity * sizeof(uint32_t));
-	bpi_free_aligned(t->keys, t->flat_capacity * sizeof(uint64_t));
-	bpi_free_aligned(t->changed, t->changed_capacity);
-	bpi_free_aligned(t->scans, t->scan_capacity * sizeof *t->scans);
-	bpi_free_aligned(t->dfs, t->dfs_capacity * sizeof *t->dfs);
+	bpi_array_free(&t->node_of);
+	bpi_array_free(&t->slot_of);
+	bpi_array_free(&t->flat_ent);
+	bpi_array_free(&t->flat_node);
+	bpi_array_free(&t->keys);
+	bpi_array_free(&t->changed);
+	bpi_array_free(&t->scans);
+	bpi_array_free(&t->dfs);
 }
 
+/// Room for `count` entities in every flat array (scratch: nothing is kept).
 static bool qt_reserve_flat(quadtree_index *t, uint32_t count)
 {
-	if (count <= t->flat_capacity)
-		return true;
-	size_t grown = BP_MAX((size_t)count, t->flat_capacity + t->flat_capacity / 2);
-	void *fresh[8];
-	for (int i = 0; i < 8; ++i) {
-		fresh[i] = bpi_grow_aligned(NULL, 0, grown, 4);
-		if (!fresh[i]) {
-			for (int j = 0; j < i; ++j)
-				bpi_free_aligned(fresh[j], grown * 4);
-			return false;
-		}
-	}
-	uint64_t *keys = bpi_grow_aligned(NULL, 0, grown, sizeof *keys);
-	if (!keys) {
-		for (int j = 0; j < 8; ++j)
-			bpi_free_aligned(fresh[j], grown * 4);
-		return false;
-	}
-	bpi_free_aligned(t->keys, t->flat_capacity * sizeof *keys);
-	t->keys = keys;
-	for (int i = 0; i < 6; ++i) {
-		bpi_free_aligned(t->flat[i], t->flat_capacity * 4);
-		t->flat[i] = fresh[i];
-	}
-	bpi_free_aligned(t->flat_ent, t->flat_capacity * 4);
-	bpi_free_aligned(t->flat_node, t->flat_capacity * 4);
-	t->flat_ent = fresh[6];
-	t->flat_node = fresh[7];
-	t->flat_capacity = grown;
-	return true;
+	bool ok = bpi_array_reserve(&t->flat_ent, count) && bpi_array_reserve(&t->flat_node, count) &&
+		  bpi_array_reserve(&t->keys, count);
+	for (int i = 0; i < 6; ++i)
+		ok = ok && bpi_array_reserve(&t->flat[i], count);
+	return ok;
 }
 
 static bp_status qt_build(bpi_index *base, const bpi_scene *s, bpi_build *build)
 {
 	quadtree_index *t = (quadtree_index *)base;
 	// Everything the update needs first, so a failure here leaves the tree as it was.
-	if (!qt_reserve_entities(t, s->count) ||
-		!bpi_reserve_scratch((void **)&t->changed, &t->changed_capacity, s->count, 1) ||
-		!bpi_reserve_scratch((void **)&t->scans, &t->scan_capacity, bpi_chunk_count(s->count, QT_SCAN_GRAIN),
-			sizeof *t->scans) ||
-		!qt_reserve_flat(t, s->count))
+	if (!qt_reserve_entities(t, s->count) || !bpi_array_reserve(&t->changed, s->count) ||
+		!bpi_array_reserve(&t->scans, bpi_chunk_count(s->count, QT_SCAN_GRAIN)) || !qt_reserve_flat(t, s->count))
 		return BP_ERR_OUT_OF_MEMORY;
 	if (!qt_update(t, s))
 		return BP_ERR_OUT_OF_MEMORY; // t->valid is false: the next step rebuilds
-	if (!bpi_reserve_scratch((void **)&t->dfs, &t->dfs_capacity, t->node_capacity, sizeof *t->dfs))
+	if (!bpi_array_reserve(&t->dfs, t->nodes.capacity))
 		return BP_ERR_OUT_OF_MEMORY;
 	qt_order(t);
 	qt_find_job job = {t, s, &t->base.chunks};

@@ -46,14 +46,12 @@ typedef struct sap_index {
 	bpi_radix_scratch radix;
 	// Last frame's sorted order (key, dense index). Valid when order_count is
 	// the scene's count and order_axis its sweep axis.
-	bpi_sort_item *items;
-	size_t item_capacity;
+	BPI_ARRAY(bpi_sort_item) items;
 	uint32_t order_count;
 	int order_axis;
 	uint32_t reuse_backoff; ///< full sorts left before the next attempt to reuse the order
 	bpi_sap_layout layout;
-	uint32_t *descents; ///< per chunk of the key rebuild: where last frame's order broke
-	size_t descent_capacity;
+	BPI_ARRAY(uint32_t) descents; ///< per chunk of the key rebuild: where last frame's order broke
 } sap_index;
 
 // The axis with the largest variance of box centres, from a fixed sample. Ties go
@@ -131,7 +129,8 @@ static void sap_keys_reuse(uint32_t begin, uint32_t end, uint32_t chunk, void *c
 static bp_status sap_sort(sap_index *sap, const bpi_scene *s, int axis, uint32_t *descent_counts, uint32_t chunks)
 {
 	const uint32_t n = s->count;
-	sap_keys_job job = {.min = s->min[axis], .items = sap->items, .count = n, .descents = descent_counts};
+	bpi_sort_item *items = sap->items.data;
+	sap_keys_job job = {.min = s->min[axis], .items = items, .count = n, .descents = descent_counts};
 	bool reuse = bpi_scene_coherent(s) && sap->order_count == n && sap->order_axis == axis && n > 1;
 	if (reuse && sap->reuse_backoff > 0) {
 		--sap->reuse_backoff;
@@ -143,17 +142,17 @@ static bp_status sap_sort(sap_index *sap, const bpi_scene *s, int axis, uint32_t
 		for (uint32_t c = 0; c < chunks; ++c) {
 			descents += descent_counts[c];
 			if (c > 0)
-				descents += sap->items[(size_t)c * SAP_COPY_GRAIN - 1] > sap->items[(size_t)c * SAP_COPY_GRAIN];
+				descents += items[(size_t)c * SAP_COPY_GRAIN - 1] > items[(size_t)c * SAP_COPY_GRAIN];
 		}
 		if (descents == 0)
 			return BP_OK;
-		if (descents <= n / 64 && bpi_insertion_sort_items(sap->items, n, 8 * (uint64_t)n))
+		if (descents <= n / 64 && bpi_insertion_sort_items(items, n, 8 * (uint64_t)n))
 			return BP_OK;
 		sap->reuse_backoff = SAP_REUSE_BACKOFF;
 	}
 	sap->order_count = 0;
 	bpi_parallel_for(n, SAP_COPY_GRAIN, s->threads, sap_keys_fresh, &job);
-	return bpi_radix_sort_items(&sap->radix, sap->items, n, s->threads);
+	return bpi_radix_sort_items(&sap->radix, items, n, s->threads);
 }
 
 static bp_status sap_build(bpi_index *index, const bpi_scene *s, bpi_build *build)
@@ -162,19 +161,17 @@ static bp_status sap_build(bpi_index *index, const bpi_scene *s, bpi_build *buil
 	const uint32_t n = s->count;
 	const uint32_t copy_chunks = bpi_chunk_count(n, SAP_COPY_GRAIN);
 	// Scratch, all reused across frames: items, the layout, the descent counts.
-	const size_t old_items = sap->item_capacity;
-	if (!bpi_reserve_scratch((void **)&sap->items, &sap->item_capacity, (size_t)n + 1, sizeof(bpi_sort_item)) ||
-		!bpi_reserve_scratch((void **)&sap->descents, &sap->descent_capacity, (size_t)copy_chunks + 1,
-			sizeof(uint32_t)) ||
+	const size_t old_items = sap->items.capacity;
+	if (!bpi_array_reserve(&sap->items, (size_t)n + 1) || !bpi_array_reserve(&sap->descents, (size_t)copy_chunks + 1) ||
 		bpi_radix_sort_reserve(&sap->radix, n) != BP_OK) {
 		sap->order_count = 0;
 		return BP_ERR_OUT_OF_MEMORY;
 	}
-	if (sap->item_capacity != old_items)
+	if (sap->items.capacity != old_items)
 		sap->order_count = 0; // the old order went with the old array
 
 	const int axis = sap_choose_axis(s);
-	bp_status status = sap_sort(sap, s, axis, sap->descents, copy_chunks);
+	bp_status status = sap_sort(sap, s, axis, sap->descents.data, copy_chunks);
 	if (status != BP_OK) {
 		sap->order_count = 0;
 		return status;
@@ -185,7 +182,7 @@ static bp_status sap_build(bpi_index *index, const bpi_scene *s, bpi_build *buil
 	bpi_sap_grid grid;
 	status = bpi_sap_grid_plan(&sap->layout, s, axis, &grid);
 	if (status == BP_OK)
-		status = bpi_sap_layout_build(&sap->layout, s, axis, &grid, sap->items);
+		status = bpi_sap_layout_build(&sap->layout, s, axis, &grid, sap->items.data);
 	build->chunks = bpi_chunk_count(sap->layout.positions, SAP_GRAIN);
 	build->cell_count = sap->layout.segments;
 	return status;
@@ -196,9 +193,9 @@ static bp_status sap_find(bpi_index *index, const bpi_scene *s, bpi_build *build
 	(void)build;
 	const bpi_sap_layout *layout = &((sap_index *)index)->layout;
 	// An empty scene has no layout (soa NULL): offsetting NULL, even by 0, is undefined in C.
-	if (!layout->soa)
+	if (!layout->soa.data)
 		return BP_OK;
-	const float *soa = layout->soa;
+	const float *soa = layout->soa.data;
 	const size_t stride = layout->stride;
 	bpi_sap_sweep sw = {
 		.scene = s,
@@ -218,9 +215,9 @@ static void sap_release(bpi_index *index)
 {
 	sap_index *sap = (sap_index *)index;
 	bpi_radix_sort_free(&sap->radix);
-	bpi_free_aligned(sap->items, sap->item_capacity * sizeof(bpi_sort_item));
+	bpi_array_free(&sap->items);
 	bpi_sap_layout_free(&sap->layout);
-	bpi_free_aligned(sap->descents, sap->descent_capacity * sizeof(uint32_t));
+	bpi_array_free(&sap->descents);
 }
 
 const bpi_algorithm bpi_sap_algorithm = {

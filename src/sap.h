@@ -44,31 +44,24 @@ typedef struct bpi_sap_layout {
 	// block: sweep axis min, max, then (min, max) of each other axis. Position p
 	// holds one inserted copy of box index[p]; each segment is followed by SAP_PAD
 	// sentinels (min0 = +inf).
-	float *soa;
-	size_t soa_capacity; ///< floats
+	BPI_ARRAY(float) soa;
 	size_t stride;
-	uint32_t *index;
-	size_t index_capacity;
+	BPI_ARRAY(uint32_t) index;
 	/// Per position: bit k set when the region is the box's first cell on region
 	/// axis k (bit 1 always set in 2D). A pair in a region is reported iff the OR
 	/// of its two boxes' bits is 3: that region holds the intersection's lower corner.
-	uint8_t *corner;
-	size_t corner_capacity;
+	BPI_ARRAY(uint8_t) corner;
 	// Non-empty regions, in region order: positions [seg_begin, seg_end).
 	uint32_t *seg_begin, *seg_end; ///< both inside seg_bounds
-	uint32_t *seg_bounds;
-	size_t seg_capacity; ///< regions (seg_bounds holds twice that)
+	BPI_ARRAY(uint32_t) seg_bounds; ///< two per region
 	uint32_t segments;
 	uint32_t positions; ///< last segment's end + SAP_PAD (0 when empty)
 	// Counting sort by region: per (region, chunk) counts, then offsets.
-	uint32_t *histogram;
-	size_t histogram_capacity;
-	uint64_t *chunk_sums;
-	size_t chunk_sums_capacity;
+	BPI_ARRAY(uint32_t) histogram;
+	BPI_ARRAY(uint64_t) chunk_sums;
 	/// Per box, in index order: cell ranges lo0, hi0, lo1, hi1 of the final grid
 	/// (written by the plan when there is more than one region).
-	uint32_t *ranges;
-	size_t ranges_capacity; ///< uint32 entries
+	BPI_ARRAY(uint32_t) ranges;
 } bpi_sap_layout;
 
 void bpi_sap_layout_free(bpi_sap_layout *layout);

@@ -42,14 +42,13 @@
 
 void bpi_sap_layout_free(bpi_sap_layout *layout)
 {
-	bpi_free_aligned(layout->soa, layout->soa_capacity * sizeof(float));
-	bpi_free_aligned(layout->index, layout->index_capacity * sizeof(uint32_t));
-	bpi_free_aligned(layout->corner, layout->corner_capacity);
-	bpi_free_aligned(layout->seg_bounds, 2 * layout->seg_capacity * sizeof(uint32_t));
-	bpi_free_aligned(layout->histogram, layout->histogram_capacity * sizeof(uint32_t));
-	bpi_free_aligned(layout->chunk_sums, layout->chunk_sums_capacity * sizeof(uint64_t));
-	bpi_free_aligned(layout->ranges, layout->ranges_capacity * sizeof(uint32_t));
-	*layout = (bpi_sap_layout){0};
+	bpi_array_free(&layout->soa);
+	bpi_array_free(&layout->index);
+	bpi_array_free(&layout->corner);
+	bpi_array_free(&layout->seg_bounds);
+	bpi_array_free(&layout->histogram);
+	bpi_array_free(&layout->chunk_sums);
+	bpi_array_free(&layout->ranges);
 }
 
 // Region axis k's cell range of box i.
@@ -151,12 +150,11 @@ bp_status bpi_sap_grid_plan(bpi_sap_layout *layout, const bpi_scene *s, int axis
 	if (max_regions <= 1)
 		return BP_OK; // one region: the plain sweep
 	const uint32_t chunks = bpi_chunk_count(n, SAP_PASS_GRAIN);
-	if (!bpi_reserve_scratch((void **)&layout->chunk_sums, &layout->chunk_sums_capacity, 5 * (size_t)chunks,
-		    sizeof(uint64_t)) ||
-		!bpi_reserve_scratch((void **)&layout->ranges, &layout->ranges_capacity, 4 * (size_t)n, sizeof(uint32_t)))
+	if (!bpi_array_reserve(&layout->chunk_sums, 5 * (size_t)chunks) ||
+		!bpi_array_reserve(&layout->ranges, 4 * (size_t)n))
 		return BP_ERR_OUT_OF_MEMORY;
-	sap_plan_job job = {.scene = s, .grid = grid, .copies = layout->chunk_sums, .ranges = layout->ranges,
-		.bounds = (double *)(layout->chunk_sums + chunks)};
+	sap_plan_job job = {.scene = s, .grid = grid, .copies = layout->chunk_sums.data, .ranges = layout->ranges.data,
+		.bounds = (double *)(layout->chunk_sums.data + chunks)};
 	bpi_parallel_for(n, SAP_PASS_GRAIN, s->threads, sap_bounds_chunk, &job);
 	double edge[2] = {0.0, 0.0}, range[2] = {0.0, 0.0};
 	for (int k = 0; k < grid->count; ++k) {
@@ -235,8 +233,8 @@ static void sap_scatter_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void
 	const sap_sort_job *job = ctx;
 	const bpi_sap_grid *g = job->grid;
 	uint32_t *next = job->histogram + (size_t)chunk * g->regions;
-	uint32_t *index = job->layout->index;
-	uint8_t *corner = job->layout->corner;
+	uint32_t *index = job->layout->index.data;
+	uint8_t *corner = job->layout->corner.data;
 	const uint8_t bit1 = g->count < 2 ? 2 : 0; // no second region axis: always first
 	for (uint32_t k = begin; k < end; ++k) {
 		uint32_t i = bpi_sort_item_index(job->items[k]);
@@ -286,22 +284,13 @@ bp_status bpi_sap_layout_build(bpi_sap_layout *layout, const bpi_scene *s, int a
 		return BP_OK;
 	const uint32_t grain = BP_MAX(SAP_SORT_GRAIN, (uint32_t)(((uint64_t)n + SAP_SORT_CHUNKS - 1) / SAP_SORT_CHUNKS));
 	const uint32_t chunks = bpi_chunk_count(n, grain);
-	if (!bpi_reserve_scratch((void **)&layout->histogram, &layout->histogram_capacity, (size_t)chunks * regions,
-		    sizeof(uint32_t)))
+	if (!bpi_array_reserve(&layout->histogram, (size_t)chunks * regions) ||
+		!bpi_array_reserve(&layout->seg_bounds, 2 * (size_t)regions))
 		return BP_ERR_OUT_OF_MEMORY;
-	if (regions > layout->seg_capacity) {
-		size_t capacity = (size_t)regions + regions / 8;
-		uint32_t *grown = bpi_grow_aligned(NULL, 0, 2 * capacity, sizeof(uint32_t));
-		if (!grown)
-			return BP_ERR_OUT_OF_MEMORY;
-		bpi_free_aligned(layout->seg_bounds, 2 * layout->seg_capacity * sizeof(uint32_t));
-		layout->seg_bounds = grown;
-		layout->seg_capacity = capacity;
-	}
-	layout->seg_begin = layout->seg_bounds;
-	layout->seg_end = layout->seg_bounds + layout->seg_capacity;
-	sap_sort_job job = {.scene = s, .grid = grid, .items = items, .layout = layout, .histogram = layout->histogram,
-		.ranges = layout->ranges};
+	layout->seg_begin = layout->seg_bounds.data;
+	layout->seg_end = layout->seg_bounds.data + regions;
+	sap_sort_job job = {.scene = s, .grid = grid, .items = items, .layout = layout,
+		.histogram = layout->histogram.data, .ranges = layout->ranges.data};
 	bpi_parallel_for(n, grain, s->threads, sap_count_chunk, &job);
 
 	// Positions in (region, chunk) order, SAP_PAD sentinels after each non-empty region.
@@ -309,7 +298,7 @@ bp_status bpi_sap_layout_build(bpi_sap_layout *layout, const bpi_scene *s, int a
 	for (uint32_t r = 0; r < regions; ++r) {
 		uint64_t first = at;
 		for (uint32_t c = 0; c < chunks; ++c) {
-			uint32_t *h = &layout->histogram[(size_t)c * regions + r];
+			uint32_t *h = &job.histogram[(size_t)c * regions + r];
 			uint32_t count = *h;
 			*h = (uint32_t)at;
 			at += count;
@@ -324,25 +313,23 @@ bp_status bpi_sap_layout_build(bpi_sap_layout *layout, const bpi_scene *s, int a
 	}
 	layout->positions = (uint32_t)at;
 	layout->stride = ((size_t)at + 15) & ~(size_t)15; // whole cache lines
-	if (!bpi_reserve_scratch((void **)&layout->soa, &layout->soa_capacity, layout->stride * 2 * (size_t)s->dims,
-		    sizeof(float)) ||
-		!bpi_reserve_scratch((void **)&layout->index, &layout->index_capacity, layout->stride, sizeof(uint32_t)) ||
-		!bpi_reserve_scratch((void **)&layout->corner, &layout->corner_capacity, layout->stride, 1))
+	if (!bpi_array_reserve(&layout->soa, layout->stride * 2 * (size_t)s->dims) ||
+		!bpi_array_reserve(&layout->index, layout->stride) || !bpi_array_reserve(&layout->corner, layout->stride))
 		return BP_ERR_OUT_OF_MEMORY;
 	bpi_parallel_for(n, grain, s->threads, sap_scatter_chunk, &job);
 	for (uint32_t seg = 0; seg < layout->segments; ++seg) {
 		for (uint32_t p = layout->seg_end[seg]; p < layout->seg_end[seg] + SAP_PAD; ++p) {
-			layout->index[p] = 0; // any valid box: the copy below reads it
-			layout->corner[p] = 0;
+			layout->index.data[p] = 0; // any valid box: the copy below reads it
+			layout->corner.data[p] = 0;
 		}
 	}
 
-	sap_copy_job copy = {.scene = s, .index = layout->index};
+	sap_copy_job copy = {.scene = s, .index = layout->index.data};
 	copy.axes[0] = axis;
 	for (int k = 0; k < grid->count; ++k)
 		copy.axes[k + 1] = grid->axes[k];
 	for (int a = 0; a < 2 * s->dims; ++a)
-		copy.soa[a] = layout->soa + (size_t)a * layout->stride;
+		copy.soa[a] = layout->soa.data + (size_t)a * layout->stride;
 	bpi_parallel_for(layout->positions, SAP_PASS_GRAIN, s->threads, sap_copy_chunk, &copy);
 	for (uint32_t seg = 0; seg < layout->segments; ++seg) {
 		for (uint32_t p = layout->seg_end[seg]; p < layout->seg_end[seg] + SAP_PAD; ++p) {

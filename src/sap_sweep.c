@@ -34,8 +34,8 @@ static inline __attribute__((always_inline)) uint64_t sap_sweep_scalar(const bpi
 {
 	const float *min0 = sw->min0, *max0 = sw->max0, *min1 = sw->min1, *max1 = sw->max1;
 	const float *min2 = sw->min2, *max2 = sw->max2;
-	const uint32_t *index = sw->layout->index;
-	const uint8_t *corner = sw->layout->corner;
+	const uint32_t *index = sw->layout->index.data;
+	const uint8_t *corner = sw->layout->corner.data;
 	uint64_t tests = 0;
 	for (uint32_t i = begin; i < end; ++i) {
 		const float hi0 = max0[i], lo1 = min1[i], hi1 = max1[i];
@@ -79,8 +79,8 @@ static inline __attribute__((always_inline, target("avx2"))) uint64_t sap_sweep_
 {
 	const float *min0 = sw->min0, *max0 = sw->max0, *min1 = sw->min1, *max1 = sw->max1;
 	const float *min2 = sw->min2, *max2 = sw->max2;
-	const uint32_t *index = sw->layout->index;
-	const uint8_t *corner = sw->layout->corner;
+	const uint32_t *index = sw->layout->index.data;
+	const uint8_t *corner = sw->layout->corner.data;
 	uint64_t tests = 0;
 	for (uint32_t i = begin; i < end; ++i) {
 		const __m256 hi0 = _mm256_set1_ps(max0[i]);

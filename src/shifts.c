@@ -89,16 +89,11 @@ typedef struct shifts_grid {
 typedef struct shifts_index {
 	bpi_index base; // first member: converts to and from bpi_index *
 	bpi_radix_scratch sort;
-	bpi_sort_item *items;
-	size_t item_capacity;
-	shifts_record *rec; ///< x order
-	size_t rec_capacity;
-	shifts_record *sorted; ///< this pass's sector order
-	size_t sorted_capacity;
-	shifts_partial *partials;
-	size_t partial_capacity;
-	uint64_t *sectors; ///< per find chunk of every pass: sectors it swept
-	size_t sector_capacity;
+	BPI_ARRAY(bpi_sort_item) items;
+	BPI_ARRAY(shifts_record) rec;    ///< x order
+	BPI_ARRAY(shifts_record) sorted; ///< this pass's sector order
+	BPI_ARRAY(shifts_partial) partials;
+	BPI_ARRAY(uint64_t) sectors; ///< per find chunk of every pass: sectors it swept
 	shifts_grid grid; ///< the last build's
 } shifts_index;
 
@@ -134,7 +129,7 @@ static void shifts_stats(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx
 		p.hi[k] = hi;
 		p.extent = extent;
 	}
-	job->index->partials[chunk] = p;
+	job->index->partials.data[chunk] = p;
 }
 
 static void shifts_x_keys(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
@@ -142,7 +137,7 @@ static void shifts_x_keys(uint32_t begin, uint32_t end, uint32_t chunk, void *ct
 	(void)chunk;
 	const shifts_job *job = ctx;
 	const float *mn = job->scene->min[0];
-	bpi_sort_item *items = job->index->items;
+	bpi_sort_item *items = job->index->items.data;
 	for (uint32_t i = begin; i < end; ++i)
 		items[i] = bpi_sort_item_make(bpi_radix_float_key(mn[i]), i);
 }
@@ -161,8 +156,8 @@ static void shifts_records(uint32_t begin, uint32_t end, uint32_t chunk, void *c
 	const shifts_job *job = ctx;
 	const bpi_scene *s = job->scene;
 	const shifts_grid *g = &job->grid;
-	const bpi_sort_item *items = job->index->items;
-	shifts_record *rec = job->index->rec;
+	const bpi_sort_item *items = job->index->items.data;
+	shifts_record *rec = job->index->rec.data;
 	for (uint32_t r = begin; r < end; ++r) {
 		uint32_t i = bpi_sort_item_index(items[r]);
 		shifts_record e = {.entity = i};
@@ -180,8 +175,8 @@ static void shifts_sector_keys(uint32_t begin, uint32_t end, uint32_t chunk, voi
 	(void)chunk;
 	const shifts_job *job = ctx;
 	const shifts_grid *g = &job->grid;
-	const shifts_record *rec = job->index->rec;
-	bpi_sort_item *items = job->index->items;
+	const shifts_record *rec = job->index->rec.data;
+	bpi_sort_item *items = job->index->items.data;
 	int dims = job->scene->dims;
 	int32_t h[3] = {job->pass & 1, job->pass >> 1 & 1, job->pass >> 2 & 1};
 	for (uint32_t r = begin; r < end; ++r) {
@@ -196,9 +191,9 @@ static void shifts_gather(uint32_t begin, uint32_t end, uint32_t chunk, void *ct
 {
 	(void)chunk;
 	const shifts_job *job = ctx;
-	const bpi_sort_item *items = job->index->items;
-	const shifts_record *rec = job->index->rec;
-	shifts_record *sorted = job->index->sorted;
+	const bpi_sort_item *items = job->index->items.data;
+	const shifts_record *rec = job->index->rec.data;
+	shifts_record *sorted = job->index->sorted.data;
 	for (uint32_t i = begin; i < end; ++i)
 		sorted[i] = rec[bpi_sort_item_index(items[i])];
 }
@@ -234,8 +229,8 @@ static inline __attribute__((always_inline)) void shifts_sweep(const shifts_job 
 {
 	const bpi_scene *s = job->scene;
 	const shifts_index *index = job->index;
-	const bpi_sort_item *items = index->items;
-	const shifts_record *rec = index->sorted;
+	const bpi_sort_item *items = index->items.data;
+	const shifts_record *rec = index->sorted.data;
 	bpi_pair_buffer *out = &index->base.chunks.buffers[job->chunk_base + chunk];
 	const uint32_t count = s->count;
 	const int pass = job->pass;
@@ -275,7 +270,7 @@ static inline __attribute__((always_inline)) void shifts_sweep(const shifts_job 
 		}
 	}
 	out->tests = tests;
-	index->sectors[job->chunk_base + chunk] = sectors;
+	index->sectors.data[job->chunk_base + chunk] = sectors;
 }
 
 static void shifts_find2(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
@@ -332,12 +327,9 @@ static shifts_grid shifts_choose_grid(const bpi_scene *s, const shifts_partial *
 
 static bp_status shifts_reserve(shifts_index *index, uint32_t n, uint32_t stats_chunks, uint32_t find_chunks)
 {
-	if (!bpi_reserve_scratch((void **)&index->items, &index->item_capacity, n, sizeof(bpi_sort_item)) ||
-		!bpi_reserve_scratch((void **)&index->rec, &index->rec_capacity, n, sizeof(shifts_record)) ||
-		!bpi_reserve_scratch((void **)&index->sorted, &index->sorted_capacity, n, sizeof(shifts_record)) ||
-		!bpi_reserve_scratch((void **)&index->partials, &index->partial_capacity, BP_MAX(stats_chunks, 1),
-			sizeof(shifts_partial)) ||
-		!bpi_reserve_scratch((void **)&index->sectors, &index->sector_capacity, find_chunks, sizeof(uint64_t)))
+	if (!bpi_array_reserve(&index->items, n) || !bpi_array_reserve(&index->rec, n) ||
+		!bpi_array_reserve(&index->sorted, n) || !bpi_array_reserve(&index->partials, BP_MAX(stats_chunks, 1)) ||
+		!bpi_array_reserve(&index->sectors, find_chunks))
 		return BP_ERR_OUT_OF_MEMORY;
 	return bpi_radix_sort_reserve(&index->sort, n);
 }
@@ -356,9 +348,9 @@ static bp_status shifts_build(bpi_index *base, const bpi_scene *scene, bpi_build
 
 	shifts_job job = {.scene = scene, .index = index};
 	bpi_parallel_for(n, SHIFTS_STATS_GRAIN, scene->threads, shifts_stats, &job);
-	shifts_partial all = n ? index->partials[0] : (shifts_partial){.extent = 0};
+	shifts_partial all = n ? index->partials.data[0] : (shifts_partial){.extent = 0};
 	for (uint32_t c = 1; c < stats_chunks; ++c) {
-		const shifts_partial *p = &index->partials[c];
+		const shifts_partial *p = &index->partials.data[c];
 		for (int k = 0; k < 3; ++k) {
 			all.lo[k] = BP_MIN(all.lo[k], p->lo[k]);
 			all.hi[k] = BP_MAX(all.hi[k], p->hi[k]);
@@ -367,7 +359,7 @@ static bp_status shifts_build(bpi_index *base, const bpi_scene *scene, bpi_build
 	}
 	job.grid = shifts_choose_grid(scene, &all);
 	bpi_parallel_for(n, SHIFTS_FILL_GRAIN, scene->threads, shifts_x_keys, &job);
-	status = bpi_radix_sort_items(&index->sort, index->items, n, scene->threads);
+	status = bpi_radix_sort_items(&index->sort, index->items.data, n, scene->threads);
 	if (status != BP_OK)
 		return status;
 	bpi_parallel_for(n, SHIFTS_FILL_GRAIN, scene->threads, shifts_records, &job);
@@ -391,14 +383,14 @@ static bp_status shifts_find(bpi_index *base, const bpi_scene *scene, bpi_build 
 		job.pass = pass;
 		job.chunk_base = (uint32_t)pass * pass_chunks;
 		bpi_parallel_for(n, SHIFTS_FILL_GRAIN, scene->threads, shifts_sector_keys, &job);
-		bp_status status = bpi_radix_sort_items(&index->sort, index->items, n, scene->threads);
+		bp_status status = bpi_radix_sort_items(&index->sort, index->items.data, n, scene->threads);
 		if (status != BP_OK)
 			return status;
 		bpi_parallel_for(n, SHIFTS_FILL_GRAIN, scene->threads, shifts_gather, &job);
 		bpi_parallel_for(n, SHIFTS_FIND_GRAIN, scene->threads, scene->dims == 3 ? shifts_find3 : shifts_find2, &job);
 	}
 	for (uint32_t c = 0; c < build->chunks; ++c)
-		build->cell_count += index->sectors[c];
+		build->cell_count += index->sectors.data[c];
 	return BP_OK;
 }
 
@@ -406,11 +398,11 @@ static void shifts_release(bpi_index *base)
 {
 	shifts_index *index = (shifts_index *)base;
 	bpi_radix_sort_free(&index->sort);
-	bpi_free_aligned(index->items, index->item_capacity * sizeof(bpi_sort_item));
-	bpi_free_aligned(index->rec, index->rec_capacity * sizeof(shifts_record));
-	bpi_free_aligned(index->sorted, index->sorted_capacity * sizeof(shifts_record));
-	bpi_free_aligned(index->partials, index->partial_capacity * sizeof(shifts_partial));
-	bpi_free_aligned(index->sectors, index->sector_capacity * sizeof(uint64_t));
+	bpi_array_free(&index->items);
+	bpi_array_free(&index->rec);
+	bpi_array_free(&index->sorted);
+	bpi_array_free(&index->partials);
+	bpi_array_free(&index->sectors);
 }
 
 const bpi_algorithm bpi_shifts_algorithm = {

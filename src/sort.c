@@ -112,32 +112,15 @@ static void insertion_sort(bpi_sort_item *items, uint32_t count)
 bp_status bpi_radix_sort_reserve(bpi_radix_scratch *scratch, size_t count)
 {
 	size_t chunks = count == 0 ? 0 : (count + RADIX_GRAIN - 1) / RADIX_GRAIN;
-	size_t histogram_count = chunks * RADIX_PASSES * RADIX_BUCKETS;
-	if (histogram_count > scratch->histogram_capacity) {
-		uint32_t *grown = bpi_grow_aligned(NULL, 0, histogram_count, sizeof(uint32_t));
-		if (!grown)
-			return BP_ERR_OUT_OF_MEMORY;
-		bpi_free_aligned(scratch->histograms, scratch->histogram_capacity * sizeof(uint32_t));
-		scratch->histograms = grown;
-		scratch->histogram_capacity = histogram_count;
-	}
-	if (count > scratch->capacity) {
-		size_t capacity = count + count / 8; // entity counts drift frame to frame
-		bpi_sort_item *grown = bpi_grow_aligned(NULL, 0, capacity, sizeof(bpi_sort_item));
-		if (!grown)
-			return BP_ERR_OUT_OF_MEMORY;
-		bpi_free_aligned(scratch->items, scratch->capacity * sizeof(bpi_sort_item));
-		scratch->items = grown;
-		scratch->capacity = capacity;
-	}
-	return BP_OK;
+	bool ok = bpi_array_reserve(&scratch->histograms, chunks * RADIX_PASSES * RADIX_BUCKETS) &&
+		  bpi_array_reserve(&scratch->items, count);
+	return ok ? BP_OK : BP_ERR_OUT_OF_MEMORY;
 }
 
 void bpi_radix_sort_free(bpi_radix_scratch *scratch)
 {
-	bpi_free_aligned(scratch->items, scratch->capacity * sizeof(bpi_sort_item));
-	bpi_free_aligned(scratch->histograms, scratch->histogram_capacity * sizeof(uint32_t));
-	*scratch = (bpi_radix_scratch){0};
+	bpi_array_free(&scratch->items);
+	bpi_array_free(&scratch->histograms);
 }
 
 bp_status bpi_radix_sort_items(bpi_radix_scratch *scratch, bpi_sort_item *items, uint32_t count, int threads)
@@ -150,7 +133,7 @@ bp_status bpi_radix_sort_items(bpi_radix_scratch *scratch, bpi_sort_item *items,
 	if (status != BP_OK)
 		return status;
 	const uint32_t chunks = bpi_chunk_count(count, RADIX_GRAIN);
-	radix_job job = {.src = items, .dst = scratch->items, .histograms = scratch->histograms, .pass = -1};
+	radix_job job = {.src = items, .dst = scratch->items.data, .histograms = scratch->histograms.data, .pass = -1};
 	bpi_parallel_for(count, RADIX_GRAIN, threads, radix_count, &job);
 
 	bool first = true;

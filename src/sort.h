@@ -30,10 +30,8 @@ static inline uint32_t bpi_radix_float_key(float f)
 /// Scratch reused across sorts (and frames): a second item array and the
 /// per-chunk histograms. Zero-initialise; free with bpi_radix_sort_free.
 typedef struct bpi_radix_scratch {
-	bpi_sort_item *items;
-	size_t capacity; ///< items
-	uint32_t *histograms;
-	size_t histogram_capacity; ///< uint32 entries
+	BPI_ARRAY(bpi_sort_item) items;
+	BPI_ARRAY(uint32_t) histograms; ///< [chunk][pass][bucket]
 } bpi_radix_scratch;
 
 /// Makes room for sorting `count` items, so that a later sort of at most that

@@ -30,9 +30,8 @@ void bpi_view_index_free(bpi_view_index *index, int dims)
 
 void bpi_view_index_scratch_free(bpi_view_index_scratch *scratch)
 {
-	bpi_free_aligned(scratch->items, scratch->capacity * sizeof(bpi_sort_item));
+	bpi_array_free(&scratch->items);
 	bpi_radix_sort_free(&scratch->radix);
-	*scratch = (bpi_view_index_scratch){0};
 }
 
 /// Room for n entries in every array; all grow or none does.
@@ -60,8 +59,7 @@ static bool reserve_index(bpi_view_index *index, uint32_t n, int dims)
 
 static bool reserve_items(bpi_view_index_scratch *scratch, uint32_t n)
 {
-	return bpi_reserve_scratch((void **)&scratch->items, &scratch->capacity, n, sizeof(bpi_sort_item)) &&
-	       bpi_radix_sort_reserve(&scratch->radix, n) == BP_OK;
+	return bpi_array_reserve(&scratch->items, n) && bpi_radix_sort_reserve(&scratch->radix, n) == BP_OK;
 }
 
 typedef struct gather_ctx {
@@ -113,16 +111,17 @@ bp_status bpi_view_index_build(bpi_view_index *index, bpi_view_index_scratch *sc
 		}
 	}
 	const float *min = soa->min[best], *max = soa->max[best];
+	bpi_sort_item *items = scratch->items.data;
 	float extent = 0.0f;
 	for (uint32_t i = 0; i < count; ++i) {
 		float e = max[i] - min[i];
 		extent = e > extent ? e : extent;
-		scratch->items[i] = bpi_sort_item_make(bpi_radix_float_key(min[i]), i);
+		items[i] = bpi_sort_item_make(bpi_radix_float_key(min[i]), i);
 	}
-	bp_status status = bpi_radix_sort_items(&scratch->radix, scratch->items, count, threads);
+	bp_status status = bpi_radix_sort_items(&scratch->radix, items, count, threads);
 	if (status != BP_OK)
 		return status;
-	gather_ctx g = {index, scratch->items, soa, dims};
+	gather_ctx g = {index, items, soa, dims};
 	bpi_parallel_for(count, GATHER_GRAIN, threads, gather, &g);
 	index->axis = best;
 	// One ulp up: fl(max - min) may round below the exact extent, and the

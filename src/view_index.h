@@ -27,8 +27,7 @@ typedef struct bpi_view_index {
 
 /// The builder's sort buffers, reused across frames (builder thread only).
 typedef struct bpi_view_index_scratch {
-	bpi_sort_item *items;
-	size_t capacity;
+	BPI_ARRAY(bpi_sort_item) items;
 	bpi_radix_scratch radix;
 } bpi_view_index_scratch;
 

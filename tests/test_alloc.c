@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
-// Allocation failure (DESIGN §3): fail the k-th allocation for every k along a world's
-// life; each failing call must return BP_ERR_OUT_OF_MEMORY, change nothing, and leak nothing.
+// Allocation (alloc.c): BPI_ARRAY's growth, and failure (DESIGN §3): fail the k-th allocation for
+// every k along a world's life; each failing call must return BP_ERR_OUT_OF_MEMORY, change nothing,
+// and leak nothing.
 #include <criterion/criterion.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core.h"
 #include "oracle.h"
 
 // ---- a counting host allocator that can fail on request ----------------------
@@ -244,4 +246,101 @@ Test(alloc, hook_sees_every_allocation, .timeout = 30)
 	bp_world_destroy(w);
 	cr_assert_eq(bp_allocated_bytes(), 0);
 	free_scene(s);
+}
+
+// ---- BPI_ARRAY, the growable scratch array of core.h ---------------------------
+
+typedef struct triple {
+	double x, y, z;
+} triple; // 24 bytes: element sizes other than a power of two
+
+Test(alloc, array_reserve_grows_to_the_need_and_by_half, .timeout = 30)
+{
+	BPI_ARRAY(uint32_t) a = {0};
+	cr_assert(bpi_array_reserve(&a, 0));
+	cr_assert_null(a.data, "room for nothing allocates nothing");
+	cr_assert_eq(a.capacity, 0);
+	cr_assert(bpi_array_reserve(&a, 10));
+	cr_assert_geq(a.capacity, 10);
+	cr_assert_eq((uintptr_t)a.data % BP_CACHE_LINE, 0, "cache-line aligned");
+	uint32_t *data = a.data;
+	size_t capacity = a.capacity;
+	cr_assert(bpi_array_reserve(&a, 7));
+	cr_assert(a.data == data && a.capacity == capacity, "a need within the capacity moves nothing");
+	cr_assert(bpi_array_reserve(&a, capacity + 1));
+	cr_assert_geq(a.capacity, capacity + capacity / 2, "one more than the capacity grows it by half");
+	cr_assert_geq(a.capacity, 15); // 10 * 1.5
+	cr_assert(bpi_array_reserve(&a, 1000));
+	cr_assert_geq(a.capacity, 1000, "a need beyond half again is met in full");
+	a.data[999] = 1; // the room is there (ASan checks)
+	bpi_array_free(&a);
+}
+
+Test(alloc, array_grow_keeps_the_first_count_elements, .timeout = 30)
+{
+	BPI_ARRAY(triple) a = {0};
+	cr_assert(bpi_array_reserve(&a, 4));
+	for (int i = 0; i < 4; ++i)
+		a.data[i] = (triple){i, 10.0 * i, -0.5 * i};
+	cr_assert(bpi_array_grow(&a, 3, 100));
+	cr_assert_geq(a.capacity, 100);
+	for (int i = 0; i < 3; ++i)
+		cr_assert(a.data[i].x == i && a.data[i].y == 10.0 * i && a.data[i].z == -0.5 * i, "element %d lost", i);
+	triple *data = a.data;
+	cr_assert(bpi_array_grow(&a, 3, 50));
+	cr_assert_eq(a.data, data, "a need within the capacity moves nothing");
+	cr_assert(a.data[2].x == 2 && a.data[2].y == 20.0 && a.data[2].z == -1.0);
+	bpi_array_free(&a);
+}
+
+Test(alloc, array_free_returns_every_byte, .timeout = 30)
+{
+	const int64_t before = bp_allocated_bytes();
+	BPI_ARRAY(triple) a = {0};
+	bpi_array_free(&a); // an empty array: nothing to free
+	cr_assert_eq(bp_allocated_bytes(), before);
+	cr_assert(bpi_array_reserve(&a, 10));
+	cr_assert_geq(bp_allocated_bytes() - before, 240); // 10 x 24 bytes at least
+	cr_assert_eq(bp_allocated_bytes() - before, (int64_t)(a.capacity * sizeof(triple)));
+	cr_assert(bpi_array_grow(&a, 10, 11));
+	cr_assert_eq(bp_allocated_bytes() - before, (int64_t)(a.capacity * sizeof(triple)), "the old block is freed");
+	bpi_array_free(&a);
+	cr_assert_null(a.data);
+	cr_assert_eq(a.capacity, 0);
+	cr_assert_eq(bp_allocated_bytes(), before);
+}
+
+Test(alloc, array_reserve_failure_leaves_the_array_untouched, .timeout = 30)
+{
+	bp_set_allocator(&counting);
+	arm(1); // the next allocation fails
+	BPI_ARRAY(uint32_t) a = {0};
+	cr_assert_not(bpi_array_reserve(&a, 10));
+	cr_assert(a.data == NULL && a.capacity == 0);
+	cr_assert_eq(atomic_load(&failures), 1);
+
+	disarm();
+	cr_assert(bpi_array_reserve(&a, 10));
+	for (uint32_t i = 0; i < 10; ++i)
+		a.data[i] = i * i;
+	uint32_t *data = a.data;
+	size_t capacity = a.capacity;
+	arm(1);
+	cr_assert_not(bpi_array_grow(&a, 10, 1000));
+	arm(1);
+	cr_assert_not(bpi_array_reserve(&a, 1000));
+	cr_assert_eq(atomic_load(&failures), 1);
+	disarm();
+	// Bytes beyond size_t fail before the allocator is asked.
+	cr_assert_not(bpi_array_reserve(&a, SIZE_MAX / 2));
+	cr_assert_eq(atomic_load(&calls), 1, "the overflowing request reached the allocator");
+	cr_assert(a.data == data && a.capacity == capacity);
+	for (uint32_t i = 0; i < 10; ++i)
+		cr_assert_eq(a.data[i], i * i, "element %u changed", i);
+
+	bpi_array_free(&a);
+	cr_assert_eq(atomic_load(&live_blocks), 0);
+	cr_assert_eq(atomic_load(&mismatches), 0);
+	cr_assert_eq(bp_allocated_bytes(), 0);
+	bp_set_allocator(NULL);
 }

@@ -8,12 +8,13 @@ if(NOT CMAKE_C_COMPILER_ID MATCHES "Clang")
   message(FATAL_ERROR "BP_FUZZ=ON needs clang (libFuzzer); configure with CC=clang (got ${CMAKE_C_COMPILER_ID})")
 endif()
 
-# -O1 whatever the build type (options after CMAKE_C_FLAGS_<CONFIG> win). cells.c at -O0:
-# its always_inline specialisations took 442 s to compile at -O2 and 207 s at -O1 with
-# UBSan (45 s with ASan alone), 10 s at -O0 with both.
+# -O1 whatever the build type (options after CMAKE_C_FLAGS_<CONFIG> win). cells_build.c and
+# cells_find.c at -O0: their always_inline specialisations (then one cells.c) took 442 s to
+# compile at -O2 and 207 s at -O1 with UBSan (45 s with ASan alone), 10 s at -O0 with both.
 set(BP_FUZZ_FLAGS -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g)
 add_library(bp_fuzz_lib STATIC ${BP_SOURCES})
-set_source_files_properties(${PROJECT_SOURCE_DIR}/src/cells.c TARGET_DIRECTORY bp_fuzz_lib PROPERTIES COMPILE_OPTIONS -O0)
+set_source_files_properties(${PROJECT_SOURCE_DIR}/src/cells_build.c ${PROJECT_SOURCE_DIR}/src/cells_find.c
+  TARGET_DIRECTORY bp_fuzz_lib PROPERTIES COMPILE_OPTIONS -O0)
 target_include_directories(bp_fuzz_lib PUBLIC ${PROJECT_SOURCE_DIR}/include PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_compile_definitions(bp_fuzz_lib PUBLIC BP_STATIC_DEFINE PRIVATE BP_BUILDING_LIBRARY)
 target_compile_options(bp_fuzz_lib PRIVATE ${BP_FUZZ_FLAGS} -fsanitize=fuzzer-no-link)
