@@ -77,11 +77,6 @@ void *bpi_grow_aligned(void *old, size_t old_count, size_t new_count, size_t ele
 	return grown;
 }
 
-bool bpi_reserve_scratch(void **array, size_t *capacity, size_t needed, size_t elem_size)
-{
-	return bpi_array_grow_(array, capacity, 0, needed, elem_size);
-}
-
 bool bpi_array_grow_(void *data, size_t *capacity, size_t keep, size_t needed, size_t elem_size)
 {
 	if (needed <= *capacity)

@@ -32,11 +32,6 @@ void bpi_free_aligned(void *ptr, size_t size);
 /// and leaves the old array untouched.
 void *bpi_grow_aligned(void *old, size_t old_count, size_t new_count, size_t elem_size);
 
-/// Makes the cache-line-aligned scratch array *array hold at least `needed`
-/// elements, growing by at least half its capacity. Contents are NOT kept. On
-/// failure returns false and leaves *array and *capacity untouched.
-bool bpi_reserve_scratch(void **array, size_t *capacity, size_t needed, size_t elem_size);
-
 /// A growable, cache-line-aligned array of T that knows its capacity, so no
 /// caller spells a capacity field or recomputes a byte size to free it:
 ///     BPI_ARRAY(uint32_t) keys;               // a struct member, zero = empty

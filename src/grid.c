@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // grid: a uniform grid (with coarser levels for big entities) laid densely over the
-// scene bounds of each step. The work is in cells.c, shared with hash.
+// scene bounds of each step. The work is in cells_build.c and cells_find.c, shared with hash.
 #include "cells.h"
 
 static bp_status grid_build(bpi_index *index, const bpi_scene *scene, bpi_build *build)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // hash: an unbounded hashed grid (with coarser levels for big entities); integer cell
-// coordinates hashed into a table sized from N. The work is in cells.c, shared with grid.
+// coordinates hashed into a table sized from N. The work is in cells_build.c and cells_find.c, shared with grid.
 #include "cells.h"
 
 static bp_status hash_build(bpi_index *index, const bpi_scene *scene, bpi_build *build)

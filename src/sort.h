@@ -43,11 +43,11 @@ void bpi_radix_sort_free(bpi_radix_scratch *scratch);
 /// The result is identical for every thread count: chunks have a fixed size.
 /// Digit passes whose digit is the same for every item are skipped.
 /// Warning: grows the scratch when it is too small; fails only when that fails.
+bp_status bpi_radix_sort_items(bpi_radix_scratch *scratch, bpi_sort_item *items, uint32_t count, int threads);
+
 /// Insertion sort of whole (key, index) items, for last step's order under new
 /// keys: items with distinct indices have one sorted order whatever the start.
 /// Gives up after `budget` moves and returns false (items still a permutation).
 bool bpi_insertion_sort_items(bpi_sort_item *items, uint32_t count, uint64_t budget);
-
-bp_status bpi_radix_sort_items(bpi_radix_scratch *scratch, bpi_sort_item *items, uint32_t count, int threads);
 
 #endif
