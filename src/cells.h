@@ -147,6 +147,14 @@ static inline uint32_t bpi_cells_bucket(const bpi_cell_level *l, int level, bool
 bp_status bpi_cells_build(bpi_cells *cells, bool hashed, const bpi_scene *scene, bpi_build *build);
 /// Finds every accepted pair of the built cells into the chunk buffers.
 void bpi_cells_find(const bpi_cells *cells, const bpi_scene *scene, bpi_pair_chunks *chunks);
+
+/// Called once for each entity of the cells whose bounds overlap a query box.
+typedef void bpi_cells_hit_fn(uint32_t entity, void *ctx);
+/// Calls hit for every entity of built grid cells (not hash) whose bounds, as
+/// they were at the build, overlap the closed box [lo, hi] (dims floats each),
+/// each once, in bucket order. Returns the records it tested. Any thread.
+uint64_t bpi_cells_query(const bpi_cells *cells, const float lo[3], const float hi[3], bpi_cells_hit_fn *hit,
+	void *ctx);
 void bpi_cells_free(bpi_cells *cells);
 
 /// The index of grid and hash, which differ only in how cells map to buckets.

@@ -488,14 +488,56 @@ static void find_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 			     : find_range(c, job->scene, &q, begin, end, false, 2);
 	q.out->tests = q.tests;
 }
+
 void bpi_cells_find(const bpi_cells *c, const bpi_scene *s, bpi_pair_chunks *chunks)
 {
 	find_job fj = {c, s, chunks};
 	bpi_parallel_for(s->count, BPI_CELLS_FIND_GRAIN, s->threads, find_chunk, &fj);
 }
+
 bp_status bpi_cells_index_find(bpi_index *index, const bpi_scene *scene, bpi_build *build)
 {
 	(void)build;
 	bpi_cells_find(&((bpi_cells_index *)index)->cells, scene, &index->chunks);
 	return BP_OK;
+}
+
+// ---- queries by an outside box ------------------------------------------------------
+
+// Every level in full, as a finer level is scanned for a member: the box is not
+// in the cells, so no half of the neighbourhood is left to anyone else.
+BPI_CELLS_INLINE uint64_t query_levels(const bpi_cells *c, const probe *q, int dims, bpi_cells_hit_fn *hit, void *ctx)
+{
+	uint64_t tests = 0;
+	for (int m = 0; m < c->level_count; ++m) {
+		if (!c->levels[m].count)
+			continue;
+		int32_t home[3], far[3], low[3];
+		level_range(c, q, m, dims, home, far, low);
+		for (int32_t z = low[2]; z <= far[2]; ++z)
+			for (int32_t y = low[1]; y <= far[1]; ++y) {
+				uint32_t b0 = cell_bucket(c, m, low[0], y, z);
+				uint32_t from = c->start.data[b0], to = c->start.data[b0 + (uint32_t)(far[0] - low[0]) + 1];
+				tests += to - from;
+				for (uint32_t j = from; j < to; ++j)
+					if (rec_hit(c, q, j, dims))
+						hit(rec_id(c, j, dims), ctx);
+			}
+	}
+	return tests;
+}
+
+uint64_t bpi_cells_query(const bpi_cells *c, const float lo[3], const float hi[3], bpi_cells_hit_fn *hit, void *ctx)
+{
+	BP_ASSERT(!c->hashed);
+	probe q = {.lo = {lo[0], lo[1], c->dims == 3 ? lo[2] : 0}, .hi = {hi[0], hi[1], c->dims == 3 ? hi[2] : 0}};
+#if CELLS_SSE
+	if (c->dims == 3) {
+		q.q1 = _mm_setr_ps(q.hi[0], q.hi[1], q.hi[2], -q.lo[0]);
+		q.q2 = _mm_setr_ps(-q.lo[1], -q.lo[2], 0, 0);
+	} else {
+		q.q1 = _mm_setr_ps(q.hi[0], q.hi[1], -q.lo[0], -q.lo[1]);
+	}
+#endif
+	return c->dims == 3 ? query_levels(c, &q, 3, hit, ctx) : query_levels(c, &q, 2, hit, ctx);
 }

@@ -122,6 +122,59 @@ bp_status bpi_pair_chunks_merge(const bpi_pair_chunks *chunks, bpi_pair_buffer *
 	return BP_OK;
 }
 
+// Byte k of the (lo, hi) key: k = 0..3 are hi's bytes, 4..7 lo's, least significant first.
+static inline uint32_t key_byte(bp_pair p, int k)
+{
+	return ((k < 4 ? p.hi : p.lo) >> (8 * (k & 3))) & 0xffu;
+}
+
+bool bpi_pairs_sort_canonical(bp_pair *pairs, size_t count, bpi_pair_buffer *scratch)
+{
+	if (count < 2)
+		return true;
+	scratch->count = 0;
+	if (!bpi_pair_buffer_reserve(scratch, count))
+		return false;
+	// One read for all eight histograms; a byte every pair shares needs no pass.
+	size_t histogram[8][256];
+	memset(histogram, 0, sizeof histogram);
+	for (size_t i = 0; i < count; ++i)
+		for (int k = 0; k < 8; ++k)
+			histogram[k][key_byte(pairs[i], k)]++;
+	bp_pair *from = pairs, *to = scratch->data;
+	for (int k = 0; k < 8; ++k) {
+		if (histogram[k][key_byte(pairs[0], k)] == count)
+			continue;
+		size_t offset = 0;
+		for (int b = 0; b < 256; ++b) {
+			size_t n = histogram[k][b];
+			histogram[k][b] = offset;
+			offset += n;
+		}
+		for (size_t i = 0; i < count; ++i)
+			to[histogram[k][key_byte(from[i], k)]++] = from[i];
+		bp_pair *t = from;
+		from = to;
+		to = t;
+	}
+	if (from != pairs)
+		memcpy(pairs, from, count * sizeof *pairs);
+	return true;
+}
+
+void bpi_pairs_merge(const bp_pair *a, size_t na, const bp_pair *b, size_t nb, bp_pair *out)
+{
+	size_t i = 0, j = 0, k = 0;
+	while (i < na && j < nb) {
+		bool a_first = a[i].lo < b[j].lo || (a[i].lo == b[j].lo && a[i].hi < b[j].hi);
+		out[k++] = a_first ? a[i++] : b[j++];
+	}
+	if (i < na)
+		memcpy(out + k, a + i, (na - i) * sizeof *out);
+	if (j < nb)
+		memcpy(out + k, b + j, (nb - j) * sizeof *out);
+}
+
 static int compare_pairs(const void *a, const void *b)
 {
 	const bp_pair *p = a, *q = b;

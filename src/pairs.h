@@ -60,4 +60,13 @@ void bpi_pair_chunks_free(bpi_pair_chunks *chunks);
 /// cannot grow; `out` is then unchanged.
 bp_status bpi_pair_chunks_merge(const bpi_pair_chunks *chunks, bpi_pair_buffer *out, int threads);
 
+/// Sorts pairs by (lo, hi): an LSD radix sort on bytes of hi then lo, skipping
+/// the bytes every pair shares, with `scratch` (grown as needed) as the second
+/// buffer. O(count). False (pairs untouched) when scratch cannot grow.
+bool bpi_pairs_sort_canonical(bp_pair *pairs, size_t count, bpi_pair_buffer *scratch);
+
+/// Merges two lists sorted by (lo, hi) with no pair in common into `out`
+/// (room for na + nb), sorted.
+void bpi_pairs_merge(const bp_pair *a, size_t na, const bp_pair *b, size_t nb, bp_pair *out);
+
 #endif

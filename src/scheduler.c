@@ -77,8 +77,9 @@ static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 	uint64_t t0 = bpi_now_ns();
 	bp_frame_stats stats = {.frame = f->number, .ns_prepare = f->stats.ns_prepare};
 	bpi_step_fault fault; // the step's error status is what a waiter sees
-	bp_status status =
-		bpi_stepper_run(&fr->stepper, &f->settings, &f->soa, f->count, f->unfiltered, &f->pairs, &stats, &fault);
+	// No change list: a frame is built in full from its snapshot.
+	bp_status status = bpi_stepper_run(&fr->stepper, &f->settings, &f->soa, f->count, f->unfiltered, NULL,
+		&f->pairs, &stats, &fault);
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_VIEW);
 	if (status == BP_OK)
 		status = bpi_view_derive(f, prev, &fr->index_scratch, stats.thread_count);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
-// The stepper: the scene an algorithm sees, and the plain-or-periodic dispatch, in one place.
+// The stepper: the scene an algorithm sees, and the plain, periodic or incremental dispatch, in one place.
 #include "step.h"
 #include "parallel.h"
 
 bp_status bpi_stepper_run(bpi_stepper *stepper, const bpi_step_settings *settings, const bpi_soa *soa,
-	uint32_t count, bool unfiltered, bpi_pair_buffer *pairs, bp_frame_stats *stats, bpi_step_fault *fault)
+	uint32_t count, bool unfiltered, const bpi_changes *changes, bpi_pair_buffer *pairs, bp_frame_stats *stats,
+	bpi_step_fault *fault)
 {
 	bpi_scene scene = {
 		.count = count,
@@ -24,6 +25,8 @@ bp_status bpi_stepper_run(bpi_stepper *stepper, const bpi_step_settings *setting
 	if (settings->periodic)
 		return bpi_periodic_step(&stepper->periodic, &stepper->indexes, settings->algorithm, &scene,
 			settings->period, pairs, stats, fault);
+	if (settings->incremental && changes)
+		return bpi_incremental_step(&stepper->incremental, &scene, changes, pairs, stats);
 	return bpi_pipeline_run(&stepper->indexes, settings->algorithm, &scene, pairs, stats);
 }
 
@@ -31,5 +34,6 @@ void bpi_stepper_free(bpi_stepper *stepper)
 {
 	bpi_indexes_free(&stepper->indexes);
 	bpi_periodic_free(stepper->periodic);
+	bpi_incremental_free(stepper->incremental);
 	*stepper = (bpi_stepper){0};
 }

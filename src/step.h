@@ -4,6 +4,7 @@
 #ifndef BP_STEP_H
 #define BP_STEP_H
 
+#include "incremental.h"
 #include "periodic.h"
 #include "pipeline.h"
 #include "soa.h"
@@ -15,29 +16,35 @@ typedef struct bpi_step_settings {
 	int thread_count; ///< as requested; 0 = all cores
 	float cell_size;  ///< 0 = the algorithm's choice
 	uint32_t debug_flags;
+	bool incremental; ///< keep the pairs across steps; ignored when periodic
 	bool periodic;
 	float period[3]; ///< when periodic; z unused in 2D
 } bpi_step_settings;
 
-/// Everything a sequence of steps keeps: one index per algorithm and the
-/// periodic scratch. Zero-initialised is empty. One per world, one per frame
-/// builder, so a world's steps and its scheduler's builds never share state.
+/// Everything a sequence of steps keeps: one index per algorithm, the periodic
+/// scratch and the incremental state. Zero-initialised is empty. One per world,
+/// one per frame builder, so a world's steps and its scheduler's builds never
+/// share state.
 typedef struct bpi_stepper {
 	bpi_indexes indexes;
 	bpi_periodic *periodic;
+	bpi_incremental *incremental;
 } bpi_stepper;
 
 /// Why a step failed with BP_ERR_OUT_OF_RANGE (periodic worlds only).
 typedef bpi_periodic_fault bpi_step_fault;
 
 /// Finds the pairs of the first `count` entities of `soa` under `settings` into
-/// `pairs`: the plain pipeline, or the periodic one when settings->periodic.
-/// Fills every field of `stats` but frame, ns_prepare (it adds its own) and
-/// ns_total. On error `pairs` is unchanged; BP_ERR_OUT_OF_RANGE fills *fault.
-/// `unfiltered`: no entity is static, filtered or a sphere.
+/// `pairs`: the periodic pipeline when settings->periodic, else the incremental
+/// step when settings->incremental and the caller knows what changed (`changes`
+/// not NULL), else the plain pipeline. Fills every field of `stats` but frame,
+/// ns_prepare (it adds its own) and ns_total. On error `pairs` is unchanged;
+/// BP_ERR_OUT_OF_RANGE fills *fault. `unfiltered`: no entity is static,
+/// filtered or a sphere.
 /// Warning: one caller at a time per stepper.
 bp_status bpi_stepper_run(bpi_stepper *stepper, const bpi_step_settings *settings, const bpi_soa *soa,
-	uint32_t count, bool unfiltered, bpi_pair_buffer *pairs, bp_frame_stats *stats, bpi_step_fault *fault);
+	uint32_t count, bool unfiltered, const bpi_changes *changes, bpi_pair_buffer *pairs, bp_frame_stats *stats,
+	bpi_step_fault *fault);
 
 /// Frees the indexes and scratch; the stepper is empty afterwards.
 void bpi_stepper_free(bpi_stepper *stepper);

@@ -44,14 +44,25 @@ static bp_status reserve_entities(bp_world *w, uint32_t needed)
 	uint32_t capacity = (uint32_t)BP_MIN(BP_MAX(grown, (uint64_t)needed), (uint64_t)BP_MAX_ENTITIES);
 	capacity = BP_MAX(capacity, 16u);
 	uint32_t *dense_slot = bpi_grow_aligned(NULL, 0, capacity, sizeof(uint32_t));
-	if (!dense_slot || !bpi_soa_resize(&w->soa, w->dims, w->capacity, capacity, w->count)) {
+	// Marks are kept for every index below the capacity: a destroy leaves marks past count.
+	uint8_t *changed = w->incremental ? bpi_grow_aligned(NULL, 0, capacity, 1) : NULL;
+	if (!dense_slot || (w->incremental && !changed) ||
+		!bpi_soa_resize(&w->soa, w->dims, w->capacity, capacity, w->count)) {
 		bpi_free_aligned(dense_slot, (size_t)capacity * sizeof(uint32_t));
+		bpi_free_aligned(changed, changed ? capacity : 0);
 		return bpi_world_fail(w, BP_ERR_OUT_OF_MEMORY, "no memory for %u entities", capacity);
 	}
 	if (w->count)
 		memcpy(dense_slot, w->dense_slot, (size_t)w->count * sizeof(uint32_t));
 	bpi_free_aligned(w->dense_slot, (size_t)w->capacity * sizeof(uint32_t));
 	w->dense_slot = dense_slot;
+	if (changed) {
+		memset(changed, 0, capacity);
+		if (w->capacity)
+			memcpy(changed, w->changed, w->capacity);
+		bpi_free_aligned(w->changed, w->capacity);
+		w->changed = changed;
+	}
 	w->capacity = capacity;
 	return BP_OK;
 }
@@ -103,6 +114,7 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 		.periodic = def->periodic,
 		.period = {def->period[0], def->period[1], def->dims == 3 ? def->period[2] : 0.0f},
 		.debug_flags = def->debug_flags,
+		.incremental = def->incremental,
 		.free_head = BP_NO_DENSE,
 	};
 	if (bpi_frames_create(&w->frames) != BP_OK) {
@@ -128,6 +140,8 @@ void bp_world_destroy(bp_world *w)
 	bpi_stepper_free(&w->stepper);
 	bpi_soa_free(&w->soa, w->dims, w->capacity);
 	bpi_free_aligned(w->dense_slot, (size_t)w->capacity * sizeof(uint32_t));
+	bpi_free_aligned(w->changed, w->changed ? w->capacity : 0);
+	bpi_array_free(&w->changed_list);
 	bpi_free_aligned(w->slots, (size_t)w->slot_capacity * sizeof(bpi_slot));
 	bpi_pair_buffer_free(&w->pairs);
 	bpi_free(w, sizeof *w);
@@ -161,20 +175,20 @@ static bool arrays_present(const bp_world *w, const bp_bounds_arrays *b)
 	return b && b->min_x && b->min_y && b->max_x && b->max_y && (w->dims == 2 || (b->min_z && b->max_z));
 }
 
-static void array_box(const bp_world *w, const bp_bounds_arrays *b, size_t i, float min[3], float max[3])
+void bpi_world_array_box(const bp_world *w, const bp_bounds_arrays *b, size_t i, float min[3], float max[3])
 {
 	min[0] = b->min_x[i], min[1] = b->min_y[i], max[0] = b->max_x[i], max[1] = b->max_y[i];
 	min[2] = w->dims == 3 ? b->min_z[i] : 0.0f;
 	max[2] = w->dims == 3 ? b->max_z[i] : 0.0f;
 }
 
-static bp_status check_arrays(bp_world *w, const bp_bounds_arrays *b, uint32_t count)
+bp_status bpi_world_check_arrays(bp_world *w, const bp_bounds_arrays *b, uint32_t count)
 {
 	if (!arrays_present(w, b))
 		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "bounds arrays: a required array is NULL");
 	for (uint32_t i = 0; i < count; ++i) {
 		float min[3], max[3];
-		array_box(w, b, i, min, max);
+		bpi_world_array_box(w, b, i, min, max);
 		bp_status status = bpi_world_check_box(w, min, max, "bounds index", i);
 		if (status != BP_OK)
 			return status;
@@ -222,6 +236,7 @@ static void store_entity(bp_world *w, uint32_t d, const float *min, const float 
 	w->static_count += def->kind == BP_KIND_STATIC;
 	w->sphere_count += def->shape == BP_SHAPE_SPHERE;
 	w->filtered_count += !filter_is_open(def->category, def->mask);
+	bpi_world_mark(w, d);
 }
 
 /// Takes a free slot (or a new one; room was reserved) for dense index d.
@@ -265,7 +280,7 @@ bp_status bp_world_create_entities(bp_world *w, uint32_t count, const bp_bounds_
 	if (status == BP_OK && common->shape != BP_SHAPE_BOX && common->shape != BP_SHAPE_SPHERE)
 		status = bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "shape %d is neither box nor sphere", (int)common->shape);
 	if (status == BP_OK)
-		status = check_arrays(w, bounds, count);
+		status = bpi_world_check_arrays(w, bounds, count);
 	if (status == BP_OK)
 		status = reserve_entities(w, w->count + count);
 	if (status == BP_OK) {
@@ -278,7 +293,7 @@ bp_status bp_world_create_entities(bp_world *w, uint32_t count, const bp_bounds_
 		return status;
 	for (uint32_t i = 0; i < count; ++i) {
 		float min[3], max[3];
-		array_box(w, bounds, i, min, max);
+		bpi_world_array_box(w, bounds, i, min, max);
 		uint32_t d = w->count++;
 		store_entity(w, d, min, max, common);
 		bp_entity e = take_slot(w, d);
@@ -317,6 +332,7 @@ bp_status bp_entity_destroy(bp_world *w, bp_entity e)
 		bpi_soa_move(&w->soa, w->dims, d, last);
 		w->dense_slot[d] = w->dense_slot[last];
 		w->slots[w->dense_slot[d]].dense = d;
+		bpi_world_mark(w, d); // another entity now: its pairs are to be found again
 	}
 	w->count = last;
 	uint32_t s = e.index1 - 1;
@@ -366,10 +382,7 @@ bp_status bp_entity_set_bounds(bp_world *w, bp_entity e, const float *min, const
 	bp_status status = bpi_world_check_box(w, min, max, "entity", e.index1);
 	if (status != BP_OK)
 		return status;
-	for (int axis = 0; axis < w->dims; ++axis) {
-		w->soa.min[axis][slot->dense] = min[axis];
-		w->soa.max[axis][slot->dense] = max[axis];
-	}
+	bpi_world_store_bounds(w, slot->dense, min, max);
 	return BP_OK;
 }
 
@@ -383,6 +396,8 @@ bp_status bp_entity_set_filter(bp_world *w, bp_entity e, uint32_t category, uint
 	uint32_t d = slot->dense;
 	w->filtered_count += !filter_is_open(category, mask);
 	w->filtered_count -= !filter_is_open(w->soa.category[d], w->soa.mask[d]);
+	if (w->soa.category[d] != category || w->soa.mask[d] != mask)
+		bpi_world_mark(w, d);
 	w->soa.category[d] = category;
 	w->soa.mask[d] = mask;
 	return BP_OK;
@@ -399,8 +414,11 @@ bp_status bp_entity_set_kind(bp_world *w, bp_entity e, bp_kind kind)
 	if (status != BP_OK)
 		return status;
 	uint32_t d = slot->dense;
+	uint8_t flags = (uint8_t)((w->soa.flags[d] & ~BP_FLAG_STATIC) | (kind == BP_KIND_STATIC ? BP_FLAG_STATIC : 0));
+	if (flags != w->soa.flags[d])
+		bpi_world_mark(w, d);
 	w->static_count -= (w->soa.flags[d] & BP_FLAG_STATIC) != 0;
-	w->soa.flags[d] = (uint8_t)((w->soa.flags[d] & ~BP_FLAG_STATIC) | (kind == BP_KIND_STATIC ? BP_FLAG_STATIC : 0));
+	w->soa.flags[d] = flags;
 	w->static_count += kind == BP_KIND_STATIC;
 	return BP_OK;
 }
@@ -453,9 +471,17 @@ bp_status bp_world_set_bounds(bp_world *w, uint32_t first, uint32_t count, const
 		return BP_ERR_INVALID_ARGUMENT;
 	bp_status status = bpi_world_check_range(w, first, count);
 	if (status == BP_OK)
-		status = check_arrays(w, bounds, count);
+		status = bpi_world_check_arrays(w, bounds, count);
 	if (status != BP_OK || count == 0)
 		return status; // count 0: the SoA arrays of an empty world are NULL, and NULL + 0 is undefined
+	if (w->incremental) { // compare as it copies, so only real changes are marked
+		for (uint32_t i = 0; i < count; ++i) {
+			float min[3], max[3];
+			bpi_world_array_box(w, bounds, i, min, max);
+			bpi_world_store_bounds(w, first + i, min, max);
+		}
+		return BP_OK;
+	}
 	const float *src_min[3] = {bounds->min_x, bounds->min_y, bounds->min_z};
 	const float *src_max[3] = {bounds->max_x, bounds->max_y, bounds->max_z};
 	for (int axis = 0; axis < w->dims; ++axis) {

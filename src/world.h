@@ -29,6 +29,7 @@ struct bp_world {
 	bool periodic;
 	float period[3]; ///< when periodic; z unused in 2D
 	uint32_t debug_flags;
+	bool incremental;
 
 	// Dense SoA store: `count` live entities, room for `capacity`.
 	uint32_t count;
@@ -45,6 +46,15 @@ struct bp_world {
 	uint32_t slot_capacity;
 	uint32_t free_head;  ///< BP_NO_DENSE when empty
 	uint32_t free_count; ///< slots on the free list
+
+	// What changed since the last step (incremental worlds only; DESIGN §10). An
+	// entity is marked when created, when its bounds, filter, kind or shape get a
+	// different value, and when a destroy moves it to another dense index.
+	uint8_t *changed;       ///< per dense index, `capacity` entries: 1 = on changed_list
+	BPI_ARRAY(uint32_t) changed_list;
+	uint32_t changed_count; ///< entries of changed_list in use
+	bool changed_all;       ///< the list could not grow: the next step takes everything as changed
+	uint32_t stepped_count; ///< entities at the last successful step
 
 	// Step state.
 	bpi_stepper stepper; ///< bp_world_step's; the scheduler has its own
@@ -70,10 +80,29 @@ static inline bpi_step_settings bpi_world_settings(const bp_world *w)
 		.thread_count = w->thread_count,
 		.cell_size = w->cell_size,
 		.debug_flags = w->debug_flags,
+		.incremental = w->incremental,
 		.periodic = w->periodic,
 		.period = {w->period[0], w->period[1], w->period[2]},
 	};
 }
+
+/// Checks `count` boxes of bounds arrays (all arrays present, finite, min <= max);
+/// the error names the array index.
+bp_status bpi_world_check_arrays(bp_world *world, const bp_bounds_arrays *bounds, uint32_t count);
+/// Box i of bounds arrays (z 0 in 2D).
+void bpi_world_array_box(const bp_world *world, const bp_bounds_arrays *bounds, size_t i, float min[3], float max[3]);
+
+/// Records that dense entity d changed since the last step (incremental
+/// worlds; a no-op otherwise). Never fails: when the list cannot grow the next
+/// step treats every entity as changed.
+void bpi_world_mark(bp_world *world, uint32_t d);
+
+/// Writes the bounds (dims floats each) of dense entity d, marking it when they
+/// differ bit for bit from the stored ones.
+void bpi_world_store_bounds(bp_world *world, uint32_t d, const float *min, const float *max);
+
+/// Forgets the marks after a successful step.
+void bpi_world_clear_changes(bp_world *world);
 
 /// BP_OK when dense range [first, first + count) lies inside the world, else
 /// BP_ERR_OUT_OF_RANGE with the error recorded.

@@ -7,8 +7,11 @@
 
 static void set_shape_flag(bp_world *w, uint32_t d, bool sphere)
 {
+	uint8_t flags = (uint8_t)((w->soa.flags[d] & ~BP_FLAG_SPHERE) | (sphere ? BP_FLAG_SPHERE : 0));
+	if (flags != w->soa.flags[d])
+		bpi_world_mark(w, d);
 	w->sphere_count -= (w->soa.flags[d] & BP_FLAG_SPHERE) != 0;
-	w->soa.flags[d] = (uint8_t)((w->soa.flags[d] & ~BP_FLAG_SPHERE) | (sphere ? BP_FLAG_SPHERE : 0));
+	w->soa.flags[d] = flags;
 	w->sphere_count += sphere;
 }
 
@@ -51,10 +54,7 @@ bp_status bp_entity_set_sphere(bp_world *w, bp_entity e, const float *center, fl
 	bp_status status = sphere_bounds(w, center, radius, e.index1, min, max);
 	if (status != BP_OK)
 		return status;
-	for (int axis = 0; axis < w->dims; ++axis) {
-		w->soa.min[axis][slot->dense] = min[axis];
-		w->soa.max[axis][slot->dense] = max[axis];
-	}
+	bpi_world_store_bounds(w, slot->dense, min, max);
 	set_shape_flag(w, slot->dense, true);
 	return BP_OK;
 }
@@ -80,12 +80,12 @@ bp_status bp_world_set_spheres(bp_world *w, uint32_t first, uint32_t count, cons
 			return status;
 	}
 	for (uint32_t i = 0; i < count; ++i) {
-		uint32_t d = first + i;
 		for (int axis = 0; axis < w->dims; ++axis) {
-			w->soa.min[axis][d] = axes[axis][i] - spheres->radius[i];
-			w->soa.max[axis][d] = axes[axis][i] + spheres->radius[i];
+			min[axis] = axes[axis][i] - spheres->radius[i];
+			max[axis] = axes[axis][i] + spheres->radius[i];
 		}
-		set_shape_flag(w, d, true);
+		bpi_world_store_bounds(w, first + i, min, max);
+		set_shape_flag(w, first + i, true);
 	}
 	return BP_OK;
 }

@@ -14,8 +14,14 @@ bp_status bp_world_step(bp_world *w)
 	bp_frame_stats stats = {.frame = w->stats.frame + 1, .ns_prepare = bpi_now_ns() - t0};
 	BPI_MARK_STAGE_END(BPI_STAGE_PREPARE);
 	bpi_step_fault fault = {0};
+	bpi_changes changes = {
+		.list = w->changed_list.data,
+		.count = w->changed_count,
+		.previous_count = w->stepped_count,
+		.all = w->changed_all,
+	};
 	bp_status status = bpi_stepper_run(&w->stepper, &settings, &w->soa, w->count, bpi_world_unfiltered(w),
-		&w->pairs, &stats, &fault);
+		&changes, &w->pairs, &stats, &fault);
 	if (status != BP_OK)
 		BPI_MARK_FRAME_END(stats.frame, 0, bpi_now_ns() - t0, status);
 	if (status == BP_ERR_OUT_OF_RANGE && w->periodic) {
@@ -28,8 +34,9 @@ bp_status bp_world_step(bp_world *w)
 	if (status != BP_OK)
 		return bpi_world_fail(w, status, "%s step: %s", bp_algorithm_name(stats.algorithm),
 			bp_status_string(status));
-	if (w->canonical_pairs && !w->periodic) // periodic pairs are sorted already
+	if (w->canonical_pairs && !w->periodic && !w->incremental) // the others come sorted
 		bp_pairs_sort(w->pairs.data, w->pairs.count);
+	bpi_world_clear_changes(w);
 	stats.ns_total = bpi_now_ns() - t0;
 	BPI_MARK_FRAME_END(stats.frame, stats.pair_count, stats.ns_total, BP_OK);
 	w->stats = stats;

@@ -106,6 +106,12 @@ typedef struct bp_world_def {
 	/// bp_debug_flag bits; unknown bits make bp_world_create return
 	/// BP_ERR_INVALID_ARGUMENT. Default 0.
 	uint32_t debug_flags;
+	/// Incremental steps: the world keeps what it found across steps, and a step
+	/// costs what changed since the last one (see "Incremental steps" below).
+	/// Pairs then come out sorted by (lo, hi) whatever canonical_pairs says, so
+	/// the order never depends on which path a step took. Periodic worlds and
+	/// frames built by the scheduler take the full path. Default false.
+	bool incremental;
 	int32_t internal_value; ///< set by bp_world_def_default; do not touch
 } bp_world_def;
 
@@ -178,6 +184,34 @@ BP_API bp_status bp_world_create_entities(bp_world *world, uint32_t count, const
 /// (element i goes to dense index first + i). All or nothing.
 BP_API bp_status bp_world_set_bounds(bp_world *world, uint32_t first, uint32_t count, const bp_bounds_arrays *bounds);
 
+// ---- Incremental steps -------------------------------------------------------------
+//
+// In a world created with `incremental`, bp_world_step keeps the entities that did
+// not change in a resting index with the pairs among them, and finds only the pairs
+// of the entities that changed: against each other, and against the resting index.
+// An entity has changed since the last step when it was created, when a call gave its
+// bounds a different value (bit for bit; setting the same bounds again is free),
+// its filter, kind or shape a different value, or when destroying another entity
+// moved it to a new dense index. Entities the host does not touch cost nothing per
+// step beyond one pass over the pairs the step reports. When many entities changed,
+// or after enough changes to make the resting index stale, the step rebuilds it in
+// full (the grid algorithm), a choice made from the measured cost of both paths that
+// never changes a pair or the order. Bulk hosts pass only what moved, by dense index
+// or by handle, with the two calls below.
+
+/// Sets the bounds of the entities at dense_indices[0 .. count): element i of the
+/// arrays goes to dense index dense_indices[i] (an index listed twice takes its
+/// last bounds). All or nothing: an index out of range or a bad bound changes nothing.
+BP_API bp_status bp_world_set_bounds_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
+	const bp_bounds_arrays *bounds);
+/// As bp_world_set_bounds_indexed, by handle. A stale handle changes nothing.
+BP_API bp_status bp_world_set_bounds_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
+	const bp_bounds_arrays *bounds);
+/// Destroys the listed entities, in list order (each as bp_entity_destroy: the last
+/// dense entity moves into the hole). All or nothing: a stale handle, or one listed
+/// twice, destroys nothing.
+BP_API bp_status bp_world_destroy_entities(bp_world *world, uint32_t count, const bp_entity *entities);
+
 /// Sphere centres and radii as structure-of-arrays; z is ignored (may be NULL) in 2D.
 typedef struct bp_sphere_arrays {
 	const float *x, *y, *z;
@@ -215,6 +249,10 @@ typedef struct bp_frame_stats {
 	uint64_t ns_total;         ///< whole step
 	float cell_size;           ///< edge of the base cell, sector or region the step used; 0 when none
 	float cell_origin[3];      ///< a corner of the base cells: cell k spans origin + [k, k+1) * cell_size
+	/// Incremental worlds: entities the step searched again, the changed ones and
+	/// those still out of the resting index (entity_count when it took the full
+	/// path). 0 in other worlds.
+	uint32_t active_count;
 } bp_frame_stats;
 
 /// Finds every overlapping pair of the current state, synchronously, on the

@@ -1,0 +1,381 @@
+// SPDX-License-Identifier: MIT
+// Incremental steps. A full step runs the grid over every entity and keeps two things: its
+// cells, as the resting index, and its pairs, sorted. Later steps split the entities in two:
+// resting ones, unchanged since that build, and active ones, changed since. The pairs are
+//   resting x resting  the kept pairs, minus those of entities that stopped resting;
+//   active x active    the pipeline on the active entities alone;
+//   active x resting   one query of the resting index per active entity;
+// each pair in exactly one of the three, merged into one list sorted by (lo, hi). Nothing
+// is enlarged, so every candidate is tested on the true bounds and nothing needs a margin.
+//
+// Why this is exact: a resting entity's bounds, filter, kind and shape are those the
+// index holds (any change makes it active), so its kept pairs with other resting entities
+// still hold, and a query of the index with an active entity's current bounds sees the
+// resting entity exactly as it is now. The dense numbering is the world's: an index that
+// did not change and is below the entity count holds the same entity as at the build (a
+// destroy marks the entity it moves, a create marks the new one).
+#include "incremental.h"
+#include "cells.h"
+#include "parallel.h"
+#include "sort.h"
+
+#include <string.h>
+
+/// Active entities per chunk of the queries against the resting index.
+#define INCREMENTAL_QUERY_GRAIN 256
+/// A step takes the full path when the active entities are predicted to cost
+/// more than this fraction of a full step: a rebuild then empties the active set.
+#define INCREMENTAL_REBUILD_FRACTION 0.5
+/// First guesses of the costs (ns per entity), replaced by measurements.
+#define INCREMENTAL_FULL_NS_GUESS 150.0
+#define INCREMENTAL_ACTIVE_NS_GUESS 1000.0
+
+struct bpi_incremental {
+	bpi_indexes full;      ///< the grid of the last full step: its cells are the resting index
+	bpi_indexes sub;       ///< the active entities' own pipeline
+	bool resting_valid;    ///< full.of[BP_ALGO_GRID] holds the resting index
+	uint32_t resting_count;     ///< entities at the build: resting indices are below it
+	BPI_ARRAY(uint8_t) gone;    ///< per index below resting_count: 1 = no longer resting
+	bpi_pair_buffer resting_pairs; ///< pairs among resting entities, sorted by (lo, hi)
+
+	BPI_ARRAY(uint32_t) active; ///< dense indices of the active entities, ascending
+	uint32_t active_count;
+	BPI_ARRAY(uint8_t) is_active; ///< per dense index
+
+	// Per-step scratch.
+	BPI_ARRAY(bpi_sort_item) joining; ///< entities becoming active this step, sorted
+	BPI_ARRAY(uint32_t) merged;       ///< the next active list
+	bpi_radix_scratch radix;
+	BPI_ARRAY(float) sub_bounds;      ///< the active entities' bounds, 2 * dims arrays of active_count
+	BPI_ARRAY(uint32_t) sub_filter;   ///< their categories then masks
+	BPI_ARRAY(uint8_t) sub_flags;
+	bpi_pair_buffer sub_pairs;
+	bpi_pair_chunks cross;            ///< active x resting, one buffer per chunk of the active list
+	bpi_pair_buffer fresh;            ///< active pairs, then sorted
+	bpi_pair_buffer sort_scratch;
+
+	// Measured costs, ns per entity: a full step over all, an incremental one over the active.
+	double full_ns;
+	double active_ns;
+};
+
+void bpi_incremental_free(bpi_incremental *x)
+{
+	if (!x)
+		return;
+	bpi_indexes_free(&x->full);
+	bpi_indexes_free(&x->sub);
+	bpi_array_free(&x->gone);
+	bpi_pair_buffer_free(&x->resting_pairs);
+	bpi_array_free(&x->active);
+	bpi_array_free(&x->is_active);
+	bpi_array_free(&x->joining);
+	bpi_array_free(&x->merged);
+	bpi_radix_sort_free(&x->radix);
+	bpi_array_free(&x->sub_bounds);
+	bpi_array_free(&x->sub_filter);
+	bpi_array_free(&x->sub_flags);
+	bpi_pair_buffer_free(&x->sub_pairs);
+	bpi_pair_chunks_free(&x->cross);
+	bpi_pair_buffer_free(&x->fresh);
+	bpi_pair_buffer_free(&x->sort_scratch);
+	bpi_free(x, sizeof *x);
+}
+
+static double blend(double old, double measured)
+{
+	return old > 0 ? 0.75 * old + 0.25 * measured : measured;
+}
+
+static bool copy_pairs(bpi_pair_buffer *to, const bpi_pair_buffer *from)
+{
+	to->count = 0;
+	if (!bpi_pair_buffer_reserve(to, from->count))
+		return false;
+	if (from->count)
+		memcpy(to->data, from->data, from->count * sizeof(bp_pair));
+	to->count = from->count;
+	return true;
+}
+
+// ---- the full path --------------------------------------------------------------
+
+/// Every pair by the grid, sorted; its cells become the resting index and every
+/// entity rests. Without a grid (spans beyond float) AUTO's choice runs and
+/// nothing rests: the next step is full again.
+static bp_status full_step(bpi_incremental *x, const bpi_scene *scene, bpi_pair_buffer *pairs, bp_frame_stats *stats)
+{
+	uint64_t t0 = bpi_now_ns();
+	x->resting_valid = false;
+	bpi_pair_buffer *found = &x->fresh;
+	bp_status status = bpi_pipeline_run(&x->full, BP_ALGO_GRID, scene, found, stats);
+	bool grid = status == BP_OK;
+	if (status == BP_ERR_UNSUPPORTED)
+		status = bpi_pipeline_run(&x->full, BP_ALGO_AUTO, scene, found, stats);
+	if (status != BP_OK)
+		return status;
+	uint64_t t1 = bpi_now_ns();
+	if (!bpi_pairs_sort_canonical(found->data, found->count, &x->sort_scratch) ||
+		!bpi_array_reserve(&x->gone, scene->count) || !bpi_array_grow(&x->is_active, 0, scene->count) ||
+		!copy_pairs(&x->resting_pairs, found) || !copy_pairs(pairs, found))
+		return BP_ERR_OUT_OF_MEMORY;
+	if (scene->count) {
+		memset(x->gone.data, 0, scene->count);
+		memset(x->is_active.data, 0, scene->count);
+	}
+	x->resting_valid = grid;
+	x->resting_count = scene->count;
+	x->active_count = 0;
+	stats->ns_merge += bpi_now_ns() - t1;
+	stats->active_count = scene->count;
+	x->full_ns = blend(x->full_ns, (double)(bpi_now_ns() - t0) / BP_MAX(scene->count, 1u));
+	return BP_OK;
+}
+
+// ---- who rests, who is active ------------------------------------------------------
+
+/// Marks index i as no longer resting; true when it was.
+static inline bool leave_rest(bpi_incremental *x, uint32_t i)
+{
+	if (i >= x->resting_count || x->gone.data[i])
+		return false;
+	x->gone.data[i] = 1;
+	return true;
+}
+
+/// Applies the changes: entities that changed stop resting and become active;
+/// indices past the entity count (destroyed from the end) leave both sets. The
+/// active list stays ascending. Returns whether any entity stopped resting.
+static bp_status update_sets(bpi_incremental *x, const bpi_scene *scene, const bpi_changes *changes, int threads,
+	bool *left_rest)
+{
+	const uint32_t n = scene->count;
+	if (!bpi_array_grow(&x->is_active, BP_MIN(changes->previous_count, (uint32_t)x->is_active.capacity), n) ||
+		!bpi_array_reserve(&x->joining, changes->count) ||
+		!bpi_array_reserve(&x->merged, (size_t)x->active_count + changes->count) ||
+		bpi_radix_sort_reserve(&x->radix, changes->count) != BP_OK)
+		return BP_ERR_OUT_OF_MEMORY;
+	for (uint32_t i = changes->previous_count; i < n; ++i)
+		x->is_active.data[i] = 0; // created since: marked as changed below
+	bool left = false;
+	for (uint32_t i = n; i < changes->previous_count; ++i)
+		left |= leave_rest(x, i);
+	uint32_t joining = 0;
+	for (uint32_t c = 0; c < changes->count; ++c) {
+		uint32_t i = changes->list[c];
+		if (i >= n)
+			continue; // marked, then destroyed from the end
+		left |= leave_rest(x, i);
+		if (!x->is_active.data[i]) {
+			x->is_active.data[i] = 1;
+			x->joining.data[joining++] = bpi_sort_item_make(i, 0);
+		}
+	}
+	bp_status status = bpi_radix_sort_items(&x->radix, x->joining.data, joining, threads);
+	if (status != BP_OK)
+		return status;
+	// Merge the old list (without indices past n) and the joining ones, both ascending.
+	uint32_t j = 0, out = 0;
+	const uint32_t *old = x->active.data;
+	for (uint32_t k = 0; k < x->active_count; ++k) {
+		uint32_t i = old[k];
+		if (i >= n)
+			continue;
+		while (j < joining && bpi_sort_item_key(x->joining.data[j]) < i)
+			x->merged.data[out++] = bpi_sort_item_key(x->joining.data[j++]);
+		x->merged.data[out++] = i;
+	}
+	while (j < joining)
+		x->merged.data[out++] = bpi_sort_item_key(x->joining.data[j++]);
+	uint32_t *data = x->active.data; // the merged list becomes the active one
+	size_t capacity = x->active.capacity;
+	x->active.data = x->merged.data;
+	x->active.capacity = x->merged.capacity;
+	x->merged.data = data;
+	x->merged.capacity = capacity;
+	x->active_count = out;
+	*left_rest = left;
+	return BP_OK;
+}
+
+/// Drops the kept pairs of entities that stopped resting (order kept).
+static void prune_resting_pairs(bpi_incremental *x)
+{
+	bp_pair *p = x->resting_pairs.data;
+	const uint8_t *gone = x->gone.data;
+	size_t kept = 0;
+	for (size_t i = 0; i < x->resting_pairs.count; ++i)
+		if (!gone[p[i].lo] && !gone[p[i].hi])
+			p[kept++] = p[i];
+	x->resting_pairs.count = kept;
+}
+
+// ---- active x active ------------------------------------------------------------
+
+/// The active entities as a scene of their own, in active-list order.
+static bp_status active_scene(bpi_incremental *x, const bpi_scene *s, bpi_scene *sub)
+{
+	const uint32_t m = x->active_count;
+	const int dims = s->dims;
+	if (!bpi_array_reserve(&x->sub_bounds, (size_t)m * 2 * dims) || !bpi_array_reserve(&x->sub_filter, 2 * (size_t)m) ||
+		!bpi_array_reserve(&x->sub_flags, m))
+		return BP_ERR_OUT_OF_MEMORY;
+	*sub = *s;
+	sub->count = m;
+	float *bounds = x->sub_bounds.data;
+	uint32_t *category = x->sub_filter.data, *mask = category + m;
+	const uint32_t *active = x->active.data;
+	for (int axis = 0; axis < dims; ++axis) {
+		float *min = bounds + (size_t)(2 * axis) * m, *max = min + m;
+		for (uint32_t k = 0; k < m; ++k) {
+			min[k] = s->min[axis][active[k]];
+			max[k] = s->max[axis][active[k]];
+		}
+		sub->min[axis] = min;
+		sub->max[axis] = max;
+	}
+	for (uint32_t k = 0; k < m; ++k) {
+		category[k] = s->category[active[k]];
+		mask[k] = s->mask[active[k]];
+		x->sub_flags.data[k] = s->flags[active[k]];
+	}
+	sub->category = category;
+	sub->mask = mask;
+	sub->flags = x->sub_flags.data;
+	return BP_OK;
+}
+
+// ---- active x resting -------------------------------------------------------------
+
+typedef struct cross_job {
+	const bpi_incremental *x;
+	const bpi_scene *scene;
+	const bpi_cells *cells;
+} cross_job;
+
+typedef struct cross_probe {
+	const bpi_scene *scene;
+	const uint8_t *gone;
+	uint32_t a;
+	bpi_pair_buffer *out;
+} cross_probe;
+
+static void cross_hit(uint32_t e, void *ctx)
+{
+	const cross_probe *q = ctx;
+	// The query tested the bounds; what is left is whether e still rests, the filters and the shapes.
+	if (!q->gone[e] && (q->scene->unfiltered || bpi_scene_accepts(q->scene, q->a, e)))
+		bpi_pair_push(q->out, q->a, e);
+}
+
+static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	const cross_job *job = ctx;
+	const bpi_scene *s = job->scene;
+	bpi_pair_buffer *out = &job->x->cross.buffers[chunk];
+	cross_probe q = {s, job->x->gone.data, 0, out};
+	uint64_t tests = 0;
+	for (uint32_t k = begin; k < end; ++k) {
+		q.a = job->x->active.data[k];
+		float lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+		for (int axis = 0; axis < s->dims; ++axis) {
+			lo[axis] = s->min[axis][q.a];
+			hi[axis] = s->max[axis][q.a];
+		}
+		tests += bpi_cells_query(job->cells, lo, hi, cross_hit, &q);
+	}
+	out->tests = tests;
+}
+
+// ---- the incremental path ------------------------------------------------------------
+
+static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bpi_pair_buffer *pairs,
+	bp_frame_stats *stats)
+{
+	uint64_t t0 = bpi_now_ns();
+	const uint32_t m = x->active_count;
+	// active x active, through the pipeline (AUTO for their count and spread).
+	bpi_scene sub;
+	bp_status status = active_scene(x, scene, &sub);
+	if (status == BP_OK)
+		status = bpi_pipeline_run(&x->sub, BP_ALGO_AUTO, &sub, &x->sub_pairs, stats);
+	if (status != BP_OK)
+		return status;
+	uint64_t t1 = bpi_now_ns();
+
+	// active x resting, per fixed chunk of the active list.
+	const bpi_cells *cells = &((const bpi_cells_index *)x->full.of[BP_ALGO_GRID])->cells;
+	status = bpi_pair_chunks_reset(&x->cross, bpi_chunk_count(m, INCREMENTAL_QUERY_GRAIN));
+	if (status != BP_OK)
+		return status;
+	cross_job job = {x, scene, cells};
+	bpi_parallel_for(m, INCREMENTAL_QUERY_GRAIN, scene->threads, cross_chunk, &job);
+	uint64_t t2 = bpi_now_ns();
+
+	// The active pairs: their own (mapped to dense indices, ascending already since
+	// the list is) and the cross ones, sorted; then merged with the resting pairs.
+	status = bpi_pair_chunks_merge(&x->cross, &x->fresh, scene->threads);
+	if (status == BP_OK && !bpi_pair_buffer_reserve(&x->fresh, x->sub_pairs.count))
+		status = BP_ERR_OUT_OF_MEMORY;
+	if (status != BP_OK)
+		return status;
+	const uint32_t *active = x->active.data;
+	for (size_t i = 0; i < x->sub_pairs.count; ++i) {
+		bp_pair p = x->sub_pairs.data[i];
+		x->fresh.data[x->fresh.count++] = (bp_pair){active[p.lo], active[p.hi]};
+	}
+	size_t total = x->resting_pairs.count + x->fresh.count;
+	pairs->failed = false;
+	if (!bpi_pairs_sort_canonical(x->fresh.data, x->fresh.count, &x->sort_scratch) ||
+		(total > pairs->capacity && !bpi_pair_buffer_reserve(pairs, total - pairs->count)))
+		return BP_ERR_OUT_OF_MEMORY;
+	bpi_pairs_merge(x->resting_pairs.data, x->resting_pairs.count, x->fresh.data, x->fresh.count, pairs->data);
+	pairs->count = total;
+	uint64_t t3 = bpi_now_ns();
+
+	// The pipeline filled the stats of the active entities' own step; the queries
+	// count as find, the sort and merge of the active pairs as merge.
+	stats->candidate_tests += bpi_pair_chunks_tests(&x->cross);
+	stats->entity_count = scene->count;
+	stats->active_count = m;
+	stats->ns_find += t2 - t1;
+	stats->ns_merge += t3 - t2;
+	// The merge with the resting pairs is paid on either path: the model leaves it out.
+	x->active_ns = blend(x->active_ns, (double)(t2 - t0) / BP_MAX(m, 1u));
+	return BP_OK;
+}
+
+bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, const bpi_changes *changes,
+	bpi_pair_buffer *pairs, bp_frame_stats *stats)
+{
+	if (!*state) {
+		*state = bpi_alloc(sizeof **state);
+		if (!*state)
+			return BP_ERR_OUT_OF_MEMORY;
+		**state = (bpi_incremental){.full_ns = 0, .active_ns = 0};
+	}
+	bpi_incremental *x = *state;
+	uint64_t t0 = bpi_now_ns();
+	bp_status status = BP_OK;
+	bool full = !x->resting_valid || changes->all;
+	if (!full) {
+		bool left_rest = false;
+		status = update_sets(x, scene, changes, scene->threads, &left_rest);
+		if (status == BP_OK && left_rest)
+			prune_resting_pairs(x);
+		// The cheaper path by the costs measured so far (first guesses until then).
+		double full_ns = (x->full_ns > 0 ? x->full_ns : INCREMENTAL_FULL_NS_GUESS) * scene->count;
+		double active_ns = (x->active_ns > 0 ? x->active_ns : INCREMENTAL_ACTIVE_NS_GUESS) * x->active_count;
+		full = status == BP_OK && active_ns > INCREMENTAL_REBUILD_FRACTION * full_ns;
+	}
+	uint64_t ns_sets = bpi_now_ns() - t0;
+	if (status == BP_OK)
+		status = full ? full_step(x, scene, pairs, stats) : incremental_path(x, scene, pairs, stats);
+	if (status != BP_OK) {
+		x->resting_valid = false; // the sets may be half updated: start over
+		return status;
+	}
+	stats->ns_build += ns_sets;
+	stats->pair_count = pairs->count;
+	return BP_OK;
+}

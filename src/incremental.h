@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: MIT
+// Incremental steps (DESIGN §10): a resting index of the entities that did not change, with
+// the pairs among them, so a step finds only the pairs of the entities that did.
+#ifndef BP_INCREMENTAL_H
+#define BP_INCREMENTAL_H
+
+#include "pipeline.h"
+
+/// State kept across incremental steps; created on first use, freed with
+/// bpi_incremental_free.
+typedef struct bpi_incremental bpi_incremental;
+
+/// What changed since the last successful step, in the current dense numbering.
+typedef struct bpi_changes {
+	const uint32_t *list;    ///< dense indices that changed, each once, any order
+	uint32_t count;
+	uint32_t previous_count; ///< entities at the last successful step
+	bool all;                ///< the list is incomplete: take every entity as changed
+} bpi_changes;
+
+/// Finds every pair of `scene` into `pairs`, sorted by (lo, hi): from the pairs
+/// and index kept since the last step plus those of the changed entities, or in
+/// full when that is predicted cheaper (or nothing is kept yet). Fills stats like
+/// bpi_pipeline_run, and changed_count. On error `pairs` is unchanged and the
+/// next step takes the full path.
+/// Warning: one caller at a time per state; `changes` must describe every
+/// change since the last successful call with this state.
+bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, const bpi_changes *changes,
+	bpi_pair_buffer *pairs, bp_frame_stats *stats);
+
+/// Frees the state. NULL is ignored.
+void bpi_incremental_free(bpi_incremental *state);
+
+#endif

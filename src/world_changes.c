@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: MIT
+// What changed since the last step (DESIGN §10): the marks an incremental world keeps, and
+// the calls that change entities by list (bounds by dense index or by handle, bulk destroy).
+#include "world.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void bpi_world_mark(bp_world *w, uint32_t d)
+{
+	if (!w->incremental || w->changed_all || w->changed[d])
+		return;
+	if (!bpi_array_grow(&w->changed_list, w->changed_count, (size_t)w->changed_count + 1)) {
+		w->changed_all = true; // nothing is lost: the next step finds every pair again
+		return;
+	}
+	w->changed[d] = 1;
+	w->changed_list.data[w->changed_count++] = d;
+}
+
+void bpi_world_store_bounds(bp_world *w, uint32_t d, const float *min, const float *max)
+{
+	bool same = true;
+	for (int axis = 0; axis < w->dims; ++axis) {
+		// Bit for bit: -0.0 and 0.0 differ as stored values even though they compare equal.
+		same = same && memcmp(&w->soa.min[axis][d], &min[axis], sizeof(float)) == 0 &&
+		       memcmp(&w->soa.max[axis][d], &max[axis], sizeof(float)) == 0;
+		w->soa.min[axis][d] = min[axis];
+		w->soa.max[axis][d] = max[axis];
+	}
+	if (!same)
+		bpi_world_mark(w, d);
+}
+
+void bpi_world_clear_changes(bp_world *w)
+{
+	for (uint32_t i = 0; i < w->changed_count; ++i)
+		w->changed[w->changed_list.data[i]] = 0;
+	w->changed_count = 0;
+	w->changed_all = false;
+	w->stepped_count = w->count;
+}
+
+bp_status bp_world_set_bounds_indexed(bp_world *w, uint32_t count, const uint32_t *dense_indices,
+	const bp_bounds_arrays *bounds)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	if (count && !dense_indices)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "dense index array is NULL");
+	for (uint32_t i = 0; i < count; ++i)
+		if (dense_indices[i] >= w->count)
+			return bpi_world_fail(w, BP_ERR_OUT_OF_RANGE, "array index %u: dense index %u is outside [0, %u)", i,
+				dense_indices[i], w->count);
+	bp_status status = bpi_world_check_arrays(w, bounds, count);
+	if (status != BP_OK)
+		return status;
+	for (uint32_t i = 0; i < count; ++i) {
+		float min[3], max[3];
+		bpi_world_array_box(w, bounds, i, min, max);
+		bpi_world_store_bounds(w, dense_indices[i], min, max);
+	}
+	return BP_OK;
+}
+
+bp_status bp_world_set_bounds_by_handle(bp_world *w, uint32_t count, const bp_entity *entities,
+	const bp_bounds_arrays *bounds)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	if (count && !entities)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "handle array is NULL");
+	for (uint32_t i = 0; i < count; ++i)
+		if (!bpi_world_live_slot(w, entities[i]))
+			return BP_ERR_STALE_HANDLE; // the message names the handle
+	bp_status status = bpi_world_check_arrays(w, bounds, count);
+	if (status != BP_OK)
+		return status;
+	for (uint32_t i = 0; i < count; ++i) {
+		float min[3], max[3];
+		bpi_world_array_box(w, bounds, i, min, max);
+		bpi_world_store_bounds(w, w->slots[entities[i].index1 - 1].dense, min, max);
+	}
+	return BP_OK;
+}
+
+static int compare_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	return (x > y) - (x < y);
+}
+
+bp_status bp_world_destroy_entities(bp_world *w, uint32_t count, const bp_entity *entities)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	if (count == 0)
+		return BP_OK;
+	if (!entities)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "handle array is NULL");
+	for (uint32_t i = 0; i < count; ++i)
+		if (!bpi_world_live_slot(w, entities[i]))
+			return BP_ERR_STALE_HANDLE;
+	// A handle listed twice would be stale by its second destroy: refuse before the first.
+	uint32_t *slots = bpi_alloc((size_t)count * sizeof *slots);
+	if (!slots)
+		return bpi_world_fail(w, BP_ERR_OUT_OF_MEMORY, "no memory to check %u handles", count);
+	for (uint32_t i = 0; i < count; ++i)
+		slots[i] = entities[i].index1;
+	qsort(slots, count, sizeof *slots, compare_u32);
+	uint32_t repeated = 0;
+	for (uint32_t i = 1; i < count && !repeated; ++i)
+		if (slots[i] == slots[i - 1])
+			repeated = slots[i];
+	bpi_free(slots, (size_t)count * sizeof *slots);
+	if (repeated)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "entity {%u, %u} is listed twice", repeated,
+			w->slots[repeated - 1].generation);
+	for (uint32_t i = 0; i < count; ++i)
+		bp_entity_destroy(w, entities[i]); // cannot fail: every handle was checked live and distinct
+	return BP_OK;
+}
