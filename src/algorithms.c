@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The algorithm registry: the table of implementations, their names, and AUTO's choice.
 #include "index.h"
+#include "sort.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -70,16 +71,14 @@ bp_status bp_algorithm_from_name(const char *name, bp_algorithm *out)
 #define AUTO_SAMPLE 1024
 /// Median extent over mean centre spacing above which sap wins at any n.
 #define AUTO_DENSE_RATIO 1.5
-static int compare_floats(const void *a, const void *b)
-{
-	float x = *(const float *)a, y = *(const float *)b;
-	return (x > y) - (x < y);
-}
-
 bp_algorithm bpi_algorithm_choose(const bpi_scene *scene)
 {
 	if (scene->count <= AUTO_BRUTE_MAX)
 		return BP_ALGO_BRUTE;
+	// Up to AUTO_SAP_MAX sap wins whatever the sample says: skip taking it (an
+	// incremental step runs AUTO on its few active entities every step).
+	if (scene->count <= AUTO_SAP_MAX && bpi_algorithm_get(BP_ALGO_SAP))
+		return BP_ALGO_SAP;
 	float extent[AUTO_SAMPLE], lo[3], hi[3];
 	uint32_t step = scene->count / AUTO_SAMPLE + 1, m = 0;
 	for (int axis = 0; axis < 3; ++axis) {
@@ -97,8 +96,7 @@ bp_algorithm bpi_algorithm_choose(const bpi_scene *scene)
 		}
 		extent[m++] = e;
 	}
-	qsort(extent, m, sizeof(float), compare_floats);
-	float median = extent[m / 2];
+	float median = bpi_select_float(extent, m, m / 2);
 	// Mean spacing of centres: the side of the volume per entity, each axis at
 	// least one median extent wide so a flat or point-like scene stays finite.
 	double volume = 1.0;

@@ -120,12 +120,6 @@ static void bounds_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx
 	}
 }
 
-static int compare_doubles(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 static double median_extent(const bpi_scene *s)
 {
 	double sample[BUCKETS_SAMPLE];
@@ -136,8 +130,7 @@ static double median_extent(const bpi_scene *s)
 			e = BP_MAX(e, (double)s->max[axis][i] - s->min[axis][i]);
 		sample[m++] = e;
 	}
-	qsort(sample, m, sizeof(double), compare_doubles);
-	return m ? sample[m / 2] : 0;
+	return m ? bpi_select_double(sample, m, m / 2) : 0;
 }
 
 // Edge and buckets per axis: the requested or sampled edge, doubled until the grid

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "parallel.h"
+#include "sort.h"
 
 // Level k has cells CELLS_LEVEL_FACTOR^k times the base edge; the base edge is
 // CELLS_BASE_SCALE times the median of the entities' largest extents.
@@ -115,12 +116,6 @@ static void stats_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	job->partials[chunk] = p;
 }
 
-static int compare_floats(const void *a, const void *b)
-{
-	float x = *(const float *)a, y = *(const float *)b;
-	return (x > y) - (x < y);
-}
-
 static float entity_extent(const bpi_scene *s, uint32_t i)
 {
 	float e = 0;
@@ -139,8 +134,7 @@ static float sample_extent(const bpi_scene *s, float quantile)
 	uint32_t step = s->count / CELLS_SAMPLE + 1, m = 0;
 	for (uint32_t i = 0; i < s->count && m < CELLS_SAMPLE; i += step)
 		sample[m++] = entity_extent(s, i);
-	qsort(sample, m, sizeof(float), compare_floats);
-	return m ? sample[(uint32_t)(quantile * (float)(m - 1))] : 0;
+	return m ? bpi_select_float(sample, m, (uint32_t)(quantile * (float)(m - 1))) : 0;
 }
 
 // ---- levels -----------------------------------------------------------------

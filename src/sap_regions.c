@@ -105,12 +105,6 @@ static void sap_copies_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void 
 	job->copies[chunk] = copies;
 }
 
-static int compare_float(const void *a, const void *b)
-{
-	float x = *(const float *)a, y = *(const float *)b;
-	return (x > y) - (x < y);
-}
-
 static double sap_median_extent(const bpi_scene *s, int axis)
 {
 	float sample[SAP_MEDIAN_SAMPLES];
@@ -119,8 +113,7 @@ static double sap_median_extent(const bpi_scene *s, int axis)
 	size_t count = 0;
 	for (uint32_t i = 0; i < n && count < SAP_MEDIAN_SAMPLES; i += step)
 		sample[count++] = s->max[axis][i] - s->min[axis][i];
-	qsort(sample, count, sizeof *sample, compare_float);
-	return count ? sample[count / 2] : 0.0;
+	return count ? bpi_select_float(sample, count, count / 2) : 0.0;
 }
 
 // Cells per axis for the edges, then the product.

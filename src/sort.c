@@ -176,3 +176,38 @@ bp_status bpi_radix_sort_items(bpi_radix_scratch *scratch, bpi_sort_item *items,
 	}
 	return BP_OK;
 }
+
+// Hoare partition around the median of three: afterwards [lo, j] <= pivot <= [i, hi]
+// and everything strictly between j and i equals the pivot.
+#define BPI_SELECT(name, T) \
+	T name(T *v, size_t count, size_t k) \
+	{ \
+		BP_ASSERT(k < count); \
+		ptrdiff_t lo = 0, hi = (ptrdiff_t)count - 1, want = (ptrdiff_t)k; \
+		while (hi > lo) { \
+			T a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi]; \
+			T pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b); \
+			ptrdiff_t i = lo, j = hi; \
+			while (i <= j) { \
+				while (v[i] < pivot) \
+					++i; \
+				while (v[j] > pivot) \
+					--j; \
+				if (i <= j) { \
+					T t = v[i]; \
+					v[i++] = v[j]; \
+					v[j--] = t; \
+				} \
+			} \
+			if (want <= j) \
+				hi = j; \
+			else if (want >= i) \
+				lo = i; \
+			else \
+				break; \
+		} \
+		return v[want]; \
+	}
+
+BPI_SELECT(bpi_select_float, float)
+BPI_SELECT(bpi_select_double, double)

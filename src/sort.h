@@ -50,4 +50,10 @@ bp_status bpi_radix_sort_items(bpi_radix_scratch *scratch, bpi_sort_item *items,
 /// Gives up after `budget` moves and returns false (items still a permutation).
 bool bpi_insertion_sort_items(bpi_sort_item *items, uint32_t count, uint64_t budget);
 
+/// The k-th smallest of v[0 .. count) (k < count): the value v sorted would
+/// hold at k. A quickselect that reorders v; O(count) expected. For the medians
+/// and quantiles of extents that size cells, regions and buckets.
+float bpi_select_float(float *v, size_t count, size_t k);
+double bpi_select_double(double *v, size_t count, size_t k);
+
 #endif

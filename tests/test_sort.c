@@ -205,3 +205,48 @@ Test(sort, reused_scratch_allocates_nothing)
 	free(items);
 	free(values);
 }
+
+static int compare_float_values(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+	return (x > y) - (x < y);
+}
+
+static int compare_double_values(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+// bpi_select_* against qsort: every k of arrays with few distinct values (many
+// ties), sorted and reversed runs, and infinities.
+Test(sort, select_matches_sorted_order, .timeout = 60)
+{
+	test_rng rng = {77};
+	float v[300], work[300], sorted[300];
+	double dv[300], dwork[300], dsorted[300];
+	for (int round = 0; round < 200; ++round) {
+		size_t n = 1 + test_rng_below(&rng, 300);
+		uint32_t distinct = 1 + test_rng_below(&rng, round % 2 ? 4 : 1000);
+		for (size_t i = 0; i < n; ++i) {
+			v[i] = (float)test_rng_below(&rng, distinct) * 0.25f;
+			if (round % 7 == 3)
+				v[i] = (float)i; // ascending
+			if (round % 7 == 4)
+				v[i] = (float)(n - i); // descending
+			if (round % 11 == 5 && i % 17 == 0)
+				v[i] = i % 2 ? INFINITY : -INFINITY;
+			dv[i] = (double)v[i] * 1.5;
+		}
+		memcpy(sorted, v, n * sizeof *v);
+		qsort(sorted, n, sizeof *sorted, compare_float_values);
+		memcpy(dsorted, dv, n * sizeof *dv);
+		qsort(dsorted, n, sizeof *dsorted, compare_double_values);
+		for (size_t k = 0; k < n; ++k) {
+			memcpy(work, v, n * sizeof *v);
+			cr_assert_eq(bpi_select_float(work, n, k), sorted[k], "round %d n=%zu k=%zu", round, n, k);
+			memcpy(dwork, dv, n * sizeof *dv);
+			cr_assert_eq(bpi_select_double(dwork, n, k), dsorted[k], "round %d n=%zu k=%zu", round, n, k);
+		}
+	}
+}

@@ -1,0 +1,411 @@
+// SPDX-License-Identifier: MIT
+// bp_perf_incremental: what a step costs when most of the world is at rest. Worlds that step
+// the same frames side by side, interleaved frame by frame so that load hits all alike:
+//   static_moving  S static + M moving entities: incremental, full (grid), and a world of the
+//                  M movers alone (the cost the incremental world is held to);
+//   all_moving     N entities all moving: incremental against full (grid);
+//   churn          N entities, a fraction destroyed and as many created per frame.
+// Movers move by up to 5% of their extent per frame. With --host-busy a host thread spins
+// on one core the whole time, as a simulating host does. CSV: workload,dims,n,moving,threads,
+// host_busy,world,ms_median,ms_min,pairs.
+#define _POSIX_C_SOURCE 200809L // clock_gettime
+#include <broadphase/broadphase.h>
+#include <bp_scene.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define MAX_WORLDS 3
+
+static double now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+static int compare_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+typedef struct options {
+	int dims;
+	uint32_t n_static, n_moving, n_all;
+	double churn; ///< fraction destroyed (and created) per frame
+	int threads;
+	uint32_t frames;
+	bool host_busy;
+	const char *csv;
+	const char *only; ///< one workload, or NULL for all
+	bool skip_full;   ///< no full-rebuild world (to profile the incremental one alone)
+} options;
+
+/// One world under test and its frame times.
+typedef struct subject {
+	const char *name;
+	bp_world *world;
+	uint32_t first;  ///< scene entity its dense index 0 holds
+	uint32_t count;  ///< entities it holds
+	double *ms;
+	size_t pairs;
+} subject;
+
+// ---- the busy host -------------------------------------------------------------
+
+static atomic_bool host_stop;
+
+static void *host_spin(void *arg)
+{
+	(void)arg;
+	volatile uint64_t sink = 0;
+	while (!atomic_load_explicit(&host_stop, memory_order_relaxed))
+		sink = sink * 6364136223846793005u + 1;
+	return NULL;
+}
+
+// ---- worlds --------------------------------------------------------------------
+
+static bp_world *world_of(const bp_scene *scene, uint32_t first, uint32_t count, uint32_t statics, bool incremental,
+	bp_algorithm algorithm, int threads)
+{
+	bp_world_def def = bp_world_def_default();
+	def.dims = scene->dims;
+	def.thread_count = threads;
+	def.algorithm = algorithm;
+	def.incremental = incremental;
+	def.capacity = count * 2;
+	bp_world *w = NULL;
+	if (bp_world_create(&def, &w) != BP_OK)
+		return NULL;
+	bp_bounds_arrays all = bp_scene_frame_bounds(scene, 0);
+	const float **arrays[6] = {&all.min_x, &all.min_y, &all.min_z, &all.max_x, &all.max_y, &all.max_z};
+	for (int k = 0; k < 6; ++k)
+		if (*arrays[k])
+			*arrays[k] += first;
+	bp_entity_def e = bp_entity_def_default();
+	e.kind = BP_KIND_STATIC;
+	bp_status status = bp_world_create_entities(w, statics, &all, &e, NULL);
+	for (int k = 0; k < 6; ++k)
+		if (*arrays[k])
+			*arrays[k] += statics;
+	e.kind = BP_KIND_DYNAMIC;
+	if (status == BP_OK)
+		status = bp_world_create_entities(w, count - statics, &all, &e, NULL);
+	if (status != BP_OK) {
+		fprintf(stderr, "bp_perf_incremental: %s\n", bp_world_last_error(w));
+		bp_world_destroy(w);
+		return NULL;
+	}
+	return w;
+}
+
+/// Moves scene entities [first, first + count) by up to 5% of their extent.
+static void move(bp_scene *s, uint32_t first, uint32_t count, uint64_t *rng)
+{
+	for (int k = 0; k < s->dims; ++k)
+		for (uint32_t i = first; i < first + count; ++i) {
+			*rng = bp_splitmix64(*rng);
+			float u = (float)(*rng >> 40) * (1.0f / 16777216.0f) * 2.0f - 1.0f;
+			float d = 0.05f * u * (s->max[k][i] - s->min[k][i]);
+			s->min[k][i] += d;
+			s->max[k][i] += d;
+		}
+}
+
+/// Hands the movers [first, first + count) of the scene to a world whose dense
+/// index 0 is scene entity `base`: by index list, as a host that knows what moved.
+static void push_moves(bp_world *w, const bp_scene *s, uint32_t base, uint32_t first, uint32_t count, uint32_t *index)
+{
+	for (uint32_t i = 0; i < count; ++i)
+		index[i] = first - base + i;
+	bp_bounds_arrays b = bp_scene_frame_bounds(s, 0);
+	const float **arrays[6] = {&b.min_x, &b.min_y, &b.min_z, &b.max_x, &b.max_y, &b.max_z};
+	for (int k = 0; k < 6; ++k)
+		if (*arrays[k])
+			*arrays[k] += first;
+	bp_world_set_bounds_indexed(w, count, index, &b);
+}
+
+static double median(double *v, uint32_t n)
+{
+	qsort(v, n, sizeof *v, compare_double);
+	return n ? v[n / 2] : 0;
+}
+
+static void report(FILE *csv, const options *o, const char *workload, uint32_t n, uint32_t moving, const subject *s)
+{
+	double min = s->ms[0];
+	for (uint32_t f = 1; f < o->frames; ++f)
+		min = s->ms[f] < min ? s->ms[f] : min;
+	double med = median(s->ms, o->frames);
+	printf("%-13s dims=%d n=%-8u moving=%-8u threads=%d host_busy=%d %-12s median %9.3f ms  min %9.3f ms  pairs %zu\n",
+		workload, o->dims, n, moving, o->threads, o->host_busy, s->name, med, min, s->pairs);
+	if (csv)
+		fprintf(csv, "%s,%d,%u,%u,%d,%d,%s,%.4f,%.4f,%zu\n", workload, o->dims, n, moving, o->threads, o->host_busy,
+			s->name, med, min, s->pairs);
+}
+
+/// Steps every subject once per frame, interleaved; `change` applies a frame's
+/// changes to the scene and the worlds first.
+typedef void change_fn(bp_scene *scene, subject *subjects, int count, uint64_t *rng, void *ctx);
+
+static void run(const options *o, bp_scene *scene, subject *subjects, int count, change_fn *change, void *ctx)
+{
+	uint64_t rng = 99;
+	for (int s = 0; s < count; ++s)
+		bp_world_step(subjects[s].world); // the full build every world starts with
+	for (int32_t f = -2; f < (int32_t)o->frames; ++f) { // two warm-up frames
+		change(scene, subjects, count, &rng, ctx);
+		for (int s = 0; s < count; ++s) {
+			double t0 = now_ms();
+			if (bp_world_step(subjects[s].world) != BP_OK)
+				fprintf(stderr, "bp_perf_incremental: %s\n", bp_world_last_error(subjects[s].world));
+			if (f >= 0)
+				subjects[s].ms[f] = now_ms() - t0;
+			bp_world_pairs(subjects[s].world, &subjects[s].pairs);
+		}
+	}
+}
+
+// ---- static_moving ------------------------------------------------------------------
+
+typedef struct movers {
+	uint32_t first, count; ///< scene entities that move
+	uint32_t *index;
+} movers;
+
+static void move_movers(bp_scene *scene, subject *subjects, int count, uint64_t *rng, void *ctx)
+{
+	const movers *m = ctx;
+	move(scene, m->first, m->count, rng);
+	for (int s = 0; s < count; ++s)
+		push_moves(subjects[s].world, scene, subjects[s].first, m->first, m->count, m->index);
+}
+
+static bp_scene *generate(const options *o, uint32_t n)
+{
+	bp_gen_def def = bp_gen_def_default();
+	def.n = n;
+	def.dims = o->dims;
+	bp_scene *scene = NULL;
+	if (bp_scene_generate(&def, &scene) != BP_OK)
+		fprintf(stderr, "bp_perf_incremental: cannot generate %u entities\n", n);
+	return scene;
+}
+
+static void static_moving(const options *o, FILE *csv)
+{
+	uint32_t n = o->n_static + o->n_moving;
+	bp_scene *scene = generate(o, n);
+	if (!scene)
+		return;
+	movers m = {o->n_static, o->n_moving, malloc(o->n_moving * sizeof(uint32_t))};
+	subject subjects[MAX_WORLDS] = {
+		{"incremental", world_of(scene, 0, n, o->n_static, true, BP_ALGO_AUTO, o->threads), 0, n, NULL, 0},
+		{"full_grid", world_of(scene, 0, n, o->n_static, false, BP_ALGO_GRID, o->threads), 0, n, NULL, 0},
+		{"movers_only", world_of(scene, o->n_static, o->n_moving, 0, false, BP_ALGO_AUTO, o->threads), o->n_static,
+			o->n_moving, NULL, 0},
+	};
+	for (int s = 0; s < MAX_WORLDS; ++s)
+		subjects[s].ms = malloc(o->frames * sizeof(double));
+	if (o->skip_full) { // the incremental world alone, for a profiler
+		run(o, scene, subjects, 1, move_movers, &m);
+		report(csv, o, "static_moving", n, o->n_moving, &subjects[0]);
+		for (int s = 0; s < MAX_WORLDS; ++s) {
+			bp_world_destroy(subjects[s].world);
+			free(subjects[s].ms);
+		}
+		free(m.index);
+		bp_scene_destroy(scene);
+		return;
+	}
+	run(o, scene, subjects, MAX_WORLDS, move_movers, &m);
+	double med[MAX_WORLDS];
+	for (int s = 0; s < MAX_WORLDS; ++s) {
+		report(csv, o, "static_moving", n, o->n_moving, &subjects[s]);
+		med[s] = subjects[s].ms[o->frames / 2]; // sorted by report
+	}
+	printf("static_moving ratios: incremental / movers_only = %.2f (target <= 2), full_grid / incremental = %.1f\n",
+		med[0] / med[2], med[1] / med[0]);
+	for (int s = 0; s < MAX_WORLDS; ++s) {
+		bp_world_destroy(subjects[s].world);
+		free(subjects[s].ms);
+	}
+	free(m.index);
+	bp_scene_destroy(scene);
+}
+
+// ---- all_moving ---------------------------------------------------------------------
+
+static void all_moving(const options *o, FILE *csv)
+{
+	bp_scene *scene = generate(o, o->n_all);
+	if (!scene)
+		return;
+	movers m = {0, o->n_all, malloc(o->n_all * sizeof(uint32_t))};
+	subject subjects[2] = {
+		{"incremental", world_of(scene, 0, o->n_all, 0, true, BP_ALGO_AUTO, o->threads), 0, o->n_all, NULL, 0},
+		{"full_grid", world_of(scene, 0, o->n_all, 0, false, BP_ALGO_GRID, o->threads), 0, o->n_all, NULL, 0},
+	};
+	for (int s = 0; s < 2; ++s)
+		subjects[s].ms = malloc(o->frames * sizeof(double));
+	run(o, scene, subjects, 2, move_movers, &m);
+	double med[2];
+	for (int s = 0; s < 2; ++s) {
+		report(csv, o, "all_moving", o->n_all, o->n_all, &subjects[s]);
+		med[s] = subjects[s].ms[o->frames / 2];
+	}
+	printf("all_moving ratio: full_grid / incremental = %.2f\n", med[1] / med[0]);
+	for (int s = 0; s < 2; ++s) {
+		bp_world_destroy(subjects[s].world);
+		free(subjects[s].ms);
+	}
+	free(m.index);
+	bp_scene_destroy(scene);
+}
+
+// ---- churn --------------------------------------------------------------------------
+
+typedef struct churn_state {
+	uint32_t per_frame;
+	bp_entity *handles[2]; ///< per world, dense order
+	uint32_t count;
+	bp_scene *scene;
+} churn_state;
+
+/// Destroys per_frame random entities and creates as many at random places of the scene.
+static void churn_frame(bp_scene *scene, subject *subjects, int count, uint64_t *rng, void *ctx)
+{
+	churn_state *c = ctx;
+	bp_entity_def e = bp_entity_def_default();
+	for (uint32_t k = 0; k < c->per_frame; ++k) {
+		*rng = bp_splitmix64(*rng);
+		uint32_t d = (uint32_t)(*rng % c->count);
+		*rng = bp_splitmix64(*rng);
+		uint32_t from = (uint32_t)(*rng % scene->count);
+		for (int axis = 0; axis < scene->dims; ++axis) {
+			e.min[axis] = scene->min[axis][from];
+			e.max[axis] = scene->max[axis][from];
+		}
+		for (int s = 0; s < count; ++s) {
+			bp_entity_destroy(subjects[s].world, c->handles[s][d]);
+			c->handles[s][d] = c->handles[s][c->count - 1];
+			bp_entity_create(subjects[s].world, &e, &c->handles[s][c->count - 1]);
+		}
+	}
+}
+
+static void churn(const options *o, FILE *csv)
+{
+	bp_scene *scene = generate(o, o->n_all);
+	if (!scene)
+		return;
+	churn_state c = {(uint32_t)(o->churn * o->n_all), {NULL, NULL}, o->n_all, scene};
+	subject subjects[2] = {
+		{"incremental", world_of(scene, 0, o->n_all, 0, true, BP_ALGO_AUTO, o->threads), 0, o->n_all, NULL, 0},
+		{"full_grid", world_of(scene, 0, o->n_all, 0, false, BP_ALGO_GRID, o->threads), 0, o->n_all, NULL, 0},
+	};
+	for (int s = 0; s < 2; ++s) {
+		subjects[s].ms = malloc(o->frames * sizeof(double));
+		c.handles[s] = malloc(o->n_all * sizeof(bp_entity));
+		for (uint32_t i = 0; i < o->n_all; ++i)
+			c.handles[s][i] = bp_world_entity_at(subjects[s].world, i);
+	}
+	run(o, scene, subjects, 2, churn_frame, &c);
+	double med[2];
+	for (int s = 0; s < 2; ++s) {
+		report(csv, o, "churn", o->n_all, c.per_frame, &subjects[s]);
+		med[s] = subjects[s].ms[o->frames / 2];
+	}
+	printf("churn ratio: full_grid / incremental = %.2f (%u created and %u destroyed per frame)\n", med[1] / med[0],
+		c.per_frame, c.per_frame);
+	for (int s = 0; s < 2; ++s) {
+		bp_world_destroy(subjects[s].world);
+		free(subjects[s].ms);
+		free(c.handles[s]);
+	}
+	bp_scene_destroy(scene);
+}
+
+// ---- main -----------------------------------------------------------------------------
+
+static bool parse(int argc, char **argv, options *o)
+{
+	for (int i = 1; i < argc; ++i) {
+		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+		if (strcmp(a, "--host-busy") == 0 || strcmp(a, "--skip-full") == 0) {
+			*(a[2] == 'h' ? &o->host_busy : &o->skip_full) = true;
+			continue;
+		}
+		if (!v) {
+			fprintf(stderr, "bp_perf_incremental: %s needs a value\n", a);
+			return false;
+		}
+		++i;
+		if (strcmp(a, "--dims") == 0)
+			o->dims = atoi(v);
+		else if (strcmp(a, "--static") == 0)
+			o->n_static = (uint32_t)strtoul(v, NULL, 10);
+		else if (strcmp(a, "--moving") == 0)
+			o->n_moving = (uint32_t)strtoul(v, NULL, 10);
+		else if (strcmp(a, "--n") == 0)
+			o->n_all = (uint32_t)strtoul(v, NULL, 10);
+		else if (strcmp(a, "--churn") == 0)
+			o->churn = atof(v);
+		else if (strcmp(a, "--threads") == 0)
+			o->threads = atoi(v);
+		else if (strcmp(a, "--frames") == 0)
+			o->frames = (uint32_t)strtoul(v, NULL, 10);
+		else if (strcmp(a, "--csv") == 0)
+			o->csv = v;
+		else if (strcmp(a, "--only") == 0)
+			o->only = v;
+		else {
+			fprintf(stderr, "usage: bp_perf_incremental [--dims 2|3] [--static S] [--moving M] [--n N] [--churn F]\n"
+					"       [--threads T] [--frames F] [--host-busy] [--only static_moving|all_moving|churn]\n"
+					"       [--skip-full] [--csv FILE]\n");
+			return false;
+		}
+	}
+	if ((o->dims != 2 && o->dims != 3) || o->frames == 0 || o->n_moving == 0 || o->n_all == 0) {
+		fprintf(stderr, "bp_perf_incremental: bad options\n");
+		return false;
+	}
+	return true;
+}
+
+int main(int argc, char **argv)
+{
+	options o = {.dims = 3, .n_static = 1000000, .n_moving = 10000, .n_all = 1000000, .churn = 0.01, .threads = 1,
+		.frames = 15};
+	if (!parse(argc, argv, &o))
+		return 1;
+	FILE *csv = o.csv ? fopen(o.csv, "a") : NULL;
+	if (o.csv && !csv) {
+		fprintf(stderr, "bp_perf_incremental: cannot open %s\n", o.csv);
+		return 3;
+	}
+	if (csv && ftell(csv) == 0)
+		fprintf(csv, "workload,dims,n,moving,threads,host_busy,world,ms_median,ms_min,pairs\n");
+	pthread_t host;
+	if (o.host_busy)
+		pthread_create(&host, NULL, host_spin, NULL);
+	if (!o.only || strcmp(o.only, "static_moving") == 0)
+		static_moving(&o, csv);
+	if (!o.only || strcmp(o.only, "all_moving") == 0)
+		all_moving(&o, csv);
+	if (!o.only || strcmp(o.only, "churn") == 0)
+		churn(&o, csv);
+	if (o.host_busy) {
+		atomic_store(&host_stop, true);
+		pthread_join(host, NULL);
+	}
+	if (csv)
+		fclose(csv);
+	return 0;
+}
