@@ -155,6 +155,11 @@ typedef void bpi_cells_hit_fn(uint32_t entity, void *ctx);
 /// each once, in bucket order. Returns the records it tested. Any thread.
 uint64_t bpi_cells_query(const bpi_cells *cells, const float lo[3], const float hi[3], bpi_cells_hit_fn *hit,
 	void *ctx);
+/// The entity whose record sits at `position` of the bucket order (< entity count).
+uint32_t bpi_cells_entity_at(const bpi_cells *cells, uint32_t position);
+/// Hides the record at `position` from every later query, until the next build.
+/// Warning: the finder must not run on the cells again before a build.
+void bpi_cells_hide(bpi_cells *cells, uint32_t position);
 void bpi_cells_free(bpi_cells *cells);
 
 /// The index of grid and hash, which differ only in how cells map to buckets.

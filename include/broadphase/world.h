@@ -72,7 +72,10 @@ typedef enum bp_debug_flag {
 	BP_DEBUG_NO_COHERENCE = 1u << 0,
 	/// Scalar kernels only (sap's sweep skips its AVX2 path), to compare the two.
 	BP_DEBUG_NO_SIMD = 1u << 1,
-	BP_DEBUG_ALL = BP_DEBUG_NO_COHERENCE | BP_DEBUG_NO_SIMD
+	/// Incremental worlds take the incremental path whenever they have a resting
+	/// index, whatever the measured costs say, so tests on small worlds exercise it.
+	BP_DEBUG_ALWAYS_INCREMENTAL = 1u << 2,
+	BP_DEBUG_ALL = BP_DEBUG_NO_COHERENCE | BP_DEBUG_NO_SIMD | BP_DEBUG_ALWAYS_INCREMENTAL
 } bp_debug_flag;
 
 /// World settings. Always start from bp_world_def_default(); fields are only
