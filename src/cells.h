@@ -155,6 +155,22 @@ typedef void bpi_cells_hit_fn(uint32_t entity, void *ctx);
 /// each once, in bucket order. Returns the records it tested. Any thread.
 uint64_t bpi_cells_query(const bpi_cells *cells, const float lo[3], const float hi[3], bpi_cells_hit_fn *hit,
 	void *ctx);
+
+/// Rows a query plan holds: 3x3 rows per level for the usual span of 1.
+#define BPI_CELLS_PLAN_ROWS 32
+/// bpi_cells_query in three stages, so that a caller can keep several queries in
+/// flight, each a stage ahead of the next, and their cache misses overlap:
+/// plan (the rows), fetch (their record ranges), run (the scan, as bpi_cells_query).
+typedef struct bpi_cells_query_plan {
+	float lo[3], hi[3];
+	uint32_t rows;
+	bool overflow; ///< more rows than a plan holds: run walks the cells unplanned
+	uint32_t from[BPI_CELLS_PLAN_ROWS], to[BPI_CELLS_PLAN_ROWS]; ///< buckets, then records once fetched
+} bpi_cells_query_plan;
+void bpi_cells_plan_query(const bpi_cells *cells, const float lo[3], const float hi[3], bpi_cells_query_plan *plan);
+void bpi_cells_fetch_query(const bpi_cells *cells, bpi_cells_query_plan *plan);
+uint64_t bpi_cells_run_query(const bpi_cells *cells, const bpi_cells_query_plan *plan, bpi_cells_hit_fn *hit,
+	void *ctx);
 /// The entity whose record sits at `position` of the bucket order (< entity count).
 uint32_t bpi_cells_entity_at(const bpi_cells *cells, uint32_t position);
 /// Hides the record at `position` from every later query, until the next build.

@@ -503,67 +503,17 @@ bp_status bpi_cells_index_find(bpi_index *index, const bpi_scene *scene, bpi_bui
 }
 
 // ---- queries by an outside box ------------------------------------------------------
+//
+// A query walks every level in full, as the finder walks a finer level for a member: the
+// box is not in the cells, so no half of the neighbourhood is left to anyone else. Its
+// cost is memory latency: a resting index of 1M entities is far larger than the caches,
+// and each row of cells costs a miss on its bucket start and one on its first record.
+// So a query runs in three stages (plan: the rows, prefetching their starts; fetch: the
+// record ranges, prefetching their first records; run: the scan), and a caller with many
+// queries keeps a few in flight, one stage apart.
 
-// Rows a query gathers before it scans: their bucket starts and first records are
-// prefetched together, so the misses of a query's rows overlap instead of queuing
-// (a resting index of 1M entities is far larger than the caches).
-#define CELLS_QUERY_ROWS 32
-
-typedef struct query_row {
-	uint32_t b0, b1; ///< buckets [b0, b1) of the row's cells
-} query_row;
-
-BPI_CELLS_INLINE uint64_t scan_rows(const bpi_cells *c, const probe *q, const query_row *rows, int count, int dims,
-	bpi_cells_hit_fn *hit, void *ctx)
+static inline probe plan_probe(const bpi_cells *c, const float lo[3], const float hi[3])
 {
-	const uint32_t *start = c->start.data;
-	const size_t width = dims == 3 ? BPI_CELLS_REC3 : BPI_CELLS_REC2;
-	uint32_t from[CELLS_QUERY_ROWS], to[CELLS_QUERY_ROWS];
-	for (int r = 0; r < count; ++r) {
-		from[r] = start[rows[r].b0];
-		to[r] = start[rows[r].b1];
-		__builtin_prefetch(c->rec.data + (size_t)from[r] * width);
-	}
-	uint64_t tests = 0;
-	for (int r = 0; r < count; ++r) {
-		tests += to[r] - from[r];
-		for (uint32_t j = from[r]; j < to[r]; ++j)
-			if (rec_hit(c, q, j, dims))
-				hit(rec_id(c, j, dims), ctx);
-	}
-	return tests;
-}
-
-// Every level in full, as a finer level is scanned for a member: the box is not
-// in the cells, so no half of the neighbourhood is left to anyone else.
-BPI_CELLS_INLINE uint64_t query_levels(const bpi_cells *c, const probe *q, int dims, bpi_cells_hit_fn *hit, void *ctx)
-{
-	query_row rows[CELLS_QUERY_ROWS];
-	int count = 0;
-	uint64_t tests = 0;
-	for (int m = 0; m < c->level_count; ++m) {
-		if (!c->levels[m].count)
-			continue;
-		int32_t home[3], far[3], low[3];
-		level_range(c, q, m, dims, home, far, low);
-		for (int32_t z = low[2]; z <= far[2]; ++z)
-			for (int32_t y = low[1]; y <= far[1]; ++y) {
-				uint32_t b0 = cell_bucket(c, m, low[0], y, z);
-				rows[count] = (query_row){b0, b0 + (uint32_t)(far[0] - low[0]) + 1};
-				__builtin_prefetch(c->start.data + b0);
-				__builtin_prefetch(c->start.data + rows[count].b1);
-				if (++count == CELLS_QUERY_ROWS) {
-					tests += scan_rows(c, q, rows, count, dims, hit, ctx);
-					count = 0;
-				}
-			}
-	}
-	return tests + scan_rows(c, q, rows, count, dims, hit, ctx);
-}
-
-uint64_t bpi_cells_query(const bpi_cells *c, const float lo[3], const float hi[3], bpi_cells_hit_fn *hit, void *ctx)
-{
-	BP_ASSERT(!c->hashed);
 	probe q = {.lo = {lo[0], lo[1], c->dims == 3 ? lo[2] : 0}, .hi = {hi[0], hi[1], c->dims == 3 ? hi[2] : 0}};
 #if CELLS_SSE
 	if (c->dims == 3) {
@@ -573,7 +523,98 @@ uint64_t bpi_cells_query(const bpi_cells *c, const float lo[3], const float hi[3
 		q.q1 = _mm_setr_ps(q.hi[0], q.hi[1], -q.lo[0], -q.lo[1]);
 	}
 #endif
-	return c->dims == 3 ? query_levels(c, &q, 3, hit, ctx) : query_levels(c, &q, 2, hit, ctx);
+	return q;
+}
+
+void bpi_cells_plan_query(const bpi_cells *c, const float lo[3], const float hi[3], bpi_cells_query_plan *plan)
+{
+	BP_ASSERT(!c->hashed);
+	probe q = plan_probe(c, lo, hi);
+	memcpy(plan->lo, q.lo, sizeof plan->lo);
+	memcpy(plan->hi, q.hi, sizeof plan->hi);
+	plan->rows = 0;
+	plan->overflow = false;
+	for (int m = 0; m < c->level_count; ++m) {
+		if (!c->levels[m].count)
+			continue;
+		int32_t home[3], far[3], low[3];
+		level_range(c, &q, m, c->dims, home, far, low);
+		for (int32_t z = low[2]; z <= far[2]; ++z)
+			for (int32_t y = low[1]; y <= far[1]; ++y) {
+				if (plan->rows == BPI_CELLS_PLAN_ROWS) {
+					plan->overflow = true; // a huge box: bpi_cells_run_query scans it unplanned
+					return;
+				}
+				uint32_t b0 = cell_bucket(c, m, low[0], y, z), r = plan->rows++;
+				plan->from[r] = b0;
+				plan->to[r] = b0 + (uint32_t)(far[0] - low[0]) + 1;
+				__builtin_prefetch(c->start.data + plan->from[r]);
+				__builtin_prefetch(c->start.data + plan->to[r]);
+			}
+	}
+}
+
+void bpi_cells_fetch_query(const bpi_cells *c, bpi_cells_query_plan *plan)
+{
+	if (plan->overflow)
+		return;
+	const size_t width = c->dims == 3 ? BPI_CELLS_REC3 : BPI_CELLS_REC2;
+	for (uint32_t r = 0; r < plan->rows; ++r) {
+		plan->from[r] = c->start.data[plan->from[r]];
+		plan->to[r] = c->start.data[plan->to[r]];
+		__builtin_prefetch(c->rec.data + (size_t)plan->from[r] * width);
+	}
+}
+
+BPI_CELLS_INLINE uint64_t scan_plan(const bpi_cells *c, const probe *q, const bpi_cells_query_plan *plan, int dims,
+	bpi_cells_hit_fn *hit, void *ctx)
+{
+	uint64_t tests = 0;
+	for (uint32_t r = 0; r < plan->rows; ++r) {
+		tests += plan->to[r] - plan->from[r];
+		for (uint32_t j = plan->from[r]; j < plan->to[r]; ++j)
+			if (rec_hit(c, q, j, dims))
+				hit(rec_id(c, j, dims), ctx);
+	}
+	return tests;
+}
+
+// The unplanned walk, for boxes with more rows than a plan holds.
+BPI_CELLS_INLINE uint64_t scan_levels(const bpi_cells *c, const probe *q, int dims, bpi_cells_hit_fn *hit, void *ctx)
+{
+	uint64_t tests = 0;
+	for (int m = 0; m < c->level_count; ++m) {
+		if (!c->levels[m].count)
+			continue;
+		int32_t home[3], far[3], low[3];
+		level_range(c, q, m, dims, home, far, low);
+		for (int32_t z = low[2]; z <= far[2]; ++z)
+			for (int32_t y = low[1]; y <= far[1]; ++y) {
+				uint32_t b0 = cell_bucket(c, m, low[0], y, z);
+				uint32_t from = c->start.data[b0], to = c->start.data[b0 + (uint32_t)(far[0] - low[0]) + 1];
+				tests += to - from;
+				for (uint32_t j = from; j < to; ++j)
+					if (rec_hit(c, q, j, dims))
+						hit(rec_id(c, j, dims), ctx);
+			}
+	}
+	return tests;
+}
+
+uint64_t bpi_cells_run_query(const bpi_cells *c, const bpi_cells_query_plan *plan, bpi_cells_hit_fn *hit, void *ctx)
+{
+	probe q = plan_probe(c, plan->lo, plan->hi);
+	if (plan->overflow)
+		return c->dims == 3 ? scan_levels(c, &q, 3, hit, ctx) : scan_levels(c, &q, 2, hit, ctx);
+	return c->dims == 3 ? scan_plan(c, &q, plan, 3, hit, ctx) : scan_plan(c, &q, plan, 2, hit, ctx);
+}
+
+uint64_t bpi_cells_query(const bpi_cells *c, const float lo[3], const float hi[3], bpi_cells_hit_fn *hit, void *ctx)
+{
+	bpi_cells_query_plan plan;
+	bpi_cells_plan_query(c, lo, hi, &plan);
+	bpi_cells_fetch_query(c, &plan);
+	return bpi_cells_run_query(c, &plan, hit, ctx);
 }
 
 uint32_t bpi_cells_entity_at(const bpi_cells *c, uint32_t position)

@@ -103,11 +103,16 @@ static double blend(double old, double measured)
 	return old > 0 ? 0.75 * old + 0.25 * measured : measured;
 }
 
+/// Copies `from` into `to`; false (to untouched) when `to` cannot grow.
 static bool copy_pairs(bpi_pair_buffer *to, const bpi_pair_buffer *from)
 {
-	to->count = 0;
-	if (!bpi_pair_buffer_reserve(to, from->count))
-		return false;
+	if (to->capacity < from->count) {
+		bpi_pair_buffer grown = {0};
+		if (!bpi_pair_buffer_reserve(&grown, from->count))
+			return false;
+		bpi_pair_buffer_free(to);
+		*to = grown;
+	}
 	if (from->count)
 		memcpy(to->data, from->data, from->count * sizeof(bp_pair));
 	to->count = from->count;
@@ -116,44 +121,51 @@ static bool copy_pairs(bpi_pair_buffer *to, const bpi_pair_buffer *from)
 
 // ---- the full path --------------------------------------------------------------
 
-/// Every pair by the grid, sorted; its cells become the resting index and every
-/// entity rests. Without a grid (spans beyond float) AUTO's choice runs and
-/// nothing rests: the next step is full again.
-static bp_status full_step(bpi_incremental *x, const bpi_scene *scene, bpi_pair_buffer *pairs, bp_frame_stats *stats)
+/// Every pair by the grid, sorted. With `keep`, its cells become the resting
+/// index and every entity rests; without, nothing rests and the next step is
+/// full again (a world moving all over does not pay for keeping an index it
+/// would not use). Without a grid (spans beyond float) AUTO's choice runs and
+/// nothing rests either.
+static bp_status full_step(bpi_incremental *x, const bpi_scene *scene, bool keep, bpi_pair_buffer *pairs,
+	bp_frame_stats *stats)
 {
 	uint64_t t0 = bpi_now_ns();
+	const uint32_t n = scene->count;
 	x->resting_valid = false;
 	bpi_pair_buffer *found = &x->fresh;
 	bp_status status = bpi_pipeline_run(&x->full, BP_ALGO_GRID, scene, found, stats);
-	bool grid = status == BP_OK;
+	keep = keep && status == BP_OK;
 	if (status == BP_ERR_UNSUPPORTED)
 		status = bpi_pipeline_run(&x->full, BP_ALGO_AUTO, scene, found, stats);
 	if (status != BP_OK)
 		return status;
 	uint64_t t1 = bpi_now_ns();
+	// Everything that can fail before the caller's pairs change.
 	if (!bpi_pairs_sort_canonical(found->data, found->count, &x->sort_scratch) ||
-		!bpi_array_reserve(&x->gone, scene->count) || !bpi_array_grow(&x->is_active, 0, scene->count) ||
-		!copy_pairs(&x->resting_pairs, found) || !copy_pairs(pairs, found))
+		(keep && (!bpi_array_reserve(&x->gone, n) || !bpi_array_grow(&x->is_active, 0, n) ||
+				 !bpi_array_reserve(&x->position, n) || !bpi_array_reserve(&x->filter, n) ||
+				 !copy_pairs(&x->resting_pairs, found))))
 		return BP_ERR_OUT_OF_MEMORY;
-	if (scene->count) {
-		memset(x->gone.data, 0, scene->count);
-		memset(x->is_active.data, 0, scene->count);
-	}
-	if (grid) {
-		if (!bpi_array_reserve(&x->position, scene->count) || !bpi_array_reserve(&x->filter, scene->count))
-			return BP_ERR_OUT_OF_MEMORY;
+	bpi_pair_buffer sorted = *found; // the sorted pairs become the caller's; its old buffer, scratch
+	*found = *pairs;
+	*pairs = sorted;
+	if (keep) {
+		if (n) {
+			memset(x->gone.data, 0, n);
+			memset(x->is_active.data, 0, n);
+		}
 		const bpi_cells *cells = resting_cells(x);
-		for (uint32_t j = 0; j < scene->count; ++j)
+		for (uint32_t j = 0; j < n; ++j)
 			x->position.data[bpi_cells_entity_at(cells, j)] = j;
-		for (uint32_t i = 0; i < scene->count; ++i)
+		for (uint32_t i = 0; i < n; ++i)
 			x->filter.data[i] = (bpi_rest_filter){scene->category[i], scene->mask[i], scene->flags[i]};
+		x->resting_count = n;
+		x->active_count = 0;
+		x->resting_valid = true;
 	}
-	x->resting_valid = grid;
-	x->resting_count = scene->count;
-	x->active_count = 0;
 	stats->ns_merge += bpi_now_ns() - t1;
-	stats->active_count = scene->count;
-	x->full_ns = blend(x->full_ns, (double)(bpi_now_ns() - t0) / BP_MAX(scene->count, 1u));
+	stats->active_count = n;
+	x->full_ns = blend(x->full_ns, (double)(bpi_now_ns() - t0) / BP_MAX(n, 1u));
 	return BP_OK;
 }
 
@@ -280,47 +292,80 @@ typedef struct cross_job {
 	const bpi_cells *cells;
 } cross_job;
 
+/// Hits a query has found and not yet filtered: their filters are prefetched as
+/// they come and read after the query, so those misses overlap too.
+#define CROSS_PENDING 64
+
 typedef struct cross_probe {
 	const bpi_scene *scene;
 	const bpi_rest_filter *filter;
 	uint32_t a;
 	bpi_rest_filter own; ///< a's filter and flags
 	bpi_pair_buffer *out;
+	uint32_t pending[CROSS_PENDING];
+	uint32_t pending_count;
 } cross_probe;
 
 // The query tested the bounds and skipped the hidden records (entities no longer
 // resting); what is left are the filters and, with a sphere, the shapes.
+static void cross_flush(cross_probe *q)
+{
+	for (uint32_t k = 0; k < q->pending_count; ++k) {
+		uint32_t e = q->pending[k];
+		if (!q->scene->unfiltered) {
+			bpi_rest_filter f = q->filter[e];
+			if (!((q->own.category & f.mask) && (f.category & q->own.mask)) ||
+				(q->own.flags & f.flags & BP_FLAG_STATIC))
+				continue;
+			if (((q->own.flags | f.flags) & BP_FLAG_SPHERE) && !bpi_shapes_overlap(q->scene, q->a, e))
+				continue;
+		}
+		bpi_pair_push(q->out, q->a, e);
+	}
+	q->pending_count = 0;
+}
+
 static void cross_hit(uint32_t e, void *ctx)
 {
-	const cross_probe *q = ctx;
-	if (!q->scene->unfiltered) {
-		bpi_rest_filter f = q->filter[e];
-		if (!((q->own.category & f.mask) && (f.category & q->own.mask)) || (q->own.flags & f.flags & BP_FLAG_STATIC))
-			return;
-		if (((q->own.flags | f.flags) & BP_FLAG_SPHERE) && !bpi_shapes_overlap(q->scene, q->a, e))
-			return;
-	}
-	bpi_pair_push(q->out, q->a, e);
+	cross_probe *q = ctx;
+	if (q->pending_count == CROSS_PENDING)
+		cross_flush(q);
+	__builtin_prefetch(&q->filter[e]);
+	q->pending[q->pending_count++] = e;
 }
+
+// Three queries in flight, one stage apart (see cells_find.c): while query k is
+// planned, k - 1 fetches its record ranges and k - 2 scans.
+#define CROSS_IN_FLIGHT 3
 
 static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	const cross_job *job = ctx;
 	const bpi_scene *s = job->scene;
-	bpi_pair_buffer *out = &job->x->cross.buffers[chunk];
-	cross_probe q = {s, job->x->filter.data, 0, {0, 0, 0}, out};
+	const uint32_t *active = job->x->active.data;
+	cross_probe q = {.scene = s, .filter = job->x->filter.data, .out = &job->x->cross.buffers[chunk]};
+	bpi_cells_query_plan plans[CROSS_IN_FLIGHT];
 	uint64_t tests = 0;
-	for (uint32_t k = begin; k < end; ++k) {
-		q.a = job->x->active.data[k];
-		q.own = (bpi_rest_filter){s->category[q.a], s->mask[q.a], s->flags[q.a]};
-		float lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
-		for (int axis = 0; axis < s->dims; ++axis) {
-			lo[axis] = s->min[axis][q.a];
-			hi[axis] = s->max[axis][q.a];
+	for (uint32_t k = begin; k < end + 2; ++k) {
+		if (k < end) {
+			uint32_t a = active[k];
+			float lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+			for (int axis = 0; axis < s->dims; ++axis) {
+				lo[axis] = s->min[axis][a];
+				hi[axis] = s->max[axis][a];
+			}
+			bpi_cells_plan_query(job->cells, lo, hi, &plans[k % CROSS_IN_FLIGHT]);
 		}
-		tests += bpi_cells_query(job->cells, lo, hi, cross_hit, &q);
+		if (k >= begin + 1 && k - 1 < end)
+			bpi_cells_fetch_query(job->cells, &plans[(k - 1) % CROSS_IN_FLIGHT]);
+		if (k >= begin + 2) {
+			q.a = active[k - 2];
+			q.own = (bpi_rest_filter){s->category[q.a], s->mask[q.a], s->flags[q.a]};
+			tests += bpi_cells_run_query(job->cells, &plans[(k - 2) % CROSS_IN_FLIGHT], cross_hit, &q);
+			cross_flush(&q);
+		}
 	}
-	out->tests = tests;
+	q.out->tests = tests;
 }
 
 // ---- the incremental path ------------------------------------------------------------
@@ -393,21 +438,25 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 	bpi_incremental *x = *state;
 	uint64_t t0 = bpi_now_ns();
 	bp_status status = BP_OK;
-	bool full = !x->resting_valid || changes->all;
-	if (!full) {
+	// The cheaper path by the costs measured so far (first guesses until then),
+	// judged on the most entities this step can make active, before any work.
+	double full_ns = (x->full_ns > 0 ? x->full_ns : INCREMENTAL_FULL_NS_GUESS) * scene->count;
+	double active_ns = (x->active_ns > 0 ? x->active_ns : INCREMENTAL_ACTIVE_NS_GUESS) *
+			   ((double)x->active_count + changes->count);
+	bool worth = (scene->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL) ||
+		     active_ns <= INCREMENTAL_REBUILD_FRACTION * full_ns;
+	bool incremental = x->resting_valid && !changes->all && worth;
+	if (incremental) {
 		bool left_rest = false;
 		status = update_sets(x, scene, changes, scene->threads, &left_rest);
 		if (status == BP_OK && left_rest)
 			prune_resting_pairs(x);
-		// The cheaper path by the costs measured so far (first guesses until then).
-		double full_ns = (x->full_ns > 0 ? x->full_ns : INCREMENTAL_FULL_NS_GUESS) * scene->count;
-		double active_ns = (x->active_ns > 0 ? x->active_ns : INCREMENTAL_ACTIVE_NS_GUESS) * x->active_count;
-		full = status == BP_OK && active_ns > INCREMENTAL_REBUILD_FRACTION * full_ns &&
-		       !(scene->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL);
 	}
 	uint64_t ns_sets = bpi_now_ns() - t0;
+	// A full step keeps a resting index when the next step is likely to use it.
 	if (status == BP_OK)
-		status = full ? full_step(x, scene, pairs, stats) : incremental_path(x, scene, pairs, stats);
+		status = incremental ? incremental_path(x, scene, pairs, stats)
+				     : full_step(x, scene, worth || x->full_ns == 0, pairs, stats);
 	if (status != BP_OK) {
 		x->resting_valid = false; // the sets may be half updated: start over
 		return status;
