@@ -237,16 +237,27 @@ static bp_status update_sets(bpi_incremental *x, const bpi_scene *scene, const b
 	return BP_OK;
 }
 
-/// Drops the kept pairs of entities that stopped resting (order kept).
-static void prune_resting_pairs(bpi_incremental *x)
+/// Merges the kept pairs, less those of entities that stopped resting, with the
+/// sorted fresh ones into `out` (room for both), in one pass that also drops the
+/// stale kept pairs for good. Returns the pairs written.
+static size_t merge_pruning(bpi_pair_buffer *kept, const uint8_t *gone, const bp_pair *fresh, size_t fresh_count,
+	bp_pair *out)
 {
-	bp_pair *p = x->resting_pairs.data;
-	const uint8_t *gone = x->gone.data;
-	size_t kept = 0;
-	for (size_t i = 0; i < x->resting_pairs.count; ++i)
-		if (!gone[p[i].lo] && !gone[p[i].hi])
-			p[kept++] = p[i];
-	x->resting_pairs.count = kept;
+	bp_pair *p = kept->data;
+	size_t live = 0, j = 0, k = 0;
+	for (size_t i = 0; i < kept->count; ++i) {
+		bp_pair a = p[i];
+		if (gone[a.lo] || gone[a.hi])
+			continue;
+		p[live++] = a;
+		while (j < fresh_count && (fresh[j].lo < a.lo || (fresh[j].lo == a.lo && fresh[j].hi < a.hi)))
+			out[k++] = fresh[j++];
+		out[k++] = a;
+	}
+	kept->count = live;
+	while (j < fresh_count)
+		out[k++] = fresh[j++];
+	return k;
 }
 
 // ---- active x active ------------------------------------------------------------
@@ -370,7 +381,9 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 
 // ---- the incremental path ------------------------------------------------------------
 
-static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bpi_pair_buffer *pairs,
+/// The pairs of the active entities, merged with the kept ones; `left_rest`:
+/// some entities stopped resting this step, so some kept pairs are stale.
+static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bool left_rest, bpi_pair_buffer *pairs,
 	bp_frame_stats *stats)
 {
 	uint64_t t0 = bpi_now_ns();
@@ -405,13 +418,17 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bp
 		bp_pair p = x->sub_pairs.data[i];
 		x->fresh.data[x->fresh.count++] = (bp_pair){active[p.lo], active[p.hi]};
 	}
-	size_t total = x->resting_pairs.count + x->fresh.count;
-	pairs->failed = false;
+	size_t most = x->resting_pairs.count + x->fresh.count;
 	if (!bpi_pairs_sort_canonical(x->fresh.data, x->fresh.count, &x->sort_scratch) ||
-		(total > pairs->capacity && !bpi_pair_buffer_reserve(pairs, total - pairs->count)))
+		(most > pairs->capacity && !bpi_pair_buffer_reserve(pairs, most - pairs->count)))
 		return BP_ERR_OUT_OF_MEMORY;
-	bpi_pairs_merge(x->resting_pairs.data, x->resting_pairs.count, x->fresh.data, x->fresh.count, pairs->data);
-	pairs->count = total;
+	pairs->failed = false;
+	if (left_rest) {
+		pairs->count = merge_pruning(&x->resting_pairs, x->gone.data, x->fresh.data, x->fresh.count, pairs->data);
+	} else {
+		bpi_pairs_merge(x->resting_pairs.data, x->resting_pairs.count, x->fresh.data, x->fresh.count, pairs->data);
+		pairs->count = most;
+	}
 	uint64_t t3 = bpi_now_ns();
 
 	// The pipeline filled the stats of the active entities' own step; the queries
@@ -446,16 +463,13 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 	bool worth = (scene->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL) ||
 		     active_ns <= INCREMENTAL_REBUILD_FRACTION * full_ns;
 	bool incremental = x->resting_valid && !changes->all && worth;
-	if (incremental) {
-		bool left_rest = false;
+	bool left_rest = false;
+	if (incremental)
 		status = update_sets(x, scene, changes, scene->threads, &left_rest);
-		if (status == BP_OK && left_rest)
-			prune_resting_pairs(x);
-	}
 	uint64_t ns_sets = bpi_now_ns() - t0;
 	// A full step keeps a resting index when the next step is likely to use it.
 	if (status == BP_OK)
-		status = incremental ? incremental_path(x, scene, pairs, stats)
+		status = incremental ? incremental_path(x, scene, left_rest, pairs, stats)
 				     : full_step(x, scene, worth || x->full_ns == 0, pairs, stats);
 	if (status != BP_OK) {
 		x->resting_valid = false; // the sets may be half updated: start over
