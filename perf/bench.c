@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "sweep_qsort.h"
+#include "timing.h"
 
 #define MAX_LIST 16
 #define BRUTE_MAX_N 20000
@@ -37,19 +38,6 @@ typedef struct options {
 	bool report;
 	bool coherence;
 } options;
-
-static double now_ms(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-static int compare_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 typedef struct timing {
 	double median, min;

@@ -2,9 +2,11 @@
 // The machine's own 2-thread ceiling: how much more work two threads finish than one
 // on a compute-bound loop with no memory traffic and nothing shared. A library
 // cannot scale past it, so thread-scaling results are read against this number.
+#define _POSIX_C_SOURCE 200809L // clock_gettime, through timing.h
 #include <omp.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include "timing.h"
 
 /// A dependent floating-point chain: pure core throughput, no loads or stores.
 __attribute__((noinline)) static double chain(long steps)
@@ -13,12 +15,6 @@ __attribute__((noinline)) static double chain(long steps)
 	for (long i = 0; i < steps; ++i)
 		x = x * 0.999999 + (double)i * 1e-9;
 	return x;
-}
-
-static int compare_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
 }
 
 int main(int argc, char **argv)

@@ -9,25 +9,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
+#include "timing.h"
 
 static void busy_ns(uint64_t ns)
 {
 	uint64_t until = now_ns() + ns;
 	while (now_ns() < until) {
 	}
-}
-
-static int compare_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
 }
 
 /// The q-quantile (nearest rank) of v[0..count), sorting in place.

@@ -41,6 +41,22 @@ void bpi_world_clear_changes(bp_world *w)
 	w->stepped_count = w->count;
 }
 
+/// Checks the arrays, then stores box i at dense index dense[i], or at the dense
+/// index of handle entities[i] when dense is NULL (the caller checked them).
+static bp_status store_listed(bp_world *w, uint32_t count, const uint32_t *dense, const bp_entity *entities,
+	const bp_bounds_arrays *bounds)
+{
+	bp_status status = bpi_world_check_arrays(w, bounds, count);
+	if (status != BP_OK)
+		return status;
+	for (uint32_t i = 0; i < count; ++i) {
+		float min[3], max[3];
+		bpi_world_array_box(w, bounds, i, min, max);
+		bpi_world_store_bounds(w, dense ? dense[i] : w->slots[entities[i].index1 - 1].dense, min, max);
+	}
+	return BP_OK;
+}
+
 bp_status bp_world_set_bounds_indexed(bp_world *w, uint32_t count, const uint32_t *dense_indices,
 	const bp_bounds_arrays *bounds)
 {
@@ -52,15 +68,7 @@ bp_status bp_world_set_bounds_indexed(bp_world *w, uint32_t count, const uint32_
 		if (dense_indices[i] >= w->count)
 			return bpi_world_fail(w, BP_ERR_OUT_OF_RANGE, "array index %u: dense index %u is outside [0, %u)", i,
 				dense_indices[i], w->count);
-	bp_status status = bpi_world_check_arrays(w, bounds, count);
-	if (status != BP_OK)
-		return status;
-	for (uint32_t i = 0; i < count; ++i) {
-		float min[3], max[3];
-		bpi_world_array_box(w, bounds, i, min, max);
-		bpi_world_store_bounds(w, dense_indices[i], min, max);
-	}
-	return BP_OK;
+	return store_listed(w, count, dense_indices, NULL, bounds);
 }
 
 bp_status bp_world_set_bounds_by_handle(bp_world *w, uint32_t count, const bp_entity *entities,
@@ -73,15 +81,7 @@ bp_status bp_world_set_bounds_by_handle(bp_world *w, uint32_t count, const bp_en
 	for (uint32_t i = 0; i < count; ++i)
 		if (!bpi_world_live_slot(w, entities[i]))
 			return BP_ERR_STALE_HANDLE; // the message names the handle
-	bp_status status = bpi_world_check_arrays(w, bounds, count);
-	if (status != BP_OK)
-		return status;
-	for (uint32_t i = 0; i < count; ++i) {
-		float min[3], max[3];
-		bpi_world_array_box(w, bounds, i, min, max);
-		bpi_world_store_bounds(w, w->slots[entities[i].index1 - 1].dense, min, max);
-	}
-	return BP_OK;
+	return store_listed(w, count, NULL, entities, bounds);
 }
 
 static int compare_u32(const void *a, const void *b)
