@@ -58,6 +58,28 @@ static bp_world *new_world(int dims, int threads, bool incremental)
 	return w;
 }
 
+static history history_new(int dims, int threads, uint32_t capacity, uint64_t seed)
+{
+	history h = {.dims = dims, .capacity = capacity, .rng = {seed}, .size = 40.0f};
+	h.boxes = calloc(h.capacity, sizeof *h.boxes);
+	h.handles = calloc(h.capacity, sizeof *h.handles);
+	h.full_handles = calloc(h.capacity, sizeof *h.full_handles);
+	cr_assert(h.boxes && h.handles && h.full_handles);
+	h.world = new_world(dims, threads, true);
+	h.full = new_world(dims, threads, false);
+	return h;
+}
+
+static void history_free(history *h)
+{
+	bp_world_destroy(h->world);
+	bp_world_destroy(h->full);
+	free(h->boxes);
+	free(h->handles);
+	free(h->full_handles);
+	cr_assert_eq(bp_allocated_bytes(), 0);
+}
+
 static void create(history *h, const oracle_box *b)
 {
 	cr_assert_lt(h->n, h->capacity);
@@ -105,13 +127,7 @@ static bp_frame_stats check_step(history *h)
 
 static void history_run(int dims, int threads, uint32_t start, int steps, bool filters, uint64_t seed)
 {
-	history h = {.dims = dims, .capacity = start * 2 + 64, .rng = {seed}, .size = 40.0f};
-	h.boxes = calloc(h.capacity, sizeof *h.boxes);
-	h.handles = calloc(h.capacity, sizeof *h.handles);
-	h.full_handles = calloc(h.capacity, sizeof *h.full_handles);
-	cr_assert(h.boxes && h.handles && h.full_handles);
-	h.world = new_world(dims, threads, true);
-	h.full = new_world(dims, threads, false);
+	history h = history_new(dims, threads, start * 2 + 64, seed);
 	for (uint32_t i = 0; i < start; ++i) {
 		oracle_box b;
 		random_box(&h, &b, filters);
@@ -185,15 +201,367 @@ static void history_run(int dims, int threads, uint32_t start, int steps, bool f
 	}
 	cr_assert_gt(incremental_steps, steps / 2, "only %d of %d steps took the incremental path", incremental_steps,
 		steps);
-	bp_world_destroy(h.world);
-	bp_world_destroy(h.full);
-	free(h.boxes);
-	free(h.handles);
-	free(h.full_handles);
-	cr_assert_eq(bp_allocated_bytes(), 0);
+	history_free(&h);
 }
 
 Test(incremental, history_3d_1_thread, .timeout = 120) { history_run(3, 1, 1500, 60, false, 1); }
 Test(incremental, history_3d_filters_3_threads, .timeout = 120) { history_run(3, 3, 1500, 60, true, 2); }
 Test(incremental, history_2d_filters_2_threads, .timeout = 120) { history_run(2, 2, 1500, 60, true, 3); }
 Test(incremental, history_2d_8_threads, .timeout = 120) { history_run(2, 8, 800, 60, false, 4); }
+
+// ---- bulk calls: moves by dense index and by handle, bulk creates and destroys, spheres ----
+
+static uint32_t min_u32(uint32_t a, uint32_t b) { return a < b ? a : b; }
+
+static bool same_handle(bp_entity a, bp_entity b) { return a.index1 == b.index1 && a.generation == b.generation; }
+
+/// FNV-1a over a pair list (lo then hi, each little end first).
+static uint64_t pairs_hash(const bp_pair *pairs, size_t count)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	for (size_t i = 0; i < count; ++i) {
+		const uint32_t words[2] = {pairs[i].lo, pairs[i].hi};
+		for (int w = 0; w < 2; ++w)
+			for (int byte = 0; byte < 4; ++byte) {
+				h ^= (words[w] >> (8 * byte)) & 0xffu;
+				h *= 0x100000001b3ull;
+			}
+	}
+	return h;
+}
+
+/// Bounds of some shadow boxes as the arrays the bulk calls take; the z arrays are
+/// NULL in 2D (the calls must not read them).
+typedef struct soa_copy {
+	float *v[6]; ///< min_x min_y min_z max_x max_y max_z
+} soa_copy;
+
+static bp_bounds_arrays soa_of(soa_copy *s, const oracle_box *boxes, uint32_t count, int dims)
+{
+	for (int a = 0; a < 6; ++a) {
+		s->v[a] = NULL;
+		if (dims == 2 && a % 3 == 2)
+			continue;
+		s->v[a] = malloc(((size_t)count + 1) * sizeof(float));
+		cr_assert_not_null(s->v[a]);
+		for (uint32_t i = 0; i < count; ++i)
+			s->v[a][i] = a < 3 ? boxes[i].min[a] : boxes[i].max[a - 3];
+	}
+	return (bp_bounds_arrays){s->v[0], s->v[1], s->v[2], s->v[3], s->v[4], s->v[5]};
+}
+
+static void soa_free(soa_copy *s)
+{
+	for (int a = 0; a < 6; ++a)
+		free(s->v[a]);
+}
+
+/// A sphere as the library stores it (world.h): bounds centre -+ radius, each
+/// rounded to float; the other settings from `like`.
+static oracle_box sphere_box(const oracle_box *like, const float *centre, float radius, int dims)
+{
+	oracle_box b = *like;
+	for (int k = 0; k < 3; ++k) {
+		b.min[k] = k < dims ? centre[k] - radius : 0.0f;
+		b.max[k] = k < dims ? centre[k] + radius : 0.0f;
+	}
+	b.is_sphere = true;
+	return b;
+}
+
+/// Both worlds hold the shadow's entities in the shadow's dense order.
+static void assert_same_dense_order(const history *h)
+{
+	cr_assert_eq(bp_world_entity_count(h->world), h->n);
+	cr_assert_eq(bp_world_entity_count(h->full), h->n);
+	for (uint32_t d = 0; d < h->n; ++d) {
+		cr_assert(same_handle(bp_world_entity_at(h->world, d), h->handles[d]), "dense %u: not the shadow's entity", d);
+		cr_assert(same_handle(bp_world_entity_at(h->full, d), h->full_handles[d]));
+	}
+}
+
+/// Gives dense entities dense[i] the bounds of boxes[i], in list order (an index
+/// listed twice ends with its last bounds): with one bulk call in the incremental
+/// world, by dense index or by handle, and one call per element in the full one.
+static void bulk_set_bounds(history *h, uint32_t count, const uint32_t *dense, const oracle_box *boxes, bool by_handle)
+{
+	soa_copy s;
+	bp_bounds_arrays arrays = soa_of(&s, boxes, count, h->dims);
+	if (by_handle) {
+		bp_entity *handles = malloc(((size_t)count + 1) * sizeof *handles);
+		cr_assert_not_null(handles);
+		for (uint32_t i = 0; i < count; ++i)
+			handles[i] = h->handles[dense[i]];
+		cr_assert_eq(bp_world_set_bounds_by_handle(h->world, count, handles, &arrays), BP_OK, "%s",
+			bp_world_last_error(h->world));
+		free(handles);
+	} else {
+		cr_assert_eq(bp_world_set_bounds_indexed(h->world, count, dense, &arrays), BP_OK, "%s",
+			bp_world_last_error(h->world));
+	}
+	soa_free(&s);
+	for (uint32_t i = 0; i < count; ++i) {
+		cr_assert_eq(bp_entity_set_bounds(h->full, h->full_handles[dense[i]], boxes[i].min, boxes[i].max), BP_OK);
+		memcpy(h->boxes[dense[i]].min, boxes[i].min, sizeof boxes[i].min);
+		memcpy(h->boxes[dense[i]].max, boxes[i].max, sizeof boxes[i].max);
+	}
+}
+
+/// Creates `count` entities with the bounds of boxes[i] and the filter, kind and
+/// shape of boxes[0] (forced onto every box: bp_world_create_entities takes one
+/// def): one bulk call in the incremental world, one create per box in the full one.
+static void bulk_create(history *h, uint32_t count, oracle_box *boxes)
+{
+	cr_assert_leq(h->n + count, h->capacity);
+	for (uint32_t i = 1; i < count; ++i) {
+		boxes[i].category = boxes[0].category;
+		boxes[i].mask = boxes[0].mask;
+		boxes[i].is_static = boxes[0].is_static;
+		boxes[i].is_sphere = boxes[0].is_sphere;
+	}
+	bp_entity_def common = def_of(&boxes[0]);
+	common.min[0] = 1.0f; // inverted: the common def's bounds are ignored
+	common.max[0] = -1.0f;
+	soa_copy s;
+	bp_bounds_arrays arrays = soa_of(&s, boxes, count, h->dims);
+	cr_assert_eq(bp_world_create_entities(h->world, count, &arrays, &common, h->handles + h->n), BP_OK, "%s",
+		bp_world_last_error(h->world));
+	soa_free(&s);
+	for (uint32_t i = 0; i < count; ++i) {
+		bp_entity_def e = def_of(&boxes[i]);
+		cr_assert_eq(bp_entity_create(h->full, &e, &h->full_handles[h->n]), BP_OK);
+		h->boxes[h->n++] = boxes[i];
+	}
+}
+
+/// Destroys the entities at the listed dense indices (distinct, taken before any
+/// destroy): one bp_world_destroy_entities in the incremental world, one destroy
+/// per entity in the same order in the full one. The shadow replays the library's
+/// order: each destroy moves the last dense entity into the hole, in list order.
+static void bulk_destroy(history *h, uint32_t count, const uint32_t *dense)
+{
+	bp_entity *gone = malloc(((size_t)count + 1) * sizeof *gone);
+	bp_entity *full_gone = malloc(((size_t)count + 1) * sizeof *full_gone);
+	cr_assert(gone && full_gone);
+	for (uint32_t i = 0; i < count; ++i) {
+		gone[i] = h->handles[dense[i]];
+		full_gone[i] = h->full_handles[dense[i]];
+	}
+	cr_assert_eq(bp_world_destroy_entities(h->world, count, gone), BP_OK, "%s", bp_world_last_error(h->world));
+	for (uint32_t i = 0; i < count; ++i) {
+		uint32_t d = 0;
+		while (d < h->n && !same_handle(h->handles[d], gone[i]))
+			++d;
+		cr_assert_lt(d, h->n);
+		cr_assert(same_handle(h->full_handles[d], full_gone[i]));
+		cr_assert_eq(bp_entity_destroy(h->full, full_gone[i]), BP_OK);
+		uint32_t last = --h->n;
+		h->boxes[d] = h->boxes[last];
+		h->handles[d] = h->handles[last];
+		h->full_handles[d] = h->full_handles[last];
+	}
+	for (uint32_t i = 0; i < count; ++i) {
+		uint32_t d;
+		cr_assert_eq(bp_entity_dense_index(h->world, gone[i], &d), BP_ERR_STALE_HANDLE);
+	}
+	free(gone);
+	free(full_gone);
+}
+
+/// Makes dense entity d a sphere with bp_entity_set_sphere in both worlds.
+static void set_sphere(history *h, uint32_t d, const float *centre, float radius)
+{
+	cr_assert_eq(bp_entity_set_sphere(h->world, h->handles[d], centre, radius), BP_OK);
+	cr_assert_eq(bp_entity_set_sphere(h->full, h->full_handles[d], centre, radius), BP_OK);
+	h->boxes[d] = sphere_box(&h->boxes[d], centre, radius, h->dims);
+}
+
+/// Makes dense entities [first, first + count) spheres: bp_world_set_spheres in the
+/// incremental world, bp_entity_set_sphere one by one in the full one.
+static void set_spheres(history *h, uint32_t first, uint32_t count, float *const centre[3], const float *radius)
+{
+	bp_sphere_arrays spheres = {centre[0], centre[1], h->dims == 3 ? centre[2] : NULL, radius};
+	cr_assert_eq(bp_world_set_spheres(h->world, first, count, &spheres), BP_OK, "%s", bp_world_last_error(h->world));
+	for (uint32_t i = 0; i < count; ++i) {
+		float c[3] = {centre[0][i], centre[1][i], h->dims == 3 ? centre[2][i] : 0.0f};
+		cr_assert_eq(bp_entity_set_sphere(h->full, h->full_handles[first + i], c, radius[i]), BP_OK);
+		h->boxes[first + i] = sphere_box(&h->boxes[first + i], c, radius[i], h->dims);
+	}
+}
+
+/// A box moved a little, or (teleport) put anywhere with a new extent.
+static oracle_box moved_box(history *h, uint32_t d, bool teleport)
+{
+	oracle_box b = h->boxes[d];
+	if (teleport) {
+		oracle_box fresh;
+		random_box(h, &fresh, false);
+		memcpy(b.min, fresh.min, sizeof b.min);
+		memcpy(b.max, fresh.max, sizeof b.max);
+		return b;
+	}
+	float delta = test_rng_float(&h->rng, -0.3f, 0.3f);
+	for (int k = 0; k < h->dims; ++k) {
+		b.min[k] += delta;
+		b.max[k] += delta;
+	}
+	return b;
+}
+
+/// Distinct dense indices, `count` of them (count <= h->n), the last one now and then.
+static void pick_distinct(history *h, uint32_t count, uint32_t *out)
+{
+	for (uint32_t i = 0; i < count; ++i) {
+		bool again;
+		do {
+			out[i] = i == 0 && test_rng_below(&h->rng, 2) ? h->n - 1 : test_rng_below(&h->rng, h->n);
+			again = false;
+			for (uint32_t j = 0; j < i; ++j)
+				again |= out[j] == out[i];
+		} while (again);
+	}
+}
+
+enum { BULK_MAX = 64 };
+
+/// Scratch for the changes of a bulk history.
+typedef struct bulk_scratch {
+	oracle_box *boxes;
+	uint32_t *dense;
+	float *centre[3], *radius;
+} bulk_scratch;
+
+/// A history of `start` entities created in bulk, in batches that share a filter, kind
+/// and shape (a quarter of the batches spheres).
+static history bulk_history_new(int dims, int threads, uint32_t start, uint64_t seed, bulk_scratch *s)
+{
+	history h = history_new(dims, threads, start * 2 + 4 * BULK_MAX, seed);
+	s->boxes = calloc(h.capacity, sizeof *s->boxes);
+	s->dense = calloc(h.capacity, sizeof *s->dense);
+	s->radius = calloc(BULK_MAX, sizeof *s->radius);
+	for (int k = 0; k < 3; ++k)
+		s->centre[k] = calloc(BULK_MAX, sizeof *s->centre[k]);
+	cr_assert(s->boxes && s->dense && s->radius && s->centre[0] && s->centre[1] && s->centre[2]);
+	while (h.n < start) {
+		uint32_t count = min_u32(start - h.n, 1 + test_rng_below(&h.rng, BULK_MAX));
+		for (uint32_t i = 0; i < count; ++i)
+			random_box(&h, &s->boxes[i], true);
+		s->boxes[0].is_sphere = test_rng_below(&h.rng, 4) == 0;
+		bulk_create(&h, count, s->boxes);
+	}
+	return h;
+}
+
+static void bulk_history_free(history *h, bulk_scratch *s)
+{
+	free(s->boxes);
+	free(s->dense);
+	free(s->radius);
+	for (int k = 0; k < 3; ++k)
+		free(s->centre[k]);
+	history_free(h);
+}
+
+/// The changes between two steps of a bulk history: moves by dense index or by handle
+/// (an index listed twice now and then; at step % 8 == 7, most entities), then one of:
+/// a bulk create (box or sphere, with filters), a bulk destroy, a sphere set by
+/// bp_entity_set_sphere, spheres set by range, a sphere made a box again.
+static void bulk_changes(history *h, int step, bulk_scratch *s)
+{
+	oracle_box *boxes = s->boxes;
+	uint32_t *dense = s->dense;
+	bool crowd = step % 8 == 7;
+	uint32_t movers = crowd ? h->n * 3 / 4 : 1 + test_rng_below(&h->rng, 12);
+	for (uint32_t m = 0; m < movers && h->n; ++m) {
+		dense[m] = crowd ? (m * 7919u) % h->n : test_rng_below(&h->rng, h->n);
+		boxes[m] = moved_box(h, dense[m], test_rng_below(&h->rng, 8) == 0);
+	}
+	if (h->n && movers >= 2 && !crowd && test_rng_below(&h->rng, 2)) {
+		dense[movers - 1] = dense[0]; // listed twice: the last bounds win
+		boxes[movers - 1] = moved_box(h, dense[0], true);
+	}
+	if (h->n)
+		bulk_set_bounds(h, movers, dense, boxes, test_rng_below(&h->rng, 2));
+	switch (test_rng_below(&h->rng, 6)) {
+	case 0:
+	case 1:
+		if (h->n + BULK_MAX <= h->capacity) {
+			uint32_t count = 1 + test_rng_below(&h->rng, 20);
+			for (uint32_t i = 0; i < count; ++i)
+				random_box(h, &boxes[i], true);
+			boxes[0].is_sphere = test_rng_below(&h->rng, 3) == 0;
+			bulk_create(h, count, boxes);
+		}
+		break;
+	case 2:
+		if (h->n > 8) {
+			uint32_t count = 2 + test_rng_below(&h->rng, 6);
+			pick_distinct(h, count, dense);
+			bulk_destroy(h, count, dense);
+		}
+		break;
+	case 3:
+		if (h->n) {
+			uint32_t d = test_rng_below(&h->rng, h->n);
+			float c[3];
+			for (int k = 0; k < 3; ++k)
+				c[k] = test_rng_float(&h->rng, 0.0f, h->size);
+			set_sphere(h, d, c, test_rng_float(&h->rng, 0.0f, 1.5f));
+		}
+		break;
+	case 4:
+		if (h->n) {
+			uint32_t first = test_rng_below(&h->rng, h->n);
+			uint32_t count = min_u32(h->n - first, 1 + test_rng_below(&h->rng, 8));
+			for (uint32_t i = 0; i < count; ++i) {
+				// Around the old centre: moved a little, and grown or shrunk.
+				const oracle_box *b = &h->boxes[first + i];
+				for (int k = 0; k < 3; ++k)
+					s->centre[k][i] = (b->min[k] + b->max[k]) * 0.5f + test_rng_float(&h->rng, -0.2f, 0.2f);
+				s->radius[i] = test_rng_float(&h->rng, 0.0f, 1.2f);
+			}
+			set_spheres(h, first, count, s->centre, s->radius);
+		}
+		break;
+	default:
+		if (h->n) { // back to a box: the bounds stay, their reading changes
+			uint32_t d = test_rng_below(&h->rng, h->n);
+			cr_assert_eq(bp_entity_set_shape(h->world, h->handles[d], BP_SHAPE_BOX), BP_OK);
+			cr_assert_eq(bp_entity_set_shape(h->full, h->full_handles[d], BP_SHAPE_BOX), BP_OK);
+			h->boxes[d].is_sphere = false;
+		}
+		break;
+	}
+}
+
+/// A bulk history: every step checked against the oracle and the full world, and the
+/// dense order against the shadow. hashes[step] receives the hash of each step's pair
+/// list when hashes is not NULL. Both paths must have run.
+static void bulk_history_run(int dims, int threads, uint32_t start, int steps, uint64_t seed, uint64_t *hashes)
+{
+	bulk_scratch s;
+	history h = bulk_history_new(dims, threads, start, seed, &s);
+	int incremental_steps = 0, full_steps = 0;
+	for (int step = 0; step < steps; ++step) {
+		bp_frame_stats stats = check_step(&h);
+		assert_same_dense_order(&h);
+		if (hashes) {
+			size_t count;
+			const bp_pair *pairs = bp_world_pairs(h.world, &count);
+			hashes[step] = pairs_hash(pairs, count);
+		}
+		if (step > 0) {
+			incremental_steps += stats.active_count < stats.entity_count;
+			full_steps += stats.active_count == stats.entity_count;
+		}
+		bulk_changes(&h, step, &s);
+	}
+	cr_log_info("bulk history dims %d threads %d: %d incremental steps, %d full after the first", dims, threads,
+		incremental_steps, full_steps);
+	cr_assert_gt(full_steps, 0, "the crowd steps took the incremental path");
+	cr_assert_gt(incremental_steps, 0, "no step took the incremental path");
+	bulk_history_free(&h, &s);
+}
+
+Test(incremental, bulk_history_3d_2_threads, .timeout = 120) { bulk_history_run(3, 2, 1200, 48, 11, NULL); }
+Test(incremental, bulk_history_2d_1_thread, .timeout = 120) { bulk_history_run(2, 1, 1200, 48, 12, NULL); }
