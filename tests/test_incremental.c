@@ -3,6 +3,7 @@
 // destroys and kind, filter and shape changes, every step checked against the oracle and
 // against a world that rebuilds in full, byte for byte, at several thread counts.
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -565,3 +566,206 @@ static void bulk_history_run(int dims, int threads, uint32_t start, int steps, u
 
 Test(incremental, bulk_history_3d_2_threads, .timeout = 120) { bulk_history_run(3, 2, 1200, 48, 11, NULL); }
 Test(incremental, bulk_history_2d_1_thread, .timeout = 120) { bulk_history_run(2, 1, 1200, 48, 12, NULL); }
+
+// ---- a single incremental world against the oracle, for the tests of one change ----
+
+/// An incremental world and its shadow: boxes in dense order, a sixth of them
+/// spheres (bounds centre -+ radius, so bp_entity_set_sphere can set them again).
+typedef struct probe {
+	int dims;
+	uint32_t n;
+	oracle_box *boxes;
+	bp_entity *handles;
+	bp_world *w;
+	bp_pair *last;   ///< the pairs of the last step, copied
+	size_t last_count;
+} probe;
+
+enum { PROBE_N = 2000, PROBE_SPHERES = PROBE_N / 6, PROBE_ZERO = PROBE_SPHERES };
+
+/// Centre and radius of probe sphere i (they are dense entities 0 .. PROBE_SPHERES).
+static void probe_sphere(uint32_t i, float centre[3], float *radius)
+{
+	test_rng rng = {1000 + i};
+	for (int k = 0; k < 3; ++k)
+		centre[k] = test_rng_float(&rng, 0.0f, 40.0f);
+	*radius = test_rng_float(&rng, 0.0f, 1.0f);
+}
+
+/// Steps the world; its pairs must be the oracle's in (lo, hi) order. Returns the
+/// step's active_count.
+static uint32_t probe_step(probe *p, const char *what)
+{
+	cr_assert_eq(bp_world_step(p->w), BP_OK, "%s: %s", what, bp_world_last_error(p->w));
+	size_t count;
+	const bp_pair *got = bp_world_pairs(p->w, &count);
+	oracle_pairs want = oracle_find_pairs(p->boxes, p->n, p->dims);
+	bool same = count == want.count && (count == 0 || memcmp(got, want.data, count * sizeof *got) == 0);
+	if (!same)
+		oracle_same_pair_set(got, count, &want); // prints the first difference
+	cr_assert(same, "%s: %zu pairs, oracle %zu (or other pairs, or another order)", what, count, want.count);
+	oracle_pairs_free(&want);
+	free(p->last);
+	p->last = malloc((count + 1) * sizeof *p->last);
+	cr_assert_not_null(p->last);
+	if (count)
+		memcpy(p->last, got, count * sizeof *got);
+	p->last_count = count;
+	bp_frame_stats stats = bp_world_stats(p->w);
+	cr_assert_eq(stats.entity_count, p->n, "%s", what);
+	cr_assert_leq(stats.active_count, p->n, "%s", what);
+	return stats.active_count;
+}
+
+/// A fresh world of PROBE_N entities, stepped once (the full path: every entity active).
+static probe probe_new(uint64_t seed)
+{
+	probe p = {.dims = 3, .n = PROBE_N};
+	p.boxes = calloc(PROBE_N + 1, sizeof *p.boxes);
+	p.handles = calloc(PROBE_N + 1, sizeof *p.handles);
+	cr_assert(p.boxes && p.handles);
+	test_random_boxes(p.boxes, PROBE_N, 3, 40.0f, 2.0f, true, seed);
+	for (uint32_t i = 0; i < PROBE_SPHERES; ++i) {
+		float c[3], r;
+		probe_sphere(i, c, &r);
+		p.boxes[i] = sphere_box(&p.boxes[i], c, r, 3);
+	}
+	p.boxes[PROBE_ZERO].min[0] = 0.0f; // +0.0, for the test of -0.0
+	p.boxes[PROBE_ZERO].is_sphere = false;
+	bp_world_def def = bp_world_def_default();
+	def.incremental = true;
+	def.thread_count = 2;
+	cr_assert_eq(bp_world_create(&def, &p.w), BP_OK);
+	for (uint32_t i = 0; i < PROBE_N; ++i) {
+		bp_entity_def e = def_of(&p.boxes[i]);
+		cr_assert_eq(bp_entity_create(p.w, &e, &p.handles[i]), BP_OK);
+	}
+	cr_assert_eq(probe_step(&p, "first step"), PROBE_N, "the first step takes the full path");
+	return p;
+}
+
+static void probe_free(probe *p)
+{
+	bp_world_destroy(p->w);
+	free(p->boxes);
+	free(p->handles);
+	free(p->last);
+	cr_assert_eq(bp_allocated_bytes(), 0);
+}
+
+/// The world holds the shadow's entities, in order, with the shadow's bounds (bit for
+/// bit), filter, kind and shape.
+static void probe_assert_unchanged(const probe *p, const char *what)
+{
+	cr_assert_eq(bp_world_entity_count(p->w), p->n, "%s", what);
+	for (uint32_t d = 0; d < p->n; ++d) {
+		const oracle_box *b = &p->boxes[d];
+		cr_assert(same_handle(bp_world_entity_at(p->w, d), p->handles[d]), "%s: dense %u", what, d);
+		bp_entity_def e;
+		cr_assert_eq(bp_entity_get(p->w, p->handles[d], &e), BP_OK, "%s", what);
+		cr_assert(memcmp(e.min, b->min, 3 * sizeof(float)) == 0 && memcmp(e.max, b->max, 3 * sizeof(float)) == 0,
+			"%s: dense %u: other bounds", what, d);
+		cr_assert(e.category == b->category && e.mask == b->mask &&
+				  e.kind == (b->is_static ? BP_KIND_STATIC : BP_KIND_DYNAMIC) &&
+				  e.shape == (b->is_sphere ? BP_SHAPE_SPHERE : BP_SHAPE_BOX),
+			"%s: dense %u: another filter, kind or shape", what, d);
+	}
+}
+
+// ---- errors change nothing ---------------------------------------------------------
+
+/// After a call that failed: the status, a message, nothing changed, and the next
+/// step searches nothing again and reports the same pairs.
+static void expect_refused(probe *p, bp_status got, bp_status want, const char *what)
+{
+	cr_assert_eq(got, want, "%s: %s, want %s", what, bp_status_string(got), bp_status_string(want));
+	cr_assert_str_not_empty(bp_world_last_error(p->w), "%s", what);
+	probe_assert_unchanged(p, what);
+	size_t before_count = p->last_count;
+	bp_pair *before = p->last;
+	p->last = NULL;
+	cr_assert_eq(probe_step(p, what), 0, "%s: a refused call marked entities as changed", what);
+	cr_assert(p->last_count == before_count &&
+			  (before_count == 0 || memcmp(p->last, before, before_count * sizeof *before) == 0),
+		"%s: the pairs changed", what);
+	free(before);
+}
+
+Test(incremental, refused_bulk_calls_change_nothing, .timeout = 60)
+{
+	probe p = probe_new(21);
+	// A handle of a destroyed entity: the last one, so nothing moves and nothing is marked.
+	bp_entity destroyed = p.handles[p.n - 1];
+	cr_assert_eq(bp_world_destroy_entities(p.w, 1, &destroyed), BP_OK);
+	--p.n;
+	cr_assert_eq(probe_step(&p, "last destroyed"), 0);
+
+	// Bounds for the first three entities, all different from theirs.
+	oracle_box boxes[3];
+	for (int i = 0; i < 3; ++i) {
+		boxes[i] = p.boxes[i];
+		for (int k = 0; k < 3; ++k) {
+			boxes[i].min[k] += 5.0f;
+			boxes[i].max[k] += 5.0f;
+		}
+	}
+	soa_copy s;
+	bp_bounds_arrays arrays = soa_of(&s, boxes, 3, 3);
+	uint32_t dense[3] = {0, 1, 2};
+	bp_entity handles[3] = {p.handles[0], p.handles[1], p.handles[2]};
+
+	uint32_t out_of_range[3] = {0, 1, p.n};
+	expect_refused(&p, bp_world_set_bounds_indexed(p.w, 3, out_of_range, &arrays), BP_ERR_OUT_OF_RANGE,
+		"indexed, last index = entity count");
+	uint32_t far[3] = {UINT32_MAX, 1, 2};
+	expect_refused(&p, bp_world_set_bounds_indexed(p.w, 3, far, &arrays), BP_ERR_OUT_OF_RANGE,
+		"indexed, first index UINT32_MAX");
+	expect_refused(&p, bp_world_set_bounds_indexed(p.w, 3, NULL, &arrays), BP_ERR_INVALID_ARGUMENT,
+		"indexed, NULL index array");
+	expect_refused(&p, bp_world_set_bounds_indexed(p.w, 3, dense, NULL), BP_ERR_INVALID_ARGUMENT,
+		"indexed, NULL bounds");
+	bp_bounds_arrays no_max_y = arrays;
+	no_max_y.max_y = NULL;
+	expect_refused(&p, bp_world_set_bounds_indexed(p.w, 3, dense, &no_max_y), BP_ERR_INVALID_ARGUMENT,
+		"indexed, NULL max_y array");
+	s.v[4][2] = NAN; // max_y of the last element
+	expect_refused(&p, bp_world_set_bounds_indexed(p.w, 3, dense, &arrays), BP_ERR_NOT_FINITE,
+		"indexed, NaN in the last element");
+	expect_refused(&p, bp_world_set_bounds_by_handle(p.w, 3, handles, &arrays), BP_ERR_NOT_FINITE,
+		"by handle, NaN in the last element");
+	s.v[4][2] = boxes[2].max[1];
+	s.v[0][1] = s.v[3][1] + 1.0f; // min_x > max_x in the middle one
+	expect_refused(&p, bp_world_set_bounds_indexed(p.w, 3, dense, &arrays), BP_ERR_INVERTED_BOUNDS,
+		"indexed, inverted bounds in the middle");
+	s.v[0][1] = boxes[1].min[0];
+
+	bp_entity other_generation[3] = {p.handles[0], {p.handles[1].index1, p.handles[1].generation + 1}, p.handles[2]};
+	expect_refused(&p, bp_world_set_bounds_by_handle(p.w, 3, other_generation, &arrays), BP_ERR_STALE_HANDLE,
+		"by handle, a wrong generation in the middle");
+	bp_entity with_destroyed[3] = {p.handles[0], p.handles[1], destroyed};
+	expect_refused(&p, bp_world_set_bounds_by_handle(p.w, 3, with_destroyed, &arrays), BP_ERR_STALE_HANDLE,
+		"by handle, a destroyed entity last");
+	bp_entity with_null[3] = {p.handles[0], p.handles[1], {0, 0}};
+	expect_refused(&p, bp_world_set_bounds_by_handle(p.w, 3, with_null, &arrays), BP_ERR_STALE_HANDLE,
+		"by handle, the null handle last");
+	expect_refused(&p, bp_world_set_bounds_by_handle(p.w, 3, NULL, &arrays), BP_ERR_INVALID_ARGUMENT,
+		"by handle, NULL handle array");
+	expect_refused(&p, bp_world_set_bounds_by_handle(p.w, 3, handles, NULL), BP_ERR_INVALID_ARGUMENT,
+		"by handle, NULL bounds");
+
+	bp_entity destroy_with_stale[3] = {p.handles[4], p.handles[p.n - 1], destroyed};
+	expect_refused(&p, bp_world_destroy_entities(p.w, 3, destroy_with_stale), BP_ERR_STALE_HANDLE,
+		"destroy, a destroyed entity after two live ones");
+	// Listed twice: the header names no status, only that nothing is destroyed.
+	bp_entity twice[4] = {p.handles[3], p.handles[p.n - 1], p.handles[7], p.handles[3]};
+	bp_status status = bp_world_destroy_entities(p.w, 4, twice);
+	cr_assert_neq(status, BP_OK, "a handle listed twice was accepted");
+	expect_refused(&p, status, status, "destroy, a handle listed twice");
+	bp_entity last_twice[2] = {p.handles[p.n - 1], p.handles[p.n - 1]};
+	status = bp_world_destroy_entities(p.w, 2, last_twice);
+	cr_assert_neq(status, BP_OK, "the last entity listed twice was accepted");
+	expect_refused(&p, status, status, "destroy, the last entity listed twice");
+	expect_refused(&p, bp_world_destroy_entities(p.w, 2, NULL), BP_ERR_INVALID_ARGUMENT, "destroy, NULL handles");
+	soa_free(&s);
+	probe_free(&p);
+}
