@@ -769,3 +769,312 @@ Test(incremental, refused_bulk_calls_change_nothing, .timeout = 60)
 	soa_free(&s);
 	probe_free(&p);
 }
+
+// ---- what "changed" means (world.h, "Incremental steps") ------------------------------
+//
+// Observed through active_count: on a fresh world the first step is full, so after
+// one change the next step searches exactly the entities that change marked.
+
+/// Shadow of bp_entity_destroy: the last dense entity moves into the hole.
+static void probe_remove(probe *p, uint32_t d)
+{
+	uint32_t last = --p->n;
+	p->boxes[d] = p->boxes[last];
+	p->handles[d] = p->handles[last];
+}
+
+typedef enum change {
+	SAME_BOUNDS_EACH,
+	SAME_BOUNDS_RANGE,
+	SAME_BOUNDS_INDEXED,
+	SAME_BOUNDS_BY_HANDLE,
+	SAME_SPHERES,
+	USER_KEYS,
+	SAME_FILTERS,
+	SAME_KINDS,
+	SAME_SHAPES,
+	NEGATIVE_ZERO,
+	OTHER_FILTER,
+	OTHER_KIND,
+	OTHER_SHAPE,
+	CREATE_ONE,
+	CREATE_THEN_DESTROY,
+	DESTROY_MIDDLE,
+	DESTROY_LAST,
+	DESTROY_LAST_TWO,
+	DESTROY_FIRST_THREE,
+	DESTROY_MOVED_ONE,
+	MOVE_1,
+	MOVE_7,
+	MOVE_20,
+} change;
+
+/// Moves k distinct entities by +0.5 on every axis, a third each by bp_entity_set_bounds,
+/// by dense index (the first one listed twice, first with other bounds) and by handle.
+static void probe_move(probe *p, uint32_t k)
+{
+	oracle_box boxes[24];
+	uint32_t dense[24];
+	bp_entity handles[24];
+	cr_assert_leq(k, 20);
+	for (uint32_t i = 0; i < k; ++i) {
+		dense[i] = (i * 97 + 11) % p->n;
+		boxes[i] = p->boxes[dense[i]];
+		for (int axis = 0; axis < 3; ++axis) {
+			boxes[i].min[axis] += 0.5f;
+			boxes[i].max[axis] += 0.5f;
+		}
+		handles[i] = p->handles[dense[i]];
+	}
+	uint32_t single = k / 3, indexed = (k - single) / 2;
+	for (uint32_t i = 0; i < single; ++i)
+		cr_assert_eq(bp_entity_set_bounds(p->w, handles[i], boxes[i].min, boxes[i].max), BP_OK);
+	// By index: dense[single] twice, first with bounds from elsewhere.
+	oracle_box listed[24];
+	uint32_t listed_dense[24];
+	listed[0] = p->boxes[(dense[single] + 1) % p->n];
+	listed_dense[0] = dense[single];
+	for (uint32_t i = 0; i < indexed; ++i) {
+		listed[1 + i] = boxes[single + i];
+		listed_dense[1 + i] = dense[single + i];
+	}
+	soa_copy s;
+	bp_bounds_arrays arrays = soa_of(&s, listed, indexed + 1, 3);
+	cr_assert_eq(bp_world_set_bounds_indexed(p->w, indexed ? indexed + 1 : 0, listed_dense, &arrays), BP_OK);
+	soa_free(&s);
+	arrays = soa_of(&s, boxes + single + indexed, k - single - indexed, 3);
+	cr_assert_eq(bp_world_set_bounds_by_handle(p->w, k - single - indexed, handles + single + indexed, &arrays), BP_OK);
+	soa_free(&s);
+	for (uint32_t i = 0; i < k; ++i)
+		p->boxes[dense[i]] = boxes[i];
+}
+
+static void probe_apply(probe *p, change c)
+{
+	bp_world *w = p->w;
+	const uint32_t n = p->n;
+	soa_copy s;
+	switch (c) {
+	case SAME_BOUNDS_EACH:
+		for (uint32_t d = 0; d < n; ++d)
+			cr_assert_eq(bp_entity_set_bounds(w, p->handles[d], p->boxes[d].min, p->boxes[d].max), BP_OK);
+		break;
+	case SAME_BOUNDS_RANGE: {
+		bp_bounds_arrays arrays = soa_of(&s, p->boxes, n, 3);
+		cr_assert_eq(bp_world_set_bounds(w, 0, n, &arrays), BP_OK);
+		soa_free(&s);
+		break;
+	}
+	case SAME_BOUNDS_INDEXED:
+	case SAME_BOUNDS_BY_HANDLE: { // in reverse dense order
+		oracle_box *boxes = malloc(n * sizeof *boxes);
+		uint32_t *dense = malloc(n * sizeof *dense);
+		bp_entity *handles = malloc(n * sizeof *handles);
+		cr_assert(boxes && dense && handles);
+		for (uint32_t i = 0; i < n; ++i) {
+			dense[i] = n - 1 - i;
+			boxes[i] = p->boxes[dense[i]];
+			handles[i] = p->handles[dense[i]];
+		}
+		bp_bounds_arrays arrays = soa_of(&s, boxes, n, 3);
+		if (c == SAME_BOUNDS_INDEXED)
+			cr_assert_eq(bp_world_set_bounds_indexed(w, n, dense, &arrays), BP_OK);
+		else
+			cr_assert_eq(bp_world_set_bounds_by_handle(w, n, handles, &arrays), BP_OK);
+		soa_free(&s);
+		free(boxes);
+		free(dense);
+		free(handles);
+		break;
+	}
+	case SAME_SPHERES: { // the first half one at a time, the second half as a range
+		const uint32_t half = PROBE_SPHERES / 2, rest = PROBE_SPHERES - half;
+		float *axes[3], *radius = malloc(rest * sizeof *radius);
+		for (int k = 0; k < 3; ++k)
+			axes[k] = malloc(rest * sizeof *axes[k]);
+		for (uint32_t i = 0; i < PROBE_SPHERES; ++i) {
+			float centre[3], r;
+			probe_sphere(i, centre, &r);
+			if (i < half) {
+				cr_assert_eq(bp_entity_set_sphere(w, p->handles[i], centre, r), BP_OK);
+				continue;
+			}
+			for (int k = 0; k < 3; ++k)
+				axes[k][i - half] = centre[k];
+			radius[i - half] = r;
+		}
+		bp_sphere_arrays spheres = {axes[0], axes[1], axes[2], radius};
+		cr_assert_eq(bp_world_set_spheres(w, half, rest, &spheres), BP_OK);
+		for (int k = 0; k < 3; ++k)
+			free(axes[k]);
+		free(radius);
+		break;
+	}
+	case USER_KEYS:
+		for (uint32_t d = 0; d < n; ++d)
+			cr_assert_eq(bp_entity_set_user_key(w, p->handles[d], 7 * (uint64_t)d + 1), BP_OK);
+		break;
+	case SAME_FILTERS:
+		for (uint32_t d = 0; d < n; ++d)
+			cr_assert_eq(bp_entity_set_filter(w, p->handles[d], p->boxes[d].category, p->boxes[d].mask), BP_OK);
+		break;
+	case SAME_KINDS:
+		for (uint32_t d = 0; d < n; ++d)
+			cr_assert_eq(bp_entity_set_kind(w, p->handles[d], p->boxes[d].is_static ? BP_KIND_STATIC : BP_KIND_DYNAMIC),
+				BP_OK);
+		break;
+	case SAME_SHAPES:
+		for (uint32_t d = 0; d < n; ++d)
+			cr_assert_eq(bp_entity_set_shape(w, p->handles[d], p->boxes[d].is_sphere ? BP_SHAPE_SPHERE : BP_SHAPE_BOX),
+				BP_OK);
+		break;
+	case NEGATIVE_ZERO: { // equal as numbers, another stored value
+		oracle_box *b = &p->boxes[PROBE_ZERO];
+		cr_assert(b->min[0] == 0.0f && !signbit(b->min[0]));
+		b->min[0] = -0.0f;
+		cr_assert_eq(bp_entity_set_bounds(w, p->handles[PROBE_ZERO], b->min, b->max), BP_OK);
+		break;
+	}
+	case OTHER_FILTER: {
+		oracle_box *b = &p->boxes[n / 2];
+		b->mask = b->mask == UINT32_MAX ? 1u : UINT32_MAX;
+		cr_assert_eq(bp_entity_set_filter(w, p->handles[n / 2], b->category, b->mask), BP_OK);
+		break;
+	}
+	case OTHER_KIND: {
+		oracle_box *b = &p->boxes[n / 2];
+		b->is_static = !b->is_static;
+		cr_assert_eq(bp_entity_set_kind(w, p->handles[n / 2], b->is_static ? BP_KIND_STATIC : BP_KIND_DYNAMIC), BP_OK);
+		break;
+	}
+	case OTHER_SHAPE: {
+		oracle_box *b = &p->boxes[n / 2];
+		b->is_sphere = !b->is_sphere;
+		cr_assert_eq(bp_entity_set_shape(w, p->handles[n / 2], b->is_sphere ? BP_SHAPE_SPHERE : BP_SHAPE_BOX), BP_OK);
+		break;
+	}
+	case CREATE_ONE:
+	case CREATE_THEN_DESTROY: {
+		oracle_box b = p->boxes[n / 3];
+		b.min[1] += 0.25f;
+		b.max[1] += 0.25f;
+		bp_entity_def e = def_of(&b);
+		cr_assert_eq(bp_entity_create(w, &e, &p->handles[n]), BP_OK);
+		p->boxes[p->n++] = b;
+		if (c == CREATE_THEN_DESTROY) {
+			cr_assert_eq(bp_entity_destroy(w, p->handles[n]), BP_OK);
+			probe_remove(p, n);
+		}
+		break;
+	}
+	case DESTROY_MIDDLE:
+		cr_assert_eq(bp_entity_destroy(w, p->handles[5]), BP_OK);
+		probe_remove(p, 5);
+		break;
+	case DESTROY_LAST:
+		cr_assert_eq(bp_entity_destroy(w, p->handles[n - 1]), BP_OK);
+		probe_remove(p, n - 1);
+		break;
+	case DESTROY_LAST_TWO: {
+		bp_entity gone[2] = {p->handles[n - 1], p->handles[n - 2]};
+		cr_assert_eq(bp_world_destroy_entities(w, 2, gone), BP_OK);
+		probe_remove(p, n - 1);
+		probe_remove(p, n - 2);
+		break;
+	}
+	case DESTROY_FIRST_THREE: { // entities n-1, n-2, n-3 move to 0, 1, 2
+		bp_entity gone[3] = {p->handles[0], p->handles[1], p->handles[2]};
+		cr_assert_eq(bp_world_destroy_entities(w, 3, gone), BP_OK);
+		probe_remove(p, 0);
+		probe_remove(p, 1);
+		probe_remove(p, 2);
+		break;
+	}
+	case DESTROY_MOVED_ONE: // entity n-1 moves to 0, then is destroyed: n-2 moves to 0
+		cr_assert_eq(bp_entity_destroy(w, p->handles[0]), BP_OK);
+		probe_remove(p, 0);
+		cr_assert_eq(bp_entity_destroy(w, p->handles[0]), BP_OK);
+		probe_remove(p, 0);
+		break;
+	case MOVE_1:
+		probe_move(p, 1);
+		break;
+	case MOVE_7:
+		probe_move(p, 7);
+		break;
+	case MOVE_20:
+		probe_move(p, 20);
+		break;
+	}
+}
+
+Test(incremental, what_marks_an_entity_as_changed, .timeout = 120)
+{
+	static const struct {
+		change change;
+		const char *what;
+		uint32_t active;
+	} cases[] = {
+		{SAME_BOUNDS_EACH, "the same bounds again, one entity at a time", 0},
+		{SAME_BOUNDS_RANGE, "the same bounds again, bp_world_set_bounds over every entity", 0},
+		{SAME_BOUNDS_INDEXED, "the same bounds again, by dense index", 0},
+		{SAME_BOUNDS_BY_HANDLE, "the same bounds again, by handle", 0},
+		{SAME_SPHERES, "the same spheres again, one at a time and by range", 0},
+		{USER_KEYS, "new user keys for every entity", 0},
+		{SAME_FILTERS, "the same filter again", 0},
+		{SAME_KINDS, "the same kind again", 0},
+		{SAME_SHAPES, "the same shape again", 0},
+		{NEGATIVE_ZERO, "min_x 0.0 set to -0.0 (bit for bit)", 1},
+		{OTHER_FILTER, "another mask for one entity", 1},
+		{OTHER_KIND, "another kind for one entity", 1},
+		{OTHER_SHAPE, "another shape for one entity", 1},
+		{CREATE_ONE, "one entity created", 1},
+		{CREATE_THEN_DESTROY, "one entity created and destroyed", 0},
+		{DESTROY_MIDDLE, "dense 5 destroyed: the last moves there", 1},
+		{DESTROY_LAST, "the last entity destroyed", 0},
+		{DESTROY_LAST_TWO, "the last two destroyed in one call", 0},
+		{DESTROY_FIRST_THREE, "dense 0, 1, 2 destroyed in one call", 3},
+		{DESTROY_MOVED_ONE, "dense 0 destroyed twice over", 1},
+		{MOVE_1, "one entity moved", 1},
+		{MOVE_7, "seven entities moved, one listed twice", 7},
+		{MOVE_20, "twenty entities moved, one listed twice", 20},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
+		probe p = probe_new(31);
+		probe_apply(&p, cases[i].change);
+		probe_assert_unchanged(&p, cases[i].what); // the shadow holds what the world does
+		uint32_t active = probe_step(&p, cases[i].what);
+		cr_assert_eq(active, cases[i].active, "%s: active_count %u, want %u", cases[i].what, active, cases[i].active);
+		probe_free(&p);
+	}
+}
+
+Test(incremental, changed_entities_stay_active_until_a_full_step, .timeout = 60)
+{
+	probe p = probe_new(32);
+	probe_move(&p, 3);
+	cr_assert_eq(probe_step(&p, "three moved"), 3);
+	cr_assert_eq(probe_step(&p, "no change"), 3, "the three are still out of the resting index");
+	oracle_box b = p.boxes[11]; // probe_move's first entity: moved again
+	b.max[2] += 0.125f;
+	cr_assert_eq(bp_entity_set_bounds(p.w, p.handles[11], b.min, b.max), BP_OK);
+	p.boxes[11] = b;
+	cr_assert_eq(probe_step(&p, "one of them again"), 3);
+	bp_entity_def e = def_of(&p.boxes[40]);
+	cr_assert_eq(bp_entity_create(p.w, &e, &p.handles[p.n]), BP_OK);
+	p.boxes[p.n++] = p.boxes[40];
+	cr_assert_eq(probe_step(&p, "one created"), 4);
+	// Most entities move: whichever path, the step reports every pair; a full step
+	// empties the active set, so the next step with no change searches nothing.
+	for (uint32_t d = 0; d < p.n; d += 2) {
+		p.boxes[d].min[0] += 0.75f;
+		p.boxes[d].max[0] += 0.75f;
+		cr_assert_eq(bp_entity_set_bounds(p.w, p.handles[d], p.boxes[d].min, p.boxes[d].max), BP_OK);
+	}
+	uint32_t active = probe_step(&p, "half moved");
+	if (active == p.n)
+		cr_assert_eq(probe_step(&p, "no change after a full step"), 0);
+	else
+		cr_assert_geq(active, p.n / 2, "half moved, %u active", active);
+	probe_free(&p);
+}
