@@ -1157,3 +1157,174 @@ static void static_heavy_run(bool every_step_incremental)
 }
 
 Test(incremental, static_heavy_scene_searches_only_the_movers, .timeout = 120) { static_heavy_run(false); }
+
+// ---- periodic worlds: incremental set, the periodic step runs ---------------------------
+
+/// Closed intervals [amin, amax] and [bmin, bmax] overlap for some shift of b by a whole
+/// number of periods (world.h, `periodic`): both reduced into [0, period) in double, then
+/// the shifts -2 .. 2 tried (with extents <= period / 2, -1 .. 1 would do).
+static bool periodic_axis_overlap(double amin, double amax, double bmin, double bmax, double period)
+{
+	double a = amin - floor(amin / period) * period, ea = amax - amin;
+	double b = bmin - floor(bmin / period) * period, eb = bmax - bmin;
+	for (int k = -2; k <= 2; ++k)
+		if (a <= b + k * period + eb && b + k * period <= a + ea)
+			return true;
+	return false;
+}
+
+/// Every periodic pair (i < j) of boxes (no spheres), sorted by (i, j).
+static oracle_pairs periodic_oracle(const oracle_box *boxes, uint32_t n, int dims, const float period[3])
+{
+	oracle_pairs out = {0};
+	size_t capacity = 0;
+	for (uint32_t i = 0; i < n; ++i)
+		for (uint32_t j = i + 1; j < n; ++j) {
+			const oracle_box *a = &boxes[i], *b = &boxes[j];
+			if (!(a->category & b->mask) || !(b->category & a->mask) || (a->is_static && b->is_static))
+				continue;
+			bool overlap = true;
+			for (int k = 0; k < dims && overlap; ++k)
+				overlap = periodic_axis_overlap(a->min[k], a->max[k], b->min[k], b->max[k], period[k]);
+			if (!overlap)
+				continue;
+			if (out.count == capacity) {
+				capacity = capacity ? capacity * 2 : 64;
+				out.data = realloc(out.data, capacity * sizeof *out.data);
+				cr_assert_not_null(out.data);
+			}
+			out.data[out.count++] = (bp_pair){i, j};
+		}
+	return out;
+}
+
+static const float test_period[3] = {16.0f, 12.0f, 20.0f};
+
+/// A box on the 1/8 grid (float and double hold every bound exactly, so the seams are
+/// decided exactly): minimum anywhere in [-2P, 3P), extent up to P/4, now and then
+/// exactly P/2; random filters and kinds.
+static void periodic_box(history *h, oracle_box *b)
+{
+	*b = (oracle_box){.category = 1, .mask = UINT32_MAX};
+	for (int k = 0; k < h->dims; ++k) {
+		int p8 = (int)(test_period[k] * 8.0f);
+		int e8 = test_rng_below(&h->rng, 10) == 0 ? p8 / 2 : (int)test_rng_below(&h->rng, (uint32_t)p8 / 4 + 1);
+		int m8 = (int)test_rng_below(&h->rng, 5 * (uint32_t)p8) - 2 * p8;
+		b->min[k] = (float)m8 / 8.0f;
+		b->max[k] = (float)(m8 + e8) / 8.0f;
+	}
+	if (test_rng_below(&h->rng, 4) == 0) {
+		b->category = 1u << test_rng_below(&h->rng, 2);
+		b->mask = test_rng_below(&h->rng, 2) ? 1u : 2u;
+	}
+	b->is_static = test_rng_below(&h->rng, 5) == 0;
+}
+
+static bp_world *new_periodic_world(int dims, int threads, bool incremental)
+{
+	bp_world_def def = bp_world_def_default();
+	def.dims = dims;
+	def.thread_count = threads;
+	def.incremental = incremental;
+	def.periodic = true;
+	memcpy(def.period, test_period, sizeof def.period);
+	bp_world *w = NULL;
+	cr_assert_eq(bp_world_create(&def, &w), BP_OK);
+	return w;
+}
+
+/// A history in a periodic world with `incremental` set against one without (in
+/// h->full): moves on the 1/8 grid by dense index, bulk creates and destroys, filter
+/// changes, and one step in six moves most entities. Both report the oracle's pairs in
+/// (lo, hi) order.
+static void periodic_history_run(int dims, int threads, uint32_t start, int steps, uint64_t seed)
+{
+	history h = history_new(dims, threads, start * 2 + 4 * BULK_MAX, seed);
+	bp_world_destroy(h.world);
+	bp_world_destroy(h.full);
+	h.world = new_periodic_world(dims, threads, true);
+	h.full = new_periodic_world(dims, threads, false);
+	oracle_box *boxes = calloc(h.capacity, sizeof *boxes);
+	uint32_t *dense = calloc(h.capacity, sizeof *dense);
+	cr_assert(boxes && dense);
+	while (h.n < start) {
+		uint32_t count = min_u32(start - h.n, 1 + test_rng_below(&h.rng, BULK_MAX));
+		for (uint32_t i = 0; i < count; ++i)
+			periodic_box(&h, &boxes[i]);
+		bulk_create(&h, count, boxes);
+	}
+	for (int step = 0; step < steps; ++step) {
+		cr_assert_eq(bp_world_step(h.world), BP_OK, "step %d: %s", step, bp_world_last_error(h.world));
+		cr_assert_eq(bp_world_step(h.full), BP_OK, "step %d: %s", step, bp_world_last_error(h.full));
+		size_t count, full_count;
+		const bp_pair *got = bp_world_pairs(h.world, &count);
+		const bp_pair *plain = bp_world_pairs(h.full, &full_count);
+		oracle_pairs want = periodic_oracle(h.boxes, h.n, dims, test_period);
+		bool same = count == want.count && (count == 0 || memcmp(got, want.data, count * sizeof *got) == 0);
+		if (!same)
+			oracle_same_pair_set(got, count, &want);
+		cr_assert(same, "step %d: %zu pairs, oracle %zu (or other pairs, or another order)", step, count, want.count);
+		oracle_pairs_free(&want);
+		cr_assert(full_count == count && (count == 0 || memcmp(got, plain, count * sizeof *got) == 0),
+			"step %d: the plain periodic world differs", step);
+		cr_assert_eq(bp_world_stats(h.world).entity_count, h.n);
+
+		bool crowd = step % 6 == 5;
+		uint32_t movers = crowd ? h.n * 3 / 4 : 1 + test_rng_below(&h.rng, 10);
+		for (uint32_t m = 0; m < movers && h.n; ++m) {
+			dense[m] = crowd ? (m * 7919u) % h.n : test_rng_below(&h.rng, h.n);
+			boxes[m] = h.boxes[dense[m]];
+			if (test_rng_below(&h.rng, 6) == 0) {
+				oracle_box fresh;
+				periodic_box(&h, &fresh);
+				memcpy(boxes[m].min, fresh.min, sizeof fresh.min);
+				memcpy(boxes[m].max, fresh.max, sizeof fresh.max);
+			} else {
+				for (int k = 0; k < dims; ++k) {
+					float delta = (float)((int)test_rng_below(&h.rng, 33) - 16) / 8.0f;
+					boxes[m].min[k] += delta;
+					boxes[m].max[k] += delta;
+				}
+			}
+		}
+		if (h.n)
+			bulk_set_bounds(&h, movers, dense, boxes, test_rng_below(&h.rng, 2));
+		switch (test_rng_below(&h.rng, 4)) {
+		case 0:
+			if (h.n + BULK_MAX <= h.capacity) {
+				uint32_t born = 1 + test_rng_below(&h.rng, 6);
+				for (uint32_t i = 0; i < born; ++i)
+					periodic_box(&h, &boxes[i]);
+				bulk_create(&h, born, boxes);
+			}
+			break;
+		case 1:
+			if (h.n > 4) {
+				uint32_t dying = 1 + test_rng_below(&h.rng, 3);
+				pick_distinct(&h, dying, dense);
+				bulk_destroy(&h, dying, dense);
+			}
+			break;
+		case 2:
+			if (h.n) {
+				uint32_t d = test_rng_below(&h.rng, h.n);
+				uint32_t mask = h.boxes[d].mask == UINT32_MAX ? 2u : UINT32_MAX;
+				cr_assert_eq(bp_entity_set_filter(h.world, h.handles[d], h.boxes[d].category, mask), BP_OK);
+				cr_assert_eq(bp_entity_set_filter(h.full, h.full_handles[d], h.boxes[d].category, mask), BP_OK);
+				h.boxes[d].mask = mask;
+			}
+			break;
+		default:
+			break; // moves only
+		}
+	}
+	free(boxes);
+	free(dense);
+	history_free(&h);
+}
+
+Test(incremental, periodic_world_matches_a_plain_periodic_world, .timeout = 120)
+{
+	periodic_history_run(2, 2, 400, 24, 51);
+	periodic_history_run(3, 3, 400, 24, 52);
+}
