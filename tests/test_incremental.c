@@ -1328,3 +1328,31 @@ Test(incremental, periodic_world_matches_a_plain_periodic_world, .timeout = 120)
 	periodic_history_run(2, 2, 400, 24, 51);
 	periodic_history_run(3, 3, 400, 24, 52);
 }
+
+// ---- frames: the scheduler's view of an incremental world ----------------------------
+
+Test(incremental, frame_step_reports_the_world_steps_pairs, .timeout = 120)
+{
+	bulk_scratch s;
+	history h = bulk_history_new(3, 2, 800, 61, &s);
+	for (int step = 0; step < 24; ++step) {
+		// The two steps in either order: neither may disturb what the other sees as changed.
+		bp_view *view = NULL;
+		if (step % 2)
+			cr_assert_eq(bp_frame_step(h.world, &view), BP_OK, "step %d: %s", step, bp_world_last_error(h.world));
+		check_step(&h);
+		if (step % 2 == 0)
+			cr_assert_eq(bp_frame_step(h.world, &view), BP_OK, "step %d: %s", step, bp_world_last_error(h.world));
+		cr_assert_not_null(view);
+		cr_assert_eq(bp_view_entity_count(view), h.n, "step %d", step);
+		size_t count, view_count;
+		const bp_pair *pairs = bp_world_pairs(h.world, &count);
+		const bp_pair *view_pairs = bp_view_pairs(view, &view_count);
+		cr_assert(view_count == count && (count == 0 || memcmp(view_pairs, pairs, count * sizeof *pairs) == 0),
+			"step %d: the frame has %zu pairs, the step %zu (or other pairs, or another order)", step, view_count,
+			count);
+		bp_frame_release(view);
+		bulk_changes(&h, step, &s);
+	}
+	bulk_history_free(&h, &s);
+}
