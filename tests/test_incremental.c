@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Incremental steps (DESIGN §10): long random histories of moves, teleports, creates,
-// destroys and kind, filter and shape changes, every step checked against the oracle and
-// against a world that rebuilds in full, byte for byte, at several thread counts.
+// destroys and kind, filter and shape changes, one entity at a time and through the bulk
+// calls, every step checked against the oracle and against a world that rebuilds in full,
+// byte for byte, at several thread counts; refused calls; what marks an entity as changed;
+// a static-heavy scene; periodic worlds; frames.
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -1355,4 +1357,21 @@ Test(incremental, frame_step_reports_the_world_steps_pairs, .timeout = 120)
 		bulk_changes(&h, step, &s);
 	}
 	bulk_history_free(&h, &s);
+}
+
+// ---- thread counts ----------------------------------------------------------------------
+
+Test(incremental, same_pairs_for_every_thread_count, .timeout = 240)
+{
+	enum { STEPS = 40 };
+	static const int threads[] = {1, 2, 3, 8};
+	uint64_t hashes[4][STEPS];
+	for (int dims = 2; dims <= 3; ++dims) {
+		for (int t = 0; t < 4; ++t)
+			bulk_history_run(dims, threads[t], 1000, STEPS, 70 + (uint64_t)dims, hashes[t]);
+		for (int t = 1; t < 4; ++t)
+			for (int step = 0; step < STEPS; ++step)
+				cr_assert_eq(hashes[t][step], hashes[0][step], "dims %d step %d: %d threads differ from 1", dims,
+					step, threads[t]);
+	}
 }
