@@ -446,6 +446,94 @@ Test(alloc, incremental_step_few_changes_2_threads, .timeout = 120) { fail_incre
 // Many changes (the full path) is left out for now: a failure of the allocation that grows
 // the world's pair buffer there empties the previous pairs instead of keeping them.
 
+/// The changes a world records between steps live in a list that grows with them. When
+/// it cannot grow, the call still succeeds: nothing is lost, the next step searches every
+/// entity. Each allocation of 40 moves fails in turn, in a world whose list is empty
+/// (its creation could not record the 2000 entities it created either, so the first
+/// step left the list with no room) and whose next step would otherwise search the 40
+/// moved entities alone: a move not recorded would leave pairs out.
+Test(alloc, incremental_changes_failing_each_allocation, .timeout = 120)
+{
+	enum { N = 2000, MOVED = 40 };
+	static oracle_box boxes[N], expected[N];
+	static float soa[6][INC_N];
+	test_random_boxes(boxes, N, 3, 40.0f, 2.0f, false, 79);
+	memcpy(expected, boxes, sizeof boxes);
+	uint32_t moved[MOVED];
+	oracle_box moved_to[MOVED];
+	for (uint32_t i = 0; i < MOVED; ++i) {
+		moved[i] = 37 * i + 5;
+		moved_to[i] = cluster_box(i); // all 40 overlap: a lost move loses pairs
+		expected[moved[i]] = moved_to[i];
+	}
+	oracle_pairs first_pairs = oracle_find_pairs(boxes, N, 3), want = oracle_find_pairs(expected, N, 3);
+	bp_entity_def common = bp_entity_def_default();
+	bp_bounds_arrays all = soa_of(soa, boxes, N);
+
+	// The first allocation of the creation that fails without failing the call: the
+	// list of changes (the arrays of the entities are allocated first, all or nothing).
+	uint64_t absorbed = 0;
+	bp_set_allocator(&counting);
+	for (uint64_t j = 1; !absorbed; ++j) {
+		cr_assert_lt(j, 1000, "every failed allocation of the creation failed it");
+		bp_world_def def = bp_world_def_default();
+		def.incremental = true;
+		bp_world *w = NULL;
+		arm(0);
+		cr_assert_eq(bp_world_create(&def, &w), BP_OK);
+		arm(j);
+		bp_status status = bp_world_create_entities(w, N, &all, &common, NULL);
+		cr_assert(status == BP_OK || status == BP_ERR_OUT_OF_MEMORY);
+		if (status == BP_OK && atomic_load(&failures) == 1)
+			absorbed = j;
+		disarm();
+		bp_world_destroy(w);
+	}
+	bp_set_allocator(NULL);
+
+	uint64_t k = 1;
+	for (bool injected = true; injected; ++k) {
+		bp_set_allocator(&counting);
+		arm(0);
+		bp_world_def def = bp_world_def_default();
+		def.incremental = true;
+		def.thread_count = 2;
+		bp_world *w = NULL;
+		cr_assert_eq(bp_world_create(&def, &w), BP_OK);
+		arm(absorbed);
+		all = soa_of(soa, boxes, N);
+		cr_assert_eq(bp_world_create_entities(w, N, &all, &common, NULL), BP_OK);
+		cr_assert_eq(atomic_load(&failures), 1);
+		disarm();
+		cr_assert_eq(bp_world_step(w), BP_OK);
+		assert_pairs_in_order(w, &first_pairs, k, "the first step");
+
+		arm(k);
+		bp_bounds_arrays arrays = soa_of(soa, moved_to, MOVED);
+		cr_assert_eq(bp_world_set_bounds_indexed(w, MOVED, moved, &arrays), BP_OK, "k = %llu: %s",
+			(unsigned long long)k, bp_world_last_error(w));
+		injected = atomic_load(&calls) >= k;
+		disarm();
+		cr_assert_eq(bp_world_step(w), BP_OK, "k = %llu: %s", (unsigned long long)k, bp_world_last_error(w));
+		assert_pairs_in_order(w, &want, k, "the step after the moves");
+		if (!injected)
+			cr_assert_eq(bp_world_stats(w).active_count, MOVED, "with no failure, the moved entities alone");
+		cr_assert_eq(bp_world_step(w), BP_OK);
+		assert_pairs_in_order(w, &want, k, "a step with no change");
+
+		bp_world_destroy(w);
+		cr_assert_eq(bp_allocated_bytes(), 0, "k = %llu: leak", (unsigned long long)k);
+		cr_assert_eq(atomic_load(&live_blocks), 0, "k = %llu: blocks left", (unsigned long long)k);
+		cr_assert_eq(atomic_load(&mismatches), 0);
+		bp_set_allocator(NULL);
+		cr_assert_lt(k, 100000, "the moves never stop allocating");
+	}
+	cr_assert_gt(k - 2, 1, "only %llu allocations in the moves", (unsigned long long)(k - 2));
+	cr_log_info("incremental changes: failed each of %llu allocations of the moves in turn", (unsigned long long)(k - 2));
+	oracle_pairs_free(&first_pairs);
+	oracle_pairs_free(&want);
+}
+
 Test(alloc, hook_sees_every_allocation, .timeout = 30)
 {
 	bp_set_allocator(&counting);
