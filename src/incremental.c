@@ -26,6 +26,9 @@
 /// A step takes the full path when the active entities are predicted to cost
 /// more than this fraction of a full step: a rebuild then empties the active set.
 #define INCREMENTAL_REBUILD_FRACTION 0.5
+/// Per full step taken by cost in a world mostly at rest: the factor on the
+/// estimated cost of an active entity.
+#define INCREMENTAL_ESTIMATE_DECAY 0.7
 /// First guesses of the costs (ns per entity), replaced by measurements.
 #define INCREMENTAL_FULL_NS_GUESS 150.0
 #define INCREMENTAL_ACTIVE_NS_GUESS 1000.0
@@ -438,8 +441,10 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 	stats->active_count = m;
 	stats->ns_find += t2 - t1;
 	stats->ns_merge += t3 - t2;
-	// The merge with the resting pairs is paid on either path: the model leaves it out.
-	x->active_ns = blend(x->active_ns, (double)(t2 - t0) / BP_MAX(m, 1u));
+	// The merge with the resting pairs is paid on either path: the model leaves it
+	// out. One slow step (a busy machine) may at most double the estimate.
+	double before = x->active_ns > 0 ? x->active_ns : INCREMENTAL_ACTIVE_NS_GUESS;
+	x->active_ns = BP_MIN(blend(x->active_ns, (double)(t2 - t0) / BP_MAX(m, 1u)), 2 * before);
 	return BP_OK;
 }
 
@@ -463,6 +468,11 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 	bool worth = (scene->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL) ||
 		     active_ns <= INCREMENTAL_REBUILD_FRACTION * full_ns;
 	bool incremental = x->resting_valid && !changes->all && worth;
+	// A world mostly at rest that the model sends down the full path has a stale
+	// estimate (measured on a slow step): let it decay, so an incremental step comes
+	// back and measures again. A world changing all over keeps its estimate.
+	if (!worth && changes->count < scene->count / 4)
+		x->active_ns *= INCREMENTAL_ESTIMATE_DECAY;
 	bool left_rest = false;
 	if (incremental)
 		status = update_sets(x, scene, changes, scene->threads, &left_rest);

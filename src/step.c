@@ -22,9 +22,13 @@ bp_status bpi_stepper_run(bpi_stepper *stepper, const bpi_step_settings *setting
 		scene.min[axis] = soa->min[axis];
 		scene.max[axis] = soa->max[axis];
 	}
-	if (settings->periodic)
-		return bpi_periodic_step(&stepper->periodic, &stepper->indexes, settings->algorithm, &scene,
+	if (settings->periodic) {
+		bp_status status = bpi_periodic_step(&stepper->periodic, &stepper->indexes, settings->algorithm, &scene,
 			settings->period, pairs, stats, fault);
+		if (settings->incremental) // a periodic step is a full one: every entity searched
+			stats->active_count = count;
+		return status;
+	}
 	if (settings->incremental && changes)
 		return bpi_incremental_step(&stepper->incremental, &scene, changes, pairs, stats);
 	return bpi_pipeline_run(&stepper->indexes, settings->algorithm, &scene, pairs, stats);

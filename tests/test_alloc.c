@@ -443,8 +443,7 @@ static void fail_incremental_step(bool many, int threads)
 
 Test(alloc, incremental_step_few_changes_1_thread, .timeout = 120) { fail_incremental_step(false, 1); }
 Test(alloc, incremental_step_few_changes_2_threads, .timeout = 120) { fail_incremental_step(false, 2); }
-// Many changes (the full path) is left out for now: a failure of the allocation that grows
-// the world's pair buffer there empties the previous pairs instead of keeping them.
+Test(alloc, incremental_step_many_changes_2_threads, .timeout = 120) { fail_incremental_step(true, 2); }
 
 /// The changes a world records between steps live in a list that grows with them. When
 /// it cannot grow, the call still succeeds: nothing is lost, the next step searches every
