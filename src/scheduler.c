@@ -5,6 +5,7 @@
 #include "probes.h"
 
 #include <pthread.h>
+#include <string.h>
 
 // Spare buffers kept for reuse. With the latest frame and the one being built
 // that makes the steady state of a host submitting every frame allocate
@@ -33,6 +34,7 @@ struct bpi_frames {
 	bp_view *latest;
 
 	bpi_stepper stepper; ///< builder thread only; separate from the world's own
+	BPI_ARRAY(uint32_t) changed; ///< builder thread only: entities that differ from the last build's
 	bpi_view_index_scratch index_scratch; ///< builder thread only: the query index's sort buffers
 };
 
@@ -71,14 +73,48 @@ static void frame_recycle(bp_view *f)
 
 // ---- the builder -------------------------------------------------------------------
 
+/// Bit-for-bit equality of entity i in two snapshots, as the step sees it.
+static bool same_entity(const bp_view *a, const bp_view *b, uint32_t i)
+{
+	for (int axis = 0; axis < a->dims; ++axis)
+		if (memcmp(&a->soa.min[axis][i], &b->soa.min[axis][i], sizeof(float)) != 0 ||
+			memcmp(&a->soa.max[axis][i], &b->soa.max[axis][i], sizeof(float)) != 0)
+			return false;
+	return a->soa.category[i] == b->soa.category[i] && a->soa.mask[i] == b->soa.mask[i] &&
+	       a->soa.flags[i] == b->soa.flags[i];
+}
+
+/// What an incremental build needs: the entities of f that differ from the last
+/// frame built, `prev`, whose snapshot the builder's incremental state follows (a
+/// failed build resets that state). The world's own change marks belong to its
+/// bp_world_step, so the builder finds its own by comparing the two snapshots:
+/// O(entities), against a full build's much larger constant. An entity a destroy
+/// moved into an index is found as changed unless it equals what was there, in
+/// which case the pairs at that index are the same too.
+static bpi_changes snapshot_changes(bpi_frames *fr, const bp_view *f, const bp_view *prev)
+{
+	bpi_changes changes = {.all = true};
+	if (!prev || prev->dims != f->dims || !bpi_array_reserve(&fr->changed, f->count))
+		return changes;
+	uint32_t shared = BP_MIN(f->count, prev->count), count = 0;
+	for (uint32_t i = 0; i < shared; ++i)
+		if (!same_entity(f, prev, i))
+			fr->changed.data[count++] = i;
+	for (uint32_t i = shared; i < f->count; ++i)
+		fr->changed.data[count++] = i;
+	return (bpi_changes){.list = fr->changed.data, .count = count, .previous_count = prev->count};
+}
+
 static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 {
 	BPI_MARK_FRAME_BEGIN(f->number, f->count);
 	uint64_t t0 = bpi_now_ns();
 	bp_frame_stats stats = {.frame = f->number, .ns_prepare = f->stats.ns_prepare};
 	bpi_step_fault fault; // the step's error status is what a waiter sees
-	// No change list: a frame is built in full from its snapshot.
-	bp_status status = bpi_stepper_run(&fr->stepper, &f->settings, &f->soa, f->count, f->unfiltered, NULL,
+	bpi_changes changes = {.all = true};
+	if (f->settings.incremental && !f->settings.periodic)
+		changes = snapshot_changes(fr, f, prev);
+	bp_status status = bpi_stepper_run(&fr->stepper, &f->settings, &f->soa, f->count, f->unfiltered, &changes,
 		&f->pairs, &stats, &fault);
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_VIEW);
 	if (status == BP_OK)
@@ -160,6 +196,7 @@ void bpi_frames_shutdown(bpi_frames *fr)
 		pthread_join(fr->thread, NULL);
 	// The builder is gone; from here only releases of held views touch the pool.
 	bpi_stepper_free(&fr->stepper);
+	bpi_array_free(&fr->changed);
 	bpi_view_index_scratch_free(&fr->index_scratch);
 	pthread_mutex_lock(&fr->publish);
 	bp_view *latest = fr->latest;

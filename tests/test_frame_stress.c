@@ -256,7 +256,9 @@ static void *reader_main(void *arg)
 	return NULL;
 }
 
-static void run_stress(int dims, uint64_t seed)
+/// `incremental`: the world steps incrementally, and its builder takes the
+/// incremental path on every frame after the first.
+static void run_stress(int dims, uint64_t seed, bool incremental)
 {
 	uint32_t frames = stress_frames();
 #ifdef STRESS_TSAN
@@ -265,6 +267,8 @@ static void run_stress(int dims, uint64_t seed)
 	bp_world_def def = bp_world_def_default();
 	def.dims = dims;
 	def.thread_count = 2;
+	def.incremental = incremental;
+	def.debug_flags = incremental ? BP_DEBUG_ALWAYS_INCREMENTAL : 0;
 	bp_world *w;
 	cr_assert_eq(bp_world_create(&def, &w), BP_OK);
 	test_rng rng = {seed};
@@ -362,5 +366,6 @@ static void run_stress(int dims, uint64_t seed)
 #endif
 }
 
-Test(frame_stress, readers_host_builder_3d, .timeout = 600) { run_stress(3, 1); }
-Test(frame_stress, readers_host_builder_2d, .timeout = 600) { run_stress(2, 2); }
+Test(frame_stress, readers_host_builder_3d, .timeout = 600) { run_stress(3, 1, false); }
+Test(frame_stress, readers_host_builder_2d, .timeout = 600) { run_stress(2, 2, false); }
+Test(frame_stress, readers_host_builder_incremental_3d, .timeout = 600) { run_stress(3, 3, true); }

@@ -1345,6 +1345,7 @@ Test(incremental, frame_step_reports_the_world_steps_pairs, .timeout = 120)
 {
 	bulk_scratch s;
 	history h = bulk_history_new(3, 2, 800, 61, &s);
+	int incremental_builds = 0;
 	for (int step = 0; step < 24; ++step) {
 		// The two steps in either order: neither may disturb what the other sees as changed.
 		bp_view *view = NULL;
@@ -1361,9 +1362,13 @@ Test(incremental, frame_step_reports_the_world_steps_pairs, .timeout = 120)
 		cr_assert(view_count == count && (count == 0 || memcmp(view_pairs, pairs, count * sizeof *pairs) == 0),
 			"step %d: the frame has %zu pairs, the step %zu (or other pairs, or another order)", step, view_count,
 			count);
+		// The builder finds what changed by comparing snapshots, and builds incrementally.
+		bp_frame_stats stats = bp_view_stats(view);
+		incremental_builds += stats.active_count < stats.entity_count;
 		bp_frame_release(view);
 		bulk_changes(&h, step, &s);
 	}
+	cr_assert_eq(incremental_builds, 23, "%d of 23 frames after the first were built incrementally", incremental_builds);
 	bulk_history_free(&h, &s);
 }
 
@@ -1382,4 +1387,53 @@ Test(incremental, same_pairs_for_every_thread_count, .timeout = 240)
 				cr_assert_eq(hashes[t][step], hashes[0][step], "dims %d step %d: %d threads differ from 1", dims,
 					step, threads[t]);
 	}
+}
+
+// Frames whose only changes are filters, kinds and shapes (no bounds move): the
+// builder must see those changes in the snapshots too.
+Test(incremental, frames_see_filter_kind_and_shape_changes, .timeout = 120)
+{
+	history h = history_new(3, 2, 600, 83);
+	h.size = 25.0f;
+	for (uint32_t i = 0; i < h.capacity; ++i) {
+		oracle_box b;
+		random_box(&h, &b, true);
+		create(&h, &b);
+	}
+	int incremental_builds = 0;
+	for (int step = 0; step < 30; ++step) {
+		bp_view *view = NULL;
+		cr_assert_eq(bp_frame_step(h.world, &view), BP_OK, "%s", bp_world_last_error(h.world));
+		size_t count;
+		const bp_pair *got = bp_view_pairs(view, &count);
+		oracle_pairs want = oracle_find_pairs(h.boxes, h.n, h.dims);
+		cr_assert(count == want.count && (count == 0 || memcmp(got, want.data, count * sizeof *got) == 0),
+			"step %d: %zu pairs, oracle %zu (or other pairs, or another order)", step, count, want.count);
+		oracle_pairs_free(&want);
+		bp_frame_stats stats = bp_view_stats(view);
+		incremental_builds += stats.active_count < stats.entity_count;
+		bp_frame_release(view);
+		for (int k = 0; k < 6; ++k) {
+			uint32_t d = test_rng_below(&h.rng, h.n);
+			oracle_box *b = &h.boxes[d];
+			switch (k % 3) {
+			case 0:
+				b->is_static = !b->is_static;
+				cr_assert_eq(bp_entity_set_kind(h.world, h.handles[d], b->is_static ? BP_KIND_STATIC : BP_KIND_DYNAMIC),
+					BP_OK);
+				break;
+			case 1:
+				b->mask = b->mask == UINT32_MAX ? 2u : UINT32_MAX;
+				cr_assert_eq(bp_entity_set_filter(h.world, h.handles[d], b->category, b->mask), BP_OK);
+				break;
+			default:
+				b->is_sphere = !b->is_sphere;
+				cr_assert_eq(bp_entity_set_shape(h.world, h.handles[d], b->is_sphere ? BP_SHAPE_SPHERE : BP_SHAPE_BOX),
+					BP_OK);
+				break;
+			}
+		}
+	}
+	cr_assert_eq(incremental_builds, 29);
+	history_free(&h);
 }

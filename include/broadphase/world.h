@@ -112,8 +112,10 @@ typedef struct bp_world_def {
 	/// Incremental steps: the world keeps what it found across steps, and a step
 	/// costs what changed since the last one (see "Incremental steps" below).
 	/// Pairs then come out sorted by (lo, hi) whatever canonical_pairs says, so
-	/// the order never depends on which path a step took. Periodic worlds and
-	/// frames built by the scheduler take the full path. Default false.
+	/// the order never depends on which path a step took. The scheduler's builder
+	/// builds frames incrementally too, finding what changed by comparing each
+	/// snapshot with the last one it built. Periodic worlds take the full path.
+	/// Default false.
 	bool incremental;
 	int32_t internal_value; ///< set by bp_world_def_default; do not touch
 } bp_world_def;
