@@ -155,6 +155,18 @@ static void assert_pairs(const bp_world *w, const oracle_pairs *want, uint64_t k
 
 /// Runs the sequence with allocation k failing. Returns true when the sequence
 /// made at least k allocations (so the failure was injected somewhere).
+/// Everything the library allocated since arming came back, through the hook,
+/// with the size and alignment it was allocated with; the hook is removed.
+static void expect_all_freed(uint64_t k)
+{
+	cr_assert_eq(bp_allocated_bytes(), 0, "k = %llu: leak", (unsigned long long)k);
+	cr_assert_eq(atomic_load(&live_blocks), 0, "k = %llu: blocks left", (unsigned long long)k);
+	cr_assert_eq(atomic_load(&live_bytes), 0);
+	cr_assert_eq(atomic_load(&mismatches), 0, "k = %llu: a free got another size or alignment than its alloc",
+		(unsigned long long)k);
+	bp_set_allocator(NULL);
+}
+
 static bool run_with_failure(const scene *s, uint64_t k, int threads)
 {
 	bp_set_allocator(&counting);
@@ -197,12 +209,7 @@ static bool run_with_failure(const scene *s, uint64_t k, int threads)
 	}
 	bool injected = atomic_load(&calls) >= k;
 	disarm();
-	cr_assert_eq(bp_allocated_bytes(), 0, "k = %llu: leak", (unsigned long long)k);
-	cr_assert_eq(atomic_load(&live_blocks), 0, "k = %llu: blocks left", (unsigned long long)k);
-	cr_assert_eq(atomic_load(&live_bytes), 0);
-	cr_assert_eq(atomic_load(&mismatches), 0, "k = %llu: a free got another size or alignment than its alloc",
-		(unsigned long long)k);
-	bp_set_allocator(NULL);
+	expect_all_freed(k);
 	return injected;
 }
 
@@ -412,12 +419,7 @@ static bool incremental_step_with_failure(inc_scene *s, uint64_t k, int threads,
 	assert_pairs_in_order(w, &s->third_pairs, k, "the step after");
 
 	bp_world_destroy(w);
-	cr_assert_eq(bp_allocated_bytes(), 0, "k = %llu: leak", (unsigned long long)k);
-	cr_assert_eq(atomic_load(&live_blocks), 0, "k = %llu: blocks left", (unsigned long long)k);
-	cr_assert_eq(atomic_load(&live_bytes), 0);
-	cr_assert_eq(atomic_load(&mismatches), 0, "k = %llu: a free got another size or alignment than its alloc",
-		(unsigned long long)k);
-	bp_set_allocator(NULL);
+	expect_all_freed(k);
 	return injected;
 }
 

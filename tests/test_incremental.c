@@ -1168,44 +1168,6 @@ Test(incremental, static_heavy_scene_searches_only_the_movers, .timeout = 120) {
 
 // ---- periodic worlds: incremental set, the periodic step runs ---------------------------
 
-/// Closed intervals [amin, amax] and [bmin, bmax] overlap for some shift of b by a whole
-/// number of periods (world.h, `periodic`): both reduced into [0, period) in double, then
-/// the shifts -2 .. 2 tried (with extents <= period / 2, -1 .. 1 would do).
-static bool periodic_axis_overlap(double amin, double amax, double bmin, double bmax, double period)
-{
-	double a = amin - floor(amin / period) * period, ea = amax - amin;
-	double b = bmin - floor(bmin / period) * period, eb = bmax - bmin;
-	for (int k = -2; k <= 2; ++k)
-		if (a <= b + k * period + eb && b + k * period <= a + ea)
-			return true;
-	return false;
-}
-
-/// Every periodic pair (i < j) of boxes (no spheres), sorted by (i, j).
-static oracle_pairs periodic_oracle(const oracle_box *boxes, uint32_t n, int dims, const float period[3])
-{
-	oracle_pairs out = {0};
-	size_t capacity = 0;
-	for (uint32_t i = 0; i < n; ++i)
-		for (uint32_t j = i + 1; j < n; ++j) {
-			const oracle_box *a = &boxes[i], *b = &boxes[j];
-			if (!(a->category & b->mask) || !(b->category & a->mask) || (a->is_static && b->is_static))
-				continue;
-			bool overlap = true;
-			for (int k = 0; k < dims && overlap; ++k)
-				overlap = periodic_axis_overlap(a->min[k], a->max[k], b->min[k], b->max[k], period[k]);
-			if (!overlap)
-				continue;
-			if (out.count == capacity) {
-				capacity = capacity ? capacity * 2 : 64;
-				out.data = realloc(out.data, capacity * sizeof *out.data);
-				cr_assert_not_null(out.data);
-			}
-			out.data[out.count++] = (bp_pair){i, j};
-		}
-	return out;
-}
-
 static const float test_period[3] = {16.0f, 12.0f, 20.0f};
 
 /// A box on the 1/8 grid (float and double hold every bound exactly, so the seams are
@@ -1267,7 +1229,7 @@ static void periodic_history_run(int dims, int threads, uint32_t start, int step
 		size_t count, full_count;
 		const bp_pair *got = bp_world_pairs(h.world, &count);
 		const bp_pair *plain = bp_world_pairs(h.full, &full_count);
-		oracle_pairs want = periodic_oracle(h.boxes, h.n, dims, test_period);
+		oracle_pairs want = oracle_find_periodic_pairs(h.boxes, h.n, dims, test_period);
 		bool same = count == want.count && (count == 0 || memcmp(got, want.data, count * sizeof *got) == 0);
 		if (!same)
 			oracle_same_pair_set(got, count, &want);

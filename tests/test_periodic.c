@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Periodic (toroidal) worlds: every algorithm and thread count against a minimum-image
-// brute-force oracle written here, hand-worked seam cases, and the error contract.
+// brute-force oracle (tests/common/oracle.c), hand-worked seam cases, and the error contract.
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <math.h>
@@ -9,56 +9,6 @@
 #include <string.h>
 
 #include "oracle.h"
-
-// ---- the oracle: the definition, in doubles ------------------------------
-
-/// Closed intervals [amin, amax] and [bmin, bmax] overlap for some shift of b
-/// by k * period. Positions are first reduced into [0, period) with floor
-/// (the library uses fmod), then every k in [-2, 2] is tried: with both
-/// reduced minima in [0, period) and extents <= period / 2 no other k can
-/// overlap, and trying two more than needed keeps the oracle free of that
-/// argument.
-static bool periodic_axis_overlap(double amin, double amax, double bmin, double bmax, double period)
-{
-	double a = amin - floor(amin / period) * period, ea = amax - amin;
-	double b = bmin - floor(bmin / period) * period, eb = bmax - bmin;
-	for (int k = -2; k <= 2; ++k) {
-		double shifted = b + k * period;
-		if (a <= shifted + eb && shifted <= a + ea)
-			return true;
-	}
-	return false;
-}
-
-static bool oracle_accepts(const oracle_box *a, const oracle_box *b)
-{
-	return (a->category & b->mask) && (b->category & a->mask) && !(a->is_static && b->is_static);
-}
-
-/// Every periodic pair (i < j), sorted by (i, j). The caller frees data.
-static oracle_pairs periodic_oracle(const oracle_box *boxes, uint32_t n, int dims, const float period[3])
-{
-	oracle_pairs out = {0};
-	size_t capacity = 0;
-	for (uint32_t i = 0; i < n; ++i)
-		for (uint32_t j = i + 1; j < n; ++j) {
-			if (!oracle_accepts(&boxes[i], &boxes[j]))
-				continue;
-			bool overlap = true;
-			for (int axis = 0; axis < dims && overlap; ++axis)
-				overlap = periodic_axis_overlap(boxes[i].min[axis], boxes[i].max[axis], boxes[j].min[axis],
-					boxes[j].max[axis], period[axis]);
-			if (!overlap)
-				continue;
-			if (out.count == capacity) {
-				capacity = capacity ? capacity * 2 : 64;
-				out.data = realloc(out.data, capacity * sizeof *out.data);
-				cr_assert_not_null(out.data);
-			}
-			out.data[out.count++] = (bp_pair){i, j};
-		}
-	return out;
-}
 
 // ---- scenes --------------------------------------------------------------
 
@@ -150,7 +100,7 @@ static const int thread_counts[] = {1, 2, 3, 8};
 static void check_all_algorithms(const oracle_box *boxes, uint32_t n, int dims, const float period[3],
 	const char *scene_name)
 {
-	oracle_pairs want = periodic_oracle(boxes, n, dims, period);
+	oracle_pairs want = oracle_find_periodic_pairs(boxes, n, dims, period);
 	for (int a = BP_ALGO_AUTO; a < BP_ALGO_COUNT; ++a) {
 		if (!bp_algorithm_available((bp_algorithm)a))
 			continue;
@@ -215,7 +165,7 @@ Test(periodic, many_entities_several_chunks, .timeout = 600)
 		uint32_t n = 9000;
 		oracle_box *boxes = calloc(n, sizeof *boxes);
 		periodic_boxes(boxes, n, dims, period, dims == 2 ? 0.03125f : 0.0625f, 77 + (uint64_t)dims);
-		oracle_pairs want = periodic_oracle(boxes, n, dims, period);
+		oracle_pairs want = oracle_find_periodic_pairs(boxes, n, dims, period);
 		cr_assert_gt(want.count, 1000u, "the scene should be dense enough to test the sort");
 		for (int a = BP_ALGO_BRUTE; a < BP_ALGO_COUNT; ++a) {
 			if (!bp_algorithm_available((bp_algorithm)a))
@@ -259,7 +209,7 @@ static oracle_box box3(float x0, float y0, float z0, float x1, float y1, float z
 static void expect_pairs(const oracle_box *boxes, uint32_t n, int dims, const float period[3], const bp_pair *want,
 	size_t want_count)
 {
-	oracle_pairs oracle = periodic_oracle(boxes, n, dims, period);
+	oracle_pairs oracle = oracle_find_periodic_pairs(boxes, n, dims, period);
 	cr_assert_eq(oracle.count, want_count, "the oracle disagrees with the hand-worked answer");
 	cr_assert(want_count == 0 || memcmp(oracle.data, want, want_count * sizeof *want) == 0,
 		"the oracle disagrees with the hand-worked answer");
@@ -532,7 +482,7 @@ Test(periodic, moving_scene_reuses_scratch, .timeout = 300)
 				oracle_view[i].mask = d.mask;
 				oracle_view[i].is_static = d.kind == BP_KIND_STATIC;
 			}
-			oracle_pairs want = periodic_oracle(oracle_view, n, dims, period);
+			oracle_pairs want = oracle_find_periodic_pairs(oracle_view, n, dims, period);
 			char what[48];
 			snprintf(what, sizeof what, "dims=%d frame=%d", dims, frame);
 			free(step_and_check(w, &want, what));
@@ -550,7 +500,7 @@ Test(periodic, scheduler_frames_use_the_periodic_image, .timeout = 120)
 	for (int dims = 2; dims <= 3; ++dims) {
 		oracle_box boxes[300];
 		periodic_boxes(boxes, 300, dims, period, 0.3f, 900 + (uint64_t)dims);
-		oracle_pairs want = periodic_oracle(boxes, 300, dims, period);
+		oracle_pairs want = oracle_find_periodic_pairs(boxes, 300, dims, period);
 		bp_world *w = periodic_world(boxes, 300, dims, period, BP_ALGO_AUTO, 2);
 		bp_view *view = NULL;
 		cr_assert_eq(bp_frame_step(w, &view), BP_OK, "%s", bp_world_last_error(w));

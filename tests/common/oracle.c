@@ -3,6 +3,7 @@
 #include "oracle.h"
 
 #include <criterion/criterion.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,4 +214,48 @@ bp_world *test_world_from_boxes(const oracle_box *boxes, uint32_t n, int dims, b
 	def.algorithm = algorithm;
 	def.thread_count = threads;
 	return test_world_from_def(boxes, n, &def);
+}
+
+// ---- periodic worlds: the definition, in doubles --------------------------
+
+/// Closed intervals [amin, amax] and [bmin, bmax] overlap for some shift of b
+/// by k * period. Positions are first reduced into [0, period) with floor
+/// (the library uses fmod), then every k in [-2, 2] is tried: with both
+/// reduced minima in [0, period) and extents <= period / 2 no other k can
+/// overlap, and trying two more than needed keeps the oracle free of that
+/// argument.
+static bool periodic_axis_overlap(double amin, double amax, double bmin, double bmax, double period)
+{
+	double a = amin - floor(amin / period) * period, ea = amax - amin;
+	double b = bmin - floor(bmin / period) * period, eb = bmax - bmin;
+	for (int k = -2; k <= 2; ++k) {
+		double shifted = b + k * period;
+		if (a <= shifted + eb && shifted <= a + ea)
+			return true;
+	}
+	return false;
+}
+
+oracle_pairs oracle_find_periodic_pairs(const oracle_box *boxes, uint32_t n, int dims, const float period[3])
+{
+	oracle_pairs out = {0};
+	size_t capacity = 0;
+	for (uint32_t i = 0; i < n; ++i)
+		for (uint32_t j = i + 1; j < n; ++j) {
+			const oracle_box *a = &boxes[i], *b = &boxes[j];
+			if (!(a->category & b->mask) || !(b->category & a->mask) || (a->is_static && b->is_static))
+				continue;
+			bool overlap = true;
+			for (int axis = 0; axis < dims && overlap; ++axis)
+				overlap = periodic_axis_overlap(a->min[axis], a->max[axis], b->min[axis], b->max[axis], period[axis]);
+			if (!overlap)
+				continue;
+			if (out.count == capacity) {
+				capacity = capacity ? capacity * 2 : 64;
+				out.data = realloc(out.data, capacity * sizeof *out.data);
+				cr_assert_not_null(out.data);
+			}
+			out.data[out.count++] = (bp_pair){i, j};
+		}
+	return out;
 }

@@ -27,6 +27,9 @@ typedef struct oracle_pairs {
 /// definition, sorted by (lo, hi). Free with oracle_pairs_free.
 oracle_pairs oracle_find_pairs(const oracle_box *boxes, uint32_t n, int dims);
 void oracle_pairs_free(oracle_pairs *pairs);
+/// Every minimum-image pair (i < j) of boxes (no spheres) on the torus
+/// [0, period[k]) per axis (world.h, `periodic`), sorted by (i, j).
+oracle_pairs oracle_find_periodic_pairs(const oracle_box *boxes, uint32_t n, int dims, const float period[3]);
 
 /// Sorted copy of a pair list (the caller frees with oracle_pairs_free).
 oracle_pairs oracle_sorted_copy(const bp_pair *pairs, size_t count);
