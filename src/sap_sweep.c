@@ -3,9 +3,9 @@
 // AVX2 one (8 candidates per compare), picked at run time.
 //
 // SIMD: on x86 the AVX2 path is compiled with __attribute__((target("avx2"))) and
-// picked by __builtin_cpu_supports("avx2"). Other CPUs, and any run with the
-// environment variable BP_NO_SIMD=1, use the scalar sweep; both report the same pairs
-// in the same order and the same candidate_tests, which tests/test_sap.c checks.
+// picked by __builtin_cpu_supports("avx2"). Other CPUs, and worlds with the debug flag
+// BP_DEBUG_NO_SIMD, use the scalar sweep; both report the same pairs in the same order
+// and the same candidate_tests, which tests/test_sap.c checks.
 #include "sap.h"
 
 #include <stdlib.h>
