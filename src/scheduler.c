@@ -118,7 +118,8 @@ static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 		&f->pairs, &stats, &fault);
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_VIEW);
 	if (status == BP_OK)
-		status = bpi_view_derive(f, prev, &fr->index_scratch, stats.thread_count);
+		status = bpi_view_derive(f, prev, changes.all ? NULL : changes.list, changes.count, &fr->index_scratch,
+			stats.thread_count);
 	BPI_MARK_STAGE_END(BPI_STAGE_VIEW);
 	stats.ns_total = stats.ns_prepare + (bpi_now_ns() - t0);
 	BPI_MARK_FRAME_END(f->number, status == BP_OK ? f->pairs.count : 0, stats.ns_total, status);

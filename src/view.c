@@ -182,7 +182,8 @@ static bp_status build_events(bp_view *f, const bp_view *prev)
 	return BP_OK;
 }
 
-bp_status bpi_view_derive(bp_view *f, const bp_view *prev, bpi_view_index_scratch *index_scratch, int threads)
+bp_status bpi_view_derive(bp_view *f, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
+	bpi_view_index_scratch *index_scratch, int threads)
 {
 	bp_status status = sort_pairs(f);
 	if (status == BP_OK)
@@ -192,8 +193,12 @@ bp_status bpi_view_derive(bp_view *f, const bp_view *prev, bpi_view_index_scratc
 	if (status == BP_OK)
 		status = build_events(f, prev);
 	// Without memory for the index the frame still publishes: its queries scan.
-	if (status == BP_OK)
+	if (status == BP_OK && changed && prev) {
+		bpi_view_index_changes changes = {&prev->index, prev->count, changed, changed_count};
+		(void)bpi_view_index_update(&f->index, index_scratch, &f->soa, f->count, f->dims, threads, &changes);
+	} else if (status == BP_OK) {
 		(void)bpi_view_index_build(&f->index, index_scratch, &f->soa, f->count, f->dims, threads);
+	}
 	return status;
 }
 

@@ -46,8 +46,10 @@ void bpi_view_free(bp_view *view);
 /// Derives the view's extras from its (freshly found) pairs: sorts them by
 /// (lo, hi), builds the adjacency, the sorted key pairs, the pairs begun and
 /// ended since `prev` (NULL: none before) and the query index (which may fail
-/// to build for lack of memory: queries then scan). On error the view must not
-/// be published. Builder thread only.
-bp_status bpi_view_derive(bp_view *view, const bp_view *prev, bpi_view_index_scratch *index_scratch, int threads);
+/// to build for lack of memory: queries then scan), updated from prev's when
+/// `changed` lists what differs from prev's snapshot (NULL: built afresh). On
+/// error the view must not be published. Builder thread only.
+bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
+	bpi_view_index_scratch *index_scratch, int threads);
 
 #endif

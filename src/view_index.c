@@ -4,6 +4,7 @@
 #include "view_index.h"
 
 #include <math.h>
+#include <string.h>
 
 #include "parallel.h"
 
@@ -32,6 +33,7 @@ void bpi_view_index_scratch_free(bpi_view_index_scratch *scratch)
 {
 	bpi_array_free(&scratch->items);
 	bpi_radix_sort_free(&scratch->radix);
+	bpi_array_free(&scratch->changed);
 }
 
 /// Room for n entries in every array; all grow or none does.
@@ -87,15 +89,11 @@ static void gather(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	}
 }
 
-bp_status bpi_view_index_build(bpi_view_index *index, bpi_view_index_scratch *scratch, const bpi_soa *soa,
-	uint32_t count, int dims, int threads)
+/// The axis of largest spread of the mins (the one that cuts the view thinnest)
+/// and the largest extent along it, rounded one ulp up: fl(max - min) may round
+/// below the exact extent, and the queries rely on min + extent >= max exactly.
+static int choose_axis(const bpi_soa *soa, uint32_t count, int dims, float *extent_out)
 {
-	index->count = 0;
-	if (count < BPI_VIEW_INDEX_MIN_COUNT)
-		return BP_OK;
-	if (!reserve_index(index, count, dims) || !reserve_items(scratch, count))
-		return BP_ERR_OUT_OF_MEMORY;
-	// Axis of largest spread of the mins: the one that cuts the view thinnest.
 	int best = 0;
 	float best_spread = -1.0f;
 	for (int axis = 0; axis < dims; ++axis) {
@@ -111,22 +109,108 @@ bp_status bpi_view_index_build(bpi_view_index *index, bpi_view_index_scratch *sc
 		}
 	}
 	const float *min = soa->min[best], *max = soa->max[best];
-	bpi_sort_item *items = scratch->items.data;
 	float extent = 0.0f;
 	for (uint32_t i = 0; i < count; ++i) {
 		float e = max[i] - min[i];
 		extent = e > extent ? e : extent;
-		items[i] = bpi_sort_item_make(bpi_radix_float_key(min[i]), i);
 	}
+	*extent_out = nextafterf(extent, INFINITY);
+	return best;
+}
+
+bp_status bpi_view_index_build(bpi_view_index *index, bpi_view_index_scratch *scratch, const bpi_soa *soa,
+	uint32_t count, int dims, int threads)
+{
+	index->count = 0;
+	if (count < BPI_VIEW_INDEX_MIN_COUNT)
+		return BP_OK;
+	if (!reserve_index(index, count, dims) || !reserve_items(scratch, count))
+		return BP_ERR_OUT_OF_MEMORY;
+	float extent;
+	int axis = choose_axis(soa, count, dims, &extent);
+	const float *min = soa->min[axis];
+	bpi_sort_item *items = scratch->items.data;
+	for (uint32_t i = 0; i < count; ++i)
+		items[i] = bpi_sort_item_make(bpi_radix_float_key(min[i]), i);
 	bp_status status = bpi_radix_sort_items(&scratch->radix, items, count, threads);
 	if (status != BP_OK)
 		return status;
 	gather_ctx g = {index, items, soa, dims};
 	bpi_parallel_for(count, GATHER_GRAIN, threads, gather, &g);
-	index->axis = best;
-	// One ulp up: fl(max - min) may round below the exact extent, and the
-	// queries rely on min + extent >= max holding exactly.
-	index->extent = nextafterf(extent, INFINITY);
+	index->axis = axis;
+	index->extent = extent;
+	index->count = count;
+	return BP_OK;
+}
+
+// An update pays O(count) streaming plus a sort of the changed entities; past
+// this fraction changed, the full build's sort and gather cost about as much.
+#define UPDATE_MAX_CHANGED_FRACTION 8u
+
+bp_status bpi_view_index_update(bpi_view_index *index, bpi_view_index_scratch *scratch, const bpi_soa *soa,
+	uint32_t count, int dims, int threads, const bpi_view_index_changes *changes)
+{
+	const bpi_view_index *prev = changes->prev;
+	if (count < BPI_VIEW_INDEX_MIN_COUNT || !prev || prev->count != changes->previous_count ||
+		changes->count > count / UPDATE_MAX_CHANGED_FRACTION)
+		return bpi_view_index_build(index, scratch, soa, count, dims, threads);
+	float extent;
+	int axis = choose_axis(soa, count, dims, &extent);
+	if (axis != prev->axis)
+		return bpi_view_index_build(index, scratch, soa, count, dims, threads);
+	index->count = 0;
+	if (!reserve_index(index, count, dims) || !reserve_items(scratch, changes->count) ||
+		!bpi_array_reserve(&scratch->changed, BP_MAX(count, changes->previous_count)))
+		return BP_ERR_OUT_OF_MEMORY;
+	// The changed entities, sorted afresh; the kept ones keep their place in prev.
+	uint8_t *changed = scratch->changed.data;
+	memset(changed, 0, BP_MAX(count, changes->previous_count));
+	const float *min = soa->min[axis];
+	bpi_sort_item *items = scratch->items.data;
+	uint32_t fresh = 0;
+	for (uint32_t c = 0; c < changes->count; ++c) {
+		uint32_t e = changes->list[c];
+		changed[e] = 1;
+		if (e < count)
+			items[fresh++] = bpi_sort_item_make(bpi_radix_float_key(min[e]), e);
+	}
+	bp_status status = bpi_radix_sort_items(&scratch->radix, items, fresh, threads);
+	if (status != BP_OK)
+		return status;
+	// Merge by (key, index): the kept entries are in that order in prev already.
+	const float *prev_min = prev->min[axis];
+	uint32_t out = 0, f = 0;
+	for (uint32_t j = 0; j < prev->count; ++j) {
+		uint32_t e = prev->order[j];
+		if (e >= count || changed[e])
+			continue;
+		bpi_sort_item kept = bpi_sort_item_make(bpi_radix_float_key(prev_min[j]), e);
+		for (; f < fresh && items[f] < kept; ++f, ++out) {
+			uint32_t n = bpi_sort_item_index(items[f]);
+			index->order[out] = n;
+			for (int a = 0; a < dims; ++a) {
+				index->min[a][out] = soa->min[a][n];
+				index->max[a][out] = soa->max[a][n];
+			}
+		}
+		index->order[out] = e;
+		for (int a = 0; a < dims; ++a) {
+			index->min[a][out] = prev->min[a][j];
+			index->max[a][out] = prev->max[a][j];
+		}
+		++out;
+	}
+	for (; f < fresh; ++f, ++out) {
+		uint32_t n = bpi_sort_item_index(items[f]);
+		index->order[out] = n;
+		for (int a = 0; a < dims; ++a) {
+			index->min[a][out] = soa->min[a][n];
+			index->max[a][out] = soa->max[a][n];
+		}
+	}
+	BP_ASSERT(out == count);
+	index->axis = axis;
+	index->extent = extent;
 	index->count = count;
 	return BP_OK;
 }

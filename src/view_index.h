@@ -29,13 +29,30 @@ typedef struct bpi_view_index {
 typedef struct bpi_view_index_scratch {
 	BPI_ARRAY(bpi_sort_item) items;
 	bpi_radix_scratch radix;
+	BPI_ARRAY(uint8_t) changed; ///< per entity, for an update from the last frame's index
 } bpi_view_index_scratch;
+
+/// The entities of a snapshot that differ from the last frame's (an update's input).
+typedef struct bpi_view_index_changes {
+	const bpi_view_index *prev; ///< the last frame's index, over previous_count entities
+	uint32_t previous_count;
+	const uint32_t *list; ///< indices whose bounds may differ, each once; those >= previous_count are new
+	uint32_t count;
+} bpi_view_index_changes;
 
 /// Builds the index of the first `count` entities of `soa` into `index`,
 /// reusing its arrays. Views below BPI_VIEW_INDEX_MIN_COUNT get count = 0.
 /// BP_ERR_OUT_OF_MEMORY leaves count = 0 (queries still answer, by scanning).
 bp_status bpi_view_index_build(bpi_view_index *index, bpi_view_index_scratch *scratch, const bpi_soa *soa,
 	uint32_t count, int dims, int threads);
+/// As bpi_view_index_build, from the last frame's index when few entities
+/// changed: its order, less the changed entities, merged with theirs sorted
+/// afresh, and its sorted bound copies streamed rather than gathered. The
+/// result is the index bpi_view_index_build makes, entry for entry (the order
+/// by (min, dense index) is unique). Falls back to the full build when the
+/// sorting axis moved or too much changed.
+bp_status bpi_view_index_update(bpi_view_index *index, bpi_view_index_scratch *scratch, const bpi_soa *soa,
+	uint32_t count, int dims, int threads, const bpi_view_index_changes *changes);
 void bpi_view_index_free(bpi_view_index *index, int dims);
 void bpi_view_index_scratch_free(bpi_view_index_scratch *scratch);
 

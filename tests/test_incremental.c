@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "oracle.h"
+#include "view.h" // the view's query index, compared with one built afresh
 
 /// The host's side of a history: a shadow copy of every entity, in dense order,
 /// mirrored by an incremental world and by a world that rebuilds in full.
@@ -1398,4 +1399,43 @@ Test(incremental, frames_see_filter_kind_and_shape_changes, .timeout = 120)
 	}
 	cr_assert_eq(incremental_builds, 29);
 	history_free(&h);
+}
+
+// The builder updates a frame's query index from the last frame's when few entities
+// changed; the result must be, entry for entry, the index a build from scratch makes.
+static void expect_index_as_built(const bp_view *v)
+{
+	bpi_view_index fresh = {0};
+	bpi_view_index_scratch scratch = {0};
+	cr_assert_eq(bpi_view_index_build(&fresh, &scratch, &v->soa, v->count, v->dims, 2), BP_OK);
+	const bpi_view_index *got = &v->index;
+	cr_assert_eq(got->count, fresh.count);
+	if (fresh.count) {
+		cr_assert_eq(got->axis, fresh.axis);
+		cr_assert(memcmp(&got->extent, &fresh.extent, sizeof(float)) == 0);
+		cr_assert(memcmp(got->order, fresh.order, fresh.count * sizeof(uint32_t)) == 0, "frame %llu: order",
+			(unsigned long long)v->number);
+		for (int a = 0; a < v->dims; ++a) {
+			cr_assert(memcmp(got->min[a], fresh.min[a], fresh.count * sizeof(float)) == 0);
+			cr_assert(memcmp(got->max[a], fresh.max[a], fresh.count * sizeof(float)) == 0);
+		}
+	}
+	bpi_view_index_free(&fresh, v->dims);
+	bpi_view_index_scratch_free(&scratch);
+}
+
+Test(incremental, frame_query_index_updated_as_built_afresh, .timeout = 120)
+{
+	for (int dims = 2; dims <= 3; ++dims) {
+		bulk_scratch s;
+		history h = bulk_history_new(dims, 2, 1200, 90 + (uint64_t)dims, &s);
+		for (int step = 0; step < 20; ++step) {
+			bp_view *view = NULL;
+			cr_assert_eq(bp_frame_step(h.world, &view), BP_OK, "%s", bp_world_last_error(h.world));
+			expect_index_as_built(view);
+			bp_frame_release(view);
+			bulk_changes(&h, step, &s);
+		}
+		bulk_history_free(&h, &s);
+	}
 }
