@@ -4,7 +4,9 @@
 //   static_moving  S static + M moving entities: incremental, full (grid), and a world of the
 //                  M movers alone (the cost the incremental world is held to);
 //   all_moving     N entities all moving: incremental against full (grid);
-//   churn          N entities, a fraction destroyed and as many created per frame.
+//   churn          N entities, a fraction destroyed and as many created per frame;
+//   static_moving_frames  static_moving through the frame scheduler (bp_frame_step), with
+//                  the view's extras (sorted pairs, adjacency, events, query index).
 // Movers move by up to 5% of their extent per frame. With --host-busy a host thread spins
 // on one core the whole time, as a simulating host does. CSV: workload,dims,n,moving,threads,
 // host_busy,world,ms_median,ms_min,pairs.
@@ -41,6 +43,7 @@ typedef struct subject {
 	uint32_t count;  ///< entities it holds
 	double *ms;
 	size_t pairs;
+	bool scheduler; ///< frames through bp_frame_step (submit, build, publish) rather than bp_world_step
 } subject;
 
 // ---- the busy host -------------------------------------------------------------
@@ -150,12 +153,19 @@ static void run(const options *o, bp_scene *scene, subject *subjects, int count,
 	for (int32_t f = -2; f < (int32_t)o->frames; ++f) { // two warm-up frames
 		change(scene, subjects, count, &rng, ctx);
 		for (int s = 0; s < count; ++s) {
+			bp_world *w = subjects[s].world;
 			double t0 = now_ms();
-			if (bp_world_step(subjects[s].world) != BP_OK)
-				fprintf(stderr, "bp_perf_incremental: %s\n", bp_world_last_error(subjects[s].world));
+			bp_view *view = NULL;
+			bp_status status = subjects[s].scheduler ? bp_frame_step(w, &view) : bp_world_step(w);
 			if (f >= 0)
 				subjects[s].ms[f] = now_ms() - t0;
-			bp_world_pairs(subjects[s].world, &subjects[s].pairs);
+			if (status != BP_OK)
+				fprintf(stderr, "bp_perf_incremental: %s\n", bp_world_last_error(w));
+			if (view)
+				bp_view_pairs(view, &subjects[s].pairs);
+			else
+				bp_world_pairs(w, &subjects[s].pairs);
+			bp_frame_release(view);
 		}
 	}
 }
@@ -186,24 +196,28 @@ static bp_scene *generate(const options *o, uint32_t n)
 	return scene;
 }
 
-static void static_moving(const options *o, FILE *csv)
+/// `scheduler`: every world steps through bp_frame_step, view extras included.
+static void static_moving(const options *o, FILE *csv, bool scheduler)
 {
+	const char *workload = scheduler ? "static_moving_frames" : "static_moving";
 	uint32_t n = o->n_static + o->n_moving;
 	bp_scene *scene = generate(o, n);
 	if (!scene)
 		return;
 	movers m = {o->n_static, o->n_moving, malloc(o->n_moving * sizeof(uint32_t))};
 	subject subjects[MAX_WORLDS] = {
-		{"incremental", world_of(scene, 0, n, o->n_static, true, BP_ALGO_AUTO, o->threads), 0, n, NULL, 0},
-		{"full_grid", world_of(scene, 0, n, o->n_static, false, BP_ALGO_GRID, o->threads), 0, n, NULL, 0},
+		{"incremental", world_of(scene, 0, n, o->n_static, true, BP_ALGO_AUTO, o->threads), 0, n, NULL, 0, false},
+		{"full_grid", world_of(scene, 0, n, o->n_static, false, BP_ALGO_GRID, o->threads), 0, n, NULL, 0, false},
 		{"movers_only", world_of(scene, o->n_static, o->n_moving, 0, false, BP_ALGO_AUTO, o->threads), o->n_static,
-			o->n_moving, NULL, 0},
+			o->n_moving, NULL, 0, false},
 	};
-	for (int s = 0; s < MAX_WORLDS; ++s)
+	for (int s = 0; s < MAX_WORLDS; ++s) {
 		subjects[s].ms = malloc(o->frames * sizeof(double));
+		subjects[s].scheduler = scheduler;
+	}
 	if (o->skip_full) { // the incremental world alone, for a profiler
 		run(o, scene, subjects, 1, move_movers, &m);
-		report(csv, o, "static_moving", n, o->n_moving, &subjects[0]);
+		report(csv, o, workload, n, o->n_moving, &subjects[0]);
 		for (int s = 0; s < MAX_WORLDS; ++s) {
 			bp_world_destroy(subjects[s].world);
 			free(subjects[s].ms);
@@ -215,10 +229,10 @@ static void static_moving(const options *o, FILE *csv)
 	run(o, scene, subjects, MAX_WORLDS, move_movers, &m);
 	double med[MAX_WORLDS];
 	for (int s = 0; s < MAX_WORLDS; ++s) {
-		report(csv, o, "static_moving", n, o->n_moving, &subjects[s]);
+		report(csv, o, workload, n, o->n_moving, &subjects[s]);
 		med[s] = subjects[s].ms[o->frames / 2]; // sorted by report
 	}
-	printf("static_moving ratios: incremental / movers_only = %.2f (target <= 2), full_grid / incremental = %.1f\n",
+	printf("%s ratios: incremental / movers_only = %.2f, full_grid / incremental = %.1f\n", workload,
 		med[0] / med[2], med[1] / med[0]);
 	for (int s = 0; s < MAX_WORLDS; ++s) {
 		bp_world_destroy(subjects[s].world);
@@ -237,8 +251,8 @@ static void all_moving(const options *o, FILE *csv)
 		return;
 	movers m = {0, o->n_all, malloc(o->n_all * sizeof(uint32_t))};
 	subject subjects[2] = {
-		{"incremental", world_of(scene, 0, o->n_all, 0, true, BP_ALGO_AUTO, o->threads), 0, o->n_all, NULL, 0},
-		{"full_grid", world_of(scene, 0, o->n_all, 0, false, BP_ALGO_GRID, o->threads), 0, o->n_all, NULL, 0},
+		{"incremental", world_of(scene, 0, o->n_all, 0, true, BP_ALGO_AUTO, o->threads), 0, o->n_all, NULL, 0, false},
+		{"full_grid", world_of(scene, 0, o->n_all, 0, false, BP_ALGO_GRID, o->threads), 0, o->n_all, NULL, 0, false},
 	};
 	for (int s = 0; s < 2; ++s)
 		subjects[s].ms = malloc(o->frames * sizeof(double));
@@ -295,8 +309,8 @@ static void churn(const options *o, FILE *csv)
 		return;
 	churn_state c = {(uint32_t)(o->churn * o->n_all), {NULL, NULL}, o->n_all, scene};
 	subject subjects[2] = {
-		{"incremental", world_of(scene, 0, o->n_all, 0, true, BP_ALGO_AUTO, o->threads), 0, o->n_all, NULL, 0},
-		{"full_grid", world_of(scene, 0, o->n_all, 0, false, BP_ALGO_GRID, o->threads), 0, o->n_all, NULL, 0},
+		{"incremental", world_of(scene, 0, o->n_all, 0, true, BP_ALGO_AUTO, o->threads), 0, o->n_all, NULL, 0, false},
+		{"full_grid", world_of(scene, 0, o->n_all, 0, false, BP_ALGO_GRID, o->threads), 0, o->n_all, NULL, 0, false},
 	};
 	for (int s = 0; s < 2; ++s) {
 		subjects[s].ms = malloc(o->frames * sizeof(double));
@@ -355,7 +369,8 @@ static bool parse(int argc, char **argv, options *o)
 			o->only = v;
 		else {
 			fprintf(stderr, "usage: bp_perf_incremental [--dims 2|3] [--static S] [--moving M] [--n N] [--churn F]\n"
-					"       [--threads T] [--frames F] [--host-busy] [--only static_moving|all_moving|churn]\n"
+					"       [--threads T] [--frames F] [--host-busy]\n"
+					"       [--only static_moving|static_moving_frames|all_moving|churn]\n"
 					"       [--skip-full] [--csv FILE]\n");
 			return false;
 		}
@@ -384,7 +399,9 @@ int main(int argc, char **argv)
 	if (o.host_busy)
 		pthread_create(&host, NULL, host_spin, NULL);
 	if (!o.only || strcmp(o.only, "static_moving") == 0)
-		static_moving(&o, csv);
+		static_moving(&o, csv, false);
+	if (!o.only || strcmp(o.only, "static_moving_frames") == 0)
+		static_moving(&o, csv, true);
 	if (!o.only || strcmp(o.only, "all_moving") == 0)
 		all_moving(&o, csv);
 	if (!o.only || strcmp(o.only, "churn") == 0)
