@@ -472,13 +472,14 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 	double full_ns = (x->full_ns > 0 ? x->full_ns : INCREMENTAL_FULL_NS_GUESS) * scene->count;
 	double active_ns = (x->active_ns > 0 ? x->active_ns : INCREMENTAL_ACTIVE_NS_GUESS) *
 			   ((double)x->active_count + changes->count);
-	bool worth = (scene->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL) ||
-		     active_ns <= INCREMENTAL_REBUILD_FRACTION * full_ns;
+	bool forced_full = scene->debug_flags & BP_DEBUG_ALWAYS_FULL;
+	bool worth = !forced_full && ((scene->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL) ||
+					     active_ns <= INCREMENTAL_REBUILD_FRACTION * full_ns);
 	bool incremental = x->resting_valid && !changes->all && worth;
 	// A world mostly at rest that the model sends down the full path has a stale
 	// estimate (measured on a slow step): let it decay, so an incremental step comes
 	// back and measures again. A world changing all over keeps its estimate.
-	if (!worth && changes->count < scene->count / 4)
+	if (!worth && !forced_full && changes->count < scene->count / 4)
 		x->active_ns *= INCREMENTAL_ESTIMATE_DECAY;
 	bool left_rest = false;
 	if (incremental)
@@ -487,7 +488,7 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 	// A full step keeps a resting index when the next step is likely to use it.
 	if (status == BP_OK)
 		status = incremental ? incremental_path(x, scene, left_rest, pairs, stats)
-				     : full_step(x, scene, worth || x->full_ns == 0, pairs, stats);
+				     : full_step(x, scene, worth || forced_full || x->full_ns == 0, pairs, stats);
 	if (status != BP_OK) {
 		x->resting_valid = false; // the sets may be half updated: start over
 		return status;

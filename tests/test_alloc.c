@@ -349,14 +349,17 @@ static void assert_pairs_in_order(const bp_world *w, const oracle_pairs *want, u
 }
 
 /// Runs the life with the k-th allocation of the second step failing. Returns true when
-/// that step made at least k allocations; *active receives its active_count.
-static bool incremental_step_with_failure(inc_scene *s, uint64_t k, int threads, uint32_t *active)
+/// that step made at least k allocations; *active receives its active_count. debug_flags
+/// pick the path the step takes (BP_DEBUG_ALWAYS_FULL or BP_DEBUG_ALWAYS_INCREMENTAL).
+static bool incremental_step_with_failure(inc_scene *s, uint64_t k, int threads, uint32_t debug_flags,
+	uint32_t *active)
 {
 	static float soa[6][INC_N];
 	bp_set_allocator(&counting);
 	arm(0);
 	bp_world_def def = bp_world_def_default();
 	def.incremental = true;
+	def.debug_flags = debug_flags; // the path this variant is for, whatever the timings
 	def.thread_count = threads;
 	bp_world *w = NULL;
 	cr_assert_eq(bp_world_create(&def, &w), BP_OK);
@@ -428,7 +431,8 @@ static void fail_incremental_step(bool many, int threads)
 	inc_scene *s = make_inc_scene(many);
 	uint64_t k = 1;
 	uint32_t active = 0;
-	while (incremental_step_with_failure(s, k, threads, &active)) {
+	uint32_t path = many ? BP_DEBUG_ALWAYS_FULL : BP_DEBUG_ALWAYS_INCREMENTAL;
+	while (incremental_step_with_failure(s, k, threads, path, &active)) {
 		++k;
 		cr_assert_lt(k, 100000, "the step never stops allocating");
 	}
@@ -479,6 +483,7 @@ Test(alloc, incremental_changes_failing_each_allocation, .timeout = 120)
 		cr_assert_lt(j, 1000, "every failed allocation of the creation failed it");
 		bp_world_def def = bp_world_def_default();
 		def.incremental = true;
+		def.debug_flags = BP_DEBUG_ALWAYS_INCREMENTAL; // the incremental path, whatever the timings
 		bp_world *w = NULL;
 		arm(0);
 		cr_assert_eq(bp_world_create(&def, &w), BP_OK);
@@ -498,6 +503,7 @@ Test(alloc, incremental_changes_failing_each_allocation, .timeout = 120)
 		arm(0);
 		bp_world_def def = bp_world_def_default();
 		def.incremental = true;
+		def.debug_flags = BP_DEBUG_ALWAYS_INCREMENTAL; // the incremental path, whatever the timings
 		def.thread_count = 2;
 		bp_world *w = NULL;
 		cr_assert_eq(bp_world_create(&def, &w), BP_OK);

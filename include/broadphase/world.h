@@ -75,7 +75,11 @@ typedef enum bp_debug_flag {
 	/// Incremental worlds take the incremental path whenever they have a resting
 	/// index, whatever the measured costs say, so tests on small worlds exercise it.
 	BP_DEBUG_ALWAYS_INCREMENTAL = 1u << 2,
-	BP_DEBUG_ALL = BP_DEBUG_NO_COHERENCE | BP_DEBUG_NO_SIMD | BP_DEBUG_ALWAYS_INCREMENTAL
+	/// Incremental worlds rebuild in full every step (and keep the resting index
+	/// for the next), so tests can compare the two paths step by step. Wins over
+	/// BP_DEBUG_ALWAYS_INCREMENTAL.
+	BP_DEBUG_ALWAYS_FULL = 1u << 3,
+	BP_DEBUG_ALL = BP_DEBUG_NO_COHERENCE | BP_DEBUG_NO_SIMD | BP_DEBUG_ALWAYS_INCREMENTAL | BP_DEBUG_ALWAYS_FULL
 } bp_debug_flag;
 
 /// World settings. Always start from bp_world_def_default(); fields are only
