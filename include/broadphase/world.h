@@ -206,7 +206,9 @@ BP_API bp_status bp_world_set_bounds(bp_world *world, uint32_t first, uint32_t c
 // or after enough changes to make the resting index stale, the step rebuilds it in
 // full (the grid algorithm), a choice made from the measured cost of both paths that
 // never changes a pair or the order. Bulk hosts pass only what moved, by dense index
-// or by handle, with the two calls below.
+// or by handle, with the two calls below. The calls of this section work in every
+// world (the marks cost nothing in a world that is not incremental) and, like every
+// call that changes entities, belong to the world's writer thread.
 
 /// Sets the bounds of the entities at dense_indices[0 .. count): element i of the
 /// arrays goes to dense index dense_indices[i] (an index listed twice takes its
