@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
-// `bp frames`: a host loop over the frame scheduler. Each frame the host moves every entity, submits,
+// `bp frames`: a host loop over the frame scheduler. Each frame the host moves the moving entities, submits,
 // and does its own work (AABB queries on the last published view, optional busy time) while the build runs.
 #define _POSIX_C_SOURCE 200809L
 #include "cli.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
@@ -13,26 +14,29 @@
 
 const char cli_frames_usage[] =
 	"usage: bp frames --n N [--dist NAME] [--dims 2|3] [--frames F] [--threads T] [--algo NAME]\n"
-	"                 [--seed S] [--host-ms H] [--queries Q] [--verbose] [--stats]\n"
+	"                 [--seed S] [--host-ms H] [--queries Q] [--moving M] [--incremental]\n"
+	"                 [--verbose] [--stats]\n"
 	"\n"
 	"Runs F frames through the frame scheduler. Frame 1 is the generated scene; from frame 2\n"
-	"on every entity moves by a fixed velocity (up to 5% of its extent per axis) and bounces\n"
-	"off the box of the frame-1 centres. Per frame the host thread updates the bounds,\n"
+	"on every moving entity moves by a fixed velocity (up to 5% of its extent per axis) and\n"
+	"bounces off the box of the frame-1 centres. Per frame the host thread updates the bounds,\n"
 	"submits, and while the build runs does Q AABB queries (each sized to hit about 10\n"
 	"entities) on the previous frame's view plus H ms of busy work; then it waits for the\n"
 	"frame, takes its view and counts the pair events. When stdout is not a terminal, one\n"
 	"line per frame:\n"
 	"  frame=K build_ms=<builder> host_ms=<host work> query_p50_us=.. query_p99_us=..\n"
-	"  pairs=.. began=.. ended=..\n"
+	"  pairs=.. began=.. ended=.. active=..\n"
 	"(frame 1 has no earlier view: its query times are 0). On a terminal a progress bar on\n"
 	"stderr instead (per-frame lines too with --verbose). Then one summary line:\n"
 	"  frames=F n=N algo=<that ran> threads=T build_ms_median=.. frame_ms_median=..\n"
 	"  overlap=.. query_p50_us=.. query_p99_us=.. pairs_last=.. host_ms_median=..\n"
-	"  query_hits_mean=..\n"
+	"  query_hits_mean=.. active_median=..\n"
 	"host_ms is everything the host did in a frame except waiting (update, submit, queries,\n"
 	"busy work); frame_ms is the host's wall time per frame; overlap is the median over\n"
 	"frames of (host_ms + build_ms) / frame_ms: 1 when serial, up to 2 when the build hides\n"
-	"entirely behind equally long host work.\n"
+	"entirely behind equally long host work. active is the library's active_count: the\n"
+	"entities the frame searched again (with --incremental; the entity count when it rebuilt\n"
+	"in full, 0 in a world that is not incremental); active_median its median over frames.\n"
 	"  --n N         number of entities (required)\n"
 	"  --dist NAME   uniform (default), clustered, mixed, line or boxprune\n"
 	"  --dims D      2 or 3 (default 3)\n"
@@ -42,6 +46,13 @@ const char cli_frames_usage[] =
 	"  --seed S      scene and motion seed (default 1)\n"
 	"  --host-ms H   simulated host work per frame in ms, a busy loop (default 0)\n"
 	"  --queries Q   AABB queries per frame on the host thread (default 10)\n"
+	"  --moving M    fraction of the entities that move, in (0, 1] (default 1): round(M * N)\n"
+	"                of them (at least 1), every (1/M)-th by index (dense index\n"
+	"                floor(j * N / count) for mover j), are dynamic; the others are created\n"
+	"                static (they never pair with each other) and are not passed to the\n"
+	"                library after frame 1: below 1 the movers' bounds go in with\n"
+	"                bp_world_set_bounds_indexed\n"
+	"  --incremental the world is created with def.incremental: a frame costs what changed\n"
 	"  --verbose     per-frame lines even on a terminal\n"
 	"  --stats       after the summary, one line of the library's per-stage statistics,\n"
 	"                medians over the frames (times in ms, 1 ns resolution):\n"
@@ -63,6 +74,8 @@ enum {
 	OPT_SEED,
 	OPT_HOST_MS,
 	OPT_QUERIES,
+	OPT_MOVING,
+	OPT_INCREMENTAL,
 	OPT_VERBOSE,
 	OPT_STATS,
 	OPT_COUNT
@@ -80,9 +93,29 @@ typedef struct frames_args {
 	int threads;
 	uint32_t queries;
 	double host_ms;
+	double moving; ///< fraction of the entities that move, (0, 1]
+	bool incremental;
 	bool verbose;
 	bool stats;
 } frames_args;
+
+/// `--moving M`: a decimal fraction in (0, 1]. By hand around strtod, which would
+/// accept leading spaces, hex, "nan" and "inf".
+static bool parse_fraction(const char *text, double *out, FILE *err)
+{
+	bool ok = (text[0] >= '0' && text[0] <= '9') || text[0] == '.';
+	for (const char *c = text; ok && *c; ++c)
+		ok = (*c >= '0' && *c <= '9') || *c == '.' || *c == 'e' || *c == 'E' || *c == '-' || *c == '+';
+	char *end = NULL;
+	errno = 0;
+	double value = ok ? strtod(text, &end) : 0;
+	if (!ok || errno != 0 || *end != '\0' || !(value > 0 && value <= 1)) {
+		fprintf(err, "bp frames: --moving: expected a fraction in (0, 1], got '%s'\n", text);
+		return false;
+	}
+	*out = value;
+	return true;
+}
 
 static int parse_args(int argc, char **argv, frames_args *a, FILE *out, FILE *err, bool *help)
 {
@@ -90,7 +123,8 @@ static int parse_args(int argc, char **argv, frames_args *a, FILE *out, FILE *er
 		[OPT_DIST] = CLI_VALUE("--dist"), [OPT_N] = CLI_VALUE("--n"), [OPT_DIMS] = CLI_VALUE("--dims"),
 		[OPT_FRAMES] = CLI_VALUE("--frames"), [OPT_THREADS] = CLI_VALUE("--threads"),
 		[OPT_ALGO] = CLI_VALUE("--algo"), [OPT_SEED] = CLI_VALUE("--seed"), [OPT_HOST_MS] = CLI_VALUE("--host-ms"),
-		[OPT_QUERIES] = CLI_VALUE("--queries"), [OPT_VERBOSE] = CLI_FLAG("--verbose"),
+		[OPT_QUERIES] = CLI_VALUE("--queries"), [OPT_MOVING] = CLI_VALUE("--moving"),
+		[OPT_INCREMENTAL] = CLI_FLAG("--incremental"), [OPT_VERBOSE] = CLI_FLAG("--verbose"),
 		[OPT_STATS] = CLI_FLAG("--stats"),
 	};
 	int positional_count;
@@ -105,8 +139,9 @@ static int parse_args(int argc, char **argv, frames_args *a, FILE *out, FILE *er
 		fprintf(err, "bp frames: --n is required (see 'bp help frames')\n");
 		return CLI_EXIT_USAGE;
 	}
-	*a = (frames_args){.gen = bp_gen_def_default(), .algorithm = BP_ALGO_AUTO, .queries = 10,
-		.verbose = options[OPT_VERBOSE].seen, .stats = options[OPT_STATS].seen};
+	*a = (frames_args){.gen = bp_gen_def_default(), .algorithm = BP_ALGO_AUTO, .queries = 10, .moving = 1.0,
+		.incremental = options[OPT_INCREMENTAL].seen, .verbose = options[OPT_VERBOSE].seen,
+		.stats = options[OPT_STATS].seen};
 	a->gen.frames = 100;
 	if (options[OPT_DIST].seen && bp_distribution_from_name(options[OPT_DIST].value, &a->gen.dist) != BP_OK) {
 		fprintf(err, "bp frames: --dist: unknown distribution '%s' (known:", options[OPT_DIST].value);
@@ -150,14 +185,22 @@ static int parse_args(int argc, char **argv, frames_args *a, FILE *out, FILE *er
 			return CLI_EXIT_USAGE;
 		a->queries = (uint32_t)value;
 	}
+	if (options[OPT_MOVING].seen && !parse_fraction(options[OPT_MOVING].value, &a->moving, err))
+		return CLI_EXIT_USAGE;
 	return CLI_EXIT_OK;
 }
 
 // ---- motion -------------------------------------------------------------------
 
 /// Centre, half extent and velocity per axis, and the bounds arrays handed to the world.
+/// Only `count` of the n entities move: mover j is entity index[j] (index NULL when all
+/// move, then mover j is entity j). min/max hold mover j's bounds at element j, the
+/// compact form bp_world_set_bounds_indexed takes; before the first step they hold
+/// every entity's frame-1 bounds.
 typedef struct motion {
 	uint32_t n;
+	uint32_t count;  ///< movers
+	uint32_t *index; ///< dense index of each mover, ascending; NULL when all move
 	int dims;
 	float *centre[3], *half[3], *velocity[3];
 	float *min[3], *max[3];
@@ -166,6 +209,7 @@ typedef struct motion {
 
 static void motion_free(motion *m)
 {
+	free(m->index);
 	for (int a = 0; a < 3; ++a) {
 		free(m->centre[a]);
 		free(m->half[a]);
@@ -178,9 +222,25 @@ static void motion_free(motion *m)
 /// Uniform in [0, 1) from a 64-bit hash.
 static double unit_from(uint64_t bits) { return (double)(bits >> 11) * 0x1p-53; }
 
-static bool motion_init(motion *m, const bp_scene *scene, uint64_t seed)
+/// Movers for a fraction in (0, 1]: round(fraction * n), at least 1.
+static uint32_t mover_count(uint32_t n, double fraction)
 {
-	*m = (motion){.n = scene->count, .dims = scene->dims};
+	double count = floor(fraction * (double)n + 0.5);
+	return count < 1 ? 1 : count >= n ? n : (uint32_t)count;
+}
+
+static bool motion_init(motion *m, const bp_scene *scene, uint64_t seed, uint32_t count)
+{
+	*m = (motion){.n = scene->count, .count = count, .dims = scene->dims};
+	// Evenly spread over the dense indices, so that a sorted or clustered scene
+	// order still spreads the movers over the scene: floor(j * n / count) is
+	// strictly increasing because count <= n.
+	if (count < m->n) {
+		if (!(m->index = malloc((size_t)count * sizeof(uint32_t))))
+			return false;
+		for (uint32_t j = 0; j < count; ++j)
+			m->index[j] = (uint32_t)((uint64_t)j * m->n / count);
+	}
 	const size_t bytes = (size_t)scene->count * sizeof(float);
 	for (int a = 0; a < m->dims; ++a) {
 		if (!(m->centre[a] = malloc(bytes)) || !(m->half[a] = malloc(bytes)) || !(m->velocity[a] = malloc(bytes)) ||
@@ -206,13 +266,15 @@ static bool motion_init(motion *m, const bp_scene *scene, uint64_t seed)
 	return true;
 }
 
-/// One frame of motion: each centre moves by its velocity and bounces off the bounce box.
+/// One frame of motion: each mover's centre moves by its velocity and bounces off the
+/// bounce box; its bounds go to element j of min/max.
 static void motion_step(motion *m)
 {
 	for (int a = 0; a < m->dims; ++a) {
 		const float lo = m->lo[a], hi = m->hi[a];
 		float *c = m->centre[a], *h = m->half[a], *v = m->velocity[a], *mn = m->min[a], *mx = m->max[a];
-		for (uint32_t i = 0; i < m->n; ++i) {
+		for (uint32_t j = 0; j < m->count; ++j) {
+			const uint32_t i = m->index ? m->index[j] : j;
 			float x = c[i] + v[i];
 			if (x < lo || x > hi) {
 				x = x < lo ? lo + (lo - x) : hi - (x - hi);
@@ -220,8 +282,8 @@ static void motion_step(motion *m)
 			}
 			x = fminf(fmaxf(x, lo), hi);
 			c[i] = x;
-			mn[i] = x - h[i];
-			mx[i] = x + h[i];
+			mn[j] = x - h[i];
+			mx[j] = x + h[i];
 		}
 	}
 }
@@ -235,7 +297,8 @@ static bp_bounds_arrays motion_bounds(const motion *m)
 /// Edge of a cubic query box expected to overlap QUERY_TARGET_HITS boxes if the
 /// boxes were spread evenly over the scene: n * prod((s + e_a) / L_a) = target,
 /// with e_a the mean extent and L_a the scene's span on axis a. Clustered scenes
-/// return more per query (queries are centred on entities).
+/// return more per query (queries are centred on entities). Before the first
+/// motion_step only: min/max then hold every entity's bounds.
 static float query_edge(const motion *m)
 {
 	double span[3] = {1, 1, 1}, extent[3] = {0, 0, 0};
@@ -305,6 +368,7 @@ typedef struct frames_run {
 	uint64_t *query_ns; ///< frames * queries
 	uint64_t *frame_query_ns;
 	double *build_ms, *host_ms, *frame_ms, *overlap;
+	double *active; ///< per frame, bp_frame_stats.active_count
 	bp_frame_stats *stats; ///< per frame, with --stats only
 	uint64_t hits_total;
 	FILE *out, *err;
@@ -321,20 +385,41 @@ static int create_world(frames_run *r)
 			one.dims, bp_status_string(status));
 		return cli_exit_for_status(status);
 	}
-	int code = cli_world_from_scene("frames", r->scene, 0, r->args.algorithm, r->args.threads, &r->world, r->err);
-	if (code != CLI_EXIT_OK)
-		return code;
-	// Pair events name pairs by user key: the scene id, so they are distinct.
-	for (uint32_t i = 0; i < r->scene->count; ++i) {
-		status = bp_entity_set_user_key(r->world, bp_world_entity_at(r->world, i), r->scene->ids[i]);
-		if (status != BP_OK) {
-			fprintf(r->err, "bp frames: %s\n", bp_world_last_error(r->world));
-			return cli_exit_for_status(status);
-		}
-	}
-	if (!motion_init(&r->motion, r->scene, r->args.gen.seed)) {
+	if (!motion_init(&r->motion, r->scene, r->args.gen.seed, mover_count(r->scene->count, r->args.moving))) {
 		fprintf(r->err, "bp frames: out of memory\n");
 		return CLI_EXIT_RESOURCE;
+	}
+	// As cli_world_from_scene, plus def.incremental.
+	bp_world_def def = bp_world_def_default();
+	def.dims = r->scene->dims;
+	def.capacity = r->scene->count;
+	def.algorithm = r->args.algorithm;
+	def.thread_count = r->args.threads;
+	def.incremental = r->args.incremental;
+	status = bp_world_create(&def, &r->world);
+	if (status != BP_OK) {
+		fprintf(r->err, "bp frames: cannot create a world: %s\n", bp_status_string(status));
+		return cli_exit_for_status(status);
+	}
+	bp_bounds_arrays bounds = bp_scene_frame_bounds(r->scene, 0);
+	bp_entity_def common = bp_entity_def_default();
+	status = bp_world_create_entities(r->world, r->scene->count, &bounds, &common, NULL);
+	// Pair events name pairs by user key: the scene id, so they are distinct.
+	// Entities that do not move are static: a world mostly at rest.
+	const motion *m = &r->motion;
+	for (uint32_t i = 0, j = 0; status == BP_OK && i < r->scene->count; ++i) {
+		bp_entity e = bp_world_entity_at(r->world, i);
+		status = bp_entity_set_user_key(r->world, e, r->scene->ids[i]);
+		if (m->index && (j >= m->count || m->index[j] != i)) {
+			if (status == BP_OK)
+				status = bp_entity_set_kind(r->world, e, BP_KIND_STATIC);
+		} else {
+			++j;
+		}
+	}
+	if (status != BP_OK) {
+		fprintf(r->err, "bp frames: %s\n", bp_world_last_error(r->world));
+		return cli_exit_for_status(status);
 	}
 	return CLI_EXIT_OK;
 }
@@ -380,7 +465,7 @@ static void print_progress(frames_run *r, uint32_t frame, double p99)
 
 static int run_frames(frames_run *r)
 {
-	const uint32_t frames = r->args.gen.frames, q = r->args.queries, n = r->motion.n;
+	const uint32_t frames = r->args.gen.frames, q = r->args.queries;
 	const float edge = query_edge(&r->motion);
 	uint32_t *scratch = malloc(QUERY_CAPACITY * sizeof(uint32_t));
 	if (!scratch) {
@@ -395,7 +480,11 @@ static int run_frames(frames_run *r)
 		bp_status status = BP_OK;
 		if (f > 0) {
 			motion_step(&r->motion);
-			status = bp_world_set_bounds(r->world, 0, n, &bounds);
+			// Only the movers reach the library: an incremental world sees just them change.
+			if (r->motion.index)
+				status = bp_world_set_bounds_indexed(r->world, r->motion.count, r->motion.index, &bounds);
+			else
+				status = bp_world_set_bounds(r->world, 0, r->motion.count, &bounds);
 		}
 		uint64_t number = 0;
 		if (status == BP_OK)
@@ -428,14 +517,15 @@ static int run_frames(frames_run *r)
 		r->host_ms[f] = (double)(t_host - t0) / 1e6;
 		r->frame_ms[f] = (double)(t_end - t0) / 1e6;
 		r->overlap[f] = (r->host_ms[f] + r->build_ms[f]) / r->frame_ms[f];
+		r->active[f] = stats.active_count;
 		const size_t done = f > 0 ? q : 0; // frame 1 has no earlier view to query
 		memcpy(r->frame_query_ns, r->query_ns + (size_t)f * q, done * sizeof(uint64_t));
 		double p50 = quantile_ns(r->frame_query_ns, done, 0.5), p99 = quantile_ns(r->frame_query_ns, done, 0.99);
 		if (r->lines)
 			fprintf(r->out,
 				"frame=%u build_ms=%.3f host_ms=%.3f query_p50_us=%.3f query_p99_us=%.3f pairs=%zu began=%zu "
-				"ended=%zu\n",
-				f + 1, r->build_ms[f], r->host_ms[f], p50 / 1e3, p99 / 1e3, pairs, began, ended);
+				"ended=%zu active=%u\n",
+				f + 1, r->build_ms[f], r->host_ms[f], p50 / 1e3, p99 / 1e3, pairs, began, ended, stats.active_count);
 		if (r->progress)
 			print_progress(r, f, p99);
 	}
@@ -454,10 +544,12 @@ static void print_summary(frames_run *r)
 	bp_frame_stats stats = bp_view_stats(r->view);
 	fprintf(r->out,
 		"frames=%u n=%u algo=%s threads=%d build_ms_median=%.3f frame_ms_median=%.3f overlap=%.3f "
-		"query_p50_us=%.3f query_p99_us=%.3f pairs_last=%zu host_ms_median=%.3f query_hits_mean=%.1f\n",
+		"query_p50_us=%.3f query_p99_us=%.3f pairs_last=%zu host_ms_median=%.3f query_hits_mean=%.1f "
+		"active_median=%.1f\n",
 		frames, r->motion.n, bp_algorithm_name(stats.algorithm), stats.thread_count, median(r->build_ms, frames),
 		median(r->frame_ms, frames), median(r->overlap, frames), p50 / 1e3, p99 / 1e3, pairs,
-		median(r->host_ms, frames), queries ? (double)r->hits_total / (double)queries : 0.0);
+		median(r->host_ms, frames), queries ? (double)r->hits_total / (double)queries : 0.0,
+		median(r->active, frames));
 }
 
 /// --stats: medians over the frames of each field of the library's bp_frame_stats.
@@ -517,8 +609,9 @@ int cli_frames(int argc, char **argv, FILE *out, FILE *err)
 		r.host_ms = calloc(frames, sizeof(double));
 		r.frame_ms = calloc(frames, sizeof(double));
 		r.overlap = calloc(frames, sizeof(double));
+		r.active = calloc(frames, sizeof(double));
 		r.stats = r.args.stats ? calloc(frames, sizeof(bp_frame_stats)) : NULL;
-		if (!r.query_ns || !r.frame_query_ns || !r.build_ms || !r.host_ms || !r.frame_ms || !r.overlap ||
+		if (!r.query_ns || !r.frame_query_ns || !r.build_ms || !r.host_ms || !r.frame_ms || !r.overlap || !r.active ||
 			(r.args.stats && !r.stats)) {
 			fprintf(err, "bp frames: out of memory\n");
 			code = CLI_EXIT_RESOURCE;
@@ -540,6 +633,7 @@ int cli_frames(int argc, char **argv, FILE *out, FILE *err)
 	free(r.host_ms);
 	free(r.frame_ms);
 	free(r.overlap);
+	free(r.active);
 	free(r.stats);
 	return code;
 }
