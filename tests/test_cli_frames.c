@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // `bp frames` run in-process through bp_cli_main: the output format, frame 1 against the oracle,
-// the pair-event bookkeeping from frame to frame, every algorithm against brute, and usage errors.
+// the pair-event bookkeeping from frame to frame, every algorithm against brute, --moving and
+// --incremental against brute, and usage errors.
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <inttypes.h>
@@ -38,7 +39,7 @@ static double number(const char *line, const char *end, const char *key)
 /// Per-frame numbers and the summary line of one run.
 typedef struct frames_output {
 	int frames;
-	uint64_t pairs[64], began[64], ended[64];
+	uint64_t pairs[64], began[64], ended[64], active[64];
 	const char *summary, *summary_end;
 } frames_output;
 
@@ -58,6 +59,7 @@ static frames_output parse_output(const char *text)
 			o.pairs[o.frames] = (uint64_t)number(line, end, "pairs");
 			o.began[o.frames] = (uint64_t)number(line, end, "began");
 			o.ended[o.frames] = (uint64_t)number(line, end, "ended");
+			o.active[o.frames] = (uint64_t)number(line, end, "active");
 			o.frames++;
 		} else {
 			cr_assert_null(o.summary, "two summary lines");
@@ -88,6 +90,8 @@ Test(cli_frames, summary_and_one_line_per_frame, .timeout = 60)
 	cr_assert(strncmp(algo, "auto", 4) != 0, "algo names the algorithm that ran");
 	static const char *const keys[] = {"build_ms_median", "frame_ms_median", "overlap", "query_p50_us",
 		"query_p99_us", "host_ms_median", "query_hits_mean"};
+	// A world that is not incremental reports no active entities.
+	cr_assert_eq(number(s, e, "active_median"), 0);
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
 		cr_assert_gt(number(s, e, keys[i]), 0, "%s", keys[i]);
 	cr_assert_eq(number(s, e, "pairs_last"), o.pairs[5]);
@@ -97,19 +101,16 @@ Test(cli_frames, summary_and_one_line_per_frame, .timeout = 60)
 	result_free(&r);
 }
 
-/// Frame 1 is the generated scene unmoved: its pairs are those of the oracle on it.
-static void expect_frame1_matches_oracle(const char *dist, const char *dims)
+/// Oracle pairs of the generated scene unmoved (frame 1). With movers < n only the
+/// movers bp frames documents for --moving are dynamic: entity floor(j * n / movers)
+/// for mover j; the others are static and never pair with each other.
+static oracle_pairs frame1_oracle(const char *dist, int dims, uint32_t n, uint64_t seed, uint32_t movers)
 {
-	cli_result r = BP("frames", "--dist", dist, "--n", "2000", "--dims", dims, "--frames", "2", "--seed", "7",
-		"--threads", "2", "--queries", "2");
-	expect_code(&r, CLI_EXIT_OK, dist);
-	frames_output o = parse_output(r.out);
-
 	bp_gen_def def = bp_gen_def_default();
 	cr_assert_eq(bp_distribution_from_name(dist, &def.dist), BP_OK);
-	def.n = 2000;
-	def.dims = atoi(dims);
-	def.seed = 7;
+	def.n = n;
+	def.dims = dims;
+	def.seed = seed;
 	bp_scene *scene = NULL;
 	cr_assert_eq(bp_scene_generate(&def, &scene), BP_OK);
 	oracle_box *boxes = calloc(scene->count, sizeof *boxes);
@@ -121,8 +122,24 @@ static void expect_frame1_matches_oracle(const char *dist, const char *dims)
 		}
 		boxes[i].category = 1;
 		boxes[i].mask = UINT32_MAX;
+		boxes[i].is_static = movers < scene->count;
 	}
+	for (uint32_t j = 0; movers < scene->count && j < movers; ++j)
+		boxes[(uint64_t)j * scene->count / movers].is_static = false;
 	oracle_pairs want = oracle_find_pairs(boxes, scene->count, scene->dims);
+	free(boxes);
+	bp_scene_destroy(scene);
+	return want;
+}
+
+/// Frame 1 is the generated scene unmoved: its pairs are those of the oracle on it.
+static void expect_frame1_matches_oracle(const char *dist, const char *dims)
+{
+	cli_result r = BP("frames", "--dist", dist, "--n", "2000", "--dims", dims, "--frames", "2", "--seed", "7",
+		"--threads", "2", "--queries", "2");
+	expect_code(&r, CLI_EXIT_OK, dist);
+	frames_output o = parse_output(r.out);
+	oracle_pairs want = frame1_oracle(dist, atoi(dims), 2000, 7, 2000);
 	cr_assert_gt(want.count, 0, "a scene without pairs tests nothing");
 	cr_assert_eq(o.pairs[0], want.count, "%s %sD frame 1: %" PRIu64 " pairs, oracle %zu", dist, dims, o.pairs[0],
 		want.count);
@@ -130,8 +147,6 @@ static void expect_frame1_matches_oracle(const char *dist, const char *dims)
 	cr_assert_eq(o.began[0], want.count);
 	cr_assert_eq(o.ended[0], 0);
 	oracle_pairs_free(&want);
-	free(boxes);
-	bp_scene_destroy(scene);
 	result_free(&r);
 }
 
@@ -193,6 +208,58 @@ Test(cli_frames, algorithms_agree_with_brute_every_frame, .timeout = 120)
 	}
 }
 
+// --moving 0.05 --incremental: 100 of 2000 entities move, the rest are static and
+// untouched after frame 1. Frame 1 against the oracle (statics do not pair with each
+// other); every frame's pairs and events against a world that is not incremental
+// running brute on the same motion. An incremental frame searches at most the movers
+// again; the step may also rebuild in full (active = n), a choice made from measured
+// costs, so the test asks only that some frame took the incremental path (on this
+// scene each one does, by an order of magnitude in cost).
+Test(cli_frames, moving_incremental_matches_brute, .timeout = 120)
+{
+	static const char *const dists[][2] = {{"uniform", "3"}, {"clustered", "2"}};
+	const uint32_t n = 2000, movers = 100;
+	for (size_t d = 0; d < sizeof dists / sizeof dists[0]; ++d) {
+		cli_result ref = BP("frames", "--dist", dists[d][0], "--dims", dists[d][1], "--n", "2000", "--frames",
+			"10", "--seed", "7", "--moving", "0.05", "--algo", "brute", "--threads", "1", "--queries", "1");
+		expect_code(&ref, CLI_EXIT_OK, "brute");
+		cli_result r = BP("frames", "--dist", dists[d][0], "--dims", dists[d][1], "--n", "2000", "--frames", "10",
+			"--seed", "7", "--moving", "0.05", "--incremental", "--threads", "2", "--queries", "2");
+		expect_code(&r, CLI_EXIT_OK, "--incremental");
+		frames_output want = parse_output(ref.out), got = parse_output(r.out);
+		cr_assert_eq(got.frames, 10);
+		cr_assert_eq(want.frames, 10);
+
+		oracle_pairs oracle = frame1_oracle(dists[d][0], atoi(dists[d][1]), n, 7, movers);
+		cr_assert_gt(oracle.count, 0, "a scene without pairs tests nothing");
+		cr_assert_eq(got.pairs[0], oracle.count, "%s frame 1: %" PRIu64 " pairs, oracle %zu", dists[d][0],
+			got.pairs[0], oracle.count);
+		oracle_pairs_free(&oracle);
+
+		uint64_t changes = 0;
+		int incremental_frames = 0;
+		for (int k = 0; k < got.frames; ++k) {
+			cr_assert_eq(got.pairs[k], want.pairs[k], "%s frame %d", dists[d][0], k + 1);
+			cr_assert_eq(got.began[k], want.began[k], "%s frame %d", dists[d][0], k + 1);
+			cr_assert_eq(got.ended[k], want.ended[k], "%s frame %d", dists[d][0], k + 1);
+			cr_assert_eq(want.active[k], 0, "a world that is not incremental reports no active entities");
+			if (k == 0) {
+				cr_assert_eq(got.active[k], n, "frame 1 searches every entity");
+				continue;
+			}
+			changes += got.began[k] + got.ended[k];
+			cr_assert(got.active[k] <= movers || got.active[k] == n, "%s frame %d: active=%" PRIu64, dists[d][0],
+				k + 1, got.active[k]);
+			incremental_frames += got.active[k] <= movers;
+		}
+		cr_assert_gt(changes, 0, "%s: the movers did not move", dists[d][0]);
+		cr_assert_gt(incremental_frames, 0, "%s: no frame took the incremental path", dists[d][0]);
+		cr_assert_geq(number(got.summary, got.summary_end, "active_median"), 1);
+		result_free(&r);
+		result_free(&ref);
+	}
+}
+
 Test(cli_frames, usage_errors, .timeout = 30)
 {
 	static const struct {
@@ -207,6 +274,13 @@ Test(cli_frames, usage_errors, .timeout = 30)
 		{{"frames", "--n", "100", "--algo", "nosuch"}, "nosuch"},
 		{{"frames", "--n", "100", "--bogus"}, "--bogus"},
 		{{"frames", "--n", "100", "scene.txt"}, "scene.txt"},
+		{{"frames", "--n", "100", "--moving", "0"}, "--moving"},
+		{{"frames", "--n", "100", "--moving", "1.5"}, "--moving"},
+		{{"frames", "--n", "100", "--moving", "-0.5"}, "--moving"},
+		{{"frames", "--n", "100", "--moving", "half"}, "--moving"},
+		{{"frames", "--n", "100", "--moving", "0.5x"}, "--moving"},
+		{{"frames", "--n", "100", "--moving", "nan"}, "--moving"},
+		{{"frames", "--n", "100", "--moving"}, "--moving"},
 	};
 	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; ++i) {
 		const char *const *a = cases[i].args;
