@@ -213,8 +213,7 @@ Test(cli_frames, algorithms_agree_with_brute_every_frame, .timeout = 120)
 // other); every frame's pairs and events against a world that is not incremental
 // running brute on the same motion. An incremental frame searches at most the movers
 // again; the step may also rebuild in full (active = n), a choice made from measured
-// costs, so the test asks only that some frame took the incremental path (on this
-// scene each one does, by an order of magnitude in cost).
+// costs that a test must not depend on (tests/test_incremental.c forces each path).
 Test(cli_frames, moving_incremental_matches_brute, .timeout = 120)
 {
 	static const char *const dists[][2] = {{"uniform", "3"}, {"clustered", "2"}};
@@ -237,7 +236,6 @@ Test(cli_frames, moving_incremental_matches_brute, .timeout = 120)
 		oracle_pairs_free(&oracle);
 
 		uint64_t changes = 0;
-		int incremental_frames = 0;
 		for (int k = 0; k < got.frames; ++k) {
 			cr_assert_eq(got.pairs[k], want.pairs[k], "%s frame %d", dists[d][0], k + 1);
 			cr_assert_eq(got.began[k], want.began[k], "%s frame %d", dists[d][0], k + 1);
@@ -250,10 +248,8 @@ Test(cli_frames, moving_incremental_matches_brute, .timeout = 120)
 			changes += got.began[k] + got.ended[k];
 			cr_assert(got.active[k] <= movers || got.active[k] == n, "%s frame %d: active=%" PRIu64, dists[d][0],
 				k + 1, got.active[k]);
-			incremental_frames += got.active[k] <= movers;
 		}
 		cr_assert_gt(changes, 0, "%s: the movers did not move", dists[d][0]);
-		cr_assert_gt(incremental_frames, 0, "%s: no frame took the incremental path", dists[d][0]);
 		cr_assert_geq(number(got.summary, got.summary_end, "active_median"), 1);
 		result_free(&r);
 		result_free(&ref);
