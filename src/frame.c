@@ -33,9 +33,10 @@ bp_status bp_frame_acquire(bp_world *w, bp_view **out)
 {
 	if (!out)
 		return BP_ERR_INVALID_ARGUMENT;
-	*out = w ? bpi_frames_acquire(w->frames) : NULL;
+	*out = NULL;
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
+	*out = bpi_frames_acquire(w->frames);
 	return *out ? BP_OK : BP_ERR_OUT_OF_RANGE;
 }
 

@@ -118,16 +118,12 @@ static int choose_axis(const bpi_soa *soa, uint32_t count, int dims, float *exte
 	return best;
 }
 
-bp_status bpi_view_index_build(bpi_view_index *index, bpi_view_index_scratch *scratch, const bpi_soa *soa,
-	uint32_t count, int dims, int threads)
+/// The build proper, on an axis and extent already chosen.
+static bp_status build_on_axis(bpi_view_index *index, bpi_view_index_scratch *scratch, const bpi_soa *soa,
+	uint32_t count, int dims, int threads, int axis, float extent)
 {
-	index->count = 0;
-	if (count < BPI_VIEW_INDEX_MIN_COUNT)
-		return BP_OK;
 	if (!reserve_index(index, count, dims) || !reserve_items(scratch, count))
 		return BP_ERR_OUT_OF_MEMORY;
-	float extent;
-	int axis = choose_axis(soa, count, dims, &extent);
 	const float *min = soa->min[axis];
 	bpi_sort_item *items = scratch->items.data;
 	for (uint32_t i = 0; i < count; ++i)
@@ -143,6 +139,17 @@ bp_status bpi_view_index_build(bpi_view_index *index, bpi_view_index_scratch *sc
 	return BP_OK;
 }
 
+bp_status bpi_view_index_build(bpi_view_index *index, bpi_view_index_scratch *scratch, const bpi_soa *soa,
+	uint32_t count, int dims, int threads)
+{
+	index->count = 0;
+	if (count < BPI_VIEW_INDEX_MIN_COUNT)
+		return BP_OK;
+	float extent;
+	int axis = choose_axis(soa, count, dims, &extent);
+	return build_on_axis(index, scratch, soa, count, dims, threads, axis, extent);
+}
+
 // An update pays O(count) streaming plus a sort of the changed entities; past
 // this fraction changed, the full build's sort and gather cost about as much.
 #define UPDATE_MAX_CHANGED_FRACTION 8u
@@ -154,11 +161,11 @@ bp_status bpi_view_index_update(bpi_view_index *index, bpi_view_index_scratch *s
 	if (count < BPI_VIEW_INDEX_MIN_COUNT || !prev || prev->count != changes->previous_count ||
 		changes->count > count / UPDATE_MAX_CHANGED_FRACTION)
 		return bpi_view_index_build(index, scratch, soa, count, dims, threads);
+	index->count = 0;
 	float extent;
 	int axis = choose_axis(soa, count, dims, &extent);
-	if (axis != prev->axis)
-		return bpi_view_index_build(index, scratch, soa, count, dims, threads);
-	index->count = 0;
+	if (axis != prev->axis) // the kept order sorts another axis: no use
+		return build_on_axis(index, scratch, soa, count, dims, threads, axis, extent);
 	if (!reserve_index(index, count, dims) || !reserve_items(scratch, changes->count) ||
 		!bpi_array_reserve(&scratch->changed, BP_MAX(count, changes->previous_count)))
 		return BP_ERR_OUT_OF_MEMORY;
