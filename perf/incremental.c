@@ -33,6 +33,7 @@ typedef struct options {
 	const char *csv;
 	const char *only; ///< one workload, or NULL for all
 	bool skip_full;   ///< no full-rebuild world (to profile the incremental one alone)
+	float margin;     ///< the incremental worlds' bp_world_def.margin (0 = from the motion)
 } options;
 
 /// One world under test and its frame times.
@@ -44,7 +45,26 @@ typedef struct subject {
 	double *ms;
 	size_t pairs;
 	bool scheduler; ///< frames through bp_frame_step (submit, build, publish) rather than bp_world_step
+	double *searched; ///< per frame, bp_frame_stats.searched_count
 } subject;
+
+/// Per-frame arrays for each subject.
+static void subjects_start(subject *subjects, int count, const options *o)
+{
+	for (int s = 0; s < count; ++s) {
+		subjects[s].ms = malloc(o->frames * sizeof(double));
+		subjects[s].searched = malloc(o->frames * sizeof(double));
+	}
+}
+
+static void subjects_finish(subject *subjects, int count)
+{
+	for (int s = 0; s < count; ++s) {
+		bp_world_destroy(subjects[s].world);
+		free(subjects[s].ms);
+		free(subjects[s].searched);
+	}
+}
 
 // ---- the busy host -------------------------------------------------------------
 
@@ -62,13 +82,14 @@ static void *host_spin(void *arg)
 // ---- worlds --------------------------------------------------------------------
 
 static bp_world *world_of(const bp_scene *scene, uint32_t first, uint32_t count, uint32_t statics, bool incremental,
-	bp_algorithm algorithm, int threads)
+	bp_algorithm algorithm, const options *o)
 {
 	bp_world_def def = bp_world_def_default();
 	def.dims = scene->dims;
-	def.thread_count = threads;
+	def.thread_count = o->threads;
 	def.algorithm = algorithm;
 	def.incremental = incremental;
+	def.margin = incremental ? o->margin : 0.0f;
 	def.capacity = count * 2;
 	bp_world *w = NULL;
 	if (bp_world_create(&def, &w) != BP_OK)
@@ -133,12 +154,13 @@ static void report(FILE *csv, const options *o, const char *workload, uint32_t n
 	double min = s->ms[0];
 	for (uint32_t f = 1; f < o->frames; ++f)
 		min = s->ms[f] < min ? s->ms[f] : min;
-	double med = median(s->ms, o->frames);
-	printf("%-13s dims=%d n=%-8u moving=%-8u threads=%d host_busy=%d %-12s median %9.3f ms  min %9.3f ms  pairs %zu\n",
-		workload, o->dims, n, moving, o->threads, o->host_busy, s->name, med, min, s->pairs);
+	double med = median(s->ms, o->frames), searched = median(s->searched, o->frames);
+	printf("%-13s dims=%d n=%-8u moving=%-8u threads=%d host_busy=%d %-12s median %9.3f ms  min %9.3f ms  pairs %zu"
+	       "  searched %.0f\n",
+		workload, o->dims, n, moving, o->threads, o->host_busy, s->name, med, min, s->pairs, searched);
 	if (csv)
-		fprintf(csv, "%s,%d,%u,%u,%d,%d,%s,%.4f,%.4f,%zu\n", workload, o->dims, n, moving, o->threads, o->host_busy,
-			s->name, med, min, s->pairs);
+		fprintf(csv, "%s,%d,%u,%u,%d,%d,%s,%.4f,%.4f,%zu,%.0f\n", workload, o->dims, n, moving, o->threads,
+			o->host_busy, s->name, med, min, s->pairs, searched);
 }
 
 /// Steps every subject once per frame, interleaved; `change` applies a frame's
@@ -157,8 +179,11 @@ static void run(const options *o, bp_scene *scene, subject *subjects, int count,
 			double t0 = now_ms();
 			bp_view *view = NULL;
 			bp_status status = subjects[s].scheduler ? bp_frame_step(w, &view) : bp_world_step(w);
-			if (f >= 0)
+			if (f >= 0) {
 				subjects[s].ms[f] = now_ms() - t0;
+				bp_frame_stats stats = view ? bp_view_stats(view) : bp_world_stats(w);
+				subjects[s].searched[f] = stats.searched_count;
+			}
 			if (status != BP_OK)
 				fprintf(stderr, "bp_perf_incremental: %s\n", bp_world_last_error(w));
 			if (view)
@@ -206,22 +231,18 @@ static void static_moving(const options *o, FILE *csv, bool scheduler)
 		return;
 	movers m = {o->n_static, o->n_moving, malloc(o->n_moving * sizeof(uint32_t))};
 	subject subjects[MAX_WORLDS] = {
-		{"incremental", world_of(scene, 0, n, o->n_static, true, BP_ALGO_AUTO, o->threads), 0, n, NULL, 0, false},
-		{"full_grid", world_of(scene, 0, n, o->n_static, false, BP_ALGO_GRID, o->threads), 0, n, NULL, 0, false},
-		{"movers_only", world_of(scene, o->n_static, o->n_moving, 0, false, BP_ALGO_AUTO, o->threads), o->n_static,
-			o->n_moving, NULL, 0, false},
+		{"incremental", world_of(scene, 0, n, o->n_static, true, BP_ALGO_AUTO, o), 0, n, NULL, 0, false, NULL},
+		{"full_grid", world_of(scene, 0, n, o->n_static, false, BP_ALGO_GRID, o), 0, n, NULL, 0, false, NULL},
+		{"movers_only", world_of(scene, o->n_static, o->n_moving, 0, false, BP_ALGO_AUTO, o), o->n_static,
+			o->n_moving, NULL, 0, false, NULL},
 	};
-	for (int s = 0; s < MAX_WORLDS; ++s) {
-		subjects[s].ms = malloc(o->frames * sizeof(double));
+	subjects_start(subjects, MAX_WORLDS, o);
+	for (int s = 0; s < MAX_WORLDS; ++s)
 		subjects[s].scheduler = scheduler;
-	}
 	if (o->skip_full) { // the incremental world alone, for a profiler
 		run(o, scene, subjects, 1, move_movers, &m);
 		report(csv, o, workload, n, o->n_moving, &subjects[0]);
-		for (int s = 0; s < MAX_WORLDS; ++s) {
-			bp_world_destroy(subjects[s].world);
-			free(subjects[s].ms);
-		}
+		subjects_finish(subjects, MAX_WORLDS);
 		free(m.index);
 		bp_scene_destroy(scene);
 		return;
@@ -234,10 +255,7 @@ static void static_moving(const options *o, FILE *csv, bool scheduler)
 	}
 	printf("%s ratios: incremental / movers_only = %.2f, full_grid / incremental = %.1f\n", workload,
 		med[0] / med[2], med[1] / med[0]);
-	for (int s = 0; s < MAX_WORLDS; ++s) {
-		bp_world_destroy(subjects[s].world);
-		free(subjects[s].ms);
-	}
+	subjects_finish(subjects, MAX_WORLDS);
 	free(m.index);
 	bp_scene_destroy(scene);
 }
@@ -251,11 +269,10 @@ static void all_moving(const options *o, FILE *csv)
 		return;
 	movers m = {0, o->n_all, malloc(o->n_all * sizeof(uint32_t))};
 	subject subjects[2] = {
-		{"incremental", world_of(scene, 0, o->n_all, 0, true, BP_ALGO_AUTO, o->threads), 0, o->n_all, NULL, 0, false},
-		{"full_grid", world_of(scene, 0, o->n_all, 0, false, BP_ALGO_GRID, o->threads), 0, o->n_all, NULL, 0, false},
+		{"incremental", world_of(scene, 0, o->n_all, 0, true, BP_ALGO_AUTO, o), 0, o->n_all, NULL, 0, false, NULL},
+		{"full_grid", world_of(scene, 0, o->n_all, 0, false, BP_ALGO_GRID, o), 0, o->n_all, NULL, 0, false, NULL},
 	};
-	for (int s = 0; s < 2; ++s)
-		subjects[s].ms = malloc(o->frames * sizeof(double));
+	subjects_start(subjects, 2, o);
 	run(o, scene, subjects, 2, move_movers, &m);
 	double med[2];
 	for (int s = 0; s < 2; ++s) {
@@ -263,10 +280,7 @@ static void all_moving(const options *o, FILE *csv)
 		med[s] = subjects[s].ms[o->frames / 2];
 	}
 	printf("all_moving ratio: full_grid / incremental = %.2f\n", med[1] / med[0]);
-	for (int s = 0; s < 2; ++s) {
-		bp_world_destroy(subjects[s].world);
-		free(subjects[s].ms);
-	}
+	subjects_finish(subjects, 2);
 	free(m.index);
 	bp_scene_destroy(scene);
 }
@@ -309,11 +323,11 @@ static void churn(const options *o, FILE *csv)
 		return;
 	churn_state c = {(uint32_t)(o->churn * o->n_all), {NULL, NULL}, o->n_all, scene};
 	subject subjects[2] = {
-		{"incremental", world_of(scene, 0, o->n_all, 0, true, BP_ALGO_AUTO, o->threads), 0, o->n_all, NULL, 0, false},
-		{"full_grid", world_of(scene, 0, o->n_all, 0, false, BP_ALGO_GRID, o->threads), 0, o->n_all, NULL, 0, false},
+		{"incremental", world_of(scene, 0, o->n_all, 0, true, BP_ALGO_AUTO, o), 0, o->n_all, NULL, 0, false, NULL},
+		{"full_grid", world_of(scene, 0, o->n_all, 0, false, BP_ALGO_GRID, o), 0, o->n_all, NULL, 0, false, NULL},
 	};
+	subjects_start(subjects, 2, o);
 	for (int s = 0; s < 2; ++s) {
-		subjects[s].ms = malloc(o->frames * sizeof(double));
 		c.handles[s] = malloc(o->n_all * sizeof(bp_entity));
 		for (uint32_t i = 0; i < o->n_all; ++i)
 			c.handles[s][i] = bp_world_entity_at(subjects[s].world, i);
@@ -326,11 +340,9 @@ static void churn(const options *o, FILE *csv)
 	}
 	printf("churn ratio: full_grid / incremental = %.2f (%u created and %u destroyed per frame)\n", med[1] / med[0],
 		c.per_frame, c.per_frame);
-	for (int s = 0; s < 2; ++s) {
-		bp_world_destroy(subjects[s].world);
-		free(subjects[s].ms);
+	subjects_finish(subjects, 2);
+	for (int s = 0; s < 2; ++s)
 		free(c.handles[s]);
-	}
 	bp_scene_destroy(scene);
 }
 
@@ -363,6 +375,8 @@ static bool parse(int argc, char **argv, options *o)
 			o->threads = atoi(v);
 		else if (strcmp(a, "--frames") == 0)
 			o->frames = (uint32_t)strtoul(v, NULL, 10);
+		else if (strcmp(a, "--margin") == 0)
+			o->margin = strtof(v, NULL);
 		else if (strcmp(a, "--csv") == 0)
 			o->csv = v;
 		else if (strcmp(a, "--only") == 0)
@@ -371,11 +385,11 @@ static bool parse(int argc, char **argv, options *o)
 			fprintf(stderr, "usage: bp_perf_incremental [--dims 2|3] [--static S] [--moving M] [--n N] [--churn F]\n"
 					"       [--threads T] [--frames F] [--host-busy]\n"
 					"       [--only static_moving|static_moving_frames|all_moving|churn]\n"
-					"       [--skip-full] [--csv FILE]\n");
+					"       [--skip-full] [--margin M] [--csv FILE]\n");
 			return false;
 		}
 	}
-	if ((o->dims != 2 && o->dims != 3) || o->frames == 0 || o->n_moving == 0 || o->n_all == 0) {
+	if ((o->dims != 2 && o->dims != 3) || o->frames == 0 || o->n_moving == 0 || o->n_all == 0 || !(o->margin >= 0)) {
 		fprintf(stderr, "bp_perf_incremental: bad options\n");
 		return false;
 	}
@@ -394,7 +408,7 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	if (csv && ftell(csv) == 0)
-		fprintf(csv, "workload,dims,n,moving,threads,host_busy,world,ms_median,ms_min,pairs\n");
+		fprintf(csv, "workload,dims,n,moving,threads,host_busy,world,ms_median,ms_min,pairs,searched_median\n");
 	pthread_t host;
 	if (o.host_busy)
 		pthread_create(&host, NULL, host_spin, NULL);

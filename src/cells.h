@@ -148,8 +148,9 @@ bp_status bpi_cells_build(bpi_cells *cells, bool hashed, const bpi_scene *scene,
 /// Finds every accepted pair of the built cells into the chunk buffers.
 void bpi_cells_find(const bpi_cells *cells, const bpi_scene *scene, bpi_pair_chunks *chunks);
 
-/// Called once for each entity of the cells whose bounds overlap a query box.
-typedef void bpi_cells_hit_fn(uint32_t entity, void *ctx);
+/// Called once for each entity of the cells whose bounds overlap a query box, with
+/// its record (BPI_CELLS_REC3/2 layout: the bounds as they were at the build).
+typedef void bpi_cells_hit_fn(uint32_t entity, const float *record, void *ctx);
 /// Calls hit for every entity of built grid cells (not hash) whose bounds, as
 /// they were at the build, overlap the closed box [lo, hi] (dims floats each),
 /// each once, in bucket order. Returns the records it tested. Any thread.

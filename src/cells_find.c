@@ -55,6 +55,11 @@ typedef struct probe {
 	uint64_t tests;
 } probe;
 
+BPI_CELLS_INLINE const float *rec_at(const bpi_cells *c, uint32_t j, int dims)
+{
+	return c->rec.data + (size_t)j * (dims == 3 ? BPI_CELLS_REC3 : BPI_CELLS_REC2);
+}
+
 BPI_CELLS_INLINE uint32_t rec_id(const bpi_cells *c, uint32_t j, int dims)
 {
 	if (dims == 3) {
@@ -574,7 +579,7 @@ BPI_CELLS_INLINE uint64_t scan_plan(const bpi_cells *c, const probe *q, const bp
 		tests += plan->to[r] - plan->from[r];
 		for (uint32_t j = plan->from[r]; j < plan->to[r]; ++j)
 			if (rec_hit(c, q, j, dims))
-				hit(rec_id(c, j, dims), ctx);
+				hit(rec_id(c, j, dims), rec_at(c, j, dims), ctx);
 	}
 	return tests;
 }
@@ -595,7 +600,7 @@ BPI_CELLS_INLINE uint64_t scan_levels(const bpi_cells *c, const probe *q, int di
 				tests += to - from;
 				for (uint32_t j = from; j < to; ++j)
 					if (rec_hit(c, q, j, dims))
-						hit(rec_id(c, j, dims), ctx);
+						hit(rec_id(c, j, dims), rec_at(c, j, dims), ctx);
 			}
 	}
 	return tests;

@@ -22,14 +22,12 @@
 // together took the 200K + 2K step from 1.04 to 0.61 ms; three queries in flight, one
 // stage apart, then took find from 2.7 to 2.4 ms at 1M.
 #include "incremental.h"
-#include "cells.h"
+#include "incremental_cross.h"
 #include "parallel.h"
 #include "sort.h"
 
 #include <string.h>
 
-/// Active entities per chunk of the queries against the resting index.
-#define INCREMENTAL_QUERY_GRAIN 256
 /// A step takes the full path when the active entities are predicted to cost
 /// more than this fraction of a full step: a rebuild then empties the active set.
 #define INCREMENTAL_REBUILD_FRACTION 0.5
@@ -39,11 +37,6 @@
 /// First guesses of the costs (ns per entity), replaced by measurements.
 #define INCREMENTAL_FULL_NS_GUESS 150.0
 #define INCREMENTAL_ACTIVE_NS_GUESS 1000.0
-
-typedef struct bpi_rest_filter {
-	uint32_t category, mask;
-	uint32_t flags;
-} bpi_rest_filter;
 
 struct bpi_incremental {
 	bpi_indexes full;      ///< the grid of the last full step: its cells are the resting index
@@ -69,7 +62,7 @@ struct bpi_incremental {
 	BPI_ARRAY(uint32_t) sub_filter;   ///< their categories then masks
 	BPI_ARRAY(uint8_t) sub_flags;
 	bpi_pair_buffer sub_pairs;
-	bpi_pair_chunks cross;            ///< active x resting, one buffer per chunk of the active list
+	bpi_cross cross;                  ///< active x resting: fat boxes and their candidates
 	bpi_pair_buffer fresh;            ///< active pairs, then sorted
 	bpi_pair_buffer sort_scratch;
 
@@ -97,7 +90,7 @@ void bpi_incremental_free(bpi_incremental *x)
 	bpi_array_free(&x->sub_filter);
 	bpi_array_free(&x->sub_flags);
 	bpi_pair_buffer_free(&x->sub_pairs);
-	bpi_pair_chunks_free(&x->cross);
+	bpi_cross_free(&x->cross);
 	bpi_pair_buffer_free(&x->fresh);
 	bpi_pair_buffer_free(&x->sort_scratch);
 	bpi_free(x, sizeof *x);
@@ -175,6 +168,7 @@ static bp_status full_step(bpi_incremental *x, const bpi_scene *scene, bool keep
 	}
 	stats->ns_merge += bpi_now_ns() - t1;
 	stats->active_count = n;
+	stats->searched_count = n;
 	x->full_ns = blend(x->full_ns, (double)(bpi_now_ns() - t0) / BP_MAX(n, 1u));
 	return BP_OK;
 }
@@ -202,6 +196,7 @@ static bp_status update_sets(bpi_incremental *x, const bpi_scene *scene, const b
 	if (!bpi_array_grow(&x->is_active, BP_MIN(changes->previous_count, (uint32_t)x->is_active.capacity), n) ||
 		!bpi_array_reserve(&x->joining, changes->count) ||
 		!bpi_array_reserve(&x->merged, (size_t)x->active_count + changes->count) ||
+		!bpi_cross_reserve(&x->cross, x->active_count + changes->count) ||
 		bpi_radix_sort_reserve(&x->radix, changes->count) != BP_OK)
 		return BP_ERR_OUT_OF_MEMORY;
 	for (uint32_t i = changes->previous_count; i < n; ++i)
@@ -220,22 +215,33 @@ static bp_status update_sets(bpi_incremental *x, const bpi_scene *scene, const b
 			x->joining.data[joining++] = bpi_sort_item_make(i, 0);
 		}
 	}
+	*left_rest = left;
+	if (joining == 0 && (x->active_count == 0 || x->active.data[x->active_count - 1] < n))
+		return BP_OK; // the same active list: the usual step of a world whose movers keep moving
 	bp_status status = bpi_radix_sort_items(&x->radix, x->joining.data, joining, threads);
 	if (status != BP_OK)
 		return status;
-	// Merge the old list (without indices past n) and the joining ones, both ascending.
+	// Merge the old list (without indices past n) and the joining ones, both ascending;
+	// the fat boxes move with their entities, and joining ones have none yet.
 	uint32_t j = 0, out = 0;
 	const uint32_t *old = x->active.data;
+	bpi_fat *fat = x->cross.fat.data, *next_fat = x->cross.next_fat.data;
 	for (uint32_t k = 0; k < x->active_count; ++k) {
 		uint32_t i = old[k];
 		if (i >= n)
 			continue;
-		while (j < joining && bpi_sort_item_key(x->joining.data[j]) < i)
+		while (j < joining && bpi_sort_item_key(x->joining.data[j]) < i) {
+			next_fat[out] = bpi_fat_none();
 			x->merged.data[out++] = bpi_sort_item_key(x->joining.data[j++]);
+		}
+		next_fat[out] = fat[k];
 		x->merged.data[out++] = i;
 	}
-	while (j < joining)
+	while (j < joining) {
+		next_fat[out] = bpi_fat_none();
 		x->merged.data[out++] = bpi_sort_item_key(x->joining.data[j++]);
+	}
+	bpi_cross_swap(&x->cross);
 	uint32_t *data = x->active.data; // the merged list becomes the active one
 	size_t capacity = x->active.capacity;
 	x->active.data = x->merged.data;
@@ -243,7 +249,6 @@ static bp_status update_sets(bpi_incremental *x, const bpi_scene *scene, const b
 	x->merged.data = data;
 	x->merged.capacity = capacity;
 	x->active_count = out;
-	*left_rest = left;
 	return BP_OK;
 }
 
@@ -305,90 +310,6 @@ static bp_status active_scene(bpi_incremental *x, const bpi_scene *s, bpi_scene 
 	return BP_OK;
 }
 
-// ---- active x resting -------------------------------------------------------------
-
-typedef struct cross_job {
-	const bpi_incremental *x;
-	const bpi_scene *scene;
-	const bpi_cells *cells;
-} cross_job;
-
-/// Hits a query has found and not yet filtered: their filters are prefetched as
-/// they come and read after the query, so those misses overlap too.
-#define CROSS_PENDING 64
-
-typedef struct cross_probe {
-	const bpi_scene *scene;
-	const bpi_rest_filter *filter;
-	uint32_t a;
-	bpi_rest_filter own; ///< a's filter and flags
-	bpi_pair_buffer *out;
-	uint32_t pending[CROSS_PENDING];
-	uint32_t pending_count;
-} cross_probe;
-
-// The query tested the bounds and skipped the hidden records (entities no longer
-// resting); what is left are the filters and, with a sphere, the shapes.
-static void cross_flush(cross_probe *q)
-{
-	for (uint32_t k = 0; k < q->pending_count; ++k) {
-		uint32_t e = q->pending[k];
-		if (!q->scene->unfiltered) {
-			bpi_rest_filter f = q->filter[e];
-			if (!((q->own.category & f.mask) && (f.category & q->own.mask)) ||
-				(q->own.flags & f.flags & BP_FLAG_STATIC))
-				continue;
-			if (((q->own.flags | f.flags) & BP_FLAG_SPHERE) && !bpi_shapes_overlap(q->scene, q->a, e))
-				continue;
-		}
-		bpi_pair_push(q->out, q->a, e);
-	}
-	q->pending_count = 0;
-}
-
-static void cross_hit(uint32_t e, void *ctx)
-{
-	cross_probe *q = ctx;
-	if (q->pending_count == CROSS_PENDING)
-		cross_flush(q);
-	__builtin_prefetch(&q->filter[e]);
-	q->pending[q->pending_count++] = e;
-}
-
-// Three queries in flight, one stage apart (see cells_find.c): while query k is
-// planned, k - 1 fetches its record ranges and k - 2 scans.
-#define CROSS_IN_FLIGHT 3
-
-static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
-{
-	const cross_job *job = ctx;
-	const bpi_scene *s = job->scene;
-	const uint32_t *active = job->x->active.data;
-	cross_probe q = {.scene = s, .filter = job->x->filter.data, .out = &job->x->cross.buffers[chunk]};
-	bpi_cells_query_plan plans[CROSS_IN_FLIGHT];
-	uint64_t tests = 0;
-	for (uint32_t k = begin; k < end + 2; ++k) {
-		if (k < end) {
-			uint32_t a = active[k];
-			float lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
-			for (int axis = 0; axis < s->dims; ++axis) {
-				lo[axis] = s->min[axis][a];
-				hi[axis] = s->max[axis][a];
-			}
-			bpi_cells_plan_query(job->cells, lo, hi, &plans[k % CROSS_IN_FLIGHT]);
-		}
-		if (k >= begin + 1 && k - 1 < end)
-			bpi_cells_fetch_query(job->cells, &plans[(k - 1) % CROSS_IN_FLIGHT]);
-		if (k >= begin + 2) {
-			q.a = active[k - 2];
-			q.own = (bpi_rest_filter){s->category[q.a], s->mask[q.a], s->flags[q.a]};
-			tests += bpi_cells_run_query(job->cells, &plans[(k - 2) % CROSS_IN_FLIGHT], cross_hit, &q);
-			cross_flush(&q);
-		}
-	}
-	q.out->tests = tests;
-}
-
 // ---- the incremental path ------------------------------------------------------------
 
 /// The pairs of the active entities, merged with the kept ones; `left_rest`:
@@ -408,17 +329,25 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 	uint64_t t1 = bpi_now_ns();
 
 	// active x resting, per fixed chunk of the active list.
-	const bpi_cells *cells = resting_cells(x);
-	status = bpi_pair_chunks_reset(&x->cross, bpi_chunk_count(m, INCREMENTAL_QUERY_GRAIN));
-	if (status != BP_OK)
-		return status;
-	cross_job job = {x, scene, cells};
-	bpi_parallel_for(m, INCREMENTAL_QUERY_GRAIN, scene->threads, cross_chunk, &job);
+	bpi_cross_input in = {
+		.scene = scene,
+		.cells = resting_cells(x),
+		.filter = x->filter.data,
+		.gone = x->gone.data,
+		.left_rest = left_rest,
+		.active = x->active.data,
+		.active_count = m,
+		.margin = scene->margin,
+	};
+	uint64_t tests = 0;
+	uint32_t searched = 0;
+	status = bpi_cross_find(&x->cross, &in, &tests, &searched);
 	uint64_t t2 = bpi_now_ns();
 
 	// The active pairs: their own (mapped to dense indices, ascending already since
 	// the list is) and the cross ones, sorted; then merged with the resting pairs.
-	status = bpi_pair_chunks_merge(&x->cross, &x->fresh, scene->threads);
+	if (status == BP_OK)
+		status = bpi_pair_chunks_merge(&x->cross.pairs, &x->fresh, scene->threads);
 	if (status == BP_OK && !bpi_pair_buffer_reserve(&x->fresh, x->sub_pairs.count))
 		status = BP_ERR_OUT_OF_MEMORY;
 	if (status != BP_OK)
@@ -443,9 +372,10 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 
 	// The pipeline filled the stats of the active entities' own step; the queries
 	// count as find, the sort and merge of the active pairs as merge.
-	stats->candidate_tests += bpi_pair_chunks_tests(&x->cross);
+	stats->candidate_tests += tests;
 	stats->entity_count = scene->count;
 	stats->active_count = m;
+	stats->searched_count = searched;
 	stats->ns_find += t2 - t1;
 	stats->ns_merge += t3 - t2;
 	// The merge with the resting pairs is paid on either path: the model leaves it

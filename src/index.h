@@ -28,6 +28,9 @@ typedef struct bpi_scene {
 	/// BP_DEBUG_NO_COHERENCE: algorithms that keep state across steps start
 	/// from scratch. BP_DEBUG_NO_SIMD: scalar kernels only. Pairs never change.
 	uint32_t debug_flags;
+	/// Incremental steps: how far an active entity's query box is enlarged
+	/// (bp_world_def.margin); 0 = chosen from the motion observed.
+	float margin;
 } bpi_scene;
 
 /// True when the step may reuse what earlier steps left in the index.

@@ -17,6 +17,7 @@ bp_status bpi_stepper_run(bpi_stepper *stepper, const bpi_step_settings *setting
 		.threads = bpi_resolve_threads(settings->thread_count),
 		.cell_size = settings->cell_size,
 		.debug_flags = settings->debug_flags,
+		.margin = settings->margin,
 	};
 	for (int axis = 0; axis < settings->dims; ++axis) {
 		scene.min[axis] = soa->min[axis];
@@ -26,7 +27,7 @@ bp_status bpi_stepper_run(bpi_stepper *stepper, const bpi_step_settings *setting
 		bp_status status = bpi_periodic_step(&stepper->periodic, &stepper->indexes, settings->algorithm, &scene,
 			settings->period, pairs, stats, fault);
 		if (settings->incremental) // a periodic step is a full one: every entity searched
-			stats->active_count = count;
+			stats->active_count = stats->searched_count = count;
 		return status;
 	}
 	if (settings->incremental && changes)

@@ -17,6 +17,7 @@ typedef struct bpi_step_settings {
 	float cell_size;  ///< 0 = the algorithm's choice
 	uint32_t debug_flags;
 	bool incremental; ///< keep the pairs across steps; ignored when periodic
+	float margin;     ///< incremental steps' fat-box margin; 0 = from observed motion
 	bool periodic;
 	float period[3]; ///< when periodic; z unused in 2D
 } bpi_step_settings;

@@ -95,6 +95,7 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 	if (def->dims != 2 && def->dims != 3)
 		return BP_ERR_INVALID_ARGUMENT;
 	if (def->thread_count < 0 || !(def->cell_size >= 0.0f) || !isfinite(def->cell_size) ||
+		!(def->margin >= 0.0f) || !isfinite(def->margin) ||
 		(def->debug_flags & ~(uint32_t)BP_DEBUG_ALL))
 		return BP_ERR_INVALID_ARGUMENT;
 	if (!bp_algorithm_available(def->algorithm))
@@ -115,6 +116,7 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 		.period = {def->period[0], def->period[1], def->dims == 3 ? def->period[2] : 0.0f},
 		.debug_flags = def->debug_flags,
 		.incremental = def->incremental,
+		.margin = def->margin,
 		.free_head = BP_NO_DENSE,
 	};
 	if (bpi_frames_create(&w->frames) != BP_OK) {

@@ -30,6 +30,7 @@ struct bp_world {
 	float period[3]; ///< when periodic; z unused in 2D
 	uint32_t debug_flags;
 	bool incremental;
+	float margin; ///< incremental steps' fat-box margin; 0 = from observed motion
 
 	// Dense SoA store: `count` live entities, room for `capacity`.
 	uint32_t count;
@@ -81,6 +82,7 @@ static inline bpi_step_settings bpi_world_settings(const bp_world *w)
 		.cell_size = w->cell_size,
 		.debug_flags = w->debug_flags,
 		.incremental = w->incremental,
+		.margin = w->margin,
 		.periodic = w->periodic,
 		.period = {w->period[0], w->period[1], w->period[2]},
 	};

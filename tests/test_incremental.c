@@ -53,12 +53,13 @@ static void random_box(history *h, oracle_box *b, bool filters)
 /// The incremental world takes the incremental path on every step after the first
 /// (BP_DEBUG_ALWAYS_INCREMENTAL): on worlds this small its cost model would often
 /// rebuild in full instead, which is right for speed but tests nothing.
-static bp_world *new_world(int dims, int threads, bool incremental)
+static bp_world *new_world(int dims, int threads, bool incremental, float margin)
 {
 	bp_world_def def = bp_world_def_default();
 	def.dims = dims;
 	def.thread_count = threads;
 	def.incremental = incremental;
+	def.margin = margin;
 	def.debug_flags = incremental ? BP_DEBUG_ALWAYS_INCREMENTAL : 0;
 	def.canonical_pairs = true;
 	bp_world *w = NULL;
@@ -66,15 +67,16 @@ static bp_world *new_world(int dims, int threads, bool incremental)
 	return w;
 }
 
-static history history_new(int dims, int threads, uint32_t capacity, uint64_t seed)
+/// `margin`: the incremental world's (bp_world_def.margin; 0 = from the motion).
+static history history_new(int dims, int threads, uint32_t capacity, uint64_t seed, float margin)
 {
 	history h = {.dims = dims, .capacity = capacity, .rng = {seed}, .size = 40.0f};
 	h.boxes = calloc(h.capacity, sizeof *h.boxes);
 	h.handles = calloc(h.capacity, sizeof *h.handles);
 	h.full_handles = calloc(h.capacity, sizeof *h.full_handles);
 	cr_assert(h.boxes && h.handles && h.full_handles);
-	h.world = new_world(dims, threads, true);
-	h.full = new_world(dims, threads, false);
+	h.world = new_world(dims, threads, true, margin);
+	h.full = new_world(dims, threads, false, 0.0f);
 	return h;
 }
 
@@ -133,9 +135,9 @@ static bp_frame_stats check_step(history *h)
 	return bp_world_stats(h->world);
 }
 
-static void history_run(int dims, int threads, uint32_t start, int steps, bool filters, uint64_t seed)
+static void history_run(int dims, int threads, uint32_t start, int steps, bool filters, uint64_t seed, float margin)
 {
-	history h = history_new(dims, threads, start * 2 + 64, seed);
+	history h = history_new(dims, threads, start * 2 + 64, seed, margin);
 	for (uint32_t i = 0; i < start; ++i) {
 		oracle_box b;
 		random_box(&h, &b, filters);
@@ -212,10 +214,10 @@ static void history_run(int dims, int threads, uint32_t start, int steps, bool f
 	history_free(&h);
 }
 
-Test(incremental, history_3d_1_thread, .timeout = 120) { history_run(3, 1, 1500, 60, false, 1); }
-Test(incremental, history_3d_filters_3_threads, .timeout = 120) { history_run(3, 3, 1500, 60, true, 2); }
-Test(incremental, history_2d_filters_2_threads, .timeout = 120) { history_run(2, 2, 1500, 60, true, 3); }
-Test(incremental, history_2d_8_threads, .timeout = 120) { history_run(2, 8, 800, 60, false, 4); }
+Test(incremental, history_3d_1_thread, .timeout = 120) { history_run(3, 1, 1500, 60, false, 1, 0.0f); }
+Test(incremental, history_3d_filters_3_threads, .timeout = 120) { history_run(3, 3, 1500, 60, true, 2, 0.0f); }
+Test(incremental, history_2d_filters_2_threads, .timeout = 120) { history_run(2, 2, 1500, 60, true, 3, 0.0f); }
+Test(incremental, history_2d_8_threads, .timeout = 120) { history_run(2, 8, 800, 60, false, 4, 0.0f); }
 
 // ---- bulk calls: moves by dense index and by handle, bulk creates and destroys, spheres ----
 
@@ -441,9 +443,10 @@ typedef struct bulk_scratch {
 
 /// A history of `start` entities created in bulk, in batches that share a filter, kind
 /// and shape (a quarter of the batches spheres).
-static history bulk_history_new(int dims, int threads, uint32_t start, uint64_t seed, bulk_scratch *s)
+static history bulk_history_new(int dims, int threads, uint32_t start, uint64_t seed, float margin,
+	bulk_scratch *s)
 {
-	history h = history_new(dims, threads, start * 2 + 4 * BULK_MAX, seed);
+	history h = history_new(dims, threads, start * 2 + 4 * BULK_MAX, seed, margin);
 	s->boxes = calloc(h.capacity, sizeof *s->boxes);
 	s->dense = calloc(h.capacity, sizeof *s->dense);
 	s->radius = calloc(BULK_MAX, sizeof *s->radius);
@@ -545,10 +548,11 @@ static void bulk_changes(history *h, int step, bulk_scratch *s)
 /// A bulk history: every step checked against the oracle and the full world, and the
 /// dense order against the shadow. hashes[step] receives the hash of each step's pair
 /// list when hashes is not NULL. Both paths must have run.
-static void bulk_history_run(int dims, int threads, uint32_t start, int steps, uint64_t seed, uint64_t *hashes)
+static void bulk_history_run(int dims, int threads, uint32_t start, int steps, uint64_t seed, float margin,
+	uint64_t *hashes)
 {
 	bulk_scratch s;
-	history h = bulk_history_new(dims, threads, start, seed, &s);
+	history h = bulk_history_new(dims, threads, start, seed, margin, &s);
 	int incremental_steps = 0, full_steps = 0;
 	for (int step = 0; step < steps; ++step) {
 		bp_frame_stats stats = check_step(&h);
@@ -575,8 +579,13 @@ static void bulk_history_run(int dims, int threads, uint32_t start, int steps, u
 	bulk_history_free(&h, &s);
 }
 
-Test(incremental, bulk_history_3d_2_threads, .timeout = 120) { bulk_history_run(3, 2, 1200, 48, 11, NULL); }
-Test(incremental, bulk_history_2d_1_thread, .timeout = 120) { bulk_history_run(2, 1, 1200, 48, 12, NULL); }
+Test(incremental, bulk_history_3d_2_threads, .timeout = 120) { bulk_history_run(3, 2, 1200, 48, 11, 0.0f, NULL); }
+Test(incremental, bulk_history_2d_1_thread, .timeout = 120) { bulk_history_run(2, 1, 1200, 48, 12, 0.0f, NULL); }
+// Margins set by hand: one far below the motion (nearly every changed entity searches
+// every step), one far above it (nearly none searches again, candidates are many).
+Test(incremental, history_3d_tiny_margin, .timeout = 120) { history_run(3, 2, 1500, 40, true, 5, 1e-4f); }
+Test(incremental, history_2d_wide_margin, .timeout = 120) { history_run(2, 3, 1500, 40, true, 6, 4.0f); }
+Test(incremental, bulk_history_3d_wide_margin, .timeout = 120) { bulk_history_run(3, 4, 1200, 40, 13, 3.0f, NULL); }
 
 // ---- a single incremental world against the oracle, for the tests of one change ----
 
@@ -1204,7 +1213,7 @@ static bp_world *new_periodic_world(int dims, int threads, bool incremental)
 /// (lo, hi) order.
 static void periodic_history_run(int dims, int threads, uint32_t start, int steps, uint64_t seed)
 {
-	history h = history_new(dims, threads, start * 2 + 4 * BULK_MAX, seed);
+	history h = history_new(dims, threads, start * 2 + 4 * BULK_MAX, seed, 0.0f);
 	bp_world_destroy(h.world);
 	bp_world_destroy(h.full);
 	h.world = new_periodic_world(dims, threads, true);
@@ -1301,7 +1310,7 @@ Test(incremental, periodic_world_matches_a_plain_periodic_world, .timeout = 120)
 Test(incremental, frame_step_reports_the_world_steps_pairs, .timeout = 120)
 {
 	bulk_scratch s;
-	history h = bulk_history_new(3, 2, 800, 61, &s);
+	history h = bulk_history_new(3, 2, 800, 61, 0.0f, &s);
 	int incremental_builds = 0;
 	for (int step = 0; step < 24; ++step) {
 		// The two steps in either order: neither may disturb what the other sees as changed.
@@ -1338,7 +1347,7 @@ Test(incremental, same_pairs_for_every_thread_count, .timeout = 240)
 	uint64_t hashes[4][STEPS];
 	for (int dims = 2; dims <= 3; ++dims) {
 		for (int t = 0; t < 4; ++t)
-			bulk_history_run(dims, threads[t], 1000, STEPS, 70 + (uint64_t)dims, hashes[t]);
+			bulk_history_run(dims, threads[t], 1000, STEPS, 70 + (uint64_t)dims, 0.0f, hashes[t]);
 		for (int t = 1; t < 4; ++t)
 			for (int step = 0; step < STEPS; ++step)
 				cr_assert_eq(hashes[t][step], hashes[0][step], "dims %d step %d: %d threads differ from 1", dims,
@@ -1350,7 +1359,7 @@ Test(incremental, same_pairs_for_every_thread_count, .timeout = 240)
 // builder must see those changes in the snapshots too.
 Test(incremental, frames_see_filter_kind_and_shape_changes, .timeout = 120)
 {
-	history h = history_new(3, 2, 600, 83);
+	history h = history_new(3, 2, 600, 83, 0.0f);
 	h.size = 25.0f;
 	for (uint32_t i = 0; i < h.capacity; ++i) {
 		oracle_box b;
@@ -1422,7 +1431,7 @@ Test(incremental, frame_query_index_updated_as_built_afresh, .timeout = 120)
 {
 	for (int dims = 2; dims <= 3; ++dims) {
 		bulk_scratch s;
-		history h = bulk_history_new(dims, 2, 1200, 90 + (uint64_t)dims, &s);
+		history h = bulk_history_new(dims, 2, 1200, 90 + (uint64_t)dims, 0.0f, &s);
 		for (int step = 0; step < 20; ++step) {
 			bp_view *view = NULL;
 			cr_assert_eq(bp_frame_step(h.world, &view), BP_OK, "%s", bp_world_last_error(h.world));

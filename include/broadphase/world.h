@@ -121,6 +121,16 @@ typedef struct bp_world_def {
 	/// snapshot with the last one it built. Periodic worlds take the full path.
 	/// Default false.
 	bool incremental;
+	/// Incremental worlds: how far (in bounds units, on every side) a changed
+	/// entity's bounds are enlarged when it searches the entities at rest. While its
+	/// bounds stay inside that enlarged box and its filter and kind do not change, a
+	/// step re-tests exactly what that search found instead of searching again, so
+	/// an entity that moves a little each step searches once in many steps. Only
+	/// speed depends on it, never a pair. 0 = chosen from the motion observed
+	/// (about four steps of it, at most the typical extent of the entities that
+	/// move). Must be >= 0 and finite, else bp_world_create returns
+	/// BP_ERR_INVALID_ARGUMENT. Default 0.
+	float margin;
 	int32_t internal_value; ///< set by bp_world_def_default; do not touch
 } bp_world_def;
 
@@ -264,6 +274,11 @@ typedef struct bp_frame_stats {
 	/// those still out of the resting index (entity_count when it took the full
 	/// path). 0 in other worlds.
 	uint32_t active_count;
+	/// Incremental worlds: active entities that searched the resting index this
+	/// step; the others were still inside their enlarged boxes and re-tested what
+	/// their last search found (see bp_world_def.margin). entity_count on the full
+	/// path, 0 in other worlds.
+	uint32_t searched_count;
 } bp_frame_stats;
 
 /// Finds every overlapping pair of the current state, synchronously, on the

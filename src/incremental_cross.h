@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+// Active x resting (DESIGN §10): the pairs of the active entities with the resting index,
+// through enlarged ("fat") boxes and the candidates their queries found.
+#ifndef BP_INCREMENTAL_CROSS_H
+#define BP_INCREMENTAL_CROSS_H
+
+#include <math.h>
+
+#include "cells.h"
+
+/// What a resting entity accepts a pair by, packed: one cache miss per query hit
+/// instead of three (it never changes while the entity rests).
+typedef struct bpi_rest_filter {
+	uint32_t category, mask;
+	uint32_t flags;
+} bpi_rest_filter;
+
+/// A resting entity that an active entity's fat box overlaps, with its bounds as
+/// the resting index holds them (mins, then negated maxes; z lanes 0 in 2D), so a
+/// re-test reads nothing of the resting entities' arrays.
+typedef struct bpi_candidate {
+	float rec[6];
+	uint32_t entity;
+	uint32_t flags;
+} bpi_candidate;
+
+/// Per active entity: the box its last query used, and where the candidates it
+/// found are kept.
+typedef struct bpi_fat {
+	float lo[3], hi[3];   ///< the fat box; lo[0] = +inf: none yet (query next step)
+	float margin;         ///< what the true bounds were enlarged by
+	bpi_rest_filter own;  ///< the entity's filter when it queried
+	uint32_t queried_at;  ///< the step of that query
+	uint32_t buffer;      ///< candidates: the buffer they lie in,
+	uint32_t first, count; ///< and their range in it
+} bpi_fat;
+
+/// An entry for an entity that joins the active set: it queries on its first step.
+static inline bpi_fat bpi_fat_none(void)
+{
+	return (bpi_fat){.lo = {INFINITY, 0, 0}};
+}
+
+/// Candidates written by one chunk of one step. They stay where they were written
+/// while their entity re-tests them; a buffer no fat box refers to is reused.
+typedef struct bpi_candidate_buffer {
+	BPI_ARRAY(bpi_candidate) items;
+	size_t count;
+	uint32_t refs; ///< fat boxes whose candidates lie here, counted before a step
+	bool failed;   ///< an allocation failed: the step fails and nothing more is tried
+} bpi_candidate_buffer;
+
+/// What one chunk saw: the entities that searched, and per search of one that had
+/// a fat box, how far its bounds moved per step since that box was made, and its
+/// extent.
+#define BPI_CROSS_SAMPLES 16
+typedef struct bpi_cross_tally {
+	uint32_t searched;
+	uint32_t count;
+	float speed[BPI_CROSS_SAMPLES];
+	float extent[BPI_CROSS_SAMPLES];
+} bpi_cross_tally;
+
+/// State kept across incremental steps for the active x resting pairs.
+/// Zero-initialised is empty.
+typedef struct bpi_cross {
+	BPI_ARRAY(bpi_fat) fat;      ///< per position of the active list
+	BPI_ARRAY(bpi_fat) next_fat; ///< the next active list's, while the sets are updated
+	BPI_ARRAY(bpi_candidate_buffer) buffers;
+	uint32_t buffer_count;          ///< buffers initialised
+	BPI_ARRAY(uint32_t) writing;    ///< per chunk: the buffer it writes this step
+	bool compacting;                ///< this step copies every kept list into the chunks' buffers
+	uint32_t step;                  ///< incremental steps taken
+	BPI_ARRAY(bpi_cross_tally) tally; ///< per chunk
+	BPI_ARRAY(float) gathered;
+	float speed;       ///< observed motion per step (bounds units), blended; 0 = none yet
+	float extent;      ///< typical extent of the entities that moved, blended
+	bpi_pair_chunks pairs; ///< per chunk of the active list
+} bpi_cross;
+
+/// One step's view of the resting index and the active entities.
+typedef struct bpi_cross_input {
+	const bpi_scene *scene;
+	const bpi_cells *cells;        ///< the resting index (records of non-resting entities hidden)
+	const bpi_rest_filter *filter; ///< per resting index
+	const uint8_t *gone;           ///< per resting index: 1 = no longer resting
+	bool left_rest;                ///< some entity stopped resting this step
+	const uint32_t *active;        ///< the active entities, ascending
+	uint32_t active_count;
+	float margin;                  ///< the world's setting; 0 = from observed motion
+} bpi_cross_input;
+
+/// Room for the next active list's entries (next_fat).
+bool bpi_cross_reserve(bpi_cross *cross, uint32_t active_count);
+/// Makes next_fat the active list's entries.
+void bpi_cross_swap(bpi_cross *cross);
+
+/// Every accepted pair of an active entity with a resting one, into the pair chunks
+/// (a fixed cut of the active list), the candidate tests made and the entities
+/// that searched.
+/// An active entity whose bounds are still inside its fat box, with the same filter,
+/// re-tests its candidates; any other queries the resting index with its bounds
+/// enlarged by the margin. On error the entries are unusable: the caller must
+/// rebuild before the next call.
+bp_status bpi_cross_find(bpi_cross *cross, const bpi_cross_input *in, uint64_t *tests, uint32_t *searched);
+
+/// The margin the next queries use: the setting, or from the motion observed.
+float bpi_cross_margin(const bpi_cross *cross, float setting);
+
+void bpi_cross_free(bpi_cross *cross);
+
+#endif

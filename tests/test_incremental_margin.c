@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+// Enlarged ("fat") boxes of incremental worlds (bp_world_def.margin), worked by hand: which
+// steps search again (bp_frame_stats.searched_count) as an entity moves inside and out of
+// its margin or changes its filter or kind, and a candidate that stops resting while the
+// entity that found it re-tests it. Every step's pairs are the oracle's, in (lo, hi) order.
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oracle.h"
+
+enum { N = 1500 };
+
+typedef struct fixture {
+	oracle_box boxes[N];
+	bp_world *w;
+} fixture;
+
+/// N random boxes in [0, 40)^3 (extents up to 2, half of them static), in a world
+/// that takes the incremental path on every step after its first, full, one.
+static void fixture_init(fixture *f, float margin, uint64_t seed)
+{
+	test_random_boxes(f->boxes, N, 3, 40.0f, 2.0f, false, seed);
+	for (uint32_t i = 0; i < N; i += 2)
+		f->boxes[i].is_static = true;
+	bp_world_def def = bp_world_def_default();
+	def.incremental = true;
+	def.margin = margin;
+	def.thread_count = 2;
+	def.debug_flags = BP_DEBUG_ALWAYS_INCREMENTAL;
+	f->w = test_world_from_def(f->boxes, N, &def);
+}
+
+static void fixture_fini(fixture *f)
+{
+	bp_world_destroy(f->w);
+	cr_assert_eq(bp_allocated_bytes(), 0);
+}
+
+/// Steps; the pairs must be the oracle's, in order. Returns the entities that searched.
+static uint32_t step(fixture *f, const char *what)
+{
+	cr_assert_eq(bp_world_step(f->w), BP_OK, "%s: %s", what, bp_world_last_error(f->w));
+	size_t count;
+	const bp_pair *got = bp_world_pairs(f->w, &count);
+	oracle_pairs want = oracle_find_pairs(f->boxes, N, 3);
+	bool same = count == want.count && (count == 0 || memcmp(got, want.data, count * sizeof *got) == 0);
+	if (!same)
+		oracle_same_pair_set(got, count, &want); // prints the first difference
+	cr_assert(same, "%s: %zu pairs, oracle %zu (or other pairs, or another order)", what, count, want.count);
+	oracle_pairs_free(&want);
+	return bp_world_stats(f->w).searched_count;
+}
+
+static void place(fixture *f, uint32_t d, const float min[3], const float max[3])
+{
+	memcpy(f->boxes[d].min, min, 3 * sizeof(float));
+	memcpy(f->boxes[d].max, max, 3 * sizeof(float));
+	cr_assert_eq(bp_entity_set_bounds(f->w, bp_world_entity_at(f->w, d), min, max), BP_OK);
+}
+
+static void shift_x(fixture *f, uint32_t d, float dx)
+{
+	float min[3], max[3];
+	memcpy(min, f->boxes[d].min, sizeof min);
+	memcpy(max, f->boxes[d].max, sizeof max);
+	min[0] += dx;
+	max[0] += dx;
+	place(f, d, min, max);
+}
+
+Test(incremental_margin, an_entity_searches_when_it_leaves_its_margin_or_changes_filter)
+{
+	fixture f;
+	fixture_init(&f, 0.5f, 21);
+	const uint32_t a = 7; // dynamic
+	cr_assert_eq(step(&f, "first"), N, "the first step is full");
+	shift_x(&f, a, 0.1f);
+	cr_assert_eq(step(&f, "moved 0.1"), 1, "a newly active entity searches");
+	shift_x(&f, a, 0.2f);
+	cr_assert_eq(step(&f, "0.2 from its search"), 0, "inside its margin: re-tests");
+	shift_x(&f, a, 0.25f);
+	cr_assert_eq(step(&f, "0.45 from its search"), 0, "still inside");
+	shift_x(&f, a, 0.1f);
+	uint32_t searched = step(&f, "0.55 from its search");
+	cr_assert_eq(searched, 1, "out of its margin: searches, not %u", searched);
+	cr_assert_eq(step(&f, "no change"), 0, "active, unchanged: re-tests");
+
+	bp_entity h = bp_world_entity_at(f.w, a);
+	cr_assert_eq(bp_entity_set_filter(f.w, h, 1u, 0u), BP_OK);
+	f.boxes[a].mask = 0u;
+	cr_assert_eq(step(&f, "mask 0"), 1, "a filter change searches");
+	cr_assert_eq(step(&f, "mask 0 again"), 0);
+	cr_assert_eq(bp_entity_set_filter(f.w, h, 1u, UINT32_MAX), BP_OK);
+	f.boxes[a].mask = UINT32_MAX;
+	cr_assert_eq(step(&f, "mask back"), 1);
+	cr_assert_eq(bp_entity_set_kind(f.w, h, BP_KIND_STATIC), BP_OK);
+	f.boxes[a].is_static = true;
+	cr_assert_eq(step(&f, "static"), 1, "a kind change searches: static/static pairs go");
+	fixture_fini(&f);
+}
+
+Test(incremental_margin, a_candidate_that_stops_resting_is_dropped)
+{
+	fixture f;
+	fixture_init(&f, 1.0f, 22);
+	// Far from the random boxes: a at [100, 101]^3, s 0.5 beyond it on x (inside a's
+	// margin, not touching), t overlapping a.
+	const uint32_t a = 1, s = 3, t = 5;
+	cr_assert_eq(step(&f, "first"), N, "the first step is full");
+	place(&f, a, (float[3]){100, 100, 100}, (float[3]){101, 101, 101});
+	place(&f, s, (float[3]){101.5f, 100, 100}, (float[3]){102.5f, 101, 101});
+	place(&f, t, (float[3]){100.5f, 100.5f, 100.5f}, (float[3]){101.5f, 101.5f, 101.5f});
+	uint32_t searched = step(&f, "placed");
+	cr_assert_eq(searched, 3, "the three searched, not %u", searched);
+	(void)step(&f, "full"); // the three keep re-testing; nothing asserted of the counts
+	cr_assert_eq(bp_world_set_debug_flags(f.w, BP_DEBUG_ALWAYS_FULL), BP_OK);
+	(void)step(&f, "rebuilt: a, s and t rest now");
+	cr_assert_eq(bp_world_set_debug_flags(f.w, BP_DEBUG_ALWAYS_INCREMENTAL), BP_OK);
+	shift_x(&f, a, 0.01f);
+	cr_assert_eq(step(&f, "a active"), 1, "a searches and keeps s and t as candidates");
+	// a moves into s's old place while s leaves: a re-tests (0.61 < 1) a list that
+	// holds s's old bounds, which now overlap a's. s no longer rests, so it must go.
+	shift_x(&f, a, 0.6f);
+	place(&f, s, (float[3]){200, 200, 200}, (float[3]){201, 201, 201});
+	cr_assert_eq(step(&f, "s left"), 1, "s searches, a re-tests");
+	// s comes back overlapping a: both active, the pair comes from their own pass.
+	place(&f, s, (float[3]){101.5f, 100, 100}, (float[3]){102.5f, 101, 101});
+	(void)step(&f, "s back");
+	fixture_fini(&f);
+}
+
+Test(incremental_margin, a_margin_must_be_finite_and_not_negative)
+{
+	const float bad[] = {-1.0f, -1e-30f, INFINITY, NAN};
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; ++i) {
+		bp_world_def def = bp_world_def_default();
+		def.incremental = true;
+		def.margin = bad[i];
+		bp_world *w = (bp_world *)&def; // must be set to NULL
+		cr_assert_eq(bp_world_create(&def, &w), BP_ERR_INVALID_ARGUMENT, "margin %g", (double)bad[i]);
+		cr_assert_null(w);
+	}
+	bp_world_def def = bp_world_def_default();
+	cr_assert_eq(def.margin, 0.0f, "0 by default: chosen from the motion");
+}
