@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// The files `bp` writes (-o of gen, pairs and render): a failed command leaves an existing file,
-// a link and a device as they were and names the path and the reason; links stay, FIFOs are
-// written in place; nothing is printed as a result before the result is written.
+// The files `bp` writes (-o of gen, pairs and render): a failed command leaves an
+// existing file, a link and a device as they were and names the path and the reason; links
+// stay, FIFOs are written in place; nothing is printed as a result before it is written.
 #define _XOPEN_SOURCE 700 // mknod, symlink
 #include <criterion/criterion.h>
 #include <errno.h>
@@ -148,3 +148,162 @@ Test(cli_outputs, gen_into_a_missing_directory_fails_at_once)
 	result_free(&r);
 	cr_assert_eq(test_dir_entry_count(test_tmp_dir), 0);
 }
+
+// ---- bp pairs and bp render --------------------------------------------------------------
+
+/// A scene of `n` uniform entities written by bp gen (before any file size limit).
+static const char *scene_of(const char *n)
+{
+	const char *path = test_tmp_path("scene.txt");
+	cli_result r = BP("gen", "--dist", "uniform", "--n", n, "--dims", "2", "-o", path);
+	expect_code(&r, 0, "bp gen");
+	result_free(&r);
+	return path;
+}
+
+/// Boxes 1e38 apart: grid finds no cell size for them, so its step fails (hash and sap do not).
+static const char *grid_breaking_scene(void)
+{
+	const char *path = test_tmp_path("wide.txt");
+	test_write_text(path, "# dims=2\n0 0 0 1e-6 1e-6\n1 -3e38 -3e38 -2.9e38 -2.9e38\n2 3e38 3e38 3e38 3e38\n");
+	return path;
+}
+
+/// What `bp pairs SCENE -o FILE` writes to a plain new file.
+static char *pairs_bytes(const char *scene, size_t *size)
+{
+	const char *path = test_tmp_path("plain.pairs");
+	cli_result r = BP("pairs", scene, "-o", path);
+	expect_code(&r, 0, "bp pairs to a new file");
+	result_free(&r);
+	char *data = test_read_file(path, size);
+	cr_assert_eq(unlink(path), 0);
+	return data;
+}
+
+Test(cli_outputs, failed_step_keeps_the_existing_file)
+{
+	const char *scene = grid_breaking_scene();
+	const char *pairs = test_tmp_path("old.pairs");
+	const char *image = test_tmp_path("old.png");
+	test_write_text(pairs, "precious pairs\n");
+	test_write_text(image, "precious image\n");
+	cli_result r = BP("pairs", scene, "--algo", "grid", "-o", pairs);
+	cr_assert_neq(r.code, 0, "the grid step was expected to fail: %s", r.out);
+	cr_assert_str_empty(r.out);
+	result_free(&r);
+	r = BP("render", scene, "--algo", "grid", "-o", image);
+	cr_assert_neq(r.code, 0, "the grid step was expected to fail: %s", r.out);
+	cr_assert_str_empty(r.out);
+	result_free(&r);
+	test_expect_text(pairs, "precious pairs\n");
+	test_expect_text(image, "precious image\n");
+	// And a scene that does not load.
+	const char *bad = test_tmp_path("bad.txt");
+	test_write_text(bad, "# dims=2\n1 0 0 x 1\n");
+	r = BP("pairs", bad, "-o", pairs);
+	expect_code(&r, 2, "a malformed scene");
+	result_free(&r);
+	test_expect_text(pairs, "precious pairs\n");
+	cr_assert_eq(test_dir_entry_count(test_tmp_dir), 4);
+}
+
+// The finding: the summary line was printed, then the write failed part-way and left a
+// truncated file behind.
+Test(cli_outputs, pairs_write_failure_prints_no_summary_and_keeps_the_file)
+{
+	const char *scene = scene_of("2000"); // about 3000 pairs, 30 KB
+	const char *path = test_tmp_path("old.pairs");
+	test_write_text(path, "precious\n");
+	test_file_size_limit(4096);
+	cli_result r = BP("pairs", scene, "-o", path);
+	test_file_size_unlimit();
+	expect_write_failure(&r, 3, "pairs", path, EFBIG);
+	result_free(&r);
+	test_expect_text(path, "precious\n");
+	cr_assert_eq(test_dir_entry_count(test_tmp_dir), 2);
+}
+
+Test(cli_outputs, render_write_failure_prints_nothing_and_keeps_the_file)
+{
+	const char *scene = scene_of("2000");
+	const char *names[] = {"old.png", "old.svg"};
+	for (int i = 0; i < 2; ++i) {
+		const char *path = test_tmp_path(names[i]);
+		test_write_text(path, "precious\n");
+		test_file_size_limit(32); // less than the PNG signature and header, or the SVG's first line
+		cli_result r = BP("render", scene, "-o", path);
+		test_file_size_unlimit();
+		expect_write_failure(&r, 3, "render", path, EFBIG);
+		result_free(&r);
+		test_expect_text(path, "precious\n");
+	}
+	cr_assert_eq(test_dir_entry_count(test_tmp_dir), 3);
+}
+
+Test(cli_outputs, pairs_and_render_to_a_full_device_keep_the_device)
+{
+	const char *scene = scene_of("500");
+	bool own;
+	const char *node = full_device(&own);
+	cli_result r = BP("pairs", scene, "-o", node);
+	expect_write_failure(&r, 3, "pairs", node, ENOSPC);
+	result_free(&r);
+	expect_full_device_kept(node, own);
+	// render picks the format from the name: a link named .svg to the same device.
+	const char *svg = test_tmp_path("full.svg");
+	cr_assert_eq(symlink("full", svg), 0);
+	r = BP("render", scene, "-o", svg);
+	expect_write_failure(&r, 3, "render", svg, ENOSPC);
+	result_free(&r);
+	test_expect_symlink_to(svg, "full");
+	expect_full_device_kept(node, own);
+}
+
+Test(cli_outputs, pairs_through_a_link_and_into_a_fifo)
+{
+	const char *scene = scene_of("2000");
+	size_t want_size, got_size;
+	char *want = pairs_bytes(scene, &want_size);
+	const char *target = test_tmp_path("target.pairs");
+	const char *link = test_tmp_path("link.pairs");
+	test_write_text(target, "old\n");
+	cr_assert_eq(symlink("target.pairs", link), 0);
+	cli_result r = BP("pairs", scene, "-o", link);
+	expect_code(&r, 0, "bp pairs through a link");
+	cr_assert_not_null(strstr(r.out, "pairs="));
+	result_free(&r);
+	test_expect_symlink_to(link, "target.pairs");
+	char *got = test_read_file(target, &got_size);
+	cr_assert(got_size == want_size && memcmp(got, want, want_size) == 0, "the link's target is not the pairs");
+	free(got);
+
+	const char *fifo = test_tmp_path("fifo");
+	test_fifo_reader reader;
+	test_fifo_reader_start(&reader, fifo, 0);
+	r = BP("pairs", scene, "-o", fifo);
+	expect_code(&r, 0, "bp pairs into a FIFO");
+	result_free(&r);
+	test_fifo_reader_join(&reader);
+	cr_assert(reader.size == want_size && memcmp(reader.data, want, want_size) == 0, "the FIFO got %zu bytes, want %zu",
+		reader.size, want_size);
+	test_expect_fifo(fifo);
+	cr_assert_eq(test_dir_entry_count(test_tmp_dir), 4);
+	free(reader.data);
+	free(want);
+}
+
+Test(cli_outputs, missing_directory_fails_before_the_step)
+{
+	const char *scene = scene_of("100");
+	const char *nowhere = test_tmp_path("no-such-dir/out.pairs");
+	cli_result r = BP("pairs", scene, "-o", nowhere);
+	expect_write_failure(&r, 3, "pairs", nowhere, ENOENT);
+	result_free(&r);
+	const char *image = test_tmp_path("no-such-dir/out.png");
+	r = BP("render", scene, "-o", image);
+	expect_write_failure(&r, 3, "render", image, ENOENT);
+	result_free(&r);
+	cr_assert_eq(test_dir_entry_count(test_tmp_dir), 1);
+}
+
