@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The files `bp` writes (-o of gen, pairs and render): a failed command leaves an
+// The files `bp` writes (-o of gen, pairs and render, bench's CSV): a failed command leaves an
 // existing file, a link and a device as they were and names the path and the reason; links
 // stay, FIFOs are written in place; nothing is printed as a result before it is written.
 #define _XOPEN_SOURCE 700 // mknod, symlink
@@ -307,3 +307,18 @@ Test(cli_outputs, missing_directory_fails_before_the_step)
 	cr_assert_eq(test_dir_entry_count(test_tmp_dir), 1);
 }
 
+// ---- bp bench ----------------------------------------------------------------------------
+
+Test(cli_outputs, bench_csv_write_failure_keeps_the_last_csv)
+{
+	const char *csv = test_tmp_path("bench-custom.csv");
+	test_write_text(csv, "precious\n");
+	test_file_size_limit(64); // less than the CSV's header line
+	cli_result r = BP("bench", "--scenes", "line2", "--n", "200", "--algos", "sap", "--threads", "1", "--runs", "1",
+		"--out", test_tmp_dir, "--no-plots", "--no-progress");
+	test_file_size_unlimit();
+	expect_write_failure(&r, 3, "bench", csv, EFBIG);
+	result_free(&r);
+	test_expect_text(csv, "precious\n");
+	cr_assert_eq(test_dir_entry_count(test_tmp_dir), 1);
+}
