@@ -231,7 +231,7 @@ Test(cli_outputs, render_write_failure_prints_nothing_and_keeps_the_file)
 	for (int i = 0; i < 2; ++i) {
 		const char *path = test_tmp_path(names[i]);
 		test_write_text(path, "precious\n");
-		test_file_size_limit(32); // less than the PNG signature and header, or the SVG's first line
+		test_file_size_limit(4096); // the PNG is about 440 KB, the SVG 140 KB
 		cli_result r = BP("render", scene, "-o", path);
 		test_file_size_unlimit();
 		expect_write_failure(&r, 3, "render", path, EFBIG);
@@ -313,9 +313,10 @@ Test(cli_outputs, bench_csv_write_failure_keeps_the_last_csv)
 {
 	const char *csv = test_tmp_path("bench-custom.csv");
 	test_write_text(csv, "precious\n");
-	test_file_size_limit(64); // less than the CSV's header line
-	cli_result r = BP("bench", "--scenes", "line2", "--n", "200", "--algos", "sap", "--threads", "1", "--runs", "1",
-		"--out", test_tmp_dir, "--no-plots", "--no-progress");
+	test_file_size_limit(4096); // 64 rows of about 85 bytes
+	cli_result r = BP("bench", "--scenes", "line2,uniform2", "--algos", "sap,brute", "--threads", "1", "--runs", "1",
+		"--n", "100,101,102,103,104,105,106,107,108,109,110,111,112,113,114,115", "--out", test_tmp_dir, "--no-plots",
+		"--no-progress");
 	test_file_size_unlimit();
 	expect_write_failure(&r, 3, "bench", csv, EFBIG);
 	result_free(&r);

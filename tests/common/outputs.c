@@ -19,6 +19,7 @@
 
 void test_file_size_limit(size_t bytes)
 {
+	cr_assert_geq(bytes, TEST_MIN_FILE_SIZE_LIMIT);
 	signal(SIGXFSZ, SIG_IGN);
 	struct rlimit limit;
 	cr_assert_eq(getrlimit(RLIMIT_FSIZE, &limit), 0);

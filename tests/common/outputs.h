@@ -11,6 +11,10 @@
 /// Lowers this process's file size limit (RLIMIT_FSIZE) to `bytes` with SIGXFSZ ignored, so a
 /// write past it fails with EFBIG like a write to a full disk. Criterion runs each test in its
 /// own process, so the limit ends with the test; test_file_size_unlimit lifts it earlier.
+/// At least TEST_MIN_FILE_SIZE_LIMIT: LLVM's OpenMP runtime sizes a 1 KiB registration file in
+/// /dev/shm when it starts, and exits when that fails.
+#define TEST_MIN_FILE_SIZE_LIMIT 4096
+
 void test_file_size_limit(size_t bytes);
 void test_file_size_unlimit(void);
 
