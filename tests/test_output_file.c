@@ -319,3 +319,29 @@ Test(output_file, descriptor_link_is_written_in_place)
 	cr_assert_str_eq(got, "through the pipe\n");
 	close(fds[0]);
 }
+
+// A descriptor of our own that holds a regular file: written at its offset, in its append mode,
+// never truncated (opening /dev/fd/N anew would truncate it and write over its start).
+Test(output_file, descriptor_link_to_a_file_writes_at_the_descriptor)
+{
+	const char *path = test_tmp_path("log.txt");
+	test_write_text(path, "first\n");
+	int append = open(path, O_WRONLY | O_APPEND);
+	cr_assert_geq(append, 0);
+	char link[64];
+	snprintf(link, sizeof link, "/dev/fd/%d", append);
+	bp_output o;
+	cr_assert(write_whole(&o, link, "second\n"), "%s", o.message);
+	cr_assert_eq(write(append, "third\n", 6), 6); // the descriptor is still ours and open
+	close(append);
+	test_expect_text(path, "first\nsecond\nthird\n");
+
+	int plain = open(path, O_WRONLY | O_TRUNC);
+	cr_assert_geq(plain, 0);
+	cr_assert_eq(write(plain, "head\n", 5), 5);
+	snprintf(link, sizeof link, "/dev/fd/%d", plain);
+	cr_assert(write_whole(&o, link, "tail\n"), "%s", o.message);
+	close(plain);
+	test_expect_text(path, "head\ntail\n");
+	cr_assert_eq(test_dir_entry_count(test_tmp_dir), 1);
+}

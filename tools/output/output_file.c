@@ -2,11 +2,12 @@
 // Output files (output_file.h): where the bytes go (a symlink followed to the name it leads to,
 // in place for anything that is not a regular file), the temporary file beside the target, and
 // the rename that replaces the target only once everything is written.
-#define _POSIX_C_SOURCE 200809L // lstat, readlink, faccessat, fdopen, fchown, O_CLOEXEC
+#define _POSIX_C_SOURCE 200809L // lstat, readlink, faccessat, fdopen, fchown, O_CLOEXEC, F_DUPFD_CLOEXEC
 #include "output_file.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -79,12 +80,26 @@ static bool is_descriptor_link(const char *path)
 #endif
 }
 
+typedef enum output_kind {
+	OUTPUT_REPLACE,    ///< a regular file or a new name: a temporary file renamed over it
+	OUTPUT_IN_PLACE,   ///< anything else that exists: opened as it is (a directory fails there)
+	OUTPUT_DESCRIPTOR, ///< a descriptor link of /proc: the open file it names, in place
+} output_kind;
+
+/// Where the bytes of an output go.
+typedef struct output_place {
+	output_kind kind;
+	char *name;     ///< malloc'd: where the links lead (the name replaced, or the descriptor link)
+	bool exists;    ///< the name exists; st describes it
+	struct stat st;
+} output_place;
+
 /// Follows the symlinks of `path` to the name that holds (or will hold) the file: the name the
-/// temporary file is renamed to, so the links themselves stay. Stops at a descriptor link
-/// (*in_place set). Returns 0 and a malloc'd name, or an errno value.
-static int resolve(const char *path, char **resolved, bool *in_place)
+/// temporary file is renamed to, so the links themselves stay. Stops at a descriptor link.
+/// Returns 0, or an errno value (and `place` holds nothing).
+static int find_place(const char *path, output_place *place)
 {
-	*in_place = false;
+	*place = (output_place){.kind = OUTPUT_REPLACE};
 	char *name = join(path, strlen(path), "");
 	if (!name)
 		return ENOMEM;
@@ -100,7 +115,7 @@ static int resolve(const char *path, char **resolved, bool *in_place)
 		if (!S_ISLNK(st.st_mode))
 			break;
 		if (is_descriptor_link(name)) {
-			*in_place = true;
+			place->kind = OUTPUT_DESCRIPTOR;
 			break;
 		}
 		if (links == OUTPUT_MAX_LINKS) {
@@ -122,31 +137,52 @@ static int resolve(const char *path, char **resolved, bool *in_place)
 			return ENOMEM;
 		name = next;
 	}
-	*resolved = name;
+	place->name = name;
+	place->exists = stat(name, &place->st) == 0;
+	if (!place->exists && errno != ENOENT) {
+		int error = errno;
+		free(name);
+		*place = (output_place){0};
+		return error;
+	}
+	if (place->kind == OUTPUT_REPLACE && place->exists && !S_ISREG(place->st.st_mode))
+		place->kind = OUTPUT_IN_PLACE;
 	return 0;
 }
 
-/// Where `path` goes: *in_place, or *target (malloc'd) with *exists and *st describing it.
-static int place(const char *path, bool *in_place, char **target, bool *exists, struct stat *st)
+/// The descriptor of this process, open for writing, that a descriptor link names
+/// (/proc/self/fd/N, /dev/fd/N), or -1. Writing through a copy of it puts the bytes where
+/// the shell pointed it, at its offset and in its append mode: opening the link anew would
+/// truncate a file that stdout is redirected to, even with >>, and write over its start.
+static int own_descriptor(const output_place *place)
 {
-	*target = NULL;
-	char *name;
-	int error = resolve(path, &name, in_place);
-	if (error)
-		return error;
-	*exists = stat(name, st) == 0;
-	if (!*exists && errno != ENOENT) {
-		error = errno;
-		free(name);
-		return error;
+	const char *base = place->name + dir_length(place->name);
+	char *end;
+	long fd = base[0] >= '0' && base[0] <= '9' ? strtol(base, &end, 10) : -1;
+	if (fd < 0 || *end != '\0' || fd > INT_MAX)
+		return -1;
+	struct stat ours;
+	if (!place->exists || fstat((int)fd, &ours) != 0 || ours.st_dev != place->st.st_dev ||
+		ours.st_ino != place->st.st_ino)
+		return -1; // another process's descriptor, or ours closed since
+	int flags = fcntl((int)fd, F_GETFL);
+	return flags >= 0 && (flags & O_ACCMODE) != O_RDONLY ? (int)fd : -1;
+}
+
+/// Opens an output written in place: a copy of our own descriptor, or `path` opened anew.
+static FILE *open_in_place(const char *path, const output_place *place)
+{
+	int own = place->kind == OUTPUT_DESCRIPTOR ? own_descriptor(place) : -1;
+	if (own < 0)
+		return fopen(path, "wb");
+	int fd = fcntl(own, F_DUPFD_CLOEXEC, 0);
+	FILE *file = fd >= 0 ? fdopen(fd, "wb") : NULL;
+	if (!file && fd >= 0) {
+		int error = errno;
+		close(fd);
+		errno = error;
 	}
-	if (*in_place || (*exists && !S_ISREG(st->st_mode))) {
-		*in_place = true;
-		free(name);
-		return 0;
-	}
-	*target = name;
-	return 0;
+	return file;
 }
 
 static int access_error(const char *path, int mode)
@@ -213,15 +249,20 @@ static int keep_owner_and_mode(int fd, const struct stat *st)
 bool bp_output_check(bp_output *out, const char *path)
 {
 	*out = (bp_output){.path = path};
-	bool in_place, exists;
-	struct stat st;
-	int error = place(path, &in_place, &out->target, &exists, &st);
-	if (!error)
-		error = in_place ? access_error(path, W_OK) : exists ? access_error(out->target, W_OK) : 0;
-	if (!error && !in_place)
-		error = directory_access(out->target);
+	output_place place;
+	int error = find_place(path, &place);
+	if (!error && place.kind != OUTPUT_REPLACE)
+		error = access_error(path, W_OK);
+	else if (!error) {
+		out->target = place.name; // for the message
+		place.name = NULL;
+		error = place.exists ? access_error(out->target, W_OK) : 0;
+		if (!error)
+			error = directory_access(out->target);
+	}
 	if (error)
 		fail(out, error);
+	free(place.name);
 	release(out);
 	return !error;
 }
@@ -229,23 +270,24 @@ bool bp_output_check(bp_output *out, const char *path)
 bool bp_output_open(bp_output *out, const char *path)
 {
 	*out = (bp_output){.path = path};
-	bool in_place, exists;
-	struct stat st;
-	int error = place(path, &in_place, &out->target, &exists, &st);
+	output_place place;
+	int error = find_place(path, &place);
 	if (error)
 		return fail(out, error);
-	if (in_place) {
-		out->file = fopen(path, "wb");
+	if (place.kind != OUTPUT_REPLACE) {
+		out->file = open_in_place(path, &place);
+		free(place.name);
 		return out->file || fail(out, errno);
 	}
+	out->target = place.name;
 	// A file we may not write stays as it is, as fopen would leave it.
-	if (exists && (error = access_error(out->target, W_OK)) != 0) {
+	if (place.exists && (error = access_error(out->target, W_OK)) != 0) {
 		fail(out, error);
 		release(out);
 		return false;
 	}
 	int fd = create_temp(out->target, &out->temp);
-	error = fd < 0 ? errno : exists ? keep_owner_and_mode(fd, &st) : 0;
+	error = fd < 0 ? errno : place.exists ? keep_owner_and_mode(fd, &place.st) : 0;
 	if (!error && !(out->file = fdopen(fd, "wb")))
 		error = errno;
 	if (error) {

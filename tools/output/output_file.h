@@ -20,8 +20,9 @@
 /// file we may not write is refused, as fopen would refuse it.
 ///
 /// Anything else is written in place, as fopen(path, "wb") opens it: character and block
-/// devices, FIFOs, sockets, and the descriptor links of /proc (/dev/stdout, /dev/fd/N), whose
-/// target is an open file rather than a name.
+/// devices, FIFOs and sockets. A descriptor link of /proc (/dev/stdout, /dev/fd/N) names an
+/// open file rather than a place: one of this process's own descriptors is written through a
+/// copy of it, at its offset and in its append mode, so `-o /dev/stdout >> log` appends.
 ///
 /// The only name ever removed is the temporary file this module created.
 typedef struct bp_output {
