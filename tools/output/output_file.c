@@ -251,14 +251,14 @@ bool bp_output_check(bp_output *out, const char *path)
 	*out = (bp_output){.path = path};
 	output_place place;
 	int error = find_place(path, &place);
-	if (!error && place.kind != OUTPUT_REPLACE)
-		error = access_error(path, W_OK);
-	else if (!error) {
-		out->target = place.name; // for the message
+	if (!error && place.kind == OUTPUT_REPLACE) {
+		out->target = place.name; // named in the message
 		place.name = NULL;
 		error = place.exists ? access_error(out->target, W_OK) : 0;
 		if (!error)
 			error = directory_access(out->target);
+	} else if (!error) {
+		error = access_error(path, W_OK);
 	}
 	if (error)
 		fail(out, error);
