@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-// Scene files: text and binary round trips (bit-exact), frames, and every malformed
-// input rejected with "name:line: reason" and nothing left allocated.
+// Scene files: text and binary round trips (bit-exact), frames, every malformed input
+// rejected with "name:line: reason" and nothing left allocated, and writers that leave
+// existing files, links, devices and FIFOs as they were when a write fails.
+#define _XOPEN_SOURCE 700 // mknod, symlink
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <float.h>
@@ -8,10 +10,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "oracle.h"
+#include "outputs.h"
 #include "scene_format.h"
+#include "tmpfiles.h"
 
 static uint32_t bits_of(float f)
 {
@@ -124,7 +130,7 @@ Test(scene, text_round_trip_is_bit_exact)
 	for (int dims = 2; dims <= 3; ++dims) {
 		bp_scene *s = awkward_scene(dims, 300, 1);
 		cr_assert_eq(bits_of(s->min[0][0]), 0x80000000u); // -0.0 really is in there
-		cr_assert_eq(bp_scene_write_text(s, temp_file()), BP_OK);
+		cr_assert_eq(bp_scene_write_text(s, temp_file(), NULL), BP_OK);
 		bp_scene *back = NULL;
 		bp_scene_error err = {0};
 		cr_assert_eq(bp_scene_read(temp_file(), &back, &err), BP_OK, "%s", err.message);
@@ -146,7 +152,7 @@ Test(scene, binary_round_trip_is_bit_exact)
 	int64_t before = bp_scene_allocated_bytes();
 	for (int dims = 2; dims <= 3; ++dims) {
 		bp_scene *s = awkward_scene(dims, 257, 3);
-		cr_assert_eq(bp_scene_write_binary(s, temp_file()), BP_OK);
+		cr_assert_eq(bp_scene_write_binary(s, temp_file(), NULL), BP_OK);
 		FILE *f = fopen(temp_file(), "rb");
 		cr_assert_not_null(f);
 		fseek(f, 0, SEEK_END);
@@ -158,7 +164,7 @@ Test(scene, binary_round_trip_is_bit_exact)
 		cr_assert_eq(bp_scene_read(temp_file(), &back, &err), BP_OK, "%s", err.message);
 		cr_assert(same_scene(s, back));
 		// Text written from the binary copy reads back to the same scene too.
-		cr_assert_eq(bp_scene_write_text(back, temp_file()), BP_OK);
+		cr_assert_eq(bp_scene_write_text(back, temp_file(), NULL), BP_OK);
 		bp_scene *again = NULL;
 		cr_assert_eq(bp_scene_read(temp_file(), &again, &err), BP_OK, "%s", err.message);
 		cr_assert(same_scene(s, again));
@@ -174,7 +180,7 @@ Test(scene, binary_round_trip_is_bit_exact)
 Test(scene, binary_layout_is_little_endian_as_documented)
 {
 	bp_scene *s = parse_ok("# dims=2\n7 1 2 3 4\n9 -1 -2 5 6\n");
-	cr_assert_eq(bp_scene_write_binary(s, temp_file()), BP_OK);
+	cr_assert_eq(bp_scene_write_binary(s, temp_file(), NULL), BP_OK);
 	unsigned char got[128];
 	FILE *f = fopen(temp_file(), "rb");
 	size_t size = fread(got, 1, sizeof got, f);
@@ -244,7 +250,7 @@ Test(scene, empty_scenes)
 	bp_scene *s = parse_ok("# dims=2 n=0\n");
 	cr_assert_eq(s->count, 0);
 	cr_assert_eq(s->frame_count, 1);
-	cr_assert_eq(bp_scene_write_binary(s, temp_file()), BP_OK);
+	cr_assert_eq(bp_scene_write_binary(s, temp_file(), NULL), BP_OK);
 	bp_scene *back = NULL;
 	bp_scene_error err = {0};
 	cr_assert_eq(bp_scene_read(temp_file(), &back, &err), BP_OK, "%s", err.message);
@@ -308,7 +314,7 @@ Test(scene, malformed_text_is_rejected_with_file_and_line)
 Test(scene, malformed_binary_is_rejected_with_line_zero)
 {
 	bp_scene *s = parse_ok("# dims=2\n7 1 2 3 4\n9 -1 -2 5 6\n");
-	cr_assert_eq(bp_scene_write_binary(s, temp_file()), BP_OK);
+	cr_assert_eq(bp_scene_write_binary(s, temp_file(), NULL), BP_OK);
 	bp_scene_destroy(s);
 	unsigned char good[128];
 	FILE *f = fopen(temp_file(), "rb");
@@ -375,8 +381,15 @@ Test(scene, io_errors_name_the_file_and_line_zero)
 	cr_assert_eq(bp_scene_read("/tmp", &out, &err), BP_ERR_IO);
 	cr_assert(strncmp(err.message, "/tmp:0: ", 8) == 0, "%s", err.message);
 	bp_scene *s = parse_ok("# dims=2\n1 0 0 1 1\n");
-	cr_assert_eq(bp_scene_write_text(s, "/nonexistent/dir/x.scene"), BP_ERR_IO);
-	cr_assert_eq(bp_scene_write_binary(s, "/nonexistent/dir/x.scene"), BP_ERR_IO);
+	// Writers have no line to name: "cannot write 'file': reason".
+	snprintf(want, sizeof want, "cannot write '/nonexistent/dir/x.scene': %s", strerror(ENOENT));
+	err = (bp_scene_error){0};
+	cr_assert_eq(bp_scene_write_text(s, "/nonexistent/dir/x.scene", &err), BP_ERR_IO);
+	cr_assert_str_eq(err.message, want);
+	err = (bp_scene_error){0};
+	cr_assert_eq(bp_scene_write_binary(s, "/nonexistent/dir/x.scene", &err), BP_ERR_IO);
+	cr_assert_str_eq(err.message, want);
+	cr_assert_eq(err.line, 0);
 	bp_scene_destroy(s);
 	cr_assert_eq(bp_scene_allocated_bytes(), before);
 }
@@ -401,8 +414,8 @@ Test(scene, bad_arguments)
 	cr_assert_eq(bp_scene_parse(NULL, 3, "x", &out, NULL), BP_ERR_INVALID_ARGUMENT);
 	cr_assert_eq(bp_scene_parse("# dims=2\n", 9, "x", NULL, NULL), BP_ERR_INVALID_ARGUMENT);
 	cr_assert_eq(bp_scene_read(NULL, &out, NULL), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_scene_write_text(NULL, "x"), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_scene_write_binary(NULL, "x"), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_scene_write_text(NULL, "x", NULL), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_scene_write_binary(NULL, "x", NULL), BP_ERR_INVALID_ARGUMENT);
 	// A NULL error struct is fine on failure.
 	cr_assert_eq(bp_scene_parse("junk\n", 5, "x", &out, NULL), BP_ERR_PARSE);
 	cr_assert_null(out);
@@ -524,12 +537,12 @@ Test(scene, number_parsing_matches_strtof)
 Test(scene, corrupted_inputs_fail_cleanly)
 {
 	bp_scene *s = awkward_scene(3, 40, 2);
-	cr_assert_eq(bp_scene_write_text(s, temp_file()), BP_OK);
+	cr_assert_eq(bp_scene_write_text(s, temp_file(), NULL), BP_OK);
 	FILE *f = fopen(temp_file(), "rb");
 	static char text[65536];
 	size_t text_size = fread(text, 1, sizeof text, f);
 	fclose(f);
-	cr_assert_eq(bp_scene_write_binary(s, temp_file()), BP_OK);
+	cr_assert_eq(bp_scene_write_binary(s, temp_file(), NULL), BP_OK);
 	f = fopen(temp_file(), "rb");
 	static char bin[65536];
 	size_t bin_size = fread(bin, 1, sizeof bin, f);
@@ -569,4 +582,129 @@ Test(scene, corrupted_inputs_fail_cleanly)
 		cr_assert_eq(bp_scene_allocated_bytes(), before);
 	}
 	cr_assert_gt(failures, 1000); // most corruptions are caught
+}
+
+// ---- writers and what they write to ---------------------------------------------------
+
+static void make_tmp_dir(void) { test_tmp_dir_make("bp_scene_"); }
+
+typedef bp_status (*scene_writer)(const bp_scene *scene, const char *path, bp_scene_error *err);
+static const scene_writer writers[] = {bp_scene_write_text, bp_scene_write_binary};
+static const char *const writer_names[] = {"text", "binary"};
+
+/// Asserts that a writer said "cannot write 'PATH'" and the system's reason for `error`.
+static void expect_write_message(const bp_scene_error *err, const char *path, int error, const char *what)
+{
+	char want[300];
+	snprintf(want, sizeof want, "cannot write '%s'", path);
+	cr_assert_eq(strncmp(err->message, want, strlen(want)), 0, "%s: '%s' does not start with '%s'", what,
+		err->message, want);
+	cr_assert_not_null(strstr(err->message, strerror(error)), "%s: '%s' lacks '%s'", what, err->message,
+		strerror(error));
+}
+
+// A write that fails part-way (a full disk, made by a file size limit: EFBIG) leaves an
+// existing file and a link to one as they were.
+Test(scene, failed_write_leaves_existing_file_and_link, .init = make_tmp_dir, .fini = test_tmp_dir_remove)
+{
+	bp_scene *s = awkward_scene(3, 300, 1); // about 27 KB of text, 8 KB of binary
+	const char *file = test_tmp_path("old.scene");
+	const char *link = test_tmp_path("link.scene");
+	cr_assert_eq(symlink("old.scene", link), 0);
+	for (int w = 0; w < 2; ++w) {
+		const char *paths[] = {file, link};
+		for (int p = 0; p < 2; ++p) {
+			test_write_text(file, "precious\n");
+			bp_scene_error err = {0};
+			test_file_size_limit(4096);
+			bp_status status = writers[w](s, paths[p], &err);
+			test_file_size_unlimit();
+			cr_assert_eq(status, BP_ERR_IO, "%s writer to %s: status %d", writer_names[w], paths[p], status);
+			expect_write_message(&err, paths[p], EFBIG, writer_names[w]);
+			test_expect_text(file, "precious\n");
+			test_expect_symlink_to(link, "old.scene");
+			cr_assert_eq(test_dir_entry_count(test_tmp_dir), 2, "%s writer left a file behind", writer_names[w]);
+		}
+	}
+	bp_scene_destroy(s);
+}
+
+Test(scene, write_through_a_link_replaces_its_target, .init = make_tmp_dir, .fini = test_tmp_dir_remove)
+{
+	bp_scene *s = awkward_scene(2, 50, 2);
+	const char *target = test_tmp_path("target.scene");
+	const char *link = test_tmp_path("link.scene");
+	cr_assert_eq(symlink("target.scene", link), 0);
+	for (int w = 0; w < 2; ++w) {
+		test_write_text(target, "old\n");
+		bp_scene_error err = {0};
+		cr_assert_eq(writers[w](s, link, &err), BP_OK, "%s", err.message);
+		test_expect_symlink_to(link, "target.scene");
+		bp_scene *back = NULL;
+		cr_assert_eq(bp_scene_read(target, &back, &err), BP_OK, "%s", err.message);
+		cr_assert(same_scene(s, back), "%s writer", writer_names[w]);
+		bp_scene_destroy(back);
+		cr_assert_eq(test_dir_entry_count(test_tmp_dir), 2);
+	}
+	bp_scene_destroy(s);
+}
+
+// The finding: `bp gen -o /dev/full` as root removed /dev/full. A device node of our own (the
+// same device, where this process may make one) or else a link to /dev/full stands in for
+// it: the real /dev/full is never the path given, and must still be there afterwards.
+Test(scene, failed_write_to_a_device_keeps_the_device, .init = make_tmp_dir, .fini = test_tmp_dir_remove)
+{
+	struct stat st;
+	if (stat("/dev/full", &st) != 0 || !S_ISCHR(st.st_mode))
+		cr_skip_test("no /dev/full here");
+	const char *node = test_tmp_path("full");
+	bool own_node = mknod(node, S_IFCHR | 0666, st.st_rdev) == 0;
+	if (!own_node)
+		cr_assert_eq(symlink("/dev/full", node), 0);
+	bp_scene *s = awkward_scene(3, 100, 1);
+	for (int w = 0; w < 2; ++w) {
+		bp_scene_error err = {0};
+		cr_assert_eq(writers[w](s, node, &err), BP_ERR_IO, "%s writer", writer_names[w]);
+		expect_write_message(&err, node, ENOSPC, writer_names[w]);
+		if (own_node)
+			test_expect_char_device(node);
+		else
+			test_expect_symlink_to(node, "/dev/full");
+		test_expect_char_device("/dev/full");
+		cr_assert_eq(test_dir_entry_count(test_tmp_dir), 1);
+	}
+	bp_scene_destroy(s);
+}
+
+Test(scene, write_to_a_fifo_in_place, .init = make_tmp_dir, .fini = test_tmp_dir_remove, .timeout = 30)
+{
+	bp_scene *s = awkward_scene(3, 3000, 2); // larger than a pipe holds, in both forms
+	const char *fifo = test_tmp_path("fifo");
+	for (int w = 0; w < 2; ++w) {
+		test_fifo_reader reader;
+		test_fifo_reader_start(&reader, fifo, 0);
+		bp_scene_error err = {0};
+		cr_assert_eq(writers[w](s, fifo, &err), BP_OK, "%s", err.message);
+		test_fifo_reader_join(&reader);
+		bp_scene *back = NULL;
+		cr_assert_eq(bp_scene_parse(reader.data, reader.size, "fifo", &back, &err), BP_OK, "%s", err.message);
+		cr_assert(same_scene(s, back), "%s writer", writer_names[w]);
+		bp_scene_destroy(back);
+		free(reader.data);
+		test_expect_fifo(fifo);
+		cr_assert_eq(unlink(fifo), 0);
+	}
+	// A reader that leaves early: the write fails with EPIPE, and the FIFO stays.
+	for (int w = 0; w < 2; ++w) {
+		test_fifo_reader reader;
+		test_fifo_reader_start(&reader, fifo, 100);
+		bp_scene_error err = {0};
+		cr_assert_eq(writers[w](s, fifo, &err), BP_ERR_IO, "%s writer", writer_names[w]);
+		expect_write_message(&err, fifo, EPIPE, writer_names[w]);
+		test_fifo_reader_join(&reader);
+		free(reader.data);
+		test_expect_fifo(fifo);
+		cr_assert_eq(unlink(fifo), 0);
+	}
+	bp_scene_destroy(s);
 }

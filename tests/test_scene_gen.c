@@ -245,11 +245,11 @@ Test(scene_gen, generated_scenes_round_trip)
 		bp_scene *s = generate((bp_distribution)d, 3, 500, 11, 2);
 		bp_scene *back = NULL;
 		bp_scene_error err = {0};
-		cr_assert_eq(bp_scene_write_text(s, path), BP_OK);
+		cr_assert_eq(bp_scene_write_text(s, path, NULL), BP_OK);
 		cr_assert_eq(bp_scene_read(path, &back, &err), BP_OK, "%s", err.message);
 		cr_assert(same_bytes(s, back));
 		bp_scene_destroy(back);
-		cr_assert_eq(bp_scene_write_binary(s, path), BP_OK);
+		cr_assert_eq(bp_scene_write_binary(s, path, NULL), BP_OK);
 		cr_assert_eq(bp_scene_read(path, &back, &err), BP_OK, "%s", err.message);
 		cr_assert(same_bytes(s, back));
 		bp_scene_destroy(back);

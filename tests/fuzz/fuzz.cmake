@@ -23,7 +23,7 @@ target_link_libraries(bp_fuzz_lib PUBLIC OpenMP::OpenMP_C Threads::Threads mimal
 add_library(bp_fuzz_scene STATIC ${BP_SCENE_SOURCES})
 target_include_directories(bp_fuzz_scene PUBLIC ${PROJECT_SOURCE_DIR}/tools/scene)
 target_compile_options(bp_fuzz_scene PRIVATE ${BP_FUZZ_FLAGS} -fsanitize=fuzzer-no-link)
-target_link_libraries(bp_fuzz_scene PUBLIC bp_fuzz_lib PRIVATE bp_warnings)
+target_link_libraries(bp_fuzz_scene PUBLIC bp_fuzz_lib PRIVATE bp_output bp_warnings)
 
 foreach(target fuzz_scene fuzz_api fuzz_pairs)
   add_executable(${target} ${CMAKE_CURRENT_LIST_DIR}/${target}.c)

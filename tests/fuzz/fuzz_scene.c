@@ -54,10 +54,10 @@ static void round_trip(const bp_scene *scene, bool binary)
 {
 	const char *what = binary ? "binary round trip" : "text round trip";
 	const char *path = scratch_path();
-	bp_status s = binary ? bp_scene_write_binary(scene, path) : bp_scene_write_text(scene, path);
-	FUZZ_CHECK(s == BP_OK, "%s: write: %s", what, bp_status_string(s));
-	bp_scene *again = NULL;
 	bp_scene_error err;
+	bp_status s = binary ? bp_scene_write_binary(scene, path, &err) : bp_scene_write_text(scene, path, &err);
+	FUZZ_CHECK(s == BP_OK, "%s: write: %s: %s", what, bp_status_string(s), err.message);
+	bp_scene *again = NULL;
 	s = bp_scene_read(path, &again, &err);
 	FUZZ_CHECK(s == BP_OK, "%s: read back: %s: %s", what, bp_status_string(s), err.message);
 	expect_same_scene(scene, again, what);

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "output_file.h"
+
 bool bench_make_dirs(const char *path, FILE *err)
 {
 	char partial[512];
@@ -39,11 +41,13 @@ bool bench_make_dirs(const char *path, FILE *err)
 
 int bench_write_csv(const char *path, const bench_plan *plan, const bench_row *rows, int count, FILE *err)
 {
-	FILE *f = fopen(path, "w");
-	if (!f) {
-		fprintf(err, "bp bench: cannot write '%s': %s\n", path, strerror(errno));
+	// Whole or not at all (output_file.h): a failed write keeps the last run's CSV.
+	bp_output output;
+	if (!bp_output_open(&output, path)) {
+		fprintf(err, "bp bench: %s\n", output.message);
 		return CLI_EXIT_RESOURCE;
 	}
+	FILE *f = output.file;
 	fprintf(f, "scene,dims,n,algo,threads,runs,ms_median,ms_min,ms_prepare,ms_build,ms_find,ms_merge,speedup,pairs,"
 		   "checksum\n");
 	for (int i = 0; i < count; ++i) {
@@ -53,10 +57,8 @@ int bench_write_csv(const char *path, const bench_plan *plan, const bench_row *r
 			r->ms_median, r->ms_min, r->ms_prepare, r->ms_build, r->ms_find, r->ms_merge, r->speedup, r->pairs,
 			r->checksum);
 	}
-	bool ok = !ferror(f);
-	ok &= fclose(f) == 0;
-	if (!ok) {
-		fprintf(err, "bp bench: cannot write '%s': %s\n", path, strerror(errno));
+	if (!bp_output_commit(&output)) {
+		fprintf(err, "bp bench: %s\n", output.message);
 		return CLI_EXIT_RESOURCE;
 	}
 	return CLI_EXIT_OK;

@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "output_file.h"
+
 extern char **environ;
 
 static const char *const plot_suffixes[] = {"-time-vs-n.png", "-speedup.png", "-stages.png"};
@@ -146,11 +148,14 @@ static void put_algo_words(FILE *f, const bench_plan *plan, const bool *which)
 	fputc('\'', f);
 }
 
-static bool write_script(const char *path, const bench_plan *plan, const bench_row *rows, int count)
+/// Writes the gnuplot script whole or not at all (output_file.h); false with the reason in
+/// output->message.
+static bool write_script(bp_output *output, const char *path, const bench_plan *plan, const bench_row *rows,
+	int count)
 {
-	FILE *f = fopen(path, "w");
-	if (!f)
+	if (!bp_output_open(output, path))
 		return false;
+	FILE *f = output->file;
 	int tmin = plan->threads[0], tmax = plan->threads[0];
 	for (int t = 1; t < plan->thread_count; ++t) {
 		tmin = plan->threads[t] < tmin ? plan->threads[t] : tmin;
@@ -180,8 +185,7 @@ static bool write_script(const char *path, const bench_plan *plan, const bench_r
 		fputc('\n', f);
 	}
 	fputs(script_body, f);
-	bool ok = !ferror(f);
-	return (fclose(f) == 0) & ok;
+	return bp_output_commit(output);
 }
 
 /// Runs gnuplot on the script; its messages go to err. Returns its exit status, or -1.
@@ -232,8 +236,9 @@ int bench_plot(const bench_plan *plan, const bench_row *rows, int count, FILE *o
 		return CLI_EXIT_OK;
 	char script[sizeof plan->out_dir + BENCH_NAME_MAX + 16];
 	snprintf(script, sizeof script, "%s/%s.gnuplot", plan->out_dir, plan->stem);
-	if (!write_script(script, plan, rows, count)) {
-		fprintf(err, "bp bench: cannot write '%s': %s\n", script, strerror(errno));
+	bp_output output;
+	if (!write_script(&output, script, plan, rows, count)) {
+		fprintf(err, "bp bench: %s\n", output.message);
 		return CLI_EXIT_RESOURCE;
 	}
 	// Old images would pass the check below if gnuplot skipped one.

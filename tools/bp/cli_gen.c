@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+#include "output_file.h"
+
 enum { OPT_DIST, OPT_N, OPT_DIMS, OPT_SEED, OPT_FRAMES, OPT_BINARY, OPT_OUT, OPT_VERBOSE, OPT_COUNT };
 
 int cli_gen(int argc, char **argv, FILE *out, FILE *err)
@@ -59,6 +61,13 @@ int cli_gen(int argc, char **argv, FILE *out, FILE *err)
 		def.frames = (uint32_t)value;
 	}
 
+	// A bad -o fails before the scene is generated, which takes seconds for large n.
+	const char *path = options[OPT_OUT].value;
+	bp_output probe;
+	if (!bp_output_check(&probe, path)) {
+		fprintf(err, "bp gen: %s\n", probe.message);
+		return CLI_EXIT_RESOURCE;
+	}
 	bp_scene *scene = NULL;
 	bp_status status = bp_scene_generate(&def, &scene);
 	if (status != BP_OK) {
@@ -66,10 +75,11 @@ int cli_gen(int argc, char **argv, FILE *out, FILE *err)
 			def.n, def.dims, def.frames, bp_status_string(status));
 		return status == BP_ERR_OUT_OF_MEMORY ? CLI_EXIT_RESOURCE : CLI_EXIT_USAGE;
 	}
-	const char *path = options[OPT_OUT].value;
-	status = options[OPT_BINARY].seen ? bp_scene_write_binary(scene, path) : bp_scene_write_text(scene, path);
+	bp_scene_error write_error;
+	status = options[OPT_BINARY].seen ? bp_scene_write_binary(scene, path, &write_error)
+					  : bp_scene_write_text(scene, path, &write_error);
 	if (status != BP_OK) {
-		fprintf(err, "bp gen: cannot write '%s': %s\n", path, bp_status_string(status));
+		fprintf(err, "bp gen: %s\n", write_error.message);
 		code = CLI_EXIT_RESOURCE;
 	} else if (options[OPT_VERBOSE].seen) {
 		fprintf(err, "wrote %s (n=%u, dims=%d, frames=%u)\n", path, scene->count, scene->dims, scene->frame_count);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "output_file.h"
 #include "png.h"
 #include "raster.h"
 #include "render.h"
@@ -171,30 +172,28 @@ static void draw_png(raster_canvas *canvas, const render_input *in)
 	}
 }
 
-/// Draws and writes the file; returns the exit code.
-static int write_image(const render_args *a, FILE *file, const render_input *in, FILE *err)
+/// Writes the image whole or not at all (output_file.h): the SVG from `in`, the PNG from the
+/// canvas already drawn. Returns the exit code.
+static int write_image(const render_args *a, const render_input *in, const raster_canvas *canvas, FILE *err)
 {
-	if (a->format == FORMAT_SVG) {
-		if (in->count > SVG_WARN_ENTITIES)
-			fprintf(err, "bp render: warning: %u entities make an SVG of about %u MB; PNG is smaller\n", in->count,
-				(unsigned)((uint64_t)in->count * 64 / 1000000));
-		if (svg_write(file, in))
-			return CLI_EXIT_OK;
-		fprintf(err, "bp render: cannot write '%s': %s\n", a->out_path, strerror(errno));
+	if (a->format == FORMAT_SVG && in->count > SVG_WARN_ENTITIES)
+		fprintf(err, "bp render: warning: %u entities make an SVG of about %u MB; PNG is smaller\n", in->count,
+			(unsigned)((uint64_t)in->count * 64 / 1000000));
+	bp_output output;
+	if (!bp_output_open(&output, a->out_path)) {
+		fprintf(err, "bp render: %s\n", output.message);
 		return CLI_EXIT_RESOURCE;
 	}
-	raster_canvas canvas;
-	if (!raster_create(&canvas, in->view.width, in->view.height, RENDER_BACKGROUND)) {
-		fprintf(err, "bp render: out of memory for a %ux%u image\n", in->view.width, in->view.height);
+	bool written = a->format == FORMAT_SVG
+		? svg_write(output.file, in)
+		: png_write_rgb(output.file, canvas->rgb, canvas->width, canvas->height, PNG_DEFLATE_RLE);
+	if (!written)
+		bp_output_abort(&output, errno ? errno : EIO);
+	if (!written || !bp_output_commit(&output)) {
+		fprintf(err, "bp render: %s\n", output.message);
 		return CLI_EXIT_RESOURCE;
 	}
-	draw_png(&canvas, in);
-	bool ok = png_write_rgb(file, canvas.rgb, canvas.width, canvas.height, PNG_DEFLATE_RLE);
-	raster_destroy(&canvas);
-	if (ok)
-		return CLI_EXIT_OK;
-	fprintf(err, "bp render: cannot write '%s': %s\n", a->out_path, strerror(errno));
-	return CLI_EXIT_RESOURCE;
+	return CLI_EXIT_OK;
 }
 
 /// Fills the grid part of `in` from the step's cell size; says on err when it is left out.
@@ -226,7 +225,7 @@ int cli_render(int argc, char **argv, FILE *out, FILE *err)
 
 	bp_scene *scene = NULL;
 	bp_world *world = NULL;
-	FILE *file = NULL;
+	raster_canvas canvas = {0};
 	uint8_t *overlapping = NULL;
 	double (*lines)[RENDER_MAX_GRID_LINES] = NULL;
 	code = cli_load_scene(args.scene_path, &scene, err);
@@ -236,9 +235,11 @@ int cli_render(int argc, char **argv, FILE *out, FILE *err)
 	}
 	if (code == CLI_EXIT_OK)
 		code = cli_world_from_scene("render", scene, args.frame, args.algorithm, args.threads, &world, err);
-	// Opened before the step so that a bad path fails before the work.
-	if (code == CLI_EXIT_OK && !(file = fopen(args.out_path, "wb"))) {
-		fprintf(err, "bp render: cannot write '%s': %s\n", args.out_path, strerror(errno));
+	// Checked before the step so that a bad path fails before the work; written only after
+	// it, so that a failed step leaves an existing image as it was.
+	bp_output probe;
+	if (code == CLI_EXIT_OK && !bp_output_check(&probe, args.out_path)) {
+		fprintf(err, "bp render: %s\n", probe.message);
 		code = CLI_EXIT_RESOURCE;
 	}
 	if (code == CLI_EXIT_OK) {
@@ -278,19 +279,21 @@ int cli_render(int argc, char **argv, FILE *out, FILE *err)
 			args.frame, "xyz"[args.axis[0]], "xyz"[args.axis[1]], scene->count, pair_count,
 			bp_algorithm_name(stats.algorithm), (double)stats.cell_size);
 		in.title = title;
-		code = write_image(&args, file, &in, err);
-		bool closed = fclose(file) == 0;
-		file = NULL;
-		if (code == CLI_EXIT_OK && !closed) {
-			fprintf(err, "bp render: cannot write '%s': %s\n", args.out_path, strerror(errno));
-			code = CLI_EXIT_RESOURCE;
+		if (args.format == FORMAT_PNG) {
+			if (raster_create(&canvas, in.view.width, in.view.height, RENDER_BACKGROUND)) {
+				draw_png(&canvas, &in);
+			} else {
+				fprintf(err, "bp render: out of memory for a %ux%u image\n", in.view.width, in.view.height);
+				code = CLI_EXIT_RESOURCE;
+			}
 		}
+		if (code == CLI_EXIT_OK)
+			code = write_image(&args, &in, &canvas, err);
 		if (code == CLI_EXIT_OK)
 			fprintf(out, "rendered=%s entities=%u pairs=%zu algo=%s cell=%g\n", args.out_path, scene->count,
 				pair_count, bp_algorithm_name(stats.algorithm), (double)stats.cell_size);
 	}
-	if (file)
-		fclose(file);
+	raster_destroy(&canvas);
 	free(lines);
 	free(overlapping);
 	bp_world_destroy(world);

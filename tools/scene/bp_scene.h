@@ -24,6 +24,7 @@ typedef struct bp_scene {
 
 /// Where and why a scene file was rejected. `message` is "file:line: reason"
 /// (line 0 when the problem is not tied to a line, such as an unreadable file).
+/// From the writers it is "cannot write 'file': reason" (line 0).
 typedef struct bp_scene_error {
 	uint32_t line;
 	char message[320];
@@ -35,10 +36,13 @@ bp_status bp_scene_read(const char *path, bp_scene **out, bp_scene_error *err);
 /// Parses scene text (or binary) from memory; `name` is used in messages.
 bp_status bp_scene_parse(const char *data, size_t size, const char *name, bp_scene **out,
 	bp_scene_error *err);
-/// Writes the text form (values with %.9g, so they read back bit-exact).
-bp_status bp_scene_write_text(const bp_scene *scene, const char *path);
-/// Writes the binary form (fast to load for 10M-entity scenes).
-bp_status bp_scene_write_binary(const bp_scene *scene, const char *path);
+/// Writes the text form (values with %.9g, so they read back bit-exact). A regular file is
+/// replaced only once the whole scene is written; a device, FIFO or /dev/stdout is written in
+/// place; nothing is removed on failure (tools/output/output_file.h). BP_ERR_IO (or
+/// BP_ERR_OUT_OF_MEMORY) with err (when not NULL) naming the path and the system's reason.
+bp_status bp_scene_write_text(const bp_scene *scene, const char *path, bp_scene_error *err);
+/// Writes the binary form (fast to load for 10M-entity scenes), as bp_scene_write_text does.
+bp_status bp_scene_write_binary(const bp_scene *scene, const char *path, bp_scene_error *err);
 void bp_scene_destroy(bp_scene *scene);
 /// Bytes the scene library holds now (scenes and any temporary of a call in
 /// progress), for tests that check nothing leaks.

@@ -208,16 +208,24 @@ static bool writable(const bp_scene *s)
 	return true;
 }
 
-bp_status bp_scene_write_text(const bp_scene *scene, const char *path)
+static bp_status not_writable(const bp_scene *scene, const char *path, bp_scene_error *err)
 {
-	if (!writable(scene) || !path)
-		return BP_ERR_INVALID_ARGUMENT;
-	return scenefile_write_text(scene, path);
+	if (!path)
+		return scenefile_write_fail(BP_ERR_INVALID_ARGUMENT, err, "cannot write: no path");
+	return scenefile_write_fail(BP_ERR_INVALID_ARGUMENT, err, "cannot write '%s': %s", path,
+		scene ? "the scene has no dims, frames or arrays" : "no scene");
 }
 
-bp_status bp_scene_write_binary(const bp_scene *scene, const char *path)
+bp_status bp_scene_write_text(const bp_scene *scene, const char *path, bp_scene_error *err)
 {
 	if (!writable(scene) || !path)
-		return BP_ERR_INVALID_ARGUMENT;
-	return scenefile_write_binary(scene, path);
+		return not_writable(scene, path, err);
+	return scenefile_write_text(scene, path, err);
+}
+
+bp_status bp_scene_write_binary(const bp_scene *scene, const char *path, bp_scene_error *err)
+{
+	if (!writable(scene) || !path)
+		return not_writable(scene, path, err);
+	return scenefile_write_binary(scene, path, err);
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "output_file.h"
 #include "scene_format.h"
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
@@ -163,11 +164,12 @@ static bool write_le32(FILE *f, const void *data, size_t n)
 #endif
 }
 
-bp_status scenefile_write_binary(const bp_scene *scene, const char *path)
+bp_status scenefile_write_binary(const bp_scene *scene, const char *path, bp_scene_error *err)
 {
-	FILE *f = fopen(path, "wb");
-	if (!f)
-		return BP_ERR_IO;
+	bp_output output;
+	if (!bp_output_open(&output, path))
+		return scenefile_write_fail(BP_ERR_IO, err, "%s", output.message);
+	FILE *f = output.file;
 	const size_t count = scene->count;
 	uint32_t h[4] = {(uint32_t)scene->dims, scene->count, scene->frame_count, 0};
 	bool ok = fwrite(SCENEFILE_MAGIC, 1, SCENEFILE_MAGIC_SIZE, f) == SCENEFILE_MAGIC_SIZE;
@@ -178,11 +180,9 @@ bp_status scenefile_write_binary(const bp_scene *scene, const char *path)
 			ok = write_le32(f, scene->min[a] + (size_t)fr * count, count);
 			ok = ok && write_le32(f, scene->max[a] + (size_t)fr * count, count);
 		}
-	if (fclose(f) != 0)
-		ok = false;
-	if (!ok) {
-		remove(path);
-		return BP_ERR_IO;
-	}
-	return BP_OK;
+	if (!ok)
+		bp_output_abort(&output, errno ? errno : EIO);
+	else if (bp_output_commit(&output))
+		return BP_OK;
+	return scenefile_write_fail(BP_ERR_IO, err, "%s", output.message);
 }

@@ -23,8 +23,8 @@ typedef struct scenefile_byte_source {
 bp_status scenefile_read_binary(scenefile_byte_source *source, const char *name, bp_scene **out,
 	bp_scene_error *err);
 
-/// Writes the binary form; scene.c has checked the scene and path. A failed write
-/// removes the file and returns BP_ERR_IO.
-bp_status scenefile_write_binary(const bp_scene *scene, const char *path);
+/// Writes the binary form through an output file (output_file.h); scene.c has checked the
+/// scene and path. BP_ERR_IO when a write fails, the target as it was.
+bp_status scenefile_write_binary(const bp_scene *scene, const char *path, bp_scene_error *err);
 
 #endif

@@ -117,6 +117,18 @@ bp_status scenefile_fail_status(bp_status status, bp_scene_error *err, const cha
 	return status;
 }
 
+bp_status scenefile_write_fail(bp_status status, bp_scene_error *err, const char *fmt, ...)
+{
+	if (!err)
+		return status;
+	err->line = 0;
+	va_list args;
+	va_start(args, fmt);
+	vsnprintf(err->message, sizeof err->message, fmt, args);
+	va_end(args);
+	return status;
+}
+
 // LSD radix sort of uint32, 8 bits a pass. Scenes reach 50M entities, where
 // qsort takes seconds; this takes a few hundred milliseconds.
 static void radix_sort_u32(uint32_t *keys, uint32_t *scratch, size_t n)

@@ -38,6 +38,14 @@ bp_status scenefile_fail_status(bp_status status, bp_scene_error *err, const cha
 #endif
 	;
 
+/// Fills err (when not NULL) with a writer's failure as given, line 0: writers say
+/// "cannot write 'PATH': REASON" (tools/output/output_file.h), not "name:line: reason".
+bp_status scenefile_write_fail(bp_status status, bp_scene_error *err, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 3, 4)))
+#endif
+	;
+
 /// Looks for a repeated id. Returns BP_OK and sets *found; when found, *first and
 /// *second are the positions of the earliest repeat in array order (second is the
 /// smallest index whose id occurs before it, first that earlier index).

@@ -3,11 +3,13 @@
 // buffer, and the %.9g writer whose output reads back bit-exact.
 #include "scene_text.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "output_file.h"
 #include "scene_format.h"
 
 // Warning: values go through strtof and "%.9g", which follow LC_NUMERIC. A host
@@ -456,13 +458,13 @@ typedef struct text_out {
 	FILE *f;
 	char *buf;
 	size_t len, cap;
-	bool failed;
+	int error; ///< errno of the first failed write, 0 while none failed
 } text_out;
 
 static void out_flush(text_out *o)
 {
 	if (o->len && fwrite(o->buf, 1, o->len, o->f) != o->len)
-		o->failed = true;
+		o->error = errno ? errno : EIO;
 	o->len = 0;
 }
 
@@ -483,25 +485,27 @@ static void out_u32(text_out *o, uint32_t v)
 		o->buf[o->len++] = tmp[--n];
 }
 
-bp_status scenefile_write_text(const bp_scene *scene, const char *path)
+bp_status scenefile_write_text(const bp_scene *scene, const char *path, bp_scene_error *err)
 {
 	text_out o = {.cap = 1 << 20};
 	o.buf = scenefile_malloc(o.cap);
 	if (!o.buf)
-		return BP_ERR_OUT_OF_MEMORY;
-	o.f = fopen(path, "wb");
-	if (!o.f) {
+		return scenefile_write_fail(BP_ERR_OUT_OF_MEMORY, err, "cannot write '%s': %s (%zu bytes)", path,
+			strerror(ENOMEM), o.cap);
+	bp_output output;
+	if (!bp_output_open(&output, path)) {
 		scenefile_free(o.buf);
-		return BP_ERR_IO;
+		return scenefile_write_fail(BP_ERR_IO, err, "%s", output.message);
 	}
+	o.f = output.file;
 	const int dims = scene->dims;
 	const size_t count = scene->count;
 	o.len = (size_t)snprintf(o.buf, o.cap, "# dims=%d n=%u\n", dims, scene->count);
-	for (uint32_t f = 0; f < scene->frame_count && !o.failed; ++f) {
+	for (uint32_t f = 0; f < scene->frame_count && !o.error; ++f) {
 		if (scene->frame_count > 1)
 			o.len += (size_t)snprintf(o.buf + o.len, 64, "# frame %u\n", f);
 		const size_t at = (size_t)f * count;
-		for (size_t i = 0; i < count && !o.failed; ++i) {
+		for (size_t i = 0; i < count && !o.error; ++i) {
 			// A row is at most 11 + 6 * 16 bytes; flush with room to spare.
 			if (o.cap - o.len < 256)
 				out_flush(&o);
@@ -517,13 +521,12 @@ bp_status scenefile_write_text(const bp_scene *scene, const char *path)
 			o.buf[o.len++] = '\n';
 		}
 	}
-	out_flush(&o);
-	if (fclose(o.f) != 0)
-		o.failed = true;
+	if (!o.error)
+		out_flush(&o);
 	scenefile_free(o.buf);
-	if (o.failed) {
-		remove(path);
-		return BP_ERR_IO;
-	}
-	return BP_OK;
+	if (o.error)
+		bp_output_abort(&output, o.error);
+	else if (bp_output_commit(&output))
+		return BP_OK;
+	return scenefile_write_fail(BP_ERR_IO, err, "%s", output.message);
 }

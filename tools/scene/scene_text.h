@@ -10,8 +10,9 @@
 bp_status scenefile_parse_text(const char *buf, size_t size, const char *name, bp_scene **out,
 	bp_scene_error *err);
 
-/// Writes the text form; scene.c has checked the scene and path. BP_ERR_IO when a
-/// write fails (the file is removed), BP_ERR_OUT_OF_MEMORY without a buffer.
-bp_status scenefile_write_text(const bp_scene *scene, const char *path);
+/// Writes the text form through an output file (output_file.h); scene.c has checked the
+/// scene and path. BP_ERR_IO when a write fails (the target as it was),
+/// BP_ERR_OUT_OF_MEMORY without a buffer.
+bp_status scenefile_write_text(const bp_scene *scene, const char *path, bp_scene_error *err);
 
 #endif
