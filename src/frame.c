@@ -13,12 +13,21 @@ bp_status bp_frame_submit(bp_world *w, uint64_t *out_frame)
 		.count = w->count,
 		.unfiltered = bpi_world_unfiltered(w),
 		.settings = bpi_world_settings(w),
+		.changes = {.all = true},
 	};
+	if (w->incremental)
+		source.changes = (bpi_changes){
+			.list = w->frame_marks.list.data,
+			.count = w->frame_marks.count,
+			.previous_count = w->frame_marks.since_count,
+			.all = w->frame_marks.all,
+		};
 	uint64_t frame = 0;
 	const char *why = "";
 	bp_status status = bpi_frames_submit(w->frames, &source, &frame, &why);
 	if (status != BP_OK)
 		return bpi_world_fail(w, status, "frame submit with %u entities: %s", w->count, why);
+	bpi_world_clear_frame_changes(w);
 	if (out_frame)
 		*out_frame = frame;
 	return BP_OK;

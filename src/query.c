@@ -7,9 +7,11 @@
 #include "view.h"
 
 // Box, point, sphere, ray and nearest go through the view's sorted-axis index
-// (view_index.h) when the builder made one, and are linear scans over the
-// snapshot's SoA arrays otherwise (small views) or when the index would visit
-// most of the view anyway. No query allocates or writes shared state.
+// (view_index.h), and are linear scans over the snapshot's SoA arrays otherwise
+// (small views) or when the index would visit most of the view anyway. The
+// index and the adjacency are the only state a query writes: made once, under
+// the view's lock, by the first query that needs them (bpi_view_ensure) when
+// the builder did not make them.
 //
 // Measured on 1M uniform 3D boxes (bp_perf_frames, AABB query returning ~10
 // boxes, 2-core machine): see include/broadphase/frame.h for the numbers.
@@ -309,6 +311,7 @@ bp_status bp_view_query_aabb(const bp_view *v, const float *min, const float *ma
 		if (min[axis] > max[axis])
 			return BP_ERR_INVERTED_BOUNDS;
 	shape q = {.kind = SHAPE_BOX, .lo = min, .hi = max};
+	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
 	const int a = v->index.axis;
 	return finish(query_shape_run(v, &q, min[a], max[a], out, capacity), capacity, total);
 }
@@ -334,6 +337,7 @@ bp_status bp_view_query_sphere(const bp_view *v, const float *center, float radi
 	// radius * (1 + 2^-23) (or g <= 2^-63 where the squares underflow). reach
 	// bounds that with room, and the run is rounded outwards one ulp, so no
 	// rounding ever cuts a hit from the run; the exact test decides.
+	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
 	const int a = v->index.axis;
 	const float reach = fmaxf(radius * (1.0f + 0x1p-20f), 0x1p-62f);
 	float lo = nextafterf(c[a] - reach, -INFINITY), hi = nextafterf(c[a] + reach, INFINITY);
@@ -460,6 +464,7 @@ bp_status bp_view_raycast_closest(const bp_view *v, const float *origin, const f
 	if (status != BP_OK)
 		return status;
 	bp_hit best = {UINT32_MAX, INFINITY};
+	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
 	const bpi_view_index *ix = &v->index;
 	if (ix->count) {
 		const box_arrays b = sorted_arrays(ix);
@@ -577,6 +582,7 @@ bp_status bp_view_raycast_all(const bp_view *v, const float *origin, const float
 	best_k best = {out, 0, capacity};
 	size_t count = 0;
 	float t;
+	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
 	const bpi_view_index *ix = &v->index;
 	ray_run r = {0, 0};
 	if (ix->count)
@@ -655,6 +661,7 @@ bp_status bp_view_query_nearest(const bp_view *v, const float *point, uint32_t k
 	if (!all_finite(point, v->dims))
 		return BP_ERR_NOT_FINITE;
 	best_k best = {out, 0, BP_MIN(k, v->count)};
+	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
 	if (best.capacity && v->index.count && best.capacity < v->count / 2) {
 		nearest_indexed(v, point, &best);
 	} else {
@@ -669,7 +676,7 @@ bp_status bp_view_query_nearest(const bp_view *v, const float *point, uint32_t k
 	return BP_OK;
 }
 
-// ---- pair set and neighbours (indexes the builder made) -------------------------
+// ---- pair set and neighbours (the sorted pairs and the adjacency) -------------------------
 
 bp_status bp_view_neighbours(const bp_view *v, uint32_t entity, const uint32_t **out, size_t *count)
 {
@@ -677,6 +684,9 @@ bp_status bp_view_neighbours(const bp_view *v, uint32_t entity, const uint32_t *
 		return BP_ERR_INVALID_ARGUMENT;
 	if (entity >= v->count)
 		return BP_ERR_OUT_OF_RANGE;
+	bp_status status = bpi_view_ensure(v, BPI_VIEW_ADJACENCY);
+	if (status != BP_OK)
+		return status;
 	*out = v->neighbours.data + v->offsets[entity];
 	*count = v->offsets[entity + 1] - v->offsets[entity];
 	return BP_OK;
@@ -686,16 +696,18 @@ bool bp_view_colliding(const bp_view *v, uint32_t a, uint32_t b)
 {
 	if (!v || a >= v->count || b >= v->count || a == b)
 		return false;
-	const uint32_t *list = v->neighbours.data + v->offsets[a];
-	size_t lo = 0, hi = v->offsets[a + 1] - v->offsets[a];
+	// A binary search of the pairs, sorted by (lo, hi): no adjacency needed.
+	bp_pair key = {BP_MIN(a, b), BP_MAX(a, b)};
+	const bp_pair *p = v->pairs.data;
+	size_t lo = 0, hi = v->pairs.count;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (list[mid] < b)
+		if (p[mid].lo < key.lo || (p[mid].lo == key.lo && p[mid].hi < key.hi))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < v->offsets[a + 1] - v->offsets[a] && list[lo] == b;
+	return lo < v->pairs.count && p[lo].lo == key.lo && p[lo].hi == key.hi;
 }
 
 bp_status bp_view_for_each_neighbour(const bp_view *v, uint32_t entity,

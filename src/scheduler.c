@@ -11,6 +11,18 @@
 // that makes the steady state of a host submitting every frame allocate
 // nothing; more spares would only hold memory.
 #define SPARE_FRAMES 2
+/// Submits whose change lists are kept: a buffer is reused at most a few submits
+/// after it was last written (latest, building, pending, spares), so an
+/// incremental world's snapshot copies only what changed since.
+#define SUBMIT_LOG 8
+
+/// What one submit changed since the one before it.
+typedef struct submit_entry {
+	uint64_t number;
+	BPI_ARRAY(uint32_t) list;
+	uint32_t count;
+	bool all; ///< unknown
+} submit_entry;
 
 struct bpi_frames {
 	pthread_mutex_t mutex; ///< guards every field below but `latest` and `stepper`
@@ -35,7 +47,11 @@ struct bpi_frames {
 
 	bpi_stepper stepper; ///< builder thread only; separate from the world's own
 	BPI_ARRAY(uint32_t) changed; ///< builder thread only: entities that differ from the last build's
+	BPI_ARRAY(uint8_t) seen;     ///< builder thread only: per entity, all 0 between builds
+	uint32_t seen_size;          ///< entries of seen initialised
 	bpi_view_index_scratch index_scratch; ///< builder thread only: the query index's sort buffers
+
+	submit_entry log[SUBMIT_LOG]; ///< host thread only: submit k at k % SUBMIT_LOG
 };
 
 // ---- the pool --------------------------------------------------------------------
@@ -105,6 +121,32 @@ static bpi_changes snapshot_changes(bpi_frames *fr, const bp_view *f, const bp_v
 	return (bpi_changes){.list = fr->changed.data, .count = count, .previous_count = prev->count};
 }
 
+/// The same from the lists the submits kept, when they reach back to prev: each
+/// entity once, without reading the unchanged ones.
+static bpi_changes listed_changes(bpi_frames *fr, const bp_view *f, const bp_view *prev)
+{
+	if (!prev || f->changes_all || f->changes_since != prev->number)
+		return snapshot_changes(fr, f, prev);
+	uint32_t span = BP_MAX(f->count, prev->count);
+	if (!bpi_array_grow(&fr->seen, fr->seen_size, span) || !bpi_array_reserve(&fr->changed, f->changes_count))
+		return snapshot_changes(fr, f, prev);
+	if (span > fr->seen_size) {
+		memset(fr->seen.data + fr->seen_size, 0, span - fr->seen_size);
+		fr->seen_size = span;
+	}
+	uint32_t count = 0;
+	for (uint32_t k = 0; k < f->changes_count; ++k) {
+		uint32_t i = f->changes.data[k];
+		if (i < span && !fr->seen.data[i]) { // past both counts: born and gone in between
+			fr->seen.data[i] = 1;
+			fr->changed.data[count++] = i;
+		}
+	}
+	for (uint32_t k = 0; k < count; ++k)
+		fr->seen.data[fr->changed.data[k]] = 0;
+	return (bpi_changes){.list = fr->changed.data, .count = count, .previous_count = prev->count};
+}
+
 static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 {
 	BPI_MARK_FRAME_BEGIN(f->number, f->count);
@@ -113,7 +155,7 @@ static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 	bpi_step_fault fault; // the step's error status is what a waiter sees
 	bpi_changes changes = {.all = true};
 	if (f->settings.incremental && !f->settings.periodic)
-		changes = snapshot_changes(fr, f, prev);
+		changes = listed_changes(fr, f, prev);
 	bp_status status = bpi_stepper_run(&fr->stepper, &f->settings, &f->soa, f->count, f->unfiltered, &changes,
 		&f->pairs, &stats, &fault);
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_VIEW);
@@ -198,7 +240,10 @@ void bpi_frames_shutdown(bpi_frames *fr)
 	// The builder is gone; from here only releases of held views touch the pool.
 	bpi_stepper_free(&fr->stepper);
 	bpi_array_free(&fr->changed);
+	bpi_array_free(&fr->seen);
 	bpi_view_index_scratch_free(&fr->index_scratch);
+	for (int k = 0; k < SUBMIT_LOG; ++k)
+		bpi_array_free(&fr->log[k].list);
 	pthread_mutex_lock(&fr->publish);
 	bp_view *latest = fr->latest;
 	fr->latest = NULL;
@@ -242,23 +287,80 @@ uint32_t bpi_frames_live(bpi_frames *fr)
 
 // ---- submit and read ----------------------------------------------------------------
 
-/// Copies the source's arrays and settings into f.
-static bp_status snapshot(bp_view *f, const bpi_frame_source *src)
+/// Keeps what submit `number` changed, for the buffers written before it.
+static void log_submit(bpi_frames *fr, uint64_t number, const bpi_changes *changes)
+{
+	submit_entry *e = &fr->log[number % SUBMIT_LOG];
+	e->number = number;
+	e->all = changes->all || !bpi_array_reserve(&e->list, changes->count);
+	e->count = e->all ? 0 : changes->count;
+	if (e->count)
+		memcpy(e->list.data, changes->list, e->count * sizeof *e->list.data);
+}
+
+/// Brings f's entities from submit f->content up to `number` by copying only
+/// what the submits in between changed. False (nothing copied) when the log
+/// does not reach back that far or some submit did not know what it changed.
+static bool copy_changed(const bpi_frames *fr, bp_view *f, const bpi_frame_source *src, uint64_t number)
+{
+	if (f->content == 0 || number - f->content > SUBMIT_LOG)
+		return false;
+	for (uint64_t k = f->content + 1; k <= number; ++k)
+		if (fr->log[k % SUBMIT_LOG].number != k || fr->log[k % SUBMIT_LOG].all)
+			return false;
+	for (uint64_t k = f->content + 1; k <= number; ++k) {
+		const submit_entry *e = &fr->log[k % SUBMIT_LOG];
+		for (uint32_t c = 0; c < e->count; ++c)
+			if (e->list.data[c] < src->count) // else destroyed since
+				bpi_soa_copy_entity(&f->soa, e->list.data[c], src->soa, e->list.data[c], f->dims);
+	}
+	return true;
+}
+
+/// Copies the source's arrays (or only what changed since the buffer's last
+/// snapshot) and settings into f, as submit `number`.
+static bp_status snapshot(bpi_frames *fr, bp_view *f, const bpi_frame_source *src, uint64_t number)
 {
 	uint64_t t0 = bpi_now_ns();
+	uint32_t capacity = f->capacity;
 	if (!bpi_view_reserve(f, src->count))
 		return BP_ERR_OUT_OF_MEMORY;
+	if (f->capacity != capacity)
+		f->content = 0; // new arrays: nothing kept
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_PREPARE);
-	bpi_soa_copy(&f->soa, src->soa, f->dims, src->count);
+	if (!copy_changed(fr, f, src, number))
+		bpi_soa_copy(&f->soa, src->soa, f->dims, src->count);
+	f->content = number;
 	f->count = src->count;
 	f->unfiltered = src->unfiltered;
 	f->settings = src->settings;
 	f->pairs.count = 0;
 	f->began_count = f->ended_count = 0;
 	f->index.count = 0;
+	atomic_store_explicit(&f->ready, 0u, memory_order_relaxed);
+	atomic_store_explicit(&f->asked, 0u, memory_order_relaxed);
+	f->adjacency_status = BP_OK;
 	f->stats = (bp_frame_stats){.ns_prepare = bpi_now_ns() - t0};
 	BPI_MARK_STAGE_END(BPI_STAGE_PREPARE);
 	return BP_OK;
+}
+
+/// f's list for the builder: what this submit changed, plus what a coalesced
+/// snapshot changed since the one before it.
+static void builder_changes(bp_view *f, const bpi_changes *changes, uint64_t number, const bp_view *coalesced)
+{
+	f->changes_since = coalesced ? coalesced->changes_since : number - 1;
+	uint32_t earlier = coalesced ? coalesced->changes_count : 0;
+	f->changes_all = changes->all || (coalesced && coalesced->changes_all) ||
+			 !bpi_array_reserve(&f->changes, (size_t)changes->count + earlier);
+	f->changes_count = 0;
+	if (f->changes_all)
+		return;
+	if (changes->count)
+		memcpy(f->changes.data, changes->list, changes->count * sizeof *f->changes.data);
+	if (earlier)
+		memcpy(f->changes.data + changes->count, coalesced->changes.data, earlier * sizeof *f->changes.data);
+	f->changes_count = changes->count + earlier;
 }
 
 bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, uint64_t *out_frame, const char **why)
@@ -278,7 +380,7 @@ bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, uint
 	pthread_mutex_unlock(&fr->mutex);
 
 	if (!f) {
-		f = bpi_alloc(sizeof *f);
+		f = bpi_view_create(fr, source->settings.dims);
 		if (!f) {
 			pthread_mutex_lock(&fr->mutex);
 			fr->live--;
@@ -286,19 +388,23 @@ bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, uint
 			*why = "no memory for a frame buffer";
 			return BP_ERR_OUT_OF_MEMORY;
 		}
-		*f = (bp_view){.pool = fr, .dims = source->settings.dims};
-		atomic_init(&f->refs, 0);
 	}
-	if (snapshot(f, source) != BP_OK) {
+	uint64_t number = fr->submitted + 1; // only the host submits: nobody else writes it
+	log_submit(fr, number, &source->changes);
+	if (snapshot(fr, f, source, number) != BP_OK) {
 		frame_recycle(f);
 		*why = "no memory to snapshot the entities";
 		return BP_ERR_OUT_OF_MEMORY;
 	}
 
 	pthread_mutex_lock(&fr->mutex);
-	uint64_t number = ++fr->submitted;
-	f->number = number;
 	bp_view *coalesced = fr->pending; // not started yet: the newer snapshot replaces it
+	fr->pending = NULL;
+	pthread_mutex_unlock(&fr->mutex);
+	builder_changes(f, &source->changes, number, coalesced);
+	pthread_mutex_lock(&fr->mutex);
+	fr->submitted = number;
+	f->number = number;
 	fr->pending = f;
 	pthread_cond_signal(&fr->work);
 	pthread_mutex_unlock(&fr->mutex);

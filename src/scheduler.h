@@ -15,6 +15,9 @@ typedef struct bpi_frame_source {
 	uint32_t count;
 	bool unfiltered; ///< no entity is static, filtered or a sphere
 	bpi_step_settings settings;
+	/// Entities that may differ since the last successful submit (all: unknown);
+	/// the snapshot then copies only those into a buffer it knows the age of.
+	bpi_changes changes;
 } bpi_frame_source;
 
 /// Creates an idle scheduler; no thread is started.

@@ -57,14 +57,14 @@ void bpi_soa_copy(bpi_soa *dst, const bpi_soa *src, int dims, uint32_t count)
 	memcpy(dst->user_key, src->user_key, (size_t)count * sizeof(uint64_t));
 }
 
-void bpi_soa_move(bpi_soa *soa, int dims, uint32_t to, uint32_t from)
+void bpi_soa_copy_entity(bpi_soa *dst, uint32_t to, const bpi_soa *src, uint32_t from, int dims)
 {
 	for (int axis = 0; axis < dims; ++axis) {
-		soa->min[axis][to] = soa->min[axis][from];
-		soa->max[axis][to] = soa->max[axis][from];
+		dst->min[axis][to] = src->min[axis][from];
+		dst->max[axis][to] = src->max[axis][from];
 	}
-	soa->category[to] = soa->category[from];
-	soa->mask[to] = soa->mask[from];
-	soa->flags[to] = soa->flags[from];
-	soa->user_key[to] = soa->user_key[from];
+	dst->category[to] = src->category[from];
+	dst->mask[to] = src->mask[from];
+	dst->flags[to] = src->flags[from];
+	dst->user_key[to] = src->user_key[from];
 }

@@ -28,7 +28,8 @@ bool bpi_soa_resize(bpi_soa *soa, int dims, uint32_t old_capacity, uint32_t capa
 void bpi_soa_free(bpi_soa *soa, int dims, uint32_t capacity);
 /// Copies entities [0, count) from src to dst (both with room for count).
 void bpi_soa_copy(bpi_soa *dst, const bpi_soa *src, int dims, uint32_t count);
-/// Copies entity `from` over entity `to` (the swap-remove of a destroy).
-void bpi_soa_move(bpi_soa *soa, int dims, uint32_t to, uint32_t from);
+/// Copies entity `from` of src over entity `to` of dst (dst == src: the
+/// swap-remove of a destroy).
+void bpi_soa_copy_entity(bpi_soa *dst, uint32_t to, const bpi_soa *src, uint32_t from, int dims);
 
 #endif

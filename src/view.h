@@ -4,6 +4,7 @@
 #define BP_VIEW_H
 
 #include <broadphase/frame.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include "soa.h"
 #include "step.h"
@@ -25,6 +26,16 @@ struct bp_view {
 	bpi_soa soa;
 	bool unfiltered;
 	bpi_step_settings settings;
+	/// The submit whose entities the arrays hold (0: none yet), so a later submit
+	/// into this buffer copies only what changed since.
+	uint64_t content;
+	/// For the builder: entities that may differ from the snapshot of submit
+	/// changes_since (the one handed to the builder before this one), each at
+	/// least once. changes_all: unknown, the builder compares the snapshots.
+	BPI_ARRAY(uint32_t) changes;
+	uint32_t changes_count;
+	bool changes_all;
+	uint64_t changes_since;
 
 	// Built by the builder.
 	bpi_pair_buffer pairs;          ///< sorted by (lo, hi)
@@ -36,7 +47,21 @@ struct bp_view {
 	size_t began_count, ended_count;
 	bpi_view_index index; ///< spatial index for the box, point, sphere, ray and nearest queries
 	bp_frame_stats stats;
+
+	// The query index and the adjacency are made by the builder when the last
+	// frame's were used, else by the first reader that needs them (bpi_view_ensure),
+	// and are read only once their `ready` bit is set.
+	atomic_uint ready;         ///< BPI_VIEW_* made
+	atomic_uint asked;         ///< BPI_VIEW_* some reader needed: the builder makes the next frame's
+	pthread_mutex_t lazy_lock; ///< one lazy build at a time
+	bp_status adjacency_status; ///< how the adjacency's build went, once made
 };
+
+/// The extras a view makes on first use.
+enum { BPI_VIEW_INDEX = 1u, BPI_VIEW_ADJACENCY = 2u };
+
+/// A new, empty frame buffer of `pool`, or NULL without memory.
+bp_view *bpi_view_create(struct bpi_frames *pool, int dims);
 
 /// Room for n entities in every per-entity array; all grow or none does.
 bool bpi_view_reserve(bp_view *view, uint32_t n);
@@ -44,12 +69,19 @@ bool bpi_view_reserve(bp_view *view, uint32_t n);
 void bpi_view_free(bp_view *view);
 
 /// Derives the view's extras from its (freshly found) pairs: sorts them by
-/// (lo, hi), builds the adjacency, the sorted key pairs, the pairs begun and
-/// ended since `prev` (NULL: none before) and the query index (which may fail
-/// to build for lack of memory: queries then scan), updated from prev's when
-/// `changed` lists what differs from prev's snapshot (NULL: built afresh). On
-/// error the view must not be published. Builder thread only.
+/// (lo, hi), builds the sorted key pairs, the pairs begun and ended since
+/// `prev` (NULL: none before) and, those of prev's that a reader asked for, the
+/// adjacency and the query index (which may fail to build for lack of memory:
+/// queries then scan), updated from prev's when `changed` lists what differs
+/// from prev's snapshot (NULL: built afresh). On error the view must not be
+/// published. Builder thread only.
 bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
 	bpi_view_index_scratch *index_scratch, int threads);
+
+/// Makes the extras `what` (BPI_VIEW_* bits) that nobody has made yet, under the
+/// view's lock, and notes that they were asked for. A query index that finds no
+/// memory leaves the queries scanning; the adjacency's status is returned (BP_OK
+/// when not asked for). Any reader thread.
+bp_status bpi_view_ensure(const bp_view *view, unsigned what);
 
 #endif

@@ -143,7 +143,8 @@ void bp_world_destroy(bp_world *w)
 	bpi_soa_free(&w->soa, w->dims, w->capacity);
 	bpi_free_aligned(w->dense_slot, (size_t)w->capacity * sizeof(uint32_t));
 	bpi_free_aligned(w->changed, w->changed ? w->capacity : 0);
-	bpi_array_free(&w->changed_list);
+	bpi_array_free(&w->step_marks.list);
+	bpi_array_free(&w->frame_marks.list);
 	bpi_free_aligned(w->slots, (size_t)w->slot_capacity * sizeof(bpi_slot));
 	bpi_pair_buffer_free(&w->pairs);
 	bpi_free(w, sizeof *w);
@@ -331,7 +332,7 @@ bp_status bp_entity_destroy(bp_world *w, bp_entity e)
 	w->sphere_count -= (w->soa.flags[d] & BP_FLAG_SPHERE) != 0;
 	w->filtered_count -= !filter_is_open(w->soa.category[d], w->soa.mask[d]);
 	if (d != last) { // swap-remove keeps the arrays dense
-		bpi_soa_move(&w->soa, w->dims, d, last);
+		bpi_soa_copy_entity(&w->soa, d, &w->soa, last, w->dims);
 		w->dense_slot[d] = w->dense_slot[last];
 		w->slots[w->dense_slot[d]].dense = d;
 		bpi_world_mark(w, d); // another entity now: its pairs are to be found again
@@ -432,6 +433,8 @@ bp_status bp_entity_set_user_key(bp_world *w, bp_entity e, uint64_t user_key)
 	const bpi_slot *slot = bpi_world_live_slot(w, e);
 	if (!slot)
 		return BP_ERR_STALE_HANDLE;
+	if (w->soa.user_key[slot->dense] != user_key)
+		bpi_world_mark_frame(w, slot->dense);
 	w->soa.user_key[slot->dense] = user_key;
 	return BP_OK;
 }

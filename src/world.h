@@ -20,6 +20,17 @@ typedef struct bpi_slot {
 } bpi_slot;
 _Static_assert(sizeof(bpi_slot) == 12, "bpi_slot is 12 bytes");
 
+/// Dense indices marked since some moment, each once.
+typedef struct bpi_marks {
+	BPI_ARRAY(uint32_t) list;
+	uint32_t count;       ///< entries of list in use
+	bool all;             ///< the list could not grow: take every entity as marked
+	uint32_t since_count; ///< entities at that moment
+} bpi_marks;
+
+/// Bits of bp_world.changed: which mark lists hold the index.
+enum { BPI_MARK_STEP = 1, BPI_MARK_FRAME = 2 };
+
 struct bp_world {
 	int dims;
 	int thread_count; ///< as requested; 0 = all cores
@@ -48,14 +59,13 @@ struct bp_world {
 	uint32_t free_head;  ///< BP_NO_DENSE when empty
 	uint32_t free_count; ///< slots on the free list
 
-	// What changed since the last step (incremental worlds only; DESIGN §10). An
-	// entity is marked when created, when its bounds, filter, kind or shape get a
-	// different value, and when a destroy moves it to another dense index.
-	uint8_t *changed;       ///< per dense index, `capacity` entries: 1 = on changed_list
-	BPI_ARRAY(uint32_t) changed_list;
-	uint32_t changed_count; ///< entries of changed_list in use
-	bool changed_all;       ///< the list could not grow: the next step takes everything as changed
-	uint32_t stepped_count; ///< entities at the last successful step
+	// What changed since the last step and since the last submitted frame
+	// (incremental worlds only; DESIGN §10). An entity is marked when created, when
+	// its bounds, filter, kind or shape get a different value, and when a destroy
+	// moves it to another dense index; for frames also when its user key changes.
+	uint8_t *changed;      ///< per dense index, `capacity` entries: BPI_MARK_* bits
+	bpi_marks step_marks;  ///< since the last successful bp_world_step
+	bpi_marks frame_marks; ///< since the last successful bp_frame_submit
 
 	// Step state.
 	bpi_stepper stepper; ///< bp_world_step's; the scheduler has its own
@@ -105,6 +115,11 @@ void bpi_world_store_bounds(bp_world *world, uint32_t d, const float *min, const
 
 /// Forgets the marks after a successful step.
 void bpi_world_clear_changes(bp_world *world);
+/// Records that dense entity d changed in a way frames see but steps do not
+/// (its user key).
+void bpi_world_mark_frame(bp_world *world, uint32_t d);
+/// Forgets the frame marks after a successful submit.
+void bpi_world_clear_frame_changes(bp_world *world);
 
 /// BP_OK when dense range [first, first + count) lies inside the world, else
 /// BP_ERR_OUT_OF_RANGE with the error recorded.

@@ -6,16 +6,47 @@
 #include <stdlib.h>
 #include <string.h>
 
-void bpi_world_mark(bp_world *w, uint32_t d)
+/// Puts d on one mark list; a list that cannot grow takes everything as marked,
+/// so nothing is lost: the next step (or snapshot) takes every entity.
+static void mark(bp_world *w, bpi_marks *marks, uint8_t bit, uint32_t d)
 {
-	if (!w->incremental || w->changed_all || w->changed[d])
+	if (marks->all || (w->changed[d] & bit))
 		return;
-	if (!bpi_array_grow(&w->changed_list, w->changed_count, (size_t)w->changed_count + 1)) {
-		w->changed_all = true; // nothing is lost: the next step finds every pair again
+	if (!bpi_array_grow(&marks->list, marks->count, (size_t)marks->count + 1)) {
+		marks->all = true;
 		return;
 	}
-	w->changed[d] = 1;
-	w->changed_list.data[w->changed_count++] = d;
+	w->changed[d] |= bit;
+	marks->list.data[marks->count++] = d;
+}
+
+static void clear(bp_world *w, bpi_marks *marks, uint8_t bit)
+{
+	for (uint32_t i = 0; i < marks->count; ++i)
+		w->changed[marks->list.data[i]] &= (uint8_t)~bit;
+	marks->count = 0;
+	marks->all = false;
+	marks->since_count = w->count;
+}
+
+void bpi_world_mark(bp_world *w, uint32_t d)
+{
+	if (!w->incremental)
+		return;
+	mark(w, &w->step_marks, BPI_MARK_STEP, d);
+	mark(w, &w->frame_marks, BPI_MARK_FRAME, d);
+}
+
+void bpi_world_mark_frame(bp_world *w, uint32_t d)
+{
+	if (w->incremental)
+		mark(w, &w->frame_marks, BPI_MARK_FRAME, d);
+}
+
+void bpi_world_clear_frame_changes(bp_world *w)
+{
+	if (w->incremental)
+		clear(w, &w->frame_marks, BPI_MARK_FRAME);
 }
 
 void bpi_world_store_bounds(bp_world *w, uint32_t d, const float *min, const float *max)
@@ -34,11 +65,8 @@ void bpi_world_store_bounds(bp_world *w, uint32_t d, const float *min, const flo
 
 void bpi_world_clear_changes(bp_world *w)
 {
-	for (uint32_t i = 0; i < w->changed_count; ++i)
-		w->changed[w->changed_list.data[i]] = 0;
-	w->changed_count = 0;
-	w->changed_all = false;
-	w->stepped_count = w->count;
+	if (w->incremental)
+		clear(w, &w->step_marks, BPI_MARK_STEP);
 }
 
 /// Checks the arrays, then stores box i at dense index dense[i], or at the dense

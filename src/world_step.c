@@ -15,10 +15,10 @@ bp_status bp_world_step(bp_world *w)
 	BPI_MARK_STAGE_END(BPI_STAGE_PREPARE);
 	bpi_step_fault fault = {0};
 	bpi_changes changes = {
-		.list = w->changed_list.data,
-		.count = w->changed_count,
-		.previous_count = w->stepped_count,
-		.all = w->changed_all,
+		.list = w->step_marks.list.data,
+		.count = w->step_marks.count,
+		.previous_count = w->step_marks.since_count,
+		.all = w->step_marks.all,
 	};
 	bp_status status = bpi_stepper_run(&w->stepper, &settings, &w->soa, w->count, bpi_world_unfiltered(w),
 		&changes, &w->pairs, &stats, &fault);

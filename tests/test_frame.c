@@ -482,3 +482,121 @@ Test(frame, failed_build_keeps_the_previous_frame, .timeout = 30)
 	cr_assert_eq(bp_allocated_bytes(), 0);
 	bp_set_allocator(NULL);
 }
+
+// ---- incremental worlds: snapshots copy only what changed -----------------------
+
+/// The host's side of an incremental world: boxes and user keys in dense order.
+typedef struct shadow {
+	oracle_box boxes[N + 8];
+	uint64_t keys[N + 8];
+	uint32_t n;
+	bp_world *w;
+	test_rng rng;
+} shadow;
+
+/// The view holds exactly the shadow's entities (bounds bit for bit, keys) and
+/// the oracle's pairs.
+static void check_snapshot(const bp_view *v, const shadow *s, int dims)
+{
+	cr_assert_eq(bp_view_entity_count(v), s->n);
+	bp_bounds_arrays b = bp_view_bounds(v);
+	const float *arrays[6] = {b.min_x, b.min_y, b.min_z, b.max_x, b.max_y, b.max_z};
+	for (uint32_t i = 0; i < s->n; ++i) {
+		for (int k = 0; k < dims; ++k)
+			cr_assert(same_bytes(&arrays[k][i], &s->boxes[i].min[k], sizeof(float)) &&
+					  same_bytes(&arrays[3 + k][i], &s->boxes[i].max[k], sizeof(float)),
+				"frame %llu: entity %u, axis %d", (unsigned long long)bp_view_frame(v), i, k);
+		cr_assert_eq(bp_view_user_keys(v)[i], s->keys[i], "frame %llu: key of %u",
+			(unsigned long long)bp_view_frame(v), i);
+	}
+	check_pairs(v, s->boxes, s->n, dims);
+}
+
+/// Moves a few entities, re-keys a few, and now and then destroys and creates some.
+static void shadow_change(shadow *s, int dims, int frame)
+{
+	for (int m = 0; m < 12; ++m) {
+		uint32_t d = test_rng_below(&s->rng, s->n);
+		float delta = test_rng_float(&s->rng, -0.5f, 0.5f);
+		for (int k = 0; k < dims; ++k) {
+			s->boxes[d].min[k] += delta;
+			s->boxes[d].max[k] += delta;
+		}
+		cr_assert_eq(bp_entity_set_bounds(s->w, bp_world_entity_at(s->w, d), s->boxes[d].min, s->boxes[d].max),
+			BP_OK);
+	}
+	for (int m = 0; m < 3; ++m) {
+		uint32_t d = test_rng_below(&s->rng, s->n);
+		s->keys[d] = test_rng_next(&s->rng);
+		cr_assert_eq(bp_entity_set_user_key(s->w, bp_world_entity_at(s->w, d), s->keys[d]), BP_OK);
+	}
+	if (frame % 3 == 0) {
+		uint32_t d = test_rng_below(&s->rng, s->n);
+		cr_assert_eq(bp_entity_destroy(s->w, bp_world_entity_at(s->w, d)), BP_OK);
+		s->boxes[d] = s->boxes[--s->n]; // the library's swap-remove
+		s->keys[d] = s->keys[s->n];
+		oracle_box b;
+		test_random_boxes(&b, 1, dims, 14.0f, 3.0f, false, test_rng_next(&s->rng));
+		bp_entity_def e = bp_entity_def_default();
+		memcpy(e.min, b.min, sizeof e.min);
+		memcpy(e.max, b.max, sizeof e.max);
+		e.user_key = test_rng_next(&s->rng);
+		bp_entity h;
+		cr_assert_eq(bp_entity_create(s->w, &e, &h), BP_OK);
+		s->boxes[s->n] = b;
+		s->keys[s->n++] = e.user_key;
+	}
+}
+
+// An incremental world's submit copies only the entities marked since the buffer
+// it reuses was last written: across coalesced submits, views held for several
+// frames (older buffers), destroys, creates and user keys, every view must still
+// hold the world's exact state and the oracle's pairs.
+Test(frame, incremental_snapshots_copy_only_what_changed, .timeout = 60)
+{
+	for (int dims = 2; dims <= 3; ++dims) {
+		shadow *s = calloc(1, sizeof *s);
+		cr_assert_not_null(s);
+		s->n = N;
+		s->rng = (test_rng){40 + (uint64_t)dims};
+		test_random_boxes(s->boxes, N, dims, 14.0f, 3.0f, true, 41);
+		bp_world_def def = bp_world_def_default();
+		def.dims = dims;
+		def.incremental = true;
+		def.thread_count = 2;
+		s->w = test_world_from_def(s->boxes, N, &def);
+		for (uint32_t i = 0; i < N; ++i)
+			s->keys[i] = i; // test_world_from_def's keys
+		bp_view *held[3] = {NULL, NULL, NULL};
+		for (int frame = 0; frame < 40; ++frame) {
+			shadow_change(s, dims, frame);
+			if (frame % 7 == 3) { // coalesce: three submits, one build
+				bpi_world_pause_frames(s->w, true);
+				for (int k = 0; k < 2; ++k) {
+					cr_assert_eq(bp_frame_submit(s->w, NULL), BP_OK);
+					shadow_change(s, dims, frame + k + 1);
+				}
+				cr_assert_eq(bp_frame_submit(s->w, NULL), BP_OK);
+				bpi_world_pause_frames(s->w, false);
+				bp_view *v = NULL;
+				uint64_t last = 0;
+				cr_assert_eq(bp_frame_submit(s->w, &last), BP_OK);
+				cr_assert_eq(bp_frame_wait(s->w, last), BP_OK);
+				cr_assert_eq(bp_frame_acquire(s->w, &v), BP_OK);
+				check_snapshot(v, s, dims);
+				bp_frame_release(v);
+				continue;
+			}
+			bp_view *v = NULL;
+			cr_assert_eq(bp_frame_step(s->w, &v), BP_OK, "%s", bp_world_last_error(s->w));
+			check_snapshot(v, s, dims);
+			bp_frame_release(held[frame % 3]); // views held three frames: buffers age
+			held[frame % 3] = v;
+		}
+		for (int k = 0; k < 3; ++k)
+			bp_frame_release(held[k]);
+		bp_world_destroy(s->w);
+		free(s);
+	}
+	cr_assert_eq(bp_allocated_bytes(), 0);
+}

@@ -605,7 +605,12 @@ static void run_large(int dims, bool snap, bool huge, uint64_t seed)
 	bp_world *w = test_world_from_boxes(boxes, n, dims, BP_ALGO_AUTO, 2);
 	bp_view *v = NULL;
 	cr_assert_eq(bp_frame_step(w, &v), BP_OK, "%s", bp_world_last_error(w));
-	cr_assert_eq(v->index.count, n, "the builder made no query index");
+	cr_assert(!(atomic_load(&v->ready) & BPI_VIEW_INDEX), "a query index before any query asked for one");
+	const float nowhere[3] = {-1e5f, -1e5f, -1e5f};
+	uint32_t first[1];
+	size_t first_n;
+	cr_assert_eq(bp_view_query_point(v, nowhere, first, 1, &first_n), BP_OK);
+	cr_assert_eq(v->index.count, n, "the first query made no query index");
 	if (!huge) // the index cuts a run: most boxes cannot reach a small query
 		cr_assert_lt(v->index.extent, 11.0f);
 	uint32_t *want = malloc((n + 1) * sizeof *want), *got = malloc((n + 1) * sizeof *got);
@@ -695,6 +700,10 @@ static void run_large(int dims, bool snap, bool huge, uint64_t seed)
 	free(got);
 	free(want_hits);
 	free(got_hits);
+	bp_frame_release(v);
+	// This frame's index was asked for: the builder makes the next one's.
+	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+	cr_assert((atomic_load(&v->ready) & BPI_VIEW_INDEX) && v->index.count == n, "the builder made no query index");
 	bp_frame_release(v);
 	bp_world_destroy(w);
 	free(boxes);

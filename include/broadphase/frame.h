@@ -12,9 +12,10 @@ extern "C" {
 #endif
 
 /// An immutable, reference-counted published frame: the snapshot of the world
-/// taken at bp_frame_submit, its pairs, and per-frame indexes built once by the
-/// builder (sorted pairs, neighbour lists, pair events). Nothing in a view ever
-/// changes while it is held, and a view owns its memory: it stays valid after
+/// taken at bp_frame_submit, its pairs, and per-frame indexes built once (sorted
+/// pairs and pair events by the builder; the query index and the neighbour lists
+/// on first use, see below). Nothing a reader sees in a view ever changes while
+/// it is held, and a view owns its memory: it stays valid after
 /// bp_world_destroy until its last bp_frame_release.
 typedef struct bp_view bp_view;
 
@@ -27,9 +28,17 @@ typedef struct bp_view bp_view;
 // (perf/README.md has the measurements). A builder thread, started on the
 // first submit and joined by bp_world_destroy, runs the world's algorithm on
 // that snapshot (with the world's thread count, OpenMP inside), sorts the pairs
-// by (lo, hi), builds the neighbour lists, the pair events and the query
-// index, then publishes the frame by swapping the "latest" pointer. Readers on any thread take the latest published frame with
+// by (lo, hi), builds the pair events, then publishes the frame by swapping the
+// "latest" pointer. Readers on any thread take the latest published frame with
 // bp_frame_acquire and give it back with bp_frame_release.
+// Made on first use: the query index and the neighbour lists are made by the
+// first query that needs them in a frame (once; concurrent readers wait for
+// it), unless a reader used them in the last published frame: then the builder
+// makes them before publishing, so a host that queries every frame never
+// waits and one that never queries pays nothing for them.
+// Incremental worlds (bp_world_def.incremental): submit copies only the
+// entities that changed since the buffer it reuses was last written, and the
+// builder searches only those (see "Incremental steps" in world.h).
 //
 // Frame numbers: each submit gets the next number (1, 2, 3, ...).
 // Coalescing: a submit while an earlier submitted frame has not started
@@ -100,8 +109,8 @@ BP_API const uint64_t *bp_view_user_keys(const bp_view *view);
 // ---- Queries (const; any thread holding the view, concurrently) -------------
 //
 // Queries see every entity of the snapshot whatever its category, mask or kind.
-// Box, point, sphere, ray and nearest queries go through an index the builder
-// makes once per frame (views of 256 entities or more): the entities sorted by
+// Box, point, sphere, ray and nearest queries go through an index made once per
+// frame (views of 256 entities or more; see "Made on first use" above): the entities sorted by
 // min along the axis of largest spread, with sorted copies of their bounds. A
 // query binary-searches the run of entries that can reach it along that axis
 // and tests only those, exactly (closed boxes, same arithmetic as a scan);
@@ -112,9 +121,9 @@ BP_API const uint64_t *bp_view_user_keys(const bp_view *view);
 // (about 1 ns per entity), so the worst case stays the scan. The index costs
 // 28 bytes per 3D entity in each view (20 in 2D) plus 16 of builder scratch,
 // mostly spent on a radix sort and a gather of the bound arrays. The cost of
-// the run grows with the largest entity's extent along the axis. colliding and
-// neighbour queries use indexes the builder made once per frame (O(log degree)
-// and O(degree)). Query latencies with and without a build running, and the
+// the run grows with the largest entity's extent along the axis. colliding
+// binary-searches the sorted pairs (O(log pairs)); neighbour queries read the
+// neighbour lists (O(degree)). Query latencies with and without a build running, and the
 // cost of acquire + release, are measured in perf/README.md.
 // Buffers: functions that fill a caller buffer take its capacity and return the
 // full result count in *total. They write min(capacity, *total) results and
@@ -164,12 +173,13 @@ BP_API bp_status bp_view_query_nearest(const bp_view *view, const float *point, 
 	size_t *count);
 
 /// True when dense entities a and b form a pair in this frame (binary search in
-/// a's sorted neighbour list). False for out-of-range indices.
+/// the sorted pairs). False for out-of-range indices.
 BP_API bool bp_view_colliding(const bp_view *view, uint32_t a, uint32_t b);
 
 /// The neighbours of a dense entity this frame, ascending: a pointer into the
 /// view's adjacency (valid while the view is held) and their number.
-/// BP_ERR_OUT_OF_RANGE for an index outside the view.
+/// BP_ERR_OUT_OF_RANGE for an index outside the view; BP_ERR_OUT_OF_MEMORY
+/// when the neighbour lists, made on first use, found no memory.
 BP_API bp_status bp_view_neighbours(const bp_view *view, uint32_t entity, const uint32_t **out, size_t *count);
 
 /// Calls fn(entity, neighbour, user) for each neighbour of `entity`, ascending.

@@ -212,7 +212,10 @@ BP_API bp_status bp_world_set_bounds(bp_world *world, uint32_t first, uint32_t c
 // bounds a different value (bit for bit; setting the same bounds again is free),
 // its filter, kind or shape a different value, or when destroying another entity
 // moved it to a new dense index. Entities the host does not touch cost nothing per
-// step beyond one pass over the pairs the step reports. When many entities changed,
+// step beyond one pass over the pairs the step reports. A changed entity searches
+// the resting index with its bounds enlarged by a margin (bp_world_def.margin) and
+// keeps what it found; while it stays inside that enlarged box it re-tests those
+// candidates on its true bounds instead of searching again. When many entities changed,
 // or after enough changes to make the resting index stale, the step rebuilds it in
 // full (the grid algorithm), a choice made from the measured cost of both paths that
 // never changes a pair or the order. Bulk hosts pass only what moved, by dense index
