@@ -57,10 +57,17 @@ static void subjects_start(subject *subjects, int count, const options *o)
 	}
 }
 
+/// Destroys the worlds, saying what each held (library memory, from
+/// bp_allocated_bytes): with the pairs, the persistent state of an incremental one.
 static void subjects_finish(subject *subjects, int count)
 {
 	for (int s = 0; s < count; ++s) {
+		int64_t before = bp_allocated_bytes();
 		bp_world_destroy(subjects[s].world);
+		double held = (double)(before - bp_allocated_bytes());
+		if (subjects[s].world)
+			printf("  %-12s held %8.1f MiB, %6.1f bytes per entity, %8.1f per pair\n", subjects[s].name,
+				held / 1048576.0, held / subjects[s].count, subjects[s].pairs ? held / (double)subjects[s].pairs : 0);
 		free(subjects[s].ms);
 		free(subjects[s].searched);
 	}
