@@ -708,3 +708,24 @@ Test(scene, write_to_a_fifo_in_place, .init = make_tmp_dir, .fini = test_tmp_dir
 	}
 	bp_scene_destroy(s);
 }
+
+// The peak counts a growing realloc as both blocks (it may copy), and stays after a free.
+Test(scene, peak_bytes_record_the_most_held_at_once)
+{
+	const int64_t before = bp_scene_allocated_bytes();
+	bp_scene_reset_peak_bytes();
+	cr_assert_eq(bp_scene_peak_bytes(), before);
+	char *p = scenefile_malloc(1000);
+	cr_assert_not_null(p);
+	p = scenefile_realloc(p, 5000);
+	cr_assert_not_null(p);
+	cr_assert_eq(bp_scene_allocated_bytes(), before + 5000);
+	cr_assert_eq(bp_scene_peak_bytes(), before + 6000);
+	p = scenefile_realloc(p, 10);
+	cr_assert_eq(bp_scene_allocated_bytes(), before + 10);
+	scenefile_free(p);
+	cr_assert_eq(bp_scene_allocated_bytes(), before);
+	cr_assert_eq(bp_scene_peak_bytes(), before + 6000);
+	bp_scene_reset_peak_bytes();
+	cr_assert_eq(bp_scene_peak_bytes(), before);
+}

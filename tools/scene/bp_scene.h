@@ -47,6 +47,11 @@ void bp_scene_destroy(bp_scene *scene);
 /// Bytes the scene library holds now (scenes and any temporary of a call in
 /// progress), for tests that check nothing leaks.
 int64_t bp_scene_allocated_bytes(void);
+/// The most bytes the scene library has held at once since the last
+/// bp_scene_reset_peak_bytes (or since start-up): what a read or a generate cost
+/// at its worst, for tests and measurements.
+int64_t bp_scene_peak_bytes(void);
+void bp_scene_reset_peak_bytes(void);
 
 /// Bounds arrays of one frame, ready for bp_world_create_entities/set_bounds.
 bp_bounds_arrays bp_scene_frame_bounds(const bp_scene *scene, uint32_t frame);

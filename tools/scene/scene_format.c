@@ -20,6 +20,17 @@ typedef union scenefile_header {
 } scenefile_header;
 
 static _Atomic int64_t scenefile_bytes;
+static _Atomic int64_t scenefile_peak;
+
+static void count_bytes(int64_t delta)
+{
+	int64_t now = atomic_fetch_add_explicit(&scenefile_bytes, delta, memory_order_relaxed) + delta;
+	int64_t peak = atomic_load_explicit(&scenefile_peak, memory_order_relaxed);
+	while (now > peak &&
+		!atomic_compare_exchange_weak_explicit(&scenefile_peak, &peak, now, memory_order_relaxed,
+			memory_order_relaxed)) {
+	}
+}
 
 void *scenefile_malloc(size_t size)
 {
@@ -29,8 +40,31 @@ void *scenefile_malloc(size_t size)
 	if (!h)
 		return NULL;
 	h->size = size;
-	atomic_fetch_add_explicit(&scenefile_bytes, (int64_t)size, memory_order_relaxed);
+	count_bytes((int64_t)size);
 	return h + 1;
+}
+
+void *scenefile_realloc(void *ptr, size_t size)
+{
+	if (!ptr)
+		return scenefile_malloc(size);
+	if (size > SIZE_MAX - sizeof(scenefile_header))
+		return NULL;
+	scenefile_header *h = (scenefile_header *)ptr - 1;
+	const size_t old = h->size;
+	// A growing realloc may hold the old block and the new one at once (mimalloc
+	// copies), so the peak counts both.
+	if (size > old)
+		count_bytes((int64_t)size);
+	scenefile_header *moved = realloc(h, sizeof *h + size);
+	if (!moved) {
+		if (size > old)
+			count_bytes(-(int64_t)size);
+		return NULL;
+	}
+	moved->size = size;
+	count_bytes(size > old ? -(int64_t)old : (int64_t)size - (int64_t)old);
+	return moved + 1;
 }
 
 void scenefile_free(void *ptr)
@@ -38,13 +72,23 @@ void scenefile_free(void *ptr)
 	if (!ptr)
 		return;
 	scenefile_header *h = (scenefile_header *)ptr - 1;
-	atomic_fetch_sub_explicit(&scenefile_bytes, (int64_t)h->size, memory_order_relaxed);
+	count_bytes(-(int64_t)h->size);
 	free(h);
 }
 
 int64_t bp_scene_allocated_bytes(void)
 {
 	return atomic_load_explicit(&scenefile_bytes, memory_order_relaxed);
+}
+
+int64_t bp_scene_peak_bytes(void)
+{
+	return atomic_load_explicit(&scenefile_peak, memory_order_relaxed);
+}
+
+void bp_scene_reset_peak_bytes(void)
+{
+	atomic_store_explicit(&scenefile_peak, bp_scene_allocated_bytes(), memory_order_relaxed);
 }
 
 void bp_scene_destroy(bp_scene *scene)
@@ -82,6 +126,26 @@ bp_status scenefile_alloc(int dims, size_t id_capacity, size_t row_capacity, bp_
 		return BP_ERR_OUT_OF_MEMORY;
 	}
 	*out = s;
+	return BP_OK;
+}
+
+bp_status scenefile_resize(bp_scene *scene, size_t id_capacity, size_t row_capacity)
+{
+	if (id_capacity > SIZE_MAX / sizeof(uint32_t) || row_capacity > SIZE_MAX / sizeof(float))
+		return BP_ERR_OUT_OF_MEMORY;
+	uint32_t *ids = scenefile_realloc(scene->ids, id_capacity * sizeof(uint32_t));
+	if (!ids)
+		return BP_ERR_OUT_OF_MEMORY;
+	scene->ids = ids;
+	for (int a = 0; a < scene->dims; ++a) {
+		float **arrays[2] = {&scene->min[a], &scene->max[a]};
+		for (int k = 0; k < 2; ++k) {
+			float *resized = scenefile_realloc(*arrays[k], row_capacity * sizeof(float));
+			if (!resized)
+				return BP_ERR_OUT_OF_MEMORY;
+			*arrays[k] = resized;
+		}
+	}
 	return BP_OK;
 }
 

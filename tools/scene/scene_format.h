@@ -16,6 +16,9 @@
 /// tests can assert that nothing leaks. Returns a pointer for 0 bytes too (an
 /// empty scene's arrays). Free with scenefile_free; NULL is ignored there.
 void *scenefile_malloc(size_t size);
+/// Resizes a block from scenefile_malloc (NULL: allocates); keeps the block and
+/// returns NULL when it cannot.
+void *scenefile_realloc(void *ptr, size_t size);
 void scenefile_free(void *ptr);
 
 /// Allocates an empty scene whose id array holds id_capacity entries and whose
@@ -23,6 +26,11 @@ void scenefile_free(void *ptr);
 /// caller sets count and frame_count, with count <= id_capacity and
 /// count * frame_count <= row_capacity. Free with bp_scene_destroy.
 bp_status scenefile_alloc(int dims, size_t id_capacity, size_t row_capacity, bp_scene **out);
+
+/// Resizes a scene from scenefile_alloc to hold id_capacity ids and row_capacity
+/// rows, keeping what fits. On BP_ERR_OUT_OF_MEMORY every array still holds at
+/// least the smaller of its old and new capacity.
+bp_status scenefile_resize(bp_scene *scene, size_t id_capacity, size_t row_capacity);
 
 /// Fills err (when not NULL) with "name:line: reason" and returns BP_ERR_PARSE.
 bp_status scenefile_fail(bp_scene_error *err, const char *name, uint64_t line, const char *fmt, ...)
