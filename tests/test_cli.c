@@ -4,10 +4,12 @@
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -559,6 +561,55 @@ Test(cli, bad_input_exits_2_naming_file_and_line)
 	expect_code(&r, 2, "missing file");
 	cr_assert_eq(strncmp(r.err, "bp: ", 4), 0, "%s", r.err);
 	result_free(&r);
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define CLI_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define CLI_ASAN 1
+#endif
+#endif
+
+/// Caps this test process's address space at what it has mapped plus `extra`
+/// bytes. Not under ASan, whose shadow memory is terabytes of address space.
+static void cap_address_space(uint64_t extra)
+{
+#ifndef CLI_ASAN
+	FILE *f = fopen("/proc/self/statm", "r");
+	cr_assert_not_null(f);
+	unsigned long long pages = 0;
+	cr_assert_eq(fscanf(f, "%llu", &pages), 1);
+	fclose(f);
+	const rlim_t cap = (rlim_t)(pages * (uint64_t)sysconf(_SC_PAGESIZE) + extra);
+	const struct rlimit limit = {cap, cap};
+	cr_assert_eq(setrlimit(RLIMIT_AS, &limit), 0);
+#else
+	(void)extra;
+#endif
+}
+
+// Finding (issue 15): a 2 GB file of zero bytes was read whole before "binary data"
+// (4.2 GB, 7-15 s), or failed as out of memory (exit 3) instead of bad input, as it
+// does here under a cap of 1 GB.
+Test(cli, a_2gb_file_of_zero_bytes_is_bad_input)
+{
+	cap_address_space((uint64_t)1 << 30);
+	const char *path = test_tmp_path("zeros.bin");
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, (off_t)2 << 30), 0); // sparse: no disk, no time
+	close(fd);
+	char want[300];
+	snprintf(want, sizeof want, "bp: %s:1: binary data (byte 0x00), not a text scene\n", path);
+	const char *commands[] = {"pairs", "verify"};
+	for (int i = 0; i < 2; ++i) {
+		cli_result r = BP(commands[i], path);
+		expect_code(&r, 2, commands[i]);
+		cr_assert_str_eq(r.err, want);
+		cr_assert_str_empty(r.out);
+		result_free(&r);
+	}
 }
 
 Test(cli, unwritable_output_exits_3)

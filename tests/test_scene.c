@@ -1,12 +1,15 @@
 // SPDX-License-Identifier: MIT
 // Scene files: text and binary round trips (bit-exact), frames, every malformed input
-// rejected with "name:line: reason" and nothing left allocated, and writers that leave
-// existing files, links, devices and FIFOs as they were when a write fails.
-#define _XOPEN_SOURCE 700 // mknod, symlink
+// rejected with "name:line: reason" and nothing left allocated, writers that leave
+// existing files, links, devices and FIFOs as they were when a write fails, and reading
+// that streams (memory held, bogus and huge inputs, pipes, lines across buffer boundaries).
+#define _XOPEN_SOURCE 700 // mknod, symlink, ftruncate, mkfifo
 #include <criterion/criterion.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <float.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +20,8 @@
 #include "oracle.h"
 #include "outputs.h"
 #include "scene_format.h"
+#include "scene_lines.h"
+#include "scene_text.h"
 #include "tmpfiles.h"
 
 static uint32_t bits_of(float f)
@@ -309,6 +314,35 @@ Test(scene, malformed_text_is_rejected_with_file_and_line)
 	EXPECT_ERROR("# dims=2\n# frame 0\n1 0 0 1 1\n2 0 0 1 1\n# frame 1\n2 0 0 1 1\n1 0 0 1 1\n", 6,
 		"id 2 where frame 0 has id 1");
 	EXPECT_ERROR("# dims=2 n=1\n# frame 0\n1 0 0 1 1\n1 0 0 1 1\n# frame 1\n", 4, "duplicate id 1");
+}
+
+// Findings (issue 15): a UTF-8 byte-order mark gave "missing header", and CR-only
+// line ends "header word '0' is not key=value". A mark is skipped; CR, CRLF and LF
+// each end a line, mixed too, and error lines count them that way.
+Test(scene, byte_order_mark_and_cr_crlf_lf_line_ends)
+{
+	const char *forms[] = {
+		"# dims=2 n=2\n1 0 0 1 1\n2 0.5 0.5 2 2\n",
+		"\xEF\xBB\xBF# dims=2 n=2\n1 0 0 1 1\n2 0.5 0.5 2 2\n",
+		"# dims=2 n=2\r1 0 0 1 1\r2 0.5 0.5 2 2\r",
+		"# dims=2 n=2\r\n1 0 0 1 1\r\n2 0.5 0.5 2 2",
+		"\xEF\xBB\xBF\r\n# dims=2 n=2\r1 0 0 1 1\n\r2 0.5 0.5 2 2\r\n",
+	};
+	for (size_t i = 0; i < sizeof forms / sizeof forms[0]; ++i) {
+		bp_scene *s = parse_ok(forms[i]);
+		cr_assert_eq(s->count, 2, "form %zu", i);
+		cr_assert_eq(s->ids[1], 2);
+		cr_assert_eq(s->min[0][1], 0.5f);
+		cr_assert_eq(s->max[1][1], 2.0f, "form %zu", i);
+		bp_scene_destroy(s);
+	}
+	EXPECT_ERROR("\xEF\xBB\xBF# dims=2\n1 0 0 1 1\n2 0 0 x 1\n", 3, "'x' is not a number");
+	EXPECT_ERROR("# dims=2\r1 0 0 1 1\r\r2 0 0 x 1\r", 4, "'x' is not a number");
+	EXPECT_ERROR("# dims=2\r\n1 0 0 1 1\r\n\r\n2 0 0 x 1\r\n", 4, "'x' is not a number");
+	EXPECT_ERROR("# dims=2\n\r1 0 0 1 1\r\n2 0 0 x 1", 4, "'x' is not a number");
+	EXPECT_ERROR("# dims=2\r1 0 0 1 1\r1 0 0 1 1\r", 3, "duplicate id 1 (first on line 2)");
+	// Only a mark at the very start is one.
+	EXPECT_ERROR("# dims=2\n\xEF\xBB\xBF" "1 0 0 1 1\n", 2, "binary data in id");
 }
 
 Test(scene, malformed_binary_is_rejected_with_line_zero)
@@ -728,4 +762,298 @@ Test(scene, peak_bytes_record_the_most_held_at_once)
 	cr_assert_eq(bp_scene_peak_bytes(), before + 6000);
 	bp_scene_reset_peak_bytes();
 	cr_assert_eq(bp_scene_peak_bytes(), before);
+}
+
+// ---- reading streams ----------------------------------------------------------------
+
+static void write_file(const char *path, const void *data, size_t size)
+{
+	FILE *f = fopen(path, "wb");
+	cr_assert_not_null(f);
+	cr_assert_eq(fwrite(data, 1, size, f), size);
+	cr_assert_eq(fclose(f), 0);
+}
+
+static char *test_read_whole(const char *path, size_t *size)
+{
+	FILE *f = fopen(path, "rb");
+	cr_assert_not_null(f);
+	cr_assert_eq(fseek(f, 0, SEEK_END), 0);
+	long length = ftell(f);
+	cr_assert_eq(fseek(f, 0, SEEK_SET), 0);
+	char *data = malloc((size_t)length + 1);
+	cr_assert_not_null(data);
+	cr_assert_eq(fread(data, 1, (size_t)length, f), (size_t)length);
+	fclose(f);
+	*size = (size_t)length;
+	return data;
+}
+
+static int64_t scene_bytes(const bp_scene *s)
+{
+	return (int64_t)s->count * 4 + (int64_t)s->count * s->frame_count * s->dims * 2 * 4;
+}
+
+// Finding (issue 15): a 2 GB file of zero bytes was read whole, 4.2 GB and 7-15 s,
+// before "binary data" (or out of memory, exit 3, instead of bad input).
+Test(scene, a_2gb_file_of_zero_bytes_fails_on_its_first_buffer)
+{
+	const char *path = temp_file();
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(ftruncate(fd, (off_t)2 << 30), 0, "%s", strerror(errno)); // sparse: no disk, no time
+	close(fd);
+	const int64_t before = bp_scene_allocated_bytes();
+	bp_scene_reset_peak_bytes();
+	bp_scene *s = NULL;
+	bp_scene_error err = {0};
+	cr_assert_eq(bp_scene_read(path, &s, &err), BP_ERR_PARSE, "%s", err.message);
+	cr_assert_null(s);
+	char want[128];
+	snprintf(want, sizeof want, "%s:1: binary data (byte 0x00), not a text scene", path);
+	cr_assert_str_eq(err.message, want);
+	// One read buffer, not the file.
+	cr_assert_leq(bp_scene_peak_bytes() - before, (int64_t)SCENEFILE_LINE_BUFFER + 4096, "held %lld bytes",
+		(long long)(bp_scene_peak_bytes() - before));
+	cr_assert_eq(bp_scene_allocated_bytes(), before);
+	unlink(path);
+}
+
+// Finding (issue 15): reading a text scene held the whole file next to the scene
+// (twice the file, as its buffer grew), so a 366 MB scene failed under a 1 GB cap.
+Test(scene, reading_text_holds_the_scene_and_one_buffer)
+{
+	const struct {
+		uint32_t n, frames;
+	} cases[] = {{200000, 1}, {20000, 8}};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+		bp_gen_def def = bp_gen_def_default();
+		def.n = cases[c].n;
+		def.frames = cases[c].frames;
+		bp_scene *s = NULL;
+		cr_assert_eq(bp_scene_generate(&def, &s), BP_OK);
+		cr_assert_eq(bp_scene_write_text(s, temp_file(), NULL), BP_OK);
+		struct stat st;
+		cr_assert_eq(stat(temp_file(), &st), 0);
+		const int64_t before = bp_scene_allocated_bytes();
+		bp_scene_reset_peak_bytes();
+		bp_scene *back = NULL;
+		bp_scene_error err = {0};
+		cr_assert_eq(bp_scene_read(temp_file(), &back, &err), BP_OK, "%s", err.message);
+		const int64_t held = bp_scene_peak_bytes() - before, scene = scene_bytes(s);
+		// The scene, a few percent the estimate of its rows reserved, the buffer.
+		cr_assert_leq(held, scene + scene / 8 + (int64_t)SCENEFILE_LINE_BUFFER + 4096,
+			"n=%u frames=%u: held %lld bytes for a scene of %lld from a file of %lld", def.n, def.frames,
+			(long long)held, (long long)scene, (long long)st.st_size);
+		cr_assert_gt(st.st_size, 2 * scene); // so the whole file would not fit the bound above
+		cr_assert(same_scene(s, back));
+		cr_assert_eq(bp_scene_allocated_bytes(), before + (int64_t)sizeof(bp_scene) + scene,
+			"the scene keeps only its rows");
+		bp_scene_destroy(back);
+		bp_scene_destroy(s);
+	}
+	unlink(temp_file());
+}
+
+// A line longer than the read buffer: a comment is passed over without being held,
+// a value is read whole, and a first line that is no header fails on its first byte.
+Test(scene, lines_longer_than_the_buffer)
+{
+	const size_t long_size = 3 * (size_t)SCENEFILE_LINE_BUFFER;
+	char *text = malloc(long_size + 64);
+	cr_assert_not_null(text);
+	const struct {
+		const char *before, *after;
+		char fill;
+		bp_status status;
+		int64_t most_held; ///< beyond the read buffer
+		const char *message;
+	} cases[] = {
+		{"# dims=2\n# ", "\n1 0 0 1 1\n", 'c', BP_OK, 4096, NULL},
+		{"# dims=2\n1 0 0 1.", " 1\n", '0', BP_OK, 2 * (int64_t)long_size, NULL},
+		{"", "\n# dims=2\n", 'x', BP_ERR_PARSE, 4096, ":1: missing header"},
+		{"# dims=2\n1 0 0 1 1", "\n", ' ', BP_OK, 2 * (int64_t)long_size, NULL},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+		size_t len = strlen(cases[c].before);
+		memcpy(text, cases[c].before, len);
+		memset(text + len, cases[c].fill, long_size);
+		len += long_size;
+		memcpy(text + len, cases[c].after, strlen(cases[c].after));
+		len += strlen(cases[c].after);
+		write_file(temp_file(), text, len);
+		const int64_t before = bp_scene_allocated_bytes();
+		bp_scene_reset_peak_bytes();
+		bp_scene *s = NULL;
+		bp_scene_error err = {0};
+		cr_assert_eq(bp_scene_read(temp_file(), &s, &err), cases[c].status, "case %zu: %s", c, err.message);
+		const int64_t held = bp_scene_peak_bytes() - before;
+		cr_assert_leq(held, (int64_t)SCENEFILE_LINE_BUFFER + cases[c].most_held, "case %zu: held %lld", c,
+			(long long)held);
+		if (cases[c].status == BP_OK) {
+			cr_assert_eq(s->count, 1, "case %zu", c);
+			cr_assert_eq(s->ids[0], 1);
+			cr_assert_eq(s->max[0][0], 1.0f, "case %zu", c);
+			bp_scene_destroy(s);
+		} else {
+			cr_assert_not_null(strstr(err.message, cases[c].message), "case %zu: %s", c, err.message);
+		}
+		cr_assert_eq(bp_scene_allocated_bytes(), before);
+	}
+	free(text);
+	unlink(temp_file());
+}
+
+typedef struct fifo_writer {
+	const char *path;
+	const void *data;
+	size_t size;
+} fifo_writer;
+
+static void *write_fifo(void *arg)
+{
+	const fifo_writer *w = arg;
+	FILE *f = fopen(w->path, "wb"); // waits for the reader
+	if (f) {
+		fwrite(w->data, 1, w->size, f);
+		fclose(f);
+	}
+	return NULL;
+}
+
+// Reads `size` bytes through a FIFO (a pipe: no size, no rewind).
+static bp_status read_through_fifo(const void *data, size_t size, bp_scene **out, bp_scene_error *err)
+{
+	char path[80];
+	snprintf(path, sizeof path, "%s.fifo", temp_file());
+	unlink(path);
+	cr_assert_eq(mkfifo(path, 0600), 0, "%s", strerror(errno));
+	fifo_writer w = {path, data, size};
+	pthread_t writer;
+	cr_assert_eq(pthread_create(&writer, NULL, write_fifo, &w), 0);
+	bp_status status = bp_scene_read(path, out, err);
+	pthread_join(writer, NULL);
+	unlink(path);
+	return status;
+}
+
+// Pipes have no size and cannot be read twice: both forms still read, and their
+// errors still name what is wrong.
+Test(scene, reads_text_and_binary_from_a_pipe, .timeout = 30)
+{
+	bp_scene *s = awkward_scene(3, 300, 3);
+	for (int binary = 0; binary < 2; ++binary) {
+		const bp_status written =
+			binary ? bp_scene_write_binary(s, temp_file(), NULL) : bp_scene_write_text(s, temp_file(), NULL);
+		cr_assert_eq(written, BP_OK);
+		size_t size;
+		char *data = test_read_whole(temp_file(), &size);
+		bp_scene *back = NULL;
+		bp_scene_error err = {0};
+		cr_assert_eq(read_through_fifo(data, size, &back, &err), BP_OK, "%s", err.message);
+		cr_assert(same_scene(s, back));
+		bp_scene_destroy(back);
+		if (binary) {
+			cr_assert_eq(read_through_fifo(data, size - 1, &back, &err), BP_ERR_PARSE);
+			cr_assert_not_null(strstr(err.message, "size mismatch"), "%s", err.message);
+			char *longer = malloc(size + 1);
+			memcpy(longer, data, size);
+			longer[size] = 0;
+			cr_assert_eq(read_through_fifo(longer, size + 1, &back, &err), BP_ERR_PARSE);
+			cr_assert_not_null(strstr(err.message, "the data has more than"), "%s", err.message);
+			free(longer);
+			cr_assert_eq(read_through_fifo(data, 10, &back, &err), BP_ERR_PARSE);
+			cr_assert_not_null(strstr(err.message, "truncated binary header (10 bytes"), "%s", err.message);
+		}
+		free(data);
+	}
+	// A repeated id: its lines need a second reading, which a pipe cannot give.
+	const char dup[] = "# dims=2\n5 0 0 1 1\n7 0 0 1 1\n5 0 0 1 1\n";
+	bp_scene *back = NULL;
+	bp_scene_error err = {0};
+	cr_assert_eq(read_through_fifo(dup, sizeof dup - 1, &back, &err), BP_ERR_PARSE);
+	cr_assert_not_null(strstr(err.message, ":0: duplicate id 5 (entities 0 and 2 of frame 0)"), "%s", err.message);
+	write_file(temp_file(), dup, sizeof dup - 1);
+	cr_assert_eq(bp_scene_read(temp_file(), &back, &err), BP_ERR_PARSE);
+	cr_assert_not_null(strstr(err.message, ":4: duplicate id 5 (first on line 2)"), "%s", err.message);
+	bp_scene_destroy(s);
+	unlink(temp_file());
+}
+
+// The text reader over a tiny buffer, so lines, CRLF pairs and numbers fall across
+// its refills, against the same text through the normal buffer: same status, same
+// message, same scene. Texts: a written scene with LF, CRLF and CR line ends, a
+// byte-order mark, comments, then corrupted copies.
+Test(scene, small_buffers_read_what_one_large_buffer_reads)
+{
+	bp_scene *s = awkward_scene(2, 30, 2);
+	cr_assert_eq(bp_scene_write_text(s, temp_file(), NULL), BP_OK);
+	bp_scene_destroy(s);
+	size_t lf_size;
+	char *lf = test_read_whole(temp_file(), &lf_size);
+	unlink(temp_file());
+	char *text = malloc(3 * lf_size + 64), *variant = malloc(3 * lf_size + 64);
+	test_rng rng = {11};
+	for (int round = 0; round < 600; ++round) {
+		// Line ends: 0 LF, 1 CRLF, 2 CR, 3 a mix; a mark and a comment line now and then.
+		const uint32_t ends = test_rng_below(&rng, 4);
+		size_t len = 0;
+		if (test_rng_below(&rng, 3) == 0) {
+			memcpy(text, "\xEF\xBB\xBF", 3);
+			len = 3;
+		}
+		for (size_t i = 0; i < lf_size; ++i) {
+			if (lf[i] != '\n') {
+				text[len++] = lf[i];
+				continue;
+			}
+			const uint32_t kind = ends == 3 ? test_rng_below(&rng, 3) : ends;
+			if (kind != 0)
+				text[len++] = '\r';
+			if (kind != 2)
+				text[len++] = '\n';
+			if (test_rng_below(&rng, 40) == 0) {
+				memcpy(text + len, "  # note\n", 9);
+				len += 9;
+			}
+		}
+		memcpy(variant, text, len);
+		size_t size = len;
+		if (round >= 100) { // corrupted copies: most fail, each the same way at every buffer size
+			const unsigned flips = 1 + test_rng_below(&rng, 3);
+			for (unsigned k = 0; k < flips; ++k) {
+				const char pool[] = "0123456789 -.e#\n\r\txn";
+				variant[test_rng_below(&rng, (uint32_t)size)] = test_rng_below(&rng, 4) == 0
+					? (char)test_rng_below(&rng, 256)
+					: pool[test_rng_below(&rng, sizeof pool - 1)];
+			}
+			if (test_rng_below(&rng, 4) == 0)
+				size = test_rng_below(&rng, (uint32_t)size);
+		}
+		bp_scene *want = NULL;
+		bp_scene_error want_err = {0};
+		const bp_status want_status = bp_scene_parse(variant, size, "v", &want, &want_err);
+		if (round < 100)
+			cr_assert_eq(want_status, BP_OK, "round %d: %s", round, want_err.message);
+		const size_t buffers[] = {4, 5, 7, 16, 61};
+		for (size_t b = 0; b < sizeof buffers / sizeof buffers[0]; ++b) {
+			scenefile_source source;
+			scenefile_source_memory(&source, variant, size);
+			bp_scene *got = NULL;
+			bp_scene_error got_err = {0};
+			const bp_status got_status = scenefile_read_text(&source, buffers[b], "v", &got, &got_err);
+			cr_assert_eq(got_status, want_status, "round %d buffer %zu: %s / %s", round, buffers[b], got_err.message,
+				want_err.message);
+			if (want_status == BP_OK) {
+				cr_assert(same_scene(want, got), "round %d buffer %zu", round, buffers[b]);
+				bp_scene_destroy(got);
+			} else {
+				cr_assert_str_eq(got_err.message, want_err.message, "round %d buffer %zu", round, buffers[b]);
+			}
+		}
+		bp_scene_destroy(want);
+	}
+	free(text);
+	free(variant);
+	free(lf);
 }

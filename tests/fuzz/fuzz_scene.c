@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: MIT
 // libFuzzer target: bytes through bp_scene_parse (text or binary). A scene that parses is
-// written back (text, then binary) and read again: same ids, bit-identical bounds. Every
-// input returns the scene library's allocated bytes to where they started.
+// written back (text, then binary) and read again: same ids, bit-identical bounds. Text is
+// read a second time through a small buffer, which must give the same answer. Every input
+// returns the scene library's allocated bytes to where they started.
 #include "fuzz_common.h"
 #include <bp_scene.h>
+#include <scene_binary.h>
+#include <scene_text.h>
 #include <unistd.h>
 
 /// Scratch file per process (libFuzzer -jobs runs several processes in one directory).
@@ -65,6 +68,30 @@ static void round_trip(const bp_scene *scene, bool binary)
 	unlink(path);
 }
 
+/// The text reader over a buffer of a few bytes, so lines, CRLF pairs and numbers fall
+/// across its refills, answers as it did over its normal buffer: same status, same
+/// message, same scene.
+static void expect_same_through_small_buffer(const uint8_t *data, size_t size, bp_status status,
+	const bp_scene *scene, const bp_scene_error *err)
+{
+	if (size >= SCENEFILE_MAGIC_SIZE && memcmp(data, SCENEFILE_MAGIC, SCENEFILE_MAGIC_SIZE) == 0)
+		return;
+	scenefile_source source;
+	scenefile_source_memory(&source, data, size);
+	bp_scene *again = NULL;
+	bp_scene_error again_err;
+	const size_t buffer = 4 + size % 29;
+	bp_status s = scenefile_read_text(&source, buffer, "fuzz", &again, &again_err);
+	FUZZ_CHECK(s == status, "buffer %zu: %s, normal buffer %s", buffer, bp_status_string(s), bp_status_string(status));
+	if (s == BP_OK) {
+		expect_same_scene(scene, again, "small buffer");
+		bp_scene_destroy(again);
+	} else {
+		FUZZ_CHECK(strcmp(again_err.message, err->message) == 0, "buffer %zu: '%s', normal buffer '%s'", buffer,
+			again_err.message, err->message);
+	}
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -74,6 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bp_scene_error err;
 	memset(&err, 0x5a, sizeof err);
 	bp_status s = bp_scene_parse((const char *)data, size, "fuzz", &scene, &err);
+	expect_same_through_small_buffer(data, size, s, scene, &err);
 	if (s == BP_OK) {
 		FUZZ_CHECK(scene != NULL, "BP_OK without a scene");
 		expect_valid_scene(scene);

@@ -30,8 +30,12 @@ typedef struct bp_scene_error {
 	char message[320];
 } bp_scene_error;
 
-/// Reads a scene, text or binary (told apart by the binary magic). Nothing is
-/// returned on error: *out is NULL and err (when not NULL) says what and where.
+/// Reads a scene, text or binary (told apart by the binary magic), from a file or
+/// a pipe. Nothing is returned on error: *out is NULL and err (when not NULL) says
+/// what and where. Reading streams: beyond the scene it holds one 1 MiB buffer
+/// (and a line longer than that while it reads it); text that holds bytes no
+/// text file has fails on the first buffer that shows them, and a binary file
+/// whose size does not match its header fails before anything is allocated.
 bp_status bp_scene_read(const char *path, bp_scene **out, bp_scene_error *err);
 /// Parses scene text (or binary) from memory; `name` is used in messages.
 bp_status bp_scene_parse(const char *data, size_t size, const char *name, bp_scene **out,

@@ -1,18 +1,14 @@
 // SPDX-License-Identifier: MIT
 // The scene file entry points: bp_scene_read and bp_scene_parse, which tell binary from
-// text by the magic and hand the bytes to that form's reader, the two writers' argument
+// text by the magic and hand the source to that form's reader, the two writers' argument
 // checks, and frame bounds.
-#define _POSIX_C_SOURCE 200809L // fileno, fstat
 #include "bp_scene.h"
 
-#include <errno.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "scene_binary.h"
 #include "scene_format.h"
+#include "scene_lines.h"
 #include "scene_text.h"
 
 bp_bounds_arrays bp_scene_frame_bounds(const bp_scene *scene, uint32_t frame)
@@ -37,35 +33,16 @@ static bool has_magic(const void *data, size_t size)
 	return size >= SCENEFILE_MAGIC_SIZE && memcmp(data, SCENEFILE_MAGIC, SCENEFILE_MAGIC_SIZE) == 0;
 }
 
-typedef struct memory_source {
-	const unsigned char *at;
-	size_t left;
-} memory_source;
-
-static bool memory_read(void *ctx, void *dst, size_t size)
+// Binary or text, told by the first bytes; either reader streams from the source.
+static bp_status read_source(scenefile_source *source, const char *name, bp_scene **out, bp_scene_error *err)
 {
-	memory_source *m = ctx;
-	if (size > m->left)
-		return false;
-	memcpy(dst, m->at, size);
-	m->at += size;
-	m->left -= size;
-	return true;
-}
-
-static bool file_read(void *ctx, void *dst, size_t size)
-{
-	// One fread can move gigabytes; loop only for the short reads some systems give.
-	FILE *f = ctx;
-	unsigned char *p = dst;
-	while (size > 0) {
-		size_t got = fread(p, 1, size, f);
-		if (got == 0)
-			return false;
-		p += got;
-		size -= got;
-	}
-	return true;
+	unsigned char head[SCENEFILE_MAGIC_SIZE];
+	size_t got = scenefile_source_peek(source, head, sizeof head);
+	if (source->error)
+		return scenefile_fail_status(BP_ERR_IO, err, name, 0, "%s", strerror(source->error));
+	if (has_magic(head, got))
+		return scenefile_read_binary(source, name, out, err);
+	return scenefile_read_text(source, SCENEFILE_LINE_BUFFER, name, out, err);
 }
 
 bp_status bp_scene_parse(const char *data, size_t size, const char *name, bp_scene **out, bp_scene_error *err)
@@ -75,67 +52,9 @@ bp_status bp_scene_parse(const char *data, size_t size, const char *name, bp_sce
 	if (!out || (!data && size > 0))
 		return scenefile_fail_status(BP_ERR_INVALID_ARGUMENT, err, name, 0, "no data or no output");
 	*out = NULL;
-	if (has_magic(data, size)) {
-		memory_source m = {(const unsigned char *)data + SCENEFILE_MAGIC_SIZE, size - SCENEFILE_MAGIC_SIZE};
-		scenefile_byte_source source = {memory_read, &m, size};
-		return scenefile_read_binary(&source, name, out, err);
-	}
-	// The tokenizer needs a terminating NUL, which caller memory need not have.
-	if (size == SIZE_MAX)
-		return scenefile_fail_status(BP_ERR_OUT_OF_MEMORY, err, name, 0, "out of memory");
-	char *copy = scenefile_malloc(size + 1);
-	if (!copy)
-		return scenefile_fail_status(BP_ERR_OUT_OF_MEMORY, err, name, 0, "out of memory (%zu bytes)", size + 1);
-	if (size)
-		memcpy(copy, data, size);
-	copy[size] = '\0';
-	bp_status status = scenefile_parse_text(copy, size, name, out, err);
-	scenefile_free(copy);
-	return status;
-}
-
-// Reads the rest of a file into one NUL-terminated buffer. `prefix` bytes were
-// already read into head; `hint` is the file size when known (0 for pipes).
-static bp_status read_whole(FILE *f, const char *path, const unsigned char *head, size_t prefix, size_t hint,
-	char **out_buf, size_t *out_size, bp_scene_error *err)
-{
-	size_t cap = SCENE_MAX(hint, prefix) + 1;
-	if (cap < 65536)
-		cap = 65536;
-	char *buf = scenefile_malloc(cap);
-	if (!buf)
-		return scenefile_fail_status(BP_ERR_OUT_OF_MEMORY, err, path, 0, "out of memory (%zu bytes)", cap);
-	memcpy(buf, head, prefix);
-	size_t len = prefix;
-	for (;;) {
-		if (len + 1 == cap) {
-			size_t grown = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
-			char *bigger = grown > cap ? scenefile_malloc(grown) : NULL;
-			if (!bigger) {
-				scenefile_free(buf);
-				return scenefile_fail_status(BP_ERR_OUT_OF_MEMORY, err, path, 0, "out of memory (%zu bytes)",
-					grown);
-			}
-			memcpy(bigger, buf, len);
-			scenefile_free(buf);
-			buf = bigger;
-			cap = grown;
-		}
-		size_t got = fread(buf + len, 1, cap - 1 - len, f);
-		len += got;
-		if (got == 0) {
-			if (ferror(f)) {
-				int e = errno;
-				scenefile_free(buf);
-				return scenefile_fail_status(BP_ERR_IO, err, path, 0, "%s", strerror(e ? e : EIO));
-			}
-			break;
-		}
-	}
-	buf[len] = '\0';
-	*out_buf = buf;
-	*out_size = len;
-	return BP_OK;
+	scenefile_source source;
+	scenefile_source_memory(&source, data, size);
+	return read_source(&source, name, out, err);
 }
 
 bp_status bp_scene_read(const char *path, bp_scene **out, bp_scene_error *err)
@@ -144,52 +63,12 @@ bp_status bp_scene_read(const char *path, bp_scene **out, bp_scene_error *err)
 		return scenefile_fail_status(BP_ERR_INVALID_ARGUMENT, err, path ? path : "?", 0,
 			"no path or no output");
 	*out = NULL;
-	FILE *f = fopen(path, "rb");
-	if (!f)
-		return scenefile_fail_status(BP_ERR_IO, err, path, 0, "%s", strerror(errno));
-	struct stat st;
-	if (fstat(fileno(f), &st) != 0) {
-		int e = errno;
-		fclose(f);
-		return scenefile_fail_status(BP_ERR_IO, err, path, 0, "%s", strerror(e));
-	}
-	if (S_ISDIR(st.st_mode)) {
-		fclose(f);
-		return scenefile_fail_status(BP_ERR_IO, err, path, 0, "%s", strerror(EISDIR));
-	}
-	uint64_t file_size = S_ISREG(st.st_mode) && st.st_size > 0 ? (uint64_t)st.st_size : 0;
-	unsigned char head[SCENEFILE_MAGIC_SIZE];
-	size_t prefix = fread(head, 1, sizeof head, f);
-	if (prefix < sizeof head && ferror(f)) {
-		int e = errno;
-		fclose(f);
-		return scenefile_fail_status(BP_ERR_IO, err, path, 0, "%s", strerror(e ? e : EIO));
-	}
-	bp_status status;
-	if (has_magic(head, prefix) && S_ISREG(st.st_mode)) {
-		// Binary straight from the file into the scene arrays: no second copy.
-		scenefile_byte_source source = {file_read, f, file_size};
-		status = scenefile_read_binary(&source, path, out, err);
-	} else {
-		if (file_size > SIZE_MAX - 1) {
-			fclose(f);
-			return scenefile_fail_status(BP_ERR_OUT_OF_MEMORY, err, path, 0, "file too large");
-		}
-		char *buf = NULL;
-		size_t size = 0;
-		status = read_whole(f, path, head, prefix, (size_t)file_size, &buf, &size, err);
-		if (status == BP_OK) {
-			if (has_magic(buf, size)) {
-				memory_source m = {(const unsigned char *)buf + SCENEFILE_MAGIC_SIZE, size - SCENEFILE_MAGIC_SIZE};
-				scenefile_byte_source source = {memory_read, &m, size};
-				status = scenefile_read_binary(&source, path, out, err);
-			} else {
-				status = scenefile_parse_text(buf, size, path, out, err);
-			}
-			scenefile_free(buf);
-		}
-	}
-	fclose(f);
+	scenefile_source source;
+	bp_status status = scenefile_source_open(&source, path, err);
+	if (status != BP_OK)
+		return status;
+	status = read_source(&source, path, out, err);
+	scenefile_source_close(&source);
 	return status;
 }
 

@@ -35,10 +35,15 @@ static void from_le32(void *data, size_t n)
 #endif
 }
 
-static bp_status read_fail(bp_scene_error *err, const char *name)
+static bool read_exactly(scenefile_source *source, void *dst, size_t size)
 {
-	if (errno)
-		return scenefile_fail_status(BP_ERR_IO, err, name, 0, "%s", strerror(errno));
+	return scenefile_source_read(source, dst, size) == size;
+}
+
+static bp_status read_fail(const scenefile_source *source, bp_scene_error *err, const char *name)
+{
+	if (source->error)
+		return scenefile_fail_status(BP_ERR_IO, err, name, 0, "%s", strerror(source->error));
 	return scenefile_fail_status(BP_ERR_IO, err, name, 0, "unexpected end of file");
 }
 
@@ -70,17 +75,23 @@ static bp_status check_bounds(const bp_scene *s, const char *name, bp_scene_erro
 	return BP_OK;
 }
 
-bp_status scenefile_read_binary(scenefile_byte_source *source, const char *name, bp_scene **out,
-	bp_scene_error *err)
+bp_status scenefile_read_binary(scenefile_source *source, const char *name, bp_scene **out, bp_scene_error *err)
 {
 	*out = NULL;
-	if (source->total_size < SCENEFILE_HEADER_SIZE)
+	const uint64_t total = source->size;
+	if (source->size_known && total < SCENEFILE_HEADER_SIZE)
 		return scenefile_fail(err, name, 0, "truncated binary header (%llu bytes, need %d)",
-			(unsigned long long)source->total_size, SCENEFILE_HEADER_SIZE);
+			(unsigned long long)total, SCENEFILE_HEADER_SIZE);
+	unsigned char magic[SCENEFILE_MAGIC_SIZE];
 	uint32_t h[4];
-	errno = 0;
-	if (!source->read(source->ctx, h, sizeof h))
-		return read_fail(err, name);
+	if (!read_exactly(source, magic, sizeof magic) || !read_exactly(source, h, sizeof h)) {
+		if (source->error)
+			return read_fail(source, err, name);
+		return scenefile_fail(err, name, 0, "truncated binary header (%llu bytes, need %d)",
+			(unsigned long long)source->offset, SCENEFILE_HEADER_SIZE);
+	}
+	if (memcmp(magic, SCENEFILE_MAGIC, SCENEFILE_MAGIC_SIZE) != 0)
+		return scenefile_fail(err, name, 0, "not a binary scene (no %s magic)", SCENEFILE_MAGIC);
 	from_le32(h, 4);
 	const uint32_t dims = h[0], count = h[1], frames = h[2], reserved = h[3];
 	if (dims != 2 && dims != 3)
@@ -95,10 +106,10 @@ bp_status scenefile_read_binary(scenefile_byte_source *source, const char *name,
 	if (rows > (UINT64_MAX - SCENEFILE_HEADER_SIZE - 4ull * count) / per_row)
 		return scenefile_fail(err, name, 0, "header sizes overflow (count %u, frames %u)", count, frames);
 	const uint64_t expected = SCENEFILE_HEADER_SIZE + 4ull * count + rows * per_row;
-	if (source->total_size != expected)
+	if (source->size_known && total != expected)
 		return scenefile_fail(err, name, 0,
 			"size mismatch: dims %u, count %u, frames %u need %llu bytes, the data has %llu", dims, count, frames,
-			(unsigned long long)expected, (unsigned long long)source->total_size);
+			(unsigned long long)expected, (unsigned long long)total);
 	if (rows > SIZE_MAX / sizeof(float))
 		return scenefile_fail_status(BP_ERR_OUT_OF_MEMORY, err, name, 0, "scene too large for this machine");
 
@@ -108,14 +119,21 @@ bp_status scenefile_read_binary(scenefile_byte_source *source, const char *name,
 		return scenefile_fail_status(status, err, name, 0, "out of memory (%u entities x %u frames)", count, frames);
 	s->count = count;
 	s->frame_count = frames;
-	bool ok = source->read(source->ctx, s->ids, (size_t)count * sizeof(uint32_t));
+	bool ok = read_exactly(source, s->ids, (size_t)count * sizeof(uint32_t));
 	for (uint32_t f = 0; f < frames && ok && count > 0; ++f)
 		for (uint32_t a = 0; a < dims && ok; ++a) {
-			ok = source->read(source->ctx, s->min[a] + (size_t)f * count, (size_t)count * sizeof(float));
-			ok = ok && source->read(source->ctx, s->max[a] + (size_t)f * count, (size_t)count * sizeof(float));
+			ok = read_exactly(source, s->min[a] + (size_t)f * count, (size_t)count * sizeof(float));
+			ok = ok && read_exactly(source, s->max[a] + (size_t)f * count, (size_t)count * sizeof(float));
 		}
-	if (!ok) {
-		status = read_fail(err, name);
+	// A pipe's size shows only now: it ran out early, or bytes follow the scene.
+	unsigned char extra;
+	if (!source->size_known && !source->error && (!ok || scenefile_source_read(source, &extra, 1) == 1))
+		status = scenefile_fail(err, name, 0,
+			"size mismatch: dims %u, count %u, frames %u need %llu bytes, the data has %s%llu", dims, count, frames,
+			(unsigned long long)expected, ok ? "more than " : "", (unsigned long long)(ok ? expected : source->offset));
+	else if (!ok || source->error)
+		status = read_fail(source, err, name);
+	if (status != BP_OK) {
 		bp_scene_destroy(s);
 		return status;
 	}

@@ -4,6 +4,7 @@
 #define BP_SCENE_BINARY_H
 
 #include "bp_scene.h"
+#include "scene_source.h"
 #include <stdbool.h>
 
 /// Binary form: magic, then little-endian uint32 dims, count, frame_count, reserved.
@@ -11,17 +12,10 @@
 #define SCENEFILE_MAGIC_SIZE 8
 #define SCENEFILE_HEADER_SIZE (SCENEFILE_MAGIC_SIZE + 4 * 4)
 
-/// Where the binary reader takes its bytes from: a file or memory.
-typedef struct scenefile_byte_source {
-	/// Reads exactly size bytes; false on a short read or an IO error (errno set).
-	bool (*read)(void *ctx, void *dst, size_t size);
-	void *ctx;
-	uint64_t total_size; ///< bytes in the whole source, magic included
-} scenefile_byte_source;
-
-/// Binary reader; the source is positioned just after the magic.
-bp_status scenefile_read_binary(scenefile_byte_source *source, const char *name, bp_scene **out,
-	bp_scene_error *err);
+/// Binary reader, from the source's first byte (the magic). A source of known size
+/// is checked against the header before anything is allocated; from a pipe, a
+/// short input or one with bytes after the scene is found while reading.
+bp_status scenefile_read_binary(scenefile_source *source, const char *name, bp_scene **out, bp_scene_error *err);
 
 /// Writes the binary form through an output file (output_file.h); scene.c has checked the
 /// scene and path. BP_ERR_IO when a write fails, the target as it was.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Scene text format (DESIGN §7): a hand-written tokenizer over the whole file in one
-// buffer, and the %.9g writer whose output reads back bit-exact.
+// Scene text format (DESIGN §7): a hand-written tokenizer over lines streamed from the input
+// (scene_lines.c) straight into the scene's arrays, and the %.9g writer whose output reads
+// back bit-exact.
 #include "scene_text.h"
 
 #include <errno.h>
@@ -11,6 +12,7 @@
 
 #include "output_file.h"
 #include "scene_format.h"
+#include "scene_lines.h"
 
 // Warning: values go through strtof and "%.9g", which follow LC_NUMERIC. A host
 // that sets a locale with a decimal comma must keep LC_NUMERIC at "C".
@@ -48,12 +50,6 @@ static unsigned count_tokens(const char *p, const char *eol)
 	for (p = skip_blank(p, eol); p < eol; p = skip_blank(token_end(p, eol), eol))
 		++n;
 	return n;
-}
-
-// Bytes no text file holds: C0 controls other than \t \n \v \f \r, and DEL.
-static inline unsigned is_binary_byte(unsigned char c)
-{
-	return (c < 9u) | ((unsigned char)(c - 14u) < 18u) | (c == 127u);
 }
 
 // Plain decimals ([+-]digits[.digits][e[+-]digits]) with at most 19 significant
@@ -134,12 +130,12 @@ static inline bool fast_float(const char *p, float *out, const char **stop)
 }
 
 typedef struct text_parser {
-	const char *buf;
-	size_t size;
+	scenefile_lines lines;
 	const char *name;
 	bp_scene_error *err;
-	bp_scene *scene;     ///< arrays sized to the line count
-	uint64_t capacity;   ///< rows the arrays hold
+	bp_scene *scene;
+	size_t id_capacity;  ///< ids the scene's id array holds
+	size_t row_capacity; ///< rows each of its bound arrays holds
 	int dims;
 	uint64_t header_line;
 	bool has_n;
@@ -235,22 +231,40 @@ static bp_status parse_header(text_parser *tp, const char *q, const char *eol, u
 	return BP_OK;
 }
 
-// The line of data row `row` (0-based over the whole file). Error path only.
-static uint64_t line_of_row(const text_parser *tp, uint64_t row)
+// Where frame 0's rows a < b are, found by reading the input again from the top:
+// the error path of a repeated id only, where keeping a line per row all along
+// would cost more than the ids. False when the input cannot be read again (a pipe).
+static bool lines_of_rows(text_parser *tp, uint64_t a, uint64_t b, uint64_t *line_a, uint64_t *line_b)
 {
-	const char *p = tp->buf, *end = tp->buf + tp->size;
-	uint64_t line = 0, seen = 0;
-	while (p < end) {
-		++line;
-		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		if (!eol)
-			eol = end;
-		const char *q = skip_blank(p, eol);
-		if (line > tp->header_line && q < eol && *q != '#' && seen++ == row)
-			return line;
-		p = eol < end ? eol + 1 : end;
+	scenefile_lines again;
+	if (!scenefile_source_rewind(tp->lines.source) ||
+		scenefile_lines_open(&again, tp->lines.source, SCENEFILE_LINE_BUFFER, tp->name, NULL) != BP_OK)
+		return false;
+	uint64_t row = 0;
+	bool found = false;
+	for (;;) {
+		const char *s, *e;
+		bool complete;
+		if (scenefile_lines_next(&again, &s, &e, &complete) != BP_OK || !s)
+			break;
+		if (!complete && skip_blank(s, e) == e && scenefile_lines_finish(&again, &s, &e) != BP_OK)
+			break;
+		const char *q = skip_blank(s, e);
+		const bool is_row = again.line > tp->header_line && q < e && *q != '#';
+		if (again.partial && scenefile_lines_skip(&again) != BP_OK)
+			break;
+		if (!is_row)
+			continue;
+		if (row == a)
+			*line_a = again.line;
+		if (row++ == b) {
+			*line_b = again.line;
+			found = true;
+			break;
+		}
 	}
-	return line;
+	scenefile_lines_close(&again);
+	return found;
 }
 
 // Closes the current frame at `line` (a marker, or the last line at end of file).
@@ -268,9 +282,18 @@ static bp_status end_frame(text_parser *tp, uint64_t line)
 		bp_status status = scenefile_find_duplicate(tp->scene->ids, tp->count, &found, &first, &second);
 		if (status != BP_OK)
 			return scenefile_fail_status(status, tp->err, tp->name, 0, "out of memory");
-		if (found)
-			return scenefile_fail(tp->err, tp->name, line_of_row(tp, second), "duplicate id %u (first on line %llu)",
-				tp->scene->ids[second], (unsigned long long)line_of_row(tp, first));
+		if (found) {
+			const uint32_t id = tp->scene->ids[second];
+			uint64_t first_line = 0, second_line = 0;
+			if (!lines_of_rows(tp, first, second, &first_line, &second_line))
+				return scenefile_fail(tp->err, tp->name, 0, "duplicate id %u (entities %u and %u of frame 0)", id,
+					first, second);
+			return scenefile_fail(tp->err, tp->name, second_line, "duplicate id %u (first on line %llu)", id,
+				(unsigned long long)first_line);
+		}
+		// Only frame 0 has ids: give back what the estimate of the rows reserved.
+		if (scenefile_resize(tp->scene, tp->count, tp->row_capacity) == BP_OK)
+			tp->id_capacity = tp->count;
 		return BP_OK;
 	}
 	if (tp->frame_rows != tp->count)
@@ -279,11 +302,11 @@ static bp_status end_frame(text_parser *tp, uint64_t line)
 	return BP_OK;
 }
 
-static bp_status parse_marker(text_parser *tp, const char *q, const char *eol, uint64_t line, bool *is_marker)
+static bp_status parse_marker(text_parser *tp, const char *q, const char *eol, uint64_t line)
 {
 	const char *r = skip_blank(q + 1, eol);
-	*is_marker = eol - r >= 5 && memcmp(r, "frame", 5) == 0 && (r + 5 == eol || is_blank((unsigned char)r[5]));
-	if (!*is_marker)
+	const bool is_marker = eol - r >= 5 && memcmp(r, "frame", 5) == 0 && (r + 5 == eol || is_blank((unsigned char)r[5]));
+	if (!is_marker)
 		return BP_OK; // a comment
 	const char *k = skip_blank(r + 5, eol);
 	const char *ke = token_end(k, eol);
@@ -305,6 +328,62 @@ static bp_status parse_marker(text_parser *tp, const char *q, const char *eol, u
 	return BP_OK;
 }
 
+// Rows the input can still hold: each has 1 + 2 * dims words of at least one
+// byte, each word followed by a blank or a line end. No bound for a pipe.
+static uint64_t rows_left_at_most(const text_parser *tp)
+{
+	if (!tp->lines.source->size_known)
+		return UINT64_MAX;
+	return scenefile_lines_bytes_left(&tp->lines) / (2 + 4 * (uint64_t)tp->dims) + 1;
+}
+
+// A capacity half as large again, within what the input can hold (at least one more).
+static uint64_t grown(size_t capacity, uint64_t most)
+{
+	uint64_t want = SCENE_MIN((uint64_t)capacity + capacity / 2 + 1024, most);
+	return SCENE_MAX(want, (uint64_t)capacity + 1);
+}
+
+// Room for one more row (in frame 0, one more id too). The first capacity comes
+// from the input's size, so a file rarely grows; when it does, a growing realloc
+// may copy, and growing by half keeps the copies to about the scene once.
+static bp_status reserve_row(text_parser *tp, uint64_t line)
+{
+	const bool more_ids = tp->frames <= 1 && tp->frame_rows == tp->id_capacity;
+	if (!more_ids && tp->rows < tp->row_capacity)
+		return BP_OK;
+	const uint64_t most = SCENE_MAX(tp->rows + rows_left_at_most(tp), tp->rows);
+	uint64_t ids = more_ids ? grown(tp->id_capacity, most) : tp->id_capacity;
+	uint64_t rows = tp->rows == tp->row_capacity ? grown(tp->row_capacity, most) : tp->row_capacity;
+	bp_status status = SCENE_MAX(ids, rows) > SIZE_MAX / sizeof(float)
+		? BP_ERR_OUT_OF_MEMORY
+		: scenefile_resize(tp->scene, (size_t)ids, (size_t)rows);
+	if (status != BP_OK)
+		return scenefile_fail_status(status, tp->err, tp->name, line, "out of memory (%llu rows)",
+			(unsigned long long)rows);
+	tp->id_capacity = (size_t)ids;
+	tp->row_capacity = (size_t)rows;
+	return BP_OK;
+}
+
+// The scene's arrays, once the header gave dims: sized to the rows the input's
+// size suggests (ids to n when the header has it: frames repeat the rows, not the
+// ids), or a start where the size is unknown (a pipe).
+static bp_status start_scene(text_parser *tp)
+{
+	uint64_t rows = scenefile_lines_estimate(&tp->lines);
+	rows = rows ? SCENE_MIN(rows + rows / 32 + 16, rows_left_at_most(tp)) : 4096;
+	const uint64_t ids = tp->has_n ? SCENE_MIN((uint64_t)tp->n, rows) : rows;
+	bp_status status = rows > SIZE_MAX / sizeof(float) ? BP_ERR_OUT_OF_MEMORY
+							   : scenefile_alloc(tp->dims, (size_t)ids, (size_t)rows, &tp->scene);
+	if (status != BP_OK)
+		return scenefile_fail_status(status, tp->err, tp->name, 0, "out of memory (%llu rows)",
+			(unsigned long long)rows);
+	tp->id_capacity = (size_t)ids;
+	tp->row_capacity = (size_t)rows;
+	return BP_OK;
+}
+
 static bp_status parse_row(text_parser *tp, const char *line_start, const char *q, const char *eol, uint64_t line)
 {
 	const int dims = tp->dims;
@@ -317,7 +396,6 @@ static bp_status parse_row(text_parser *tp, const char *line_start, const char *
 	case 3: return scenefile_fail(tp->err, tp->name, line, "id out of range (ids are below 2^32)");
 	default: return fail_token(tp, line, "id", q, te);
 	}
-	uint64_t row = tp->rows;
 	float v[6];
 	q = te;
 	for (int c = 0; c < 2 * dims; ++c) {
@@ -326,7 +404,7 @@ static bp_status parse_row(text_parser *tp, const char *line_start, const char *
 			return scenefile_fail(tp->err, tp->name, line, "expected %u columns (id + %d bounds), got %u", columns,
 				2 * dims, count_tokens(line_start, eol));
 		// strtof stops at the first byte that cannot continue a number: a blank,
-		// '\n', or the NUL after the buffer, so it never runs past this line.
+		// the line end, or the NUL after the last line, so it never runs past this line.
 		const char *stop;
 		if (!fast_float(q, &v[c], &stop)) {
 			char *slow;
@@ -355,7 +433,6 @@ static bp_status parse_row(text_parser *tp, const char *line_start, const char *
 	if (tp->frames == 1) {
 		if (tp->frame_rows >= UINT32_MAX)
 			return scenefile_fail(tp->err, tp->name, line, "too many entities (at most 2^32 - 1)");
-		tp->scene->ids[row] = id;
 	} else {
 		uint64_t j = tp->frame_rows;
 		if (j >= tp->count)
@@ -366,6 +443,12 @@ static bp_status parse_row(text_parser *tp, const char *line_start, const char *
 				"id %u where frame 0 has id %u (every frame lists the same ids in the same order)", id,
 				tp->scene->ids[j]);
 	}
+	bp_status status = reserve_row(tp, line);
+	if (status != BP_OK)
+		return status;
+	const size_t row = (size_t)tp->rows;
+	if (tp->frames == 1)
+		tp->scene->ids[row] = id;
 	for (int a = 0; a < dims; ++a) {
 		tp->scene->min[a][row] = v[a];
 		tp->scene->max[a][row] = v[dims + a];
@@ -375,42 +458,80 @@ static bp_status parse_row(text_parser *tp, const char *line_start, const char *
 	return BP_OK;
 }
 
-static bp_status parse_lines(text_parser *tp)
+// A comment line after the header that is longer than the buffer: passed over
+// without being held. A frame marker is short, so only a line that may still be
+// one ("#", blanks, then "frame" so far) is read whole.
+static bool is_long_comment(const char *q, const char *e)
 {
-	const char *p = tp->buf, *end = tp->buf + tp->size;
-	uint64_t line = 0;
-	bool have_header = false;
-	bp_status status = BP_OK;
-	while (p < end && status == BP_OK) {
-		++line;
-		const char *eol = memchr(p, '\n', (size_t)(end - p));
-		if (!eol)
-			eol = end;
-		const char *q = skip_blank(p, eol);
-		if (q < eol) {
-			if (!have_header) {
-				status = parse_header(tp, q, eol, line);
-				if (status == BP_OK) {
-					have_header = true;
-					status = scenefile_alloc(tp->dims, (size_t)tp->capacity, (size_t)tp->capacity, &tp->scene);
-					if (status != BP_OK)
-						status = scenefile_fail_status(status, tp->err, tp->name, 0, "out of memory (%llu rows)",
-							(unsigned long long)tp->capacity);
-				}
-			} else if (*q == '#') {
-				bool is_marker;
-				status = parse_marker(tp, q, eol, line, &is_marker);
-			} else {
-				status = parse_row(tp, p, q, eol, line);
+	const char *r = skip_blank(q + 1, e);
+	size_t seen = (size_t)SCENE_MIN(e - r, 5);
+	return r < e && memcmp(r, "frame", seen) != 0;
+}
+
+// The next line that is not blank, whole (a long comment is skipped, and so is
+// a long first line that cannot be a header: the header check needs only its
+// first byte). *q is its first non-blank byte; NULL at the end of the input.
+static bp_status next_line(text_parser *tp, bool have_header, const char **line, const char **q, const char **eol)
+{
+	for (;;) {
+		const char *s, *e;
+		bool complete;
+		bp_status status = scenefile_lines_next(&tp->lines, &s, &e, &complete);
+		if (status != BP_OK || !s) {
+			*line = *q = *eol = NULL;
+			return status;
+		}
+		const char *first = skip_blank(s, e);
+		if (!complete) {
+			if (have_header && first < e && *first == '#' && is_long_comment(first, e)) {
+				status = scenefile_lines_skip(&tp->lines);
+				if (status != BP_OK)
+					return status;
+				continue;
+			}
+			if (have_header || first == e || *first == '#') {
+				status = scenefile_lines_finish(&tp->lines, &s, &e);
+				if (status != BP_OK)
+					return status;
+				first = skip_blank(s, e);
 			}
 		}
-		p = eol < end ? eol + 1 : end;
+		if (first < e) {
+			*line = s;
+			*q = first;
+			*eol = e;
+			return BP_OK;
+		}
 	}
-	if (status != BP_OK)
-		return status;
+}
+
+static bp_status parse_lines(text_parser *tp)
+{
+	bool have_header = false;
+	for (;;) {
+		const char *line_start, *q, *eol;
+		bp_status status = next_line(tp, have_header, &line_start, &q, &eol);
+		if (status != BP_OK)
+			return status;
+		if (!line_start)
+			break;
+		const uint64_t line = tp->lines.line;
+		if (!have_header) {
+			status = parse_header(tp, q, eol, line);
+			if (status == BP_OK)
+				status = start_scene(tp);
+			have_header = true;
+		} else if (*q == '#') {
+			status = parse_marker(tp, q, eol, line);
+		} else {
+			status = parse_row(tp, line_start, q, eol, line);
+		}
+		if (status != BP_OK)
+			return status;
+	}
 	if (!have_header)
 		return scenefile_fail(tp->err, tp->name, 0, "empty file");
-	status = end_frame(tp, line);
+	bp_status status = end_frame(tp, tp->lines.line);
 	if (status != BP_OK)
 		return status;
 	if (tp->has_n && tp->n != tp->count)
@@ -419,33 +540,23 @@ static bp_status parse_lines(text_parser *tp)
 	return BP_OK;
 }
 
-bp_status scenefile_parse_text(const char *buf, size_t size, const char *name, bp_scene **out,
+bp_status scenefile_read_text(scenefile_source *source, size_t buffer, const char *name, bp_scene **out,
 	bp_scene_error *err)
 {
 	*out = NULL;
-	// One pass for the row capacity (lines) and for bytes no text holds. Written
-	// as a plain reduction so the compiler vectorizes it: 4 GB/s at -O3, 0.8 GB/s at
-	// -O2, against ~0.3 GB/s for the parse itself.
-	uint64_t newlines = 0;
-	unsigned binary = 0;
-	const unsigned char *u = (const unsigned char *)buf;
-	for (size_t i = 0; i < size; ++i) {
-		newlines += u[i] == '\n';
-		binary |= is_binary_byte(u[i]);
-	}
-	if (binary) {
-		size_t i = 0;
-		uint64_t line = 1;
-		for (; !is_binary_byte(u[i]); ++i)
-			line += u[i] == '\n';
-		return scenefile_fail(err, name, line, "binary data (byte 0x%02x), not a text scene", u[i]);
-	}
-	text_parser tp = {.buf = buf, .size = size, .name = name, .err = err, .capacity = newlines + 1};
-	bp_status status = parse_lines(&tp);
+	text_parser tp = {.name = name, .err = err};
+	bp_status status = scenefile_lines_open(&tp.lines, source, buffer, name, err);
+	if (status != BP_OK)
+		return status;
+	status = parse_lines(&tp);
+	scenefile_lines_close(&tp.lines);
 	if (status != BP_OK) {
 		bp_scene_destroy(tp.scene);
 		return status;
 	}
+	// Give back what the estimate reserved beyond the rows; should a shrink fail,
+	// the arrays are only larger than they need be.
+	scenefile_resize(tp.scene, tp.count, (size_t)tp.rows);
 	tp.scene->count = tp.count;
 	tp.scene->frame_count = tp.frames;
 	*out = tp.scene;

@@ -4,10 +4,13 @@
 #define BP_SCENE_TEXT_H
 
 #include "bp_scene.h"
+#include "scene_source.h"
 
-/// Parses a whole text scene; `name` is used in messages. buf[size] must be '\0'
-/// (the tokenizer leans on it).
-bp_status scenefile_parse_text(const char *buf, size_t size, const char *name, bp_scene **out,
+/// Reads a text scene from the source's first byte, line by line through a buffer
+/// of `buffer` bytes (SCENEFILE_LINE_BUFFER; tests pass small ones). What it
+/// holds beyond the scene is that buffer and, only while a line is longer, the
+/// line. `name` is used in messages.
+bp_status scenefile_read_text(scenefile_source *source, size_t buffer, const char *name, bp_scene **out,
 	bp_scene_error *err);
 
 /// Writes the text form through an output file (output_file.h); scene.c has checked the
