@@ -566,6 +566,73 @@ Test(scene, number_parsing_matches_strtof)
 	free(want);
 }
 
+// A row "1 0 0 <value> <value>" with `value` made of parts repeated: prefix,
+// `zeros` zeros, then suffix.
+static char *row_with_value(const char *prefix, size_t zeros, const char *suffix, size_t *len)
+{
+	const size_t value = strlen(prefix) + zeros + strlen(suffix);
+	char *text = malloc(2 * value + 64);
+	cr_assert_not_null(text);
+	size_t n = (size_t)sprintf(text, "# dims=2\n1 0 0");
+	for (int k = 0; k < 2; ++k) {
+		n += (size_t)sprintf(text + n, " %s", prefix);
+		memset(text + n, '0', zeros);
+		n += zeros;
+		n += (size_t)sprintf(text + n, "%s", suffix);
+	}
+	text[n++] = '\n';
+	text[n] = '\0';
+	*len = n;
+	return text;
+}
+
+// Finding (issue 15): the fast number path capped exponents at 10^4 but counted every
+// zero after the point, so 0.(9999 zeros)1e100005 = 10^90005 read as 1. Long spellings
+// read as strtof reads them: beyond float range rejected, the rest bit for bit.
+Test(scene, long_spellings_read_as_strtof_reads_them)
+{
+	const struct {
+		const char *prefix;
+		size_t zeros;
+		const char *suffix;
+		const char *error; ///< NULL: the value strtof gives
+	} cases[] = {
+		{"0.", 9999, "1e100005", "infinite or beyond float range"}, // 10^90005
+		{"-0.", 9999, "1e100005", "infinite or beyond float range"}, // -10^90005
+		{"0.", 9999, "1e10003", NULL},                               // 10^3
+		{"0.", 9999, "1e10000", NULL},                               // 1
+		{"0.", 100000, "1e100001", NULL},                            // 1
+		{"0.", 100000, "1e99990", NULL},                             // 10^-11
+		{"1", 30000, "e-30000", NULL},                               // 1
+		{"1", 30000, "e-29990", NULL},                               // 10^10
+		{"1", 0, "e99999999999999999999999", "infinite or beyond float range"},
+		{"1", 0, "e-99999999999999999999999", NULL},                 // 0
+		{"4", 0, "e0000000000000000000000000001", NULL},            // 40
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+		size_t len;
+		char *text = row_with_value(cases[c].prefix, cases[c].zeros, cases[c].suffix, &len);
+		// The value as strtof reads it, from the first value's spelling.
+		const char *value = text + strlen("# dims=2\n1 0 0 ");
+		const float want = strtof(value, NULL);
+		bp_scene *s = NULL;
+		bp_scene_error err = {0};
+		bp_status st = bp_scene_parse(text, len, "t.txt", &s, &err);
+		if (cases[c].error || isinf(want)) {
+			cr_assert_eq(st, BP_ERR_PARSE, "case %zu: read as %g", c, st == BP_OK ? (double)s->max[0][0] : 0.0);
+			cr_assert_not_null(strstr(err.message, "t.txt:2: value 3 is infinite or beyond float range"),
+				"case %zu: %s", c, err.message);
+		} else {
+			cr_assert_eq(st, BP_OK, "case %zu: %s", c, err.message);
+			cr_assert_eq(bits_of(s->max[0][0]), bits_of(want), "case %zu: %.9g, strtof %.9g", c,
+				(double)s->max[0][0], (double)want);
+			cr_assert_eq(bits_of(s->max[1][0]), bits_of(want));
+			bp_scene_destroy(s);
+		}
+		free(text);
+	}
+}
+
 // Corrupted files (bytes flipped, cut short) either parse or fail cleanly: a parse
 // error naming the input, *out NULL, nothing left allocated. Run under ASan too.
 Test(scene, corrupted_inputs_fail_cleanly)

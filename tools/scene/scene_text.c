@@ -69,12 +69,14 @@ static inline bool fast_float(const char *p, float *out, const char **stop)
 	if (*p == '-' || *p == '+')
 		negative = *p++ == '-';
 	uint64_t m = 0;
-	int digits = 0, exp10 = 0, seen = 0;
+	int digits = 0;
+	int64_t exp10 = 0; // one step per zero after the point: as long as the line
+	bool seen = false;
 	while (*p == '0') { // leading zeros are not significant
 		++p;
-		++seen;
+		seen = true;
 	}
-	for (; (unsigned)(*p - '0') < 10; ++p, ++seen)
+	for (; (unsigned)(*p - '0') < 10; ++p, seen = true)
 		if (digits < 19) {
 			m = m * 10 + (uint64_t)(*p - '0');
 			++digits;
@@ -84,9 +86,9 @@ static inline bool fast_float(const char *p, float *out, const char **stop)
 	if (*p == '.') {
 		++p;
 		if (m == 0)
-			for (; *p == '0'; ++p, ++seen)
+			for (; *p == '0'; ++p, seen = true)
 				--exp10;
-		for (; (unsigned)(*p - '0') < 10; ++p, ++seen) {
+		for (; (unsigned)(*p - '0') < 10; ++p, seen = true) {
 			if (digits >= 19)
 				return false;
 			m = m * 10 + (uint64_t)(*p - '0');
@@ -94,7 +96,7 @@ static inline bool fast_float(const char *p, float *out, const char **stop)
 			--exp10;
 		}
 	}
-	if (seen == 0)
+	if (!seen)
 		return false;
 	if (*p == 'e' || *p == 'E') {
 		++p;
@@ -103,9 +105,12 @@ static inline bool fast_float(const char *p, float *out, const char **stop)
 			eneg = *p++ == '-';
 		if ((unsigned)(*p - '0') >= 10)
 			return false;
-		int e = 0;
+		// Saturates above any zeros a line can hold, so the sum with exp10 keeps
+		// the sign it should have and stays beyond 10^+-22 when it should (a cap
+		// of 10^4 read 0.(9999 zeros)1e100005 = 10^90005 as 1).
+		int64_t e = 0;
 		for (; (unsigned)(*p - '0') < 10; ++p)
-			if (e < 10000)
+			if (e < 100000000000000000)
 				e = e * 10 + (*p - '0');
 		exp10 += eneg ? -e : e;
 	}
