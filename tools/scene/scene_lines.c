@@ -119,10 +119,16 @@ static bool find_line_end(const scenefile_lines *lines, size_t *eol, size_t *nex
 	return true;
 }
 
-static bp_status fail_binary(const scenefile_lines *lines, uint64_t line)
+bp_status scenefile_lines_fail_binary(const scenefile_lines *lines)
 {
-	return scenefile_fail(lines->err, lines->name, line, "binary data (byte 0x%02x), not a text scene",
+	return scenefile_fail(lines->err, lines->name, lines->line, "binary data (byte 0x%02x), not a text scene",
 		(unsigned char)lines->buf[lines->binary_at]);
+}
+
+// The first byte no text holds before `limit`, or NULL.
+static const char *binary_before(const scenefile_lines *lines, size_t limit)
+{
+	return lines->binary_at < limit ? lines->buf + lines->binary_at : NULL;
 }
 
 // Hands out the line at `at` when its end is buffered (or the input ended).
@@ -134,17 +140,17 @@ static void take_line(scenefile_lines *lines, size_t eol, size_t next, const cha
 	lines->partial = false;
 }
 
-bp_status scenefile_lines_next(scenefile_lines *lines, const char **start, const char **end, bool *complete)
+bp_status scenefile_lines_next(scenefile_lines *lines, const char **start, const char **end, bool *complete,
+	const char **binary)
 {
-	*start = *end = NULL;
+	*start = *end = *binary = NULL;
 	*complete = true;
 	for (;;) {
 		size_t eol, next;
 		const bool found = find_line_end(lines, &eol, &next);
-		if (lines->binary_at < (found ? eol : lines->end))
-			return fail_binary(lines, lines->line + 1);
 		if (found || (lines->eof && lines->at < lines->end)) {
 			++lines->line;
+			*binary = binary_before(lines, found ? eol : lines->end);
 			take_line(lines, found ? eol : lines->end, found ? next : lines->end, start, end);
 			return BP_OK;
 		}
@@ -154,6 +160,7 @@ bp_status scenefile_lines_next(scenefile_lines *lines, const char **start, const
 			++lines->line;
 			lines->partial = true;
 			*complete = false;
+			*binary = binary_before(lines, lines->end);
 			*start = lines->buf;
 			*end = lines->buf + lines->end;
 			return BP_OK;
@@ -170,7 +177,7 @@ bp_status scenefile_lines_finish(scenefile_lines *lines, const char **start, con
 		size_t eol, next;
 		const bool found = find_line_end(lines, &eol, &next);
 		if (lines->binary_at < (found ? eol : lines->end))
-			return fail_binary(lines, lines->line);
+			return scenefile_lines_fail_binary(lines);
 		if (found || lines->eof) {
 			take_line(lines, found ? eol : lines->end, found ? next : lines->end, start, end);
 			return BP_OK;
@@ -189,7 +196,7 @@ bp_status scenefile_lines_skip(scenefile_lines *lines)
 		size_t eol, next;
 		const bool found = find_line_end(lines, &eol, &next);
 		if (lines->binary_at < (found ? eol : lines->end))
-			return fail_binary(lines, lines->line);
+			return scenefile_lines_fail_binary(lines);
 		if (found || lines->eof) {
 			lines->at = found ? next : lines->end;
 			lines->partial = false;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The lines of a text scene, read from a source through one buffer: line ends LF, CRLF or
-// CR, a UTF-8 byte-order mark skipped, and bytes no text holds rejected as soon as they are
-// read, so a binary file fails on its first buffer.
+// CR, a UTF-8 byte-order mark skipped, and bytes no text holds found as they are read, so a
+// binary file fails on its first buffer.
 #ifndef BP_SCENE_LINES_H
 #define BP_SCENE_LINES_H
 
@@ -34,13 +34,18 @@ void scenefile_lines_close(scenefile_lines *lines);
 /// line. The byte at *end stops a number (a line end or a NUL). When the line is
 /// longer than the buffer, *complete is false and [*start, *end) is its beginning:
 /// the caller then calls scenefile_lines_finish (the buffer grows to hold it) or
-/// scenefile_lines_skip before asking for the next line.
-/// Errors, as "name:line: reason": a byte no text holds (BP_ERR_PARSE), a read
-/// error (BP_ERR_IO).
-bp_status scenefile_lines_next(scenefile_lines *lines, const char **start, const char **end, bool *complete);
+/// scenefile_lines_skip before asking for the next line. *binary is the first
+/// byte of it no text holds, or NULL: the caller picks which error comes first
+/// (a first line is no header by its first byte, whatever follows) and fails,
+/// with scenefile_lines_fail_binary for that byte. A read error is BP_ERR_IO.
+bp_status scenefile_lines_next(scenefile_lines *lines, const char **start, const char **end, bool *complete,
+	const char **binary);
+/// "name:line: binary data (byte 0xNN), not a text scene" for the line handed out last.
+bp_status scenefile_lines_fail_binary(const scenefile_lines *lines);
 /// The whole of the line that scenefile_lines_next gave only the beginning of.
+/// Fails (BP_ERR_PARSE) when it holds a byte no text has.
 bp_status scenefile_lines_finish(scenefile_lines *lines, const char **start, const char **end);
-/// Passes over the rest of that line without keeping it.
+/// Passes over the rest of that line without keeping it; fails as finish does.
 bp_status scenefile_lines_skip(scenefile_lines *lines);
 
 /// Bytes not yet handed out: those buffered and those the source has left (0

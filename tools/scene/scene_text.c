@@ -248,9 +248,9 @@ static bool lines_of_rows(text_parser *tp, uint64_t a, uint64_t b, uint64_t *lin
 	uint64_t row = 0;
 	bool found = false;
 	for (;;) {
-		const char *s, *e;
+		const char *s, *e, *binary;
 		bool complete;
-		if (scenefile_lines_next(&again, &s, &e, &complete) != BP_OK || !s)
+		if (scenefile_lines_next(&again, &s, &e, &complete, &binary) != BP_OK || !s || binary)
 			break;
 		if (!complete && skip_blank(s, e) == e && scenefile_lines_finish(&again, &s, &e) != BP_OK)
 			break;
@@ -473,33 +473,36 @@ static bool is_long_comment(const char *q, const char *e)
 	return r < e && memcmp(r, "frame", seen) != 0;
 }
 
-// The next line that is not blank, whole (a long comment is skipped, and so is
-// a long first line that cannot be a header: the header check needs only its
-// first byte). *q is its first non-blank byte; NULL at the end of the input.
+// The next line that is not blank, whole; but a comment longer than the buffer is
+// skipped, and a long first line that is no header comes as its beginning (its
+// first byte says so). *q is its first non-blank byte; NULL at the end of the input.
 static bp_status next_line(text_parser *tp, bool have_header, const char **line, const char **q, const char **eol)
 {
 	for (;;) {
-		const char *s, *e;
+		const char *s, *e, *binary;
 		bool complete;
-		bp_status status = scenefile_lines_next(&tp->lines, &s, &e, &complete);
+		bp_status status = scenefile_lines_next(&tp->lines, &s, &e, &complete, &binary);
 		if (status != BP_OK || !s) {
 			*line = *q = *eol = NULL;
 			return status;
 		}
 		const char *first = skip_blank(s, e);
-		if (!complete) {
+		// A first line is no header by its first byte, whatever follows it (so the
+		// answer is the same however much of the line the buffer holds).
+		const bool no_header = !have_header && first < e && first != binary && *first != '#';
+		if (binary && !no_header)
+			return scenefile_lines_fail_binary(&tp->lines);
+		if (!complete && !no_header) {
 			if (have_header && first < e && *first == '#' && is_long_comment(first, e)) {
 				status = scenefile_lines_skip(&tp->lines);
 				if (status != BP_OK)
 					return status;
 				continue;
 			}
-			if (have_header || first == e || *first == '#') {
-				status = scenefile_lines_finish(&tp->lines, &s, &e);
-				if (status != BP_OK)
-					return status;
-				first = skip_blank(s, e);
-			}
+			status = scenefile_lines_finish(&tp->lines, &s, &e);
+			if (status != BP_OK)
+				return status;
+			first = skip_blank(s, e);
 		}
 		if (first < e) {
 			*line = s;
