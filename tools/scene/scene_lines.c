@@ -125,6 +125,14 @@ bp_status scenefile_lines_fail_binary(const scenefile_lines *lines)
 		(unsigned char)lines->buf[lines->binary_at]);
 }
 
+static bool only_blanks(const char *p, size_t size)
+{
+	for (size_t i = 0; i < size; ++i)
+		if (p[i] != ' ' && p[i] != '\t' && p[i] != '\v' && p[i] != '\f')
+			return false;
+	return true;
+}
+
 // The first byte no text holds before `limit`, or NULL.
 static const char *binary_before(const scenefile_lines *lines, size_t limit)
 {
@@ -156,7 +164,11 @@ bp_status scenefile_lines_next(scenefile_lines *lines, const char **start, const
 		}
 		if (lines->eof)
 			return BP_OK; // no more lines
-		if (lines->at == 0 && lines->end == lines->cap) {
+		if (lines->at == 0 && lines->end == lines->cap && only_blanks(lines->buf, lines->end)) {
+			// A line's leading blanks say nothing: drop them, but one (the line is
+			// still there should the input end), and read on.
+			lines->at = lines->end - 1;
+		} else if (lines->at == 0 && lines->end == lines->cap) {
 			++lines->line;
 			lines->partial = true;
 			*complete = false;

@@ -32,7 +32,8 @@ void scenefile_lines_close(scenefile_lines *lines);
 
 /// The next line without its end, as [*start, *end); *start is NULL past the last
 /// line. The byte at *end stops a number (a line end or a NUL). When the line is
-/// longer than the buffer, *complete is false and [*start, *end) is its beginning:
+/// longer than the buffer, *complete is false and [*start, *end) is its beginning
+/// (from its first byte that is not a blank: blanks that fill the buffer go):
 /// the caller then calls scenefile_lines_finish (the buffer grows to hold it) or
 /// scenefile_lines_skip before asking for the next line. *binary is the first
 /// byte of it no text holds, or NULL: the caller picks which error comes first
