@@ -350,6 +350,18 @@ Test(scene, byte_order_mark_and_cr_crlf_lf_line_ends)
 	EXPECT_ERROR("# dims=2\n\xEF\xBB\xBF" "1 0 0 1 1\n", 2, "binary data in id");
 }
 
+// Finding (issue 15): '# dims=3 n=1 dims=2' was read as 2D. A key the reader knows
+// may come once; other keys are ignored, repeated or not.
+Test(scene, a_header_key_given_twice_is_an_error_naming_it)
+{
+	EXPECT_ERROR("# dims=3 n=1 dims=2\n1 0 0 1 1\n", 1, "header gives dims twice ('dims=3', then 'dims=2')");
+	EXPECT_ERROR("# dims=2 dims=2\n", 1, "header gives dims twice ('dims=2', then 'dims=2')");
+	EXPECT_ERROR("\n# n=2 dims=2 n=1\n1 0 0 1 1\n", 2, "header gives n twice ('n=2', then 'n=1')");
+	bp_scene *s = parse_ok("# dims=2 note=a note=b\n1 0 0 1 1\n");
+	cr_assert_eq(s->dims, 2);
+	bp_scene_destroy(s);
+}
+
 Test(scene, malformed_binary_is_rejected_with_line_zero)
 {
 	bp_scene *s = parse_ok("# dims=2\n7 1 2 3 4\n9 -1 -2 5 6\n");

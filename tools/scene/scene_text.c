@@ -205,12 +205,23 @@ static int parse_u32(const char *tok, const char *tok_end, uint32_t *out)
 	return 0;
 }
 
+// A key the reader knows, given twice: which one counts would be a guess
+// ('# dims=3 n=1 dims=2' was read as 2D).
+static bp_status fail_repeated_key(text_parser *tp, uint64_t line, const char *first, const char *again,
+	const char *eol)
+{
+	const char *first_end = token_end(first, eol), *again_end = token_end(again, eol);
+	const int key = (int)((const char *)memchr(first, '=', (size_t)(first_end - first)) - first);
+	return scenefile_fail(tp->err, tp->name, line, "header gives %.*s twice ('%.*s', then '%.*s')", key, first,
+		(int)SCENE_MIN(first_end - first, TOKEN_SHOWN), first, (int)SCENE_MIN(again_end - again, TOKEN_SHOWN), again);
+}
+
 static bp_status parse_header(text_parser *tp, const char *q, const char *eol, uint64_t line)
 {
 	tp->header_line = line;
 	if (*q != '#')
 		return scenefile_fail(tp->err, tp->name, line, "missing header (the first line must be '# dims=2|3 ...')");
-	bool has_dims = false;
+	const char *dims_word = NULL, *n_word = NULL;
 	for (const char *w = skip_blank(q + 1, eol); w < eol;) {
 		const char *we = token_end(w, eol);
 		const char *eq = memchr(w, '=', (size_t)(we - w));
@@ -223,13 +234,18 @@ static bp_status parse_header(text_parser *tp, const char *q, const char *eol, u
 		const char *v = eq + 1;
 		size_t key_len = (size_t)(eq - w);
 		if (key_len == 4 && memcmp(w, "dims", 4) == 0) {
+			if (dims_word)
+				return fail_repeated_key(tp, line, dims_word, w, eol);
+			dims_word = w;
 			if (we - v != 1 || (*v != '2' && *v != '3')) {
 				int len = (int)SCENE_MIN(we - v, TOKEN_SHOWN);
 				return scenefile_fail(tp->err, tp->name, line, "dims must be 2 or 3 (got '%.*s')", len, v);
 			}
 			tp->dims = *v - '0';
-			has_dims = true;
 		} else if (key_len == 1 && *w == 'n') {
+			if (n_word)
+				return fail_repeated_key(tp, line, n_word, w, eol);
+			n_word = w;
 			int bad = parse_u32(v, we, &tp->n);
 			if (bad) {
 				int len = (int)SCENE_MIN(we - v, TOKEN_SHOWN);
@@ -241,7 +257,7 @@ static bp_status parse_header(text_parser *tp, const char *q, const char *eol, u
 		// Other keys are ignored, so headers can grow without breaking readers.
 		w = skip_blank(we, eol);
 	}
-	if (!has_dims)
+	if (!dims_word)
 		return scenefile_fail(tp->err, tp->name, line, "header has no dims=2|3");
 	return BP_OK;
 }
