@@ -509,7 +509,8 @@ Test(cli, usage_errors_exit_1)
 	expect_usage_error(BP("pairs", path, "--threads", "4x"), "trailing garbage", "got '4x'");
 	expect_usage_error(BP("pairs", path, "--threads", "99999999999999999999999"), "overflow", "--threads");
 	expect_usage_error(BP("pairs", path, "--runs", "0"), "zero runs", "--runs");
-	expect_usage_error(BP("pairs", path, "--algo", "nope"), "unknown algo", "'nope'");
+	expect_usage_error(BP("pairs", path, "--algo", "nope"), "unknown algo",
+		"bp pairs: --algo: unknown algorithm 'nope'");
 	expect_usage_error(BP("pairs", path, "--stats=1"), "flag with value", "--stats");
 	expect_usage_error(BP("verify", path, "--algo", "nope"), "verify unknown algo", "'nope'");
 	expect_usage_error(BP("gen", "--dist", "nope", "--n", "10", "-o", test_tmp_path("x.txt")), "unknown dist", "'nope'");

@@ -342,7 +342,11 @@ Test(cli_bench, bad_options_exit_1)
 	expect_error(BP("bench", "--scenes", "uniform4", "--out", out), 1, "dims", "got 'uniform4'");
 	expect_error(BP("bench", "--scenes", "boxprune2", "--out", out), 1, "boxprune 2D", "boxprune is 3D only");
 	expect_error(BP("bench", "--scenes", "", "--out", out), 1, "empty scenes", "--scenes: empty list");
-	expect_error(BP("bench", "--algos", "sap,nope", "--out", out), 1, "algo", "unknown algorithm 'nope'");
+	// Finding (issue 15): a bad --algos item was blamed on "--algo", a flag bench does not have.
+	expect_error(BP("bench", "--algos", "sap,nope", "--out", out), 1, "algo",
+		"bp bench: --algos: unknown algorithm 'nope'");
+	expect_error(BP("bench", "--algos", "bogus", "--out", out), 1, "algo",
+		"bp bench: --algos: unknown algorithm 'bogus'");
 	expect_error(BP("bench", "--algos", "sap,sap", "--out", out), 1, "algo twice", "named twice");
 	expect_error(BP("bench", "--threads", "0", "--out", out), 1, "threads 0", "--threads: expected an integer");
 	expect_error(BP("bench", "--threads", "1,,2", "--out", out), 1, "threads empty item", "got ''");

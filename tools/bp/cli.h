@@ -65,8 +65,9 @@ int cli_parse(const char *command, int argc, char **argv, int first, cli_option 
 bool cli_parse_u64(const char *command, const char *flag, const char *text, uint64_t lo, uint64_t hi,
 	uint64_t *out, FILE *err);
 
-/// Parses an algorithm name; prints the known names on failure.
-bool cli_parse_algorithm(const char *command, const char *text, bp_algorithm *out, FILE *err);
+/// Parses an algorithm name given to `flag`; on failure prints
+/// "bp COMMAND: FLAG: unknown algorithm 'TEXT'" and the known names.
+bool cli_parse_algorithm(const char *command, const char *flag, const char *text, bp_algorithm *out, FILE *err);
 /// `--threads T` (0 = all cores, at most 1024) into *threads when the option was given.
 bool cli_parse_threads(const char *command, const cli_option *option, int *threads, FILE *err);
 /// `--frame K` (a frame of a moving scene) into *frame when the option was given.

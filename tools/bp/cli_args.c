@@ -87,11 +87,11 @@ bool cli_parse_u64(const char *command, const char *flag, const char *text, uint
 	return true;
 }
 
-bool cli_parse_algorithm(const char *command, const char *text, bp_algorithm *out, FILE *err)
+bool cli_parse_algorithm(const char *command, const char *flag, const char *text, bp_algorithm *out, FILE *err)
 {
 	if (bp_algorithm_from_name(text, out) == BP_OK)
 		return true;
-	fprintf(err, "bp %s: --algo: unknown algorithm '%s' (built in:", command, text);
+	fprintf(err, "bp %s: %s: unknown algorithm '%s' (built in:", command, flag, text);
 	for (int i = 0; i < BP_ALGO_COUNT; ++i)
 		if (bp_algorithm_available((bp_algorithm)i))
 			fprintf(err, " %s", bp_algorithm_name((bp_algorithm)i));

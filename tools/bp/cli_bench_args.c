@@ -107,7 +107,7 @@ static bool parse_algos(const char *text, bench_plan *plan, FILE *err)
 	char item[BENCH_NAME_MAX];
 	for (const char *p = text; next_item(&p, item, sizeof item);) {
 		bp_algorithm algo;
-		if (!cli_parse_algorithm("bench", item, &algo, err))
+		if (!cli_parse_algorithm("bench", "--algos", item, &algo, err))
 			return false;
 		for (int i = 0; i < plan->algo_count; ++i)
 			if (plan->algos[i] == algo)

@@ -170,7 +170,8 @@ static int parse_args(int argc, char **argv, frames_args *a, FILE *out, FILE *er
 	}
 	if (!cli_parse_threads("frames", &options[OPT_THREADS], &a->threads, err))
 		return CLI_EXIT_USAGE;
-	if (options[OPT_ALGO].seen && !cli_parse_algorithm("frames", options[OPT_ALGO].value, &a->algorithm, err))
+	if (options[OPT_ALGO].seen &&
+		!cli_parse_algorithm("frames", options[OPT_ALGO].name, options[OPT_ALGO].value, &a->algorithm, err))
 		return CLI_EXIT_USAGE;
 	if (options[OPT_SEED].seen && !cli_parse_u64("frames", "--seed", options[OPT_SEED].value, 0, UINT64_MAX,
 					  &a->gen.seed, err))

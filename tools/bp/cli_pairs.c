@@ -108,7 +108,8 @@ static int parse_args(int argc, char **argv, pairs_args *a, FILE *out, FILE *err
 	*a = (pairs_args){.scene_path = scene_path, .out_path = options[OPT_OUT].value,
 		.algorithm = BP_ALGO_AUTO, .runs = 1, .stats = options[OPT_STATS].seen};
 	uint64_t value;
-	if (options[OPT_ALGO].seen && !cli_parse_algorithm("pairs", options[OPT_ALGO].value, &a->algorithm, err))
+	if (options[OPT_ALGO].seen &&
+		!cli_parse_algorithm("pairs", options[OPT_ALGO].name, options[OPT_ALGO].value, &a->algorithm, err))
 		return CLI_EXIT_USAGE;
 	if (!cli_parse_threads("pairs", &options[OPT_THREADS], &a->threads, err))
 		return CLI_EXIT_USAGE;

@@ -68,7 +68,8 @@ static int parse_args(int argc, char **argv, render_args *a, FILE *out, FILE *er
 		return CLI_EXIT_USAGE;
 	}
 	uint64_t value;
-	if (options[OPT_ALGO].seen && !cli_parse_algorithm("render", options[OPT_ALGO].value, &a->algorithm, err))
+	if (options[OPT_ALGO].seen &&
+		!cli_parse_algorithm("render", options[OPT_ALGO].name, options[OPT_ALGO].value, &a->algorithm, err))
 		return CLI_EXIT_USAGE;
 	if (!cli_parse_threads("render", &options[OPT_THREADS], &a->threads, err))
 		return CLI_EXIT_USAGE;

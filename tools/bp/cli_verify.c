@@ -79,7 +79,7 @@ int cli_verify(int argc, char **argv, FILE *out, FILE *err)
 			checked[i] = i != BP_ALGO_BRUTE && bp_algorithm_available((bp_algorithm)i);
 	} else {
 		bp_algorithm one;
-		if (!cli_parse_algorithm("verify", options[OPT_ALGO].value, &one, err))
+		if (!cli_parse_algorithm("verify", options[OPT_ALGO].name, options[OPT_ALGO].value, &one, err))
 			return CLI_EXIT_USAGE;
 		checked[one] = true;
 	}
