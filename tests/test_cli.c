@@ -613,6 +613,35 @@ Test(cli, a_2gb_file_of_zero_bytes_is_bad_input)
 	}
 }
 
+// Finding (issue 15): 'bp gen --n 1000 --frames 4000000000' had no size check and grew
+// to 12 GB in 10 s. Sizes are checked before anything is allocated (here under a cap,
+// so a missing check fails fast instead of filling the machine).
+Test(cli, gen_checks_the_scene_size_before_it_allocates)
+{
+	cap_address_space((uint64_t)1 << 30);
+	const char *path = test_tmp_path("huge.txt");
+	const struct {
+		const char *n, *frames, *dims, *message;
+	} cases[] = {
+		{"1000", "4000000000", "3", "bp gen: --n 1000 x --frames 4000000000 x 24 bytes a row needs 87.3 TiB, more than"},
+		{"4294967294", "4294967295", "2", "bp gen: --n 4294967294 x --frames 4294967295 x 16 bytes a row needs 256.0 EiB"},
+	};
+	for (size_t c = 0; c < sizeof cases / sizeof cases[0]; ++c) {
+		cli_result r = BP("gen", "--dist", "uniform", "--n", cases[c].n, "--frames", cases[c].frames, "--dims",
+			cases[c].dims, "-o", path);
+		expect_code(&r, 1, cases[c].frames);
+		cr_assert_not_null(strstr(r.err, cases[c].message), "stderr: %s", r.err);
+		cr_assert_not_null(strstr(r.err, "; lower --n or --frames\n"), "stderr: %s", r.err);
+		cr_assert_str_empty(r.out);
+		cr_assert_neq(access(path, F_OK), 0, "nothing is written");
+		result_free(&r);
+	}
+	// A scene that fits is made as before.
+	cli_result r = BP("gen", "--dist", "uniform", "--n", "1000", "--frames", "40", "-o", path);
+	expect_code(&r, 0, "1000 x 40");
+	result_free(&r);
+}
+
 Test(cli, unwritable_output_exits_3)
 {
 	const char *path = gen_scene("scene.txt", "uniform", "100", "3", "1");

@@ -1,12 +1,53 @@
 // SPDX-License-Identifier: MIT
 // `bp gen`: writes a generated scene file. Stdout stays empty; --verbose reports on stderr.
+#define _POSIX_C_SOURCE 200809L // sysconf, getrlimit
 #include "cli.h"
 
 #include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "output_file.h"
 
 enum { OPT_DIST, OPT_N, OPT_DIMS, OPT_SEED, OPT_FRAMES, OPT_BINARY, OPT_OUT, OPT_VERBOSE, OPT_COUNT };
+
+/// "23.4 GiB": bytes in the unit that keeps the number short.
+static void format_bytes(double bytes, char out[32])
+{
+	static const char *const units[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB"};
+	int u = 0;
+	for (; bytes >= 1024 && u < 7; ++u)
+		bytes /= 1024;
+	snprintf(out, 32, u ? "%.1f %s" : "%.0f %s", bytes, units[u]);
+}
+
+/// The scene of `def` must fit in memory, checked before anything is allocated:
+/// --n 1000 --frames 4000000000 once grew to 12 GB before the machine ran out.
+/// The limit is the machine's memory, or this process's address-space limit
+/// when lower. Prints a usage error and returns false when it does not fit.
+static bool scene_fits(const bp_gen_def *def, FILE *err)
+{
+	// In double: n * frames * 24 can pass 2^64. A moving scene also keeps a
+	// centre, half extent and velocity per entity and axis while it is made.
+	const double row = 2.0 * def->dims * sizeof(float);
+	const double bytes = (double)def->n * def->frames * row + (double)def->n * sizeof(uint32_t) +
+		(def->frames > 1 ? 3.0 * def->dims * sizeof(float) * def->n : 0.0);
+	double limit = (double)sysconf(_SC_PHYS_PAGES) * (double)sysconf(_SC_PAGESIZE);
+	const char *what = "this machine's memory";
+	struct rlimit cap;
+	if (getrlimit(RLIMIT_AS, &cap) == 0 && cap.rlim_cur != RLIM_INFINITY && (double)cap.rlim_cur < limit) {
+		limit = (double)cap.rlim_cur;
+		what = "this process's address-space limit";
+	}
+	if (!(limit > 0) || bytes <= limit)
+		return true;
+	char need[32], have[32];
+	format_bytes(bytes, need);
+	format_bytes(limit, have);
+	fprintf(err, "bp gen: --n %u x --frames %u x %.0f bytes a row needs %s, more than %s (%s); lower --n or --frames\n",
+		def->n, def->frames, row, need, what, have);
+	return false;
+}
 
 int cli_gen(int argc, char **argv, FILE *out, FILE *err)
 {
@@ -60,6 +101,8 @@ int cli_gen(int argc, char **argv, FILE *out, FILE *err)
 			return CLI_EXIT_USAGE;
 		def.frames = (uint32_t)value;
 	}
+	if (!scene_fits(&def, err))
+		return CLI_EXIT_USAGE;
 
 	// A bad -o fails before the scene is generated, which takes seconds for large n.
 	const char *path = options[OPT_OUT].value;
