@@ -3,6 +3,30 @@
 #include "probes.h"
 #include "world.h"
 
+#include <float.h>
+#include <math.h>
+
+// world.h promises that last_error says why grid or hash are not supported: they
+// cannot lay cells over bounds whose span on an axis (max - min) is beyond float.
+// Error path only, so the bounds are found again here rather than kept by the step.
+static bp_status fail_unsupported(bp_world *w, bp_algorithm algorithm)
+{
+	const char *name = bp_algorithm_name(algorithm);
+	for (int axis = 0; axis < w->dims; ++axis) {
+		float lo = INFINITY, hi = -INFINITY;
+		for (uint32_t i = 0; i < w->count; ++i) {
+			lo = fminf(lo, w->soa.min[axis][i]);
+			hi = fmaxf(hi, w->soa.max[axis][i]);
+		}
+		if (isinf(hi - lo))
+			return bpi_world_fail(w, BP_ERR_UNSUPPORTED,
+				"%s step: not supported: %c spans %.9g to %.9g, beyond float range (%s needs max - min <= "
+				"%.9g on each axis; sap takes any finite bounds)",
+				name, "xyz"[axis], (double)lo, (double)hi, name, (double)FLT_MAX);
+	}
+	return bpi_world_fail(w, BP_ERR_UNSUPPORTED, "%s step: not supported: no cells fit the bounds", name);
+}
+
 bp_status bp_world_step(bp_world *w)
 {
 	if (!w)
@@ -31,6 +55,8 @@ bp_status bp_world_step(bp_world *w)
 		return bpi_world_fail(w, status, "entity %u: extent_%c %.9g > period_%c / 2 = %.9g", fault.entity,
 			"xyz"[fault.axis], fault.extent, "xyz"[fault.axis], (double)w->period[fault.axis] * 0.5);
 	}
+	if (status == BP_ERR_UNSUPPORTED)
+		return fail_unsupported(w, stats.algorithm);
 	if (status != BP_OK)
 		return bpi_world_fail(w, status, "%s step: %s", bp_algorithm_name(stats.algorithm),
 			bp_status_string(status));
