@@ -484,6 +484,46 @@ Test(cli, verify_good_scene)
 	free(want.keys);
 }
 
+// Finding (issue 15): 'bp verify --algo all' exited 4 ("found algorithms that disagree")
+// when grid and hash refused a span beyond float range, a documented limit, and said only
+// "grid step: not supported". They are reported as skipped, with the reason, and the
+// others are still checked; named alone, such an algorithm makes the scene bad input.
+Test(cli, verify_skips_algorithms_that_do_not_support_the_scene)
+{
+	const scene_box boxes[] = {
+		{10, {-3e38f, 0, 0}, {3e38f, 1, 0}}, // x spans 6e38: beyond float range
+		{20, {0, 0, 0}, {1, 1, 0}},
+		{30, {5, 5, 0}, {6, 6, 0}},
+	};
+	const char *path = test_tmp_path("wide.txt");
+	write_scene(path, boxes, 3, 2);
+	cli_result r = BP("verify", path, "--algo", "all");
+	expect_code(&r, 0, "verify all");
+	char span[96];
+	snprintf(span, sizeof span, " step: not supported: x spans %.9g to %.9g,", (double)-3e38f, (double)3e38f);
+	int skipped = 0, ok = 0;
+	for (const char *p = r.out; *p; p = strchr(p, '\n') + 1) {
+		char line[512];
+		snprintf(line, sizeof line, "%.*s", (int)(strchr(p, '\n') - p), p);
+		if (strstr(line, " skipped: ")) {
+			cr_assert(strncmp(line, "grid skipped: grid", 18) == 0 || strncmp(line, "hash skipped: hash", 18) == 0,
+				"%s", line);
+			cr_assert_not_null(strstr(line, span), "%s", line);
+			++skipped;
+		} else {
+			cr_assert_not_null(strstr(line, " ok pairs=1"), "%s", line); // (10, 20) only
+			++ok;
+		}
+	}
+	cr_assert_eq(skipped, bp_algorithm_available(BP_ALGO_GRID) + bp_algorithm_available(BP_ALGO_HASH), "%s", r.out);
+	cr_assert_geq(ok, 3, "%s", r.out); // auto, sap and the others ran
+	result_free(&r);
+	r = BP("verify", path, "--algo", "grid");
+	expect_code(&r, 2, "verify --algo grid");
+	cr_assert_eq(strncmp(r.out, "grid skipped: grid step: not supported: x spans", 47), 0, "%s", r.out);
+	result_free(&r);
+}
+
 // ---- exit codes ---------------------------------------------------------------
 
 static void expect_usage_error(cli_result r, const char *what, const char *needle)

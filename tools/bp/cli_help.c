@@ -48,6 +48,8 @@ static const char verify_usage[] =
 	"\n"
 	"Compares each algorithm's pair set with brute force, one line per algorithm:\n"
 	"\"<algo> ok pairs=N\" or the first difference. Exits 0 iff every one matched, 4 otherwise.\n"
+	"An algorithm that does not support the scene (grid and hash on spans beyond float range)\n"
+	"says \"<algo> skipped: <why>\"; with all it is left out, named alone it exits 2.\n"
 	"  --algo NAME   one algorithm, or all (default): every built-in one except brute\n"
 	"  --threads T   worker threads, 0 = all cores (default 0)\n"
 	"  --frame K     frame of a moving scene (default 0)\n";
