@@ -600,3 +600,73 @@ Test(frame, incremental_snapshots_copy_only_what_changed, .timeout = 60)
 	}
 	cr_assert_eq(bp_allocated_bytes(), 0);
 }
+
+// ---- releasing a view more often than it was acquired (a contract violation) ----
+
+Test(frame, double_release_of_the_latest_frame_is_refused, .timeout = 30)
+{
+	oracle_box boxes[N], first[N];
+	bp_world *w = make_world(boxes, N, 3, 11);
+	memcpy(first, boxes, sizeof first);
+	test_rng rng = {11};
+	bp_view *v;
+	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+	view_copy copy = copy_view(v);
+	cr_assert_eq(bp_frame_release(v), BP_OK);
+	// The second one must not take the latest pointer's reference.
+	cr_assert_eq(bp_frame_release(v), BP_ERR_STALE_HANDLE);
+	// The frame is still the latest: a reader takes it and holds it across the next frame,
+	// whose snapshot must go to another buffer.
+	bp_view *held;
+	cr_assert_eq(bp_frame_acquire(w, &held), BP_OK);
+	cr_assert_eq(held, v);
+	move_boxes(w, boxes, N, 3, &rng);
+	bp_view *next;
+	cr_assert_eq(bp_frame_step(w, &next), BP_OK);
+	cr_assert_neq(next, held, "a held buffer is never reused");
+	check_same(held, &copy);
+	check_pairs(held, first, N, 3);
+	check_pairs(next, boxes, N, 3);
+	bp_frame_release(held);
+	bp_frame_release(next);
+	free_copy(&copy);
+	bp_world_destroy(w);
+	cr_assert_eq(bp_allocated_bytes(), 0);
+}
+
+Test(frame, extra_releases_are_refused_while_the_buffer_lives, .timeout = 30)
+{
+	oracle_box boxes[N];
+	bp_world *w = make_world(boxes, N, 2, 12);
+	test_rng rng = {12};
+	cr_assert_eq(bp_frame_release(NULL), BP_OK, "NULL is ignored");
+	// Two references by one reader on the latest frame: a third release is one too many.
+	bp_view *a, *again;
+	cr_assert_eq(bp_frame_step(w, &a), BP_OK);
+	cr_assert_eq(bp_frame_acquire(w, &again), BP_OK);
+	cr_assert_eq(again, a);
+	cr_assert_eq(bp_frame_release(a), BP_OK);
+	cr_assert_eq(bp_frame_release(again), BP_OK);
+	cr_assert_eq(bp_frame_release(a), BP_ERR_STALE_HANDLE);
+	// A frame no longer the latest goes back to the pool's spares on its last
+	// release (so it is still allocated): a further release is refused too, and
+	// the pool hands the buffer out again intact.
+	cr_assert_eq(bp_frame_acquire(w, &a), BP_OK);
+	move_boxes(w, boxes, N, 2, &rng);
+	bp_view *b;
+	cr_assert_eq(bp_frame_step(w, &b), BP_OK);
+	cr_assert_eq(bp_frame_release(a), BP_OK);
+	cr_assert_eq(bpi_world_live_frames(w), 2, "frame 1 is a spare, frame 2 the latest");
+	cr_assert_eq(bp_frame_release(a), BP_ERR_STALE_HANDLE);
+	cr_assert_eq(bp_frame_release(b), BP_OK);
+	for (int f = 0; f < 4; ++f) {
+		move_boxes(w, boxes, N, 2, &rng);
+		cr_assert_eq(bp_frame_step(w, &b), BP_OK);
+		check_pairs(b, boxes, N, 2);
+		cr_assert_eq(bp_frame_release(b), BP_OK);
+		cr_assert_eq(bp_frame_release(b), BP_ERR_STALE_HANDLE);
+	}
+	cr_assert_leq(bpi_world_live_frames(w), 3);
+	bp_world_destroy(w);
+	cr_assert_eq(bp_allocated_bytes(), 0);
+}
