@@ -9,6 +9,7 @@
 
 #include "frame.h" // bpi_world_pause_frames / bpi_world_live_frames test hooks
 #include "oracle.h"
+#include "sanitizer_heap.h"
 
 /// memcmp that accepts NULL pointers for zero lengths (views and buffers may hold NULL then).
 static bool same_bytes(const void *a, const void *b, size_t n)
@@ -670,3 +671,31 @@ Test(frame, extra_releases_are_refused_while_the_buffer_lives, .timeout = 30)
 	bp_world_destroy(w);
 	cr_assert_eq(bp_allocated_bytes(), 0);
 }
+
+#ifdef TEST_SANITIZER_HEAP
+// The builder's buffers (pairs, snapshot, query index) come from the heap the
+// sanitizer watches, so TSan orders a buffer freed on a reader's release before
+// its reuse by the builder, and ASan sees overflows and uses after free in them.
+Test(frame, views_live_on_the_sanitizer_heap, .timeout = 30)
+{
+	oracle_box boxes[N];
+	bp_world *w = make_world(boxes, N, 3, 13);
+	bp_view *v;
+	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+	size_t count;
+	const bp_pair *pairs = bp_view_pairs(v, &count);
+	cr_assert_gt(count, 0);
+	cr_assert(__sanitizer_get_ownership(pairs));
+	cr_assert_geq(__sanitizer_get_allocated_size(pairs), count * sizeof *pairs);
+	bp_bounds_arrays b = bp_view_bounds(v);
+	const float *arrays[6] = {b.min_x, b.min_y, b.min_z, b.max_x, b.max_y, b.max_z};
+	for (int a = 0; a < 6; ++a) {
+		cr_assert(__sanitizer_get_ownership(arrays[a]));
+		cr_assert_geq(__sanitizer_get_allocated_size(arrays[a]), N * sizeof(float));
+	}
+	cr_assert(__sanitizer_get_ownership(bp_view_user_keys(v)));
+	cr_assert_eq(bp_frame_release(v), BP_OK);
+	bp_world_destroy(w);
+	cr_assert_eq(bp_allocated_bytes(), 0);
+}
+#endif

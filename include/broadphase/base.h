@@ -56,8 +56,10 @@ typedef struct bp_allocator {
 	void *user;
 } bp_allocator;
 
-/// Replaces the allocator used for every internal allocation (mimalloc by
-/// default). Pass NULL to restore mimalloc.
+/// Replaces the allocator used for every internal allocation. The default is
+/// mimalloc, or in a library built with AddressSanitizer, ThreadSanitizer or
+/// MemorySanitizer the C library's posix_memalign and free, so that the
+/// sanitizer sees the library's heap. Pass NULL to restore the default.
 /// Warning: call only while no broadphase object exists.
 BP_API void bp_set_allocator(const bp_allocator *allocator);
 
