@@ -20,8 +20,9 @@ void bpi_assert_failed(const char *cond, const char *file, int line);
 #define BP_MIN(a, b) ((a) < (b) ? (a) : (b))
 #define BP_MAX(a, b) ((a) > (b) ? (a) : (b))
 
-/// Allocation through the host hook (mimalloc by default), counted in
-/// bp_allocated_bytes. bpi_free must get the size that was allocated.
+/// Allocation through the host hook (mimalloc by default, the C heap in
+/// sanitizer builds), counted in bp_allocated_bytes. bpi_free must get the
+/// size that was allocated.
 void *bpi_alloc(size_t size);
 /// As bpi_alloc, aligned to BP_CACHE_LINE: for SoA arrays and per-chunk buffers.
 void *bpi_alloc_aligned(size_t size);

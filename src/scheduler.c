@@ -87,6 +87,14 @@ static void frame_recycle(bp_view *f)
 		pool_free(fr);
 }
 
+/// Drops the latest pointer's reference to a frame it no longer points at
+/// (NULL: none); the frame is recycled when no reader holds it either.
+static void unpublish(bp_view *f)
+{
+	if (f && atomic_fetch_sub_explicit(&f->refs, BPI_VIEW_LATEST, memory_order_acq_rel) == BPI_VIEW_LATEST)
+		frame_recycle(f);
+}
+
 // ---- the builder -------------------------------------------------------------------
 
 /// Bit-for-bit equality of entity i in two snapshots, as the step sees it.
@@ -187,12 +195,12 @@ static void *builder_main(void *arg)
 		bp_view *prev = fr->latest; // only this thread writes latest
 		bp_status status = build_frame(fr, f, prev);
 		if (status == BP_OK) {
-			atomic_store_explicit(&f->refs, 1, memory_order_relaxed); // the latest pointer's reference
+			atomic_store_explicit(&f->refs, BPI_VIEW_LATEST, memory_order_relaxed);
 			pthread_mutex_lock(&fr->publish);
 			fr->latest = f;
 			pthread_mutex_unlock(&fr->publish);
 			BP_PROBE1(publish, number);
-			bp_frame_release(prev);
+			unpublish(prev);
 		} else {
 			frame_recycle(f);
 		}
@@ -264,7 +272,7 @@ void bpi_frames_shutdown(bpi_frames *fr)
 	for (uint32_t i = 0; i < n; ++i)
 		bpi_view_free(dropped[i]);
 	if (latest)
-		bp_frame_release(latest); // may be the last buffer: then it frees the pool
+		unpublish(latest); // may be the last buffer: then it frees the pool
 	else if (free_pool)
 		pool_free(fr);
 }
@@ -441,9 +449,20 @@ bp_view *bpi_frames_acquire(bpi_frames *fr)
 }
 
 // The public release lives with the pool it returns buffers to.
-void bp_frame_release(bp_view *v)
+bp_status bp_frame_release(bp_view *v)
 {
 	BP_PROBE1(release, v ? v->number : 0);
-	if (v && atomic_fetch_sub_explicit(&v->refs, 1, memory_order_acq_rel) == 1)
+	if (!v)
+		return BP_OK;
+	// A compare-and-swap rather than a decrement: a release that finds no reader
+	// reference is refused before it can take the latest pointer's, or wrap.
+	unsigned refs = atomic_load_explicit(&v->refs, memory_order_relaxed);
+	do {
+		if ((refs & ~BPI_VIEW_LATEST) == 0)
+			return BP_ERR_STALE_HANDLE;
+	} while (!atomic_compare_exchange_weak_explicit(&v->refs, &refs, refs - 1, memory_order_acq_rel,
+		memory_order_relaxed));
+	if (refs == 1)
 		frame_recycle(v);
+	return BP_OK;
 }

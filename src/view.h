@@ -10,12 +10,17 @@
 #include "step.h"
 #include "view_index.h"
 
+/// bp_view.refs: the readers' references, plus this bit while the buffer is the
+/// latest frame. Kept apart so that a release finding no reader reference left
+/// is known to be one too many (frame.h), even while the frame is the latest.
+#define BPI_VIEW_LATEST 0x80000000u
+
 /// One frame buffer: the snapshot copied on submit plus everything the builder
 /// derives from it. Owned by the scheduler's pool (scheduler.c); handed to
 /// readers as bp_view. Arrays keep their capacity when the buffer is recycled,
 /// so steady state allocates nothing.
 struct bp_view {
-	atomic_uint refs; ///< readers + 1 while it is the latest frame
+	atomic_uint refs; ///< readers, plus BPI_VIEW_LATEST while it is the latest frame
 	struct bpi_frames *pool;
 	uint64_t number;
 

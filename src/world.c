@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -85,6 +86,14 @@ static bp_status reserve_slots(bp_world *w, uint32_t needed)
 
 // ---- create / destroy ----------------------------------------------------
 
+/// The next world tag, 1 .. BPI_WORLD_TAG_COUNT in turn: two worlds share a tag
+/// only when a multiple of BPI_WORLD_TAG_COUNT worlds were created between them.
+static uint32_t next_world_tag(void)
+{
+	static atomic_uint worlds_created;
+	return atomic_fetch_add_explicit(&worlds_created, 1, memory_order_relaxed) % BPI_WORLD_TAG_COUNT + 1;
+}
+
 bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 {
 	if (!out)
@@ -117,6 +126,7 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 		.debug_flags = def->debug_flags,
 		.incremental = def->incremental,
 		.margin = def->margin,
+		.handle_tag = next_world_tag(),
 		.free_head = BP_NO_DENSE,
 	};
 	if (bpi_frames_create(&w->frames) != BP_OK) {
@@ -199,13 +209,25 @@ bp_status bpi_world_check_arrays(bp_world *w, const bp_bounds_arrays *b, uint32_
 	return BP_OK;
 }
 
+/// Why a handle names no slot of this world, or NULL when it names one.
+static const char *unknown_handle(const bp_world *w, bp_entity e)
+{
+	if (e.index1 == 0)
+		return "null handle";
+	if (e.generation >> BPI_GENERATION_COUNT_BITS != w->handle_tag)
+		return "a handle of another world";
+	if (e.index1 > w->slot_count)
+		return "no such entity in this world";
+	return NULL;
+}
+
 /// Slot of a live entity, or NULL (with the error recorded).
 bpi_slot *bpi_world_live_slot(const bp_world *cw, bp_entity e)
 {
 	bp_world *w = (bp_world *)cw;
-	if (e.index1 == 0 || e.index1 > w->slot_count) {
-		bpi_world_fail(w, BP_ERR_STALE_HANDLE, "entity {%u, %u}: %s", e.index1, e.generation,
-			e.index1 == 0 ? "null handle" : "no such entity in this world");
+	const char *unknown = unknown_handle(w, e);
+	if (unknown) {
+		bpi_world_fail(w, BP_ERR_STALE_HANDLE, "entity {%u, %u}: %s", e.index1, e.generation, unknown);
 		return NULL;
 	}
 	bpi_slot *slot = &w->slots[e.index1 - 1];
@@ -252,7 +274,7 @@ static bp_entity take_slot(bp_world *w, uint32_t d)
 		w->free_count--;
 	} else {
 		s = w->slot_count++;
-		w->slots[s].generation = 1;
+		w->slots[s].generation = w->handle_tag << BPI_GENERATION_COUNT_BITS | 1u;
 	}
 	w->slots[s].dense = d;
 	w->slots[s].next_free = BP_NO_DENSE;
@@ -340,10 +362,10 @@ bp_status bp_entity_destroy(bp_world *w, bp_entity e)
 	w->count = last;
 	uint32_t s = e.index1 - 1;
 	slot->dense = BP_NO_DENSE;
-	if (slot->generation == UINT32_MAX - 1) {
-		slot->generation = UINT32_MAX; // retired: reusing it would repeat a generation
+	if ((slot->generation & BPI_GENERATION_COUNT_MAX) == BPI_GENERATION_COUNT_MAX) {
+		slot->generation &= ~BPI_GENERATION_COUNT_MAX; // retired: reusing it would repeat a generation
 	} else {
-		slot->generation++;
+		slot->generation++; // the count, below the tag
 		slot->next_free = w->free_head;
 		w->free_head = s;
 		w->free_count++;

@@ -12,9 +12,18 @@
 #define BP_MAX_ENTITIES (UINT32_MAX - 1)
 #define BP_NO_DENSE UINT32_MAX
 
+// A handle's generation word is two fields: the world's tag in the top bits, so
+// that a handle of another world is stale here (world tags come from one
+// process-wide counter), and below it the slot's reuse count, from 1. A slot
+// whose count would pass BPI_GENERATION_COUNT_MAX is retired, never reused.
+#define BPI_WORLD_TAG_BITS 12u
+#define BPI_GENERATION_COUNT_BITS (32u - BPI_WORLD_TAG_BITS)
+#define BPI_GENERATION_COUNT_MAX ((1u << BPI_GENERATION_COUNT_BITS) - 1u)
+#define BPI_WORLD_TAG_COUNT ((1u << BPI_WORLD_TAG_BITS) - 1u) ///< tags 1 .. this; 0 is never a world's
+
 /// Handle slot. 12 bytes.
 typedef struct bpi_slot {
-	uint32_t generation; ///< current generation; UINT32_MAX retires the slot
+	uint32_t generation; ///< the live handle's generation word; count 0 marks a retired slot
 	uint32_t dense;      ///< dense index while alive, BP_NO_DENSE when free
 	uint32_t next_free;  ///< next free slot index when free
 } bpi_slot;
@@ -53,6 +62,7 @@ struct bp_world {
 	uint32_t sphere_count;
 
 	// Handle slots, growable; free list threaded through next_free.
+	uint32_t handle_tag; ///< this world's tag, the top bits of every handle's generation
 	bpi_slot *slots;
 	uint32_t slot_count;
 	uint32_t slot_capacity;

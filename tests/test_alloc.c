@@ -9,6 +9,7 @@
 
 #include "core.h"
 #include "oracle.h"
+#include "sanitizer_heap.h"
 
 // ---- a counting host allocator that can fail on request ----------------------
 // Every block carries a header with the size and alignment that were asked for,
@@ -662,3 +663,34 @@ Test(alloc, array_reserve_failure_leaves_the_array_untouched, .timeout = 30)
 	cr_assert_eq(bp_allocated_bytes(), 0);
 	bp_set_allocator(NULL);
 }
+
+#ifdef TEST_SANITIZER_HEAP
+// Sanitizer builds allocate from the C library's heap, which the sanitizer owns:
+// every block is the size asked for, to the byte, so under ASan the byte past
+// the end is poisoned and an off-by-one access in a library buffer is reported.
+// (Through mimalloc the runtime owned none of these blocks.)
+Test(alloc, sanitizer_builds_allocate_exact_blocks_the_sanitizer_sees, .timeout = 30)
+{
+	const size_t sizes[] = {1, 24, 100, 4095, 100000};
+	for (size_t i = 0; i < sizeof sizes / sizeof sizes[0]; ++i) {
+		for (int aligned = 0; aligned < 2; ++aligned) {
+			size_t size = sizes[i];
+			unsigned char *p = aligned ? bpi_alloc_aligned(size) : bpi_alloc(size);
+			cr_assert_not_null(p);
+			cr_assert((uintptr_t)p % (aligned ? BP_CACHE_LINE : 2 * sizeof(void *)) == 0);
+			cr_assert(__sanitizer_get_ownership(p), "%zu bytes: not a block of the sanitizer's heap", size);
+			cr_assert_eq(__sanitizer_get_allocated_size(p), size, "a block of %zu bytes has %zu", size,
+				__sanitizer_get_allocated_size(p));
+#ifdef TEST_ASAN
+			cr_assert(!__asan_address_is_poisoned(p + size - 1));
+			cr_assert(__asan_address_is_poisoned(p + size), "the byte past %zu bytes is not poisoned", size);
+#endif
+			if (aligned)
+				bpi_free_aligned(p, size);
+			else
+				bpi_free(p, size);
+		}
+	}
+	cr_assert_eq(bp_allocated_bytes(), 0);
+}
+#endif

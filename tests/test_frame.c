@@ -9,6 +9,7 @@
 
 #include "frame.h" // bpi_world_pause_frames / bpi_world_live_frames test hooks
 #include "oracle.h"
+#include "sanitizer_heap.h"
 
 /// memcmp that accepts NULL pointers for zero lengths (views and buffers may hold NULL then).
 static bool same_bytes(const void *a, const void *b, size_t n)
@@ -600,3 +601,101 @@ Test(frame, incremental_snapshots_copy_only_what_changed, .timeout = 60)
 	}
 	cr_assert_eq(bp_allocated_bytes(), 0);
 }
+
+// ---- releasing a view more often than it was acquired (a contract violation) ----
+
+Test(frame, double_release_of_the_latest_frame_is_refused, .timeout = 30)
+{
+	oracle_box boxes[N], first[N];
+	bp_world *w = make_world(boxes, N, 3, 11);
+	memcpy(first, boxes, sizeof first);
+	test_rng rng = {11};
+	bp_view *v;
+	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+	view_copy copy = copy_view(v);
+	cr_assert_eq(bp_frame_release(v), BP_OK);
+	// The second one must not take the latest pointer's reference.
+	cr_assert_eq(bp_frame_release(v), BP_ERR_STALE_HANDLE);
+	// The frame is still the latest: a reader takes it and holds it across the next frame,
+	// whose snapshot must go to another buffer.
+	bp_view *held;
+	cr_assert_eq(bp_frame_acquire(w, &held), BP_OK);
+	cr_assert_eq(held, v);
+	move_boxes(w, boxes, N, 3, &rng);
+	bp_view *next;
+	cr_assert_eq(bp_frame_step(w, &next), BP_OK);
+	cr_assert_neq(next, held, "a held buffer is never reused");
+	check_same(held, &copy);
+	check_pairs(held, first, N, 3);
+	check_pairs(next, boxes, N, 3);
+	bp_frame_release(held);
+	bp_frame_release(next);
+	free_copy(&copy);
+	bp_world_destroy(w);
+	cr_assert_eq(bp_allocated_bytes(), 0);
+}
+
+Test(frame, extra_releases_are_refused_while_the_buffer_lives, .timeout = 30)
+{
+	oracle_box boxes[N];
+	bp_world *w = make_world(boxes, N, 2, 12);
+	test_rng rng = {12};
+	cr_assert_eq(bp_frame_release(NULL), BP_OK, "NULL is ignored");
+	// Two references by one reader on the latest frame: a third release is one too many.
+	bp_view *a, *again;
+	cr_assert_eq(bp_frame_step(w, &a), BP_OK);
+	cr_assert_eq(bp_frame_acquire(w, &again), BP_OK);
+	cr_assert_eq(again, a);
+	cr_assert_eq(bp_frame_release(a), BP_OK);
+	cr_assert_eq(bp_frame_release(again), BP_OK);
+	cr_assert_eq(bp_frame_release(a), BP_ERR_STALE_HANDLE);
+	// A frame no longer the latest goes back to the pool's spares on its last
+	// release (so it is still allocated): a further release is refused too, and
+	// the pool hands the buffer out again intact.
+	cr_assert_eq(bp_frame_acquire(w, &a), BP_OK);
+	move_boxes(w, boxes, N, 2, &rng);
+	bp_view *b;
+	cr_assert_eq(bp_frame_step(w, &b), BP_OK);
+	cr_assert_eq(bp_frame_release(a), BP_OK);
+	cr_assert_eq(bpi_world_live_frames(w), 2, "frame 1 is a spare, frame 2 the latest");
+	cr_assert_eq(bp_frame_release(a), BP_ERR_STALE_HANDLE);
+	cr_assert_eq(bp_frame_release(b), BP_OK);
+	for (int f = 0; f < 4; ++f) {
+		move_boxes(w, boxes, N, 2, &rng);
+		cr_assert_eq(bp_frame_step(w, &b), BP_OK);
+		check_pairs(b, boxes, N, 2);
+		cr_assert_eq(bp_frame_release(b), BP_OK);
+		cr_assert_eq(bp_frame_release(b), BP_ERR_STALE_HANDLE);
+	}
+	cr_assert_leq(bpi_world_live_frames(w), 3);
+	bp_world_destroy(w);
+	cr_assert_eq(bp_allocated_bytes(), 0);
+}
+
+#ifdef TEST_SANITIZER_HEAP
+// The builder's buffers (pairs, snapshot, query index) come from the heap the
+// sanitizer watches, so TSan orders a buffer freed on a reader's release before
+// its reuse by the builder, and ASan sees overflows and uses after free in them.
+Test(frame, views_live_on_the_sanitizer_heap, .timeout = 30)
+{
+	oracle_box boxes[N];
+	bp_world *w = make_world(boxes, N, 3, 13);
+	bp_view *v;
+	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+	size_t count;
+	const bp_pair *pairs = bp_view_pairs(v, &count);
+	cr_assert_gt(count, 0);
+	cr_assert(__sanitizer_get_ownership(pairs));
+	cr_assert_geq(__sanitizer_get_allocated_size(pairs), count * sizeof *pairs);
+	bp_bounds_arrays b = bp_view_bounds(v);
+	const float *arrays[6] = {b.min_x, b.min_y, b.min_z, b.max_x, b.max_y, b.max_z};
+	for (int a = 0; a < 6; ++a) {
+		cr_assert(__sanitizer_get_ownership(arrays[a]));
+		cr_assert_geq(__sanitizer_get_allocated_size(arrays[a]), N * sizeof(float));
+	}
+	cr_assert(__sanitizer_get_ownership(bp_view_user_keys(v)));
+	cr_assert_eq(bp_frame_release(v), BP_OK);
+	bp_world_destroy(w);
+	cr_assert_eq(bp_allocated_bytes(), 0);
+}
+#endif

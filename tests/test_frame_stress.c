@@ -19,32 +19,6 @@ static bool same_bytes(const void *a, const void *b, size_t n)
 	return n == 0 || memcmp(a, b, n) == 0;
 }
 
-#if defined(__SANITIZE_THREAD__)
-#define STRESS_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define STRESS_TSAN 1
-#endif
-#endif
-
-#ifdef STRESS_TSAN
-// mimalloc is not instrumented, so TSan cannot see that a block freed by one
-// thread and handed to another by mimalloc's own atomics is ordered: it
-// reported reads of a freed neighbour array against the builder's writes to a
-// new array at the same address. The libc allocator is intercepted by TSan.
-static void *libc_alloc(size_t size, size_t align, void *user)
-{
-	(void)user;
-	return aligned_alloc(align, (size + align - 1) / align * align);
-}
-static void libc_free(void *ptr, size_t size, size_t align, void *user)
-{
-	(void)size, (void)align, (void)user;
-	free(ptr);
-}
-static const bp_allocator stress_allocator = {libc_alloc, libc_free, NULL};
-#endif
-
 #define READERS 3
 #define START_N 400
 
@@ -261,9 +235,6 @@ static void *reader_main(void *arg)
 static void run_stress(int dims, uint64_t seed, bool incremental)
 {
 	uint32_t frames = stress_frames();
-#ifdef STRESS_TSAN
-	bp_set_allocator(&stress_allocator);
-#endif
 	bp_world_def def = bp_world_def_default();
 	def.dims = dims;
 	def.thread_count = 2;
@@ -361,9 +332,6 @@ static void run_stress(int dims, uint64_t seed, bool incremental)
 	bp_world_destroy(w);
 	free(soa);
 	cr_assert_eq(bp_allocated_bytes(), 0);
-#ifdef STRESS_TSAN
-	bp_set_allocator(NULL);
-#endif
 }
 
 Test(frame_stress, readers_host_builder_3d, .timeout = 600) { run_stress(3, 1, false); }

@@ -233,18 +233,24 @@ static void expect_stale(bp_world *w, bp_entity e)
 {
 	snapshot before = take_snapshot(w);
 	const float lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
+	const float lo_x = 0, lo_y = 0, lo_z = 0, hi_x = 1, hi_y = 1, hi_z = 1;
+	const bp_bounds_arrays one = {&lo_x, &lo_y, &lo_z, &hi_x, &hi_y, &hi_z};
 	bp_entity_def d;
 	uint32_t dense;
-	bp_status got[7] = {
+	bp_status got[] = {
 		bp_entity_get(w, e, &d),
 		bp_entity_dense_index(w, e, &dense),
 		bp_entity_set_bounds(w, e, lo, hi),
 		bp_entity_set_filter(w, e, 1, 1),
 		bp_entity_set_kind(w, e, BP_KIND_STATIC),
 		bp_entity_set_user_key(w, e, 42),
+		bp_entity_set_shape(w, e, BP_SHAPE_SPHERE),
+		bp_entity_set_sphere(w, e, lo, 1.0f),
+		bp_world_set_bounds_by_handle(w, 1, &e, &one),
+		bp_world_destroy_entities(w, 1, &e),
 		bp_entity_destroy(w, e),
 	};
-	for (int i = 0; i < 7; ++i)
+	for (int i = 0; i < (int)(sizeof got / sizeof got[0]); ++i)
 		cr_assert_eq(got[i], BP_ERR_STALE_HANDLE, "call %d with {%u, %u} returned %d", i, e.index1, e.generation,
 			got[i]);
 	const char *text = bp_world_last_error(w);
@@ -279,6 +285,52 @@ Test(world, stale_handles)
 	cr_assert_eq(bp_entity_dense_index(w, b, &dense), BP_OK);
 	cr_assert_eq(dense, 0);
 	bp_world_destroy(w);
+}
+
+/// Worlds A and B with entities in the same slots at the same generations:
+/// every handle of one must be stale in the other (base.h: "handle of another
+/// world"), not an alias of the entity in that slot.
+Test(world, handles_of_another_world_are_stale)
+{
+	enum { WORLDS = 8, PER_WORLD = 3 };
+	bp_world *worlds[WORLDS];
+	bp_entity handles[WORLDS][PER_WORLD];
+	bp_entity_def d = box_def(0, 0, 0, 1, 1, 1);
+	for (int k = 0; k < WORLDS; ++k) {
+		worlds[k] = new_world(3);
+		for (int i = 0; i < PER_WORLD; ++i) {
+			d.user_key = (uint64_t)(100 * k + i);
+			handles[k][i] = create(worlds[k], &d);
+		}
+		// Churn one slot, so a slot's generation alone does not tell the worlds apart.
+		cr_assert_eq(bp_entity_destroy(worlds[k], handles[k][1]), BP_OK);
+		d.user_key = (uint64_t)(100 * k + 1);
+		handles[k][1] = create(worlds[k], &d);
+	}
+	for (int k = 0; k < WORLDS; ++k)
+		for (int other = 0; other < WORLDS; ++other)
+			for (int i = 0; other != k && i < PER_WORLD; ++i) {
+				expect_stale(worlds[k], handles[other][i]);
+				cr_assert(strstr(bp_world_last_error(worlds[k]), "another world"), "world %d, handle of %d: '%s'", k,
+					other, bp_world_last_error(worlds[k]));
+			}
+	// Each world still answers to its own handles, with its own entities.
+	for (int k = 0; k < WORLDS; ++k) {
+		for (int i = 0; i < PER_WORLD; ++i) {
+			bp_entity_def got;
+			cr_assert_eq(bp_entity_get(worlds[k], handles[k][i], &got), BP_OK);
+			cr_assert_eq(got.user_key, (uint64_t)(100 * k + i));
+		}
+		bp_world_destroy(worlds[k]);
+	}
+	// Worlds created after those were destroyed do not take their handles either.
+	bp_world *later = new_world(3);
+	for (int i = 0; i < PER_WORLD; ++i)
+		create(later, &d);
+	for (int k = 0; k < WORLDS; ++k)
+		expect_stale(later, handles[k][0]);
+	bp_world_destroy(later);
+	cr_assert_eq(bp_allocated_bytes(), 0);
 }
 
 // ---- dense arrays -------------------------------------------------------
@@ -678,16 +730,20 @@ Test(world, generation_wrap_retires_slot)
 	bp_entity keep = create(w, &d);
 	bp_entity old = create(w, &d);
 	uint32_t slot = old.index1 - 1;
-	// Pretend the slot was reused UINT32_MAX - 2 times; the live handle now carries that generation.
-	w->slots[slot].generation = UINT32_MAX - 1;
-	bp_entity aged = {old.index1, UINT32_MAX - 1};
+	// Pretend the slot was reused until its count reached the last one; the live
+	// handle now carries it (the world's tag stays in the bits above).
+	uint32_t tag = old.generation & ~BPI_GENERATION_COUNT_MAX;
+	cr_assert_eq(old.generation, tag | 1u, "a new slot starts at count 1 under the world's tag");
+	w->slots[slot].generation = tag | BPI_GENERATION_COUNT_MAX;
+	bp_entity aged = {old.index1, tag | BPI_GENERATION_COUNT_MAX};
 	expect_stale(w, old);
 	uint32_t dense;
 	cr_assert_eq(bp_entity_dense_index(w, aged, &dense), BP_OK);
 	cr_assert_eq(dense, 1);
 	cr_assert_eq(bp_entity_destroy(w, aged), BP_OK);
 	expect_stale(w, aged);
-	expect_stale(w, (bp_entity){old.index1, UINT32_MAX}); // the retired marker is never a live generation
+	expect_stale(w, (bp_entity){old.index1, tag}); // the retired marker (count 0) is never a live generation
+	expect_stale(w, (bp_entity){old.index1, tag | 1u}); // nor does the count start again
 	expect_stale(w, (bp_entity){old.index1, 0});
 	// A slot freed normally before and after still gets reused, the retired one never.
 	bp_entity other = create(w, &d);
@@ -696,7 +752,7 @@ Test(world, generation_wrap_retires_slot)
 	for (int i = 0; i < 100; ++i) {
 		bp_entity e = create(w, &d);
 		cr_assert_neq(e.index1, old.index1, "retired slot %u was reused", old.index1);
-		cr_assert_neq(e.generation, UINT32_MAX);
+		cr_assert_neq(e.generation & BPI_GENERATION_COUNT_MAX, 0);
 		if (i == 0)
 			cr_assert(e.index1 == other.index1 && e.generation == other.generation + 1, "free slot reused first");
 	}

@@ -33,7 +33,7 @@ typedef enum bp_status {
 	BP_ERR_INVALID_ARGUMENT, ///< null pointer, bad enum, dims not 2 or 3, ...
 	BP_ERR_NOT_FINITE,       ///< a bound is NaN or infinite
 	BP_ERR_INVERTED_BOUNDS,  ///< min > max on some axis
-	BP_ERR_STALE_HANDLE,     ///< null handle, destroyed entity, or handle of another world
+	BP_ERR_STALE_HANDLE,     ///< null handle, destroyed entity, handle of another world, view released twice
 	BP_ERR_OUT_OF_RANGE,     ///< first/count outside the entity range, too many entities
 	BP_ERR_OUT_OF_MEMORY,    ///< an allocation failed
 	BP_ERR_UNKNOWN_ALGORITHM,///< no algorithm with that id or name
@@ -56,8 +56,10 @@ typedef struct bp_allocator {
 	void *user;
 } bp_allocator;
 
-/// Replaces the allocator used for every internal allocation (mimalloc by
-/// default). Pass NULL to restore mimalloc.
+/// Replaces the allocator used for every internal allocation. The default is
+/// mimalloc, or in a library built with AddressSanitizer, ThreadSanitizer or
+/// MemorySanitizer the C library's posix_memalign and free, so that the
+/// sanitizer sees the library's heap. Pass NULL to restore the default.
 /// Warning: call only while no broadphase object exists.
 BP_API void bp_set_allocator(const bp_allocator *allocator);
 

@@ -79,8 +79,14 @@ BP_API bp_status bp_frame_wait(bp_world *world, uint64_t frame);
 BP_API bp_status bp_frame_acquire(bp_world *world, bp_view **out);
 
 /// Gives a view back; the last release recycles (or frees) its buffer. NULL is
-/// ignored. Any thread; the view must not be used afterwards.
-BP_API void bp_frame_release(bp_view *view);
+/// ignored (BP_OK). Any thread; the view must not be used afterwards.
+/// Warning: releasing a view more often than it was acquired is a contract
+/// violation. An extra release that finds no reference held on the frame (the
+/// common case of one reader releasing twice) is refused with
+/// BP_ERR_STALE_HANDLE and changes nothing, in every build. One that finds
+/// another reader's reference takes it, and that reader's own release is then
+/// the one refused; once the buffer is freed, a release is a use after free.
+BP_API bp_status bp_frame_release(bp_view *view);
 
 /// Synchronous frame through the scheduler: submit, wait for that frame, and
 /// acquire it. *out is the view of exactly the submitted frame (release it).

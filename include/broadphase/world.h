@@ -14,11 +14,16 @@ typedef struct bp_world bp_world;
 
 /// Entity handle, passed by value. {0} is the null handle. A handle stays valid
 /// until its entity is destroyed; after that every call with it returns
-/// BP_ERR_STALE_HANDLE (generations are 32-bit; a slot is retired, never reused,
-/// when its generation would wrap).
+/// BP_ERR_STALE_HANDLE. So does every call given a handle of another world:
+/// each world draws a 12-bit tag from a process-wide counter (1 .. 4095 in
+/// turn) and its handles carry it, so two worlds share a tag only when a
+/// multiple of 4095 worlds were created between them.
 typedef struct bp_entity {
 	uint32_t index1;     ///< slot index + 1; 0 means null
-	uint32_t generation; ///< bumped each time the slot is reused
+	/// The world's tag in the top 12 bits; below, a count bumped each time the
+	/// slot is reused (from 1). A slot is retired, never reused, when its count
+	/// would pass 2^20 - 1, so no handle ever comes back to life.
+	uint32_t generation;
 } bp_entity;
 
 /// An overlapping pair of the last step, as dense entity indices with lo < hi.
