@@ -51,8 +51,9 @@ typedef struct answer {
 	uint64_t pairs, checksum;
 } answer;
 
-/// The oracle's pair count and DESIGN §7 checksum for frame 0 of a scene.
-static answer oracle_answer(const bp_scene *scene)
+/// The oracle's pair count and DESIGN §7 checksum for frame 0 of a scene, entity i
+/// static when is_static[i] (is_static NULL: none is).
+static answer oracle_answer_kinds(const bp_scene *scene, const bool *is_static)
 {
 	uint32_t n = scene->count;
 	oracle_box *boxes = calloc(n, sizeof *boxes);
@@ -60,6 +61,7 @@ static answer oracle_answer(const bp_scene *scene)
 	for (uint32_t i = 0; i < n; ++i) {
 		boxes[i].category = 1;
 		boxes[i].mask = UINT32_MAX;
+		boxes[i].is_static = is_static && is_static[i];
 		for (int k = 0; k < scene->dims; ++k) {
 			boxes[i].min[k] = scene->min[k][i];
 			boxes[i].max[k] = scene->max[k][i];
@@ -75,6 +77,8 @@ static answer oracle_answer(const bp_scene *scene)
 	free(boxes);
 	return a;
 }
+
+static answer oracle_answer(const bp_scene *scene) { return oracle_answer_kinds(scene, NULL); }
 
 /// The oracle on a generated scene, made as bp bench documents it (seed 1 unless --seed).
 static answer oracle_generated(const char *dist, int dims, uint32_t n)
@@ -94,7 +98,8 @@ static answer oracle_generated(const char *dist, int dims, uint32_t n)
 // ---- the CSV --------------------------------------------------------------------
 
 static const char csv_header[] =
-	"scene,dims,n,algo,threads,runs,ms_median,ms_min,ms_prepare,ms_build,ms_find,ms_merge,speedup,pairs,checksum\n";
+	"scene,dims,n,algo,threads,runs,ms_median,ms_min,ms_prepare,ms_build,ms_find,ms_merge,speedup,pairs,checksum,"
+	"static,moving,incremental,margin,active_median,searched_median\n";
 
 typedef struct csv_row {
 	char scene[64], algo[32];
@@ -102,6 +107,8 @@ typedef struct csv_row {
 	uint32_t n, runs;
 	double ms_median, ms_min, ms_stage[4], speedup;
 	uint64_t pairs, checksum;
+	double static_fraction, moving, margin, active_median, searched_median;
+	int incremental;
 } csv_row;
 
 /// Parses the CSV after checking its header; every line must be a complete row.
@@ -121,10 +128,12 @@ static csv_row *parse_csv(const char *path, int *count)
 		char checksum[17] = {0};
 		int end = 0;
 		int fields = sscanf(p,
-			"%63[^,],%d,%" SCNu32 ",%31[^,],%d,%" SCNu32 ",%lf,%lf,%lf,%lf,%lf,%lf,%lf,%" SCNu64 ",%16[0-9a-f]%n",
+			"%63[^,],%d,%" SCNu32 ",%31[^,],%d,%" SCNu32 ",%lf,%lf,%lf,%lf,%lf,%lf,%lf,%" SCNu64
+			",%16[0-9a-f],%lf,%lf,%d,%lf,%lf,%lf%n",
 			r->scene, &r->dims, &r->n, r->algo, &r->threads, &r->runs, &r->ms_median, &r->ms_min, &r->ms_stage[0],
-			&r->ms_stage[1], &r->ms_stage[2], &r->ms_stage[3], &r->speedup, &r->pairs, checksum, &end);
-		cr_assert_eq(fields, 15, "row %d of %s is not complete: %.200s", i + 1, path, p);
+			&r->ms_stage[1], &r->ms_stage[2], &r->ms_stage[3], &r->speedup, &r->pairs, checksum, &r->static_fraction,
+			&r->moving, &r->incremental, &r->margin, &r->active_median, &r->searched_median, &end);
+		cr_assert_eq(fields, 21, "row %d of %s is not complete: %.200s", i + 1, path, p);
 		cr_assert_eq(strlen(checksum), 16, "row %d: checksum not 16 hex digits", i + 1);
 		cr_assert_eq(p[end], '\n', "row %d has more fields: %.200s", i + 1, p);
 		r->checksum = strtoull(checksum, NULL, 16);
@@ -137,7 +146,8 @@ static csv_row *parse_csv(const char *path, int *count)
 }
 
 /// Times are sane: median >= min >= 0, the stages of one step fit in its wall time
-/// (one run: the same step), and speedup = ms at `base_threads` / ms of the row.
+/// (one run: the same step), and speedup = ms at `base_threads` / ms of the row
+/// (same scene, algorithm, n and world kind).
 static void check_times(const csv_row *rows, int count, const csv_row *r, int base_threads)
 {
 	cr_assert(r->ms_min >= 0 && r->ms_median >= r->ms_min, "%s %s: median %f min %f", r->scene, r->algo,
@@ -152,7 +162,8 @@ static void check_times(const csv_row *rows, int count, const csv_row *r, int ba
 			r->algo, r->threads, stages, r->ms_median);
 	for (int j = 0; j < count; ++j) {
 		const csv_row *b = &rows[j];
-		if (strcmp(b->scene, r->scene) || strcmp(b->algo, r->algo) || b->n != r->n || b->threads != base_threads)
+		if (strcmp(b->scene, r->scene) || strcmp(b->algo, r->algo) || b->n != r->n || b->threads != base_threads ||
+			b->incremental != r->incremental)
 			continue;
 		// Both times are printed with 4 decimals: allow for that rounding.
 		double want = b->ms_median / r->ms_median;
@@ -226,6 +237,11 @@ Test(cli_bench, csv_has_one_row_per_configuration_matching_the_oracle)
 						row->scene, algo, row->threads, row->pairs, want.pairs);
 					cr_assert_eq(row->checksum, want.checksum, "%s %s threads=%d: checksum differs from the oracle",
 						row->scene, algo, row->threads);
+					// The default workload: nothing static, nothing moves, not incremental.
+					cr_assert(row->static_fraction == 0 && row->moving == 0 && row->incremental == 0 &&
+							  row->margin == 0 && row->active_median == 0 && row->searched_median == 0,
+						"%s %s: default workload columns %g,%g,%d,%g,%g,%g", row->scene, algo, row->static_fraction,
+						row->moving, row->incremental, row->margin, row->active_median, row->searched_median);
 					check_times(rows, count, row, 1);
 				}
 				cr_assert_eq(found, 1, "%s %s threads=%d: %d rows, want 1", small_scenes[s].name, algo, threads[t],
