@@ -63,7 +63,7 @@ typedef struct bench_row {
 	uint32_t runs;
 	double ms_median, ms_min;
 	double ms_prepare, ms_build, ms_find, ms_merge; ///< medians over the runs, per stage
-	double speedup;  ///< ms_median at the plan's fewest threads / ms_median (same scene, n, algo)
+	double speedup;  ///< ms_median at the plan's fewest threads / ms_median (same scene, n, algo, world kind)
 	uint64_t pairs;
 	uint64_t checksum;
 	double active_median;   ///< median over the runs of bp_frame_stats.active_count
