@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
 // `bp bench` run in-process on tiny plans: the CSV (header, exactly one row per configuration, pairs
-// and checksums against the oracle on the same scenes), the PNG plots, the default output path and
-// the usage and input errors.
+// and checksums against the oracle on the same scenes), the PNG plots, the default output path, the
+// workloads of a world mostly at rest (statics, movers, incremental worlds) and the usage and input
+// errors.
 #define _XOPEN_SOURCE 700 // nftw
 #include <criterion/criterion.h>
 #include <ftw.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,8 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "cli_bench.h"
+#include "cli_motion.h"
 #include "cli_runner.h"
 #include "oracle.h"
 #include "tmpfiles.h"
@@ -51,8 +55,9 @@ typedef struct answer {
 	uint64_t pairs, checksum;
 } answer;
 
-/// The oracle's pair count and DESIGN §7 checksum for frame 0 of a scene.
-static answer oracle_answer(const bp_scene *scene)
+/// The oracle's pair count and DESIGN §7 checksum for frame 0 of a scene, entity i
+/// static when is_static[i] (is_static NULL: none is).
+static answer oracle_answer_kinds(const bp_scene *scene, const bool *is_static)
 {
 	uint32_t n = scene->count;
 	oracle_box *boxes = calloc(n, sizeof *boxes);
@@ -60,6 +65,7 @@ static answer oracle_answer(const bp_scene *scene)
 	for (uint32_t i = 0; i < n; ++i) {
 		boxes[i].category = 1;
 		boxes[i].mask = UINT32_MAX;
+		boxes[i].is_static = is_static && is_static[i];
 		for (int k = 0; k < scene->dims; ++k) {
 			boxes[i].min[k] = scene->min[k][i];
 			boxes[i].max[k] = scene->max[k][i];
@@ -75,6 +81,8 @@ static answer oracle_answer(const bp_scene *scene)
 	free(boxes);
 	return a;
 }
+
+static answer oracle_answer(const bp_scene *scene) { return oracle_answer_kinds(scene, NULL); }
 
 /// The oracle on a generated scene, made as bp bench documents it (seed 1 unless --seed).
 static answer oracle_generated(const char *dist, int dims, uint32_t n)
@@ -94,7 +102,8 @@ static answer oracle_generated(const char *dist, int dims, uint32_t n)
 // ---- the CSV --------------------------------------------------------------------
 
 static const char csv_header[] =
-	"scene,dims,n,algo,threads,runs,ms_median,ms_min,ms_prepare,ms_build,ms_find,ms_merge,speedup,pairs,checksum\n";
+	"scene,dims,n,algo,threads,runs,ms_median,ms_min,ms_prepare,ms_build,ms_find,ms_merge,speedup,pairs,checksum,"
+	"static,moving,incremental,margin,active_median,searched_median\n";
 
 typedef struct csv_row {
 	char scene[64], algo[32];
@@ -102,6 +111,8 @@ typedef struct csv_row {
 	uint32_t n, runs;
 	double ms_median, ms_min, ms_stage[4], speedup;
 	uint64_t pairs, checksum;
+	double static_fraction, moving, margin, active_median, searched_median;
+	int incremental;
 } csv_row;
 
 /// Parses the CSV after checking its header; every line must be a complete row.
@@ -121,10 +132,12 @@ static csv_row *parse_csv(const char *path, int *count)
 		char checksum[17] = {0};
 		int end = 0;
 		int fields = sscanf(p,
-			"%63[^,],%d,%" SCNu32 ",%31[^,],%d,%" SCNu32 ",%lf,%lf,%lf,%lf,%lf,%lf,%lf,%" SCNu64 ",%16[0-9a-f]%n",
+			"%63[^,],%d,%" SCNu32 ",%31[^,],%d,%" SCNu32 ",%lf,%lf,%lf,%lf,%lf,%lf,%lf,%" SCNu64
+			",%16[0-9a-f],%lf,%lf,%d,%lf,%lf,%lf%n",
 			r->scene, &r->dims, &r->n, r->algo, &r->threads, &r->runs, &r->ms_median, &r->ms_min, &r->ms_stage[0],
-			&r->ms_stage[1], &r->ms_stage[2], &r->ms_stage[3], &r->speedup, &r->pairs, checksum, &end);
-		cr_assert_eq(fields, 15, "row %d of %s is not complete: %.200s", i + 1, path, p);
+			&r->ms_stage[1], &r->ms_stage[2], &r->ms_stage[3], &r->speedup, &r->pairs, checksum, &r->static_fraction,
+			&r->moving, &r->incremental, &r->margin, &r->active_median, &r->searched_median, &end);
+		cr_assert_eq(fields, 21, "row %d of %s is not complete: %.200s", i + 1, path, p);
 		cr_assert_eq(strlen(checksum), 16, "row %d: checksum not 16 hex digits", i + 1);
 		cr_assert_eq(p[end], '\n', "row %d has more fields: %.200s", i + 1, p);
 		r->checksum = strtoull(checksum, NULL, 16);
@@ -137,7 +150,8 @@ static csv_row *parse_csv(const char *path, int *count)
 }
 
 /// Times are sane: median >= min >= 0, the stages of one step fit in its wall time
-/// (one run: the same step), and speedup = ms at `base_threads` / ms of the row.
+/// (one run: the same step), and speedup = ms at `base_threads` / ms of the row
+/// (same scene, algorithm, n and world kind).
 static void check_times(const csv_row *rows, int count, const csv_row *r, int base_threads)
 {
 	cr_assert(r->ms_min >= 0 && r->ms_median >= r->ms_min, "%s %s: median %f min %f", r->scene, r->algo,
@@ -152,7 +166,8 @@ static void check_times(const csv_row *rows, int count, const csv_row *r, int ba
 			r->algo, r->threads, stages, r->ms_median);
 	for (int j = 0; j < count; ++j) {
 		const csv_row *b = &rows[j];
-		if (strcmp(b->scene, r->scene) || strcmp(b->algo, r->algo) || b->n != r->n || b->threads != base_threads)
+		if (strcmp(b->scene, r->scene) || strcmp(b->algo, r->algo) || b->n != r->n || b->threads != base_threads ||
+			b->incremental != r->incremental)
 			continue;
 		// Both times are printed with 4 decimals: allow for that rounding.
 		double want = b->ms_median / r->ms_median;
@@ -226,6 +241,11 @@ Test(cli_bench, csv_has_one_row_per_configuration_matching_the_oracle)
 						row->scene, algo, row->threads, row->pairs, want.pairs);
 					cr_assert_eq(row->checksum, want.checksum, "%s %s threads=%d: checksum differs from the oracle",
 						row->scene, algo, row->threads);
+					// The default workload: nothing static, nothing moves, not incremental.
+					cr_assert(row->static_fraction == 0 && row->moving == 0 && row->incremental == 0 &&
+							  row->margin == 0 && row->active_median == 0 && row->searched_median == 0,
+						"%s %s: default workload columns %g,%g,%d,%g,%g,%g", row->scene, algo, row->static_fraction,
+						row->moving, row->incremental, row->margin, row->active_median, row->searched_median);
 					check_times(rows, count, row, 1);
 				}
 				cr_assert_eq(found, 1, "%s %s threads=%d: %d rows, want 1", small_scenes[s].name, algo, threads[t],
@@ -324,6 +344,164 @@ Test(cli_bench, default_output_is_perf_results_machine)
 	result_free(&r);
 }
 
+// ---- worlds mostly at rest ----------------------------------------------------------------
+
+/// The oracle after the motion bp bench documents for --static S --moving M: statics
+/// are entities floor(j * n / statics) for j < round(S * n); of the d others, ascending,
+/// movers are the floor(j * d / movers)-th for j < round(M * d); the movers move as in
+/// bp frames (cli_motion, seeded like the scene) once before each step but the first:
+/// BENCH_WARMUP_MOVES + runs frames. unmoved: the same with no motion.
+static void oracle_at_rest(const char *dist, int dims, uint32_t n, uint64_t seed, double static_fraction,
+	double moving, uint32_t runs, answer *moved, answer *unmoved, uint32_t *mover_count)
+{
+	bp_gen_def def = bp_gen_def_default();
+	cr_assert_eq(bp_distribution_from_name(dist, &def.dist), BP_OK);
+	def.dims = dims;
+	def.n = n;
+	def.seed = seed;
+	bp_scene *scene = NULL;
+	cr_assert_eq(bp_scene_generate(&def, &scene), BP_OK);
+	bool *is_static = calloc(n, sizeof *is_static);
+	uint32_t *dynamic = calloc(n, sizeof *dynamic), *movers = calloc(n, sizeof *movers);
+	cr_assert(is_static && dynamic && movers);
+	uint32_t statics = (uint32_t)floor(static_fraction * n + 0.5), d = 0;
+	for (uint32_t j = 0; j < statics; ++j)
+		is_static[(uint64_t)j * n / statics] = true;
+	for (uint32_t i = 0; i < n; ++i)
+		if (!is_static[i])
+			dynamic[d++] = i;
+	cr_assert_eq(d, n - statics, "statics are not distinct");
+	uint32_t m = (uint32_t)floor(moving * d + 0.5);
+	for (uint32_t j = 0; j < m; ++j)
+		movers[j] = dynamic[(uint64_t)j * d / m];
+	*mover_count = m;
+
+	*unmoved = oracle_answer_kinds(scene, is_static);
+	cli_motion motion;
+	cr_assert(cli_motion_init(&motion, scene, seed, m, m == n ? NULL : movers));
+	for (uint32_t f = 0; f < BENCH_WARMUP_MOVES + runs; ++f)
+		cli_motion_step(&motion);
+	// The movers' last bounds into a copy of the scene.
+	for (uint32_t j = 0; j < m; ++j)
+		for (int k = 0; k < dims; ++k) {
+			scene->min[k][movers[j]] = motion.min[k][j];
+			scene->max[k][movers[j]] = motion.max[k][j];
+		}
+	*moved = oracle_answer_kinds(scene, is_static);
+	cli_motion_free(&motion);
+	free(is_static);
+	free(dynamic);
+	free(movers);
+	bp_scene_destroy(scene);
+}
+
+// With --incremental --static 0.9 --moving 0.1, every configuration's last step has exactly the
+// pairs of the oracle on the moved scene (statics never pair with each other). No timings.
+Test(cli_bench, incremental_rest_matches_the_oracle)
+{
+	static const struct {
+		const char *dist, *scene;
+		int dims;
+	} scenes[] = {{"uniform", "uniform3", 3}, {"clustered", "clustered2", 2}};
+	const uint32_t n = 4000, runs = 3;
+	cli_result r = BP("bench", "--scenes", "uniform3,clustered2", "--n", "4000", "--algos", "grid,sap", "--threads",
+		"1,2", "--runs", "3", "--seed", "5", "--static", "0.9", "--moving", "0.1", "--incremental", "--out",
+		test_tmp_dir, "--no-plots", "--no-progress");
+	expect_code(&r, 0, "bench --incremental --static 0.9 --moving 0.1");
+	int count;
+	csv_row *rows = parse_csv(test_tmp_path("bench-custom.csv"), &count);
+	cr_assert_eq(count, 2 * 2 * 2);
+	for (size_t s = 0; s < sizeof scenes / sizeof scenes[0]; ++s) {
+		answer moved, unmoved;
+		uint32_t movers;
+		oracle_at_rest(scenes[s].dist, scenes[s].dims, n, 5, 0.9, 0.1, runs, &moved, &unmoved, &movers);
+		cr_assert_eq(movers, 40);
+		cr_assert_gt(moved.pairs, 0, "a scene without pairs tests nothing");
+		cr_assert_neq(moved.checksum, unmoved.checksum, "%s: the movers changed no pair", scenes[s].scene);
+		int found = 0;
+		for (int i = 0; i < count; ++i) {
+			const csv_row *row = &rows[i];
+			if (strcmp(row->scene, scenes[s].scene))
+				continue;
+			++found;
+			cr_assert_eq(row->pairs, moved.pairs, "%s %s threads=%d: pairs=%" PRIu64 ", oracle %" PRIu64, row->scene,
+				row->algo, row->threads, row->pairs, moved.pairs);
+			cr_assert_eq(row->checksum, moved.checksum, "%s %s threads=%d: checksum differs from the oracle",
+				row->scene, row->algo, row->threads);
+			cr_assert(row->static_fraction == 0.9 && row->moving == 0.1 && row->incremental == 1 && row->margin == 0);
+			// A step searches at most the movers again, or every entity when it rebuilt in
+			// full (a choice the library makes from measured costs).
+			cr_assert(row->active_median <= movers || row->active_median == n, "%s: active_median %g",
+				row->scene, row->active_median);
+			cr_assert_leq(row->searched_median, row->active_median);
+			check_times(rows, count, row, 1);
+		}
+		cr_assert_eq(found, 4);
+	}
+	free(rows);
+	result_free(&r);
+}
+
+// --worlds full,incremental runs each configuration in both worlds (the rows of a scene must
+// agree, or the exit code is 4), reports the workload in every row, names the files with
+// --name and plots a line per algorithm and world kind.
+Test(cli_bench, worlds_full_and_incremental_in_one_run)
+{
+	const bool plots = gnuplot_on_path();
+	cli_result r = BP("bench", "--scenes", "uniform3", "--n", "1500", "--algos", "brute,grid", "--threads", "1",
+		"--runs", "2", "--static", "0.5", "--moving", "1", "--worlds", "full,incremental", "--margin", "0.125",
+		"--name", "rest", "--out", test_tmp_dir, plots ? "--no-progress" : "--no-plots");
+	expect_code(&r, 0, "bench --worlds full,incremental");
+	int count;
+	csv_row *rows = parse_csv(test_tmp_path("bench-rest.csv"), &count);
+	cr_assert_eq(count, 4);
+	answer moved, unmoved;
+	uint32_t movers;
+	oracle_at_rest("uniform", 3, 1500, 1, 0.5, 1, 2, &moved, &unmoved, &movers);
+	cr_assert_eq(movers, 750);
+	for (int i = 0; i < count; ++i) {
+		const csv_row *row = &rows[i];
+		// Order: algorithms, then world kinds in the order given, then threads.
+		cr_assert_str_eq(row->algo, i < 2 ? "brute" : "grid");
+		cr_assert_eq(row->incremental, i % 2, "row %d", i + 1);
+		cr_assert(row->static_fraction == 0.5 && row->moving == 1 && row->margin == 0.125, "row %d", i + 1);
+		cr_assert_eq(row->pairs, moved.pairs, "row %d", i + 1);
+		cr_assert_eq(row->checksum, moved.checksum, "row %d", i + 1);
+		if (!row->incremental)
+			cr_assert(row->active_median == 0 && row->searched_median == 0, "row %d", i + 1);
+		else
+			cr_assert(row->active_median <= movers || row->active_median == 1500, "row %d", i + 1);
+	}
+	if (plots) {
+		cr_assert(is_png(test_tmp_path("bench-rest-time-vs-n.png")));
+		size_t size;
+		char *script = test_read_file(test_tmp_path("bench-rest.gnuplot"), &size);
+		cr_assert_not_null(strstr(script, "'brute brute-incremental grid grid-incremental'"), "%s", script);
+		free(script);
+	}
+	free(rows);
+	result_free(&r);
+}
+
+// --static 1: every entity static, so no pair at all; --moving 0 moves nothing.
+Test(cli_bench, all_static_finds_no_pairs)
+{
+	cli_result r = BP("bench", "--scenes", "clustered3", "--n", "800", "--algos", "sap,grid", "--threads", "1",
+		"--runs", "1", "--static", "1", "--moving", "0", "--worlds", "incremental,full", "--out", test_tmp_dir,
+		"--no-plots");
+	expect_code(&r, 0, "bench --static 1");
+	int count;
+	csv_row *rows = parse_csv(test_tmp_path("bench-custom.csv"), &count);
+	cr_assert_eq(count, 4);
+	for (int i = 0; i < count; ++i) {
+		cr_assert_eq(rows[i].pairs, 0);
+		cr_assert_eq(rows[i].incremental, i % 2 == 0, "row %d: world kinds not in the order given", i + 1);
+		cr_assert(rows[i].static_fraction == 1 && rows[i].moving == 0);
+	}
+	free(rows);
+	result_free(&r);
+}
+
 // ---- errors -----------------------------------------------------------------------
 
 static void expect_error(cli_result r, int code, const char *what, const char *message)
@@ -357,6 +535,36 @@ Test(cli_bench, bad_options_exit_1)
 	expect_error(BP("bench", "--out", ""), 1, "out", "--out: empty");
 	expect_error(BP("bench", "--plots"), 1, "unknown option", "unknown option '--plots'");
 	expect_error(BP("bench", "--no-plots=1"), 1, "flag value", "--no-plots takes no value");
+	// The workload of a world mostly at rest: the message names the flag and the value.
+	expect_error(BP("bench", "--static", "1.5", "--out", out), 1, "static > 1",
+		"--static: expected a fraction in [0, 1], got '1.5'");
+	expect_error(BP("bench", "--static", "-0.1", "--out", out), 1, "static < 0",
+		"--static: expected a fraction in [0, 1], got '-0.1'");
+	expect_error(BP("bench", "--static", "nan", "--out", out), 1, "static nan", "got 'nan'");
+	expect_error(BP("bench", "--static", " 0.5", "--out", out), 1, "static space", "got ' 0.5'");
+	expect_error(BP("bench", "--static", "", "--out", out), 1, "static empty", "--static: expected a fraction");
+	expect_error(BP("bench", "--static", "--out", out), 1, "static no value", "got '--out'");
+	expect_error(BP("bench", "--moving", "2", "--out", out), 1, "moving > 1",
+		"--moving: expected a fraction in [0, 1], got '2'");
+	expect_error(BP("bench", "--moving", "0.5x", "--out", out), 1, "moving junk",
+		"--moving: expected a fraction in [0, 1], got '0.5x'");
+	expect_error(BP("bench", "--moving", "0x1p-1", "--out", out), 1, "moving hex", "got '0x1p-1'");
+	expect_error(BP("bench", "--moving"), 1, "moving missing", "--moving needs a value");
+	expect_error(BP("bench", "--margin", "-1", "--out", out), 1, "margin < 0",
+		"--margin: expected a number >= 0, got '-1'");
+	expect_error(BP("bench", "--margin", "inf", "--out", out), 1, "margin inf",
+		"--margin: expected a number >= 0, got 'inf'");
+	expect_error(BP("bench", "--margin", "1e39", "--out", out), 1, "margin beyond float", "got '1e39'");
+	expect_error(BP("bench", "--incremental=1", "--out", out), 1, "incremental value",
+		"--incremental takes no value");
+	expect_error(BP("bench", "--worlds", "fast", "--out", out), 1, "worlds",
+		"--worlds: expected full or incremental, got 'fast'");
+	expect_error(BP("bench", "--worlds", "full,full", "--out", out), 1, "worlds twice", "named twice");
+	expect_error(BP("bench", "--worlds", "", "--out", out), 1, "worlds empty", "--worlds: empty list");
+	expect_error(BP("bench", "--worlds", "full", "--incremental", "--out", out), 1, "worlds and incremental",
+		"give one of them");
+	expect_error(BP("bench", "--name", "a/b", "--out", out), 1, "name",
+		"--name: expected letters, digits, '.', '_' or '-', got 'a/b'");
 	// Nothing was measured or written.
 	struct stat st;
 	cr_assert_neq(stat(test_tmp_path("bench-small.csv"), &st), 0);

@@ -65,6 +65,12 @@ int cli_parse(const char *command, int argc, char **argv, int first, cli_option 
 bool cli_parse_u64(const char *command, const char *flag, const char *text, uint64_t lo, uint64_t hi,
 	uint64_t *out, FILE *err);
 
+/// Parses a plain decimal number (digits, '.', an exponent; no sign, spaces, hex, inf or
+/// nan) in [lo, hi], or in (lo, hi] when lo_open. On failure prints
+/// "bp COMMAND: FLAG: expected EXPECTED, got 'TEXT'" and returns false.
+bool cli_parse_decimal(const char *command, const char *flag, const char *text, double lo, double hi, bool lo_open,
+	const char *expected, double *out, FILE *err);
+
 /// Parses an algorithm name given to `flag`; on failure prints
 /// "bp COMMAND: FLAG: unknown algorithm 'TEXT'" and the known names.
 bool cli_parse_algorithm(const char *command, const char *flag, const char *text, bp_algorithm *out, FILE *err);
@@ -82,6 +88,11 @@ int cli_load_scene(const char *path, bp_scene **out, FILE *err);
 /// entity i (nothing is ever destroyed), so scene->ids maps dense -> scene id.
 int cli_world_from_scene(const char *command, const bp_scene *scene, uint32_t frame, bp_algorithm algorithm,
 	int threads, bp_world **out, FILE *err);
+
+/// As cli_world_from_scene, with the settings of `def` (bp_world_def_default() and
+/// changes); its dims and capacity are taken from the scene.
+int cli_world_from_scene_def(const char *command, const bp_scene *scene, uint32_t frame, const bp_world_def *def,
+	bp_world **out, FILE *err);
 
 /// Exit code for a library status from loading or stepping.
 int cli_exit_for_status(bp_status status);

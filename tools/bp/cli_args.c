@@ -2,6 +2,8 @@
 // Option parsing shared by every command: --flag VALUE, --flag=VALUE, checked integers and names.
 #include "cli.h"
 
+#include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 static cli_option *find_option(cli_option *options, int count, const char *name, size_t length)
@@ -81,6 +83,25 @@ bool cli_parse_u64(const char *command, const char *flag, const char *text, uint
 	if (!ok || value < lo || value > hi) {
 		fprintf(err, "bp %s: %s: expected an integer in [%llu, %llu], got '%s'\n", command, flag,
 			(unsigned long long)lo, (unsigned long long)hi, text);
+		return false;
+	}
+	*out = value;
+	return true;
+}
+
+bool cli_parse_decimal(const char *command, const char *flag, const char *text, double lo, double hi, bool lo_open,
+	const char *expected, double *out, FILE *err)
+{
+	// By hand around strtod, which would accept leading spaces, a sign, hex, "nan" and "inf".
+	bool ok = (text[0] >= '0' && text[0] <= '9') || text[0] == '.';
+	for (const char *c = text; ok && *c; ++c)
+		ok = (*c >= '0' && *c <= '9') || *c == '.' || *c == 'e' || *c == 'E' || *c == '-' || *c == '+';
+	char *end = NULL;
+	errno = 0;
+	double value = ok ? strtod(text, &end) : 0;
+	bool in_range = (lo_open ? value > lo : value >= lo) && value <= hi;
+	if (!ok || errno != 0 || *end != '\0' || !in_range) {
+		fprintf(err, "bp %s: %s: expected %s, got '%s'\n", command, flag, expected, text);
 		return false;
 	}
 	*out = value;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
-// `bp bench`: every scene x n x algorithm x thread count of a plan, timed, checked for agreement
-// (same pairs and checksum from every configuration of one scene), written as CSV, then plotted.
+// `bp bench`: every scene x n x algorithm x world kind x thread count of a plan, timed, checked for
+// agreement (same pairs and checksum from every configuration of one scene), written as CSV, then plotted.
 #define _POSIX_C_SOURCE 200809L
 #include "cli_bench.h"
 
@@ -30,8 +30,8 @@ static int count_configs(const bench_plan *plan, double *work, bool *brute_skipp
 					*brute_skipped = true;
 					continue;
 				}
-				total += plan->thread_count;
-				*work += plan->thread_count * step_work(plan->algos[a], n) * (plan->runs + 1);
+				total += plan->thread_count * plan->world_count;
+				*work += plan->thread_count * plan->world_count * step_work(plan->algos[a], n) * (plan->runs + 1);
 			}
 		}
 	}
@@ -58,15 +58,17 @@ static bool agrees(const bench_plan *plan, const bench_row *first, const bench_r
 {
 	if (row->pairs == first->pairs && row->checksum == first->checksum)
 		return true;
+	char a[BENCH_NAME_MAX], b[BENCH_NAME_MAX];
 	fprintf(err,
 		"bp bench: %s n=%" PRIu32 ": %s threads=%d found pairs=%" PRIu64 " checksum=%016" PRIx64
 		", but %s threads=%d found pairs=%" PRIu64 " checksum=%016" PRIx64 "\n",
-		plan->scenes[row->scene].name, row->n, bp_algorithm_name(row->algo), row->threads, row->pairs, row->checksum,
-		bp_algorithm_name(first->algo), first->threads, first->pairs, first->checksum);
+		plan->scenes[row->scene].name, row->n, bench_line_name(row->algo, row->incremental, a, sizeof a), row->threads,
+		row->pairs, row->checksum, bench_line_name(first->algo, first->incremental, b, sizeof b), first->threads,
+		first->pairs, first->checksum);
 	return false;
 }
 
-/// Speed-up of each row of one scene against the same algorithm at the plan's fewest threads.
+/// Speed-up of each row of one scene against the same algorithm and world kind at the plan's fewest threads.
 static void set_speedups(const bench_plan *plan, bench_row *rows, int count)
 {
 	int fewest = plan->threads[0];
@@ -74,7 +76,7 @@ static void set_speedups(const bench_plan *plan, bench_row *rows, int count)
 		fewest = plan->threads[t] < fewest ? plan->threads[t] : fewest;
 	for (int i = 0; i < count; ++i) {
 		for (int j = 0; j < count; ++j) {
-			if (rows[j].algo == rows[i].algo && rows[j].threads == fewest)
+			if (rows[j].algo == rows[i].algo && rows[j].incremental == rows[i].incremental && rows[j].threads == fewest)
 				rows[i].speedup = rows[i].ms_median > 0 ? rows[j].ms_median / rows[i].ms_median : 0;
 		}
 	}
@@ -96,17 +98,21 @@ static int run_scene(const bench_plan *plan, int s, int k, bench_row *rows, int 
 	for (int a = 0; a < plan->algo_count && code == CLI_EXIT_OK; ++a) {
 		if (!bench_runs_config(plan->algos[a], scene->count))
 			continue;
-		for (int t = 0; t < plan->thread_count && code == CLI_EXIT_OK; ++t) {
-			bench_progress_show(progress, spec->name, bp_algorithm_name(plan->algos[a]), scene->count,
-				plan->threads[t]);
-			bench_row *row = &rows[*count];
-			code = bench_measure(scene, plan->algos[a], plan->threads[t], plan->runs, row, err);
-			if (code != CLI_EXIT_OK)
-				break;
-			row->scene = s;
-			*mismatch |= !agrees(plan, &rows[first], row, err);
-			++*count;
-			bench_progress_step(progress, step_work(plan->algos[a], scene->count) * (plan->runs + 1));
+		for (int w = 0; w < plan->world_count && code == CLI_EXIT_OK; ++w) {
+			for (int t = 0; t < plan->thread_count && code == CLI_EXIT_OK; ++t) {
+				char line[BENCH_NAME_MAX];
+				bench_progress_show(progress, spec->name,
+					bench_line_name(plan->algos[a], plan->incremental[w], line, sizeof line), scene->count,
+					plan->threads[t]);
+				bench_row *row = &rows[*count];
+				code = bench_measure(scene, plan, plan->algos[a], plan->threads[t], plan->incremental[w], row, err);
+				if (code != CLI_EXIT_OK)
+					break;
+				row->scene = s;
+				*mismatch |= !agrees(plan, &rows[first], row, err);
+				++*count;
+				bench_progress_step(progress, step_work(plan->algos[a], scene->count) * (plan->runs + 1));
+			}
 		}
 	}
 	set_speedups(plan, rows + first, *count - first);

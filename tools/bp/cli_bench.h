@@ -39,7 +39,18 @@ typedef struct bench_plan {
 	char stem[BENCH_NAME_MAX]; ///< "bench-small", or "bench-custom" when the lists were changed
 	bool plots;
 	bool progress;
+	// A world mostly at rest (README, "Worlds mostly at rest"): the same for every configuration.
+	double static_fraction; ///< --static: round(F * n) entities, evenly spread, are BP_KIND_STATIC
+	double moving;          ///< --moving: fraction of the dynamic entities moved before each step
+	float margin;           ///< --margin: bp_world_def.margin
+	bool incremental[2];    ///< the world kinds measured, in order: def.incremental of each
+	int world_count;        ///< 1, or 2 for --worlds full,incremental
 } bench_plan;
+
+/// Steps with motion: after the first (full) step, this many moved warm-up steps, so an
+/// incremental world has measured both of its paths before the timed steps. Every step
+/// of a configuration, warm-up and timed, comes after one frame of motion but the first.
+#define BENCH_WARMUP_MOVES 2
 
 /// One configuration's measurement; times are milliseconds.
 typedef struct bench_row {
@@ -48,12 +59,15 @@ typedef struct bench_row {
 	uint32_t n;
 	bp_algorithm algo;
 	int threads;
+	bool incremental; ///< def.incremental of the world
 	uint32_t runs;
 	double ms_median, ms_min;
 	double ms_prepare, ms_build, ms_find, ms_merge; ///< medians over the runs, per stage
-	double speedup;  ///< ms_median at the plan's fewest threads / ms_median (same scene, n, algo)
+	double speedup;  ///< ms_median at the plan's fewest threads / ms_median (same scene, n, algo, world kind)
 	uint64_t pairs;
 	uint64_t checksum;
+	double active_median;   ///< median over the runs of bp_frame_stats.active_count
+	double searched_median; ///< the same of searched_count
 } bench_row;
 
 /// Parses the command line into a plan (cli_bench_args.c). Files named on the
@@ -66,9 +80,16 @@ void bench_plan_free(bench_plan *plan);
 /// Whether a configuration runs (brute is skipped on large scenes).
 bool bench_runs_config(bp_algorithm algo, uint32_t n);
 
-/// Steps `scene` with one algorithm and thread count: a warm-up step, then `runs`
-/// timed steps (cli_bench_run.c). Fills every field of *row but scene and speedup.
-int bench_measure(const bp_scene *scene, bp_algorithm algo, int threads, uint32_t runs, bench_row *row, FILE *err);
+/// Steps `scene` with one algorithm, thread count and world kind: a warm-up step (and
+/// BENCH_WARMUP_MOVES moved ones when entities move), then plan->runs timed steps, the
+/// plan's statics and motion applied (cli_bench_run.c). Fills every field of *row but
+/// scene and speedup.
+int bench_measure(const bp_scene *scene, const bench_plan *plan, bp_algorithm algo, int threads, bool incremental,
+	bench_row *row, FILE *err);
+
+/// The name of a row's line in messages and plots: the algorithm, "-incremental" added
+/// for an incremental world ("grid", "grid-incremental").
+const char *bench_line_name(bp_algorithm algo, bool incremental, char *buffer, size_t size);
 
 /// The progress bar (cli_bench_progress.c): one line on `to`, rewritten with '\r'.
 typedef struct bench_progress {
@@ -81,7 +102,7 @@ typedef struct bench_progress {
 
 void bench_progress_start(bench_progress *p, FILE *to, int total, double work_total);
 /// Shows the configuration about to run.
-void bench_progress_show(bench_progress *p, const char *scene, const char *algo, uint32_t n, int threads);
+void bench_progress_show(bench_progress *p, const char *scene, const char *line, uint32_t n, int threads);
 void bench_progress_step(bench_progress *p, double work);
 void bench_progress_finish(bench_progress *p);
 

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 // `bp bench` command line: presets, then the lists the options replace (scenes, n, algorithms,
-// threads), the machine name and the output directory.
+// threads, world kinds), the workload of a world mostly at rest (statics, movers, margin), the
+// machine name, the output directory and the name of the files.
 #define _POSIX_C_SOURCE 200809L
 #include "cli_bench.h"
 
+#include <float.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,6 +22,12 @@ enum {
 	OPT_OUT,
 	OPT_NO_PLOTS,
 	OPT_NO_PROGRESS,
+	OPT_STATIC,
+	OPT_MOVING,
+	OPT_INCREMENTAL,
+	OPT_WORLDS,
+	OPT_MARGIN,
+	OPT_NAME,
 	OPT_COUNT
 };
 
@@ -158,7 +166,52 @@ static void scene_name_of_path(const char *path, char *name, size_t size)
 	}
 }
 
-static bool valid_machine(const char *name)
+/// "full" and "incremental", each at most once, in the order given.
+static bool parse_worlds(const char *text, bench_plan *plan, FILE *err)
+{
+	char item[BENCH_NAME_MAX];
+	plan->world_count = 0;
+	for (const char *p = text; next_item(&p, item, sizeof item);) {
+		bool incremental = strcmp(item, "incremental") == 0;
+		if (!incremental && strcmp(item, "full") != 0) {
+			fprintf(err, "bp bench: --worlds: expected full or incremental, got '%s'\n", item);
+			return false;
+		}
+		for (int i = 0; i < plan->world_count; ++i)
+			if (plan->incremental[i] == incremental)
+				return list_error("--worlds", "a world kind is named twice", err);
+		plan->incremental[plan->world_count++] = incremental;
+	}
+	return plan->world_count > 0 || list_error("--worlds", "empty list", err);
+}
+
+/// --static, --moving, --margin and the world kinds (--incremental or --worlds).
+static int parse_rest(cli_option *options, bench_plan *plan, FILE *err)
+{
+	if (options[OPT_STATIC].seen && !cli_parse_decimal("bench", "--static", options[OPT_STATIC].value, 0, 1, false,
+					    "a fraction in [0, 1]", &plan->static_fraction, err))
+		return CLI_EXIT_USAGE;
+	if (options[OPT_MOVING].seen && !cli_parse_decimal("bench", "--moving", options[OPT_MOVING].value, 0, 1, false,
+					    "a fraction in [0, 1]", &plan->moving, err))
+		return CLI_EXIT_USAGE;
+	double margin = 0;
+	if (options[OPT_MARGIN].seen && !cli_parse_decimal("bench", "--margin", options[OPT_MARGIN].value, 0, FLT_MAX,
+					    false, "a number >= 0", &margin, err))
+		return CLI_EXIT_USAGE;
+	plan->margin = (float)margin;
+	if (options[OPT_INCREMENTAL].seen && options[OPT_WORLDS].seen) {
+		fprintf(err, "bp bench: --incremental is --worlds incremental: give one of them\n");
+		return CLI_EXIT_USAGE;
+	}
+	plan->incremental[0] = options[OPT_INCREMENTAL].seen;
+	plan->world_count = 1;
+	if (options[OPT_WORLDS].seen && !parse_worlds(options[OPT_WORLDS].value, plan, err))
+		return CLI_EXIT_USAGE;
+	return CLI_EXIT_OK;
+}
+
+/// A machine or file name: one path component of letters, digits, '.', '_' and '-'.
+static bool valid_file_name(const char *name)
 {
 	if (!name[0] || strlen(name) >= BENCH_NAME_MAX || strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
 		return false;
@@ -207,7 +260,7 @@ static int parse_lists(cli_option *options, bench_plan *plan, const preset *pre,
 		return CLI_EXIT_USAGE;
 	snprintf(plan->machine, sizeof plan->machine, "%ldcore", cores);
 	if (options[OPT_MACHINE].seen) {
-		if (!valid_machine(options[OPT_MACHINE].value)) {
+		if (!valid_file_name(options[OPT_MACHINE].value)) {
 			fprintf(err, "bp bench: --machine: expected letters, digits, '.', '_' or '-', got '%s'\n",
 				options[OPT_MACHINE].value);
 			return CLI_EXIT_USAGE;
@@ -234,6 +287,9 @@ int bench_parse(int argc, char **argv, bench_plan *plan, bool *help, FILE *out, 
 		[OPT_N] = CLI_VALUE("--n"), [OPT_THREADS] = CLI_VALUE("--threads"), [OPT_RUNS] = CLI_VALUE("--runs"),
 		[OPT_SEED] = CLI_VALUE("--seed"), [OPT_MACHINE] = CLI_VALUE("--machine"), [OPT_OUT] = CLI_VALUE("--out"),
 		[OPT_NO_PLOTS] = CLI_FLAG("--no-plots"), [OPT_NO_PROGRESS] = CLI_FLAG("--no-progress"),
+		[OPT_STATIC] = CLI_VALUE("--static"), [OPT_MOVING] = CLI_VALUE("--moving"),
+		[OPT_INCREMENTAL] = CLI_FLAG("--incremental"), [OPT_WORLDS] = CLI_VALUE("--worlds"),
+		[OPT_MARGIN] = CLI_VALUE("--margin"), [OPT_NAME] = CLI_VALUE("--name"),
 	};
 	memset(plan, 0, sizeof *plan);
 	const char *files[BENCH_MAX_SCENES];
@@ -261,8 +317,16 @@ int bench_parse(int argc, char **argv, bench_plan *plan, bool *help, FILE *out, 
 	if (file_count == 0 && !options[OPT_SCENES].seen && !parse_scenes(pre->scenes, plan, err))
 		return CLI_EXIT_USAGE;
 	code = parse_lists(options, plan, pre, err);
+	if (code == CLI_EXIT_OK)
+		code = parse_rest(options, plan, err);
 	if (code != CLI_EXIT_OK)
 		return code;
+	if (options[OPT_NAME].seen && (!valid_file_name(options[OPT_NAME].value) ||
+					      strlen(options[OPT_NAME].value) >= BENCH_NAME_MAX - 8)) {
+		fprintf(err, "bp bench: --name: expected letters, digits, '.', '_' or '-', got '%s'\n",
+			options[OPT_NAME].value);
+		return CLI_EXIT_USAGE;
+	}
 	for (int i = 0; i < file_count; ++i) {
 		if (plan->scene_count == BENCH_MAX_SCENES) {
 			fprintf(err, "bp bench: too many scenes\n");
@@ -278,8 +342,11 @@ int bench_parse(int argc, char **argv, bench_plan *plan, bool *help, FILE *out, 
 		scene_name_of_path(files[i], s->name, sizeof s->name);
 	}
 	plan->custom = file_count > 0 || options[OPT_SCENES].seen || options[OPT_ALGOS].seen || options[OPT_N].seen ||
-		options[OPT_THREADS].seen || options[OPT_RUNS].seen || options[OPT_SEED].seen;
-	snprintf(plan->stem, sizeof plan->stem, "bench-%s", plan->custom ? "custom" : plan->preset);
+		options[OPT_THREADS].seen || options[OPT_RUNS].seen || options[OPT_SEED].seen || options[OPT_STATIC].seen ||
+		options[OPT_MOVING].seen || options[OPT_INCREMENTAL].seen || options[OPT_WORLDS].seen ||
+		options[OPT_MARGIN].seen;
+	snprintf(plan->stem, sizeof plan->stem, "bench-%s",
+		options[OPT_NAME].seen ? options[OPT_NAME].value : plan->custom ? "custom" : plan->preset);
 	plan->plots = !options[OPT_NO_PLOTS].seen;
 	plan->progress = !options[OPT_NO_PROGRESS].seen;
 	return CLI_EXIT_OK;

@@ -49,13 +49,16 @@ int bench_write_csv(const char *path, const bench_plan *plan, const bench_row *r
 	}
 	FILE *f = output.file;
 	fprintf(f, "scene,dims,n,algo,threads,runs,ms_median,ms_min,ms_prepare,ms_build,ms_find,ms_merge,speedup,pairs,"
-		   "checksum\n");
+		   "checksum,static,moving,incremental,margin,active_median,searched_median\n");
 	for (int i = 0; i < count; ++i) {
 		const bench_row *r = &rows[i];
-		fprintf(f, "%s,%d,%" PRIu32 ",%s,%d,%" PRIu32 ",%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.3f,%" PRIu64 ",%016" PRIx64 "\n",
+		fprintf(f,
+			"%s,%d,%" PRIu32 ",%s,%d,%" PRIu32 ",%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.3f,%" PRIu64 ",%016" PRIx64
+			",%.9g,%.9g,%d,%.9g,%.1f,%.1f\n",
 			plan->scenes[r->scene].name, r->dims, r->n, bp_algorithm_name(r->algo), r->threads, r->runs,
 			r->ms_median, r->ms_min, r->ms_prepare, r->ms_build, r->ms_find, r->ms_merge, r->speedup, r->pairs,
-			r->checksum);
+			r->checksum, plan->static_fraction, plan->moving, r->incremental ? 1 : 0, (double)plan->margin,
+			r->active_median, r->searched_median);
 	}
 	if (!bp_output_commit(&output)) {
 		fprintf(err, "bp bench: %s\n", output.message);

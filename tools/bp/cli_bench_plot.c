@@ -21,7 +21,8 @@ static const char *const plot_suffixes[] = {"-time-vs-n.png", "-speedup.png", "-
 enum { PLOT_COUNT = sizeof plot_suffixes / sizeof plot_suffixes[0] };
 
 // Column numbers are those of bench_write_csv: 1 scene, 3 n, 4 algo, 5 threads, 7 ms_median,
-// 9-12 ms_prepare/build/find/merge, 13 speedup. Rows are picked with a filter that gives NaN
+// 9-12 ms_prepare/build/find/merge, 13 speedup, 18 incremental. A line is an algorithm in one
+// world kind, named as bench_line_name does ("grid", "grid-incremental"). Rows are picked with a filter that gives NaN
 // for every other row; `smooth unique` then joins the picked points in x order whatever the
 // row order; `set datafile missing NaN` makes the lines run across the rows left out (without
 // it each NaN row breaks the line and only the points are drawn). Stacked bars are drawn as overlapping boxes, tallest (the whole step) first.
@@ -30,13 +31,13 @@ static const char script_body[] =
 	"set datafile missing NaN\n"
 	"set termoption noenhanced\n"
 	"term = strstrt(GPVAL_TERMINALS, 'pngcairo') > 0 ? 'pngcairo' : 'png'\n"
-	"sel(s, a) = strcol(1) eq s && strcol(4) eq a\n"
+	"sel(s, a) = strcol(1) eq s && strcol(4).(column(18) > 0 ? '-incremental' : '') eq a\n"
 	"set grid\n"
 	"set key top left\n"
 	"eval sprintf('set terminal %s size %d,%d', term, width, height)\n"
 	"\n"
 	"set output stem.'-time-vs-n.png'\n"
-	"set multiplot layout layout_rows, layout_cols title sprintf('step time vs n (median of the runs, %d thread%s)', tmin, tmin == 1 ? '' : 's')\n"
+	"set multiplot layout layout_rows, layout_cols title sprintf('step time vs n (median of the runs, %d thread%s)%s', tmin, tmin == 1 ? '' : 's', workload)\n"
 	"set logscale xy\n"
 	"set xlabel 'entities n'\n"
 	"set ylabel 'ms per step'\n"
@@ -49,7 +50,7 @@ static const char script_body[] =
 	"unset logscale\n"
 	"\n"
 	"set output stem.'-speedup.png'\n"
-	"set multiplot layout layout_rows, layout_cols title sprintf('speed-up over %d thread%s at the largest n', tmin, tmin == 1 ? '' : 's')\n"
+	"set multiplot layout layout_rows, layout_cols title sprintf('speed-up over %d thread%s at the largest n%s', tmin, tmin == 1 ? '' : 's', workload)\n"
 	"set xlabel 'threads'\n"
 	"set ylabel 'speed-up'\n"
 	"set xrange [0:tmax + 1]\n"
@@ -64,7 +65,7 @@ static const char script_body[] =
 	"unset multiplot\n"
 	"\n"
 	"set output stem.'-stages.png'\n"
-	"set multiplot layout layout_rows, layout_cols title sprintf('time per stage at the largest n, %d thread%s (medians)', tmin, tmin == 1 ? '' : 's')\n"
+	"set multiplot layout layout_rows, layout_cols title sprintf('time per stage at the largest n, %d thread%s (medians)%s', tmin, tmin == 1 ? '' : 's', workload)\n"
 	"set style fill solid 0.85 border -1\n"
 	"set boxwidth 0.6\n"
 	"set xlabel ''\n"
@@ -118,34 +119,57 @@ static bool on_path(const char *program)
 	return false;
 }
 
-/// Per scene: the algorithms with rows at any n, and those with rows at the scene's largest n.
+/// A line: an algorithm in one world kind.
+enum { LINE_COUNT = 2 * BP_ALGO_COUNT };
+static int line_of(bp_algorithm algo, bool incremental) { return 2 * (int)algo + (incremental ? 1 : 0); }
+
+/// Per scene: the lines with rows at any n, and those with rows at the scene's largest n.
 static void scene_lists(const bench_row *rows, int count, int s, uint32_t *nmax, bool *any, bool *top)
 {
 	*nmax = 0;
 	for (int i = 0; i < count; ++i)
 		if (rows[i].scene == s && rows[i].n > *nmax)
 			*nmax = rows[i].n;
-	for (int a = 0; a < BP_ALGO_COUNT; ++a)
-		any[a] = top[a] = false;
+	for (int l = 0; l < LINE_COUNT; ++l)
+		any[l] = top[l] = false;
 	for (int i = 0; i < count; ++i) {
 		if (rows[i].scene != s)
 			continue;
-		any[rows[i].algo] = true;
-		top[rows[i].algo] |= rows[i].n == *nmax;
+		int l = line_of(rows[i].algo, rows[i].incremental);
+		any[l] = true;
+		top[l] |= rows[i].n == *nmax;
 	}
 }
 
-static void put_algo_words(FILE *f, const bench_plan *plan, const bool *which)
+/// The lines as gnuplot words, in the plan's order of algorithms, then of world kinds.
+static void put_line_words(FILE *f, const bench_plan *plan, const bool *which)
 {
 	fputc('\'', f);
 	bool first = true;
 	for (int a = 0; a < plan->algo_count; ++a) {
-		if (!which[plan->algos[a]])
-			continue;
-		fprintf(f, "%s%s", first ? "" : " ", bp_algorithm_name(plan->algos[a]));
-		first = false;
+		for (int w = 0; w < plan->world_count; ++w) {
+			if (!which[line_of(plan->algos[a], plan->incremental[w])])
+				continue;
+			char name[BENCH_NAME_MAX];
+			bench_line_name(plan->algos[a], plan->incremental[w], name, sizeof name);
+			fprintf(f, "%s%s", first ? "" : " ", name);
+			first = false;
+		}
 	}
 	fputc('\'', f);
+}
+
+/// The workload in the titles: empty for the default one (nothing static, nothing moves).
+static void put_workload(FILE *f, const bench_plan *plan)
+{
+	char text[128] = "", margin[48] = "";
+	if (plan->margin > 0)
+		snprintf(margin, sizeof margin, ", margin %g", (double)plan->margin);
+	if (plan->static_fraction > 0 || plan->moving > 0 || plan->margin > 0)
+		snprintf(text, sizeof text, "; static %g, moving %g%s", plan->static_fraction, plan->moving, margin);
+	fprintf(f, "workload = ");
+	put_quoted(f, text);
+	fputc('\n', f);
 }
 
 /// Writes the gnuplot script whole or not at all (output_file.h); false with the reason in
@@ -172,16 +196,17 @@ static bool write_script(bp_output *output, const char *path, const bench_plan *
 		layout_rows, cols, 640 * cols, 460 * layout_rows + 40);
 	fprintf(f, "array scene[%d]\narray nmax[%d]\narray algos[%d]\narray top[%d]\n", plan->scene_count,
 		plan->scene_count, plan->scene_count, plan->scene_count);
+	put_workload(f, plan);
 	for (int s = 0; s < plan->scene_count; ++s) {
 		uint32_t nmax;
-		bool any[BP_ALGO_COUNT], top[BP_ALGO_COUNT];
+		bool any[LINE_COUNT], top[LINE_COUNT];
 		scene_lists(rows, count, s, &nmax, any, top);
 		fprintf(f, "scene[%d] = ", s + 1);
 		put_quoted(f, plan->scenes[s].name);
 		fprintf(f, "; nmax[%d] = %u; algos[%d] = ", s + 1, nmax, s + 1);
-		put_algo_words(f, plan, any);
+		put_line_words(f, plan, any);
 		fprintf(f, "; top[%d] = ", s + 1);
-		put_algo_words(f, plan, top);
+		put_line_words(f, plan, top);
 		fputc('\n', f);
 	}
 	fputs(script_body, f);

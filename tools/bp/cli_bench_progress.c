@@ -10,7 +10,7 @@ void bench_progress_start(bench_progress *p, FILE *to, int total, double work_to
 	*p = (bench_progress){.to = to, .start_ns = cli_now_ns(), .work_total = work_total, .total = total};
 }
 
-void bench_progress_show(bench_progress *p, const char *scene, const char *algo, uint32_t n, int threads)
+void bench_progress_show(bench_progress *p, const char *scene, const char *line, uint32_t n, int threads)
 {
 	if (!p->to)
 		return;
@@ -29,7 +29,7 @@ void bench_progress_show(bench_progress *p, const char *scene, const char *algo,
 		snprintf(eta, sizeof eta, "ETA %u:%02u", seconds / 60, seconds % 60);
 	}
 	// "\033[K" clears what a longer previous line left behind.
-	fprintf(p->to, "\r[%s] %d/%d %s %s n=%u threads=%d %s\033[K", bar, p->done, p->total, scene, algo, n, threads,
+	fprintf(p->to, "\r[%s] %d/%d %s %s n=%u threads=%d %s\033[K", bar, p->done, p->total, scene, line, n, threads,
 		eta);
 	fflush(p->to);
 }

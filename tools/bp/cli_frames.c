@@ -2,9 +2,8 @@
 // `bp frames`: a host loop over the frame scheduler. Each frame the host moves the moving entities, submits,
 // and does its own work (AABB queries on the last published view, optional busy time) while the build runs.
 #define _POSIX_C_SOURCE 200809L
-#include "cli.h"
+#include "cli_motion.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stddef.h>
@@ -81,8 +80,6 @@ enum {
 	OPT_COUNT
 };
 
-/// Each axis moves by up to this fraction of the box's extent per frame (as bp_scene_generate).
-#define SPEED_FRACTION 0.05
 /// Entities an AABB query is sized to return.
 #define QUERY_TARGET_HITS 10.0
 #define QUERY_CAPACITY 4096
@@ -98,24 +95,6 @@ typedef struct frames_args {
 	bool verbose;
 	bool stats;
 } frames_args;
-
-/// `--moving M`: a decimal fraction in (0, 1]. By hand around strtod, which would
-/// accept leading spaces, hex, "nan" and "inf".
-static bool parse_fraction(const char *text, double *out, FILE *err)
-{
-	bool ok = (text[0] >= '0' && text[0] <= '9') || text[0] == '.';
-	for (const char *c = text; ok && *c; ++c)
-		ok = (*c >= '0' && *c <= '9') || *c == '.' || *c == 'e' || *c == 'E' || *c == '-' || *c == '+';
-	char *end = NULL;
-	errno = 0;
-	double value = ok ? strtod(text, &end) : 0;
-	if (!ok || errno != 0 || *end != '\0' || !(value > 0 && value <= 1)) {
-		fprintf(err, "bp frames: --moving: expected a fraction in (0, 1], got '%s'\n", text);
-		return false;
-	}
-	*out = value;
-	return true;
-}
 
 static int parse_args(int argc, char **argv, frames_args *a, FILE *out, FILE *err, bool *help)
 {
@@ -186,121 +165,27 @@ static int parse_args(int argc, char **argv, frames_args *a, FILE *out, FILE *er
 			return CLI_EXIT_USAGE;
 		a->queries = (uint32_t)value;
 	}
-	if (options[OPT_MOVING].seen && !parse_fraction(options[OPT_MOVING].value, &a->moving, err))
+	if (options[OPT_MOVING].seen && !cli_parse_decimal("frames", "--moving", options[OPT_MOVING].value, 0, 1, true,
+					    "a fraction in (0, 1]", &a->moving, err))
 		return CLI_EXIT_USAGE;
 	return CLI_EXIT_OK;
 }
 
-// ---- motion -------------------------------------------------------------------
-
-/// Centre, half extent and velocity per axis, and the bounds arrays handed to the world.
-/// Only `count` of the n entities move: mover j is entity index[j] (index NULL when all
-/// move, then mover j is entity j). min/max hold mover j's bounds at element j, the
-/// compact form bp_world_set_bounds_indexed takes; before the first step they hold
-/// every entity's frame-1 bounds.
-typedef struct motion {
-	uint32_t n;
-	uint32_t count;  ///< movers
-	uint32_t *index; ///< dense index of each mover, ascending; NULL when all move
-	int dims;
-	float *centre[3], *half[3], *velocity[3];
-	float *min[3], *max[3];
-	float lo[3], hi[3]; ///< bounce box: the range of the frame-1 centres
-} motion;
-
-static void motion_free(motion *m)
-{
-	free(m->index);
-	for (int a = 0; a < 3; ++a) {
-		free(m->centre[a]);
-		free(m->half[a]);
-		free(m->velocity[a]);
-		free(m->min[a]);
-		free(m->max[a]);
-	}
-}
-
-/// Uniform in [0, 1) from a 64-bit hash.
-static double unit_from(uint64_t bits) { return (double)(bits >> 11) * 0x1p-53; }
+// ---- motion (cli_motion.c) ----------------------------------------------------------
 
 /// Movers for a fraction in (0, 1]: round(fraction * n), at least 1.
 static uint32_t mover_count(uint32_t n, double fraction)
 {
-	double count = floor(fraction * (double)n + 0.5);
-	return count < 1 ? 1 : count >= n ? n : (uint32_t)count;
-}
-
-static bool motion_init(motion *m, const bp_scene *scene, uint64_t seed, uint32_t count)
-{
-	*m = (motion){.n = scene->count, .count = count, .dims = scene->dims};
-	// Evenly spread over the dense indices, so that a sorted or clustered scene
-	// order still spreads the movers over the scene: floor(j * n / count) is
-	// strictly increasing because count <= n.
-	if (count < m->n) {
-		if (!(m->index = malloc((size_t)count * sizeof(uint32_t))))
-			return false;
-		for (uint32_t j = 0; j < count; ++j)
-			m->index[j] = (uint32_t)((uint64_t)j * m->n / count);
-	}
-	const size_t bytes = (size_t)scene->count * sizeof(float);
-	for (int a = 0; a < m->dims; ++a) {
-		if (!(m->centre[a] = malloc(bytes)) || !(m->half[a] = malloc(bytes)) || !(m->velocity[a] = malloc(bytes)) ||
-			!(m->min[a] = malloc(bytes)) || !(m->max[a] = malloc(bytes)))
-			return false;
-		memcpy(m->min[a], scene->min[a], bytes);
-		memcpy(m->max[a], scene->max[a], bytes);
-		m->lo[a] = INFINITY;
-		m->hi[a] = -INFINITY;
-		for (uint32_t i = 0; i < m->n; ++i) {
-			float c = 0.5f * (scene->min[a][i] + scene->max[a][i]);
-			float h = 0.5f * (scene->max[a][i] - scene->min[a][i]);
-			m->centre[a][i] = c;
-			m->half[a][i] = h;
-			m->lo[a] = fminf(m->lo[a], c);
-			m->hi[a] = fmaxf(m->hi[a], c);
-			// A velocity per entity and axis from a hash of (seed, axis, entity): the
-			// same arguments always give the same frames.
-			uint64_t bits = bp_splitmix64(seed ^ bp_splitmix64(((uint64_t)a << 32) | i));
-			m->velocity[a][i] = (float)(SPEED_FRACTION * 2.0 * h * (2.0 * unit_from(bits) - 1.0));
-		}
-	}
-	return true;
-}
-
-/// One frame of motion: each mover's centre moves by its velocity and bounces off the
-/// bounce box; its bounds go to element j of min/max.
-static void motion_step(motion *m)
-{
-	for (int a = 0; a < m->dims; ++a) {
-		const float lo = m->lo[a], hi = m->hi[a];
-		float *c = m->centre[a], *h = m->half[a], *v = m->velocity[a], *mn = m->min[a], *mx = m->max[a];
-		for (uint32_t j = 0; j < m->count; ++j) {
-			const uint32_t i = m->index ? m->index[j] : j;
-			float x = c[i] + v[i];
-			if (x < lo || x > hi) {
-				x = x < lo ? lo + (lo - x) : hi - (x - hi);
-				v[i] = -v[i];
-			}
-			x = fminf(fmaxf(x, lo), hi);
-			c[i] = x;
-			mn[j] = x - h[i];
-			mx[j] = x + h[i];
-		}
-	}
-}
-
-static bp_bounds_arrays motion_bounds(const motion *m)
-{
-	return (bp_bounds_arrays){.min_x = m->min[0], .min_y = m->min[1], .min_z = m->min[2],
-		.max_x = m->max[0], .max_y = m->max[1], .max_z = m->max[2]};
+	uint32_t count = cli_fraction_count(n, fraction);
+	return count < 1 ? 1 : count;
 }
 
 /// Edge of a cubic query box expected to overlap QUERY_TARGET_HITS boxes if the
 /// boxes were spread evenly over the scene: n * prod((s + e_a) / L_a) = target,
 /// with e_a the mean extent and L_a the scene's span on axis a. Clustered scenes
 /// return more per query (queries are centred on entities). Before the first
-/// motion_step only: min/max then hold every entity's bounds.
-static float query_edge(const motion *m)
+/// cli_motion_step only: min/max then hold every entity's bounds.
+static float query_edge(const cli_motion *m)
 {
 	double span[3] = {1, 1, 1}, extent[3] = {0, 0, 0};
 	for (int a = 0; a < m->dims; ++a) {
@@ -364,7 +249,7 @@ typedef struct frames_run {
 	frames_args args;
 	bp_scene *scene;
 	bp_world *world;
-	motion motion;
+	cli_motion motion;
 	bp_view *view; ///< latest acquired view
 	uint64_t *query_ns; ///< frames * queries
 	uint64_t *frame_query_ns;
@@ -386,28 +271,27 @@ static int create_world(frames_run *r)
 			one.dims, bp_status_string(status));
 		return cli_exit_for_status(status);
 	}
-	if (!motion_init(&r->motion, r->scene, r->args.gen.seed, mover_count(r->scene->count, r->args.moving))) {
+	// Fewer movers than entities: every (1/M)-th by dense index.
+	const uint32_t n = r->scene->count, movers = mover_count(n, r->args.moving);
+	uint32_t *index = movers < n ? malloc((size_t)movers * sizeof *index) : NULL;
+	if (index)
+		cli_spread(n, movers, index);
+	bool ready = (index || movers == n) && cli_motion_init(&r->motion, r->scene, r->args.gen.seed, movers, index);
+	free(index);
+	if (!ready) {
 		fprintf(r->err, "bp frames: out of memory\n");
 		return CLI_EXIT_RESOURCE;
 	}
-	// As cli_world_from_scene, plus def.incremental.
 	bp_world_def def = bp_world_def_default();
-	def.dims = r->scene->dims;
-	def.capacity = r->scene->count;
 	def.algorithm = r->args.algorithm;
 	def.thread_count = r->args.threads;
 	def.incremental = r->args.incremental;
-	status = bp_world_create(&def, &r->world);
-	if (status != BP_OK) {
-		fprintf(r->err, "bp frames: cannot create a world: %s\n", bp_status_string(status));
-		return cli_exit_for_status(status);
-	}
-	bp_bounds_arrays bounds = bp_scene_frame_bounds(r->scene, 0);
-	bp_entity_def common = bp_entity_def_default();
-	status = bp_world_create_entities(r->world, r->scene->count, &bounds, &common, NULL);
+	int code = cli_world_from_scene_def("frames", r->scene, 0, &def, &r->world, r->err);
+	if (code != CLI_EXIT_OK)
+		return code;
 	// Pair events name pairs by user key: the scene id, so they are distinct.
 	// Entities that do not move are static: a world mostly at rest.
-	const motion *m = &r->motion;
+	const cli_motion *m = &r->motion;
 	for (uint32_t i = 0, j = 0; status == BP_OK && i < r->scene->count; ++i) {
 		bp_entity e = bp_world_entity_at(r->world, i);
 		status = bp_entity_set_user_key(r->world, e, r->scene->ids[i]);
@@ -475,17 +359,13 @@ static int run_frames(frames_run *r)
 	}
 	uint64_t rng = r->args.gen.seed;
 	int code = CLI_EXIT_OK;
-	bp_bounds_arrays bounds = motion_bounds(&r->motion);
 	for (uint32_t f = 0; f < frames && code == CLI_EXIT_OK; ++f) {
 		uint64_t t0 = cli_now_ns();
 		bp_status status = BP_OK;
 		if (f > 0) {
-			motion_step(&r->motion);
+			cli_motion_step(&r->motion);
 			// Only the movers reach the library: an incremental world sees just them change.
-			if (r->motion.index)
-				status = bp_world_set_bounds_indexed(r->world, r->motion.count, r->motion.index, &bounds);
-			else
-				status = bp_world_set_bounds(r->world, 0, r->motion.count, &bounds);
+			status = cli_motion_apply(&r->motion, r->world);
 		}
 		uint64_t number = 0;
 		if (status == BP_OK)
@@ -627,7 +507,7 @@ int cli_frames(int argc, char **argv, FILE *out, FILE *err)
 	bp_frame_release(r.view);
 	bp_world_destroy(r.world);
 	bp_scene_destroy(r.scene);
-	motion_free(&r.motion);
+	cli_motion_free(&r.motion);
 	free(r.query_ns);
 	free(r.frame_query_ns);
 	free(r.build_ms);

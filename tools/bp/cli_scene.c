@@ -58,17 +58,24 @@ int cli_load_scene(const char *path, bp_scene **out, FILE *err)
 int cli_world_from_scene(const char *command, const bp_scene *scene, uint32_t frame, bp_algorithm algorithm,
 	int threads, bp_world **out, FILE *err)
 {
+	bp_world_def def = bp_world_def_default();
+	def.algorithm = algorithm;
+	def.thread_count = threads;
+	return cli_world_from_scene_def(command, scene, frame, &def, out, err);
+}
+
+int cli_world_from_scene_def(const char *command, const bp_scene *scene, uint32_t frame, const bp_world_def *settings,
+	bp_world **out, FILE *err)
+{
 	*out = NULL;
 	if (frame >= scene->frame_count) {
 		fprintf(err, "bp %s: --frame: the scene has %u frame%s, got %u\n", command, scene->frame_count,
 			scene->frame_count == 1 ? "" : "s", frame);
 		return CLI_EXIT_USAGE;
 	}
-	bp_world_def def = bp_world_def_default();
+	bp_world_def def = *settings;
 	def.dims = scene->dims;
 	def.capacity = scene->count;
-	def.algorithm = algorithm;
-	def.thread_count = threads;
 	bp_world *world = NULL;
 	bp_status status = bp_world_create(&def, &world);
 	if (status != BP_OK) {
