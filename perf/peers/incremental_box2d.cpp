@@ -88,13 +88,6 @@ inline uint64_t key_of(uint32_t lo, uint32_t hi)
 	return (uint64_t)lo << 32 | hi;
 }
 
-/// Closed-interval overlap on both axes of the true boxes (DESIGN §3: touching counts).
-inline bool exact_overlap(const bp_scene *s, uint32_t a, uint32_t b)
-{
-	return s->min[0][a] <= s->max[0][b] && s->min[0][b] <= s->max[0][a] && s->min[1][a] <= s->max[1][b] &&
-	       s->min[1][b] <= s->max[1][a];
-}
-
 /// The candidate pairs by key (lo << 32 | hi): open addressing, linear probing, backward-shift
 /// deletion, as Box2D v3's b2HashSet. Key 0 marks an empty slot (lo < hi, so no pair has it).
 class pair_set {
@@ -186,19 +179,22 @@ public:
 		// what v3's b2World_RebuildStaticTree would give a host.
 		float shrink = o.static_fat_tree ? 0.0f : b2_aabbExtension - v3_static_margin;
 		std::vector<uint32_t> order = morton_order(first);
-		static_fat_.resize(first);
+		shapes_.resize(scene->count);
 		for (uint32_t i : order) {
 			b2AABB box = box_of(i);
+			shapes_[i].aabb = box;
 			float sx = std::min(shrink, 0.5f * (box.upperBound.x - box.lowerBound.x));
 			float sy = std::min(shrink, 0.5f * (box.upperBound.y - box.lowerBound.y));
 			box.lowerBound += b2Vec2(sx, sy);
 			box.upperBound -= b2Vec2(sx, sy);
 			int32 proxy = statics_.CreateProxy(box, (void *)(uintptr_t)i);
-			// v3 reads a shape's fat box from the shape, not the tree: one array access.
-			static_fat_[i] = statics_.GetFatAABB(proxy);
+			shapes_[i].fat = statics_.GetFatAABB(proxy);
 		}
 		for (uint32_t m = 0; m < moving_; ++m) {
-			mover_proxy_[m] = movers_.CreateProxy(box_of(first + m), (void *)(uintptr_t)(first + m));
+			shape &sh = shapes_[first + m];
+			sh.aabb = box_of(first + m);
+			mover_proxy_[m] = movers_.CreateProxy(sh.aabb, (void *)(uintptr_t)(first + m));
+			sh.fat = movers_.GetFatAABB(mover_proxy_[m]);
 			moved_.push_back(m);
 		}
 		find_new_pairs(); // every mover queries once: the first frame
@@ -210,14 +206,25 @@ public:
 	void step(const float *dx, const float *dy)
 	{
 		moved_.clear();
+		const b2Vec2 still(0.0f, 0.0f);
 		for (uint32_t m = 0; m < moving_; ++m) {
-			b2Vec2 d(0.0f, 0.0f);
-			if (o_.displacement)
-				d.Set(dx[m] * o_.scale, dy[m] * o_.scale);
-			bool moved = movers_.MoveProxy(mover_proxy_[m], box_of(first_ + m), d);
+			shape &sh = shapes_[first_ + m];
+			sh.aabb = box_of(first_ + m);
+			bool moved;
+			if (o_.displacement) {
+				moved = movers_.MoveProxy(mover_proxy_[m], sh.aabb, b2Vec2(dx[m] * o_.scale, dy[m] * o_.scale));
+			} else {
+				// v3's test, inline as in its b2FinalizeBodiesTask; with no displacement,
+				// MoveProxy re-inserts exactly when this fails (its "huge box" test always
+				// passes: the old fat box is within 0.2 of the new box), so nothing changes
+				// but a call per mover.
+				moved = !sh.fat.Contains(sh.aabb) && movers_.MoveProxy(mover_proxy_[m], sh.aabb, still);
+			}
 			reinserted_[m] = moved;
-			if (moved)
+			if (moved) {
+				sh.fat = movers_.GetFatAABB(mover_proxy_[m]);
 				moved_.push_back(m);
+			}
 		}
 		find_new_pairs();
 		retest();
@@ -269,10 +276,13 @@ private:
 		return order;
 	}
 
-	const b2AABB &fat_of(uint32_t i) const
-	{
-		return i < first_ ? static_fat_[i] : movers_.GetFatAABB(mover_proxy_[i - first_]);
-	}
+	/// Threads for n items: v3 gives a task at least 64 (minRange in b2UpdateBroadPhasePairs
+	/// and b2Collide), so small frames stay on the calling thread.
+	int threads_for(size_t n) const { return (int)std::max<size_t>(1, std::min<size_t>(o_.threads, n / 64)); }
+
+	/// Closed overlap of both pairs' boxes (b2TestOverlap rejects only d > 0: touching counts).
+	bool fat_overlap(bp_pair c) const { return b2TestOverlap(shapes_[c.lo].fat, shapes_[c.hi].fat); }
+	bool true_overlap(bp_pair c) const { return b2TestOverlap(shapes_[c.lo].aabb, shapes_[c.hi].aabb); }
 
 	/// Tree query callback (b2DynamicTree::Query calls QueryCallback): collects the pairs of
 	/// `self` not yet in the candidate set. Read-only, so threads may query at once.
@@ -299,7 +309,7 @@ private:
 
 	void query_mover(uint32_t m, std::vector<bp_pair> &out) const
 	{
-		const b2AABB &fat = movers_.GetFatAABB(mover_proxy_[m]);
+		const b2AABB &fat = shapes_[first_ + m].fat;
 		query s{this, &statics_, &out, first_ + m};
 		statics_.Query(&s, fat);
 		query d{this, &movers_, &out, first_ + m};
@@ -310,7 +320,7 @@ private:
 	/// as v3's b2FindPairsTask); the new pairs enter the set serially, in thread order.
 	void find_new_pairs()
 	{
-		int threads = o_.threads;
+		int threads = threads_for(moved_.size());
 		for (auto &f : found_)
 			f.clear();
 		if (threads == 1) {
@@ -334,28 +344,29 @@ private:
 	{
 		pairs_.clear();
 		size_t n = candidates_.size(), kept = 0;
-		if (o_.threads == 1) {
+		int threads = threads_for(n);
+		if (threads == 1) {
 			for (size_t k = 0; k < n; ++k) {
 				bp_pair c = candidates_[k];
-				if (!b2TestOverlap(fat_of(c.lo), fat_of(c.hi))) {
+				if (!fat_overlap(c)) {
 					known_.erase(key_of(c.lo, c.hi));
 					continue;
 				}
 				candidates_[kept++] = c;
-				if (exact_overlap(scene_, c.lo, c.hi))
+				if (true_overlap(c))
 					pairs_.push_back(c);
 			}
 			candidates_.resize(kept);
 			return;
 		}
 		keep_.resize(n);
-		parallel_chunks(n, o_.threads, [this](size_t begin, size_t end, size_t t) {
+		parallel_chunks(n, threads, [this](size_t begin, size_t end, size_t t) {
 			std::vector<bp_pair> &out = exact_[t];
 			out.clear();
 			for (size_t k = begin; k < end; ++k) {
 				bp_pair c = candidates_[k];
-				keep_[k] = b2TestOverlap(fat_of(c.lo), fat_of(c.hi));
-				if (keep_[k] && exact_overlap(scene_, c.lo, c.hi))
+				keep_[k] = fat_overlap(c);
+				if (keep_[k] && true_overlap(c))
 					out.push_back(c);
 			}
 		});
@@ -375,7 +386,12 @@ private:
 	const bp_scene *scene_;
 	uint32_t first_, moving_;
 	b2DynamicTree statics_, movers_;
-	std::vector<b2AABB> static_fat_; ///< per static, its fat box in the tree
+	/// Per scene entity, what v3 keeps in its b2Shape side by side: the true box (in Box2D
+	/// units, exact: the scale is a power of two) and the fat box in the tree. 32 bytes.
+	struct shape {
+		b2AABB aabb, fat;
+	};
+	std::vector<shape> shapes_;
 	std::vector<int32> mover_proxy_;
 	std::vector<uint8_t> reinserted_; ///< per mover: re-inserted this frame
 	std::vector<uint32_t> moved_;     ///< the movers re-inserted this frame
