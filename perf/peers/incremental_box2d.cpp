@@ -39,7 +39,7 @@ struct options {
 	uint64_t seed = 1;
 	const char *csv = nullptr;
 	uint32_t check = 3;           ///< frames compared, warm-up frames first; UINT32_MAX: all
-	float scale = 1.0f;           ///< scene units -> Box2D units; a power of two, so exact
+	float b2_margin = b2_aabbExtension; ///< the movers' fat margin on the Box2D side (>= 0.1)
 	bool displacement = false;    ///< pass each frame's motion to MoveProxy (2.4's prediction)
 	bool static_fat_tree = false; ///< statics keep CreateProxy's b2_aabbExtension, not v3's 0.02
 	float bp_margin = 0.0f;       ///< bp_world_def.margin (0: chosen by the world)
@@ -168,32 +168,29 @@ private:
 class box2d_scheme {
 public:
 	box2d_scheme(const options &o, const bp_scene *scene, uint32_t first)
-		: o_(o), scene_(scene), first_(first), moving_(scene->count - first), mover_proxy_(moving_),
+		: o_(o), scene_(scene), first_(first), moving_(scene->count - first),
+		  pad_(o.displacement ? 0.0f : o.b2_margin - b2_aabbExtension), mover_proxy_(moving_),
 		  reinserted_(moving_, 1), found_(o.threads), exact_(o.threads)
 	{
-		// CreateProxy fattens by b2_aabbExtension (0.1 m); v3 fattens statics by 0.02 m only,
-		// so statics go in shrunk by the difference (never past their centre: the fat box
-		// still holds the true box). Inserted in Morton order of their centres: 2.4's greedy
-		// insertion then builds a tree that 1M-box queries visit half as much of (182 nodes
-		// against 384 for scene order, 13 against 48 us per query on this machine), closer to
-		// what v3's b2World_RebuildStaticTree would give a host.
-		float shrink = o.static_fat_tree ? 0.0f : b2_aabbExtension - v3_static_margin;
+		// CreateProxy and MoveProxy fatten the box they are given by b2_aabbExtension (0.1). v3
+		// fattens statics by 0.02 only, so statics go in shrunk by the difference (never past
+		// their centre: the fat box still holds the true box), and movers go in grown by
+		// --b2-margin less 0.1. Statics are inserted in Morton order of their centres: 2.4's
+		// greedy insertion then builds a tree that 1M-box queries visit half as much of (182
+		// nodes against 384 for scene order, 13 against 48 us per query on this machine),
+		// closer to what v3's b2World_RebuildStaticTree would give a host.
+		float static_by = o.static_fat_tree ? 0.0f : v3_static_margin - b2_aabbExtension;
 		std::vector<uint32_t> order = morton_order(first);
 		shapes_.resize(scene->count);
 		for (uint32_t i : order) {
-			b2AABB box = box_of(i);
-			shapes_[i].aabb = box;
-			float sx = std::min(shrink, 0.5f * (box.upperBound.x - box.lowerBound.x));
-			float sy = std::min(shrink, 0.5f * (box.upperBound.y - box.lowerBound.y));
-			box.lowerBound += b2Vec2(sx, sy);
-			box.upperBound -= b2Vec2(sx, sy);
-			int32 proxy = statics_.CreateProxy(box, (void *)(uintptr_t)i);
+			shapes_[i].aabb = box_of(i);
+			int32 proxy = statics_.CreateProxy(resized(shapes_[i].aabb, static_by), (void *)(uintptr_t)i);
 			shapes_[i].fat = statics_.GetFatAABB(proxy);
 		}
 		for (uint32_t m = 0; m < moving_; ++m) {
 			shape &sh = shapes_[first + m];
 			sh.aabb = box_of(first + m);
-			mover_proxy_[m] = movers_.CreateProxy(sh.aabb, (void *)(uintptr_t)(first + m));
+			mover_proxy_[m] = movers_.CreateProxy(resized(sh.aabb, pad_), (void *)(uintptr_t)(first + m));
 			sh.fat = movers_.GetFatAABB(mover_proxy_[m]);
 			moved_.push_back(m);
 		}
@@ -212,13 +209,13 @@ public:
 			sh.aabb = box_of(first_ + m);
 			bool moved;
 			if (o_.displacement) {
-				moved = movers_.MoveProxy(mover_proxy_[m], sh.aabb, b2Vec2(dx[m] * o_.scale, dy[m] * o_.scale));
+				// 2.4's own rule: MoveProxy decides, the fat box stretched by 4x the motion.
+				moved = movers_.MoveProxy(mover_proxy_[m], sh.aabb, b2Vec2(dx[m], dy[m]));
 			} else {
-				// v3's test, inline as in its b2FinalizeBodiesTask; with no displacement,
-				// MoveProxy re-inserts exactly when this fails (its "huge box" test always
-				// passes: the old fat box is within 0.2 of the new box), so nothing changes
-				// but a call per mover.
-				moved = !sh.fat.Contains(sh.aabb) && movers_.MoveProxy(mover_proxy_[m], sh.aabb, still);
+				// v3's rule, inline as in its b2FinalizeBodiesTask: re-insert when the true box
+				// left the fat box. The box handed over holds the true box, so MoveProxy's own
+				// containment test fails too and it always re-inserts.
+				moved = !sh.fat.Contains(sh.aabb) && movers_.MoveProxy(mover_proxy_[m], resized(sh.aabb, pad_), still);
 			}
 			reinserted_[m] = moved;
 			if (moved) {
@@ -235,11 +232,24 @@ public:
 	size_t candidates() const { return candidates_.size(); }
 
 private:
+	/// The box grown by `by` on every side, or shrunk by -by (at most to its centre).
+	static b2AABB resized(b2AABB box, float by)
+	{
+		b2Vec2 d(by, by);
+		if (by < 0) {
+			d.x = -std::min(-by, 0.5f * (box.upperBound.x - box.lowerBound.x));
+			d.y = -std::min(-by, 0.5f * (box.upperBound.y - box.lowerBound.y));
+		}
+		box.lowerBound -= d;
+		box.upperBound += d;
+		return box;
+	}
+
 	b2AABB box_of(uint32_t i) const
 	{
 		b2AABB box;
-		box.lowerBound.Set(scene_->min[0][i] * o_.scale, scene_->min[1][i] * o_.scale);
-		box.upperBound.Set(scene_->max[0][i] * o_.scale, scene_->max[1][i] * o_.scale);
+		box.lowerBound.Set(scene_->min[0][i], scene_->min[1][i]);
+		box.upperBound.Set(scene_->max[0][i], scene_->max[1][i]);
 		return box;
 	}
 
@@ -385,9 +395,10 @@ private:
 	const options &o_;
 	const bp_scene *scene_;
 	uint32_t first_, moving_;
+	float pad_; ///< movers are handed to the tree grown by this: the fat margin is 0.1 + pad_
 	b2DynamicTree statics_, movers_;
 	/// Per scene entity, what v3 keeps in its b2Shape side by side: the true box (in Box2D
-	/// units, exact: the scale is a power of two) and the fat box in the tree. 32 bytes.
+	/// units = scene units) and the fat box in the tree. 32 bytes.
 	struct shape {
 		b2AABB aabb, fat;
 	};
@@ -535,12 +546,12 @@ bool parse(int argc, char **argv, options &o)
 		bool known = std::strcmp(a, "--static") == 0 || std::strcmp(a, "--moving") == 0 ||
 			     std::strcmp(a, "--frames") == 0 || std::strcmp(a, "--threads") == 0 ||
 			     std::strcmp(a, "--seed") == 0 || std::strcmp(a, "--csv") == 0 ||
-			     std::strcmp(a, "--check") == 0 || std::strcmp(a, "--b2-scale") == 0 ||
+			     std::strcmp(a, "--check") == 0 || std::strcmp(a, "--b2-margin") == 0 ||
 			     std::strcmp(a, "--margin") == 0 || std::strcmp(a, "--warmup") == 0;
 		if (!known || !v) {
 			std::fprintf(stderr,
 				"usage: bp_peer_incremental [--static S] [--moving M] [--frames F] [--warmup W] [--threads T] [--seed N]\n"
-				"       [--check F | --check-all] [--b2-scale P] [--b2-displacement] [--b2-static-fat]\n"
+				"       [--check F | --check-all] [--b2-margin M] [--b2-displacement] [--b2-static-fat]\n"
 				"       [--margin M] [--csv FILE]\n");
 			return false;
 		}
@@ -561,15 +572,17 @@ bool parse(int argc, char **argv, options &o)
 			o.csv = v;
 		else if (std::strcmp(a, "--check") == 0)
 			o.check = (uint32_t)std::strtoul(v, nullptr, 10);
-		else if (std::strcmp(a, "--b2-scale") == 0)
-			o.scale = std::strtof(v, nullptr);
+		else if (std::strcmp(a, "--b2-margin") == 0)
+			o.b2_margin = std::strtof(v, nullptr);
 		else
 			o.bp_margin = std::strtof(v, nullptr);
 	}
-	int exponent = 0;
-	bool power_of_two = o.scale > 0 && std::frexp(o.scale, &exponent) == 0.5f;
-	if (o.frames == 0 || o.n_moving == 0 || o.threads < 1 || !power_of_two || !(o.bp_margin >= 0)) {
-		std::fprintf(stderr, "bp_peer_incremental: bad options (--b2-scale must be a power of two)\n");
+	// Below 0.1 the box handed to MoveProxy would have to shrink, and it could then stay
+	// inside the fat box the true box left: MoveProxy would not re-insert.
+	bool margin_ok = o.b2_margin >= b2_aabbExtension && std::isfinite(o.b2_margin) &&
+			 (!o.displacement || o.b2_margin == b2_aabbExtension);
+	if (o.frames == 0 || o.n_moving == 0 || o.threads < 1 || !margin_ok || !(o.bp_margin >= 0)) {
+		std::fprintf(stderr, "bp_peer_incremental: bad options (--b2-margin >= 0.1, and 0.1 with --b2-displacement)\n");
 		return false;
 	}
 	return true;
@@ -594,8 +607,8 @@ int main(int argc, char **argv)
 	uint32_t first = o.n_static; // the last M entities move: a uniform random subset
 	std::printf("# box2d_scheme: Box2D %d.%d.%d b2DynamicTree; mover margin %g, static margin %g (scene units), "
 		    "displacement %s; incremental: bp_world_def.margin %g%s\n",
-		b2_version.major, b2_version.minor, b2_version.revision, b2_aabbExtension / o.scale,
-		(o.static_fat_tree ? b2_aabbExtension : v3_static_margin) / o.scale, o.displacement ? "on" : "off",
+		b2_version.major, b2_version.minor, b2_version.revision, o.b2_margin,
+		o.static_fat_tree ? b2_aabbExtension : v3_static_margin, o.displacement ? "on" : "off",
 		o.bp_margin, o.bp_margin == 0 ? " (chosen by the world)" : "");
 
 	double t0 = now_ms();
@@ -639,9 +652,9 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	if (csv && std::ftell(csv) == 0)
-		std::fprintf(csv, "workload,dims,static,moving,threads,seed,subject,ms_median,ms_min,cpu_ms_median,pairs,"
-				  "searched_median,candidates_median,ratio_median,ratio_min,cpu_ratio,b2_margin,b2_static_margin,"
-				  "b2_displacement\n");
+		std::fprintf(csv, "workload,dims,static,moving,threads,seed,warmup,frames,subject,ms_median,ms_min,cpu_ms_median,"
+				  "pairs,searched_median,candidates_median,ratio_median,ratio_min,cpu_ratio,b2_margin,"
+				  "b2_static_margin,b2_displacement,bp_margin\n");
 	auto min_of = [](const std::vector<double> &v) { return *std::min_element(v.begin(), v.end()); };
 	const record &inc = rec[1];
 	for (const record &r : rec) {
@@ -652,10 +665,11 @@ int main(int argc, char **argv)
 			o.n_static, o.n_moving, o.threads, r.name, med, min, cpu, r.pairs, median_of(r.searched),
 			median_of(r.candidates));
 		if (csv)
-			std::fprintf(csv, "static_moving,2,%u,%u,%d,%" PRIu64 ",%s,%.4f,%.4f,%.4f,%zu,%.0f,%.0f,%.3f,%.3f,%.3f,%g,%g,%d\n",
-				o.n_static, o.n_moving, o.threads, o.seed, r.name, med, min, cpu, r.pairs, median_of(r.searched),
-				median_of(r.candidates), ratio, ratio_min, cpu_ratio, b2_aabbExtension / o.scale,
-				(o.static_fat_tree ? b2_aabbExtension : v3_static_margin) / o.scale, o.displacement ? 1 : 0);
+			std::fprintf(csv,
+				"static_moving,2,%u,%u,%d,%" PRIu64 ",%u,%u,%s,%.4f,%.4f,%.4f,%zu,%.0f,%.0f,%.3f,%.3f,%.3f,%g,%g,%d,%g\n",
+				o.n_static, o.n_moving, o.threads, o.seed, o.warmup, o.frames, r.name, med, min, cpu, r.pairs,
+				median_of(r.searched), median_of(r.candidates), ratio, ratio_min, cpu_ratio, o.b2_margin,
+				o.static_fat_tree ? b2_aabbExtension : v3_static_margin, o.displacement ? 1 : 0, o.bp_margin);
 	}
 	std::printf("ratio box2d_scheme / incremental: median %.2f, min %.2f, cpu %.2f (%u frames, %s)\n",
 		median_of(rec[0].ms) / median_of(inc.ms), min_of(rec[0].ms) / min_of(inc.ms),
