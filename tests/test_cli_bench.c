@@ -429,10 +429,10 @@ Test(cli_bench, incremental_rest_matches_the_oracle)
 			cr_assert_eq(row->checksum, moved.checksum, "%s %s threads=%d: checksum differs from the oracle",
 				row->scene, row->algo, row->threads);
 			cr_assert(row->static_fraction == 0.9 && row->moving == 0.1 && row->incremental == 1 && row->margin == 0);
-			// A step searches at most the movers again, or every entity when it rebuilt in
-			// full (a choice the library makes from measured costs).
-			cr_assert(row->active_median <= movers || row->active_median == n, "%s: active_median %g",
-				row->scene, row->active_median);
+			// An incremental step has at most the movers active, a full one every entity;
+			// which path a step takes is timed, so the median of the runs lies anywhere
+			// up to n (the midpoint of two middle runs when their count is even).
+			cr_assert(row->active_median <= n, "%s: active_median %g", row->scene, row->active_median);
 			cr_assert_leq(row->searched_median, row->active_median);
 			check_times(rows, count, row, 1);
 		}
@@ -469,8 +469,9 @@ Test(cli_bench, worlds_full_and_incremental_in_one_run)
 		cr_assert_eq(row->checksum, moved.checksum, "row %d", i + 1);
 		if (!row->incremental)
 			cr_assert(row->active_median == 0 && row->searched_median == 0, "row %d", i + 1);
-		else
-			cr_assert(row->active_median <= movers || row->active_median == 1500, "row %d", i + 1);
+		else // every mover is active on an incremental step, every entity on a full one;
+		     // which path a step takes is timed, so the median lies anywhere between
+			cr_assert(row->active_median >= movers && row->active_median <= 1500, "row %d", i + 1);
 	}
 	if (plots) {
 		cr_assert(is_png(test_tmp_path("bench-rest-time-vs-n.png")));
