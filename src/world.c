@@ -103,8 +103,8 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 		return BP_ERR_INVALID_ARGUMENT; // def not initialised by bp_world_def_default
 	if (def->dims != 2 && def->dims != 3)
 		return BP_ERR_INVALID_ARGUMENT;
-	if (def->thread_count < 0 || !(def->cell_size >= 0.0f) || !isfinite(def->cell_size) ||
-		!(def->margin >= 0.0f) || !isfinite(def->margin) ||
+	if (def->thread_count < 0 || def->thread_count > BP_MAX_THREADS || !(def->cell_size >= 0.0f) ||
+		!isfinite(def->cell_size) || !(def->margin >= 0.0f) || !isfinite(def->margin) ||
 		(def->debug_flags & ~(uint32_t)BP_DEBUG_ALL))
 		return BP_ERR_INVALID_ARGUMENT;
 	if (!bp_algorithm_available(def->algorithm))
@@ -534,8 +534,9 @@ bp_status bp_world_set_thread_count(bp_world *w, int thread_count)
 {
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
-	if (thread_count < 0)
-		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "thread count %d is negative", thread_count);
+	if (thread_count < 0 || thread_count > BP_MAX_THREADS)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "thread count %d is outside [0, %d] (BP_MAX_THREADS)",
+			thread_count, BP_MAX_THREADS);
 	w->thread_count = thread_count;
 	return BP_OK;
 }

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 // bp_world_step: the synchronous step of a world, on the caller's thread and the world's workers.
+#include "parallel.h"
 #include "probes.h"
+#include "threads.h"
 #include "world.h"
 
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 // world.h promises that last_error says why grid or hash are not supported: they
 // cannot lay cells over bounds whose span on an axis (max - min) is beyond float.
@@ -37,6 +40,12 @@ bp_status bp_world_step(bp_world *w)
 	bpi_step_settings settings = bpi_world_settings(w);
 	bp_frame_stats stats = {.frame = w->stats.frame + 1, .ns_prepare = bpi_now_ns() - t0};
 	BPI_MARK_STAGE_END(BPI_STAGE_PREPARE);
+	bpi_team_failure team;
+	if (bpi_team_check(bpi_resolve_threads(settings.thread_count), &team) != BP_OK) {
+		BPI_MARK_FRAME_END(stats.frame, 0, bpi_now_ns() - t0, BP_ERR_OUT_OF_MEMORY);
+		return bpi_world_fail(w, BP_ERR_OUT_OF_MEMORY, "cannot start %d threads (%d of %d workers started): %s",
+			team.wanted, team.started, team.wanted - 1, strerror(team.error));
+	}
 	bpi_step_fault fault = {0};
 	bpi_changes changes = {
 		.list = w->step_marks.list.data,

@@ -87,13 +87,21 @@ typedef enum bp_debug_flag {
 	BP_DEBUG_ALL = BP_DEBUG_NO_COHERENCE | BP_DEBUG_NO_SIMD | BP_DEBUG_ALWAYS_INCREMENTAL | BP_DEBUG_ALWAYS_FULL
 } bp_debug_flag;
 
+/// The most threads a world steps with: more than the hardware threads of most
+/// machines, while a mistaken count (INT_MAX) is refused with
+/// BP_ERR_INVALID_ARGUMENT instead of asking the system for that many threads,
+/// each with its own stack (8 MiB of address space under the usual limits).
+#define BP_MAX_THREADS 1024
+
 /// World settings. Always start from bp_world_def_default(); fields are only
 /// ever appended.
 typedef struct bp_world_def {
 	int dims;               ///< 2 or 3. Default 3. 2D worlds store no z arrays.
 	uint32_t capacity;      ///< entities to reserve room for. Default 0.
 	bp_algorithm algorithm; ///< default BP_ALGO_AUTO
-	int thread_count;       ///< worker threads for a step; 0 = all cores. Default 0.
+	/// Worker threads for a step, 0 to BP_MAX_THREADS; 0 = all cores (at most
+	/// BP_MAX_THREADS). Default 0.
+	int thread_count;
 	float cell_size;        ///< grid/hash cell edge; 0 = chosen from extents. Default 0.
 	bool canonical_pairs;   ///< sort pairs by (lo, hi) after each step. Default false.
 	/// Periodic (toroidal) world: space is the torus [0, period[k]) on each axis,
@@ -255,7 +263,11 @@ BP_API bp_status bp_world_set_spheres(bp_world *world, uint32_t first, uint32_t 
 
 BP_API bp_status bp_world_set_algorithm(bp_world *world, bp_algorithm algorithm);
 BP_API bp_algorithm bp_world_algorithm(const bp_world *world);
-/// 0 = all cores.
+/// 0 to BP_MAX_THREADS; 0 = all cores (at most BP_MAX_THREADS). Another value
+/// returns BP_ERR_INVALID_ARGUMENT, changes nothing and bp_world_last_error names
+/// it. A step whose threads the system cannot start (out of threads, or of
+/// address space for their stacks) fails with BP_ERR_OUT_OF_MEMORY instead of
+/// ending the process, and the world stays usable with fewer threads.
 BP_API bp_status bp_world_set_thread_count(bp_world *world, int thread_count);
 /// Replaces the bp_debug_flag bits (BP_ERR_INVALID_ARGUMENT for unknown bits);
 /// the next step or submit uses them. Same thread as the world's writer.

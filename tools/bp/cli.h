@@ -74,7 +74,7 @@ bool cli_parse_decimal(const char *command, const char *flag, const char *text, 
 /// Parses an algorithm name given to `flag`; on failure prints
 /// "bp COMMAND: FLAG: unknown algorithm 'TEXT'" and the known names.
 bool cli_parse_algorithm(const char *command, const char *flag, const char *text, bp_algorithm *out, FILE *err);
-/// `--threads T` (0 = all cores, at most 1024) into *threads when the option was given.
+/// `--threads T` (0 = all cores, at most BP_MAX_THREADS) into *threads when the option was given.
 bool cli_parse_threads(const char *command, const cli_option *option, int *threads, FILE *err);
 /// `--frame K` (a frame of a moving scene) into *frame when the option was given.
 bool cli_parse_frame(const char *command, const cli_option *option, uint32_t *frame, FILE *err);
