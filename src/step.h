@@ -30,6 +30,7 @@ typedef struct bpi_stepper {
 	bpi_indexes indexes;
 	bpi_periodic *periodic;
 	bpi_incremental *incremental;
+	bpi_budget *budget; ///< the owner's account for pair memory; set by the owner, NULL for none
 } bpi_stepper;
 
 /// Why a step failed with BP_ERR_OUT_OF_RANGE (periodic worlds only).

@@ -129,6 +129,8 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 		.handle_tag = next_world_tag(),
 		.free_head = BP_NO_DENSE,
 	};
+	w->stepper.budget = &w->budget;
+	w->pairs.budget = &w->budget;
 	if (bpi_frames_create(&w->frames) != BP_OK) {
 		bpi_free(w, sizeof *w);
 		return BP_ERR_OUT_OF_MEMORY;

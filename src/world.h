@@ -79,6 +79,7 @@ struct bp_world {
 
 	// Step state.
 	bpi_stepper stepper; ///< bp_world_step's; the scheduler has its own
+	bpi_budget budget;   ///< pair memory of the stepper and `pairs`
 	bpi_pair_buffer pairs;
 	bp_frame_stats stats;
 	struct bpi_frames *frames; ///< the frame scheduler (frame.c); its thread starts on the first submit

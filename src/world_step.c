@@ -53,6 +53,7 @@ bp_status bp_world_step(bp_world *w)
 		.previous_count = w->step_marks.since_count,
 		.all = w->step_marks.all,
 	};
+	bpi_budget_begin(&w->budget);
 	bp_status status = bpi_stepper_run(&w->stepper, &settings, &w->soa, w->count, bpi_world_unfiltered(w),
 		&changes, &w->pairs, &stats, &fault);
 	if (status != BP_OK)
