@@ -48,9 +48,9 @@ struct bpi_frames {
 	bp_view *latest;
 
 	bpi_stepper stepper; ///< builder thread only; separate from the world's own
-	/// Pair memory of the builder's stepper and of every frame's pairs, held
-	/// ones included; it lives as long as the pool, so a view released after
-	/// the world gives its bytes back here.
+	/// Pair memory of the builder's stepper and of every frame buffer, held ones
+	/// included; it lives as long as the pool, so a view released after the
+	/// world gives its bytes back here.
 	bpi_budget budget;
 	BPI_ARRAY(uint32_t) changed; ///< builder thread only: entities that differ from the last build's
 	BPI_ARRAY(uint8_t) seen;     ///< builder thread only: per entity, all 0 between builds
@@ -169,7 +169,7 @@ static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 	bpi_step_fault fault; // the step's error status is what a waiter sees
 	bpi_team_failure team; // a build whose threads cannot start fails as one out of memory
 	bp_status status = bpi_team_check(bpi_resolve_threads(f->settings.thread_count), &team);
-	bpi_budget_begin(&fr->budget);
+	bpi_budget_begin(&fr->budget, f->settings.memory_limit);
 	bpi_changes changes = {.all = true};
 	if (status == BP_OK && f->settings.incremental && !f->settings.periodic)
 		changes = listed_changes(fr, f, prev);
@@ -407,6 +407,7 @@ bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, uint
 			*why = "no memory for a frame buffer";
 			return BP_ERR_OUT_OF_MEMORY;
 		}
+		f->budget = &fr->budget;
 		f->pairs.budget = &fr->budget;
 	}
 	uint64_t number = fr->submitted + 1; // only the host submits: nobody else writes it

@@ -20,6 +20,7 @@ typedef struct bpi_step_settings {
 	float margin;     ///< incremental steps' fat-box margin; 0 = from observed motion
 	bool periodic;
 	float period[3]; ///< when periodic; z unused in 2D
+	size_t memory_limit; ///< bytes of pair memory (bp_world_def.memory_limit); 0 = no limit
 } bpi_step_settings;
 
 /// Everything a sequence of steps keeps: one index per algorithm, the periodic

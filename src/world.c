@@ -127,6 +127,7 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 		.incremental = def->incremental,
 		.margin = def->margin,
 		.handle_tag = next_world_tag(),
+		.memory_limit = def->memory_limit,
 		.free_head = BP_NO_DENSE,
 	};
 	w->stepper.budget = &w->budget;
@@ -555,3 +556,13 @@ bp_status bp_world_set_debug_flags(bp_world *w, uint32_t flags)
 }
 
 uint32_t bp_world_debug_flags(const bp_world *w) { return w ? w->debug_flags : 0; }
+
+bp_status bp_world_set_memory_limit(bp_world *w, size_t bytes)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	w->memory_limit = bytes;
+	return BP_OK;
+}
+
+size_t bp_world_memory_limit(const bp_world *w) { return w ? w->memory_limit : 0; }

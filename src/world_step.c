@@ -53,7 +53,7 @@ bp_status bp_world_step(bp_world *w)
 		.previous_count = w->step_marks.since_count,
 		.all = w->step_marks.all,
 	};
-	bpi_budget_begin(&w->budget);
+	bpi_budget_begin(&w->budget, settings.memory_limit);
 	bp_status status = bpi_stepper_run(&w->stepper, &settings, &w->soa, w->count, bpi_world_unfiltered(w),
 		&changes, &w->pairs, &stats, &fault);
 	if (status != BP_OK)
@@ -65,6 +65,9 @@ bp_status bp_world_step(bp_world *w)
 		return bpi_world_fail(w, status, "entity %u: extent_%c %.9g > period_%c / 2 = %.9g", fault.entity,
 			"xyz"[fault.axis], fault.extent, "xyz"[fault.axis], (double)w->period[fault.axis] * 0.5);
 	}
+	if (status == BP_ERR_OUT_OF_MEMORY && atomic_load(&w->budget.over_limit))
+		return bpi_world_fail(w, status, "%s step: the pairs need more than memory_limit = %zu bytes",
+			bp_algorithm_name(stats.algorithm), settings.memory_limit);
 	if (status == BP_ERR_UNSUPPORTED)
 		return fail_unsupported(w, stats.algorithm);
 	if (status != BP_OK)

@@ -144,6 +144,19 @@ typedef struct bp_world_def {
 	/// move). Must be >= 0 and finite, else bp_world_create returns
 	/// BP_ERR_INVALID_ARGUMENT. Default 0.
 	float margin;
+	/// The most bytes of pair memory a step may hold; 0 = no limit. Pair memory
+	/// is what grows with the number of pairs: the per-chunk pair buffers and
+	/// the step's pairs (up to about 26 bytes per pair for bp_world_step) and,
+	/// for frames, each view's pairs and the arrays derived from them (40 to 75
+	/// bytes per pair more, counted while a reader holds the view). A step or
+	/// frame build that would pass the limit stops at once and fails with
+	/// BP_ERR_OUT_OF_MEMORY; the previous pairs (or published frame) stay, and
+	/// bp_world_step names the limit in bp_world_last_error. bp_world_step and
+	/// the frame builder each count their own memory against the limit. Not
+	/// counted: memory that grows with the entities (their store, the
+	/// algorithms' indexes, frame snapshots), and in incremental and periodic
+	/// worlds the kept resting pairs and the pair sort's scratch. Default 0.
+	size_t memory_limit;
 	int32_t internal_value; ///< set by bp_world_def_default; do not touch
 } bp_world_def;
 
@@ -273,6 +286,11 @@ BP_API bp_status bp_world_set_thread_count(bp_world *world, int thread_count);
 /// the next step or submit uses them. Same thread as the world's writer.
 BP_API bp_status bp_world_set_debug_flags(bp_world *world, uint32_t flags);
 BP_API uint32_t bp_world_debug_flags(const bp_world *world);
+/// Replaces memory_limit (bytes of pair memory a step may hold, 0 = no limit;
+/// see bp_world_def); the next step or submit uses it. Same thread as the
+/// world's writer.
+BP_API bp_status bp_world_set_memory_limit(bp_world *world, size_t bytes);
+BP_API size_t bp_world_memory_limit(const bp_world *world);
 
 /// Per-step statistics. Times are wall-clock nanoseconds.
 typedef struct bp_frame_stats {
@@ -303,7 +321,8 @@ typedef struct bp_frame_stats {
 
 /// Finds every overlapping pair of the current state, synchronously, on the
 /// world's threads. On error the previous step's pairs are kept. Errors:
-/// BP_ERR_OUT_OF_MEMORY; BP_ERR_UNSUPPORTED when grid or hash, chosen by name,
+/// BP_ERR_OUT_OF_MEMORY (an allocation failed, the pairs would pass
+/// memory_limit, or the step's threads could not start); BP_ERR_UNSUPPORTED when grid or hash, chosen by name,
 /// cannot lay cells over the bounds (spans beyond float range, near +-3e38;
 /// AUTO then runs sap instead); BP_ERR_OUT_OF_RANGE in a periodic world when
 /// an extent exceeds period / 2. bp_world_last_error says which.
