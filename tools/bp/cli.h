@@ -79,6 +79,14 @@ bool cli_parse_threads(const char *command, const cli_option *option, int *threa
 /// `--frame K` (a frame of a moving scene) into *frame when the option was given.
 bool cli_parse_frame(const char *command, const cli_option *option, uint32_t *frame, FILE *err);
 
+// ---- memory sizes (cli_memory.c) ------------------------------------------
+
+/// `--max-memory SIZE` into *bytes when the option was given: a decimal count of
+/// bytes with an optional K, M or G suffix (powers of 1024); 0 = no limit.
+bool cli_parse_size(const char *command, const cli_option *option, size_t *bytes, FILE *err);
+/// The most memory this process may have: physical memory, or less under ulimit -v.
+uint64_t cli_memory_available(void);
+
 // ---- scenes and worlds (cli_scene.c) --------------------------------------
 
 /// Reads a scene; on failure prints "bp: file:line: reason" and returns the exit code.
