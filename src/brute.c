@@ -17,7 +17,9 @@ static void brute_rows(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	const brute_job *job = ctx;
 	const bpi_scene *s = job->scene;
 	bpi_pair_buffer *out = &job->chunks->buffers[chunk];
-	for (uint32_t a = begin; a < end; ++a)
+	if (bpi_pair_buffer_stopped(out))
+		return; // the step ran out of memory in another chunk
+	for (uint32_t a = begin; a < end && !out->failed; ++a)
 		for (uint32_t b = a + 1; b < s->count; ++b)
 			if (bpi_scene_overlap(s, a, b) && bpi_scene_accepts(s, a, b))
 				bpi_pair_push(out, a, b);

@@ -245,10 +245,12 @@ static void find_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	const bpi_scene *s = job->scene;
 	const buckets_grid *g = &job->grid;
 	bpi_pair_buffer *out = &x->base.chunks.buffers[chunk];
+	if (bpi_pair_buffer_stopped(out))
+		return; // the step ran out of memory in another chunk
 	int dims = s->dims, width = 2 * dims;
 	uint32_t small_end = x->start.data[g->count], total = s->count;
 	uint64_t tests = 0;
-	for (uint32_t p = begin; p < end; ++p) {
+	for (uint32_t p = begin; p < end && !out->failed; ++p) {
 		const float *a = &x->rec.data[(size_t)p * width];
 		bool big = p >= small_end;
 		int32_t lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0}, home[3] = {0, 0, 0};

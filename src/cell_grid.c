@@ -4,6 +4,7 @@
 #include <broadphase/cell_grid.h>
 
 #include "parallel.h"
+#include "threads.h"
 #include "world.h"
 
 #include <math.h>
@@ -207,9 +208,14 @@ bp_status bp_cell_grid_assign(bp_cell_grid *g, const bp_world *world)
 	if (!bpi_array_grow(&g->entities, g->entity_count, n) || !bpi_array_grow(&g->entity_cell, g->entity_count, n))
 		return BP_ERR_OUT_OF_MEMORY;
 
+	const int threads = bpi_resolve_threads(world->thread_count);
+	bpi_team_failure team;
+	if (bpi_team_check(threads, &team) != BP_OK)
+		return BP_ERR_OUT_OF_MEMORY;
+
 	// Nothing below can fail.
 	assign_ctx ctx = {g, &world->soa, g->entity_cell.data};
-	bpi_parallel_for(n, BP_CELL_GRID_GRAIN, bpi_resolve_threads(world->thread_count), centre_cells, &ctx);
+	bpi_parallel_for(n, BP_CELL_GRID_GRAIN, threads, centre_cells, &ctx);
 
 	// Stable counting sort. Counts, then inclusive prefix: start[c] = end of c.
 	// Placing entities from the last down with --start[c] fills each cell from

@@ -394,7 +394,7 @@ BPI_CELLS_INLINE void find_group_spans(const bpi_cells *c, const bpi_scene *s, p
 		memset(t.off, 0, (size_t)(table_row(sz, sy, sy) + 1) * sizeof t.off[0]);
 		table = fill_table(c, &t, k, h, hashed, sx, sy, sz);
 	}
-	for (uint32_t at = g0; at < g1; ++at) {
+	for (uint32_t at = g0; at < g1 && !q->out->failed; ++at) {
 		load_probe(c, q, at, dims);
 		if (table)
 			own_level_table(c, s, q, &t, at, k, h, hashed, dims, sx, sy, sz);
@@ -483,6 +483,8 @@ static void find_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	const find_job *job = ctx;
 	const bpi_cells *c = job->cells;
 	probe q = {.out = &job->chunks->buffers[chunk]};
+	if (bpi_pair_buffer_stopped(q.out))
+		return; // the step ran out of memory in another chunk
 	// Four copies of the loop, so the grid's has no hash filter in it and
 	// the axis loops unroll.
 	if (c->hashed)

@@ -162,9 +162,11 @@ static void leaf_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	const closest_index *x = job->index;
 	const bpi_scene *s = job->scene;
 	bpi_pair_buffer *out = &x->base.chunks.buffers[job->first_buf + chunk];
+	if (bpi_pair_buffer_stopped(out))
+		return; // the step ran out of memory in another chunk
 	int dims = s->dims, width = 2 * dims, ax = job->axis;
 	uint64_t tests = 0;
-	for (uint32_t leaf = begin; leaf < end; leaf += CLOSEST_LEAF) {
+	for (uint32_t leaf = begin; leaf < end && !out->failed; leaf += CLOSEST_LEAF) {
 		uint32_t leaf_end = BP_MIN(leaf + CLOSEST_LEAF, end);
 		for (uint32_t p = leaf; p < leaf_end; ++p) {
 			const float *a = &x->rec.data[(size_t)p * width];
@@ -270,9 +272,11 @@ static void merge_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	const closest_index *x = job->index;
 	const bpi_scene *s = job->scene;
 	bpi_pair_buffer *out = &x->base.chunks.buffers[job->first_buf + chunk];
+	if (bpi_pair_buffer_stopped(out))
+		return; // the step ran out of memory in another chunk
 	uint32_t n = s->count, half = job->segment / 2;
 	uint64_t tests = 0;
-	for (uint32_t k = begin; k < end; ++k) {
+	for (uint32_t k = begin; k < end && !out->failed; ++k) {
 		uint64_t start = (uint64_t)k * job->segment, mid = start + half;
 		if (mid >= n)
 			break;
@@ -321,7 +325,7 @@ static bp_status closest_find(bpi_index *base, const bpi_scene *scene, bpi_build
 	closest_job job = {.index = x, .scene = scene, .axis = x->axis, .axis2 = x->axis2};
 	bpi_parallel_for(n, CLOSEST_GRAIN, scene->threads, leaf_chunk, &job);
 	job.first_buf = bpi_chunk_count(n, CLOSEST_GRAIN);
-	for (uint64_t segment = 2 * CLOSEST_LEAF; segment / 2 < n; segment *= 2) {
+	for (uint64_t segment = 2 * CLOSEST_LEAF; segment / 2 < n && !bpi_budget_stopped(scene->budget); segment *= 2) {
 		job.segment = (uint32_t)segment;
 		uint32_t merges = bpi_chunk_count(n, (uint32_t)segment), per = merges_per_chunk(segment);
 		bpi_parallel_for(merges, per, scene->threads, merge_chunk, &job);

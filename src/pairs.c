@@ -9,18 +9,20 @@ bool bpi_pair_buffer_reserve(bpi_pair_buffer *buffer, size_t more)
 {
 	if (buffer->capacity - buffer->count >= more)
 		return true;
+	if (buffer->failed)
+		return false; // its pairs are void already: asking again would only fail again
 	size_t capacity = buffer->capacity ? buffer->capacity : 256;
 	while (capacity - buffer->count < more) {
 		if (capacity > SIZE_MAX / 2 / sizeof(bp_pair))
 			return false;
 		capacity *= 2;
 	}
-	bp_pair *grown = bpi_alloc_aligned(capacity * sizeof(bp_pair));
+	bp_pair *grown = bpi_budget_alloc(buffer->budget, capacity * sizeof(bp_pair));
 	if (!grown)
 		return false;
 	if (buffer->count)
 		memcpy(grown, buffer->data, buffer->count * sizeof(bp_pair));
-	bpi_free_aligned(buffer->data, buffer->capacity * sizeof(bp_pair));
+	bpi_budget_free(buffer->budget, buffer->data, buffer->capacity * sizeof(bp_pair));
 	buffer->data = grown;
 	buffer->capacity = capacity;
 	return true;
@@ -28,7 +30,10 @@ bool bpi_pair_buffer_reserve(bpi_pair_buffer *buffer, size_t more)
 
 bool bpi_pair_buffer_grow(bpi_pair_buffer *buffer)
 {
-	if (bpi_pair_buffer_reserve(buffer, 1))
+	// Once failed, never again this step: every later push would otherwise ask
+	// for the same large block (16.9M refused mmaps for 72M pairs, 100x the
+	// time of a step that succeeds).
+	if (!bpi_pair_buffer_stopped(buffer) && bpi_pair_buffer_reserve(buffer, 1))
 		return true;
 	buffer->failed = true;
 	return false;
@@ -36,8 +41,14 @@ bool bpi_pair_buffer_grow(bpi_pair_buffer *buffer)
 
 void bpi_pair_buffer_free(bpi_pair_buffer *buffer)
 {
-	bpi_free_aligned(buffer->data, buffer->capacity * sizeof(bp_pair));
-	*buffer = (bpi_pair_buffer){0};
+	bpi_budget_free(buffer->budget, buffer->data, buffer->capacity * sizeof(bp_pair));
+	*buffer = (bpi_pair_buffer){.budget = buffer->budget};
+}
+
+void bpi_pair_buffer_adopt(bpi_pair_buffer *buffer, bpi_budget *budget)
+{
+	bpi_budget_move(buffer->budget, budget, buffer->capacity * sizeof(bp_pair));
+	buffer->budget = budget;
 }
 
 bp_status bpi_pair_chunks_reset(bpi_pair_chunks *chunks, uint32_t count)
@@ -51,6 +62,7 @@ bp_status bpi_pair_chunks_reset(bpi_pair_chunks *chunks, uint32_t count)
 		chunks->capacity = count;
 	}
 	for (uint32_t i = 0; i < count; ++i) {
+		bpi_pair_buffer_adopt(&chunks->buffers[i], chunks->budget);
 		chunks->buffers[i].count = 0;
 		chunks->buffers[i].tests = 0;
 		chunks->buffers[i].failed = false;
@@ -72,7 +84,7 @@ void bpi_pair_chunks_free(bpi_pair_chunks *chunks)
 	for (uint32_t i = 0; i < chunks->capacity; ++i)
 		bpi_pair_buffer_free(&chunks->buffers[i]);
 	bpi_free_aligned(chunks->buffers, chunks->capacity * sizeof(bpi_pair_buffer));
-	*chunks = (bpi_pair_chunks){0};
+	*chunks = (bpi_pair_chunks){.budget = chunks->budget};
 }
 
 bp_status bpi_pair_chunks_merge(const bpi_pair_chunks *chunks, bpi_pair_buffer *out, int threads)
@@ -83,12 +95,16 @@ bp_status bpi_pair_chunks_merge(const bpi_pair_chunks *chunks, bpi_pair_buffer *
 			return BP_ERR_OUT_OF_MEMORY;
 		total += chunks->buffers[i].count;
 	}
+	if (bpi_budget_stopped(chunks->budget)) // a finder stopped before it looked at its buffer
+		return BP_ERR_OUT_OF_MEMORY;
+	if (chunks->budget)
+		bpi_pair_buffer_adopt(out, chunks->budget);
 	if (total > out->capacity) {
 		size_t capacity = total + total / 4; // headroom: pair counts drift frame to frame
-		bp_pair *grown = bpi_alloc_aligned(capacity * sizeof(bp_pair));
+		bp_pair *grown = bpi_budget_alloc(out->budget, capacity * sizeof(bp_pair));
 		if (!grown)
 			return BP_ERR_OUT_OF_MEMORY;
-		bpi_free_aligned(out->data, out->capacity * sizeof(bp_pair));
+		bpi_budget_free(out->budget, out->data, out->capacity * sizeof(bp_pair));
 		out->data = grown;
 		out->capacity = capacity;
 	}

@@ -2,6 +2,7 @@
 // bpi_parallel_for on OpenMP.
 #include "parallel.h"
 
+#include <broadphase/world.h>
 #include <omp.h>
 
 void bpi_parallel_for(uint32_t count, uint32_t grain, int threads, bpi_range_fn *fn, void *ctx)
@@ -25,8 +26,9 @@ void bpi_parallel_for(uint32_t count, uint32_t grain, int threads, bpi_range_fn 
 
 int bpi_resolve_threads(int requested)
 {
+	BP_ASSERT(requested >= 0 && requested <= BP_MAX_THREADS);
 	if (requested > 0)
 		return requested;
 	int procs = omp_get_num_procs();
-	return procs > 0 ? procs : 1;
+	return procs > 0 ? BP_MIN(procs, BP_MAX_THREADS) : 1;
 }

@@ -19,7 +19,8 @@ static inline uint32_t bpi_chunk_count(uint32_t count, uint32_t grain)
 /// when all are done. Chunks may run in any order and at once.
 void bpi_parallel_for(uint32_t count, uint32_t grain, int threads, bpi_range_fn *fn, void *ctx);
 
-/// Threads a step uses for a requested count (0 = all cores).
+/// Threads a step uses for a requested count in [0, BP_MAX_THREADS] (0 = all
+/// cores, at most BP_MAX_THREADS).
 int bpi_resolve_threads(int requested);
 
 #endif

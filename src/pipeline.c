@@ -45,6 +45,7 @@ static bp_status run_stages(bpi_index *index, const bpi_scene *scene, bpi_pair_b
 	bpi_build build = {0};
 	uint64_t t0 = bpi_now_ns();
 	bp_status status = algorithm->build(index, scene, &build);
+	index->chunks.budget = scene->budget;
 	if (status == BP_OK)
 		status = bpi_pair_chunks_reset(&index->chunks, build.chunks);
 	if (status != BP_OK)
@@ -87,6 +88,10 @@ bp_status bpi_pipeline_run(bpi_indexes *indexes, bp_algorithm requested, const b
 	BPI_MARK_FIND_PAIRS_BEGIN(id, scene->count);
 	bp_status status = run_stages(indexes->of[id], scene, pairs, stats);
 	BPI_MARK_FIND_PAIRS_END(id, status, status == BP_OK ? pairs->count : 0);
+	// The chunk buffers of a step out of memory hold part of a pair set no one
+	// will read: give that memory back to a host that is short of it.
+	if (status == BP_ERR_OUT_OF_MEMORY)
+		bpi_pair_chunks_free(&indexes->of[id]->chunks);
 	// AUTO must not fail where sap succeeds: grid and hash return UNSUPPORTED when a span
 	// overflows float (boxes near +-3e38, found by tests/fuzz/fuzz_api); sap takes any finite bounds.
 	if (status == BP_ERR_UNSUPPORTED && requested == BP_ALGO_AUTO && id != BP_ALGO_SAP &&

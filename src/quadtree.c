@@ -653,6 +653,8 @@ static inline void qt_find_dims(const qt_find_job *job, int dims, uint32_t begin
 static void qt_find_range(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	const qt_find_job *job = ctx;
+	if (bpi_pair_buffer_stopped(&job->chunks->buffers[chunk]))
+		return; // the step ran out of memory in another chunk
 	if (job->s->dims == 2)
 		qt_find_dims(job, 2, begin, end, chunk);
 	else

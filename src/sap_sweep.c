@@ -37,7 +37,7 @@ static inline __attribute__((always_inline)) uint64_t sap_sweep_scalar(const bpi
 	const uint32_t *index = sw->layout->index.data;
 	const uint8_t *corner = sw->layout->corner.data;
 	uint64_t tests = 0;
-	for (uint32_t i = begin; i < end; ++i) {
+	for (uint32_t i = begin; i < end && !out->failed; ++i) {
 		const float hi0 = max0[i], lo1 = min1[i], hi1 = max1[i];
 		const float lo2 = dims == 3 ? min2[i] : 0.0f, hi2 = dims == 3 ? max2[i] : 0.0f;
 		const uint8_t ci = corner[i];
@@ -82,7 +82,7 @@ static inline __attribute__((always_inline, target("avx2"))) uint64_t sap_sweep_
 	const uint32_t *index = sw->layout->index.data;
 	const uint8_t *corner = sw->layout->corner.data;
 	uint64_t tests = 0;
-	for (uint32_t i = begin; i < end; ++i) {
+	for (uint32_t i = begin; i < end && !out->failed; ++i) {
 		const __m256 hi0 = _mm256_set1_ps(max0[i]);
 		const __m256 lo1 = _mm256_set1_ps(min1[i]), hi1 = _mm256_set1_ps(max1[i]);
 		const __m256 lo2 = _mm256_set1_ps(dims == 3 ? min2[i] : 0.0f);
@@ -147,6 +147,8 @@ void bpi_sap_sweep_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx
 	const bpi_sap_sweep *sw = ctx;
 	const bpi_sap_layout *layout = sw->layout;
 	bpi_pair_buffer *out = &sw->chunks->buffers[chunk];
+	if (bpi_pair_buffer_stopped(out))
+		return; // the step ran out of memory in another chunk
 	// The first segment ending after `begin`.
 	uint32_t lo = 0, hi = layout->segments;
 	while (lo < hi) {

@@ -2,7 +2,9 @@
 // The frame scheduler: copy on submit, one builder thread, a pool of reference-counted frame
 // buffers, and publication by swapping the latest pointer (DESIGN §5).
 #include "scheduler.h"
+#include "parallel.h"
 #include "probes.h"
+#include "threads.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -46,6 +48,10 @@ struct bpi_frames {
 	bp_view *latest;
 
 	bpi_stepper stepper; ///< builder thread only; separate from the world's own
+	/// Pair memory of the builder's stepper and of every frame buffer, held ones
+	/// included; it lives as long as the pool, so a view released after the
+	/// world gives its bytes back here.
+	bpi_budget budget;
 	BPI_ARRAY(uint32_t) changed; ///< builder thread only: entities that differ from the last build's
 	BPI_ARRAY(uint8_t) seen;     ///< builder thread only: per entity, all 0 between builds
 	uint32_t seen_size;          ///< entries of seen initialised
@@ -161,11 +167,15 @@ static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 	uint64_t t0 = bpi_now_ns();
 	bp_frame_stats stats = {.frame = f->number, .ns_prepare = f->stats.ns_prepare};
 	bpi_step_fault fault; // the step's error status is what a waiter sees
+	bpi_team_failure team; // a build whose threads cannot start fails as one out of memory
+	bp_status status = bpi_team_check(bpi_resolve_threads(f->settings.thread_count), &team);
+	bpi_budget_begin(&fr->budget, f->settings.memory_limit);
 	bpi_changes changes = {.all = true};
-	if (f->settings.incremental && !f->settings.periodic)
+	if (status == BP_OK && f->settings.incremental && !f->settings.periodic)
 		changes = listed_changes(fr, f, prev);
-	bp_status status = bpi_stepper_run(&fr->stepper, &f->settings, &f->soa, f->count, f->unfiltered, &changes,
-		&f->pairs, &stats, &fault);
+	if (status == BP_OK)
+		status = bpi_stepper_run(&fr->stepper, &f->settings, &f->soa, f->count, f->unfiltered, &changes,
+			&f->pairs, &stats, &fault);
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_VIEW);
 	if (status == BP_OK)
 		status = bpi_view_derive(f, prev, changes.all ? NULL : changes.list, changes.count, &fr->index_scratch,
@@ -225,6 +235,7 @@ bp_status bpi_frames_create(bpi_frames **out)
 	if (!fr)
 		return BP_ERR_OUT_OF_MEMORY;
 	*fr = (bpi_frames){.failure = BP_OK};
+	fr->stepper.budget = &fr->budget;
 	pthread_mutex_init(&fr->mutex, NULL);
 	pthread_mutex_init(&fr->publish, NULL);
 	pthread_cond_init(&fr->work, NULL);
@@ -375,7 +386,7 @@ bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, uint
 {
 	pthread_mutex_lock(&fr->mutex);
 	if (!fr->started) {
-		if (pthread_create(&fr->thread, NULL, builder_main, fr) != 0) {
+		if (bpi_thread_start(&fr->thread, builder_main, fr) != 0) {
 			pthread_mutex_unlock(&fr->mutex);
 			*why = "cannot start the frame builder thread";
 			return BP_ERR_OUT_OF_MEMORY;
@@ -396,6 +407,8 @@ bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, uint
 			*why = "no memory for a frame buffer";
 			return BP_ERR_OUT_OF_MEMORY;
 		}
+		f->budget = &fr->budget;
+		f->pairs.budget = &fr->budget;
 	}
 	uint64_t number = fr->submitted + 1; // only the host submits: nobody else writes it
 	log_submit(fr, number, &source->changes);

@@ -232,12 +232,14 @@ static inline __attribute__((always_inline)) void shifts_sweep(const shifts_job 
 	const bpi_sort_item *items = index->items.data;
 	const shifts_record *rec = index->sorted.data;
 	bpi_pair_buffer *out = &index->base.chunks.buffers[job->chunk_base + chunk];
+	if (bpi_pair_buffer_stopped(out))
+		return; // the step ran out of memory in another chunk
 	const uint32_t count = s->count;
 	const int pass = job->pass;
 	const bool filtered = !s->unfiltered;
 	uint64_t tests = 0, sectors = 0;
 	uint32_t sector_end = begin; // end of the sector holding item i
-	for (uint32_t i = begin; i < end; ++i) {
+	for (uint32_t i = begin; i < end && !out->failed; ++i) {
 		if (i == sector_end) {
 			// A new sector (or the chunk's first item): find where it ends once, so
 			// the sweep below compares no keys.
@@ -388,6 +390,8 @@ static bp_status shifts_find(bpi_index *base, const bpi_scene *scene, bpi_build 
 			return status;
 		bpi_parallel_for(n, SHIFTS_FILL_GRAIN, scene->threads, shifts_gather, &job);
 		bpi_parallel_for(n, SHIFTS_FIND_GRAIN, scene->threads, scene->dims == 3 ? shifts_find3 : shifts_find2, &job);
+		if (bpi_budget_stopped(scene->budget))
+			return BP_ERR_OUT_OF_MEMORY; // the next passes would stop at their first entity
 	}
 	for (uint32_t c = 0; c < build->chunks; ++c)
 		build->cell_count += index->sectors.data[c];

@@ -18,6 +18,7 @@ bp_status bpi_stepper_run(bpi_stepper *stepper, const bpi_step_settings *setting
 		.cell_size = settings->cell_size,
 		.debug_flags = settings->debug_flags,
 		.margin = settings->margin,
+		.budget = stepper->budget,
 	};
 	for (int axis = 0; axis < settings->dims; ++axis) {
 		scene.min[axis] = soa->min[axis];

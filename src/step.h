@@ -20,6 +20,7 @@ typedef struct bpi_step_settings {
 	float margin;     ///< incremental steps' fat-box margin; 0 = from observed motion
 	bool periodic;
 	float period[3]; ///< when periodic; z unused in 2D
+	size_t memory_limit; ///< bytes of pair memory (bp_world_def.memory_limit); 0 = no limit
 } bpi_step_settings;
 
 /// Everything a sequence of steps keeps: one index per algorithm, the periodic
@@ -30,6 +31,7 @@ typedef struct bpi_stepper {
 	bpi_indexes indexes;
 	bpi_periodic *periodic;
 	bpi_incremental *incremental;
+	bpi_budget *budget; ///< the owner's account for pair memory; set by the owner, NULL for none
 } bpi_stepper;
 
 /// Why a step failed with BP_ERR_OUT_OF_RANGE (periodic worlds only).

@@ -39,11 +39,11 @@ void bpi_view_free(bp_view *f)
 	pthread_mutex_destroy(&f->lazy_lock);
 	free_entity_arrays(f);
 	bpi_pair_buffer_free(&f->pairs);
-	bpi_array_free(&f->scratch);
-	bpi_array_free(&f->neighbours);
-	bpi_array_free(&f->keys);
-	bpi_array_free(&f->began);
-	bpi_array_free(&f->ended);
+	bpi_budget_array_free(f->budget, &f->scratch);
+	bpi_budget_array_free(f->budget, &f->neighbours);
+	bpi_budget_array_free(f->budget, &f->keys);
+	bpi_budget_array_free(f->budget, &f->began);
+	bpi_budget_array_free(f->budget, &f->ended);
 	bpi_array_free(&f->changes);
 	bpi_view_index_free(&f->index, f->dims);
 	bpi_free(f, sizeof *f);
@@ -99,7 +99,7 @@ static bp_status sort_pairs(bp_view *f)
 	size_t count = f->pairs.count;
 	if (pairs_sorted(f->pairs.data, count))
 		return BP_OK;
-	if (!bpi_array_reserve(&f->scratch, count))
+	if (!bpi_budget_array_reserve(f->budget, &f->scratch, count))
 		return BP_ERR_OUT_OF_MEMORY;
 	counting_pass(f->pairs.data, f->scratch.data, count, f->offsets, f->count, false);
 	counting_pass(f->scratch.data, f->pairs.data, count, f->offsets, f->count, true);
@@ -115,7 +115,7 @@ static bp_status build_adjacency(bp_view *f)
 	if (count > UINT32_MAX / 2)
 		return BP_ERR_UNSUPPORTED; // 32-bit offsets
 	// At least one slot, so bp_view_neighbours never hands out NULL.
-	if (!bpi_array_reserve(&f->neighbours, BP_MAX(2 * count, (size_t)1)))
+	if (!bpi_budget_array_reserve(f->budget, &f->neighbours, BP_MAX(2 * count, (size_t)1)))
 		return BP_ERR_OUT_OF_MEMORY;
 	uint32_t *offsets = f->offsets;
 	const bp_pair *p = f->pairs.data;
@@ -153,7 +153,7 @@ static int key_pair_order(const bp_key_pair *x, const bp_key_pair *y) { return c
 static bp_status build_keys(bp_view *f)
 {
 	size_t count = f->pairs.count;
-	if (!bpi_array_reserve(&f->keys, count))
+	if (!bpi_budget_array_reserve(f->budget, &f->keys, count))
 		return BP_ERR_OUT_OF_MEMORY;
 	const uint64_t *key = f->soa.user_key;
 	bool sorted = true;
@@ -194,7 +194,8 @@ static bp_status build_events(bp_view *f, const bp_view *prev)
 	const bp_key_pair *keys = f->keys.data;
 	size_t began = key_difference(keys, count, old, old_count, NULL);
 	size_t ended = key_difference(old, old_count, keys, count, NULL);
-	if (!bpi_array_reserve(&f->began, began) || !bpi_array_reserve(&f->ended, ended))
+	if (!bpi_budget_array_reserve(f->budget, &f->began, began) ||
+		!bpi_budget_array_reserve(f->budget, &f->ended, ended))
 		return BP_ERR_OUT_OF_MEMORY;
 	f->began_count = key_difference(keys, count, old, old_count, f->began.data);
 	f->ended_count = key_difference(old, old_count, keys, count, f->ended.data);

@@ -22,6 +22,7 @@
 struct bp_view {
 	atomic_uint refs; ///< readers, plus BPI_VIEW_LATEST while it is the latest frame
 	struct bpi_frames *pool;
+	bpi_budget *budget; ///< the pool's: charged with the pairs and every array derived from them
 	uint64_t number;
 
 	// Snapshot (copied on submit) and the settings of the world at submit.

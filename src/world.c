@@ -103,8 +103,8 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 		return BP_ERR_INVALID_ARGUMENT; // def not initialised by bp_world_def_default
 	if (def->dims != 2 && def->dims != 3)
 		return BP_ERR_INVALID_ARGUMENT;
-	if (def->thread_count < 0 || !(def->cell_size >= 0.0f) || !isfinite(def->cell_size) ||
-		!(def->margin >= 0.0f) || !isfinite(def->margin) ||
+	if (def->thread_count < 0 || def->thread_count > BP_MAX_THREADS || !(def->cell_size >= 0.0f) ||
+		!isfinite(def->cell_size) || !(def->margin >= 0.0f) || !isfinite(def->margin) ||
 		(def->debug_flags & ~(uint32_t)BP_DEBUG_ALL))
 		return BP_ERR_INVALID_ARGUMENT;
 	if (!bp_algorithm_available(def->algorithm))
@@ -127,8 +127,11 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 		.incremental = def->incremental,
 		.margin = def->margin,
 		.handle_tag = next_world_tag(),
+		.memory_limit = def->memory_limit,
 		.free_head = BP_NO_DENSE,
 	};
+	w->stepper.budget = &w->budget;
+	w->pairs.budget = &w->budget;
 	if (bpi_frames_create(&w->frames) != BP_OK) {
 		bpi_free(w, sizeof *w);
 		return BP_ERR_OUT_OF_MEMORY;
@@ -534,8 +537,9 @@ bp_status bp_world_set_thread_count(bp_world *w, int thread_count)
 {
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
-	if (thread_count < 0)
-		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "thread count %d is negative", thread_count);
+	if (thread_count < 0 || thread_count > BP_MAX_THREADS)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "thread count %d is outside [0, %d] (BP_MAX_THREADS)",
+			thread_count, BP_MAX_THREADS);
 	w->thread_count = thread_count;
 	return BP_OK;
 }
@@ -552,3 +556,13 @@ bp_status bp_world_set_debug_flags(bp_world *w, uint32_t flags)
 }
 
 uint32_t bp_world_debug_flags(const bp_world *w) { return w ? w->debug_flags : 0; }
+
+bp_status bp_world_set_memory_limit(bp_world *w, size_t bytes)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	w->memory_limit = bytes;
+	return BP_OK;
+}
+
+size_t bp_world_memory_limit(const bp_world *w) { return w ? w->memory_limit : 0; }

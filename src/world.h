@@ -51,6 +51,7 @@ struct bp_world {
 	uint32_t debug_flags;
 	bool incremental;
 	float margin; ///< incremental steps' fat-box margin; 0 = from observed motion
+	size_t memory_limit; ///< bytes of pair memory a step may hold; 0 = no limit
 
 	// Dense SoA store: `count` live entities, room for `capacity`.
 	uint32_t count;
@@ -79,6 +80,7 @@ struct bp_world {
 
 	// Step state.
 	bpi_stepper stepper; ///< bp_world_step's; the scheduler has its own
+	bpi_budget budget;   ///< pair memory of the stepper and `pairs`, against memory_limit
 	bpi_pair_buffer pairs;
 	bp_frame_stats stats;
 	struct bpi_frames *frames; ///< the frame scheduler (frame.c); its thread starts on the first submit
@@ -105,6 +107,7 @@ static inline bpi_step_settings bpi_world_settings(const bp_world *w)
 		.margin = w->margin,
 		.periodic = w->periodic,
 		.period = {w->period[0], w->period[1], w->period[2]},
+		.memory_limit = w->memory_limit,
 	};
 }
 

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 // bp_world_step: the synchronous step of a world, on the caller's thread and the world's workers.
+#include "parallel.h"
 #include "probes.h"
+#include "threads.h"
 #include "world.h"
 
 #include <float.h>
 #include <math.h>
+#include <string.h>
 
 // world.h promises that last_error says why grid or hash are not supported: they
 // cannot lay cells over bounds whose span on an axis (max - min) is beyond float.
@@ -37,6 +40,12 @@ bp_status bp_world_step(bp_world *w)
 	bpi_step_settings settings = bpi_world_settings(w);
 	bp_frame_stats stats = {.frame = w->stats.frame + 1, .ns_prepare = bpi_now_ns() - t0};
 	BPI_MARK_STAGE_END(BPI_STAGE_PREPARE);
+	bpi_team_failure team;
+	if (bpi_team_check(bpi_resolve_threads(settings.thread_count), &team) != BP_OK) {
+		BPI_MARK_FRAME_END(stats.frame, 0, bpi_now_ns() - t0, BP_ERR_OUT_OF_MEMORY);
+		return bpi_world_fail(w, BP_ERR_OUT_OF_MEMORY, "cannot start %d threads (%d of %d workers started): %s",
+			team.wanted, team.started, team.wanted - 1, strerror(team.error));
+	}
 	bpi_step_fault fault = {0};
 	bpi_changes changes = {
 		.list = w->step_marks.list.data,
@@ -44,6 +53,7 @@ bp_status bp_world_step(bp_world *w)
 		.previous_count = w->step_marks.since_count,
 		.all = w->step_marks.all,
 	};
+	bpi_budget_begin(&w->budget, settings.memory_limit);
 	bp_status status = bpi_stepper_run(&w->stepper, &settings, &w->soa, w->count, bpi_world_unfiltered(w),
 		&changes, &w->pairs, &stats, &fault);
 	if (status != BP_OK)
@@ -55,6 +65,9 @@ bp_status bp_world_step(bp_world *w)
 		return bpi_world_fail(w, status, "entity %u: extent_%c %.9g > period_%c / 2 = %.9g", fault.entity,
 			"xyz"[fault.axis], fault.extent, "xyz"[fault.axis], (double)w->period[fault.axis] * 0.5);
 	}
+	if (status == BP_ERR_OUT_OF_MEMORY && atomic_load(&w->budget.over_limit))
+		return bpi_world_fail(w, status, "%s step: the pairs need more than memory_limit = %zu bytes",
+			bp_algorithm_name(stats.algorithm), settings.memory_limit);
 	if (status == BP_ERR_UNSUPPORTED)
 		return fail_unsupported(w, stats.algorithm);
 	if (status != BP_OK)

@@ -17,6 +17,14 @@ if(BP_BUILD_TOOLS)
   set_tests_properties(threads_smoke PROPERTIES TIMEOUT 600 LABELS threads)
 endif()
 
+# bp under `ulimit -v`: a step out of memory, or out of address space for its threads,
+# exits 3 in about the time a success takes. Sanitizer builds reserve terabytes of
+# address space for their shadow memory and cannot start under such a cap.
+if(BP_BUILD_TOOLS AND BP_SANITIZE STREQUAL "")
+  add_test(NAME resource_limits COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/resource_limits.sh $<TARGET_FILE:bp>)
+  set_tests_properties(resource_limits PROPERTIES TIMEOUT 300 LABELS limits)
+endif()
+
 # libFuzzer targets and their short ctest runs (label `fuzz`); see tests/fuzz/README.md.
 option(BP_FUZZ "Build the libFuzzer targets in tests/fuzz (clang only)" OFF)
 if(BP_FUZZ)

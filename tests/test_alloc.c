@@ -23,6 +23,7 @@ typedef struct block_header {
 
 static _Atomic uint64_t calls;        // allocations attempted since arming
 static _Atomic uint64_t fail_at;      // 1-based allocation that returns NULL; 0 = never
+static _Atomic uint64_t fail_from;    // allocations of this many bytes or more return NULL; 0 = none
 static _Atomic uint64_t failures;     // allocations refused
 static _Atomic int64_t live_bytes;    // as the hook sees them
 static _Atomic int64_t live_blocks;
@@ -34,7 +35,8 @@ static void *counting_alloc(size_t size, size_t align, void *user)
 {
 	(void)user;
 	uint64_t n = atomic_fetch_add(&calls, 1) + 1;
-	if (n == atomic_load(&fail_at)) {
+	uint64_t large = atomic_load(&fail_from);
+	if (n == atomic_load(&fail_at) || (large && size >= large)) {
 		atomic_fetch_add(&failures, 1);
 		return NULL;
 	}
@@ -540,6 +542,66 @@ Test(alloc, incremental_changes_failing_each_allocation, .timeout = 120)
 	cr_log_info("incremental changes: failed each of %llu allocations of the moves in turn", (unsigned long long)(k - 2));
 	oracle_pairs_free(&first_pairs);
 	oracle_pairs_free(&want);
+}
+
+// ---- a step out of memory stops at its first failed allocation ----------------------
+//
+// Identical points, every pair overlapping: 3000 make 4,498,500 pairs (36 MB). Every
+// allocation of 256 KiB or more fails, as under an address-space cap, so a chunk's pair
+// buffer fails when it grows past 16,384 pairs. The step must fail after that one refused
+// allocation (one per thread that reached it at the same moment), not ask again for every
+// pair still to come, and must leave the world as it was.
+
+enum { SAME_N = 3000 };
+
+static void failed_growth_stops_the_step(bp_algorithm algorithm, int threads)
+{
+	static oracle_box points[SAME_N];
+	for (uint32_t i = 0; i < SAME_N; ++i)
+		points[i] = (oracle_box){.min = {1, 2, 3}, .max = {1, 2, 3}, .category = 1, .mask = UINT32_MAX};
+	oracle_pairs all = oracle_find_pairs(points, SAME_N, 3);
+	cr_assert_eq(all.count, (size_t)SAME_N * (SAME_N - 1) / 2);
+
+	bp_set_allocator(&counting);
+	arm(0);
+	bp_world *w = test_world_from_boxes(points, SAME_N, 3, algorithm, threads);
+	arm(0);
+	atomic_store(&fail_from, 256 * 1024);
+	bp_status status = bp_world_step(w);
+	uint64_t asked = atomic_load(&calls), refused = atomic_load(&failures);
+	atomic_store(&fail_from, 0);
+	cr_assert_eq(status, BP_ERR_OUT_OF_MEMORY, "%s: %s", bp_algorithm_name(algorithm), bp_status_string(status));
+	cr_assert(refused >= 1 && refused <= (uint64_t)threads,
+		"%s, %d threads: %llu allocations refused; the step went on asking after the first",
+		bp_algorithm_name(algorithm), threads, (unsigned long long)refused);
+	cr_log_info("%s, %d threads: %llu allocations asked for, %llu refused", bp_algorithm_name(algorithm), threads,
+		(unsigned long long)asked, (unsigned long long)refused);
+	size_t count = 99;
+	bp_world_pairs(w, &count);
+	cr_assert_eq(count, 0, "a failed first step reported pairs");
+	cr_assert_eq(bp_world_stats(w).frame, 0);
+
+	cr_assert_eq(bp_world_step(w), BP_OK, "%s", bp_world_last_error(w));
+	const bp_pair *pairs = bp_world_pairs(w, &count);
+	cr_assert(oracle_same_pair_set(pairs, count, &all));
+	bp_world_destroy(w);
+	expect_all_freed(0);
+	oracle_pairs_free(&all);
+}
+
+static const bp_algorithm every_algorithm[] = {BP_ALGO_BRUTE, BP_ALGO_SAP, BP_ALGO_GRID, BP_ALGO_HASH,
+	BP_ALGO_SHIFTS, BP_ALGO_BUCKETS, BP_ALGO_QUADTREE, BP_ALGO_CLOSEST, BP_ALGO_AUTO};
+
+Test(alloc, a_failed_growth_stops_the_step_1_thread, .timeout = 120)
+{
+	for (size_t i = 0; i < sizeof every_algorithm / sizeof every_algorithm[0]; ++i)
+		failed_growth_stops_the_step(every_algorithm[i], 1);
+}
+
+Test(alloc, a_failed_growth_stops_the_step_2_threads, .timeout = 120)
+{
+	for (size_t i = 0; i < sizeof every_algorithm / sizeof every_algorithm[0]; ++i)
+		failed_growth_stops_the_step(every_algorithm[i], 2);
 }
 
 Test(alloc, hook_sees_every_allocation, .timeout = 30)

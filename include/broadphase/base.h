@@ -23,7 +23,7 @@ extern "C" {
 #endif
 
 #define BP_VERSION_MAJOR 0
-#define BP_VERSION_MINOR 2
+#define BP_VERSION_MINOR 4
 #define BP_VERSION_PATCH 0
 
 /// Result of every call that can fail. BP_OK is zero; every error leaves the
@@ -35,7 +35,7 @@ typedef enum bp_status {
 	BP_ERR_INVERTED_BOUNDS,  ///< min > max on some axis
 	BP_ERR_STALE_HANDLE,     ///< null handle, destroyed entity, handle of another world, view released twice
 	BP_ERR_OUT_OF_RANGE,     ///< first/count outside the entity range, too many entities
-	BP_ERR_OUT_OF_MEMORY,    ///< an allocation failed
+	BP_ERR_OUT_OF_MEMORY,    ///< an allocation failed, a memory limit was reached, or threads could not start
 	BP_ERR_UNKNOWN_ALGORITHM,///< no algorithm with that id or name
 	BP_ERR_PARSE,            ///< malformed input file (the bp tool's scene files)
 	BP_ERR_IO,               ///< a file could not be opened, read or written

@@ -55,8 +55,8 @@ BP_API void bp_cell_grid_destroy(bp_cell_grid *grid);
 /// entities in ascending dense index. Replaces the previous assignment.
 /// Cost O(entities + cells); the centres are computed on the world's threads
 /// (bp_world_set_thread_count). Errors: BP_ERR_INVALID_ARGUMENT for NULL or when
-/// the world's dims differ from the grid's; BP_ERR_OUT_OF_MEMORY. On error the
-/// grid keeps its previous assignment.
+/// the world's dims differ from the grid's; BP_ERR_OUT_OF_MEMORY, also when the
+/// world's threads cannot start. On error the grid keeps its previous assignment.
 /// Warning: the world must not change during the call, and no query may run on
 /// the grid during it. After it returns, every query below only reads the grid,
 /// so any number of threads may query it at once.

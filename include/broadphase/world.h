@@ -87,13 +87,21 @@ typedef enum bp_debug_flag {
 	BP_DEBUG_ALL = BP_DEBUG_NO_COHERENCE | BP_DEBUG_NO_SIMD | BP_DEBUG_ALWAYS_INCREMENTAL | BP_DEBUG_ALWAYS_FULL
 } bp_debug_flag;
 
+/// The most threads a world steps with: more than the hardware threads of most
+/// machines, while a mistaken count (INT_MAX) is refused with
+/// BP_ERR_INVALID_ARGUMENT instead of asking the system for that many threads,
+/// each with its own stack (8 MiB of address space under the usual limits).
+#define BP_MAX_THREADS 1024
+
 /// World settings. Always start from bp_world_def_default(); fields are only
 /// ever appended.
 typedef struct bp_world_def {
 	int dims;               ///< 2 or 3. Default 3. 2D worlds store no z arrays.
 	uint32_t capacity;      ///< entities to reserve room for. Default 0.
 	bp_algorithm algorithm; ///< default BP_ALGO_AUTO
-	int thread_count;       ///< worker threads for a step; 0 = all cores. Default 0.
+	/// Worker threads for a step, 0 to BP_MAX_THREADS; 0 = all cores (at most
+	/// BP_MAX_THREADS). Default 0.
+	int thread_count;
 	float cell_size;        ///< grid/hash cell edge; 0 = chosen from extents. Default 0.
 	bool canonical_pairs;   ///< sort pairs by (lo, hi) after each step. Default false.
 	/// Periodic (toroidal) world: space is the torus [0, period[k]) on each axis,
@@ -136,6 +144,19 @@ typedef struct bp_world_def {
 	/// move). Must be >= 0 and finite, else bp_world_create returns
 	/// BP_ERR_INVALID_ARGUMENT. Default 0.
 	float margin;
+	/// The most bytes of pair memory a step may hold; 0 = no limit. Pair memory
+	/// is what grows with the number of pairs: the per-chunk pair buffers and
+	/// the step's pairs (up to about 26 bytes per pair for bp_world_step) and,
+	/// for frames, each view's pairs and the arrays derived from them (40 to 75
+	/// bytes per pair more, counted while a reader holds the view). A step or
+	/// frame build that would pass the limit stops at once and fails with
+	/// BP_ERR_OUT_OF_MEMORY; the previous pairs (or published frame) stay, and
+	/// bp_world_step names the limit in bp_world_last_error. bp_world_step and
+	/// the frame builder each count their own memory against the limit. Not
+	/// counted: memory that grows with the entities (their store, the
+	/// algorithms' indexes, frame snapshots), and in incremental and periodic
+	/// worlds the kept resting pairs and the pair sort's scratch. Default 0.
+	size_t memory_limit;
 	int32_t internal_value; ///< set by bp_world_def_default; do not touch
 } bp_world_def;
 
@@ -255,12 +276,21 @@ BP_API bp_status bp_world_set_spheres(bp_world *world, uint32_t first, uint32_t 
 
 BP_API bp_status bp_world_set_algorithm(bp_world *world, bp_algorithm algorithm);
 BP_API bp_algorithm bp_world_algorithm(const bp_world *world);
-/// 0 = all cores.
+/// 0 to BP_MAX_THREADS; 0 = all cores (at most BP_MAX_THREADS). Another value
+/// returns BP_ERR_INVALID_ARGUMENT, changes nothing and bp_world_last_error names
+/// it. A step whose threads the system cannot start (out of threads, or of
+/// address space for their stacks) fails with BP_ERR_OUT_OF_MEMORY instead of
+/// ending the process, and the world stays usable with fewer threads.
 BP_API bp_status bp_world_set_thread_count(bp_world *world, int thread_count);
 /// Replaces the bp_debug_flag bits (BP_ERR_INVALID_ARGUMENT for unknown bits);
 /// the next step or submit uses them. Same thread as the world's writer.
 BP_API bp_status bp_world_set_debug_flags(bp_world *world, uint32_t flags);
 BP_API uint32_t bp_world_debug_flags(const bp_world *world);
+/// Replaces memory_limit (bytes of pair memory a step may hold, 0 = no limit;
+/// see bp_world_def); the next step or submit uses it. Same thread as the
+/// world's writer.
+BP_API bp_status bp_world_set_memory_limit(bp_world *world, size_t bytes);
+BP_API size_t bp_world_memory_limit(const bp_world *world);
 
 /// Per-step statistics. Times are wall-clock nanoseconds.
 typedef struct bp_frame_stats {
@@ -291,7 +321,8 @@ typedef struct bp_frame_stats {
 
 /// Finds every overlapping pair of the current state, synchronously, on the
 /// world's threads. On error the previous step's pairs are kept. Errors:
-/// BP_ERR_OUT_OF_MEMORY; BP_ERR_UNSUPPORTED when grid or hash, chosen by name,
+/// BP_ERR_OUT_OF_MEMORY (an allocation failed, the pairs would pass
+/// memory_limit, or the step's threads could not start); BP_ERR_UNSUPPORTED when grid or hash, chosen by name,
 /// cannot lay cells over the bounds (spans beyond float range, near +-3e38;
 /// AUTO then runs sap instead); BP_ERR_OUT_OF_RANGE in a periodic world when
 /// an extent exceeds period / 2. bp_world_last_error says which.

@@ -74,10 +74,18 @@ bool cli_parse_decimal(const char *command, const char *flag, const char *text, 
 /// Parses an algorithm name given to `flag`; on failure prints
 /// "bp COMMAND: FLAG: unknown algorithm 'TEXT'" and the known names.
 bool cli_parse_algorithm(const char *command, const char *flag, const char *text, bp_algorithm *out, FILE *err);
-/// `--threads T` (0 = all cores, at most 1024) into *threads when the option was given.
+/// `--threads T` (0 = all cores, at most BP_MAX_THREADS) into *threads when the option was given.
 bool cli_parse_threads(const char *command, const cli_option *option, int *threads, FILE *err);
 /// `--frame K` (a frame of a moving scene) into *frame when the option was given.
 bool cli_parse_frame(const char *command, const cli_option *option, uint32_t *frame, FILE *err);
+
+// ---- memory sizes (cli_memory.c) ------------------------------------------
+
+/// `--max-memory SIZE` into *bytes when the option was given: a decimal count of
+/// bytes with an optional K, M or G suffix (powers of 1024); 0 = no limit.
+bool cli_parse_size(const char *command, const cli_option *option, size_t *bytes, FILE *err);
+/// The most memory this process may have: physical memory, or less under ulimit -v.
+uint64_t cli_memory_available(void);
 
 // ---- scenes and worlds (cli_scene.c) --------------------------------------
 

@@ -143,7 +143,7 @@ bool cli_parse_threads(const char *command, const cli_option *option, int *threa
 	uint64_t value;
 	if (!option->seen)
 		return true;
-	if (!cli_parse_u64(command, option->name, option->value, 0, 1024, &value, err))
+	if (!cli_parse_u64(command, option->name, option->value, 0, BP_MAX_THREADS, &value, err))
 		return false;
 	*threads = (int)value;
 	return true;

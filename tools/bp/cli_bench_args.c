@@ -239,10 +239,10 @@ static int parse_lists(cli_option *options, bench_plan *plan, const preset *pre,
 	long cores = sysconf(_SC_NPROCESSORS_ONLN);
 	if (cores < 1)
 		cores = 1;
-	if (cores > 1024)
-		cores = 1024;
+	if (cores > BP_MAX_THREADS)
+		cores = BP_MAX_THREADS;
 	if (options[OPT_THREADS].seen) {
-		if (!parse_numbers("--threads", options[OPT_THREADS].value, 1, 1024, values, &count, err))
+		if (!parse_numbers("--threads", options[OPT_THREADS].value, 1, BP_MAX_THREADS, values, &count, err))
 			return CLI_EXIT_USAGE;
 		for (int i = 0; i < count; ++i)
 			plan->threads[i] = (int)values[i];

@@ -14,7 +14,7 @@
 const char cli_frames_usage[] =
 	"usage: bp frames --n N [--dist NAME] [--dims 2|3] [--frames F] [--threads T] [--algo NAME]\n"
 	"                 [--seed S] [--host-ms H] [--queries Q] [--moving M] [--incremental]\n"
-	"                 [--verbose] [--stats]\n"
+	"                 [--max-memory SIZE] [--verbose] [--stats]\n"
 	"\n"
 	"Runs F frames through the frame scheduler. Frame 1 is the generated scene; from frame 2\n"
 	"on every moving entity moves by a fixed velocity (up to 5% of its extent per axis) and\n"
@@ -52,6 +52,11 @@ const char cli_frames_usage[] =
 	"                library after frame 1: below 1 the movers' bounds go in with\n"
 	"                bp_world_set_bounds_indexed\n"
 	"  --incremental the world is created with def.incremental: a frame costs what changed\n"
+	"  --max-memory SIZE  the most memory for the frames' pairs (the world's memory_limit),\n"
+	"                bytes or with K, M, G (powers of 1024); past it a frame fails (exit 3).\n"
+	"                The scene, the motion and the per-frame records are checked against\n"
+	"                it (without it, against the memory the process may have) before frame 1\n"
+	"                (exit 1)\n"
 	"  --verbose     per-frame lines even on a terminal\n"
 	"  --stats       after the summary, one line of the library's per-stage statistics,\n"
 	"                medians over the frames (times in ms, 1 ns resolution):\n"
@@ -75,6 +80,7 @@ enum {
 	OPT_QUERIES,
 	OPT_MOVING,
 	OPT_INCREMENTAL,
+	OPT_MAX_MEMORY,
 	OPT_VERBOSE,
 	OPT_STATS,
 	OPT_COUNT
@@ -94,6 +100,7 @@ typedef struct frames_args {
 	bool incremental;
 	bool verbose;
 	bool stats;
+	size_t max_memory; ///< the world's memory_limit; 0 = none
 } frames_args;
 
 static int parse_args(int argc, char **argv, frames_args *a, FILE *out, FILE *err, bool *help)
@@ -103,7 +110,8 @@ static int parse_args(int argc, char **argv, frames_args *a, FILE *out, FILE *er
 		[OPT_FRAMES] = CLI_VALUE("--frames"), [OPT_THREADS] = CLI_VALUE("--threads"),
 		[OPT_ALGO] = CLI_VALUE("--algo"), [OPT_SEED] = CLI_VALUE("--seed"), [OPT_HOST_MS] = CLI_VALUE("--host-ms"),
 		[OPT_QUERIES] = CLI_VALUE("--queries"), [OPT_MOVING] = CLI_VALUE("--moving"),
-		[OPT_INCREMENTAL] = CLI_FLAG("--incremental"), [OPT_VERBOSE] = CLI_FLAG("--verbose"),
+		[OPT_INCREMENTAL] = CLI_FLAG("--incremental"), [OPT_MAX_MEMORY] = CLI_VALUE("--max-memory"),
+		[OPT_VERBOSE] = CLI_FLAG("--verbose"),
 		[OPT_STATS] = CLI_FLAG("--stats"),
 	};
 	int positional_count;
@@ -167,6 +175,8 @@ static int parse_args(int argc, char **argv, frames_args *a, FILE *out, FILE *er
 	}
 	if (options[OPT_MOVING].seen && !cli_parse_decimal("frames", "--moving", options[OPT_MOVING].value, 0, 1, true,
 					    "a fraction in (0, 1]", &a->moving, err))
+		return CLI_EXIT_USAGE;
+	if (!cli_parse_size("frames", &options[OPT_MAX_MEMORY], &a->max_memory, err))
 		return CLI_EXIT_USAGE;
 	return CLI_EXIT_OK;
 }
@@ -286,6 +296,7 @@ static int create_world(frames_run *r)
 	def.algorithm = r->args.algorithm;
 	def.thread_count = r->args.threads;
 	def.incremental = r->args.incremental;
+	def.memory_limit = r->args.max_memory;
 	int code = cli_world_from_scene_def("frames", r->scene, 0, &def, &r->world, r->err);
 	if (code != CLI_EXIT_OK)
 		return code;
@@ -383,7 +394,11 @@ static int run_frames(frames_run *r)
 		if (status == BP_OK)
 			status = bp_frame_acquire(r->world, &r->view);
 		if (status != BP_OK) {
-			fprintf(r->err, "bp frames: frame %u: %s\n", f + 1, bp_status_string(status));
+			if (status == BP_ERR_OUT_OF_MEMORY && r->args.max_memory)
+				fprintf(r->err, "bp frames: frame %u: out of memory: the pairs need more than --max-memory "
+						"(%zu bytes), or the system had no more\n", f + 1, r->args.max_memory);
+			else
+				fprintf(r->err, "bp frames: frame %u: %s\n", f + 1, bp_status_string(status));
 			code = cli_exit_for_status(status);
 			break;
 		}
@@ -470,6 +485,31 @@ static void print_stage_stats(frames_run *r)
 	free(v);
 }
 
+/// Bytes the tool itself takes for a run: the generated frame, the motion arrays and
+/// the per-frame records (query times, the per-frame medians' inputs, --stats).
+static uint64_t own_bytes(const frames_args *a)
+{
+	const uint64_t n = a->gen.n, dims = (uint64_t)a->gen.dims, frames = a->gen.frames, q = a->queries;
+	uint64_t scene = n * sizeof(uint32_t) + 2 * dims * n * sizeof(float);
+	uint64_t moving = n * sizeof(uint32_t) + 5 * dims * n * sizeof(float);
+	uint64_t records = (frames * q + 1 + q + 1) * sizeof(uint64_t) + 5 * frames * sizeof(double) +
+			   (a->stats ? frames * sizeof(bp_frame_stats) : 0);
+	return scene + moving + records; // n < 2^32, frames <= 10^6, q <= 10^5: no overflow
+}
+
+/// Refuses, before any work, a run whose own arrays pass --max-memory or, without
+/// it, the memory this process may have: a usage error, as bp gen's scene size.
+static int check_own_size(const frames_args *a, FILE *err)
+{
+	uint64_t need = own_bytes(a), bound = a->max_memory ? a->max_memory : cli_memory_available();
+	if (need <= bound)
+		return CLI_EXIT_OK;
+	fprintf(err, "bp frames: --n %" PRIu32 " --frames %" PRIu32 " --queries %" PRIu32 " needs %" PRIu64
+		     " bytes for the scene, its motion and the per-frame records, more than %s (%" PRIu64 " bytes)\n",
+		a->gen.n, a->gen.frames, a->queries, need, a->max_memory ? "--max-memory" : "this process may have", bound);
+	return CLI_EXIT_USAGE;
+}
+
 int cli_frames(int argc, char **argv, FILE *out, FILE *err)
 {
 	frames_run r = {.out = out, .err = err};
@@ -482,7 +522,9 @@ int cli_frames(int argc, char **argv, FILE *out, FILE *err)
 	r.progress = tty;
 
 	const size_t frames = r.args.gen.frames, q = r.args.queries;
-	code = create_world(&r);
+	code = check_own_size(&r.args, err);
+	if (code == CLI_EXIT_OK)
+		code = create_world(&r);
 	if (code == CLI_EXIT_OK) {
 		r.query_ns = calloc(frames * q + 1, sizeof(uint64_t));
 		r.frame_query_ns = calloc(q + 1, sizeof(uint64_t));

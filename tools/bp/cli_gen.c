@@ -9,7 +9,7 @@
 
 #include "output_file.h"
 
-enum { OPT_DIST, OPT_N, OPT_DIMS, OPT_SEED, OPT_FRAMES, OPT_BINARY, OPT_OUT, OPT_VERBOSE, OPT_COUNT };
+enum { OPT_DIST, OPT_N, OPT_DIMS, OPT_SEED, OPT_FRAMES, OPT_BINARY, OPT_OUT, OPT_VERBOSE, OPT_MAX_MEMORY, OPT_COUNT };
 
 /// "23.4 GiB": bytes in the unit that keeps the number short.
 static void format_bytes(double bytes, char out[32])
@@ -23,9 +23,10 @@ static void format_bytes(double bytes, char out[32])
 
 /// The scene of `def` must fit in memory, checked before anything is allocated:
 /// --n 1000 --frames 4000000000 once grew to 12 GB before the machine ran out.
-/// The limit is the machine's memory, or this process's address-space limit
-/// when lower. Prints a usage error and returns false when it does not fit.
-static bool scene_fits(const bp_gen_def *def, FILE *err)
+/// The limit is --max-memory when given (max_memory > 0), else the machine's
+/// memory, or this process's address-space limit when lower. Prints a usage
+/// error and returns false when it does not fit.
+static bool scene_fits(const bp_gen_def *def, size_t max_memory, FILE *err)
 {
 	// In double: n * frames * 24 can pass 2^64. A moving scene also keeps a
 	// centre, half extent and velocity per entity and axis while it is made.
@@ -38,6 +39,10 @@ static bool scene_fits(const bp_gen_def *def, FILE *err)
 	if (getrlimit(RLIMIT_AS, &cap) == 0 && cap.rlim_cur != RLIM_INFINITY && (double)cap.rlim_cur < limit) {
 		limit = (double)cap.rlim_cur;
 		what = "this process's address-space limit";
+	}
+	if (max_memory) {
+		limit = (double)max_memory;
+		what = "--max-memory";
 	}
 	if (!(limit > 0) || bytes <= limit)
 		return true;
@@ -55,6 +60,7 @@ int cli_gen(int argc, char **argv, FILE *out, FILE *err)
 		[OPT_DIST] = CLI_VALUE("--dist"), [OPT_N] = CLI_VALUE("--n"), [OPT_DIMS] = CLI_VALUE("--dims"),
 		[OPT_SEED] = CLI_VALUE("--seed"), [OPT_FRAMES] = CLI_VALUE("--frames"), [OPT_BINARY] = CLI_FLAG("--binary"),
 		[OPT_OUT] = CLI_VALUE("-o"), [OPT_VERBOSE] = CLI_FLAG("--verbose"),
+		[OPT_MAX_MEMORY] = CLI_VALUE("--max-memory"),
 	};
 	const char *positional[1];
 	int positional_count;
@@ -101,7 +107,10 @@ int cli_gen(int argc, char **argv, FILE *out, FILE *err)
 			return CLI_EXIT_USAGE;
 		def.frames = (uint32_t)value;
 	}
-	if (!scene_fits(&def, err))
+	size_t max_memory = 0;
+	if (!cli_parse_size("gen", &options[OPT_MAX_MEMORY], &max_memory, err))
+		return CLI_EXIT_USAGE;
+	if (!scene_fits(&def, max_memory, err))
 		return CLI_EXIT_USAGE;
 
 	// A bad -o fails before the scene is generated, which takes seconds for large n.

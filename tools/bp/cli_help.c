@@ -20,7 +20,8 @@ static const char tool_usage[] =
 	"            (out of memory, output not writable), 4 verify found a difference\n";
 
 static const char gen_usage[] =
-	"usage: bp gen --dist NAME --n N [--dims 2|3] [--seed S] [--frames F] [--binary] [--verbose] -o FILE\n"
+	"usage: bp gen --dist NAME --n N [--dims 2|3] [--seed S] [--frames F] [--binary] [--max-memory SIZE]\n"
+	"              [--verbose] -o FILE\n"
 	"\n"
 	"Writes a generated scene (ids 0..N-1) as text, or in the binary form with --binary.\n"
 	"The same arguments always give the same file.\n"
@@ -29,10 +30,13 @@ static const char gen_usage[] =
 	"  --dims D      2 or 3 (default 3)\n"
 	"  --seed S      random seed (default 1)\n"
 	"  --frames F    frames of motion (default 1)\n"
+	"  --max-memory SIZE  refuse (exit 1) before any work a scene larger than SIZE bytes, or\n"
+	"                with K, M, G (powers of 1024); default: the memory this process may have\n"
 	"  --verbose     say what was written, on stderr\n";
 
 static const char pairs_usage[] =
 	"usage: bp pairs FILE [--algo NAME] [--threads T] [--runs R] [--frame K] [-o PAIRS] [--stats]\n"
+	"                [--max-memory SIZE]\n"
 	"\n"
 	"Prints one line:\n"
 	"  pairs=<count> checksum=<16 hex> algo=<algorithm that ran> threads=<T> ms=<median step time>\n"
@@ -41,7 +45,9 @@ static const char pairs_usage[] =
 	"  --runs R      steps to time; ms is their median (default 1). Loading is not timed.\n"
 	"  --frame K     frame of a moving scene (default 0)\n"
 	"  -o PAIRS      write one \"lo hi\" line of scene ids per pair, in the library's order\n"
-	"  --stats       print a second line with the step's statistics as key=value\n";
+	"  --stats       print a second line with the step's statistics as key=value\n"
+	"  --max-memory SIZE  the most memory for pairs (the world's memory_limit), bytes or\n"
+	"                with K, M, G (powers of 1024); past it the step fails (exit 3)\n";
 
 static const char verify_usage[] =
 	"usage: bp verify FILE [--algo NAME|all] [--threads T] [--frame K]\n"

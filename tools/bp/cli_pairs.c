@@ -10,7 +10,7 @@
 
 #include "output_file.h"
 
-enum { OPT_ALGO, OPT_THREADS, OPT_RUNS, OPT_OUT, OPT_FRAME, OPT_STATS, OPT_COUNT };
+enum { OPT_ALGO, OPT_THREADS, OPT_RUNS, OPT_OUT, OPT_FRAME, OPT_STATS, OPT_MAX_MEMORY, OPT_COUNT };
 
 #define PAIR_BUFFER_BYTES (1u << 20)
 #define PAIR_LINE_MAX 22 // "4294967295 4294967295\n"
@@ -93,6 +93,7 @@ typedef struct pairs_args {
 	uint32_t runs;
 	uint32_t frame;
 	bool stats;
+	size_t max_memory; ///< the world's memory_limit; 0 = none
 } pairs_args;
 
 static int parse_args(int argc, char **argv, pairs_args *a, FILE *out, FILE *err, bool *help)
@@ -100,6 +101,7 @@ static int parse_args(int argc, char **argv, pairs_args *a, FILE *out, FILE *err
 	cli_option options[OPT_COUNT] = {
 		[OPT_ALGO] = CLI_VALUE("--algo"), [OPT_THREADS] = CLI_VALUE("--threads"), [OPT_RUNS] = CLI_VALUE("--runs"),
 		[OPT_OUT] = CLI_VALUE("-o"), [OPT_FRAME] = CLI_VALUE("--frame"), [OPT_STATS] = CLI_FLAG("--stats"),
+		[OPT_MAX_MEMORY] = CLI_VALUE("--max-memory"),
 	};
 	const char *scene_path;
 	int code = cli_parse_scene_command("pairs", argc, argv, options, OPT_COUNT, &scene_path, help, out, err);
@@ -120,6 +122,8 @@ static int parse_args(int argc, char **argv, pairs_args *a, FILE *out, FILE *err
 	}
 	if (!cli_parse_frame("pairs", &options[OPT_FRAME], &a->frame, err))
 		return CLI_EXIT_USAGE;
+	if (!cli_parse_size("pairs", &options[OPT_MAX_MEMORY], &a->max_memory, err))
+		return CLI_EXIT_USAGE;
 	return CLI_EXIT_OK;
 }
 
@@ -137,6 +141,8 @@ int cli_pairs(int argc, char **argv, FILE *out, FILE *err)
 	code = cli_load_scene(args.scene_path, &scene, err);
 	if (code == CLI_EXIT_OK)
 		code = cli_world_from_scene("pairs", scene, args.frame, args.algorithm, args.threads, &world, err);
+	if (code == CLI_EXIT_OK)
+		bp_world_set_memory_limit(world, args.max_memory);
 	// Checked before the steps so that a bad path fails before minutes of work; written only
 	// after them, so that a failed step leaves an existing file as it was.
 	bp_output probe;
