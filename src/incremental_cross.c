@@ -372,6 +372,7 @@ float bpi_cross_margin(const bpi_cross *x, float setting)
 bp_status bpi_cross_find(bpi_cross *x, const bpi_cross_input *in, uint64_t *tests, uint32_t *searched)
 {
 	const uint32_t chunks = bpi_chunk_count(in->active_count, CROSS_GRAIN);
+	x->pairs.budget = in->scene->budget; // the world's memory limit, and the step's stop
 	bp_status status = bpi_pair_chunks_reset(&x->pairs, chunks);
 	if (status != BP_OK)
 		return status;
