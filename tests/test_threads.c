@@ -38,6 +38,19 @@ static void assert_oracle_pairs(const bp_world *w, const scene *s)
 	cr_assert(oracle_same_pair_set(pairs, count, &s->pairs));
 }
 
+/// A frame through the scheduler reports the oracle's pairs; returns its stats.
+static bp_frame_stats assert_frame_pairs(bp_world *w, const scene *s)
+{
+	bp_view *view = NULL;
+	cr_assert_eq(bp_frame_step(w, &view), BP_OK, "%s", bp_world_last_error(w));
+	size_t count;
+	const bp_pair *pairs = bp_view_pairs(view, &count);
+	cr_assert(oracle_same_pair_set(pairs, count, &s->pairs));
+	bp_frame_stats stats = bp_view_stats(view);
+	bp_frame_release(view);
+	return stats;
+}
+
 /// True when `text` contains the decimal form of v.
 static bool mentions(const char *text, long long v)
 {
@@ -191,11 +204,7 @@ Test(threads, a_builder_the_system_refuses_fails_the_submit, .timeout = 60)
 
 	cr_assert_eq(bp_world_step(w), BP_OK, "%s", bp_world_last_error(w));
 	assert_oracle_pairs(w, s);
-	cr_assert_eq(bp_frame_step(w, &view), BP_OK, "%s", bp_world_last_error(w));
-	size_t count;
-	const bp_pair *pairs = bp_view_pairs(view, &count);
-	cr_assert(oracle_same_pair_set(pairs, count, &s->pairs));
-	bp_frame_release(view);
+	assert_frame_pairs(w, s);
 	bp_world_destroy(w);
 	oracle_pairs_free(&s->pairs);
 }
@@ -213,12 +222,7 @@ Test(threads, a_team_the_system_refuses_fails_the_frame, .timeout = 60)
 	cr_assert_eq(bp_frame_acquire(w, &view), BP_ERR_OUT_OF_RANGE, "a frame whose team did not start was published");
 	bpi_thread_set_creator(NULL);
 
-	cr_assert_eq(bp_frame_step(w, &view), BP_OK);
-	cr_assert_eq(bp_view_stats(view).thread_count, 6);
-	size_t count;
-	const bp_pair *pairs = bp_view_pairs(view, &count);
-	cr_assert(oracle_same_pair_set(pairs, count, &s->pairs));
-	bp_frame_release(view);
+	cr_assert_eq(assert_frame_pairs(w, s).thread_count, 6);
 	bp_world_destroy(w);
 	oracle_pairs_free(&s->pairs);
 }

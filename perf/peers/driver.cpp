@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // bp_peers: runs broadphase and the peer libraries found at configure time over the same scene
 // files, checks their pair sets against broadphase's, and prints times side by side (CSV + table).
+#include "peer_clock.h"
 #include "peers.h"
 
 #include <algorithm>
@@ -46,19 +47,6 @@ struct row {
 	bool is_broadphase = false;
 	std::vector<bp_pair> list; ///< the distinct pairs, sorted
 };
-
-double now_ms()
-{
-	using clock = std::chrono::steady_clock;
-	return std::chrono::duration<double, std::milli>(clock::now().time_since_epoch()).count();
-}
-
-double cpu_ms()
-{
-	timespec t;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 double median_of(std::vector<double> &ms)
 {
@@ -121,13 +109,13 @@ bool run_broadphase(const bp_scene *scene, bp_algorithm algo, int threads, unsig
 		def.algorithm = algo;
 		def.thread_count = threads;
 		bp_world *world = nullptr;
-		double c0 = cpu_ms(), t0 = now_ms();
+		double c0 = peer_cpu_ms(), t0 = peer_now_ms();
 		bp_status status = bp_world_create(&def, &world);
 		if (status == BP_OK)
 			status = bp_world_create_entities(world, scene->count, &bounds, &common, nullptr);
 		if (status == BP_OK)
 			status = bp_world_step(world);
-		double t1 = now_ms(), c1 = cpu_ms();
+		double t1 = peer_now_ms(), c1 = peer_cpu_ms();
 		if (status != BP_OK) {
 			r.skipped = true;
 			r.why = world ? bp_world_last_error(world) : bp_status_string(status);
@@ -169,9 +157,9 @@ void run_peer(const peer_method &m, const peer_scene &s, const uint32_t *ids, un
 	unsigned warm = runs > 1;
 	for (unsigned run = 0; run < runs + warm; ++run) {
 		peer_output out;
-		double c0 = cpu_ms(), t0 = now_ms();
+		double c0 = peer_cpu_ms(), t0 = peer_now_ms();
 		m.run(s, out);
-		double t1 = now_ms(), c1 = cpu_ms();
+		double t1 = peer_now_ms(), c1 = peer_cpu_ms();
 		if (run >= warm) {
 			ms.push_back(t1 - t0);
 			cpu.push_back(c1 - c0);

@@ -2,6 +2,8 @@
 // bp_peer_incremental: the 2D static_moving workload of perf/incremental.c through Box2D v3's
 // broadphase scheme (rebuilt on Box2D 2.4's public b2DynamicTree) and through an incremental
 // broadphase world, on the same frames, interleaved; checks that both find the same pairs.
+#include "peer_clock.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
@@ -44,21 +46,6 @@ struct options {
 	bool static_fat_tree = false; ///< statics keep CreateProxy's b2_aabbExtension, not v3's 0.02
 	float bp_margin = 0.0f;       ///< bp_world_def.margin (0: chosen by the world)
 };
-
-double now_ms()
-{
-	using clock = std::chrono::steady_clock;
-	return std::chrono::duration<double, std::milli>(clock::now().time_since_epoch()).count();
-}
-
-/// Process CPU time (all threads; OpenMP workers that spin count): on a loaded machine wall
-/// times include waiting for a core, CPU time does not.
-double cpu_ms()
-{
-	timespec t;
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
-}
 
 double median_of(std::vector<double> v)
 {
@@ -611,11 +598,11 @@ int main(int argc, char **argv)
 		o.static_fat_tree ? b2_aabbExtension : v3_static_margin, o.displacement ? "on" : "off",
 		o.bp_margin, o.bp_margin == 0 ? " (chosen by the world)" : "");
 
-	double t0 = now_ms();
+	double t0 = peer_now_ms();
 	box2d_scheme b2(o, scene, first);
-	double t1 = now_ms();
+	double t1 = peer_now_ms();
 	incremental bp(o, scene, first);
-	double t2 = now_ms();
+	double t2 = peer_now_ms();
 	std::printf("# setup: box2d_scheme %.0f ms, incremental %.0f ms\n", t1 - t0, t2 - t1);
 	if (o.check > 0 && !same_pairs(-3, b2, bp))
 		return 1;
@@ -627,12 +614,12 @@ int main(int argc, char **argv)
 		move(scene, first, o.n_moving, &rng, d);
 		for (int k = 0; k < 2; ++k) {
 			int s = (k + f) & 1; // alternate which subject goes first
-			double start = now_ms(), cpu_start = cpu_ms();
+			double start = peer_now_ms(), cpu_start = peer_cpu_ms();
 			if (s == 0)
 				b2.step(d[0].data(), d[1].data());
 			else
 				bp.step();
-			double ms = now_ms() - start, cpu = cpu_ms() - cpu_start;
+			double ms = peer_now_ms() - start, cpu = peer_cpu_ms() - cpu_start;
 			if (f < 0)
 				continue;
 			rec[s].ms.push_back(ms);

@@ -183,7 +183,9 @@ bp_status scenefile_lines_next(scenefile_lines *lines, const char **start, const
 	}
 }
 
-bp_status scenefile_lines_finish(scenefile_lines *lines, const char **start, const char **end)
+/// The rest of a line scenefile_lines_next returned in part: kept whole (the
+/// buffer grows to hold it) or dropped as it is read.
+static bp_status rest_of_line(scenefile_lines *lines, bool keep, const char **start, const char **end)
 {
 	for (;;) {
 		size_t eol, next;
@@ -191,10 +193,19 @@ bp_status scenefile_lines_finish(scenefile_lines *lines, const char **start, con
 		if (lines->binary_at < (found ? eol : lines->end))
 			return scenefile_lines_fail_binary(lines);
 		if (found || lines->eof) {
-			take_line(lines, found ? eol : lines->end, found ? next : lines->end, start, end);
+			if (keep) {
+				take_line(lines, found ? eol : lines->end, found ? next : lines->end, start, end);
+			} else {
+				lines->at = found ? next : lines->end;
+				lines->partial = false;
+			}
 			return BP_OK;
 		}
-		bp_status status = lines->at == 0 && lines->end == lines->cap ? grow(lines) : BP_OK;
+		bp_status status = BP_OK;
+		if (keep && lines->at == 0 && lines->end == lines->cap)
+			status = grow(lines);
+		else if (!keep) // drop what is buffered but a last CR: an LF may follow it
+			lines->at = lines->end - (lines->end > lines->at && lines->buf[lines->end - 1] == '\r');
 		if (status == BP_OK)
 			status = fill(lines);
 		if (status != BP_OK)
@@ -202,25 +213,14 @@ bp_status scenefile_lines_finish(scenefile_lines *lines, const char **start, con
 	}
 }
 
+bp_status scenefile_lines_finish(scenefile_lines *lines, const char **start, const char **end)
+{
+	return rest_of_line(lines, true, start, end);
+}
+
 bp_status scenefile_lines_skip(scenefile_lines *lines)
 {
-	for (;;) {
-		size_t eol, next;
-		const bool found = find_line_end(lines, &eol, &next);
-		if (lines->binary_at < (found ? eol : lines->end))
-			return scenefile_lines_fail_binary(lines);
-		if (found || lines->eof) {
-			lines->at = found ? next : lines->end;
-			lines->partial = false;
-			return BP_OK;
-		}
-		// Drop what is buffered but a last CR: an LF may follow it.
-		const bool last_cr = lines->end > lines->at && lines->buf[lines->end - 1] == '\r';
-		lines->at = lines->end - last_cr;
-		bp_status status = fill(lines);
-		if (status != BP_OK)
-			return status;
-	}
+	return rest_of_line(lines, false, NULL, NULL);
 }
 
 uint64_t scenefile_lines_bytes_left(const scenefile_lines *lines)
