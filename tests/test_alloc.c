@@ -629,6 +629,95 @@ Test(alloc, hook_sees_every_allocation, .timeout = 30)
 	free_scene(s);
 }
 
+/// A published view holds `want`'s pairs, in order, and its query index finds
+/// what a scan of `boxes` finds.
+static void assert_view_holds(const bp_view *v, const oracle_pairs *want, const oracle_box *boxes, uint32_t n,
+	uint64_t k, const char *what)
+{
+	size_t count;
+	const bp_pair *pairs = bp_view_pairs(v, &count);
+	cr_assert(count == want->count && (count == 0 || memcmp(pairs, want->data, count * sizeof *pairs) == 0),
+		"k = %llu: %s: %zu pairs, oracle %zu (or another order)", (unsigned long long)k, what, count, want->count);
+	const float lo[3] = {8, 8, 8}, hi[3] = {14, 14, 14};
+	uint32_t got[64];
+	size_t total = 0, expected = 0;
+	cr_assert_eq(bp_view_query_aabb(v, lo, hi, got, 64, &total), total > 64 ? BP_ERR_OUT_OF_RANGE : BP_OK);
+	for (uint32_t i = 0; i < n; ++i) {
+		bool inside = true;
+		for (int a = 0; a < 3; ++a)
+			inside = inside && boxes[i].min[a] <= hi[a] && lo[a] <= boxes[i].max[a];
+		expected += inside;
+	}
+	cr_assert_eq(total, expected, "k = %llu: %s: the box query", (unsigned long long)k, what);
+}
+
+/// Frames of an incremental world copy and search only what changed, and make the
+/// query index a reader used last frame: every allocation of such a frame fails in
+/// turn. The frame fails cleanly (BP_ERR_OUT_OF_MEMORY) or publishes exactly the
+/// oracle's pairs, and the next frame is exact either way.
+Test(alloc, incremental_frame_failing_each_allocation, .timeout = 120)
+{
+	enum { N = 1500, MOVED = 30 };
+	static oracle_box boxes[N], expected[N];
+	static float soa[6][INC_N];
+	test_random_boxes(boxes, N, 3, 40.0f, 2.0f, false, 81);
+	memcpy(expected, boxes, sizeof boxes);
+	uint32_t moved[MOVED];
+	oracle_box moved_to[MOVED];
+	for (uint32_t i = 0; i < MOVED; ++i) {
+		moved[i] = 41 * i + 3;
+		moved_to[i] = cluster_box(i);
+		expected[moved[i]] = moved_to[i];
+	}
+	oracle_pairs first = oracle_find_pairs(boxes, N, 3), want = oracle_find_pairs(expected, N, 3);
+	bp_entity_def common = bp_entity_def_default();
+	uint64_t k = 1;
+	for (bool injected = true; injected; ++k) {
+		bp_set_allocator(&counting);
+		arm(0);
+		bp_world_def def = bp_world_def_default();
+		def.incremental = true;
+		def.debug_flags = BP_DEBUG_ALWAYS_INCREMENTAL; // the incremental path, whatever the timings
+		def.thread_count = 2;
+		bp_world *w = NULL;
+		cr_assert_eq(bp_world_create(&def, &w), BP_OK);
+		bp_bounds_arrays all = soa_of(soa, boxes, N);
+		cr_assert_eq(bp_world_create_entities(w, N, &all, &common, NULL), BP_OK);
+		bp_view *v = NULL;
+		cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+		assert_view_holds(v, &first, boxes, N, k, "the first frame"); // asks for its query index
+		cr_assert_eq(bp_frame_release(v), BP_OK);
+		bp_bounds_arrays arrays = soa_of(soa, moved_to, MOVED);
+		cr_assert_eq(bp_world_set_bounds_indexed(w, MOVED, moved, &arrays), BP_OK);
+
+		arm(k);
+		bp_status status = bp_frame_step(w, &v);
+		injected = atomic_load(&calls) >= k;
+		disarm();
+		if (status == BP_OK) {
+			assert_view_holds(v, &want, expected, N, k, "a frame that absorbed the failure");
+			cr_assert_eq(bp_frame_release(v), BP_OK);
+		} else {
+			cr_assert_eq(status, BP_ERR_OUT_OF_MEMORY, "k = %llu", (unsigned long long)k);
+			cr_assert_null(v);
+		}
+		cr_assert_eq(bp_frame_step(w, &v), BP_OK, "k = %llu: %s", (unsigned long long)k, bp_world_last_error(w));
+		assert_view_holds(v, &want, expected, N, k, "the frame after");
+		cr_assert_eq(bp_frame_release(v), BP_OK);
+
+		bp_world_destroy(w);
+		cr_assert_eq(bp_allocated_bytes(), 0, "k = %llu: leak", (unsigned long long)k);
+		cr_assert_eq(atomic_load(&live_blocks), 0, "k = %llu: blocks left", (unsigned long long)k);
+		cr_assert_eq(atomic_load(&mismatches), 0);
+		bp_set_allocator(NULL);
+		cr_assert_lt(k, 100000, "the frame never stops allocating");
+	}
+	cr_assert_gt(k - 2, 5, "only %llu allocations in the frame", (unsigned long long)(k - 2));
+	cr_log_info("incremental frame: failed each of %llu allocations in turn", (unsigned long long)(k - 2));
+	oracle_pairs_free(&first);
+	oracle_pairs_free(&want);
+}
+
 // ---- BPI_ARRAY, the growable scratch array of core.h ---------------------------
 
 typedef struct triple {
