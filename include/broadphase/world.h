@@ -129,9 +129,10 @@ typedef struct bp_world_def {
 	/// Incremental steps: the world keeps what it found across steps, and a step
 	/// costs what changed since the last one (see "Incremental steps" below).
 	/// Pairs then come out sorted by (lo, hi) whatever canonical_pairs says, so
-	/// the order never depends on which path a step took. The scheduler's builder
-	/// builds frames incrementally too, finding what changed by comparing each
-	/// snapshot with the last one it built. Periodic worlds take the full path.
+	/// the order never depends on which path a step took. Frames follow: the
+	/// world also marks what changed since the last bp_frame_submit (user keys
+	/// included), submit copies only those entities into the buffer it reuses,
+	/// and the builder searches only those. Periodic worlds take the full path.
 	/// Default false.
 	bool incremental;
 	/// Incremental worlds: how far (in bounds units, on every side) a changed
