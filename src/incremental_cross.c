@@ -113,10 +113,10 @@ typedef struct cross_probe {
 	uint32_t pending_count;
 } cross_probe;
 
-static void probe_set(cross_probe *p, uint32_t a, const box *b)
+static void probe_set(cross_probe *p, uint32_t a, const box *b, bpi_rest_filter own)
 {
 	p->a = a;
-	p->own = filter_of(p->scene, a);
+	p->own = own;
 	for (int axis = 0; axis < 3; ++axis) {
 		p->q[axis] = b->hi[axis];
 		p->q[3 + axis] = -b->lo[axis];
@@ -183,8 +183,9 @@ static void probe_hit(uint32_t e, const float *record, void *ctx)
 	p->pending_rec[p->pending_count++] = record;
 }
 
-/// The same, copying the candidates still resting into this chunk's buffer
-/// (a compacting step): entities that stopped resting are dropped for good.
+/// Re-tests the candidates of a fat box that still holds the entity after copying
+/// those still resting into this chunk's buffer (a compacting step): entities
+/// that stopped resting are dropped for good.
 static void retest_moving(const bpi_cross_input *in, bpi_fat *f, const bpi_candidate *from, uint32_t buffer,
 	cross_probe *p)
 {
@@ -253,8 +254,9 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 		bpi_fat *f = &x->fat.data[k];
 		uint32_t a = in->active[k];
 		box b = box_of(s, a);
-		if (inside(f, &b, s->dims) && same_filter(f->own, filter_of(s, a))) {
-			probe_set(&p, a, &b);
+		bpi_rest_filter own = filter_of(s, a);
+		if (inside(f, &b, s->dims) && same_filter(f->own, own)) {
+			probe_set(&p, a, &b, own);
 			const bpi_candidate *kept = x->buffers.data[f->buffer].items.data + f->first;
 			if (x->compacting)
 				retest_moving(in, f, kept, buffer, &p);
@@ -280,7 +282,7 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 			uint32_t k = queue[q - 2];
 			bpi_fat *f = &x->fat.data[k];
 			box b = box_of(s, in->active[k]);
-			probe_set(&p, in->active[k], &b);
+			probe_set(&p, in->active[k], &b, filter_of(s, in->active[k]));
 			f->own = p.own;
 			f->buffer = buffer;
 			f->first = (uint32_t)p.candidates->count;
