@@ -208,36 +208,34 @@ Test(cli_outputs, failed_step_keeps_the_existing_file)
 	cr_assert_eq(test_dir_entry_count(test_tmp_dir), 4);
 }
 
+/// Under a 4 KiB file size limit, `bp COMMAND SCENE -o PATH` fails with EFBIG,
+/// prints no result and leaves PATH as it was.
+static void expect_capped_write_keeps_the_file(const char *command, const char *scene, const char *path)
+{
+	test_write_text(path, "precious\n");
+	test_file_size_limit(4096);
+	cli_result r = BP(command, scene, "-o", path);
+	test_file_size_unlimit();
+	expect_write_failure(&r, 3, command, path, EFBIG);
+	result_free(&r);
+	test_expect_text(path, "precious\n");
+}
+
 // The finding: the summary line was printed, then the write failed part-way and left a
 // truncated file behind.
 Test(cli_outputs, pairs_write_failure_prints_no_summary_and_keeps_the_file)
 {
-	const char *scene = scene_of("2000"); // about 3000 pairs, 30 KB
-	const char *path = test_tmp_path("old.pairs");
-	test_write_text(path, "precious\n");
-	test_file_size_limit(4096);
-	cli_result r = BP("pairs", scene, "-o", path);
-	test_file_size_unlimit();
-	expect_write_failure(&r, 3, "pairs", path, EFBIG);
-	result_free(&r);
-	test_expect_text(path, "precious\n");
+	// About 3000 pairs, 30 KB.
+	expect_capped_write_keeps_the_file("pairs", scene_of("2000"), test_tmp_path("old.pairs"));
 	cr_assert_eq(test_dir_entry_count(test_tmp_dir), 2);
 }
 
 Test(cli_outputs, render_write_failure_prints_nothing_and_keeps_the_file)
 {
+	// The PNG is about 440 KB, the SVG 140 KB.
 	const char *scene = scene_of("2000");
-	const char *names[] = {"old.png", "old.svg"};
-	for (int i = 0; i < 2; ++i) {
-		const char *path = test_tmp_path(names[i]);
-		test_write_text(path, "precious\n");
-		test_file_size_limit(4096); // the PNG is about 440 KB, the SVG 140 KB
-		cli_result r = BP("render", scene, "-o", path);
-		test_file_size_unlimit();
-		expect_write_failure(&r, 3, "render", path, EFBIG);
-		result_free(&r);
-		test_expect_text(path, "precious\n");
-	}
+	expect_capped_write_keeps_the_file("render", scene, test_tmp_path("old.png"));
+	expect_capped_write_keeps_the_file("render", scene, test_tmp_path("old.svg"));
 	cr_assert_eq(test_dir_entry_count(test_tmp_dir), 3);
 }
 
