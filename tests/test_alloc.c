@@ -454,6 +454,21 @@ Test(alloc, incremental_step_few_changes_1_thread, .timeout = 120) { fail_increm
 Test(alloc, incremental_step_few_changes_2_threads, .timeout = 120) { fail_incremental_step(false, 2); }
 Test(alloc, incremental_step_many_changes_2_threads, .timeout = 120) { fail_incremental_step(true, 2); }
 
+/// Random boxes, and a copy of them where `count` entities (every stride-th from
+/// `first`) moved into one cluster, all overlapping, so a lost move loses pairs;
+/// moved[] and moved_to[] say which and where.
+static void cluster_moves(oracle_box *boxes, oracle_box *expected, uint32_t n, uint64_t seed, uint32_t *moved,
+	oracle_box *moved_to, uint32_t count, uint32_t stride, uint32_t first)
+{
+	test_random_boxes(boxes, n, 3, 40.0f, 2.0f, false, seed);
+	memcpy(expected, boxes, n * sizeof *boxes);
+	for (uint32_t i = 0; i < count; ++i) {
+		moved[i] = stride * i + first;
+		moved_to[i] = cluster_box(i);
+		expected[moved[i]] = moved_to[i];
+	}
+}
+
 /// The changes a world records between steps live in a list that grows with them. When
 /// it cannot grow, the call still succeeds: nothing is lost, the next step searches every
 /// entity. Each allocation of 40 moves fails in turn, in a world whose list is empty
@@ -465,15 +480,9 @@ Test(alloc, incremental_changes_failing_each_allocation, .timeout = 120)
 	enum { N = 2000, MOVED = 40 };
 	static oracle_box boxes[N], expected[N];
 	static float soa[6][INC_N];
-	test_random_boxes(boxes, N, 3, 40.0f, 2.0f, false, 79);
-	memcpy(expected, boxes, sizeof boxes);
 	uint32_t moved[MOVED];
 	oracle_box moved_to[MOVED];
-	for (uint32_t i = 0; i < MOVED; ++i) {
-		moved[i] = 37 * i + 5;
-		moved_to[i] = cluster_box(i); // all 40 overlap: a lost move loses pairs
-		expected[moved[i]] = moved_to[i];
-	}
+	cluster_moves(boxes, expected, N, 79, moved, moved_to, MOVED, 37, 5);
 	oracle_pairs first_pairs = oracle_find_pairs(boxes, N, 3), want = oracle_find_pairs(expected, N, 3);
 	bp_entity_def common = bp_entity_def_default();
 	bp_bounds_arrays all = soa_of(soa, boxes, N);
@@ -532,10 +541,7 @@ Test(alloc, incremental_changes_failing_each_allocation, .timeout = 120)
 		assert_pairs_in_order(w, &want, k, "a step with no change");
 
 		bp_world_destroy(w);
-		cr_assert_eq(bp_allocated_bytes(), 0, "k = %llu: leak", (unsigned long long)k);
-		cr_assert_eq(atomic_load(&live_blocks), 0, "k = %llu: blocks left", (unsigned long long)k);
-		cr_assert_eq(atomic_load(&mismatches), 0);
-		bp_set_allocator(NULL);
+		expect_all_freed(k);
 		cr_assert_lt(k, 100000, "the moves never stop allocating");
 	}
 	cr_assert_gt(k - 2, 1, "only %llu allocations in the moves", (unsigned long long)(k - 2));
@@ -660,15 +666,9 @@ Test(alloc, incremental_frame_failing_each_allocation, .timeout = 120)
 	enum { N = 1500, MOVED = 30 };
 	static oracle_box boxes[N], expected[N];
 	static float soa[6][INC_N];
-	test_random_boxes(boxes, N, 3, 40.0f, 2.0f, false, 81);
-	memcpy(expected, boxes, sizeof boxes);
 	uint32_t moved[MOVED];
 	oracle_box moved_to[MOVED];
-	for (uint32_t i = 0; i < MOVED; ++i) {
-		moved[i] = 41 * i + 3;
-		moved_to[i] = cluster_box(i);
-		expected[moved[i]] = moved_to[i];
-	}
+	cluster_moves(boxes, expected, N, 81, moved, moved_to, MOVED, 41, 3);
 	oracle_pairs first = oracle_find_pairs(boxes, N, 3), want = oracle_find_pairs(expected, N, 3);
 	bp_entity_def common = bp_entity_def_default();
 	uint64_t k = 1;
@@ -706,10 +706,7 @@ Test(alloc, incremental_frame_failing_each_allocation, .timeout = 120)
 		cr_assert_eq(bp_frame_release(v), BP_OK);
 
 		bp_world_destroy(w);
-		cr_assert_eq(bp_allocated_bytes(), 0, "k = %llu: leak", (unsigned long long)k);
-		cr_assert_eq(atomic_load(&live_blocks), 0, "k = %llu: blocks left", (unsigned long long)k);
-		cr_assert_eq(atomic_load(&mismatches), 0);
-		bp_set_allocator(NULL);
+		expect_all_freed(k);
 		cr_assert_lt(k, 100000, "the frame never stops allocating");
 	}
 	cr_assert_gt(k - 2, 5, "only %llu allocations in the frame", (unsigned long long)(k - 2));
