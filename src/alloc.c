@@ -97,6 +97,8 @@ void *bpi_alloc(size_t size) { return alloc_counted(size, sizeof(void *) * 2); }
 void *bpi_alloc_aligned(size_t size) { return alloc_counted(size, BP_CACHE_LINE); }
 void bpi_free(void *ptr, size_t size) { free_counted(ptr, size, sizeof(void *) * 2); }
 void bpi_free_aligned(void *ptr, size_t size) { free_counted(ptr, size, BP_CACHE_LINE); }
+void *bpi_alloc_uncounted(size_t size) { return default_alloc(size, BP_CACHE_LINE, NULL); }
+void bpi_free_uncounted(void *ptr, size_t size) { default_free(ptr, size, BP_CACHE_LINE, NULL); }
 
 void *bpi_grow_aligned(void *old, size_t old_count, size_t new_count, size_t elem_size)
 {

@@ -208,14 +208,15 @@ bp_status bp_cell_grid_assign(bp_cell_grid *g, const bp_world *world)
 	if (!bpi_array_grow(&g->entities, g->entity_count, n) || !bpi_array_grow(&g->entity_cell, g->entity_count, n))
 		return BP_ERR_OUT_OF_MEMORY;
 
-	const int threads = bpi_resolve_threads(world->thread_count);
+	const int threads = bpi_resolve_threads(&world->executor, world->thread_count);
 	bpi_team_failure team;
-	if (bpi_team_check(threads, &team) != BP_OK)
+	if (bpi_executor_enter(&world->executor, threads, &team) != BP_OK)
 		return BP_ERR_OUT_OF_MEMORY;
 
 	// Nothing below can fail.
 	assign_ctx ctx = {g, &world->soa, g->entity_cell.data};
 	bpi_parallel_for(n, BP_CELL_GRID_GRAIN, threads, centre_cells, &ctx);
+	bpi_executor_leave();
 
 	// Stable counting sort. Counts, then inclusive prefix: start[c] = end of c.
 	// Placing entities from the last down with --start[c] fills each cell from

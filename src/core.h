@@ -28,6 +28,11 @@ void *bpi_alloc(size_t size);
 void *bpi_alloc_aligned(size_t size);
 void bpi_free(void *ptr, size_t size);
 void bpi_free_aligned(void *ptr, size_t size);
+/// The default heap (mimalloc), past the host hook and the count: for memory that
+/// lives with a thread rather than a world (the worker crews), which outlives
+/// every world and any bp_set_allocator swap.
+void *bpi_alloc_uncounted(size_t size);
+void bpi_free_uncounted(void *ptr, size_t size);
 /// Grows (or allocates) a cache-line-aligned array from old_count to new_count
 /// elements of elem_size, copying the first old_count. On failure returns NULL
 /// and leaves the old array untouched.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Per-chunk pair buffers, their merge in chunk order, pair sorting and the checksum.
 #include "pairs.h"
+#include "parallel.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,22 @@ void bpi_pair_chunks_free(bpi_pair_chunks *chunks)
 	*chunks = (bpi_pair_chunks){.budget = chunks->budget};
 }
 
+/// The parallel merge's copies: buffer i goes to offsets[i].
+typedef struct merge_job {
+	const bpi_pair_buffer *buffers;
+	const size_t *offsets;
+	bp_pair *dst;
+} merge_job;
+
+static void merge_copy(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
+	const merge_job *job = ctx;
+	for (uint32_t i = begin; i < end; ++i)
+		if (job->buffers[i].count)
+			memcpy(job->dst + job->offsets[i], job->buffers[i].data, job->buffers[i].count * sizeof(bp_pair));
+}
+
 bp_status bpi_pair_chunks_merge(const bpi_pair_chunks *chunks, bpi_pair_buffer *out, int threads)
 {
 	size_t total = 0;
@@ -110,27 +127,23 @@ bp_status bpi_pair_chunks_merge(const bpi_pair_chunks *chunks, bpi_pair_buffer *
 	}
 	// Copy in chunk order from offsets given by a prefix sum; each chunk is
 	// independent, so the copies run in parallel.
-	const int64_t n = chunks->count;
-	const bpi_pair_buffer *buffers = chunks->buffers;
-	bp_pair *dst = out->data;
+	const uint32_t n = chunks->count;
 	if (threads > 1 && total > 65536) {
 		size_t *offsets = bpi_alloc(((size_t)n + 1) * sizeof(size_t));
 		if (!offsets)
 			return BP_ERR_OUT_OF_MEMORY;
 		offsets[0] = 0;
-		for (int64_t i = 0; i < n; ++i)
-			offsets[i + 1] = offsets[i] + buffers[i].count;
-#pragma omp parallel for schedule(static) num_threads(threads)
-		for (int64_t i = 0; i < n; ++i)
-			if (buffers[i].count)
-				memcpy(dst + offsets[i], buffers[i].data, buffers[i].count * sizeof(bp_pair));
+		for (uint32_t i = 0; i < n; ++i)
+			offsets[i + 1] = offsets[i] + chunks->buffers[i].count;
+		merge_job job = {chunks->buffers, offsets, out->data};
+		bpi_parallel_for(n, 4, threads, merge_copy, &job);
 		bpi_free(offsets, ((size_t)n + 1) * sizeof(size_t));
 	} else {
 		size_t offset = 0;
-		for (int64_t i = 0; i < n; ++i) {
-			if (buffers[i].count)
-				memcpy(dst + offset, buffers[i].data, buffers[i].count * sizeof(bp_pair));
-			offset += buffers[i].count;
+		for (uint32_t i = 0; i < n; ++i) {
+			if (chunks->buffers[i].count)
+				memcpy(out->data + offset, chunks->buffers[i].data, chunks->buffers[i].count * sizeof(bp_pair));
+			offset += chunks->buffers[i].count;
 		}
 	}
 	out->count = total;

@@ -1,34 +1,102 @@
 // SPDX-License-Identifier: MIT
-// bpi_parallel_for on OpenMP.
+// bpi_parallel_for on the executor bound to the calling thread.
 #include "parallel.h"
 
-#include <broadphase/world.h>
 #include <omp.h>
+#include "threads.h"
+#include "workers.h"
+
+// The executor of the step this thread runs; NULL outside a step.
+static _Thread_local const bpi_executor *bound;
+// Set while the thread runs a chunk handed out by OpenMP or the host's task
+// system (the workers keep their own): a nested loop runs on the thread alone.
+static _Thread_local bool inside_task;
+
+static void run_serial(uint32_t count, uint32_t grain, bpi_range_fn *fn, void *ctx)
+{
+	const uint32_t chunks = bpi_chunk_count(count, grain);
+	for (uint32_t c = 0; c < chunks; ++c) {
+		uint32_t begin = c * grain;
+		fn(begin, begin + BP_MIN(count - begin, grain), c, ctx);
+	}
+}
+
+static void run_openmp(uint32_t count, uint32_t grain, int threads, bpi_range_fn *fn, void *ctx)
+{
+	const uint32_t chunks = bpi_chunk_count(count, grain);
+	// dynamic,1: chunk costs vary a lot (clusters), so hand them out one by one.
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+	for (uint32_t c = 0; c < chunks; ++c) {
+		inside_task = true;
+		uint32_t begin = c * grain;
+		fn(begin, begin + BP_MIN(count - begin, grain), c, ctx);
+		inside_task = false;
+	}
+}
+
+/// A loop as one task of the host's task system: its items are our chunks.
+typedef struct host_loop {
+	bpi_range_fn *fn;
+	void *ctx;
+	uint32_t count, grain;
+} host_loop;
+
+static void run_host_range(uint32_t begin, uint32_t end, uint32_t worker, void *task_context)
+{
+	(void)worker; // chunks, not workers, own the output buffers
+	const host_loop *loop = task_context;
+	const bool outer = inside_task;
+	inside_task = true;
+	for (uint32_t c = begin; c < end; ++c) {
+		uint32_t first = c * loop->grain;
+		loop->fn(first, first + BP_MIN(loop->count - first, loop->grain), c, loop->ctx);
+	}
+	inside_task = outer;
+}
+
+static void run_host(const bp_task_system *tasks, uint32_t count, uint32_t grain, bpi_range_fn *fn, void *ctx)
+{
+	host_loop loop = {fn, ctx, count, grain};
+	void *task = tasks->enqueue(run_host_range, bpi_chunk_count(count, grain), 1, &loop, tasks->user);
+	if (task)
+		tasks->finish(task, tasks->user);
+}
 
 void bpi_parallel_for(uint32_t count, uint32_t grain, int threads, bpi_range_fn *fn, void *ctx)
 {
 	BP_ASSERT(grain > 0);
-	const uint32_t chunks = bpi_chunk_count(count, grain);
-	if (threads <= 1 || chunks <= 1) {
-		for (uint32_t c = 0; c < chunks; ++c) {
-			uint32_t begin = c * grain;
-			fn(begin, BP_MIN(count - begin, grain) + begin, c, ctx);
-		}
+	if (threads <= 1 || !bound || inside_task || bpi_chunk_count(count, grain) <= 1) {
+		run_serial(count, grain, fn, ctx);
 		return;
 	}
-	// dynamic,1: chunk costs vary a lot (clusters), so hand them out one by one.
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
-	for (uint32_t c = 0; c < chunks; ++c) {
-		uint32_t begin = c * grain;
-		fn(begin, BP_MIN(count - begin, grain) + begin, c, ctx);
+	switch (bound->kind) {
+	case BP_EXECUTOR_OPENMP: run_openmp(count, grain, threads, fn, ctx); break;
+	case BP_EXECUTOR_HOST: run_host(&bound->tasks, count, grain, fn, ctx); break;
+	default: bpi_workers_run(count, grain, threads, fn, ctx); break;
 	}
 }
 
-int bpi_resolve_threads(int requested)
+int bpi_resolve_threads(const bpi_executor *e, int requested)
 {
 	BP_ASSERT(requested >= 0 && requested <= BP_MAX_THREADS);
+	if (e && e->kind == BP_EXECUTOR_HOST)
+		return e->tasks.worker_count;
 	if (requested > 0)
 		return requested;
 	int procs = omp_get_num_procs();
 	return procs > 0 ? BP_MIN(procs, BP_MAX_THREADS) : 1;
 }
+
+bp_status bpi_executor_enter(const bpi_executor *e, int threads, bpi_team_failure *failure)
+{
+	bp_status status = BP_OK;
+	if (e->kind == BP_EXECUTOR_WORKERS)
+		status = bpi_workers_reserve(threads, failure);
+	else if (e->kind == BP_EXECUTOR_OPENMP)
+		status = bpi_team_check(threads, failure);
+	if (status == BP_OK)
+		bound = e;
+	return status;
+}
+
+void bpi_executor_leave(void) { bound = NULL; }

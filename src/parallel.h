@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
-// The one parallel seam: fixed chunks of a range, run on OpenMP threads.
+// The one parallel seam: fixed chunks of a range, run on the executor the step chose (the
+// library's workers by default, an OpenMP team, or the host's task system).
 #ifndef BP_PARALLEL_H
 #define BP_PARALLEL_H
 
 #include "core.h"
+#include <broadphase/world.h>
 
 /// Work on items [begin, end), which form chunk number `chunk`.
 typedef void bpi_range_fn(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx);
@@ -15,12 +17,29 @@ static inline uint32_t bpi_chunk_count(uint32_t count, uint32_t grain)
 	return count == 0 ? 0 : (uint32_t)(((uint64_t)count + grain - 1) / grain);
 }
 
-/// Runs fn over every chunk of [0, count) on up to `threads` threads and returns
-/// when all are done. Chunks may run in any order and at once.
+/// Where a step's loops run: a world's (or a submitted frame's) choice.
+typedef struct bpi_executor {
+	bp_executor kind;
+	bp_task_system tasks; ///< BP_EXECUTOR_HOST only
+} bpi_executor;
+
+/// Runs fn over every chunk of [0, count) on up to `threads` threads of the
+/// calling thread's bound executor (bpi_executor_enter) and returns when all are
+/// done. Chunks may run in any order and at once. Without a binding, or from
+/// inside a chunk, the chunks run on the calling thread alone.
 void bpi_parallel_for(uint32_t count, uint32_t grain, int threads, bpi_range_fn *fn, void *ctx);
 
 /// Threads a step uses for a requested count in [0, BP_MAX_THREADS] (0 = all
-/// cores, at most BP_MAX_THREADS).
-int bpi_resolve_threads(int requested);
+/// cores, at most BP_MAX_THREADS) on executor `e`; a host task system decides
+/// its own count.
+int bpi_resolve_threads(const bpi_executor *e, int requested);
+
+/// Binds `e` to the calling thread for the loops it runs until
+/// bpi_executor_leave, after making sure `threads` threads can run: the
+/// library's workers are started, an OpenMP team checked (bpi_team_check). On
+/// failure nothing is bound, *failure says why, and BP_ERR_OUT_OF_MEMORY.
+typedef struct bpi_team_failure bpi_team_failure;
+bp_status bpi_executor_enter(const bpi_executor *e, int threads, bpi_team_failure *failure);
+void bpi_executor_leave(void);
 
 #endif

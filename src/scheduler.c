@@ -168,7 +168,9 @@ static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 	bp_frame_stats stats = {.frame = f->number, .ns_prepare = f->stats.ns_prepare};
 	bpi_step_fault fault; // the step's error status is what a waiter sees
 	bpi_team_failure team; // a build whose threads cannot start fails as one out of memory
-	bp_status status = bpi_team_check(bpi_resolve_threads(f->settings.thread_count), &team);
+	const bpi_executor *executor = &f->settings.executor;
+	f->settings.builder = true;
+	bp_status status = bpi_executor_enter(executor, bpi_step_threads(&f->settings, f->count), &team);
 	bpi_budget_begin(&fr->budget, f->settings.memory_limit);
 	bpi_changes changes = {.all = true};
 	if (status == BP_OK && f->settings.incremental && !f->settings.periodic)
@@ -180,6 +182,7 @@ static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 	if (status == BP_OK)
 		status = bpi_view_derive(f, prev, changes.all ? NULL : changes.list, changes.count, &fr->index_scratch,
 			stats.thread_count);
+	bpi_executor_leave();
 	BPI_MARK_STAGE_END(BPI_STAGE_VIEW);
 	stats.ns_total = stats.ns_prepare + (bpi_now_ns() - t0);
 	BPI_MARK_FRAME_END(f->number, status == BP_OK ? f->pairs.count : 0, stats.ns_total, status);

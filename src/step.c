@@ -14,7 +14,7 @@ bp_status bpi_stepper_run(bpi_stepper *stepper, const bpi_step_settings *setting
 		.mask = soa->mask,
 		.flags = soa->flags,
 		.unfiltered = unfiltered,
-		.threads = bpi_resolve_threads(settings->thread_count),
+		.threads = bpi_step_threads(settings, count),
 		.cell_size = settings->cell_size,
 		.debug_flags = settings->debug_flags,
 		.margin = settings->margin,
@@ -34,6 +34,18 @@ bp_status bpi_stepper_run(bpi_stepper *stepper, const bpi_step_settings *setting
 	if (settings->incremental && changes)
 		return bpi_incremental_step(&stepper->incremental, &scene, changes, pairs, stats);
 	return bpi_pipeline_run(&stepper->indexes, settings->algorithm, &scene, pairs, stats);
+}
+
+int bpi_step_threads(const bpi_step_settings *settings, uint32_t count)
+{
+	const int threads = bpi_resolve_threads(&settings->executor, settings->thread_count);
+	if (settings->thread_count != 0)
+		return threads;
+	if (count < BP_SERIAL_STEP_ENTITIES)
+		return 1;
+	// The host's task system shares its workers with the host as it sees fit.
+	const bool leave_one = settings->builder && settings->executor.kind != BP_EXECUTOR_HOST;
+	return leave_one ? BP_MAX(1, threads - 1) : threads;
 }
 
 void bpi_stepper_free(bpi_stepper *stepper)

@@ -5,6 +5,7 @@
 #define BP_STEP_H
 
 #include "incremental.h"
+#include "parallel.h"
 #include "periodic.h"
 #include "pipeline.h"
 #include "soa.h"
@@ -14,6 +15,8 @@ typedef struct bpi_step_settings {
 	int dims;
 	bp_algorithm algorithm;
 	int thread_count; ///< as requested; 0 = all cores
+	bpi_executor executor; ///< where its loops run
+	bool builder;          ///< run by the frame builder: thread_count 0 leaves the host a core
 	float cell_size;  ///< 0 = the algorithm's choice
 	uint32_t debug_flags;
 	bool incremental; ///< keep the pairs across steps; ignored when periodic
@@ -48,6 +51,9 @@ typedef bpi_periodic_fault bpi_step_fault;
 bp_status bpi_stepper_run(bpi_stepper *stepper, const bpi_step_settings *settings, const bpi_soa *soa,
 	uint32_t count, bool unfiltered, const bpi_changes *changes, bpi_pair_buffer *pairs, bp_frame_stats *stats,
 	bpi_step_fault *fault);
+
+/// The threads a step of `count` entities runs with (bp_world_def.thread_count).
+int bpi_step_threads(const bpi_step_settings *settings, uint32_t count);
 
 /// Frees the indexes and scratch; the stepper is empty afterwards.
 void bpi_stepper_free(bpi_stepper *stepper);

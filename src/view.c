@@ -249,7 +249,7 @@ bp_status bpi_view_ensure(const bp_view *view, unsigned what)
 		if ((what & BPI_VIEW_INDEX) && !(ready & BPI_VIEW_INDEX)) {
 			bpi_view_index_scratch scratch = {0};
 			(void)bpi_view_index_build(&v->index, &scratch, &v->soa, v->count, v->dims,
-				bpi_resolve_threads(v->settings.thread_count));
+				bpi_step_threads(&v->settings, v->count));
 			bpi_view_index_scratch_free(&scratch);
 		}
 		if ((what & BPI_VIEW_ADJACENCY) && !(ready & BPI_VIEW_ADJACENCY))

@@ -94,6 +94,17 @@ static uint32_t next_world_tag(void)
 	return atomic_fetch_add_explicit(&worlds_created, 1, memory_order_relaxed) % BPI_WORLD_TAG_COUNT + 1;
 }
 
+static bool executor_valid(const bp_world_def *def)
+{
+	const bp_task_system *t = &def->task_system;
+	switch (def->executor) {
+	case BP_EXECUTOR_WORKERS:
+	case BP_EXECUTOR_OPENMP: return true;
+	case BP_EXECUTOR_HOST: return t->enqueue && t->finish && t->worker_count >= 1 && t->worker_count <= BP_MAX_THREADS;
+	default: return false;
+	}
+}
+
 bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 {
 	if (!out)
@@ -105,7 +116,7 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 		return BP_ERR_INVALID_ARGUMENT;
 	if (def->thread_count < 0 || def->thread_count > BP_MAX_THREADS || !(def->cell_size >= 0.0f) ||
 		!isfinite(def->cell_size) || !(def->margin >= 0.0f) || !isfinite(def->margin) ||
-		(def->debug_flags & ~(uint32_t)BP_DEBUG_ALL))
+		(def->debug_flags & ~(uint32_t)BP_DEBUG_ALL) || !executor_valid(def))
 		return BP_ERR_INVALID_ARGUMENT;
 	if (!bp_algorithm_available(def->algorithm))
 		return BP_ERR_UNKNOWN_ALGORITHM;
@@ -118,6 +129,7 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 	*w = (bp_world){
 		.dims = def->dims,
 		.thread_count = def->thread_count,
+		.executor = {def->executor, def->executor == BP_EXECUTOR_HOST ? def->task_system : (bp_task_system){0}},
 		.algorithm = def->algorithm,
 		.cell_size = def->cell_size,
 		.canonical_pairs = def->canonical_pairs,

@@ -43,6 +43,7 @@ enum { BPI_MARK_STEP = 1, BPI_MARK_FRAME = 2 };
 struct bp_world {
 	int dims;
 	int thread_count; ///< as requested; 0 = all cores
+	bpi_executor executor;
 	bp_algorithm algorithm;
 	float cell_size;
 	bool canonical_pairs;
@@ -101,6 +102,7 @@ static inline bpi_step_settings bpi_world_settings(const bp_world *w)
 		.dims = w->dims,
 		.algorithm = w->algorithm,
 		.thread_count = w->thread_count,
+		.executor = w->executor,
 		.cell_size = w->cell_size,
 		.debug_flags = w->debug_flags,
 		.incremental = w->incremental,

@@ -41,7 +41,7 @@ bp_status bp_world_step(bp_world *w)
 	bp_frame_stats stats = {.frame = w->stats.frame + 1, .ns_prepare = bpi_now_ns() - t0};
 	BPI_MARK_STAGE_END(BPI_STAGE_PREPARE);
 	bpi_team_failure team;
-	if (bpi_team_check(bpi_resolve_threads(settings.thread_count), &team) != BP_OK) {
+	if (bpi_executor_enter(&settings.executor, bpi_step_threads(&settings, w->count), &team) != BP_OK) {
 		BPI_MARK_FRAME_END(stats.frame, 0, bpi_now_ns() - t0, BP_ERR_OUT_OF_MEMORY);
 		return bpi_world_fail(w, BP_ERR_OUT_OF_MEMORY, "cannot start %d threads (%d of %d workers started): %s",
 			team.wanted, team.started, team.wanted - 1, strerror(team.error));
@@ -56,6 +56,7 @@ bp_status bp_world_step(bp_world *w)
 	bpi_budget_begin(&w->budget, settings.memory_limit);
 	bp_status status = bpi_stepper_run(&w->stepper, &settings, &w->soa, w->count, bpi_world_unfiltered(w),
 		&changes, &w->pairs, &stats, &fault);
+	bpi_executor_leave();
 	if (status != BP_OK)
 		BPI_MARK_FRAME_END(stats.frame, 0, bpi_now_ns() - t0, status);
 	if (status == BP_ERR_OUT_OF_RANGE && w->periodic) {

@@ -74,8 +74,26 @@ static void check_count_steps(int requested, int expected)
 
 Test(threads, zero_means_every_core, .timeout = 60)
 {
+	enum { LARGE = BP_SERIAL_STEP_ENTITIES };
+	static oracle_box boxes[LARGE];
+	test_random_boxes(boxes, LARGE, 3, 30.0f, 2.0f, false, 416);
+	oracle_pairs pairs = oracle_find_pairs(boxes, LARGE, 3);
+	bp_world *w = test_world_from_boxes(boxes, LARGE, 3, BP_ALGO_BRUTE, 0);
+	cr_assert_eq(bp_world_step(w), BP_OK, "%s", bp_world_last_error(w));
 	int cores = omp_get_num_procs();
-	check_count_steps(0, cores < BP_MAX_THREADS ? cores : BP_MAX_THREADS);
+	cr_assert_eq(bp_world_stats(w).thread_count, cores < BP_MAX_THREADS ? cores : BP_MAX_THREADS);
+	size_t count;
+	const bp_pair *found = bp_world_pairs(w, &count);
+	cr_assert(oracle_same_pair_set(found, count, &pairs));
+	bp_world_destroy(w);
+	oracle_pairs_free(&pairs);
+}
+
+// With the default count a step too small to gain from threads runs on the caller.
+Test(threads, zero_runs_a_small_step_on_the_caller, .timeout = 60)
+{
+	cr_assert_lt(N, BP_SERIAL_STEP_ENTITIES);
+	check_count_steps(0, 1);
 }
 
 Test(threads, one, .timeout = 60) { check_count_steps(1, 1); }

@@ -93,14 +93,61 @@ typedef enum bp_debug_flag {
 /// each with its own stack (8 MiB of address space under the usual limits).
 #define BP_MAX_THREADS 1024
 
+/// With thread_count 0, steps of fewer entities run on the calling thread alone
+/// (bp_world_def.thread_count).
+#define BP_SERIAL_STEP_ENTITIES 2048
+
+/// Where a world's parallel loops run.
+typedef enum bp_executor {
+	/// The library's own worker threads (the default). They belong to the thread
+	/// that steps (the caller of bp_world_step, or a world's frame builder), are
+	/// shared by every world that thread steps, and end with it. The caller takes
+	/// part and waits only for work a worker has begun, so a worker whose core is
+	/// busy with the host delays nothing; an idle worker spins for 30 us and then
+	/// sleeps, so between steps the workers take no core from the host.
+	BP_EXECUTOR_WORKERS = 0,
+	/// An OpenMP parallel region per loop, for hosts that already run an OpenMP
+	/// team and want the library inside it. Idle OpenMP threads spin for several
+	/// milliseconds after each loop unless OMP_WAIT_POLICY=passive is set before
+	/// the program starts.
+	BP_EXECUTOR_OPENMP = 1,
+	/// The host's task system (bp_world_def.task_system).
+	BP_EXECUTOR_HOST = 2,
+} bp_executor;
+
+/// Runs items [begin, end) of a task on the host's worker `worker`
+/// (0 <= worker < bp_task_system.worker_count).
+typedef void bp_task_fn(uint32_t begin, uint32_t end, uint32_t worker, void *task_context);
+
+/// The host's task system, as BP_EXECUTOR_HOST runs parallel loops on it. For a
+/// loop the library calls enqueue once and then finish once with what enqueue
+/// returned (unless NULL). enqueue must see that task(begin, end, worker,
+/// task_context) is called over ranges that together cover [0, item_count)
+/// exactly once, each at least min_range items (the last may be shorter),
+/// possibly at once on different workers, and may run them all before it
+/// returns (then it may return NULL). finish returns when every range is done.
+/// Which worker runs which range never changes a pair or its order. Both are
+/// called from the thread that steps (the host's, or the world's frame builder
+/// thread) and never from inside a task.
+typedef struct bp_task_system {
+	void *(*enqueue)(bp_task_fn *task, uint32_t item_count, uint32_t min_range, void *task_context, void *user);
+	void (*finish)(void *task, void *user);
+	void *user;       ///< passed to enqueue and finish
+	int worker_count; ///< 1 to BP_MAX_THREADS: the workers a task may run on
+} bp_task_system;
+
 /// World settings. Always start from bp_world_def_default(); fields are only
 /// ever appended.
 typedef struct bp_world_def {
 	int dims;               ///< 2 or 3. Default 3. 2D worlds store no z arrays.
 	uint32_t capacity;      ///< entities to reserve room for. Default 0.
 	bp_algorithm algorithm; ///< default BP_ALGO_AUTO
-	/// Worker threads for a step, 0 to BP_MAX_THREADS; 0 = all cores (at most
-	/// BP_MAX_THREADS). Default 0.
+	/// Threads for a step, the caller's included, 0 to BP_MAX_THREADS. 0 = all
+	/// cores (at most BP_MAX_THREADS) for bp_world_step, and all cores but one for
+	/// the frame builder, so the host's own thread keeps its core while a frame
+	/// builds; with 0, a step of fewer than BP_SERIAL_STEP_ENTITIES entities runs
+	/// on the calling thread alone, where other threads would gain nothing. A
+	/// count other than 0 is used as given. Default 0.
 	int thread_count;
 	float cell_size;        ///< grid/hash cell edge; 0 = chosen from extents. Default 0.
 	bool canonical_pairs;   ///< sort pairs by (lo, hi) after each step. Default false.
@@ -158,6 +205,14 @@ typedef struct bp_world_def {
 	/// algorithms' indexes, frame snapshots), and in incremental and periodic
 	/// worlds the kept resting pairs and the pair sort's scratch. Default 0.
 	size_t memory_limit;
+	/// Where parallel loops run. Default BP_EXECUTOR_WORKERS. An unknown value
+	/// makes bp_world_create return BP_ERR_INVALID_ARGUMENT.
+	bp_executor executor;
+	/// With BP_EXECUTOR_HOST: the host's task system, which then decides the
+	/// threads (thread_count is ignored). enqueue and finish must be set and
+	/// worker_count in [1, BP_MAX_THREADS], else bp_world_create returns
+	/// BP_ERR_INVALID_ARGUMENT. Ignored with the other executors.
+	bp_task_system task_system;
 	int32_t internal_value; ///< set by bp_world_def_default; do not touch
 } bp_world_def;
 

@@ -63,10 +63,7 @@ const char cli_frames_usage[] =
 	"  stats=median prepare_ms=.. build_ms=.. find_ms=.. merge_ms=.. total_ms=..\n"
 	"  candidate_tests=.. cells=.. pairs_last=..\n"
 	"                prepare is the snapshot on submit, build/find/merge the algorithm's\n"
-	"                stages; total adds the view's pair sort, adjacency, events and query index.\n"
-	"\n"
-	"The bp executable runs this command with OMP_WAIT_POLICY=passive unless the variable is\n"
-	"already set: libgomp's default spinning workers take the cores from the host thread.\n";
+	"                stages; total adds the view's pair sort, adjacency, events and query index.\n";
 
 enum {
 	OPT_DIST,
