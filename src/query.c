@@ -742,16 +742,3 @@ bp_status bp_view_reduce_neighbours(const bp_view *v, uint32_t entity,
 	return BP_OK;
 }
 
-bp_status bp_view_pair_events(const bp_view *v, bp_key_pair *began, size_t began_capacity, size_t *began_total,
-	bp_key_pair *ended, size_t ended_capacity, size_t *ended_total)
-{
-	if (!v || !began_total || !ended_total || (began_capacity && !began) || (ended_capacity && !ended))
-		return BP_ERR_INVALID_ARGUMENT;
-	if (began_capacity && v->began_count)
-		memcpy(began, v->began.data, BP_MIN(began_capacity, v->began_count) * sizeof *began);
-	if (ended_capacity && v->ended_count)
-		memcpy(ended, v->ended.data, BP_MIN(ended_capacity, v->ended_count) * sizeof *ended);
-	*began_total = v->began_count;
-	*ended_total = v->ended_count;
-	return v->began_count > began_capacity || v->ended_count > ended_capacity ? BP_ERR_OUT_OF_RANGE : BP_OK;
-}

@@ -16,6 +16,7 @@
 		fn((soa)->mask, sizeof(uint32_t));                                                              \
 		fn((soa)->flags, sizeof(uint8_t));                                                              \
 		fn((soa)->user_key, sizeof(uint64_t));                                                          \
+		fn((soa)->entity, sizeof(bp_entity));                                                           \
 	} while (0)
 
 void bpi_soa_free(bpi_soa *soa, int dims, uint32_t capacity)
@@ -55,6 +56,7 @@ void bpi_soa_copy(bpi_soa *dst, const bpi_soa *src, int dims, uint32_t count)
 	memcpy(dst->mask, src->mask, (size_t)count * sizeof(uint32_t));
 	memcpy(dst->flags, src->flags, (size_t)count * sizeof(uint8_t));
 	memcpy(dst->user_key, src->user_key, (size_t)count * sizeof(uint64_t));
+	memcpy(dst->entity, src->entity, (size_t)count * sizeof(bp_entity));
 }
 
 void bpi_soa_copy_entity(bpi_soa *dst, uint32_t to, const bpi_soa *src, uint32_t from, int dims)
@@ -67,4 +69,5 @@ void bpi_soa_copy_entity(bpi_soa *dst, uint32_t to, const bpi_soa *src, uint32_t
 	dst->mask[to] = src->mask[from];
 	dst->flags[to] = src->flags[from];
 	dst->user_key[to] = src->user_key[from];
+	dst->entity[to] = src->entity[from];
 }

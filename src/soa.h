@@ -3,6 +3,7 @@
 #ifndef BP_SOA_H
 #define BP_SOA_H
 
+#include <broadphase/world.h>
 #include "core.h"
 
 /// One 64-byte-aligned array per bound and per attribute, indexed by dense
@@ -14,12 +15,14 @@ typedef struct bpi_soa {
 	uint32_t *mask;
 	uint8_t *flags;
 	uint64_t *user_key;
+	bp_entity *entity; ///< the handle: what names an entity while dense indices move
 } bpi_soa;
 
 /// Bytes one entity takes in a bpi_soa of `dims`.
 static inline size_t bpi_soa_entity_bytes(int dims)
 {
-	return (size_t)dims * 2 * sizeof(float) + 2 * sizeof(uint32_t) + sizeof(uint8_t) + sizeof(uint64_t);
+	return (size_t)dims * 2 * sizeof(float) + 2 * sizeof(uint32_t) + sizeof(uint8_t) + sizeof(uint64_t) +
+	       sizeof(bp_entity);
 }
 
 /// Reallocates every array from old_capacity to capacity entities, keeping the

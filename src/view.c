@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// A published frame's memory, the extras derived from its pairs (canonical order, key
-// pairs, begun/ended events by the builder; adjacency and query index by the builder or
-// on first use) and its plain accessors.
+// A published frame's memory, the extras derived from its pairs (canonical order and,
+// through view_events.c, named pairs and events by the builder; adjacency and query index
+// by the builder or on first use) and its plain accessors.
 #include "view.h"
 #include "parallel.h"
 
@@ -41,9 +41,7 @@ void bpi_view_free(bp_view *f)
 	bpi_pair_buffer_free(&f->pairs);
 	bpi_budget_array_free(f->budget, &f->scratch);
 	bpi_budget_array_free(f->budget, &f->neighbours);
-	bpi_budget_array_free(f->budget, &f->keys);
-	bpi_budget_array_free(f->budget, &f->began);
-	bpi_budget_array_free(f->budget, &f->ended);
+	bpi_view_events_free(f);
 	bpi_array_free(&f->changes);
 	bpi_view_index_free(&f->index, f->dims);
 	bpi_free(f, sizeof *f);
@@ -137,71 +135,6 @@ static bp_status build_adjacency(bp_view *f)
 	return BP_OK;
 }
 
-static int compare_key_pairs(const void *a, const void *b)
-{
-	const bp_key_pair *x = a, *y = b;
-	if (x->a != y->a)
-		return x->a < y->a ? -1 : 1;
-	return x->b < y->b ? -1 : x->b > y->b;
-}
-
-static int key_pair_order(const bp_key_pair *x, const bp_key_pair *y) { return compare_key_pairs(x, y); }
-
-/// Key pairs of this frame, sorted. When keys increase with the dense index
-/// (hosts that number entities in creation order) they inherit the pairs' order
-/// and no sort is needed; checked on the key pairs, not on every entity's key.
-static bp_status build_keys(bp_view *f)
-{
-	size_t count = f->pairs.count;
-	if (!bpi_budget_array_reserve(f->budget, &f->keys, count))
-		return BP_ERR_OUT_OF_MEMORY;
-	const uint64_t *key = f->soa.user_key;
-	bool sorted = true;
-	for (size_t i = 0; i < count; ++i) {
-		uint64_t a = key[f->pairs.data[i].lo], b = key[f->pairs.data[i].hi];
-		f->keys.data[i] = a <= b ? (bp_key_pair){a, b} : (bp_key_pair){b, a};
-		sorted = sorted && (i == 0 || key_pair_order(&f->keys.data[i - 1], &f->keys.data[i]) <= 0);
-	}
-	if (!sorted)
-		qsort(f->keys.data, count, sizeof(bp_key_pair), compare_key_pairs);
-	return BP_OK;
-}
-
-/// Multiset differences of two sorted key-pair lists: `out` gets the elements of
-/// `a` missing from `b` (counted only when out is NULL). Returns their number.
-static size_t key_difference(const bp_key_pair *a, size_t na, const bp_key_pair *b, size_t nb, bp_key_pair *out)
-{
-	size_t i = 0, j = 0, n = 0;
-	while (i < na) {
-		int order = j < nb ? key_pair_order(&a[i], &b[j]) : -1;
-		if (order < 0) {
-			if (out)
-				out[n] = a[i];
-			n++, i++;
-		} else if (order > 0) {
-			j++;
-		} else {
-			i++, j++;
-		}
-	}
-	return n;
-}
-
-static bp_status build_events(bp_view *f, const bp_view *prev)
-{
-	const bp_key_pair *old = prev ? prev->keys.data : NULL;
-	size_t old_count = prev ? prev->pairs.count : 0, count = f->pairs.count;
-	const bp_key_pair *keys = f->keys.data;
-	size_t began = key_difference(keys, count, old, old_count, NULL);
-	size_t ended = key_difference(old, old_count, keys, count, NULL);
-	if (!bpi_budget_array_reserve(f->budget, &f->began, began) ||
-		!bpi_budget_array_reserve(f->budget, &f->ended, ended))
-		return BP_ERR_OUT_OF_MEMORY;
-	f->began_count = key_difference(keys, count, old, old_count, f->began.data);
-	f->ended_count = key_difference(old, old_count, keys, count, f->ended.data);
-	return BP_OK;
-}
-
 /// The query index, from prev's when that was made and few entities changed.
 static void make_index(bp_view *f, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
 	bpi_view_index_scratch *scratch, int threads)
@@ -219,9 +152,7 @@ bp_status bpi_view_derive(bp_view *f, const bp_view *prev, const uint32_t *chang
 {
 	bp_status status = sort_pairs(f);
 	if (status == BP_OK)
-		status = build_keys(f);
-	if (status == BP_OK)
-		status = build_events(f, prev);
+		status = bpi_view_events_build(f, prev);
 	if (status != BP_OK || !prev)
 		return status;
 	// The extras a reader used last frame it uses this frame too: made now, so it
@@ -267,6 +198,7 @@ uint32_t bp_view_entity_count(const bp_view *v) { return v ? v->count : 0; }
 int bp_view_dims(const bp_view *v) { return v ? v->dims : 0; }
 bp_frame_stats bp_view_stats(const bp_view *v) { return v ? v->stats : (bp_frame_stats){0}; }
 const uint64_t *bp_view_user_keys(const bp_view *v) { return v ? v->soa.user_key : NULL; }
+const bp_entity *bp_view_entities(const bp_view *v) { return v ? v->soa.entity : NULL; }
 
 const bp_pair *bp_view_pairs(const bp_view *v, size_t *count)
 {

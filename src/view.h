@@ -15,6 +15,13 @@
 /// is known to be one too many (frame.h), even while the frame is the latest.
 #define BPI_VIEW_LATEST 0x80000000u
 
+/// A pair named by its entities' handles (as 64-bit ids, a < b), with their
+/// dense indices in the view it belongs to.
+typedef struct bpi_named_pair {
+	uint64_t a, b;
+	uint32_t dense_a, dense_b;
+} bpi_named_pair;
+
 /// One frame buffer: the snapshot copied on submit plus everything the builder
 /// derives from it. Owned by the scheduler's pool (scheduler.c); handed to
 /// readers as bp_view. Arrays keep their capacity when the buffer is recycled,
@@ -48,9 +55,11 @@ struct bp_view {
 	BPI_ARRAY(bp_pair) scratch;     ///< counting-sort scratch
 	uint32_t *offsets;              ///< CSR: neighbours of e are neighbours[offsets[e] .. offsets[e + 1])
 	BPI_ARRAY(uint32_t) neighbours;
-	BPI_ARRAY(bp_key_pair) keys;    ///< key pairs sorted by (a, b), pairs.count of them
-	BPI_ARRAY(bp_key_pair) began, ended;
+	BPI_ARRAY(bpi_named_pair) names; ///< the pairs by handle, sorted, pairs.count of them
+	BPI_ARRAY(bp_pair_event) began, ended;
+	BPI_ARRAY(bp_key_pair) began_keys, ended_keys; ///< the same, as key pairs sorted by (a, b)
 	size_t began_count, ended_count;
+	uint64_t previous; ///< the published frame the events are counted from; 0: none
 	bpi_view_index index; ///< spatial index for the box, point, sphere, ray and nearest queries
 	bp_frame_stats stats;
 
@@ -83,6 +92,11 @@ void bpi_view_free(bp_view *view);
 /// published. Builder thread only.
 bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
 	bpi_view_index_scratch *index_scratch, int threads);
+
+/// The view's pairs by handle, and the pairs begun and ended since `prev` (NULL:
+/// every pair began). Builder thread only (view_events.c).
+bp_status bpi_view_events_build(bp_view *view, const bp_view *prev);
+void bpi_view_events_free(bp_view *view);
 
 /// Makes the extras `what` (BPI_VIEW_* bits) that nobody has made yet, under the
 /// view's lock, and notes that they were asked for. A query index that finds no

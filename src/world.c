@@ -294,13 +294,14 @@ static bp_entity take_slot(bp_world *w, uint32_t d)
 	w->slots[s].dense = d;
 	w->slots[s].next_free = BP_NO_DENSE;
 	w->dense_slot[d] = s;
-	return (bp_entity){s + 1, w->slots[s].generation};
+	w->soa.entity[d] = (bp_entity){s + 1, w->slots[s].generation};
+	return w->soa.entity[d];
 }
 
-static bp_status check_kind(bp_world *w, bp_kind kind)
+bp_status bpi_world_check_kind(bp_world *w, bp_kind kind, const char *what)
 {
 	if (kind != BP_KIND_DYNAMIC && kind != BP_KIND_STATIC)
-		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "kind %d is neither dynamic nor static", (int)kind);
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "%s %d is neither dynamic nor static", what, (int)kind);
 	return BP_OK;
 }
 
@@ -316,7 +317,7 @@ bp_status bp_world_create_entities(bp_world *w, uint32_t count, const bp_bounds_
 	if (count > BP_MAX_ENTITIES - w->count)
 		return bpi_world_fail(w, BP_ERR_OUT_OF_RANGE, "%u more entities would exceed the limit of %u", count,
 			(uint32_t)BP_MAX_ENTITIES);
-	bp_status status = check_kind(w, common->kind);
+	bp_status status = bpi_world_check_kind(w, common->kind, "kind");
 	if (status == BP_OK && common->shape != BP_SHAPE_BOX && common->shape != BP_SHAPE_SPHERE)
 		status = bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "shape %d is neither box nor sphere", (int)common->shape);
 	if (status == BP_OK)
@@ -433,14 +434,18 @@ bp_status bp_entity_set_filter(bp_world *w, bp_entity e, uint32_t category, uint
 	const bpi_slot *slot = bpi_world_live_slot(w, e);
 	if (!slot)
 		return BP_ERR_STALE_HANDLE;
-	uint32_t d = slot->dense;
+	bpi_world_store_filter(w, slot->dense, category, mask);
+	return BP_OK;
+}
+
+void bpi_world_store_filter(bp_world *w, uint32_t d, uint32_t category, uint32_t mask)
+{
 	w->filtered_count += !filter_is_open(category, mask);
 	w->filtered_count -= !filter_is_open(w->soa.category[d], w->soa.mask[d]);
 	if (w->soa.category[d] != category || w->soa.mask[d] != mask)
 		bpi_world_mark(w, d);
 	w->soa.category[d] = category;
 	w->soa.mask[d] = mask;
-	return BP_OK;
 }
 
 bp_status bp_entity_set_kind(bp_world *w, bp_entity e, bp_kind kind)
@@ -450,17 +455,20 @@ bp_status bp_entity_set_kind(bp_world *w, bp_entity e, bp_kind kind)
 	const bpi_slot *slot = bpi_world_live_slot(w, e);
 	if (!slot)
 		return BP_ERR_STALE_HANDLE;
-	bp_status status = check_kind(w, kind);
-	if (status != BP_OK)
-		return status;
-	uint32_t d = slot->dense;
+	bp_status status = bpi_world_check_kind(w, kind, "kind");
+	if (status == BP_OK)
+		bpi_world_store_kind(w, slot->dense, kind);
+	return status;
+}
+
+void bpi_world_store_kind(bp_world *w, uint32_t d, bp_kind kind)
+{
 	uint8_t flags = (uint8_t)((w->soa.flags[d] & ~BP_FLAG_STATIC) | (kind == BP_KIND_STATIC ? BP_FLAG_STATIC : 0));
 	if (flags != w->soa.flags[d])
 		bpi_world_mark(w, d);
 	w->static_count -= (w->soa.flags[d] & BP_FLAG_STATIC) != 0;
 	w->soa.flags[d] = flags;
 	w->static_count += kind == BP_KIND_STATIC;
-	return BP_OK;
 }
 
 bp_status bp_entity_set_user_key(bp_world *w, bp_entity e, uint64_t user_key)
@@ -470,10 +478,15 @@ bp_status bp_entity_set_user_key(bp_world *w, bp_entity e, uint64_t user_key)
 	const bpi_slot *slot = bpi_world_live_slot(w, e);
 	if (!slot)
 		return BP_ERR_STALE_HANDLE;
-	if (w->soa.user_key[slot->dense] != user_key)
-		bpi_world_mark_frame(w, slot->dense);
-	w->soa.user_key[slot->dense] = user_key;
+	bpi_world_store_user_key(w, slot->dense, user_key);
 	return BP_OK;
+}
+
+void bpi_world_store_user_key(bp_world *w, uint32_t d, uint64_t user_key)
+{
+	if (w->soa.user_key[d] != user_key)
+		bpi_world_mark_frame(w, d);
+	w->soa.user_key[d] = user_key;
 }
 
 bp_status bp_entity_dense_index(const bp_world *w, bp_entity e, uint32_t *out)
@@ -493,9 +506,10 @@ bp_entity bp_world_entity_at(const bp_world *w, uint32_t dense)
 {
 	if (!w || dense >= w->count)
 		return (bp_entity){0, 0};
-	uint32_t s = w->dense_slot[dense];
-	return (bp_entity){s + 1, w->slots[s].generation};
+	return w->soa.entity[dense];
 }
+
+const bp_entity *bp_world_entities(const bp_world *w) { return w ? w->soa.entity : NULL; }
 
 const uint64_t *bp_world_user_keys(const bp_world *w) { return w ? w->soa.user_key : NULL; }
 

@@ -128,6 +128,14 @@ void bpi_world_mark(bp_world *world, uint32_t d);
 /// differ bit for bit from the stored ones.
 void bpi_world_store_bounds(bp_world *world, uint32_t d, const float *min, const float *max);
 
+/// Write one attribute of dense entity d, keeping the world's counts (static,
+/// filtered) and marking it when the value differs.
+void bpi_world_store_filter(bp_world *world, uint32_t d, uint32_t category, uint32_t mask);
+void bpi_world_store_kind(bp_world *world, uint32_t d, bp_kind kind);
+void bpi_world_store_user_key(bp_world *world, uint32_t d, uint64_t user_key);
+/// BP_ERR_INVALID_ARGUMENT, naming `what`, unless kind is dynamic or static.
+bp_status bpi_world_check_kind(bp_world *world, bp_kind kind, const char *what);
+
 /// Forgets the marks after a successful step.
 void bpi_world_clear_changes(bp_world *world);
 /// Records that dense entity d changed in a way frames see but steps do not

@@ -736,6 +736,7 @@ Test(world, generation_wrap_retires_slot)
 	cr_assert_eq(old.generation, tag | 1u, "a new slot starts at count 1 under the world's tag");
 	w->slots[slot].generation = tag | BPI_GENERATION_COUNT_MAX;
 	bp_entity aged = {old.index1, tag | BPI_GENERATION_COUNT_MAX};
+	w->soa.entity[w->slots[slot].dense] = aged; // the handle the store keeps by dense index
 	expect_stale(w, old);
 	uint32_t dense;
 	cr_assert_eq(bp_entity_dense_index(w, aged, &dense), BP_OK);

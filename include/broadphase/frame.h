@@ -111,6 +111,10 @@ BP_API bp_frame_stats bp_view_stats(const bp_view *view);
 BP_API bp_bounds_arrays bp_view_bounds(const bp_view *view);
 /// The snapshot's user keys in dense order.
 BP_API const uint64_t *bp_view_user_keys(const bp_view *view);
+/// Handles in dense order, entity_count of them (what bp_world_entities held at
+/// submit): the stable names of the dense indices in this view's pairs and query
+/// hits. Valid while the view is held.
+BP_API const bp_entity *bp_view_entities(const bp_view *view);
 
 // ---- Queries (const; any thread holding the view, concurrently) -------------
 //
@@ -197,20 +201,48 @@ BP_API bp_status bp_view_for_each_neighbour(const bp_view *view, uint32_t entity
 BP_API bp_status bp_view_reduce_neighbours(const bp_view *view, uint32_t entity,
 	double (*fn)(double acc, uint32_t neighbour, void *user), void *user, double init, double *out);
 
+/// A pair that began or ended, named by what stays the same while dense indices
+/// move: the entities' handles and their user keys (as they were in the frame
+/// where the pair existed). a comes before b in handle order (index1, then
+/// generation).
+typedef struct bp_pair_event {
+	bp_entity a, b;
+	uint64_t key_a, key_b;
+} bp_pair_event;
+
+/// Pairs that began (in this frame, not in the one bp_view_previous_frame names)
+/// and ended (there, not here), sorted by (a, b) in handle order. Pairs are
+/// compared by handle, so events are right whatever the user keys (0, repeated):
+/// an entity destroyed and another created in its slot are different entities.
+/// The previous frame is the previous *published* one (coalesced snapshots are
+/// skipped); for the first published frame every pair began. Writes up to each
+/// capacity and sets each total; BP_ERR_OUT_OF_RANGE when a buffer was short.
+/// Either buffer may be NULL with capacity 0 (to count). Any thread holding the view.
+BP_API bp_status bp_view_events(const bp_view *view, bp_pair_event *began, size_t began_capacity,
+	size_t *began_total, bp_pair_event *ended, size_t ended_capacity, size_t *ended_total);
+
+/// The frame bp_view_events counts from: the published frame before this one, or
+/// 0 for the first. A reader whose last frame is an earlier one missed frames:
+/// it gets their net change from bp_view_events_since.
+BP_API uint64_t bp_view_previous_frame(const bp_view *view);
+
+/// The net change from `earlier` (a view of the same world the reader still
+/// holds, any number of frames back) to `view`, as bp_view_events: pairs in
+/// view and not in earlier began, the others ended. A pair that ended and began
+/// again in between is in neither. BP_ERR_INVALID_ARGUMENT when earlier is
+/// another world's or a later frame. Any thread holding both views.
+BP_API bp_status bp_view_events_since(const bp_view *view, const bp_view *earlier, bp_pair_event *began,
+	size_t began_capacity, size_t *began_total, bp_pair_event *ended, size_t ended_capacity, size_t *ended_total);
+
 /// A pair named by the entities' user keys, a <= b.
 typedef struct bp_key_pair {
 	uint64_t a;
 	uint64_t b;
 } bp_key_pair;
 
-/// Pairs that began (in this frame, not in the previous published frame) and
-/// ended (in the previous, not in this one), as user-key pairs sorted by (a, b).
-/// Keys, not dense indices, because dense indices move on destroy (swap-remove)
-/// while keys are the host's stable names. Pairs are compared as multisets of
-/// key pairs, so give entities distinct keys for the events to name entities.
-/// The previous frame is the previous *published* one (coalesced snapshots are
-/// skipped); for the first published frame every pair began.
-/// Either buffer pair may be NULL with capacity 0 (to count).
+/// The pairs of bp_view_events as user-key pairs (each a <= b), sorted by
+/// (a, b). With repeated keys two events may read the same; the handles of
+/// bp_view_events tell them apart.
 BP_API bp_status bp_view_pair_events(const bp_view *view, bp_key_pair *began, size_t began_capacity,
 	size_t *began_total, bp_key_pair *ended, size_t ended_capacity, size_t *ended_total);
 

@@ -195,7 +195,7 @@ typedef struct bp_world_def {
 	/// The most bytes of pair memory a step may hold; 0 = no limit. Pair memory
 	/// is what grows with the number of pairs: the per-chunk pair buffers and
 	/// the step's pairs (up to about 26 bytes per pair for bp_world_step) and,
-	/// for frames, each view's pairs and the arrays derived from them (40 to 75
+	/// for frames, each view's pairs and the arrays derived from them (48 to 83
 	/// bytes per pair more, counted while a reader holds the view). A step or
 	/// frame build that would pass the limit stops at once and fails with
 	/// BP_ERR_OUT_OF_MEMORY; the previous pairs (or published frame) stay, and
@@ -266,6 +266,10 @@ BP_API uint32_t bp_world_entity_count(const bp_world *world);
 BP_API bp_entity bp_world_entity_at(const bp_world *world, uint32_t dense_index);
 /// User keys in dense order (entity_count entries). Valid until the next change.
 BP_API const uint64_t *bp_world_user_keys(const bp_world *world);
+/// Handles in dense order (entity_count entries): the stable name of the entity
+/// at any dense index a pair or a query gives, which destroys may move. Valid
+/// until the next change.
+BP_API const bp_entity *bp_world_entities(const bp_world *world);
 
 /// Bounds as structure-of-arrays, one array per bound. z arrays are ignored
 /// (and may be NULL) in 2D.
@@ -284,6 +288,18 @@ BP_API bp_status bp_world_create_entities(bp_world *world, uint32_t count, const
 /// Sets the bounds of dense entities [first, first + count) from the arrays
 /// (element i goes to dense index first + i). All or nothing.
 BP_API bp_status bp_world_set_bounds(bp_world *world, uint32_t first, uint32_t count, const bp_bounds_arrays *bounds);
+
+/// Sets the user keys of dense entities [first, first + count) from keys[0 .. count).
+/// BP_ERR_OUT_OF_RANGE (nothing changed) when the range leaves the world.
+BP_API bp_status bp_world_set_user_keys(bp_world *world, uint32_t first, uint32_t count, const uint64_t *keys);
+/// Sets category[i] and mask[i] of dense entity first + i, as bp_entity_set_filter.
+/// All or nothing.
+BP_API bp_status bp_world_set_filters(bp_world *world, uint32_t first, uint32_t count, const uint32_t *category,
+	const uint32_t *mask);
+/// Sets kinds[i] of dense entity first + i, as bp_entity_set_kind. All or nothing:
+/// a kind that is neither dynamic nor static changes nothing and
+/// bp_world_last_error names its array index.
+BP_API bp_status bp_world_set_kinds(bp_world *world, uint32_t first, uint32_t count, const bp_kind *kinds);
 
 // ---- Incremental steps -------------------------------------------------------------
 //

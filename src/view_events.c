@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: MIT
+// Pairs begun and ended between two frames, compared by handle: the builder names each
+// frame's pairs by their entities' handles (sorted), and two sorted lists give the events
+// of consecutive frames, or of any two frames a reader holds, in one merge.
+#include "view.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t handle_id(bp_entity e) { return (uint64_t)e.index1 << 32 | e.generation; }
+
+static int compare_named(const void *x, const void *y)
+{
+	const bpi_named_pair *p = x, *q = y;
+	if (p->a != q->a)
+		return p->a < q->a ? -1 : 1;
+	return p->b < q->b ? -1 : p->b > q->b;
+}
+
+static int compare_key_pairs(const void *x, const void *y)
+{
+	const bp_key_pair *p = x, *q = y;
+	if (p->a != q->a)
+		return p->a < q->a ? -1 : 1;
+	return p->b < q->b ? -1 : p->b > q->b;
+}
+
+/// The view's pairs by handle, sorted. While no slot has been reused, handles
+/// increase with the dense index and the names inherit the pairs' (lo, hi)
+/// order: no sort then, checked on the names themselves.
+static bp_status build_names(bp_view *f)
+{
+	const size_t count = f->pairs.count;
+	if (!bpi_budget_array_reserve(f->budget, &f->names, count))
+		return BP_ERR_OUT_OF_MEMORY;
+	const bp_entity *entity = f->soa.entity;
+	bpi_named_pair *names = f->names.data;
+	bool sorted = true;
+	for (size_t i = 0; i < count; ++i) {
+		uint32_t lo = f->pairs.data[i].lo, hi = f->pairs.data[i].hi;
+		uint64_t a = handle_id(entity[lo]), b = handle_id(entity[hi]);
+		names[i] = a < b ? (bpi_named_pair){a, b, lo, hi} : (bpi_named_pair){b, a, hi, lo};
+		sorted = sorted && (i == 0 || compare_named(&names[i - 1], &names[i]) < 0);
+	}
+	if (!sorted)
+		qsort(names, count, sizeof *names, compare_named);
+	return BP_OK;
+}
+
+static bp_pair_event event_of(const bpi_named_pair *p, const bp_view *v)
+{
+	const bp_entity *entity = v->soa.entity;
+	const uint64_t *key = v->soa.user_key;
+	return (bp_pair_event){entity[p->dense_a], entity[p->dense_b], key[p->dense_a], key[p->dense_b]};
+}
+
+/// Where two views' events go: up to a capacity each, with totals.
+typedef struct event_sink {
+	bp_pair_event *began, *ended;
+	size_t began_capacity, ended_capacity;
+	size_t began_total, ended_total;
+} event_sink;
+
+/// One merge of the sorted names of `now` and `then`: names only in now began,
+/// names only in then ended.
+static void diff_names(const bp_view *now, const bp_view *then, event_sink *out)
+{
+	const bpi_named_pair *x = now->names.data, *y = then ? then->names.data : NULL;
+	const size_t nx = now->pairs.count, ny = then ? then->pairs.count : 0;
+	size_t i = 0, j = 0;
+	while (i < nx || j < ny) {
+		int order = i == nx ? 1 : j == ny ? -1 : compare_named(&x[i], &y[j]);
+		if (order < 0) {
+			if (out->began_total < out->began_capacity)
+				out->began[out->began_total] = event_of(&x[i], now);
+			out->began_total++, i++;
+		} else if (order > 0) {
+			if (out->ended_total < out->ended_capacity)
+				out->ended[out->ended_total] = event_of(&y[j], then);
+			out->ended_total++, j++;
+		} else {
+			i++, j++;
+		}
+	}
+}
+
+/// The key pairs of events, each a <= b, sorted by (a, b).
+static void key_pairs_of(const bp_pair_event *events, size_t count, bp_key_pair *out)
+{
+	for (size_t i = 0; i < count; ++i) {
+		uint64_t a = events[i].key_a, b = events[i].key_b;
+		out[i] = a <= b ? (bp_key_pair){a, b} : (bp_key_pair){b, a};
+	}
+	qsort(out, count, sizeof *out, compare_key_pairs);
+}
+
+bp_status bpi_view_events_build(bp_view *f, const bp_view *prev)
+{
+	bp_status status = build_names(f);
+	if (status != BP_OK)
+		return status;
+	event_sink count = {0};
+	diff_names(f, prev, &count);
+	if (!bpi_budget_array_reserve(f->budget, &f->began, count.began_total) ||
+		!bpi_budget_array_reserve(f->budget, &f->ended, count.ended_total) ||
+		!bpi_budget_array_reserve(f->budget, &f->began_keys, count.began_total) ||
+		!bpi_budget_array_reserve(f->budget, &f->ended_keys, count.ended_total))
+		return BP_ERR_OUT_OF_MEMORY;
+	event_sink sink = {f->began.data, f->ended.data, count.began_total, count.ended_total, 0, 0};
+	diff_names(f, prev, &sink);
+	f->began_count = sink.began_total;
+	f->ended_count = sink.ended_total;
+	key_pairs_of(f->began.data, f->began_count, f->began_keys.data);
+	key_pairs_of(f->ended.data, f->ended_count, f->ended_keys.data);
+	f->previous = prev ? prev->number : 0;
+	return BP_OK;
+}
+
+void bpi_view_events_free(bp_view *f)
+{
+	bpi_budget_array_free(f->budget, &f->names);
+	bpi_budget_array_free(f->budget, &f->began);
+	bpi_budget_array_free(f->budget, &f->ended);
+	bpi_budget_array_free(f->budget, &f->began_keys);
+	bpi_budget_array_free(f->budget, &f->ended_keys);
+}
+
+/// Copies up to capacity of `count` items of `size` bytes and sets the total.
+static void copy_out(void *out, size_t capacity, const void *items, size_t count, size_t size, size_t *total)
+{
+	if (capacity && count)
+		memcpy(out, items, BP_MIN(capacity, count) * size);
+	*total = count;
+}
+
+static bool buffers_valid(const void *began, size_t began_capacity, const size_t *began_total, const void *ended,
+	size_t ended_capacity, const size_t *ended_total)
+{
+	return began_total && ended_total && (began || !began_capacity) && (ended || !ended_capacity);
+}
+
+bp_status bp_view_events(const bp_view *v, bp_pair_event *began, size_t began_capacity, size_t *began_total,
+	bp_pair_event *ended, size_t ended_capacity, size_t *ended_total)
+{
+	if (!v || !buffers_valid(began, began_capacity, began_total, ended, ended_capacity, ended_total))
+		return BP_ERR_INVALID_ARGUMENT;
+	copy_out(began, began_capacity, v->began.data, v->began_count, sizeof *began, began_total);
+	copy_out(ended, ended_capacity, v->ended.data, v->ended_count, sizeof *ended, ended_total);
+	return v->began_count > began_capacity || v->ended_count > ended_capacity ? BP_ERR_OUT_OF_RANGE : BP_OK;
+}
+
+bp_status bp_view_pair_events(const bp_view *v, bp_key_pair *began, size_t began_capacity, size_t *began_total,
+	bp_key_pair *ended, size_t ended_capacity, size_t *ended_total)
+{
+	if (!v || !buffers_valid(began, began_capacity, began_total, ended, ended_capacity, ended_total))
+		return BP_ERR_INVALID_ARGUMENT;
+	copy_out(began, began_capacity, v->began_keys.data, v->began_count, sizeof *began, began_total);
+	copy_out(ended, ended_capacity, v->ended_keys.data, v->ended_count, sizeof *ended, ended_total);
+	return v->began_count > began_capacity || v->ended_count > ended_capacity ? BP_ERR_OUT_OF_RANGE : BP_OK;
+}
+
+uint64_t bp_view_previous_frame(const bp_view *v) { return v ? v->previous : 0; }
+
+bp_status bp_view_events_since(const bp_view *v, const bp_view *earlier, bp_pair_event *began, size_t began_capacity,
+	size_t *began_total, bp_pair_event *ended, size_t ended_capacity, size_t *ended_total)
+{
+	if (!v || !earlier || earlier->pool != v->pool || earlier->number > v->number ||
+		!buffers_valid(began, began_capacity, began_total, ended, ended_capacity, ended_total))
+		return BP_ERR_INVALID_ARGUMENT;
+	event_sink sink = {began, ended, began_capacity, ended_capacity, 0, 0};
+	diff_names(v, earlier, &sink);
+	*began_total = sink.began_total;
+	*ended_total = sink.ended_total;
+	return sink.began_total > began_capacity || sink.ended_total > ended_capacity ? BP_ERR_OUT_OF_RANGE : BP_OK;
+}
