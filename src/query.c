@@ -153,28 +153,38 @@ static void sink_sort(index_sink *s)
 	}
 }
 
-/// Pushes order[base + j] for every hit[j] != 0 that the filter accepts, 8
-/// flags per load (hits are rare). False once the sink passed its limit.
-static bool sink_flags(index_sink *s, const uint8_t *hit, uint32_t m, const uint32_t *order, const bp_view *v,
-	const bp_query_filter *filter)
+// A filter reads each hit's category, mask and kind: arrays in dense order,
+// where the hits of one query lie far apart, so each read is a cache miss.
+// Tested one at a time as hits turn up, the misses came one after another
+// (about 50 ns a hit, 200k boxes); gathered in batches and tested in one loop
+// of independent loads they overlap: a filter rejecting half of 32 hits went
+// from +16% to +4% over the unfiltered box query (perf/queries.c).
+#define FILTER_BATCH 64
+
+typedef struct hit_batch {
+	uint32_t e[FILTER_BATCH];
+	uint32_t n;
+} hit_batch;
+
+/// Keeps the entities of the batch the filter accepts, in order; returns their number.
+static uint32_t batch_filter(hit_batch *h, const bp_view *v, const bp_query_filter *f)
 {
-	for (uint32_t j = 0; j < m; j += 8) {
-		uint32_t end = BP_MIN(j + 8, m);
-		uint64_t word = 0;
-		memcpy(&word, hit + j, end - j);
-		if (!word)
-			continue;
-		for (uint32_t k = j; k < end; ++k)
-			if (hit[k] && bpi_query_accepts(v, filter, order[k]))
-				sink_push(s, order[k]);
-	}
-	return s->total <= s->limit;
+	uint8_t pass[FILTER_BATCH];
+	for (uint32_t i = 0; i < h->n; ++i)
+		pass[i] = bpi_query_passes(v, f, h->e[i]);
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < h->n; ++i)
+		if (pass[i] && (!f->accept || f->accept(h->e[i], f->user)))
+			h->e[kept++] = h->e[i];
+	h->n = 0;
+	return kept;
 }
 
-/// Appends base + j for every hit[j] != 0 the filter accepts (ascending),
-/// checking 8 flags per load since hits are rare; returns the new total.
-static size_t emit_hits(const uint8_t *hit, uint32_t m, uint32_t base, uint32_t *out, size_t capacity, size_t total,
-	const bp_view *v, const bp_query_filter *filter)
+/// Pushes order[base + j] for every hit[j] != 0, 8 flags per load (hits are
+/// rare); through `batch` when there is a filter (flush it at the end with
+/// sink_flush). False once the sink passed its limit.
+static bool sink_flags(index_sink *s, const uint8_t *hit, uint32_t m, const uint32_t *order, const bp_view *v,
+	const bp_query_filter *filter, hit_batch *batch)
 {
 	for (uint32_t j = 0; j < m; j += 8) {
 		uint32_t end = BP_MIN(j + 8, m);
@@ -183,10 +193,61 @@ static size_t emit_hits(const uint8_t *hit, uint32_t m, uint32_t base, uint32_t 
 		if (!word)
 			continue;
 		for (uint32_t k = j; k < end; ++k) {
-			if (hit[k] && bpi_query_accepts(v, filter, base + k)) {
+			if (!hit[k])
+				continue;
+			if (!filter) {
+				sink_push(s, order[k]);
+			} else {
+				batch->e[batch->n++] = order[k];
+				if (batch->n == FILTER_BATCH)
+					for (uint32_t i = 0, kept = batch_filter(batch, v, filter); i < kept; ++i)
+						sink_push(s, batch->e[i]);
+			}
+		}
+	}
+	return s->total <= s->limit;
+}
+
+static void sink_flush(index_sink *s, const bp_view *v, const bp_query_filter *filter, hit_batch *batch)
+{
+	if (filter)
+		for (uint32_t i = 0, kept = batch_filter(batch, v, filter); i < kept; ++i)
+			sink_push(s, batch->e[i]);
+}
+
+/// Appends to out (first `capacity`) the accepted entities of the batch; returns the new total.
+static size_t emit_batch(hit_batch *batch, const bp_view *v, const bp_query_filter *filter, uint32_t *out,
+	size_t capacity, size_t total)
+{
+	for (uint32_t i = 0, kept = batch_filter(batch, v, filter); i < kept; ++i, ++total)
+		if (total < capacity)
+			out[total] = batch->e[i];
+	return total;
+}
+
+/// Appends base + j for every hit[j] != 0 (ascending), checking 8 flags per
+/// load since hits are rare; with a filter through `batch` (flush it at the
+/// end with emit_batch). Returns the new total.
+static size_t emit_hits(const uint8_t *hit, uint32_t m, uint32_t base, uint32_t *out, size_t capacity, size_t total,
+	const bp_view *v, const bp_query_filter *filter, hit_batch *batch)
+{
+	for (uint32_t j = 0; j < m; j += 8) {
+		uint32_t end = BP_MIN(j + 8, m);
+		uint64_t word = 0;
+		memcpy(&word, hit + j, end - j);
+		if (!word)
+			continue;
+		for (uint32_t k = j; k < end; ++k) {
+			if (!hit[k])
+				continue;
+			if (!filter) {
 				if (total < capacity)
 					out[total] = base + k;
 				total++;
+			} else {
+				batch->e[batch->n++] = base + k;
+				if (batch->n == FILTER_BATCH)
+					total = emit_batch(batch, v, filter, out, capacity, total);
 			}
 		}
 	}
@@ -246,6 +307,7 @@ static size_t query_shape_run(const bp_view *v, const shape *q, const bp_query_f
 	size_t capacity)
 {
 	uint8_t hit[SCAN_BLOCK];
+	hit_batch batch = {.n = 0};
 	uint32_t begin, end;
 	if (index_run(v, q->axis_lo, q->axis_hi, &begin, &end)) {
 		const bpi_box_arrays b = bpi_sorted_arrays(&v->index);
@@ -254,21 +316,34 @@ static size_t query_shape_run(const bp_view *v, const shape *q, const bp_query_f
 		for (uint32_t base = begin; base < end && within; base += SCAN_BLOCK) {
 			const uint32_t m = BP_MIN(end - base, (uint32_t)SCAN_BLOCK);
 			shape_flags(q, &b, v->dims, base, m, hit);
-			within = sink_flags(&s, hit, m, v->index.order + base, v, filter);
+			within = sink_flags(&s, hit, m, v->index.order + base, v, filter, &batch);
 		}
 		if (within) {
+			sink_flush(&s, v, filter, &batch);
 			sink_sort(&s);
 			return s.total;
 		}
+		batch.n = 0;
 	}
 	const bpi_box_arrays b = bpi_dense_arrays(v);
 	size_t total = 0;
 	for (uint32_t base = 0; base < v->count; base += SCAN_BLOCK) {
 		const uint32_t m = BP_MIN(v->count - base, (uint32_t)SCAN_BLOCK);
 		shape_flags(q, &b, v->dims, base, m, hit);
-		total = emit_hits(hit, m, base, out, capacity, total, v, filter);
+		total = emit_hits(hit, m, base, out, capacity, total, v, filter, &batch);
 	}
-	return total;
+	return filter ? emit_batch(&batch, v, filter, out, capacity, total) : total;
+}
+
+/// Calls visit on every accepted entity of the batch until it returns false;
+/// false then.
+static bool visit_batch(hit_batch *batch, const bp_view *v, const bp_query_filter *filter,
+	bool (*visit)(uint32_t entity, void *user), void *user)
+{
+	for (uint32_t i = 0, kept = batch_filter(batch, v, filter); i < kept; ++i)
+		if (!visit(batch->e[i], user))
+			return false;
+	return true;
 }
 
 /// Calls visit on every accepted entity in the shape, in index order (dense
@@ -277,6 +352,7 @@ static void visit_shape_run(const bp_view *v, const shape *q, const bp_query_fil
 	bool (*visit)(uint32_t entity, void *user), void *user)
 {
 	uint8_t hit[SCAN_BLOCK];
+	hit_batch batch = {.n = 0};
 	uint32_t begin, end;
 	const bool indexed = index_run(v, q->axis_lo, q->axis_hi, &begin, &end);
 	const bpi_box_arrays b = indexed ? bpi_sorted_arrays(&v->index) : bpi_dense_arrays(v);
@@ -288,11 +364,21 @@ static void visit_shape_run(const bp_view *v, const shape *q, const bp_query_fil
 		const uint32_t m = BP_MIN(end - base, (uint32_t)SCAN_BLOCK);
 		shape_flags(q, &b, v->dims, base, m, hit);
 		for (uint32_t k = 0; k < m; ++k) {
+			if (!hit[k])
+				continue;
 			const uint32_t e = indexed ? v->index.order[base + k] : base + k;
-			if (hit[k] && bpi_query_accepts(v, filter, e) && !visit(e, user))
+			if (!filter) {
+				if (!visit(e, user))
+					return;
+				continue;
+			}
+			batch.e[batch.n++] = e;
+			if (batch.n == FILTER_BATCH && !visit_batch(&batch, v, filter, visit, user))
 				return;
 		}
 	}
+	if (filter)
+		visit_batch(&batch, v, filter, visit, user);
 }
 
 /// Checks a box query's input and makes its shape (after the index is made,

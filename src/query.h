@@ -55,16 +55,20 @@ static inline bool bpi_query_filter_valid(const bp_query_filter *f)
 	return !f || !(f->kinds & ~(uint32_t)BP_QUERY_ALL_KINDS);
 }
 
-/// The filter rule of frame.h; NULL accepts everything. The callback goes last
-/// so that it only ever sees entities every cheap test accepted.
+/// The filter rule of frame.h less the callback: category, mask, kind and
+/// exclusion (f not NULL). Combined with & rather than ||: one branch per entity.
+static inline bool bpi_query_passes(const bp_view *v, const bp_query_filter *f, uint32_t e)
+{
+	const uint32_t kind = BP_QUERY_DYNAMIC + (uint32_t)(v->soa.flags[e] & BP_FLAG_STATIC); // STATIC = DYNAMIC + 1
+	return ((f->category & v->soa.mask[e]) != 0) & ((v->soa.category[e] & f->mask) != 0) & ((f->kinds & kind) != 0) &
+	       (e != f->exclude);
+}
+
+/// The whole filter rule of frame.h; NULL accepts everything. The callback
+/// goes last so that it only ever sees entities every cheap test accepted.
 static inline bool bpi_query_accepts(const bp_view *v, const bp_query_filter *f, uint32_t e)
 {
-	if (!f)
-		return true;
-	const uint32_t kind = (v->soa.flags[e] & BP_FLAG_STATIC) ? BP_QUERY_STATIC : BP_QUERY_DYNAMIC;
-	if (!(f->category & v->soa.mask[e]) || !(v->soa.category[e] & f->mask) || !(f->kinds & kind) || e == f->exclude)
-		return false;
-	return !f->accept || f->accept(e, f->user);
+	return !f || (bpi_query_passes(v, f, e) && (!f->accept || f->accept(e, f->user)));
 }
 
 /// Hits in (distance, index) order: the order of every hit list.
