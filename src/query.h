@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: MIT
+// What the view query files share: bounds in dense or index order, input checks, the query
+// filter's test and the bounded best-k heap of hits.
+#ifndef BP_QUERY_H
+#define BP_QUERY_H
+
+#include <math.h>
+
+#include "index.h"
+#include "view.h"
+
+/// Bounds arrays in some order: the snapshot's (dense order) or the index's
+/// (sorted order). z arrays are NULL in 2D.
+typedef struct bpi_box_arrays {
+	const float *min[3];
+	const float *max[3];
+} bpi_box_arrays;
+
+static inline bpi_box_arrays bpi_dense_arrays(const bp_view *v)
+{
+	return (bpi_box_arrays){
+		{v->soa.min[0], v->soa.min[1], v->soa.min[2]}, {v->soa.max[0], v->soa.max[1], v->soa.max[2]}};
+}
+
+static inline bpi_box_arrays bpi_sorted_arrays(const bpi_view_index *ix)
+{
+	return (bpi_box_arrays){{ix->min[0], ix->min[1], ix->min[2]}, {ix->max[0], ix->max[1], ix->max[2]}};
+}
+
+static inline bool bpi_all_finite(const float *v, int dims)
+{
+	for (int axis = 0; axis < dims; ++axis)
+		if (!isfinite(v[axis]))
+			return false;
+	return true;
+}
+
+/// Reports the total and whether the caller's buffer held it all.
+static inline bp_status bpi_query_finish(size_t total, size_t capacity, size_t *out_total)
+{
+	*out_total = total;
+	return total > capacity ? BP_ERR_OUT_OF_RANGE : BP_OK;
+}
+
+static inline bp_status bpi_query_check_buffer(const bp_view *v, const void *out, size_t capacity, const size_t *total)
+{
+	if (!v || !total || (capacity && !out))
+		return BP_ERR_INVALID_ARGUMENT;
+	return BP_OK;
+}
+
+/// A filter a query can use: NULL or with known kinds bits.
+static inline bool bpi_query_filter_valid(const bp_query_filter *f)
+{
+	return !f || !(f->kinds & ~(uint32_t)BP_QUERY_ALL_KINDS);
+}
+
+/// The filter rule of frame.h less the callback: category, mask, kind and
+/// exclusion (f not NULL). Combined with & rather than ||: one branch per entity.
+static inline bool bpi_query_passes(const bp_view *v, const bp_query_filter *f, uint32_t e)
+{
+	const uint32_t kind = BP_QUERY_DYNAMIC + (uint32_t)(v->soa.flags[e] & BP_FLAG_STATIC); // STATIC = DYNAMIC + 1
+	return ((f->category & v->soa.mask[e]) != 0) & ((v->soa.category[e] & f->mask) != 0) & ((f->kinds & kind) != 0) &
+	       (e != f->exclude);
+}
+
+/// The whole filter rule of frame.h; NULL accepts everything. The callback
+/// goes last so that it only ever sees entities every cheap test accepted.
+static inline bool bpi_query_accepts(const bp_view *v, const bp_query_filter *f, uint32_t e)
+{
+	return !f || (bpi_query_passes(v, f, e) && (!f->accept || f->accept(e, f->user)));
+}
+
+/// Hits in (distance, index) order: the order of every hit list.
+static inline bool bpi_hit_before(bp_hit a, bp_hit b)
+{
+	return a.distance < b.distance || (a.distance == b.distance && a.index < b.index);
+}
+
+/// The `capacity` smallest hits offered, as a max-heap in heap[0, size).
+typedef struct bpi_best_k {
+	bp_hit *heap;
+	size_t size, capacity;
+} bpi_best_k;
+
+/// Keeps the `capacity` smallest hits offered.
+void bpi_best_offer(bpi_best_k *b, bp_hit x);
+/// Heap sort in place: ascending by (distance, index).
+void bpi_best_sort(bpi_best_k *b);
+
+#endif

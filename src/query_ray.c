@@ -1,0 +1,430 @@
+// SPDX-License-Identifier: MIT
+// Rays and box casts on a view: the closest hit, every hit, and hits visited in order. A ray is
+// the cast of a zero-size box, so both run through one sweep and agree to the bit.
+#include <string.h>
+
+#include "query.h"
+
+/// A box [lo, hi] moving along d for t in [0, max_t]; a ray has lo = hi = origin.
+typedef struct sweep {
+	float lo[3], hi[3];
+	float d[3];
+	float max_t;
+	int dims;
+} sweep;
+
+/// Slab test of the sweep against box j; *t is the least t of contact (0 when
+/// they overlap at the start). Along an axis with d > 0 the boxes touch for
+/// t in [(blo - hi) / d, (bhi - lo) / d], mirrored for d < 0: the slab of box j
+/// grown by the moving box, with one rounding per subtraction and no grown box
+/// ever formed. Axes with d == 0 are tested as "overlapping already", which
+/// avoids the 0 * inf NaN of the reciprocal form. For a ray these are the
+/// values of the classic (blo - o) / d, (bhi - o) / d slab test, bit for bit.
+static inline bool sweep_box(const bpi_box_arrays *b, const sweep *s, uint32_t j, float *t)
+{
+	float enter = 0.0f, leave = s->max_t;
+	for (int axis = 0; axis < s->dims; ++axis) {
+		const float blo = b->min[axis][j], bhi = b->max[axis][j], d = s->d[axis];
+		float t1, t2;
+		if (d == 0.0f) {
+			if (s->hi[axis] < blo || s->lo[axis] > bhi)
+				return false;
+			continue;
+		}
+		if (d > 0.0f) {
+			t1 = (blo - s->hi[axis]) / d;
+			t2 = (bhi - s->lo[axis]) / d;
+		} else {
+			t1 = (bhi - s->lo[axis]) / d;
+			t2 = (blo - s->hi[axis]) / d;
+		}
+		enter = t1 > enter ? t1 : enter;
+		leave = t2 < leave ? t2 : leave;
+		if (enter > leave)
+			return false;
+	}
+	*t = enter;
+	return true;
+}
+
+static bp_status make_ray(const bp_view *v, const float *origin, const float *dir, float max_t,
+	const bp_query_filter *filter, sweep *s)
+{
+	if (!v || !origin || !dir || isnan(max_t) || max_t < 0 || !bpi_query_filter_valid(filter))
+		return BP_ERR_INVALID_ARGUMENT;
+	if (!bpi_all_finite(origin, v->dims) || !bpi_all_finite(dir, v->dims))
+		return BP_ERR_NOT_FINITE;
+	*s = (sweep){.max_t = max_t, .dims = v->dims};
+	for (int axis = 0; axis < v->dims; ++axis) {
+		s->lo[axis] = s->hi[axis] = origin[axis];
+		s->d[axis] = dir[axis];
+	}
+	return BP_OK;
+}
+
+static bp_status make_box_cast(const bp_view *v, const float *min, const float *max, const float *dir, float max_t,
+	const bp_query_filter *filter, sweep *s)
+{
+	if (!v || !min || !max || !dir || isnan(max_t) || max_t < 0 || !bpi_query_filter_valid(filter))
+		return BP_ERR_INVALID_ARGUMENT;
+	if (!bpi_all_finite(min, v->dims) || !bpi_all_finite(max, v->dims) || !bpi_all_finite(dir, v->dims))
+		return BP_ERR_NOT_FINITE;
+	*s = (sweep){.max_t = max_t, .dims = v->dims};
+	for (int axis = 0; axis < v->dims; ++axis) {
+		if (min[axis] > max[axis])
+			return BP_ERR_INVERTED_BOUNDS;
+		s->lo[axis] = min[axis];
+		s->hi[axis] = max[axis];
+		s->d[axis] = dir[axis];
+	}
+	return BP_OK;
+}
+
+// A sweep against the sorted axis (lo, hi, d its components there, E the
+// index's extent). t(x, o) = fl(fl(x - o) / d) is monotone in x, and sweep_box
+// computes a box [blo, bhi]'s slab from t(blo, hi) and t(bhi, lo); since
+// bhi <= fl(blo + E):
+// - d > 0: entry >= t(min, hi) and the exit t(max, lo) <= t(fl(min + E), lo). A
+//   box can be hit only if t(min, hi) <= max_t and t(fl(min + E), lo) >= 0 (the
+//   exit must not be behind the start: sweep_box rejects exit < entry >= 0).
+// - d < 0: entry = t(max, lo) >= t(fl(min + E), lo) and the exit is t(min, hi):
+//   hit only if t(fl(min + E), lo) <= max_t and t(min, hi) >= 0.
+// Both conditions are monotone along the sorted mins, so they cut one run by
+// binary search, and in sweep order the entry bound only grows: the closest-hit
+// search stops once it passes the best t, and the visitors hand out every hit
+// the bound has passed.
+
+static inline float axis_t(float x, float o, float d) { return (x - o) / d; }
+
+typedef struct ray_run {
+	uint32_t begin, end;
+} ray_run;
+
+enum ray_cut { EXIT_NOT_BEHIND, ENTRY_PAST_MAX, ENTRY_WITHIN_MAX, EXIT_BEHIND };
+
+static inline bool ray_cut_holds(enum ray_cut cut, float min, float E, float lo, float hi, float d, float max_t)
+{
+	switch (cut) {
+	case EXIT_NOT_BEHIND:
+		return axis_t(min + E, lo, d) >= 0.0f;
+	case ENTRY_PAST_MAX:
+		return axis_t(min, hi, d) > max_t;
+	case ENTRY_WITHIN_MAX:
+		return axis_t(min + E, lo, d) <= max_t;
+	default:
+		return axis_t(min, hi, d) < 0.0f;
+	}
+}
+
+/// First entry for which `cut` holds (it is monotone false -> true along the index).
+static uint32_t first_cut(const bpi_view_index *ix, enum ray_cut cut, const sweep *s)
+{
+	const int a = ix->axis;
+	const float *min = ix->min[a];
+	uint32_t lo = 0, hi = ix->count;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		if (ray_cut_holds(cut, min[mid], ix->extent, s->lo[a], s->hi[a], s->d[a], s->max_t))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	return lo;
+}
+
+static ray_run sweep_candidates(const bpi_view_index *ix, const sweep *s)
+{
+	const float d = s->d[ix->axis];
+	ray_run r;
+	if (d == 0.0f) {
+		r.begin = bpi_view_index_lower(ix, s->lo[ix->axis]);
+		r.end = bpi_view_index_upper(ix, s->hi[ix->axis]);
+	} else {
+		bool ahead = d > 0.0f;
+		r.begin = first_cut(ix, ahead ? EXIT_NOT_BEHIND : ENTRY_WITHIN_MAX, s);
+		r.end = first_cut(ix, ahead ? ENTRY_PAST_MAX : EXIT_BEHIND, s);
+	}
+	if (r.end < r.begin)
+		r.end = r.begin;
+	return r;
+}
+
+/// The least entry t of index entry j and of every entry after it in sweep
+/// order (ascending j for d > 0, descending for d < 0; d != 0).
+static inline float entry_bound(const bpi_view_index *ix, const sweep *s, uint32_t j)
+{
+	const int a = ix->axis;
+	const float d = s->d[a];
+	return d > 0.0f ? axis_t(ix->min[a][j], s->hi[a], d) : axis_t(ix->min[a][j] + ix->extent, s->lo[a], d);
+}
+
+static inline bool closer(float t, uint32_t e, bp_hit best)
+{
+	return best.index == UINT32_MAX || t < best.distance || (t == best.distance && e < best.index);
+}
+
+/// The closest accepted hit; index UINT32_MAX when none. The filter is asked
+/// only about hits that would beat the best so far.
+static bp_hit sweep_closest(const bp_view *v, const sweep *s, const bp_query_filter *filter)
+{
+	bp_hit best = {UINT32_MAX, INFINITY};
+	float t;
+	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
+	const bpi_view_index *ix = &v->index;
+	if (!ix->count) {
+		const bpi_box_arrays b = bpi_dense_arrays(v);
+		for (uint32_t i = 0; i < v->count; ++i)
+			// Strictly closer only: scanning upwards keeps the lowest index on ties.
+			if (sweep_box(&b, s, i, &t) && (best.index == UINT32_MAX || t < best.distance) &&
+				bpi_query_accepts(v, filter, i))
+				best = (bp_hit){i, t};
+		return best;
+	}
+	const bpi_box_arrays b = bpi_sorted_arrays(ix);
+	const float d = s->d[ix->axis];
+	const ray_run r = sweep_candidates(ix, s);
+	const bool down = d < 0.0f;
+	for (uint32_t n = r.begin; n < r.end; ++n) {
+		const uint32_t j = down ? r.end - 1 - (n - r.begin) : n;
+		if (d != 0.0f && best.index != UINT32_MAX && entry_bound(ix, s, j) > best.distance)
+			break; // every later entry enters later still
+		const uint32_t e = ix->order[j];
+		if (sweep_box(&b, s, j, &t) && closer(t, e, best) && bpi_query_accepts(v, filter, e))
+			best = (bp_hit){e, t};
+	}
+	return best;
+}
+
+/// Every accepted hit offered to `best` (the nearest `capacity` kept); returns
+/// their number. The heap orders by (t, index), so the visiting order does not
+/// change the answer.
+static size_t sweep_all(const bp_view *v, const sweep *s, const bp_query_filter *filter, bpi_best_k *best)
+{
+	size_t count = 0;
+	float t;
+	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
+	const bpi_view_index *ix = &v->index;
+	ray_run r = {0, 0};
+	if (ix->count)
+		r = sweep_candidates(ix, s);
+	if (ix->count && r.end - r.begin <= ix->count / 2) {
+		const bpi_box_arrays b = bpi_sorted_arrays(ix);
+		for (uint32_t j = r.begin; j < r.end; ++j) {
+			if (sweep_box(&b, s, j, &t) && bpi_query_accepts(v, filter, ix->order[j])) {
+				bpi_best_offer(best, (bp_hit){ix->order[j], t});
+				count++;
+			}
+		}
+	} else {
+		const bpi_box_arrays b = bpi_dense_arrays(v);
+		for (uint32_t i = 0; i < v->count; ++i) {
+			if (sweep_box(&b, s, i, &t) && bpi_query_accepts(v, filter, i)) {
+				bpi_best_offer(best, (bp_hit){i, t});
+				count++;
+			}
+		}
+	}
+	return count;
+}
+
+// ---- visitors: hits in (t, index) order ------------------------------------------
+
+#define PENDING_LOCAL 64
+
+/// Hits found but not yet visited: a min-heap on (t, index), on the stack until
+/// it outgrows PENDING_LOCAL.
+typedef struct pending {
+	bp_hit *heap;
+	size_t size, capacity;
+	bp_hit local[PENDING_LOCAL];
+} pending;
+
+static bool pending_push(pending *p, bp_hit x)
+{
+	if (p->size == p->capacity) {
+		bp_hit *grown = bpi_alloc(2 * p->capacity * sizeof *grown);
+		if (!grown)
+			return false;
+		memcpy(grown, p->heap, p->size * sizeof *grown);
+		if (p->heap != p->local)
+			bpi_free(p->heap, p->capacity * sizeof *grown);
+		p->heap = grown;
+		p->capacity *= 2;
+	}
+	size_t i = p->size++;
+	p->heap[i] = x;
+	while (i > 0) {
+		size_t parent = (i - 1) / 2;
+		if (!bpi_hit_before(p->heap[i], p->heap[parent]))
+			break;
+		bp_hit swap = p->heap[parent];
+		p->heap[parent] = p->heap[i];
+		p->heap[i] = swap;
+		i = parent;
+	}
+	return true;
+}
+
+static bp_hit pending_pop(pending *p)
+{
+	bp_hit top = p->heap[0];
+	bp_hit *h = p->heap;
+	const size_t n = --p->size;
+	h[0] = h[n];
+	for (size_t i = 0;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && bpi_hit_before(h[l], h[m]))
+			m = l;
+		if (r < n && bpi_hit_before(h[r], h[m]))
+			m = r;
+		if (m == i)
+			break;
+		bp_hit swap = h[i];
+		h[i] = h[m];
+		h[m] = swap;
+		i = m;
+	}
+	return top;
+}
+
+/// Visits every pending hit that comes before `bound` (strictly: a later entry
+/// entering at exactly `bound` may have a lower index). False once visit said stop.
+static bool pending_visit(pending *p, float bound, bool (*visit)(bp_hit hit, void *user), void *user)
+{
+	while (p->size && p->heap[0].distance < bound)
+		if (!visit(pending_pop(p), user))
+			return false;
+	return true;
+}
+
+/// Walks the sweep's candidates in sweep order and hands each hit to visit as
+/// soon as no later candidate can enter before it. Without an index, or when
+/// the sweep does not move along the index's axis, every hit waits for the end.
+static bp_status sweep_visit(const bp_view *v, const sweep *s, const bp_query_filter *filter,
+	bool (*visit)(bp_hit hit, void *user), void *user)
+{
+	pending p;
+	p.heap = p.local;
+	p.size = 0;
+	p.capacity = PENDING_LOCAL;
+	bp_status status = BP_OK;
+	bool go = true;
+	float t;
+	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
+	const bpi_view_index *ix = &v->index;
+	if (ix->count && s->d[ix->axis] != 0.0f) {
+		const bpi_box_arrays b = bpi_sorted_arrays(ix);
+		const ray_run r = sweep_candidates(ix, s);
+		const bool down = s->d[ix->axis] < 0.0f;
+		for (uint32_t n = r.begin; n < r.end && go; ++n) {
+			const uint32_t j = down ? r.end - 1 - (n - r.begin) : n;
+			go = pending_visit(&p, entry_bound(ix, s, j), visit, user);
+			const uint32_t e = ix->order[j];
+			if (go && sweep_box(&b, s, j, &t) && bpi_query_accepts(v, filter, e) && !pending_push(&p, (bp_hit){e, t}))
+				status = BP_ERR_OUT_OF_MEMORY;
+			go = go && status == BP_OK;
+		}
+	} else {
+		const bpi_box_arrays b = bpi_dense_arrays(v);
+		for (uint32_t i = 0; i < v->count && status == BP_OK; ++i)
+			if (sweep_box(&b, s, i, &t) && bpi_query_accepts(v, filter, i) && !pending_push(&p, (bp_hit){i, t}))
+				status = BP_ERR_OUT_OF_MEMORY;
+	}
+	// The rest, in order (not through pending_visit: hits at t = inf go out too).
+	while (go && status == BP_OK && p.size)
+		go = visit(pending_pop(&p), user);
+	if (p.heap != p.local)
+		bpi_free(p.heap, p.capacity * sizeof *p.heap);
+	return status;
+}
+
+// ---- entry points -------------------------------------------------------------
+
+static bp_status closest_out(const bp_view *v, const sweep *s, const bp_query_filter *filter, bp_hit *out,
+	bool *found)
+{
+	bp_hit best = sweep_closest(v, s, filter);
+	*found = best.index != UINT32_MAX;
+	if (*found)
+		*out = best;
+	return BP_OK;
+}
+
+static bp_status all_out(const bp_view *v, const sweep *s, const bp_query_filter *filter, bp_hit *out,
+	size_t capacity, size_t *total)
+{
+	// A short buffer gets the nearest `capacity` hits, so a caller that wants
+	// only the first few can pass a small buffer on purpose.
+	bpi_best_k best = {out, 0, capacity};
+	size_t count = sweep_all(v, s, filter, &best);
+	bpi_best_sort(&best);
+	return bpi_query_finish(count, capacity, total);
+}
+
+bp_status bp_view_raycast_closest_filtered(const bp_view *v, const float *origin, const float *dir, float max_t,
+	const bp_query_filter *filter, bp_hit *out, bool *found)
+{
+	sweep s;
+	bp_status status = out && found ? make_ray(v, origin, dir, max_t, filter, &s) : BP_ERR_INVALID_ARGUMENT;
+	return status == BP_OK ? closest_out(v, &s, filter, out, found) : status;
+}
+
+bp_status bp_view_raycast_closest(const bp_view *v, const float *origin, const float *dir, float max_t, bp_hit *out,
+	bool *found)
+{
+	bp_status status = bp_view_raycast_closest_filtered(v, origin, dir, max_t, NULL, out, found);
+	if (status != BP_OK && out && found)
+		*found = false; // as this function always did
+	return status;
+}
+
+bp_status bp_view_raycast_all_filtered(const bp_view *v, const float *origin, const float *dir, float max_t,
+	const bp_query_filter *filter, bp_hit *out, size_t capacity, size_t *total)
+{
+	sweep s;
+	bp_status status = bpi_query_check_buffer(v, out, capacity, total);
+	if (status == BP_OK)
+		status = make_ray(v, origin, dir, max_t, filter, &s);
+	return status == BP_OK ? all_out(v, &s, filter, out, capacity, total) : status;
+}
+
+bp_status bp_view_raycast_all(const bp_view *v, const float *origin, const float *dir, float max_t, bp_hit *out,
+	size_t capacity, size_t *total)
+{
+	return bp_view_raycast_all_filtered(v, origin, dir, max_t, NULL, out, capacity, total);
+}
+
+bp_status bp_view_visit_ray(const bp_view *v, const float *origin, const float *dir, float max_t,
+	const bp_query_filter *filter, bool (*visit)(bp_hit hit, void *user), void *user)
+{
+	sweep s;
+	bp_status status = visit ? make_ray(v, origin, dir, max_t, filter, &s) : BP_ERR_INVALID_ARGUMENT;
+	return status == BP_OK ? sweep_visit(v, &s, filter, visit, user) : status;
+}
+
+bp_status bp_view_boxcast_closest(const bp_view *v, const float *min, const float *max, const float *dir,
+	float max_t, const bp_query_filter *filter, bp_hit *out, bool *found)
+{
+	sweep s;
+	bp_status status =
+		out && found ? make_box_cast(v, min, max, dir, max_t, filter, &s) : BP_ERR_INVALID_ARGUMENT;
+	return status == BP_OK ? closest_out(v, &s, filter, out, found) : status;
+}
+
+bp_status bp_view_boxcast_all(const bp_view *v, const float *min, const float *max, const float *dir, float max_t,
+	const bp_query_filter *filter, bp_hit *out, size_t capacity, size_t *total)
+{
+	sweep s;
+	bp_status status = bpi_query_check_buffer(v, out, capacity, total);
+	if (status == BP_OK)
+		status = make_box_cast(v, min, max, dir, max_t, filter, &s);
+	return status == BP_OK ? all_out(v, &s, filter, out, capacity, total) : status;
+}
+
+bp_status bp_view_visit_boxcast(const bp_view *v, const float *min, const float *max, const float *dir,
+	float max_t, const bp_query_filter *filter, bool (*visit)(bp_hit hit, void *user), void *user)
+{
+	sweep s;
+	bp_status status = visit ? make_box_cast(v, min, max, dir, max_t, filter, &s) : BP_ERR_INVALID_ARGUMENT;
+	return status == BP_OK ? sweep_visit(v, &s, filter, visit, user) : status;
+}

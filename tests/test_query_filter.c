@@ -1,0 +1,692 @@
+// SPDX-License-Identifier: MIT
+// Filtered queries, visitors and box casts on a view (frame.h) against brute force over the same
+// boxes and the filter rule written out here, 2D and 3D, with and without the view's index.
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "oracle.h"
+
+// ---- the filter, from the text of frame.h ----------------------------------------
+
+/// What a test filter's callback saw: each call's entity, to check it is called
+/// only on entities that pass everything else, at most once per query.
+typedef struct callback_log {
+	uint32_t salt;   ///< accepts entity e iff (e * 2654435761 + salt) has bit 20 set
+	uint32_t *calls; ///< per entity, calls in this query
+	size_t count;
+} callback_log;
+
+static bool callback_verdict(uint32_t e, uint32_t salt) { return ((e * 2654435761u + salt) >> 20) & 1u; }
+
+static bool log_accept(uint32_t e, void *user)
+{
+	callback_log *log = user;
+	log->calls[e]++;
+	log->count++;
+	return callback_verdict(e, log->salt);
+}
+
+/// Everything but the callback: the AND rule, the kind and the excluded entity.
+static bool bf_checks(const oracle_box *b, uint32_t i, const bp_query_filter *f)
+{
+	if (!f)
+		return true;
+	uint32_t kind = b->is_static ? BP_QUERY_STATIC : BP_QUERY_DYNAMIC;
+	return (f->category & b->mask) != 0 && (b->category & f->mask) != 0 && (f->kinds & kind) != 0 &&
+	       i != f->exclude;
+}
+
+static bool bf_accepts(const oracle_box *b, uint32_t i, const bp_query_filter *f)
+{
+	if (!f || !bf_checks(b, i, f))
+		return !f;
+	return !f->accept || callback_verdict(i, ((const callback_log *)f->user)->salt);
+}
+
+// ---- brute force over the boxes ---------------------------------------------------
+
+static bool bf_overlaps(const oracle_box *b, int dims, const float *lo, const float *hi)
+{
+	for (int k = 0; k < dims; ++k)
+		if (!(b->min[k] <= hi[k] && lo[k] <= b->max[k]))
+			return false;
+	return true;
+}
+
+static bool bf_within(const oracle_box *b, int dims, const float *c, float r)
+{
+	float d2 = 0;
+	for (int k = 0; k < dims; ++k) {
+		float g = c[k] < b->min[k] ? b->min[k] - c[k] : c[k] > b->max[k] ? c[k] - b->max[k] : 0.0f;
+		d2 += g * g;
+	}
+	return d2 <= r * r;
+}
+
+static size_t bf_box(const oracle_box *b, uint32_t n, int dims, const float *lo, const float *hi,
+	const bp_query_filter *f, uint32_t *out)
+{
+	size_t count = 0;
+	for (uint32_t i = 0; i < n; ++i)
+		if (bf_overlaps(&b[i], dims, lo, hi) && bf_accepts(&b[i], i, f))
+			out[count++] = i;
+	return count;
+}
+
+static size_t bf_sphere(const oracle_box *b, uint32_t n, int dims, const float *c, float r,
+	const bp_query_filter *f, uint32_t *out)
+{
+	size_t count = 0;
+	for (uint32_t i = 0; i < n; ++i)
+		if (bf_within(&b[i], dims, c, r) && bf_accepts(&b[i], i, f))
+			out[count++] = i;
+	return count;
+}
+
+static int compare_hits(const void *x, const void *y)
+{
+	const bp_hit *a = x, *b = y;
+	if (a->distance != b->distance)
+		return a->distance < b->distance ? -1 : 1;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+/// Every entity the box [lo, hi] meets while moving along d, t in [0, max_t],
+/// sorted by (t, index); lo == hi is a ray. On each axis the boxes overlap
+/// while lo + t d <= b.max and b.min <= hi + t d: solved for t per sign of d.
+static size_t bf_sweep(const oracle_box *b, uint32_t n, int dims, const float *lo, const float *hi, const float *d,
+	float max_t, const bp_query_filter *f, bp_hit *out)
+{
+	size_t count = 0;
+	for (uint32_t i = 0; i < n; ++i) {
+		float first = 0, last = max_t;
+		bool hit = true;
+		for (int k = 0; k < dims && hit; ++k) {
+			if (d[k] == 0) {
+				hit = b[i].min[k] <= hi[k] && lo[k] <= b[i].max[k];
+				continue;
+			}
+			float until = (b[i].max[k] - lo[k]) / d[k]; // lo + t d <= b.max
+			float from = (b[i].min[k] - hi[k]) / d[k];  // b.min <= hi + t d
+			first = fmaxf(first, d[k] > 0 ? from : until);
+			last = fminf(last, d[k] > 0 ? until : from);
+			hit = first <= last;
+		}
+		if (hit && bf_accepts(&b[i], i, f))
+			out[count++] = (bp_hit){i, first};
+	}
+	qsort(out, count, sizeof *out, compare_hits);
+	return count;
+}
+
+static size_t bf_nearest(const oracle_box *b, uint32_t n, int dims, const float *p, uint32_t k,
+	const bp_query_filter *f, bp_hit *out)
+{
+	bp_hit *all = malloc((n + 1) * sizeof *all);
+	size_t m = 0;
+	for (uint32_t i = 0; i < n; ++i) {
+		if (!bf_accepts(&b[i], i, f))
+			continue;
+		float d2 = 0;
+		for (int a = 0; a < dims; ++a) {
+			float g = p[a] < b[i].min[a] ? b[i].min[a] - p[a] : p[a] > b[i].max[a] ? p[a] - b[i].max[a] : 0.0f;
+			d2 += g * g;
+		}
+		all[m++] = (bp_hit){i, d2};
+	}
+	qsort(all, m, sizeof *all, compare_hits);
+	size_t count = k < m ? k : m;
+	for (size_t i = 0; i < count; ++i)
+		out[i] = (bp_hit){all[i].index, sqrtf(all[i].distance)};
+	free(all);
+	return count;
+}
+
+// ---- scenes and filters -------------------------------------------------------------
+
+typedef struct scene {
+	oracle_box *boxes;
+	uint32_t n;
+	int dims;
+	float world;
+	bool snap;
+	bp_world *w;
+	bp_view *v;
+	callback_log log;
+} scene;
+
+/// Random filters and kinds (test_random_boxes), some zero categories; with
+/// `snap`, integer corners (touching faces, equal boxes, exact ties); 1 in 8
+/// boxes is a point.
+/// `crowd` > 1 packs the same boxes into a smaller world (rays then hit hundreds).
+static scene make_scene(int dims, uint32_t n, bool snap, float crowd, uint64_t seed)
+{
+	scene s = {.n = n, .dims = dims, .snap = snap, .boxes = calloc(n + 1, sizeof(oracle_box))};
+	s.world = (dims == 2 ? sqrtf((float)n) * 2.5f : cbrtf((float)n) * 2.5f) / crowd;
+	test_random_boxes(s.boxes, n, dims, s.world, 3.0f, true, seed);
+	test_rng rng = {seed ^ 0xf117e5};
+	for (uint32_t i = 0; i < n; ++i) {
+		oracle_box *b = &s.boxes[i];
+		bool point = test_rng_below(&rng, 8) == 0;
+		for (int k = 0; k < dims; ++k) {
+			if (snap) {
+				b->min[k] = floorf(b->min[k]);
+				b->max[k] = b->min[k] + (float)test_rng_below(&rng, 3);
+			}
+			if (point)
+				b->max[k] = b->min[k];
+		}
+		if (test_rng_below(&rng, 16) == 0)
+			b->category = 0;
+	}
+	s.w = test_world_from_boxes(s.boxes, n, dims, BP_ALGO_AUTO, 1);
+	cr_assert_eq(bp_frame_step(s.w, &s.v), BP_OK);
+	s.log.calls = calloc(n + 1, sizeof *s.log.calls);
+	return s;
+}
+
+static void free_scene(scene *s)
+{
+	bp_frame_release(s->v);
+	bp_world_destroy(s->w);
+	free(s->boxes);
+	free(s->log.calls);
+	cr_assert_eq(bp_allocated_bytes(), 0, "leaked %lld bytes", (long long)bp_allocated_bytes());
+}
+
+/// A random filter, or NULL (one in five).
+static const bp_query_filter *random_filter(test_rng *rng, scene *s, bp_query_filter *f)
+{
+	if (test_rng_below(rng, 5) == 0)
+		return NULL;
+	*f = bp_query_filter_default();
+	if (test_rng_below(rng, 2))
+		f->category = 1u << test_rng_below(rng, 3);
+	if (test_rng_below(rng, 2))
+		f->mask = (uint32_t)test_rng_below(rng, 8);
+	f->kinds = 1 + test_rng_below(rng, 3);
+	if (test_rng_below(rng, 2))
+		f->exclude = test_rng_below(rng, s->n);
+	if (test_rng_below(rng, 2)) {
+		s->log.salt = (uint32_t)test_rng_next(rng);
+		f->accept = log_accept;
+		f->user = &s->log;
+	}
+	return f;
+}
+
+static void log_reset(scene *s)
+{
+	memset(s->log.calls, 0, s->n * sizeof *s->log.calls);
+	s->log.count = 0;
+}
+
+/// The callback ran at most once per entity, and only on entities that pass
+/// `geometric` (NULL: not checked here) and every other check.
+static void check_calls(const scene *s, const bp_query_filter *f, const bool *geometric)
+{
+	for (uint32_t i = 0; i < s->n; ++i) {
+		cr_assert_leq(s->log.calls[i], 1, "callback ran %u times on entity %u", s->log.calls[i], i);
+		if (s->log.calls[i]) {
+			cr_assert(bf_checks(&s->boxes[i], i, f), "callback saw entity %u, which the filter rejects", i);
+			cr_assert(!geometric || geometric[i], "callback saw entity %u, which is not a hit", i);
+		}
+	}
+}
+
+static void random_vec(test_rng *rng, float *v, int dims, float lo, float hi, bool snap)
+{
+	for (int k = 0; k < dims; ++k) {
+		v[k] = test_rng_float(rng, lo, hi);
+		if (snap)
+			v[k] = floorf(v[k]);
+	}
+}
+
+// ---- visitors ----------------------------------------------------------------------
+
+typedef struct visited {
+	uint32_t *items;
+	bp_hit *hits;
+	size_t count, stop_after;
+} visited;
+
+static bool visit_entity(uint32_t e, void *user)
+{
+	visited *v = user;
+	v->items[v->count++] = e;
+	return v->count < v->stop_after;
+}
+
+static bool visit_hit(bp_hit h, void *user)
+{
+	visited *v = user;
+	v->hits[v->count++] = h;
+	return v->count < v->stop_after;
+}
+
+static bool never_called(uint32_t e, void *user)
+{
+	(void)e;
+	*(bool *)user = true;
+	return true;
+}
+
+static bool never_called_hit(bp_hit h, void *user)
+{
+	(void)h;
+	*(bool *)user = true;
+	return true;
+}
+
+static int compare_u32(const void *x, const void *y)
+{
+	uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	return (a > b) - (a < b);
+}
+
+static bool same_hits(const bp_hit *a, const bp_hit *b, size_t n)
+{
+	for (size_t i = 0; i < n; ++i)
+		if (a[i].index != b[i].index || a[i].distance != b[i].distance)
+			return false;
+	return true;
+}
+
+// ---- the checks ----------------------------------------------------------------------
+
+/// A box or sphere query in its list and visitor forms against `want` (ascending).
+static void check_set_query(scene *s, const bp_query_filter *f, bool sphere, const float *lo, const float *hi,
+	const float *c, float r, const uint32_t *want, size_t want_n, bool *geometric)
+{
+	uint32_t *got = malloc((s->n + 1) * sizeof *got);
+	size_t got_n = 0;
+	log_reset(s);
+	bp_status status = sphere ? bp_view_query_sphere_filtered(s->v, c, r, f, got, s->n + 1, &got_n)
+	                          : bp_view_query_aabb_filtered(s->v, lo, hi, f, got, s->n + 1, &got_n);
+	cr_assert_eq(status, BP_OK);
+	cr_assert_eq(got_n, want_n, "%s: %zu hits, brute force %zu", sphere ? "sphere" : "box", got_n, want_n);
+	cr_assert(want_n == 0 || memcmp(got, want, want_n * sizeof *got) == 0);
+	for (uint32_t i = 0; i < s->n; ++i)
+		geometric[i] = sphere ? bf_within(&s->boxes[i], s->dims, c, r) : bf_overlaps(&s->boxes[i], s->dims, lo, hi);
+	if (f && f->accept)
+		check_calls(s, f, geometric);
+	if (want_n > 1) { // a short buffer: the lowest index and the full count
+		status = sphere ? bp_view_query_sphere_filtered(s->v, c, r, f, got, 1, &got_n)
+		                : bp_view_query_aabb_filtered(s->v, lo, hi, f, got, 1, &got_n);
+		cr_assert_eq(status, BP_ERR_OUT_OF_RANGE);
+		cr_assert(got_n == want_n && got[0] == want[0]);
+	}
+	// Visitor: all of it (as a set), then stopped after k (a subset of exactly k).
+	size_t stops[] = {SIZE_MAX, 1, want_n / 2 + 1};
+	for (int i = 0; i < 3; ++i) {
+		visited vis = {got, NULL, 0, stops[i]};
+		log_reset(s);
+		status = sphere ? bp_view_visit_sphere(s->v, c, r, f, visit_entity, &vis)
+		                : bp_view_visit_aabb(s->v, lo, hi, f, visit_entity, &vis);
+		cr_assert_eq(status, BP_OK);
+		if (f && f->accept)
+			check_calls(s, f, geometric);
+		size_t expect = want_n < stops[i] ? want_n : stops[i];
+		cr_assert_eq(vis.count, expect, "visitor (stop after %zu) saw %zu of %zu", stops[i], vis.count, want_n);
+		qsort(got, vis.count, sizeof *got, compare_u32);
+		for (size_t j = 0; j < vis.count; ++j) {
+			cr_assert(j == 0 || got[j] != got[j - 1], "visited %u twice", got[j]);
+			cr_assert(bsearch(&got[j], want, want_n, sizeof *want, compare_u32), "visited %u, not a hit", got[j]);
+		}
+	}
+	free(got);
+}
+
+/// A ray or box cast in its closest, all and visitor forms against `want`.
+static void check_sweep(scene *s, const bp_query_filter *f, bool box, const float *lo, const float *hi,
+	const float *d, float max_t, const bp_hit *want, size_t want_n, bool *geometric)
+{
+	bp_hit *got = malloc((s->n + 1) * sizeof *got), closest = {0};
+	size_t got_n = 0;
+	bool found;
+	log_reset(s);
+	bp_status status = box ? bp_view_boxcast_all(s->v, lo, hi, d, max_t, f, got, s->n + 1, &got_n)
+	                       : bp_view_raycast_all_filtered(s->v, lo, d, max_t, f, got, s->n + 1, &got_n);
+	cr_assert_eq(status, BP_OK);
+	cr_assert_eq(got_n, want_n, "%s: %zu hits, brute force %zu", box ? "box cast" : "ray", got_n, want_n);
+	cr_assert(same_hits(got, want, want_n), "%s hits differ from brute force", box ? "box cast" : "ray");
+	bp_hit *geo = malloc((s->n + 1) * sizeof *geo);
+	size_t geo_n = bf_sweep(s->boxes, s->n, s->dims, lo, hi, d, max_t, NULL, geo);
+	memset(geometric, 0, s->n * sizeof *geometric);
+	for (size_t i = 0; i < geo_n; ++i)
+		geometric[geo[i].index] = true;
+	free(geo);
+	if (f && f->accept)
+		check_calls(s, f, geometric);
+
+	log_reset(s);
+	status = box ? bp_view_boxcast_closest(s->v, lo, hi, d, max_t, f, &closest, &found)
+	             : bp_view_raycast_closest_filtered(s->v, lo, d, max_t, f, &closest, &found);
+	cr_assert_eq(status, BP_OK);
+	cr_assert_eq(found, want_n > 0);
+	if (found)
+		cr_assert(same_hits(&closest, want, 1), "closest: %u at %g, brute force %u at %g", closest.index,
+			(double)closest.distance, want[0].index, (double)want[0].distance);
+	if (f && f->accept)
+		check_calls(s, f, geometric);
+	if (want_n > 2) { // a short buffer: the first hits and the full count
+		status = box ? bp_view_boxcast_all(s->v, lo, hi, d, max_t, f, got, 2, &got_n)
+		             : bp_view_raycast_all_filtered(s->v, lo, d, max_t, f, got, 2, &got_n);
+		cr_assert(status == BP_ERR_OUT_OF_RANGE && got_n == want_n && same_hits(got, want, 2));
+	}
+	// Visitor: the whole ordered list, then exactly its first k when stopped after k.
+	size_t stops[] = {SIZE_MAX, 1, 3, want_n / 2 + 1};
+	for (int i = 0; i < 4; ++i) {
+		visited vis = {NULL, got, 0, stops[i]};
+		log_reset(s);
+		status = box ? bp_view_visit_boxcast(s->v, lo, hi, d, max_t, f, visit_hit, &vis)
+		             : bp_view_visit_ray(s->v, lo, d, max_t, f, visit_hit, &vis);
+		cr_assert_eq(status, BP_OK);
+		size_t expect = want_n < stops[i] ? want_n : stops[i];
+		cr_assert_eq(vis.count, expect, "visitor (stop after %zu): %zu of %zu", stops[i], vis.count, want_n);
+		cr_assert(same_hits(got, want, vis.count), "visited hits are not the first %zu in order", vis.count);
+		if (f && f->accept)
+			check_calls(s, f, geometric);
+	}
+	free(got);
+}
+
+static void check_nearest(scene *s, const bp_query_filter *f, const float *p, uint32_t k)
+{
+	bp_hit *want = malloc((s->n + 4) * sizeof *want), *got = malloc((s->n + 4) * sizeof *got);
+	size_t want_n = bf_nearest(s->boxes, s->n, s->dims, p, k, f, want), got_n = 0;
+	log_reset(s);
+	cr_assert_eq(bp_view_query_nearest_filtered(s->v, p, k, f, got, &got_n), BP_OK);
+	cr_assert_eq(got_n, want_n, "nearest k=%u: %zu, brute force %zu", k, got_n, want_n);
+	cr_assert(same_hits(got, want, want_n), "nearest k=%u differs from brute force", k);
+	if (f && f->accept)
+		check_calls(s, f, NULL);
+	free(want);
+	free(got);
+}
+
+static void run_random(int dims, uint32_t n, bool snap, float crowd, uint64_t seed, int queries)
+{
+	scene s = make_scene(dims, n, snap, crowd, seed);
+	test_rng rng = {seed * 7919};
+	uint32_t *want = malloc((n + 1) * sizeof *want);
+	bp_hit *want_hits = malloc((n + 1) * sizeof *want_hits);
+	bool *geometric = malloc((n + 1) * sizeof *geometric);
+	for (int q = 0; q < queries; ++q) {
+		bp_query_filter storage;
+		const bp_query_filter *f = random_filter(&rng, &s, &storage);
+		float lo[3], hi[3], ext[3], p[3], d[3];
+		random_vec(&rng, lo, dims, -2, s.world + 2, snap);
+		random_vec(&rng, ext, dims, 0, 4, snap);
+		if (crowd > 1) { // a slab across the world: hundreds of hits, through the index when thin on its axis
+			for (int k = 0; k < dims; ++k)
+				ext[k] = s.world;
+			ext[test_rng_below(&rng, (uint32_t)dims)] = s.world / 5;
+		}
+		for (int k = 0; k < dims; ++k)
+			hi[k] = lo[k] + ext[k];
+		size_t want_n = bf_box(s.boxes, n, dims, lo, hi, f, want);
+		check_set_query(&s, f, false, lo, hi, NULL, 0, want, want_n, geometric);
+		// A point through the point form and the visitor of its box.
+		random_vec(&rng, p, dims, -1, s.world + 1, snap);
+		want_n = bf_box(s.boxes, n, dims, p, p, f, want);
+		uint32_t *got = malloc((n + 1) * sizeof *got);
+		size_t got_n;
+		cr_assert_eq(bp_view_query_point_filtered(s.v, p, f, got, n + 1, &got_n), BP_OK);
+		cr_assert(got_n == want_n && (want_n == 0 || memcmp(got, want, want_n * sizeof *got) == 0), "point query");
+		free(got);
+		check_set_query(&s, f, false, p, p, NULL, 0, want, want_n, geometric);
+		float r = snap ? (float)test_rng_below(&rng, 4) : test_rng_float(&rng, 0, 4);
+		want_n = bf_sphere(s.boxes, n, dims, p, r, f, want);
+		check_set_query(&s, f, true, NULL, NULL, p, r, want, want_n, geometric);
+
+		// Rays and box casts: random directions, some components zeroed (axis-parallel).
+		random_vec(&rng, p, dims, -3, s.world + 3, false);
+		random_vec(&rng, d, dims, -1, 1, false);
+		for (int k = 0; k < dims; ++k)
+			if (test_rng_below(&rng, 3) == 0)
+				d[k] = 0;
+		float max_t = test_rng_below(&rng, 2) ? INFINITY : test_rng_float(&rng, 0, s.world);
+		want_n = bf_sweep(s.boxes, n, dims, p, p, d, max_t, f, want_hits);
+		check_sweep(&s, f, false, p, p, d, max_t, want_hits, want_n, geometric);
+		// The same ray as the cast of a zero-size box gives the same hits.
+		check_sweep(&s, f, true, p, p, d, max_t, want_hits, want_n, geometric);
+		random_vec(&rng, ext, dims, 0, 3, snap);
+		for (int k = 0; k < dims; ++k)
+			hi[k] = p[k] + ext[k];
+		want_n = bf_sweep(s.boxes, n, dims, p, hi, d, max_t, f, want_hits);
+		check_sweep(&s, f, true, p, hi, d, max_t, want_hits, want_n, geometric);
+		// A box that overlaps an accepted entity at the start hits it at t = 0.
+		for (size_t i = 0; i < want_n; ++i)
+			cr_assert_eq(want_hits[i].distance == 0, bf_overlaps(&s.boxes[want_hits[i].index], dims, p, hi));
+
+		uint32_t ks[] = {0, 1, 7, n + 3};
+		random_vec(&rng, p, dims, -2, s.world + 2, snap);
+		check_nearest(&s, f, p, ks[q % 4]);
+	}
+	free(want);
+	free(want_hits);
+	free(geometric);
+	free_scene(&s);
+}
+
+// 400 entities get the view's sorted-axis index, 120 are scanned.
+Test(query_filter, random_2d, .timeout = 300)
+{
+	for (uint64_t seed = 1; seed <= 24; ++seed)
+		run_random(2, seed % 3 ? 400 : 120, seed % 2, 1.0f, seed, 25);
+}
+
+Test(query_filter, random_3d, .timeout = 300)
+{
+	for (uint64_t seed = 101; seed <= 124; ++seed)
+		run_random(3, seed % 3 ? 400 : 120, seed % 2, 1.0f, seed, 25);
+}
+
+/// Crowded scenes: rays and casts hit far more than the 64 hits a visitor
+/// keeps on the stack, and box queries pass the index's sorting limit.
+Test(query_filter, crowded, .timeout = 300)
+{
+	for (uint64_t seed = 201; seed <= 204; ++seed)
+		run_random(seed % 2 ? 3 : 2, 3000, seed % 4 < 2, 6.0f, seed, 8);
+}
+
+/// Box queries with hundreds of accepted hits through the index, where the
+/// unfiltered query would give up on the index and scan: the callback still
+/// runs once per entity.
+Test(query_filter, callback_once_with_many_hits, .timeout = 120)
+{
+	scene s = make_scene(2, 3000, false, 6.0f, 31);
+	uint32_t *want = malloc(3001 * sizeof *want);
+	bool *geometric = malloc(3001 * sizeof *geometric);
+	test_rng rng = {32};
+	for (int q = 0; q < 16; ++q) {
+		bp_query_filter f = bp_query_filter_default();
+		f.accept = log_accept;
+		f.user = &s.log;
+		s.log.salt = (uint32_t)test_rng_next(&rng);
+		float lo[2], hi[2];
+		const int thin = q % 2; // one of the two is the index's axis
+		for (int k = 0; k < 2; ++k) {
+			lo[k] = k == thin ? test_rng_float(&rng, 0, s.world * 0.8f) : -1;
+			hi[k] = k == thin ? lo[k] + s.world / 5 : s.world + 4;
+		}
+		size_t want_n = bf_box(s.boxes, s.n, 2, lo, hi, &f, want);
+		cr_assert_gt(want_n, 256);
+		check_set_query(&s, &f, false, lo, hi, NULL, 0, want, want_n, geometric);
+	}
+	free(want);
+	free(geometric);
+	free_scene(&s);
+}
+
+Test(query_filter, tiny_scenes, .timeout = 60)
+{
+	for (uint32_t n = 1; n <= 6; ++n)
+		run_random(n % 2 ? 3 : 2, n, true, 1.0f, 100 + n, 10);
+}
+
+/// A NULL filter is the plain query, result for result.
+Test(query_filter, null_filter_is_the_plain_query, .timeout = 60)
+{
+	scene s = make_scene(3, 400, false, 1.0f, 42);
+	test_rng rng = {43};
+	uint32_t *a = malloc(401 * sizeof *a), *b = malloc(401 * sizeof *b);
+	bp_hit *ha = malloc(401 * sizeof *ha), *hb = malloc(401 * sizeof *hb);
+	for (int q = 0; q < 50; ++q) {
+		float lo[3], hi[3], d[3];
+		size_t na, nb;
+		random_vec(&rng, lo, 3, 0, s.world, false);
+		for (int k = 0; k < 3; ++k)
+			hi[k] = lo[k] + 3;
+		random_vec(&rng, d, 3, -1, 1, false);
+		cr_assert_eq(bp_view_query_aabb(s.v, lo, hi, a, 401, &na), BP_OK);
+		cr_assert_eq(bp_view_query_aabb_filtered(s.v, lo, hi, NULL, b, 401, &nb), BP_OK);
+		cr_assert(na == nb && (na == 0 || memcmp(a, b, na * sizeof *a) == 0));
+		cr_assert_eq(bp_view_query_sphere(s.v, lo, 2, a, 401, &na), BP_OK);
+		cr_assert_eq(bp_view_query_sphere_filtered(s.v, lo, 2, NULL, b, 401, &nb), BP_OK);
+		cr_assert(na == nb && (na == 0 || memcmp(a, b, na * sizeof *a) == 0));
+		cr_assert_eq(bp_view_raycast_all(s.v, lo, d, INFINITY, ha, 401, &na), BP_OK);
+		cr_assert_eq(bp_view_raycast_all_filtered(s.v, lo, d, INFINITY, NULL, hb, 401, &nb), BP_OK);
+		cr_assert(na == nb && same_hits(ha, hb, na));
+		cr_assert_eq(bp_view_query_nearest(s.v, lo, 5, ha, &na), BP_OK);
+		cr_assert_eq(bp_view_query_nearest_filtered(s.v, lo, 5, NULL, hb, &nb), BP_OK);
+		cr_assert(na == nb && same_hits(ha, hb, na));
+	}
+	free(a);
+	free(b);
+	free(ha);
+	free(hb);
+	free_scene(&s);
+}
+
+/// An agent casting from its own centre with itself excluded never sees
+/// itself, and sees exactly what brute force sees.
+Test(query_filter, exclude_self, .timeout = 60)
+{
+	for (int dims = 2; dims <= 3; ++dims) {
+		scene s = make_scene(dims, 400, dims == 2, 1.0f, 77 + (uint64_t)dims);
+		bp_hit *want = malloc(401 * sizeof *want), *got = malloc(401 * sizeof *got);
+		test_rng rng = {78};
+		for (uint32_t e = 0; e < s.n; e += 7) {
+			bp_query_filter f = bp_query_filter_default();
+			f.exclude = e;
+			float c[3], d[3];
+			for (int k = 0; k < dims; ++k)
+				c[k] = 0.5f * (s.boxes[e].min[k] + s.boxes[e].max[k]);
+			random_vec(&rng, d, dims, -1, 1, false);
+			bp_hit h;
+			bool found;
+			size_t want_n = bf_sweep(s.boxes, s.n, dims, c, c, d, INFINITY, &f, want), got_n;
+			cr_assert_eq(bp_view_raycast_closest_filtered(s.v, c, d, INFINITY, &f, &h, &found), BP_OK);
+			cr_assert_eq(found, want_n > 0);
+			cr_assert(!found || (h.index != e && same_hits(&h, want, 1)), "ray from %u", e);
+			cr_assert_eq(bp_view_raycast_all_filtered(s.v, c, d, INFINITY, &f, got, 401, &got_n), BP_OK);
+			cr_assert(got_n == want_n && same_hits(got, want, want_n));
+			want_n = bf_nearest(s.boxes, s.n, dims, c, 3, &f, want);
+			cr_assert_eq(bp_view_query_nearest_filtered(s.v, c, 3, &f, got, &got_n), BP_OK);
+			cr_assert(got_n == want_n && same_hits(got, want, want_n), "nearest to %u", e);
+			for (size_t i = 0; i < got_n; ++i)
+				cr_assert_neq(got[i].index, e);
+		}
+		free(want);
+		free(got);
+		free_scene(&s);
+	}
+}
+
+/// Bad input returns the documented error, writes nothing and calls nothing.
+Test(query_filter, bad_input, .timeout = 60)
+{
+	scene s = make_scene(2, 300, false, 1.0f, 5);
+	const float lo[2] = {1, 1}, hi[2] = {4, 4}, nan2[2] = {NAN, 0}, inf2[2] = {INFINITY, 0}, d[2] = {1, 0};
+	bp_query_filter good = bp_query_filter_default(), bad = good;
+	bad.kinds = 4;
+	uint32_t out[4] = {7, 7, 7, 7};
+	bp_hit hit = {9, 9}, hits[2] = {{9, 9}, {9, 9}};
+	size_t total = 99;
+	bool found = true, called = false;
+#define UNTOUCHED() \
+	cr_assert(out[0] == 7 && out[3] == 7 && total == 99 && found && hit.index == 9 && hits[0].index == 9 && \
+		!called, "an error wrote its outputs or called back")
+	cr_assert_eq(bp_view_query_aabb_filtered(s.v, nan2, hi, &good, out, 4, &total), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_query_aabb_filtered(s.v, hi, lo, &good, out, 4, &total), BP_ERR_INVERTED_BOUNDS);
+	cr_assert_eq(bp_view_query_aabb_filtered(s.v, lo, hi, &bad, out, 4, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_query_aabb_filtered(s.v, NULL, hi, &good, out, 4, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_query_aabb_filtered(NULL, lo, hi, &good, out, 4, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_query_aabb_filtered(s.v, lo, hi, &good, NULL, 4, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_query_point_filtered(s.v, inf2, &good, out, 4, &total), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_query_sphere_filtered(s.v, lo, NAN, &good, out, 4, &total), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_query_sphere_filtered(s.v, lo, -1, &good, out, 4, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_query_sphere_filtered(s.v, lo, 1, &bad, out, 4, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_query_nearest_filtered(s.v, nan2, 2, &good, hits, &total), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_query_nearest_filtered(s.v, lo, 2, &bad, hits, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_query_nearest_filtered(s.v, lo, 2, &good, NULL, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_raycast_closest_filtered(s.v, nan2, d, 1, &good, &hit, &found), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_raycast_closest_filtered(s.v, lo, inf2, 1, &good, &hit, &found), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_raycast_closest_filtered(s.v, lo, d, NAN, &good, &hit, &found), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_raycast_closest_filtered(s.v, lo, d, -1, &good, &hit, &found), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_raycast_closest_filtered(s.v, lo, d, 1, &bad, &hit, &found), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_raycast_closest_filtered(s.v, lo, d, 1, &good, &hit, NULL), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_raycast_all_filtered(s.v, nan2, d, 1, &good, hits, 2, &total), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_raycast_all_filtered(s.v, lo, d, 1, &good, NULL, 2, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_boxcast_closest(s.v, hi, lo, d, 1, &good, &hit, &found), BP_ERR_INVERTED_BOUNDS);
+	cr_assert_eq(bp_view_boxcast_closest(s.v, nan2, hi, d, 1, &good, &hit, &found), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_boxcast_closest(s.v, lo, hi, inf2, 1, &good, &hit, &found), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_boxcast_closest(s.v, lo, hi, d, NAN, &good, &hit, &found), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_boxcast_closest(s.v, lo, NULL, d, 1, &good, &hit, &found), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_boxcast_all(s.v, hi, lo, d, 1, &good, hits, 2, &total), BP_ERR_INVERTED_BOUNDS);
+	cr_assert_eq(bp_view_boxcast_all(s.v, lo, hi, d, -1, &good, hits, 2, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_boxcast_all(s.v, lo, hi, d, 1, &bad, hits, 2, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_visit_aabb(s.v, hi, lo, &good, never_called, &called), BP_ERR_INVERTED_BOUNDS);
+	cr_assert_eq(bp_view_visit_aabb(s.v, lo, hi, &bad, never_called, &called), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_visit_aabb(s.v, lo, hi, &good, NULL, &called), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_visit_sphere(s.v, nan2, 1, &good, never_called, &called), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_visit_sphere(s.v, lo, -1, &good, never_called, &called), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_visit_ray(s.v, lo, nan2, 1, &good, never_called_hit, &called), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_visit_ray(s.v, lo, d, NAN, &good, never_called_hit, &called), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_visit_ray(s.v, lo, d, 1, &good, NULL, &called), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_visit_boxcast(s.v, hi, lo, d, 1, &good, never_called_hit, &called),
+		BP_ERR_INVERTED_BOUNDS);
+	cr_assert_eq(bp_view_visit_boxcast(s.v, lo, hi, d, 1, &bad, never_called_hit, &called),
+		BP_ERR_INVALID_ARGUMENT);
+	UNTOUCHED();
+#undef UNTOUCHED
+	free_scene(&s);
+}
+
+/// Periodic worlds: queries test the bounds as given, in plain space (frame.h),
+/// so a box across the seam is not found from the other side.
+Test(query_filter, periodic_queries_do_not_wrap, .timeout = 60)
+{
+	const uint32_t n = 300;
+	oracle_box *boxes = calloc(n, sizeof *boxes);
+	test_random_boxes(boxes, n, 2, 40.0f, 3.0f, false, 9);
+	bp_world_def def = bp_world_def_default();
+	def.dims = 2;
+	def.periodic = true;
+	def.period[0] = def.period[1] = 40.0f;
+	bp_world *w = test_world_from_def(boxes, n, &def);
+	bp_view *v;
+	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+	uint32_t *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
+	test_rng rng = {10};
+	for (int q = 0; q < 100; ++q) {
+		float lo[2], hi[2];
+		random_vec(&rng, lo, 2, -6, 42, false);
+		hi[0] = lo[0] + 5;
+		hi[1] = lo[1] + 5;
+		size_t want_n = bf_box(boxes, n, 2, lo, hi, NULL, want), got_n;
+		cr_assert_eq(bp_view_query_aabb(v, lo, hi, got, n, &got_n), BP_OK);
+		cr_assert(got_n == want_n && (want_n == 0 || memcmp(got, want, want_n * sizeof *got) == 0));
+	}
+	free(want);
+	free(got);
+	bp_frame_release(v);
+	bp_world_destroy(w);
+	free(boxes);
+	cr_assert_eq(bp_allocated_bytes(), 0);
+}
