@@ -105,27 +105,62 @@ static bool executor_valid(const bp_world_def *def)
 	}
 }
 
+// Why this thread's last bp_world_create failed: there is no world to hold it.
+static _Thread_local char create_error[160];
+
+static bp_status create_fail(bp_status status, const char *format, ...)
+{
+	va_list args;
+	va_start(args, format);
+	vsnprintf(create_error, sizeof create_error, format, args);
+	va_end(args);
+	return status;
+}
+
+const char *bp_world_create_error(void) { return create_error; }
+
+/// Every setting of def, each refusal named.
+static bp_status check_def(const bp_world_def *def)
+{
+	if (!def || def->internal_value != BP_WORLD_COOKIE)
+		return create_fail(BP_ERR_INVALID_ARGUMENT, "def is NULL or was not made by bp_world_def_default");
+	if (def->dims != 2 && def->dims != 3)
+		return create_fail(BP_ERR_INVALID_ARGUMENT, "dims %d is neither 2 nor 3", def->dims);
+	if (def->thread_count < 0 || def->thread_count > BP_MAX_THREADS)
+		return create_fail(BP_ERR_INVALID_ARGUMENT, "thread_count %d is outside [0, %d] (BP_MAX_THREADS)",
+			def->thread_count, BP_MAX_THREADS);
+	if (!(def->cell_size >= 0.0f) || !isfinite(def->cell_size))
+		return create_fail(BP_ERR_INVALID_ARGUMENT, "cell_size %g is not finite and >= 0", (double)def->cell_size);
+	if (!(def->margin >= 0.0f) || !isfinite(def->margin))
+		return create_fail(BP_ERR_INVALID_ARGUMENT, "margin %g is not finite and >= 0", (double)def->margin);
+	if (def->debug_flags & ~(uint32_t)BP_DEBUG_ALL)
+		return create_fail(BP_ERR_INVALID_ARGUMENT, "debug_flags 0x%x: unknown bits 0x%x", def->debug_flags,
+			def->debug_flags & ~(uint32_t)BP_DEBUG_ALL);
+	if (!executor_valid(def))
+		return create_fail(BP_ERR_INVALID_ARGUMENT,
+			"executor %d: not a bp_executor, or BP_EXECUTOR_HOST without enqueue, finish and "
+			"worker_count in [1, %d]",
+			(int)def->executor, BP_MAX_THREADS);
+	if (!bp_algorithm_available(def->algorithm))
+		return create_fail(BP_ERR_UNKNOWN_ALGORITHM, "algorithm %d is not built in", (int)def->algorithm);
+	for (int axis = 0; def->periodic && axis < def->dims; ++axis)
+		if (!(def->period[axis] > 0.0f) || !isfinite(def->period[axis]))
+			return create_fail(BP_ERR_INVALID_ARGUMENT, "period_%c %g is not finite and > 0", axis_names[axis],
+				(double)def->period[axis]);
+	return BP_OK;
+}
+
 bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 {
 	if (!out)
-		return BP_ERR_INVALID_ARGUMENT;
+		return create_fail(BP_ERR_INVALID_ARGUMENT, "out is NULL");
 	*out = NULL;
-	if (!def || def->internal_value != BP_WORLD_COOKIE)
-		return BP_ERR_INVALID_ARGUMENT; // def not initialised by bp_world_def_default
-	if (def->dims != 2 && def->dims != 3)
-		return BP_ERR_INVALID_ARGUMENT;
-	if (def->thread_count < 0 || def->thread_count > BP_MAX_THREADS || !(def->cell_size >= 0.0f) ||
-		!isfinite(def->cell_size) || !(def->margin >= 0.0f) || !isfinite(def->margin) ||
-		(def->debug_flags & ~(uint32_t)BP_DEBUG_ALL) || !executor_valid(def))
-		return BP_ERR_INVALID_ARGUMENT;
-	if (!bp_algorithm_available(def->algorithm))
-		return BP_ERR_UNKNOWN_ALGORITHM;
-	for (int axis = 0; def->periodic && axis < def->dims; ++axis)
-		if (!(def->period[axis] > 0.0f) || !isfinite(def->period[axis]))
-			return BP_ERR_INVALID_ARGUMENT;
+	bp_status status = check_def(def);
+	if (status != BP_OK)
+		return status;
 	bp_world *w = bpi_alloc(sizeof *w);
 	if (!w)
-		return BP_ERR_OUT_OF_MEMORY;
+		return create_fail(BP_ERR_OUT_OF_MEMORY, "no memory for the world");
 	*w = (bp_world){
 		.dims = def->dims,
 		.thread_count = def->thread_count,
@@ -146,13 +181,13 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 	w->pairs.budget = &w->budget;
 	if (bpi_frames_create(&w->frames) != BP_OK) {
 		bpi_free(w, sizeof *w);
-		return BP_ERR_OUT_OF_MEMORY;
+		return create_fail(BP_ERR_OUT_OF_MEMORY, "no memory for the frame scheduler");
 	}
 	if (def->capacity) {
 		uint32_t capacity = BP_MIN(def->capacity, (uint32_t)BP_MAX_ENTITIES);
 		if (reserve_entities(w, capacity) != BP_OK || reserve_slots(w, capacity) != BP_OK) {
 			bp_world_destroy(w);
-			return BP_ERR_OUT_OF_MEMORY;
+			return create_fail(BP_ERR_OUT_OF_MEMORY, "no memory for capacity = %u entities", capacity);
 		}
 	}
 	*out = w;
@@ -182,18 +217,37 @@ const char *bp_world_last_error(const bp_world *w)
 
 // ---- validation ----------------------------------------------------------
 
-/// Checks one box given as dims floats per corner; `what` names it in the message.
-bp_status bpi_world_check_box(bp_world *w, const float *min, const float *max, const char *what, uint64_t which)
+bp_status bpi_world_stale_element(bp_world *w, const char *array, uint32_t i)
 {
+	char handle_error[sizeof w->last_error];
+	memcpy(handle_error, w->last_error, sizeof handle_error);
+	return bpi_world_fail(w, BP_ERR_STALE_HANDLE, "%s[%u]: %s", array, i, handle_error);
+}
+
+const char *bpi_entity_name_text(bpi_entity_name name, char *buf, size_t size)
+{
+	if (name.array)
+		snprintf(buf, size, "%s[%llu]", name.array, (unsigned long long)name.index);
+	else if (name.handle.index1)
+		snprintf(buf, size, "entity {%u, %u}", name.handle.index1, name.handle.generation);
+	else
+		snprintf(buf, size, "new entity");
+	return buf;
+}
+
+/// Checks one box given as dims floats per corner; `name` names it in the message.
+bp_status bpi_world_check_box(bp_world *w, const float *min, const float *max, bpi_entity_name name)
+{
+	char text[64];
 	for (int axis = 0; axis < w->dims; ++axis) {
 		if (!isfinite(min[axis]) || !isfinite(max[axis]))
-			return bpi_world_fail(w, BP_ERR_NOT_FINITE, "%s %llu: %s_%c is %g", what, (unsigned long long)which,
-				isfinite(min[axis]) ? "max" : "min", axis_names[axis],
-				(double)(isfinite(min[axis]) ? max[axis] : min[axis]));
+			return bpi_world_fail(w, BP_ERR_NOT_FINITE, "%s: %s_%c is %g",
+				bpi_entity_name_text(name, text, sizeof text), isfinite(min[axis]) ? "max" : "min",
+				axis_names[axis], (double)(isfinite(min[axis]) ? max[axis] : min[axis]));
 		if (min[axis] > max[axis])
-			return bpi_world_fail(w, BP_ERR_INVERTED_BOUNDS, "%s %llu: min_%c > max_%c (%.9g > %.9g)", what,
-				(unsigned long long)which, axis_names[axis], axis_names[axis], (double)min[axis],
-				(double)max[axis]);
+			return bpi_world_fail(w, BP_ERR_INVERTED_BOUNDS, "%s: min_%c > max_%c (%.9g > %.9g)",
+				bpi_entity_name_text(name, text, sizeof text), axis_names[axis], axis_names[axis],
+				(double)min[axis], (double)max[axis]);
 	}
 	return BP_OK;
 }
@@ -217,7 +271,7 @@ bp_status bpi_world_check_arrays(bp_world *w, const bp_bounds_arrays *b, uint32_
 	for (uint32_t i = 0; i < count; ++i) {
 		float min[3], max[3];
 		bpi_world_array_box(w, b, i, min, max);
-		bp_status status = bpi_world_check_box(w, min, max, "bounds index", i);
+		bp_status status = bpi_world_check_box(w, min, max, bpi_name_element("bounds", i));
 		if (status != BP_OK)
 			return status;
 	}
@@ -352,7 +406,7 @@ bp_status bp_entity_create(bp_world *w, const bp_entity_def *def, bp_entity *out
 		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "entity def or output handle is NULL");
 	const float *min = def->min, *max = def->max;
 	bp_bounds_arrays one = {&min[0], &min[1], &min[2], &max[0], &max[1], &max[2]};
-	bp_status status = bpi_world_check_box(w, min, max, "new entity", w->count);
+	bp_status status = bpi_world_check_box(w, min, max, bpi_name_handle((bp_entity){0, 0}));
 	if (status != BP_OK)
 		return status;
 	return bp_world_create_entities(w, 1, &one, def, out);
@@ -420,7 +474,7 @@ bp_status bp_entity_set_bounds(bp_world *w, bp_entity e, const float *min, const
 	const bpi_slot *slot = bpi_world_live_slot(w, e);
 	if (!slot)
 		return BP_ERR_STALE_HANDLE;
-	bp_status status = bpi_world_check_box(w, min, max, "entity", e.index1);
+	bp_status status = bpi_world_check_box(w, min, max, bpi_name_handle(e));
 	if (status != BP_OK)
 		return status;
 	bpi_world_store_bounds(w, slot->dense, min, max);

@@ -150,8 +150,30 @@ bp_status bpi_world_check_range(bp_world *world, uint32_t first, uint32_t count)
 
 /// Slot of a live entity, or NULL with the error recorded.
 bpi_slot *bpi_world_live_slot(const bp_world *world, bp_entity entity);
-/// Checks one box of dims floats per corner; `what` and `which` name it in the error.
-bp_status bpi_world_check_box(bp_world *world, const float *min, const float *max, const char *what, uint64_t which);
+/// How an error names an entity, the same way everywhere: "entity {index1,
+/// generation}" by handle, "ARRAY[i]" by index into the caller's array, or
+/// "new entity". Formatted only when an error is written.
+typedef struct bpi_entity_name {
+	const char *array; ///< the caller's array, or NULL
+	uint64_t index;    ///< index into it
+	bp_entity handle;  ///< when array is NULL; {0} for a new entity
+} bpi_entity_name;
+
+static inline bpi_entity_name bpi_name_handle(bp_entity e) { return (bpi_entity_name){NULL, 0, e}; }
+static inline bpi_entity_name bpi_name_element(const char *array, uint64_t i)
+{
+	return (bpi_entity_name){array, i, {0, 0}};
+}
+
+/// The text of a name, in buf.
+const char *bpi_entity_name_text(bpi_entity_name name, char *buf, size_t size);
+
+/// Checks one box of dims floats per corner; `name` names it in the error.
+bp_status bpi_world_check_box(bp_world *world, const float *min, const float *max, bpi_entity_name name);
+
+/// A stale handle found in the caller's array: the recorded error, which names
+/// the handle, gets "ARRAY[i]: " in front. Returns BP_ERR_STALE_HANDLE.
+bp_status bpi_world_stale_element(bp_world *world, const char *array, uint32_t i);
 
 /// Records the text of an error for bp_world_last_error and returns status.
 bp_status bpi_world_fail(bp_world *world, bp_status status, const char *format, ...)

@@ -94,8 +94,8 @@ bp_status bp_world_set_bounds_indexed(bp_world *w, uint32_t count, const uint32_
 		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "dense index array is NULL");
 	for (uint32_t i = 0; i < count; ++i)
 		if (dense_indices[i] >= w->count)
-			return bpi_world_fail(w, BP_ERR_OUT_OF_RANGE, "array index %u: dense index %u is outside [0, %u)", i,
-				dense_indices[i], w->count);
+			return bpi_world_fail(w, BP_ERR_OUT_OF_RANGE, "dense_indices[%u]: dense index %u is outside [0, %u)",
+				i, dense_indices[i], w->count);
 	return store_listed(w, count, dense_indices, NULL, bounds);
 }
 
@@ -108,7 +108,7 @@ bp_status bp_world_set_bounds_by_handle(bp_world *w, uint32_t count, const bp_en
 		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "handle array is NULL");
 	for (uint32_t i = 0; i < count; ++i)
 		if (!bpi_world_live_slot(w, entities[i]))
-			return BP_ERR_STALE_HANDLE; // the message names the handle
+			return bpi_world_stale_element(w, "entities", i);
 	return store_listed(w, count, NULL, entities, bounds);
 }
 
@@ -128,7 +128,7 @@ bp_status bp_world_destroy_entities(bp_world *w, uint32_t count, const bp_entity
 		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "handle array is NULL");
 	for (uint32_t i = 0; i < count; ++i)
 		if (!bpi_world_live_slot(w, entities[i]))
-			return BP_ERR_STALE_HANDLE;
+			return bpi_world_stale_element(w, "entities", i);
 	// A handle listed twice would be stale by its second destroy: refuse before the first.
 	uint32_t *slots = bpi_alloc((size_t)count * sizeof *slots);
 	if (!slots)

@@ -15,17 +15,20 @@ static void set_shape_flag(bp_world *w, uint32_t d, bool sphere)
 	w->sphere_count += sphere;
 }
 
-/// Bounds of a sphere, checked: `which` names it in the error.
-static bp_status sphere_bounds(bp_world *w, const float *centre, float radius, uint64_t which, float *min, float *max)
+/// Bounds of a sphere, checked: `name` names it in the error.
+static bp_status sphere_bounds(bp_world *w, const float *centre, float radius, bpi_entity_name name, float *min,
+	float *max)
 {
+	char text[64];
 	if (!isfinite(radius) || radius < 0.0f)
 		return bpi_world_fail(w, isfinite(radius) ? BP_ERR_INVALID_ARGUMENT : BP_ERR_NOT_FINITE,
-			"sphere %llu: radius is %g (must be finite and >= 0)", (unsigned long long)which, (double)radius);
+			"%s: radius is %g (must be finite and >= 0)", bpi_entity_name_text(name, text, sizeof text),
+			(double)radius);
 	for (int axis = 0; axis < w->dims; ++axis) {
 		min[axis] = centre[axis] - radius;
 		max[axis] = centre[axis] + radius;
 	}
-	return bpi_world_check_box(w, min, max, "sphere", which);
+	return bpi_world_check_box(w, min, max, name);
 }
 
 bp_status bp_entity_set_shape(bp_world *w, bp_entity e, bp_shape shape)
@@ -51,7 +54,7 @@ bp_status bp_entity_set_sphere(bp_world *w, bp_entity e, const float *center, fl
 	if (!slot)
 		return BP_ERR_STALE_HANDLE;
 	float min[3], max[3];
-	bp_status status = sphere_bounds(w, center, radius, e.index1, min, max);
+	bp_status status = sphere_bounds(w, center, radius, bpi_name_handle(e), min, max);
 	if (status != BP_OK)
 		return status;
 	bpi_world_store_bounds(w, slot->dense, min, max);
@@ -75,7 +78,7 @@ bp_status bp_world_set_spheres(bp_world *w, uint32_t first, uint32_t count, cons
 		float centre[3] = {0};
 		for (int axis = 0; axis < w->dims; ++axis)
 			centre[axis] = axes[axis][i];
-		status = sphere_bounds(w, centre, spheres->radius[i], i, min, max);
+		status = sphere_bounds(w, centre, spheres->radius[i], bpi_name_element("spheres", i), min, max);
 		if (status != BP_OK)
 			return status;
 	}

@@ -63,7 +63,7 @@ bp_status bp_world_step(bp_world *w)
 		if (fault.axis < 0)
 			return bpi_world_fail(w, status, "periodic step: %u entities need more than %u boxes with ghosts",
 				fault.entity, UINT32_MAX - 1);
-		return bpi_world_fail(w, status, "entity %u: extent_%c %.9g > period_%c / 2 = %.9g", fault.entity,
+		return bpi_world_fail(w, status, "dense index %u: extent_%c %.9g > period_%c / 2 = %.9g", fault.entity,
 			"xyz"[fault.axis], fault.extent, "xyz"[fault.axis], (double)w->period[fault.axis] * 0.5);
 	}
 	if (status == BP_ERR_OUT_OF_MEMORY && atomic_load(&w->budget.over_limit))

@@ -400,7 +400,7 @@ Test(periodic, too_large_extent_keeps_previous_pairs, .timeout = 60)
 			const char *error = bp_world_last_error(w);
 			char axis_word[16];
 			snprintf(axis_word, sizeof axis_word, "extent_%c", "xyz"[axis]);
-			cr_assert(mentions(error, "entity 2") && mentions(error, axis_word), "message: %s", error);
+			cr_assert(mentions(error, "dense index 2") && mentions(error, axis_word), "message: %s", error);
 			size_t after_count = 0;
 			const bp_pair *after = bp_world_pairs(w, &after_count);
 			cr_assert_eq(after_count, 1);
@@ -447,7 +447,7 @@ Test(periodic, first_offender_is_named_for_any_thread_count, .timeout = 120)
 		free(columns);
 		cr_assert_eq(bp_world_step(w), BP_ERR_OUT_OF_RANGE);
 		const char *error = bp_world_last_error(w);
-		cr_assert(mentions(error, "entity 5000:") && mentions(error, "extent_x"), "threads=%d: %s", thread_counts[t],
+		cr_assert(mentions(error, "dense index 5000:") && mentions(error, "extent_x"), "threads=%d: %s", thread_counts[t],
 			error);
 		size_t count = 1;
 		bp_world_pairs(w, &count);

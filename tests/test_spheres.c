@@ -185,7 +185,7 @@ Test(spheres, bad_spheres_change_nothing, .timeout = 30)
 	float x[4] = {0, 1, 2, 3}, y[4] = {0, 0, 0, 0}, r[4] = {1, 1, -2, 1};
 	bp_sphere_arrays arrays = {x, y, NULL, r};
 	cr_assert_eq(bp_world_set_spheres(w, 0, 4, &arrays), BP_ERR_INVALID_ARGUMENT);
-	cr_assert(strstr(bp_world_last_error(w), "sphere 2") != NULL, "%s", bp_world_last_error(w));
+	cr_assert(strstr(bp_world_last_error(w), "spheres[2]") != NULL, "%s", bp_world_last_error(w));
 	cr_assert_eq(bp_world_set_spheres(w, 2, 3, &arrays), BP_ERR_OUT_OF_RANGE);
 	for (int i = 0; i < 4; ++i) {
 		bp_entity_def got;

@@ -903,3 +903,60 @@ Test(world, step_brute_matches_oracle_3d_1_thread, .timeout = 60) { check_step(3
 Test(world, step_brute_matches_oracle_3d_2_threads, .timeout = 60) { check_step(3, 2, 42); }
 Test(world, step_brute_matches_oracle_2d_1_thread, .timeout = 60) { check_step(2, 1, 43); }
 Test(world, step_brute_matches_oracle_2d_2_threads, .timeout = 60) { check_step(2, 2, 44); }
+
+// ---- one vocabulary in messages ------------------------------------------------------
+
+/// last_error contains `text`.
+static void expect_error_mentions(const bp_world *w, const char *text)
+{
+	cr_assert(strstr(bp_world_last_error(w), text) != NULL, "'%s' does not mention '%s'", bp_world_last_error(w),
+		text);
+}
+
+Test(world, messages_name_entities_by_handle_array_element_or_dense_index)
+{
+	bp_world *w = new_world(3);
+	bp_entity_def d = box_def(0, 0, 0, 1, 1, 1);
+	bp_entity a = create(w, &d), b = create(w, &d);
+	create(w, &d);
+	float lo[3] = {0, 0, 0}, hi[3] = {1, -1, 1};
+	cr_assert_eq(bp_entity_set_bounds(w, a, lo, hi), BP_ERR_INVERTED_BOUNDS);
+	char handle[48];
+	snprintf(handle, sizeof handle, "entity {%u, %u}: min_y > max_y", a.index1, a.generation);
+	expect_error_mentions(w, handle);
+
+	float xs[3] = {0, NAN, 0}, ones[3] = {1, 1, 1};
+	bp_bounds_arrays arrays = {xs, xs, xs, ones, ones, ones};
+	cr_assert_eq(bp_world_set_bounds(w, 0, 3, &arrays), BP_ERR_NOT_FINITE);
+	expect_error_mentions(w, "bounds[1]: min_x is nan");
+
+	const uint32_t listed[2] = {0, 99};
+	cr_assert_eq(bp_world_set_bounds_indexed(w, 2, listed, &arrays), BP_ERR_OUT_OF_RANGE);
+	expect_error_mentions(w, "dense_indices[1]: dense index 99");
+
+	cr_assert_eq(bp_entity_destroy(w, b), BP_OK);
+	const bp_entity handles[3] = {a, a, b};
+	cr_assert_eq(bp_world_set_bounds_by_handle(w, 3, handles, &arrays), BP_ERR_STALE_HANDLE);
+	snprintf(handle, sizeof handle, "entities[2]: entity {%u, %u}: destroyed", b.index1, b.generation);
+	expect_error_mentions(w, handle);
+	bp_world_destroy(w);
+}
+
+Test(world, a_refused_create_says_which_setting)
+{
+	bp_world_def def = bp_world_def_default();
+	def.thread_count = 5000;
+	bp_world *w = NULL;
+	cr_assert_eq(bp_world_create(&def, &w), BP_ERR_INVALID_ARGUMENT);
+	cr_assert(strstr(bp_world_create_error(), "thread_count 5000") != NULL, "%s", bp_world_create_error());
+	def = bp_world_def_default();
+	def.dims = 4;
+	cr_assert_eq(bp_world_create(&def, &w), BP_ERR_INVALID_ARGUMENT);
+	cr_assert(strstr(bp_world_create_error(), "dims 4") != NULL, "%s", bp_world_create_error());
+	def = bp_world_def_default();
+	def.periodic = true;
+	def.period[0] = def.period[1] = 10.0f;
+	cr_assert_eq(bp_world_create(&def, &w), BP_ERR_INVALID_ARGUMENT);
+	cr_assert(strstr(bp_world_create_error(), "period_z 0") != NULL, "%s", bp_world_create_error());
+	cr_assert_null(w);
+}

@@ -218,14 +218,25 @@ typedef struct bp_world_def {
 
 BP_API bp_world_def bp_world_def_default(void);
 
-/// Creates a world. On error *out is NULL and nothing is allocated.
+/// Creates a world. On error *out is NULL, nothing is allocated and
+/// bp_world_create_error says why.
 BP_API bp_status bp_world_create(const bp_world_def *def, bp_world **out);
+/// Why the calling thread's last failed bp_world_create failed, naming the
+/// setting ("thread_count 2000 is outside [0, 1024] (BP_MAX_THREADS)"); there
+/// is no world to ask. Kept until the next failure on this thread.
+BP_API const char *bp_world_create_error(void);
 /// Destroys a world and every entity in it. NULL is ignored.
 BP_API void bp_world_destroy(bp_world *world);
 
-/// Text of the last error a call on this world returned, naming what and where
-/// ("entity 12: min_x > max_x"). Empty when no call has failed. Valid until the
-/// next call on the world. Same thread as the world's writer.
+/// Text of the last error a call on this world returned, naming what and where.
+/// An entity is named one of three ways, whatever the call: by handle
+/// ("entity {12, 1}: min_x > max_x ..."), by its place in the array the caller
+/// passed ("bounds[3]: min_y is nan", "entities[2]: entity {7, 3}: destroyed
+/// ...", "dense_indices[1]: dense index 99 is outside [0, 10)"), or by dense
+/// index when a step finds it ("dense index 5: extent_x ..."). Empty when no
+/// call has failed. Valid until the next call on the world. Same thread as the
+/// world's writer. Calls any thread may make (bp_frame_acquire, bp_frame_wait,
+/// queries) do not write it: their status says all.
 BP_API const char *bp_world_last_error(const bp_world *world);
 
 /// Entity settings. Start from bp_entity_def_default().
