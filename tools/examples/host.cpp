@@ -209,8 +209,8 @@ int main()
 			if ((status = bp_world_set_bounds(world, terrain, agents, &agent_bounds)) != BP_OK)
 				break;
 		}
-		// Wait for this frame, so that every frame is published and no events are skipped
-		// (a submit before the last frame was published would replace it).
+		// Wait for this frame, so that every frame is published and its events are read: a
+		// submit while the previous frame still waits to build replaces that frame.
 		bp_view *view = nullptr;
 		if ((status = bp_frame_wait(world, number)) != BP_OK || (status = bp_frame_acquire(world, &view)) != BP_OK)
 			break;
@@ -252,10 +252,10 @@ int main()
 	bp_world_destroy(world);
 
 	bool ok = status == BP_OK && failures == 0 && count == expected && checksum == expected_checksum;
-	std::printf("host: %u entities, %d frames, %llu events, %llu reader queries; last frame %zu pairs, "
-		    "brute force %zu: %s\n",
-		entities, frames, (unsigned long long)events_total, (unsigned long long)queries, count, expected,
-		ok ? "ok" : "MISMATCH");
+	std::printf("host: %u entities, %d frames, %llu events, %llu reader queries, %llu failed checks; "
+		    "last frame %zu pairs, brute force %zu: %s\n",
+		entities, frames, (unsigned long long)events_total, (unsigned long long)queries,
+		(unsigned long long)failures, count, expected, ok ? "ok" : "MISMATCH");
 	if (status != BP_OK)
 		std::fprintf(stderr, "host: %s\n", bp_status_string(status));
 	return ok ? 0 : 1;
