@@ -8,6 +8,10 @@ if(BP_SANITIZE STREQUAL "")
   add_test(NAME install_consumer
     COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/consumer/run.sh ${PROJECT_BINARY_DIR} ${CMAKE_C_COMPILER})
   set_tests_properties(install_consumer PROPERTIES TIMEOUT 300 LABELS install)
+  # The example hosts (tools/examples), in C and C++, against the installed package.
+  add_test(NAME example_host
+    COMMAND ${PROJECT_SOURCE_DIR}/tools/examples/run.sh ${PROJECT_BINARY_DIR} ${CMAKE_C_COMPILER})
+  set_tests_properties(example_host PROPERTIES TIMEOUT 300 LABELS install)
 endif()
 
 # Threaded workloads through the bp tool. Criterion cannot start under TSan, so in a

@@ -60,7 +60,8 @@ typedef struct bp_allocator {
 /// mimalloc, or in a library built with AddressSanitizer, ThreadSanitizer or
 /// MemorySanitizer the C library's posix_memalign and free, so that the
 /// sanitizer sees the library's heap. Pass NULL to restore the default.
-/// Warning: call only while no broadphase object exists.
+/// Warning: call only while no broadphase object exists, and while no other thread
+/// is inside the library.
 BP_API void bp_set_allocator(const bp_allocator *allocator);
 
 /// Bytes currently allocated by the library, through whichever allocator.

@@ -12,6 +12,10 @@
 extern "C" {
 #endif
 
+// Threads. bp_cell_grid_assign and bp_cell_grid_destroy change the grid: one thread, while no
+// query runs on it (and, for assign, while the world's writer leaves the world alone). Every
+// other function only reads the grid, so any number of threads may call them at once.
+
 /// A fixed grid of cells[0] x cells[1] (x cells[2]) square cells of edge
 /// cell_size, whose cell (0, 0, 0) has its lower corner at origin. Cells are
 /// numbered x fastest: cell = x + cells[0] * (y + cells[1] * z).
@@ -33,6 +37,7 @@ typedef struct bp_cell_grid_def {
 	int32_t internal_value; ///< set by bp_cell_grid_def_default; do not touch
 } bp_cell_grid_def;
 
+/// Any thread.
 BP_API bp_cell_grid_def bp_cell_grid_def_default(void);
 
 /// Creates an empty grid (every cell holds no entity until bp_cell_grid_assign).
@@ -63,8 +68,9 @@ BP_API void bp_cell_grid_destroy(bp_cell_grid *grid);
 BP_API bp_status bp_cell_grid_assign(bp_cell_grid *grid, const bp_world *world);
 
 /// Number of cells (cells[0] * cells[1] * cells[2] in 3D, cells[0] * cells[1] in 2D).
+/// Any thread.
 BP_API uint32_t bp_cell_grid_cell_count(const bp_cell_grid *grid);
-/// Number of entities binned by the last assign (0 before the first).
+/// Number of entities binned by the last assign (0 before the first). Any thread.
 BP_API uint32_t bp_cell_grid_entity_count(const bp_cell_grid *grid);
 
 /// The cell holding a point, by the same rule as assign (clamped or wrapped).
@@ -72,13 +78,13 @@ BP_API uint32_t bp_cell_grid_entity_count(const bp_cell_grid *grid);
 /// NaN/infinite coordinate. Any thread.
 BP_API bp_status bp_cell_grid_cell_of(const bp_cell_grid *grid, const float *point, uint32_t *cell);
 /// Linear index of the cell at integer coordinates (dims of them).
-/// BP_ERR_OUT_OF_RANGE when a coordinate is >= cells[k] (no wrapping here).
+/// BP_ERR_OUT_OF_RANGE when a coordinate is >= cells[k] (no wrapping here). Any thread.
 BP_API bp_status bp_cell_grid_cell_index(const bp_cell_grid *grid, const uint32_t *coords, uint32_t *cell);
 /// Integer coordinates of a cell; coords[2] is 0 in 2D. BP_ERR_OUT_OF_RANGE
-/// when cell >= bp_cell_grid_cell_count.
+/// when cell >= bp_cell_grid_cell_count. Any thread.
 BP_API bp_status bp_cell_grid_cell_coords(const bp_cell_grid *grid, uint32_t cell, uint32_t coords[3]);
 /// The cell the last assign put an entity (dense index) in. BP_ERR_OUT_OF_RANGE
-/// when entity >= bp_cell_grid_entity_count.
+/// when entity >= bp_cell_grid_entity_count. Any thread.
 BP_API bp_status bp_cell_grid_entity_cell(const bp_cell_grid *grid, uint32_t entity, uint32_t *cell);
 
 /// Writes the neighbours of a cell into out and their number into *count: the cells

@@ -11,6 +11,14 @@
 extern "C" {
 #endif
 
+// Threads. bp_frame_submit and bp_frame_step belong to the world's writer (the host thread
+// that changes the world, see world.h). bp_frame_wait and bp_frame_acquire: any thread, any
+// number at once, while the world exists. A view, once acquired, is the reader's own: every
+// bp_view_* function may run on any thread holding a reference to it, concurrently with other
+// readers, the writer and the builder, and bp_frame_release may run on any thread (it need
+// not be the one that acquired the view). Callbacks given to a view function run on the
+// thread that called it. The builder thread is the library's own and runs no host code.
+
 /// An immutable, reference-counted published frame: the snapshot of the world
 /// taken at bp_frame_submit, its pairs, and per-frame indexes built once (sorted
 /// pairs and pair events by the builder; the query index and the neighbour lists
@@ -21,7 +29,7 @@ typedef struct bp_view bp_view;
 
 // ---- Scheduler -------------------------------------------------------------
 //
-// Protocol (DESIGN §5). The host thread (the world's writer) changes entities,
+// Protocol. The host thread (the world's writer) changes entities,
 // then calls bp_frame_submit, which copies the dense SoA arrays into a frame
 // buffer and returns at once. Copy on submit is the only part of a frame the
 // host pays for: 41 bytes per 3D entity, 33 per 2D, a few ns per entity
@@ -306,12 +314,13 @@ BP_API bool bp_view_colliding(const bp_view *view, uint32_t a, uint32_t b);
 /// when the neighbour lists, made on first use, found no memory.
 BP_API bp_status bp_view_neighbours(const bp_view *view, uint32_t entity, const uint32_t **out, size_t *count);
 
-/// Calls fn(entity, neighbour, user) for each neighbour of `entity`, ascending.
+/// Calls fn(entity, neighbour, user) for each neighbour of `entity`, ascending, on the
+/// calling thread.
 BP_API bp_status bp_view_for_each_neighbour(const bp_view *view, uint32_t entity,
 	void (*fn)(uint32_t entity, uint32_t neighbour, void *user), void *user);
 
 /// Folds fn over the neighbours of `entity`, ascending: acc = fn(acc, neighbour,
-/// user), starting from init; the result goes to *out.
+/// user), starting from init; the result goes to *out. fn runs on the calling thread.
 BP_API bp_status bp_view_reduce_neighbours(const bp_view *view, uint32_t entity,
 	double (*fn)(double acc, uint32_t neighbour, void *user), void *user, double init, double *out);
 

@@ -10,6 +10,30 @@
 extern "C" {
 #endif
 
+// Threads. A world has one writer: the host thread that changes it (creates and destroys
+// entities, sets bounds and settings, steps and submits frames). Every function here that
+// takes a bp_world belongs to the writer, reads included (bp_world_pairs, bp_world_stats,
+// bp_world_last_error, ...), since the writer's calls change what they return: calls on one
+// world are not synchronised with each other, so a host that moves its writer between threads
+// must order the calls itself. The functions that take no world (bp_world_def_default,
+// bp_entity_def_default, bp_algorithm_*, bp_pairs_sort, bp_pairs_checksum, bp_splitmix64) read
+// only their arguments: any thread. To share a step's results with other threads, publish it
+// through the frame scheduler (frame.h): any thread may read a published frame.
+//
+// Pair rules, the same for every algorithm, every thread count and both step paths:
+// - Boxes are closed: a and b overlap iff a.min[k] <= b.max[k] and b.min[k] <= a.max[k] on
+//   every axis k, so touching boxes overlap and boxes of zero extent (points) are valid.
+// - Filter: a pair is reported iff (a.category & b.mask) != 0 and (b.category & a.mask) != 0,
+//   and not both entities are BP_KIND_STATIC. A pair with a sphere in it must also overlap as
+//   shapes (bp_shape); a periodic world compares minimum images (bp_world_def.periodic).
+// - Each unordered pair appears once, as dense indices (lo, hi) with lo < hi; no entity pairs
+//   with itself.
+// - Deterministic: the same pairs in the same order for every thread count and every run.
+//   canonical_pairs sorts them by lo, then hi (incremental and periodic worlds and views always).
+// - Bad input (NaN or infinite bounds, min > max, stale handles, counts out of range, failed
+//   allocations) never crashes: the call returns a bp_status, bp_world_last_error says what
+//   and where, and the world stays as it was.
+
 typedef struct bp_world bp_world;
 
 /// Entity handle, passed by value. {0} is the null handle. A handle stays valid
@@ -40,7 +64,7 @@ typedef enum bp_kind { BP_KIND_DYNAMIC = 0, BP_KIND_STATIC = 1 } bp_kind;
 /// What an entity's bounds hold. A box is its bounds. A sphere is the largest
 /// ball centred in its bounds: centre c = (min + max) / 2 and radius
 /// r = min over axes of (max - min) / 2, both computed in double. A pair with a
-/// sphere in it must overlap as bounds (DESIGN §3) and as shapes: two spheres
+/// sphere in it must overlap as bounds (closed boxes, see "Pair rules") and as shapes: two spheres
 /// when |ca - cb| <= ra + rb, a sphere and a box when the box's closest point
 /// to c is within r, all in double. Every algorithm applies the same test to
 /// pairs; the queries on a view (frame.h) test a sphere's bounds.
@@ -219,13 +243,16 @@ typedef struct bp_world_def {
 BP_API bp_world_def bp_world_def_default(void);
 
 /// Creates a world. On error *out is NULL, nothing is allocated and
-/// bp_world_create_error says why.
+/// bp_world_create_error says why. Any thread; the thread that then changes the
+/// world is its writer.
 BP_API bp_status bp_world_create(const bp_world_def *def, bp_world **out);
 /// Why the calling thread's last failed bp_world_create failed, naming the
 /// setting ("thread_count 2000 is outside [0, 1024] (BP_MAX_THREADS)"); there
-/// is no world to ask. Kept until the next failure on this thread.
+/// is no world to ask. Kept until the next failure on this thread. Any thread.
 BP_API const char *bp_world_create_error(void);
-/// Destroys a world and every entity in it. NULL is ignored.
+/// Destroys a world and every entity in it, and joins its builder thread. NULL is
+/// ignored. The writer only. Warning: no other thread may be inside bp_frame_acquire
+/// or bp_frame_wait on the world; views already held stay valid.
 BP_API void bp_world_destroy(bp_world *world);
 
 /// Text of the last error a call on this world returned, naming what and where.
@@ -234,9 +261,9 @@ BP_API void bp_world_destroy(bp_world *world);
 /// passed ("bounds[3]: min_y is nan", "entities[2]: entity {7, 3}: destroyed
 /// ...", "dense_indices[1]: dense index 99 is outside [0, 10)"), or by dense
 /// index when a step finds it ("dense index 5: extent_x ..."). Empty when no
-/// call has failed. Valid until the next call on the world. Same thread as the
-/// world's writer. Calls any thread may make (bp_frame_acquire, bp_frame_wait,
-/// queries) do not write it: their status says all.
+/// call has failed. Valid until the next call on the world. The writer only.
+/// Calls any thread may make (bp_frame_acquire, bp_frame_wait, queries) do not
+/// write it: their status says all.
 BP_API const char *bp_world_last_error(const bp_world *world);
 
 /// Entity settings. Start from bp_entity_def_default().
@@ -244,9 +271,11 @@ typedef struct bp_entity_def {
 	float min[3];       ///< lower corner; min[2] ignored in 2D. Default 0.
 	float max[3];       ///< upper corner; max[2] ignored in 2D. Default 0.
 	uint32_t category;  ///< bits this entity is. Default 1.
-	uint32_t mask;      ///< bits it pairs with. Default all.
+	/// Categories it pairs with: a and b pair iff (a.category & b.mask) and
+	/// (b.category & a.mask) are both non-zero. Default all (UINT32_MAX).
+	uint32_t mask;
 	bp_kind kind;       ///< default BP_KIND_DYNAMIC
-	uint64_t user_key;  ///< opaque to the library. Default 0.
+	uint64_t user_key;  ///< opaque to the library; pair events name entities by it. Default 0.
 	bp_shape shape;     ///< default BP_SHAPE_BOX; a sphere's bounds are centre -+ radius
 } bp_entity_def;
 
@@ -366,12 +395,11 @@ BP_API bp_algorithm bp_world_algorithm(const bp_world *world);
 /// ending the process, and the world stays usable with fewer threads.
 BP_API bp_status bp_world_set_thread_count(bp_world *world, int thread_count);
 /// Replaces the bp_debug_flag bits (BP_ERR_INVALID_ARGUMENT for unknown bits);
-/// the next step or submit uses them. Same thread as the world's writer.
+/// the next step or submit uses them. The writer only.
 BP_API bp_status bp_world_set_debug_flags(bp_world *world, uint32_t flags);
 BP_API uint32_t bp_world_debug_flags(const bp_world *world);
 /// Replaces memory_limit (bytes of pair memory a step may hold, 0 = no limit;
-/// see bp_world_def); the next step or submit uses it. Same thread as the
-/// world's writer.
+/// see bp_world_def); the next step or submit uses it. The writer only.
 BP_API bp_status bp_world_set_memory_limit(bp_world *world, size_t bytes);
 BP_API size_t bp_world_memory_limit(const bp_world *world);
 
@@ -416,12 +444,15 @@ BP_API bp_status bp_world_step(bp_world *world);
 BP_API const bp_pair *bp_world_pairs(const bp_world *world, size_t *count);
 BP_API bp_frame_stats bp_world_stats(const bp_world *world);
 
-/// Sorts pairs by lo, then hi.
+/// Sorts pairs by lo, then hi (the caller's array; any thread).
 BP_API void bp_pairs_sort(bp_pair *pairs, size_t count);
-/// Order-independent checksum (DESIGN §7): sum of splitmix64((lo_id << 32) | hi_id)
-/// over the pairs, with ids[dense] as the entity ids (identity when ids is NULL)
-/// and lo_id < hi_id.
+/// Order-independent checksum, so that any two tools can compare pair sets: the sum
+/// (mod 2^64) of bp_splitmix64((lo_id << 32) | hi_id) over the pairs, with ids[dense]
+/// as the entity ids (identity when ids is NULL) and lo_id < hi_id. `bp pairs` prints
+/// it as 16 lower-case hex digits.
 BP_API uint64_t bp_pairs_checksum(const bp_pair *pairs, size_t count, const uint32_t *ids);
+/// The splitmix64 finaliser: z += 0x9E3779B97F4A7C15; z = (z ^ z >> 30) * 0xBF58476D1CE4E5B9;
+/// z = (z ^ z >> 27) * 0x94D049BB133111EB; returns z ^ z >> 31.
 BP_API uint64_t bp_splitmix64(uint64_t z);
 
 #ifdef __cplusplus

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Installs a built broadphase into a scratch prefix and uses it as a host would:
-# find_package (C, C++, static), pkg-config, and checks the shared library exports only bp_*.
+# Installs a built broadphase into a scratch prefix and uses it as a host would: find_package
+# from C, C++-only and mixed projects, shared and static, with no OpenMP flag or private
+# dependency reaching the consumer; pkg-config; and checks the shared library exports only bp_*.
 # Usage: run.sh BUILD_DIR [C_COMPILER]
 set -euo pipefail
 
@@ -27,14 +28,40 @@ cmake --install "$build" --prefix "$prefix" >"$work/install.log"
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 
-step "find_package(broadphase) consumer (C, C++, static)"
-cmake -S "$here" -B "$work/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
-	-DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$prefix" >"$work/configure.log" ||
-	{ cat "$work/configure.log"; exit 1; }
-cmake --build "$work/build"
-"$work/build/consumer"
-"$work/build/consumer_cxx"
-"$work/build/consumer_static"
+# consumer NAME LANGUAGES EXECUTABLES...: configure the consumer project with those languages
+# enabled, build it, and run each executable. What a consumer compiles must carry no flag of
+# the library's own (-fopenmp), and what links the shared library must not depend on the
+# library's private dependencies (OpenMP runtime, mimalloc) itself; --no-as-needed makes the
+# executables' NEEDED entries show everything their link line named.
+consumer()
+{
+	local name=$1 languages=$2 dir=$work/$1
+	shift 2
+	step "find_package(broadphase) from a $languages project: $*"
+	cmake -S "$here" -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
+		-DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$prefix" \
+		-DCMAKE_EXE_LINKER_FLAGS=-Wl,--no-as-needed "-DBP_CONSUMER_LANGUAGES=$languages" >"$dir.configure.log" 2>&1 ||
+		{ cat "$dir.configure.log"; exit 1; }
+	cmake --build "$dir" >"$dir.build.log" 2>&1 || { cat "$dir.build.log"; exit 1; }
+	if grep -n -e '-fopenmp' -e '-Xpreprocessor' "$dir/compile_commands.json" >&2; then
+		echo "$name: the package put OpenMP compile flags on the consumer's sources" >&2
+		exit 1
+	fi
+	local exe needed
+	for exe in "$@"; do
+		"$dir/$exe"
+		case $exe in *_static) continue ;; esac
+		needed=$(readelf -d "$dir/$exe" | awk '/NEEDED/ { print $NF }')
+		if printf '%s\n' "$needed" | grep -E 'gomp|omp|mimalloc' >&2; then
+			echo "$name: $exe links the shared library's private dependencies itself" >&2
+			exit 1
+		fi
+	done
+}
+
+consumer c C consumer consumer_static
+consumer cxx CXX consumer_cxx consumer_cxx_static
+consumer c_cxx "C;CXX" consumer consumer_static consumer_cxx consumer_cxx_static
 
 step "pkg-config consumer"
 libdir=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib64/pkgconfig:$prefix/share/pkgconfig" \
