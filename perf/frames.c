@@ -156,7 +156,7 @@ static bool calibrate(bench *b, double *out_ms)
 		if (move(b) != BP_OK || bp_frame_step(b->world, &v) != BP_OK)
 			return false;
 		ms[i] = build_ms(v);
-		bp_frame_release(v);
+		bp_view_release(v);
 	}
 	*out_ms = quantile(ms, 5, 0.5);
 	return true;
@@ -184,7 +184,7 @@ static bool run_overlapped(bench *b, uint64_t host_ns, samples *s)
 		s->host[s->count] = (double)(t1 - t0) / 1e6;
 		s->build[s->count] = build_ms(v);
 		s->count++;
-		bp_frame_release(v);
+		bp_view_release(v);
 	}
 	return true;
 }
@@ -204,7 +204,7 @@ static bool run_serial(bench *b, uint64_t host_ns, bool world_step, samples *s)
 			bp_view *v = NULL;
 			if (bp_frame_step(b->world, &v) != BP_OK)
 				return false;
-			bp_frame_release(v);
+			bp_view_release(v);
 		}
 		busy_ns(host_ns);
 		s->period[s->count++] = (double)(now_ns() - t0) / 1e6;
@@ -266,13 +266,13 @@ static bool bench_query(bench *b, double build_estimate_ms)
 			++k;
 		}
 		ok = ok && bp_frame_wait(b->world, number) == BP_OK;
-		bp_frame_release(held);
+		bp_view_release(held);
 		held = NULL;
 		ok = ok && bp_frame_acquire(b->world, &held) == BP_OK;
 		for (size_t i = 0; ok && i < k && ni < cap; ++i)
 			idle[ni++] = query(b, held, 1);
 	}
-	bp_frame_release(held);
+	bp_view_release(held);
 	if (ok && nd && ni) {
 		double d99 = quantile(during, nd, 0.99), i99 = quantile(idle, ni, 0.99);
 		row(b, "query", "queries_each", (double)ni);

@@ -96,7 +96,7 @@ static double run_once(bp_world *w, bp_scene *s, bool frames)
 		bp_status status = bp_frame_step(w, &view);
 		double ms = now_ms() - t0;
 		if (status == BP_OK)
-			bp_frame_release(view);
+			bp_view_release(view);
 		return ms;
 	}
 	double t0 = now_ms();

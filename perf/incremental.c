@@ -197,7 +197,7 @@ static void run(const options *o, bp_scene *scene, subject *subjects, int count,
 				bp_view_pairs(view, &subjects[s].pairs);
 			else
 				bp_world_pairs(w, &subjects[s].pairs);
-			bp_frame_release(view);
+			bp_view_release(view);
 		}
 	}
 }

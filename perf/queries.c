@@ -228,7 +228,7 @@ int main(int argc, char **argv)
 	}
 	if (csv != stdout)
 		fclose(csv);
-	bp_frame_release(view);
+	bp_view_release(view);
 	bp_world_destroy(w);
 	free(team);
 	free(b.point);

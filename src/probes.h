@@ -34,7 +34,7 @@ enum {
 //   submit(frame, entity_count)                   bp_frame_submit, host thread
 //   build_begin(frame)                            the builder takes a snapshot
 //   publish(frame)                                the builder swaps it in as latest
-//   acquire(frame) / release(frame)               bp_frame_acquire / bp_frame_release
+//   acquire(frame) / release(frame)               bp_frame_acquire / bp_view_release
 // Warning: on an error inside find_pairs the stage_end of the open stage does not fire;
 // find_pairs_end (status != 0) does.
 #if defined(BP_HAVE_USDT) && BP_HAVE_USDT

@@ -466,7 +466,7 @@ bp_view *bpi_frames_acquire(bpi_frames *fr)
 }
 
 // The public release lives with the pool it returns buffers to.
-bp_status bp_frame_release(bp_view *v)
+bp_status bp_view_release(bp_view *v)
 {
 	BP_PROBE1(release, v ? v->number : 0);
 	if (!v)
@@ -483,3 +483,5 @@ bp_status bp_frame_release(bp_view *v)
 		frame_recycle(v);
 	return BP_OK;
 }
+
+bp_status bp_frame_release(bp_view *v) { return bp_view_release(v); }

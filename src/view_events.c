@@ -91,7 +91,8 @@ static void key_pairs_of(const bp_pair_event *events, size_t count, bp_key_pair 
 		uint64_t a = events[i].key_a, b = events[i].key_b;
 		out[i] = a <= b ? (bp_key_pair){a, b} : (bp_key_pair){b, a};
 	}
-	qsort(out, count, sizeof *out, compare_key_pairs);
+	if (count > 1) // none: both arrays may be NULL, which qsort must not get
+		qsort(out, count, sizeof *out, compare_key_pairs);
 }
 
 bp_status bpi_view_events_build(bp_view *f, const bp_view *prev)

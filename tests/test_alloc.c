@@ -686,7 +686,7 @@ Test(alloc, incremental_frame_failing_each_allocation, .timeout = 120)
 		bp_view *v = NULL;
 		cr_assert_eq(bp_frame_step(w, &v), BP_OK);
 		assert_view_holds(v, &first, boxes, N, k, "the first frame"); // asks for its query index
-		cr_assert_eq(bp_frame_release(v), BP_OK);
+		cr_assert_eq(bp_view_release(v), BP_OK);
 		bp_bounds_arrays arrays = soa_of(soa, moved_to, MOVED);
 		cr_assert_eq(bp_world_set_bounds_indexed(w, MOVED, moved, &arrays), BP_OK);
 
@@ -696,14 +696,14 @@ Test(alloc, incremental_frame_failing_each_allocation, .timeout = 120)
 		disarm();
 		if (status == BP_OK) {
 			assert_view_holds(v, &want, expected, N, k, "a frame that absorbed the failure");
-			cr_assert_eq(bp_frame_release(v), BP_OK);
+			cr_assert_eq(bp_view_release(v), BP_OK);
 		} else {
 			cr_assert_eq(status, BP_ERR_OUT_OF_MEMORY, "k = %llu", (unsigned long long)k);
 			cr_assert_null(v);
 		}
 		cr_assert_eq(bp_frame_step(w, &v), BP_OK, "k = %llu: %s", (unsigned long long)k, bp_world_last_error(w));
 		assert_view_holds(v, &want, expected, N, k, "the frame after");
-		cr_assert_eq(bp_frame_release(v), BP_OK);
+		cr_assert_eq(bp_view_release(v), BP_OK);
 
 		bp_world_destroy(w);
 		expect_all_freed(k);

@@ -358,7 +358,7 @@ Test(memory_limit, a_capped_frame_fails_and_the_previous_stays_published, .timeo
 	size_t count;
 	const bp_pair *pairs = bp_view_pairs(view, &count);
 	cr_assert(oracle_same_pair_set(pairs, count, &s->spread_pairs));
-	bp_frame_release(view);
+	bp_view_release(view);
 
 	bp_bounds_arrays same = {s->soa[0], s->soa[1], s->soa[2], s->soa[3], s->soa[4], s->soa[5]};
 	cr_assert_eq(bp_world_set_bounds(w, 0, SAME_N, &same), BP_OK);
@@ -369,13 +369,13 @@ Test(memory_limit, a_capped_frame_fails_and_the_previous_stays_published, .timeo
 	cr_assert_eq(bp_view_frame(view), published, "the failed frame replaced the published one");
 	pairs = bp_view_pairs(view, &count);
 	cr_assert(oracle_same_pair_set(pairs, count, &s->spread_pairs));
-	bp_frame_release(view);
+	bp_view_release(view);
 
 	cr_assert_eq(bp_world_set_memory_limit(w, 0), BP_OK);
 	cr_assert_eq(bp_frame_step(w, &view), BP_OK);
 	pairs = bp_view_pairs(view, &count);
 	cr_assert(oracle_same_pair_set(pairs, count, &s->same_pairs));
-	bp_frame_release(view);
+	bp_view_release(view);
 	bp_world_destroy(w);
 	cr_assert_eq(bp_allocated_bytes(), 0);
 	free_capped_scene(s);
@@ -404,7 +404,7 @@ Test(memory_limit, a_frame_counts_what_it_derives_from_its_pairs, .timeout = 60)
 	size_t held = atomic_load(&view->budget->held), derived = view_pair_bytes(view);
 	cr_assert_gt(view->names.capacity, 0);
 	cr_assert_gt(held, derived, "the frame's %zu bytes of pair arrays are not all counted (%zu)", derived, held);
-	bp_frame_release(view);
+	bp_view_release(view);
 	bp_world_destroy(w);
 
 	// One byte less than the frame ended up holding cannot be enough.
@@ -418,7 +418,7 @@ Test(memory_limit, a_frame_counts_what_it_derives_from_its_pairs, .timeout = 60)
 	size_t count;
 	const bp_pair *pairs = bp_view_pairs(view, &count);
 	cr_assert(oracle_same_pair_set(pairs, count, &want));
-	bp_frame_release(view);
+	bp_view_release(view);
 	bp_world_destroy(w);
 	cr_assert_eq(bp_allocated_bytes(), 0);
 	oracle_pairs_free(&want);

@@ -148,8 +148,8 @@ Test(events, an_entity_that_changes_partner_reports_both_events_whatever_the_key
 	const bp_entity *names = bp_view_entities(v2);
 	cr_assert(same_entity(names[0], a) && same_entity(names[1], b) && same_entity(names[2], c));
 	cr_assert(same_entity(bp_world_entities(w)[2], c));
-	bp_frame_release(v1);
-	bp_frame_release(v2);
+	bp_view_release(v1);
+	bp_view_release(v2);
 	bp_world_destroy(w);
 }
 
@@ -171,8 +171,8 @@ Test(events, a_slot_reused_by_another_entity_is_another_entity)
 	cr_assert(nb == 1 && same_entity(began[0].a, a) && same_entity(began[0].b, d));
 	cr_assert(ne == 1 && same_entity(ended[0].a, a) && same_entity(ended[0].b, b));
 	cr_assert(ended[0].key_a == 7 && ended[0].key_b == 9, "an ended pair names the keys it had");
-	bp_frame_release(v1);
-	bp_frame_release(v2);
+	bp_view_release(v1);
+	bp_view_release(v2);
 	bp_world_destroy(w);
 }
 
@@ -246,21 +246,21 @@ static void check_history(bool incremental, uint64_t seed)
 		free(want);
 		if (frame % HELD_EVERY == 0) { // hold this view for the frames to come
 			if (held)
-				bp_frame_release(held);
+				bp_view_release(held);
 			free(held_pairs);
 			held = v;
 			held_pairs = malloc((now_count + 1) * sizeof *held_pairs);
 			memcpy(held_pairs, now, now_count * sizeof *now);
 			held_count = now_count;
 		} else {
-			bp_frame_release(v);
+			bp_view_release(v);
 		}
 		free(prev);
 		prev = now;
 		prev_count = now_count;
 	}
 	if (held)
-		bp_frame_release(held);
+		bp_view_release(held);
 	free(held_pairs);
 	free(prev);
 	bp_world_destroy(w);
@@ -291,8 +291,8 @@ Test(events, since_refuses_another_worlds_view)
 	cr_assert_eq(bp_view_events_since(v1, v2, NULL, 0, &nb, NULL, 0, &ne), BP_ERR_INVALID_ARGUMENT);
 	cr_assert_eq(bp_view_events_since(v1, v1, NULL, 0, &nb, NULL, 0, &ne), BP_OK);
 	cr_assert(nb == 0 && ne == 0, "a frame against itself has no events");
-	bp_frame_release(v1);
-	bp_frame_release(v2);
+	bp_view_release(v1);
+	bp_view_release(v2);
 	bp_world_destroy(w1);
 	bp_world_destroy(w2);
 }
@@ -337,5 +337,16 @@ Test(bulk, keys_filters_and_kinds_are_all_or_nothing)
 		cr_assert(bsearch(&got, want, want_count, sizeof *want, compare_named), "pair %zu is not the oracle's", i);
 	}
 	free(want);
+	bp_world_destroy(w);
+}
+
+Test(names, the_release_of_a_view_under_its_name_before_0_5)
+{
+	bp_world *w = world_3d();
+	create_box(w, 0, 0, 0, 1, 0);
+	bp_view *v = NULL;
+	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+	cr_assert_eq(bp_frame_release(v), BP_OK);
+	cr_assert_eq(bp_view_release(v), BP_ERR_STALE_HANDLE, "the old name released the view's one reference");
 	bp_world_destroy(w);
 }

@@ -278,7 +278,7 @@ Test(executor, frames_run_on_the_host_task_system, .timeout = 60)
 		const bp_pair *pairs = bp_view_pairs(view, &count);
 		cr_assert(oracle_same_pair_set(pairs, count, &want));
 		cr_assert_eq(bp_view_stats(view).thread_count, 3, "the task system's workers, not the cores");
-		bp_frame_release(view);
+		bp_view_release(view);
 	}
 	bp_world_destroy(w);
 	job_system_stop(&js);

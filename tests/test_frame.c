@@ -124,7 +124,7 @@ Test(frame, nothing_published_yet, .timeout = 30)
 	cr_assert_eq(bp_frame_wait(w, 0), BP_OK);
 	cr_assert_eq(bp_frame_submit(NULL, NULL), BP_ERR_INVALID_ARGUMENT);
 	cr_assert_eq(bp_frame_acquire(w, NULL), BP_ERR_INVALID_ARGUMENT);
-	bp_frame_release(NULL);
+	bp_view_release(NULL);
 	bp_world_destroy(w); // no thread was started
 	cr_assert_eq(bp_allocated_bytes(), 0);
 }
@@ -158,7 +158,7 @@ Test(frame, submit_wait_acquire, .timeout = 30)
 		oracle_pairs want = oracle_find_pairs(boxes, N, 3);
 		cr_assert(oracle_same_pair_set(world_pairs, count, &want));
 		oracle_pairs_free(&want);
-		bp_frame_release(v);
+		bp_view_release(v);
 		move_boxes(w, boxes, N, 3, &rng);
 	}
 	cr_assert_eq(bp_frame_wait(w, 2), BP_OK, "an older frame is done at once");
@@ -196,7 +196,7 @@ Test(frame, submits_coalesce_to_the_newest, .timeout = 30)
 		bp_view_stats(v).pair_count ? BP_ERR_OUT_OF_RANGE : BP_OK);
 	cr_assert_eq(began, bp_view_stats(v).pair_count);
 	cr_assert_eq(ended, 0);
-	bp_frame_release(v);
+	bp_view_release(v);
 	bp_world_destroy(w);
 	cr_assert_eq(bp_allocated_bytes(), 0);
 }
@@ -232,10 +232,10 @@ Test(frame, view_held_across_frames_is_unchanged, .timeout = 60)
 				cr_assert_eq(got[want++], i);
 		}
 		cr_assert_eq(total, want);
-		bp_frame_release(v);
+		bp_view_release(v);
 	}
 	check_same(held, &copy);
-	bp_frame_release(held);
+	bp_view_release(held);
 	free_copy(&copy);
 	bp_world_destroy(w);
 	cr_assert_eq(bp_allocated_bytes(), 0);
@@ -262,7 +262,7 @@ Test(frame, pool_grows_when_every_buffer_is_held, .timeout = 60)
 		check_pairs(views[f], states[f], N, 2);
 	}
 	for (int f = 0; f < HELD; ++f) {
-		bp_frame_release(views[f]);
+		bp_view_release(views[f]);
 		free_copy(&copies[f]);
 	}
 	// Released buffers beyond the spares are freed: the latest frame plus two spares.
@@ -291,9 +291,9 @@ Test(frame, destroy_with_views_held, .timeout = 60)
 	check_pairs(b, boxes, N, 3);
 	cr_assert(ca.pair_count == 0 || bp_view_colliding(a, ca.pairs[0].lo, ca.pairs[0].hi));
 	cr_assert_gt(bp_allocated_bytes(), 0);
-	bp_frame_release(b);
+	bp_view_release(b);
 	check_same(a, &ca);
-	bp_frame_release(a); // the last buffer out frees the pool
+	bp_view_release(a); // the last buffer out frees the pool
 	cr_assert_eq(bp_allocated_bytes(), 0, "leaked %lld bytes", (long long)bp_allocated_bytes());
 	free_copy(&ca);
 	free_copy(&cb);
@@ -328,7 +328,7 @@ static void *wait_then_acquire(void *arg)
 	bp_view *v;
 	if (t->status == BP_OK && bp_frame_acquire(t->world, &v) == BP_OK) {
 		t->seen = bp_view_frame(v);
-		bp_frame_release(v);
+		bp_view_release(v);
 	}
 	return NULL;
 }
@@ -357,7 +357,7 @@ Test(frame, wait_from_other_threads, .timeout = 60)
 	bp_view *v;
 	cr_assert_eq(bp_frame_acquire(w, &v), BP_OK);
 	check_pairs(v, boxes, N, 3);
-	bp_frame_release(v);
+	bp_view_release(v);
 	bp_world_destroy(w);
 	cr_assert_eq(bp_allocated_bytes(), 0);
 }
@@ -402,8 +402,8 @@ Test(frame, entities_created_and_destroyed_between_frames, .timeout = 60)
 	cr_assert_eq(ended, with_zero);
 	for (size_t i = 0; i < ended; ++i)
 		cr_assert(events[i].a == 0 && events[i].b == list[i]); // keys = v1's dense indices
-	bp_frame_release(v1);
-	bp_frame_release(v2);
+	bp_view_release(v1);
+	bp_view_release(v2);
 	bp_world_destroy(w);
 	cr_assert_eq(bp_allocated_bytes(), 0);
 }
@@ -426,7 +426,7 @@ Test(frame, empty_world, .timeout = 30)
 	cr_assert_eq(bp_view_query_nearest(v, (float[]){0, 0}, 3, &hit, &count), BP_OK);
 	cr_assert_eq(count, 0);
 	cr_assert(!bp_view_colliding(v, 0, 1));
-	bp_frame_release(v);
+	bp_view_release(v);
 	bp_world_destroy(w);
 	cr_assert_eq(bp_allocated_bytes(), 0);
 }
@@ -456,7 +456,7 @@ Test(frame, failed_build_keeps_the_previous_frame, .timeout = 30)
 	bp_world *w = make_world(boxes, N, 2, 10);
 	bp_view *v;
 	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
-	bp_frame_release(v);
+	bp_view_release(v);
 	// Frame 2's snapshot is taken, then every allocation fails while it builds
 	// (the fresh buffer needs a pair array; the builder's brute index does not exist yet).
 	bpi_world_pause_frames(w, true);
@@ -473,12 +473,12 @@ Test(frame, failed_build_keeps_the_previous_frame, .timeout = 30)
 	cr_assert_eq(bp_frame_acquire(w, &v), BP_OK);
 	cr_assert_eq(bp_view_frame(v), 1, "the previous frame stays published");
 	check_pairs(v, boxes, N, 2);
-	bp_frame_release(v);
+	bp_view_release(v);
 	// And the scheduler recovers.
 	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
 	cr_assert_eq(bp_view_frame(v), 3);
 	check_pairs(v, boxes, N, 2);
-	bp_frame_release(v);
+	bp_view_release(v);
 	bp_world_destroy(w);
 	cr_assert_eq(bp_allocated_bytes(), 0);
 	bp_set_allocator(NULL);
@@ -585,17 +585,17 @@ Test(frame, incremental_snapshots_copy_only_what_changed, .timeout = 60)
 				cr_assert_eq(bp_frame_wait(s->w, last), BP_OK);
 				cr_assert_eq(bp_frame_acquire(s->w, &v), BP_OK);
 				check_snapshot(v, s, dims);
-				bp_frame_release(v);
+				bp_view_release(v);
 				continue;
 			}
 			bp_view *v = NULL;
 			cr_assert_eq(bp_frame_step(s->w, &v), BP_OK, "%s", bp_world_last_error(s->w));
 			check_snapshot(v, s, dims);
-			bp_frame_release(held[frame % 3]); // views held three frames: buffers age
+			bp_view_release(held[frame % 3]); // views held three frames: buffers age
 			held[frame % 3] = v;
 		}
 		for (int k = 0; k < 3; ++k)
-			bp_frame_release(held[k]);
+			bp_view_release(held[k]);
 		bp_world_destroy(s->w);
 		free(s);
 	}
@@ -613,9 +613,9 @@ Test(frame, double_release_of_the_latest_frame_is_refused, .timeout = 30)
 	bp_view *v;
 	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
 	view_copy copy = copy_view(v);
-	cr_assert_eq(bp_frame_release(v), BP_OK);
+	cr_assert_eq(bp_view_release(v), BP_OK);
 	// The second one must not take the latest pointer's reference.
-	cr_assert_eq(bp_frame_release(v), BP_ERR_STALE_HANDLE);
+	cr_assert_eq(bp_view_release(v), BP_ERR_STALE_HANDLE);
 	// The frame is still the latest: a reader takes it and holds it across the next frame,
 	// whose snapshot must go to another buffer.
 	bp_view *held;
@@ -628,8 +628,8 @@ Test(frame, double_release_of_the_latest_frame_is_refused, .timeout = 30)
 	check_same(held, &copy);
 	check_pairs(held, first, N, 3);
 	check_pairs(next, boxes, N, 3);
-	bp_frame_release(held);
-	bp_frame_release(next);
+	bp_view_release(held);
+	bp_view_release(next);
 	free_copy(&copy);
 	bp_world_destroy(w);
 	cr_assert_eq(bp_allocated_bytes(), 0);
@@ -640,15 +640,15 @@ Test(frame, extra_releases_are_refused_while_the_buffer_lives, .timeout = 30)
 	oracle_box boxes[N];
 	bp_world *w = make_world(boxes, N, 2, 12);
 	test_rng rng = {12};
-	cr_assert_eq(bp_frame_release(NULL), BP_OK, "NULL is ignored");
+	cr_assert_eq(bp_view_release(NULL), BP_OK, "NULL is ignored");
 	// Two references by one reader on the latest frame: a third release is one too many.
 	bp_view *a, *again;
 	cr_assert_eq(bp_frame_step(w, &a), BP_OK);
 	cr_assert_eq(bp_frame_acquire(w, &again), BP_OK);
 	cr_assert_eq(again, a);
-	cr_assert_eq(bp_frame_release(a), BP_OK);
-	cr_assert_eq(bp_frame_release(again), BP_OK);
-	cr_assert_eq(bp_frame_release(a), BP_ERR_STALE_HANDLE);
+	cr_assert_eq(bp_view_release(a), BP_OK);
+	cr_assert_eq(bp_view_release(again), BP_OK);
+	cr_assert_eq(bp_view_release(a), BP_ERR_STALE_HANDLE);
 	// A frame no longer the latest goes back to the pool's spares on its last
 	// release (so it is still allocated): a further release is refused too, and
 	// the pool hands the buffer out again intact.
@@ -656,16 +656,16 @@ Test(frame, extra_releases_are_refused_while_the_buffer_lives, .timeout = 30)
 	move_boxes(w, boxes, N, 2, &rng);
 	bp_view *b;
 	cr_assert_eq(bp_frame_step(w, &b), BP_OK);
-	cr_assert_eq(bp_frame_release(a), BP_OK);
+	cr_assert_eq(bp_view_release(a), BP_OK);
 	cr_assert_eq(bpi_world_live_frames(w), 2, "frame 1 is a spare, frame 2 the latest");
-	cr_assert_eq(bp_frame_release(a), BP_ERR_STALE_HANDLE);
-	cr_assert_eq(bp_frame_release(b), BP_OK);
+	cr_assert_eq(bp_view_release(a), BP_ERR_STALE_HANDLE);
+	cr_assert_eq(bp_view_release(b), BP_OK);
 	for (int f = 0; f < 4; ++f) {
 		move_boxes(w, boxes, N, 2, &rng);
 		cr_assert_eq(bp_frame_step(w, &b), BP_OK);
 		check_pairs(b, boxes, N, 2);
-		cr_assert_eq(bp_frame_release(b), BP_OK);
-		cr_assert_eq(bp_frame_release(b), BP_ERR_STALE_HANDLE);
+		cr_assert_eq(bp_view_release(b), BP_OK);
+		cr_assert_eq(bp_view_release(b), BP_ERR_STALE_HANDLE);
 	}
 	cr_assert_leq(bpi_world_live_frames(w), 3);
 	bp_world_destroy(w);
@@ -694,7 +694,7 @@ Test(frame, views_live_on_the_sanitizer_heap, .timeout = 30)
 		cr_assert_geq(__sanitizer_get_allocated_size(arrays[a]), N * sizeof(float));
 	}
 	cr_assert(__sanitizer_get_ownership(bp_view_user_keys(v)));
-	cr_assert_eq(bp_frame_release(v), BP_OK);
+	cr_assert_eq(bp_view_release(v), BP_OK);
 	bp_world_destroy(w);
 	cr_assert_eq(bp_allocated_bytes(), 0);
 }

@@ -203,7 +203,7 @@ static void *reader_main(void *arg)
 			r->ok = false;
 			snprintf(r->failure, sizeof r->failure, "frame went back from %llu to %llu",
 				(unsigned long long)last_frame, (unsigned long long)frame);
-			bp_frame_release(v);
+			bp_view_release(v);
 			break;
 		}
 		uint32_t n = bp_view_entity_count(v);
@@ -223,7 +223,7 @@ static void *reader_main(void *arg)
 		free(boxes);
 		free(ids);
 		free(hits);
-		bp_frame_release(v);
+		bp_view_release(v);
 		if (!ok)
 			break;
 	}
@@ -264,7 +264,7 @@ static void run_stress(int dims, uint64_t seed, bool incremental)
 	}
 	bp_view *first;
 	cr_assert_eq(bp_frame_step(w, &first), BP_OK); // readers always find a frame
-	bp_frame_release(first);
+	bp_view_release(first);
 
 	shared s = {.world = w};
 	atomic_init(&s.stop, false);
@@ -328,7 +328,7 @@ static void run_stress(int dims, uint64_t seed, bool incremental)
 	bp_view *v;
 	cr_assert_eq(bp_frame_acquire(w, &v), BP_OK);
 	cr_assert_eq(bp_view_frame(v), last);
-	bp_frame_release(v);
+	bp_view_release(v);
 	bp_world_destroy(w);
 	free(soa);
 	cr_assert_eq(bp_allocated_bytes(), 0);

@@ -156,7 +156,7 @@ Test(fuzz_regressions, auto_span_beyond_float, .timeout = 120)
 	cr_assert_eq(bp_frame_step(world, &view), BP_OK);
 	cr_assert_eq(bp_view_pairs(view, &count)[1].hi, 31);
 	cr_assert_eq(count, 2);
-	bp_frame_release(view);
+	bp_view_release(view);
 	// Asked for explicitly, grid reports the limit rather than wrong pairs.
 	if (bp_algorithm_available(BP_ALGO_GRID)) {
 		cr_assert_eq(bp_world_set_algorithm(world, BP_ALGO_GRID), BP_OK);

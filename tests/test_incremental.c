@@ -1331,7 +1331,7 @@ Test(incremental, frame_step_reports_the_world_steps_pairs, .timeout = 120)
 		// The builder finds what changed by comparing snapshots, and builds incrementally.
 		bp_frame_stats stats = bp_view_stats(view);
 		incremental_builds += stats.active_count < stats.entity_count;
-		bp_frame_release(view);
+		bp_view_release(view);
 		bulk_changes(&h, step, &s);
 	}
 	cr_assert_eq(incremental_builds, 23, "%d of 23 frames after the first were built incrementally", incremental_builds);
@@ -1378,7 +1378,7 @@ Test(incremental, frames_see_filter_kind_and_shape_changes, .timeout = 120)
 		oracle_pairs_free(&want);
 		bp_frame_stats stats = bp_view_stats(view);
 		incremental_builds += stats.active_count < stats.entity_count;
-		bp_frame_release(view);
+		bp_view_release(view);
 		for (int k = 0; k < 6; ++k) {
 			uint32_t d = test_rng_below(&h.rng, h.n);
 			oracle_box *b = &h.boxes[d];
@@ -1437,7 +1437,7 @@ Test(incremental, frame_query_index_updated_as_built_afresh, .timeout = 120)
 			bp_view *view = NULL;
 			cr_assert_eq(bp_frame_step(h.world, &view), BP_OK, "%s", bp_world_last_error(h.world));
 			expect_index_as_built(view);
-			bp_frame_release(view);
+			bp_view_release(view);
 			bulk_changes(&h, step, &s);
 		}
 		bulk_history_free(&h, &s);

@@ -507,7 +507,7 @@ Test(periodic, scheduler_frames_use_the_periodic_image, .timeout = 120)
 		size_t count;
 		const bp_pair *pairs = bp_view_pairs(view, &count);
 		cr_assert(oracle_same_pair_set(pairs, count, &want), "dims=%d: frame pairs differ from the oracle", dims);
-		bp_frame_release(view);
+		bp_view_release(view);
 		bp_world_destroy(w);
 		oracle_pairs_free(&want);
 	}

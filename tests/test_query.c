@@ -327,7 +327,7 @@ static void run_random(int dims, bool snap, uint32_t n, uint64_t seed)
 		cr_assert(a == BP_ALGO_AUTO || stats.algorithm == (bp_algorithm)a);
 		check_pair_queries(v, &want, n, seed + a);
 		check_queries(v, boxes, n, dims, snap, seed * 31 + a);
-		bp_frame_release(v);
+		bp_view_release(v);
 		bp_world_destroy(w);
 	}
 	cr_assert_geq(algorithms, 2); // auto and brute at least
@@ -385,7 +385,7 @@ Test(query, pair_events_follow_the_oracle, .timeout = 120)
 			cr_assert_eq(got_e, want_e);
 			cr_assert_eq(began[0].a, want_began[0].a);
 		}
-		bp_frame_release(v);
+		bp_view_release(v);
 		// Move a third of the boxes by up to 2 units.
 		for (uint32_t i = 0; i < n; ++i) {
 			if (test_rng_below(&rng, 3))
@@ -495,7 +495,7 @@ Test(query, hand_worked_2d, .timeout = 30)
 	cr_assert_eq(bp_view_raycast_closest(v, (float[]){0, 0}, (float[]){1, 0}, NAN, hits, &found),
 		BP_ERR_INVALID_ARGUMENT);
 	cr_assert_eq(bp_view_query_aabb(v, (float[]){0, 0}, (float[]){1, 1}, NULL, 4, &total), BP_ERR_INVALID_ARGUMENT);
-	bp_frame_release(v);
+	bp_view_release(v);
 	bp_world_destroy(w);
 	cr_assert_eq(bp_allocated_bytes(), 0);
 }
@@ -520,7 +520,7 @@ Test(query, ray_from_inside_3d, .timeout = 30)
 	// A zero direction hits what contains the origin, at t = 0.
 	cr_assert_eq(bp_view_raycast_all(v, (float[]){1.5f, 1.5f, 1.5f}, (float[]){0, 0, 0}, 5, hits, 2, &total), BP_OK);
 	cr_assert(total == 2 && hits[0].index == 0 && hits[1].index == 1);
-	bp_frame_release(v);
+	bp_view_release(v);
 	bp_world_destroy(w);
 }
 
@@ -700,11 +700,11 @@ static void run_large(int dims, bool snap, bool huge, uint64_t seed)
 	free(got);
 	free(want_hits);
 	free(got_hits);
-	bp_frame_release(v);
+	bp_view_release(v);
 	// This frame's index was asked for: the builder makes the next one's.
 	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
 	cr_assert((atomic_load(&v->ready) & BPI_VIEW_INDEX) && v->index.count == n, "the builder made no query index");
-	bp_frame_release(v);
+	bp_view_release(v);
 	bp_world_destroy(w);
 	free(boxes);
 	cr_assert_eq(bp_allocated_bytes(), 0, "leaked %lld bytes", (long long)bp_allocated_bytes());

@@ -189,7 +189,7 @@ static scene make_scene(int dims, uint32_t n, bool snap, float crowd, uint64_t s
 
 static void free_scene(scene *s)
 {
-	bp_frame_release(s->v);
+	bp_view_release(s->v);
 	bp_world_destroy(s->w);
 	free(s->boxes);
 	free(s->log.calls);
@@ -685,7 +685,7 @@ Test(query_filter, periodic_queries_do_not_wrap, .timeout = 60)
 	}
 	free(want);
 	free(got);
-	bp_frame_release(v);
+	bp_view_release(v);
 	bp_world_destroy(w);
 	free(boxes);
 	cr_assert_eq(bp_allocated_bytes(), 0);

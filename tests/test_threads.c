@@ -47,7 +47,7 @@ static bp_frame_stats assert_frame_pairs(bp_world *w, const scene *s)
 	const bp_pair *pairs = bp_view_pairs(view, &count);
 	cr_assert(oracle_same_pair_set(pairs, count, &s->pairs));
 	bp_frame_stats stats = bp_view_stats(view);
-	bp_frame_release(view);
+	bp_view_release(view);
 	return stats;
 }
 

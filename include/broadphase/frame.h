@@ -15,7 +15,7 @@ extern "C" {
 // that changes the world, see world.h). bp_frame_wait and bp_frame_acquire: any thread, any
 // number at once, while the world exists. A view, once acquired, is the reader's own: every
 // bp_view_* function may run on any thread holding a reference to it, concurrently with other
-// readers, the writer and the builder, and bp_frame_release may run on any thread (it need
+// readers, the writer and the builder, and bp_view_release may run on any thread (it need
 // not be the one that acquired the view). Callbacks given to a view function run on the
 // thread that called it. The builder thread is the library's own and runs no host code.
 
@@ -24,7 +24,7 @@ extern "C" {
 /// pairs and pair events by the builder; the query index and the neighbour lists
 /// on first use, see below). Nothing a reader sees in a view ever changes while
 /// it is held, and a view owns its memory: it stays valid after
-/// bp_world_destroy until its last bp_frame_release.
+/// bp_world_destroy until its last bp_view_release.
 typedef struct bp_view bp_view;
 
 // ---- Scheduler -------------------------------------------------------------
@@ -38,7 +38,7 @@ typedef struct bp_view bp_view;
 // that snapshot (with the world's thread count, OpenMP inside), sorts the pairs
 // by (lo, hi), builds the pair events, then publishes the frame by swapping the
 // "latest" pointer. Readers on any thread take the latest published frame with
-// bp_frame_acquire and give it back with bp_frame_release.
+// bp_frame_acquire and give it back with bp_view_release.
 // Made on first use: the query index and the neighbour lists are made by the
 // first query that needs them in a frame (once; concurrent readers wait for
 // it), unless a reader used them in the last published frame: then the builder
@@ -86,7 +86,8 @@ BP_API bp_status bp_frame_wait(bp_world *world, uint64_t frame);
 /// the reference increment must be one step with respect to the swap).
 BP_API bp_status bp_frame_acquire(bp_world *world, bp_view **out);
 
-/// Gives a view back; the last release recycles (or frees) its buffer. NULL is
+/// Gives a view back (the counterpart of bp_frame_acquire and bp_frame_step, named
+/// with the other calls on a view); the last release recycles (or frees) its buffer. NULL is
 /// ignored (BP_OK). Any thread; the view must not be used afterwards.
 /// Warning: releasing a view more often than it was acquired is a contract
 /// violation. An extra release that finds no reference held on the frame (the
@@ -94,6 +95,8 @@ BP_API bp_status bp_frame_acquire(bp_world *world, bp_view **out);
 /// BP_ERR_STALE_HANDLE and changes nothing, in every build. One that finds
 /// another reader's reference takes it, and that reader's own release is then
 /// the one refused; once the buffer is freed, a release is a use after free.
+BP_API bp_status bp_view_release(bp_view *view);
+/// The name of bp_view_release before 0.5; it will go at 1.0.
 BP_API bp_status bp_frame_release(bp_view *view);
 
 /// Synchronous frame through the scheduler: submit, wait for that frame, and
@@ -150,8 +153,10 @@ BP_API const bp_entity *bp_view_entities(const bp_view *view);
 // silently truncated: call again with *total entries. `out` may be NULL when
 // capacity is 0 (to count).
 
-/// A ray or nearest hit: dense index and distance (ray parameter t for rays,
-/// Euclidean distance to the box for nearest; 0 when inside).
+/// A ray, box-cast or nearest hit: dense index, and `distance`: for rays and
+/// casts the ray parameter t (the hit point is origin + t * dir, a length only
+/// when dir has length 1), for nearest the Euclidean distance to the box (0
+/// inside).
 typedef struct bp_hit {
 	uint32_t index;
 	float distance;
@@ -168,8 +173,8 @@ BP_API bp_status bp_view_query_point(const bp_view *view, const float *point, ui
 	size_t *total);
 
 /// Dense indices (ascending) of the entities whose box is within `radius` of
-/// `center` (squared distance from center to the box <= radius^2).
-BP_API bp_status bp_view_query_sphere(const bp_view *view, const float *center, float radius, uint32_t *out,
+/// `centre` (squared distance from centre to the box <= radius^2).
+BP_API bp_status bp_view_query_sphere(const bp_view *view, const float *centre, float radius, uint32_t *out,
 	size_t capacity, size_t *total);
 
 /// Closest box hit by the ray origin + t * dir, 0 <= t <= max_t (slab test,
@@ -250,7 +255,7 @@ BP_API bp_status bp_view_query_aabb_filtered(const bp_view *view, const float *m
 BP_API bp_status bp_view_query_point_filtered(const bp_view *view, const float *point, const bp_query_filter *filter,
 	uint32_t *out, size_t capacity, size_t *total);
 /// bp_view_query_sphere through a filter (NULL: none).
-BP_API bp_status bp_view_query_sphere_filtered(const bp_view *view, const float *center, float radius,
+BP_API bp_status bp_view_query_sphere_filtered(const bp_view *view, const float *centre, float radius,
 	const bp_query_filter *filter, uint32_t *out, size_t capacity, size_t *total);
 /// bp_view_raycast_closest through a filter (NULL: none): the closest accepted
 /// hit, ties to the lower dense index. On error *out and *found are not written.
@@ -271,7 +276,7 @@ BP_API bp_status bp_view_query_nearest_filtered(const bp_view *view, const float
 BP_API bp_status bp_view_visit_aabb(const bp_view *view, const float *min, const float *max,
 	const bp_query_filter *filter, bool (*visit)(uint32_t entity, void *user), void *user);
 /// As bp_view_visit_aabb for the sphere test of bp_view_query_sphere.
-BP_API bp_status bp_view_visit_sphere(const bp_view *view, const float *center, float radius,
+BP_API bp_status bp_view_visit_sphere(const bp_view *view, const float *centre, float radius,
 	const bp_query_filter *filter, bool (*visit)(uint32_t entity, void *user), void *user);
 /// Calls visit(hit, user) for each accepted hit of the ray, in the order of
 /// bp_view_raycast_all (t, then dense index), until visit returns false: the
@@ -357,7 +362,8 @@ BP_API uint64_t bp_view_previous_frame(const bp_view *view);
 BP_API bp_status bp_view_events_since(const bp_view *view, const bp_view *earlier, bp_pair_event *began,
 	size_t began_capacity, size_t *began_total, bp_pair_event *ended, size_t ended_capacity, size_t *ended_total);
 
-/// A pair named by the entities' user keys, a <= b.
+/// A pair named by the entities' user keys, a <= b. Not lo and hi as in
+/// bp_pair: keys may repeat, so a may equal b.
 typedef struct bp_key_pair {
 	uint64_t a;
 	uint64_t b;

@@ -295,8 +295,8 @@ BP_API bp_status bp_entity_set_user_key(bp_world *world, bp_entity entity, uint6
 /// Keeps the bounds and changes how they are read (see bp_shape).
 BP_API bp_status bp_entity_set_shape(bp_world *world, bp_entity entity, bp_shape shape);
 /// Makes the entity a sphere with bounds centre -+ radius (rounded to float).
-/// `center` holds dims floats; radius must be finite and >= 0.
-BP_API bp_status bp_entity_set_sphere(bp_world *world, bp_entity entity, const float *center, float radius);
+/// `centre` holds dims floats; radius must be finite and >= 0.
+BP_API bp_status bp_entity_set_sphere(bp_world *world, bp_entity entity, const float *centre, float radius);
 /// Current dense index of a live entity.
 BP_API bp_status bp_entity_dense_index(const bp_world *world, bp_entity entity, uint32_t *out);
 
@@ -405,7 +405,9 @@ BP_API size_t bp_world_memory_limit(const bp_world *world);
 
 /// Per-step statistics. Times are wall-clock nanoseconds.
 typedef struct bp_frame_stats {
-	uint64_t frame;            ///< steps completed, this one included
+	/// bp_world_stats: bp_world_step calls completed, this one included. A view's
+	/// stats: its frame number (bp_view_frame). The two count apart.
+	uint64_t frame;
 	bp_algorithm algorithm;    ///< the algorithm that ran (never AUTO)
 	int thread_count;          ///< threads used
 	uint32_t entity_count;

@@ -517,7 +517,7 @@ static void op_acquire(state *st)
 	int slot = b % MAX_VIEWS;
 	if (st->views[slot]) {
 		check_view(st, st->views[slot]);
-		bp_frame_release(st->views[slot]);
+		bp_view_release(st->views[slot]);
 		st->views[slot] = NULL;
 		return;
 	}
@@ -567,13 +567,13 @@ static void op_frame_step(state *st)
 	*sub = (submitted){.frame = frame, .n = n, .boxes = boxes};
 	sub->pairs = fuzz_oracle_pairs(boxes, n, st->dims, &sub->count);
 	check_view(st, view);
-	bp_frame_release(view);
+	bp_view_release(view);
 }
 
 static void release_all(state *st)
 {
 	for (int i = 0; i < MAX_VIEWS; ++i) {
-		bp_frame_release(st->views[i]);
+		bp_view_release(st->views[i]);
 		st->views[i] = NULL;
 	}
 	for (int i = 0; i < MAX_SUBMITS; ++i)

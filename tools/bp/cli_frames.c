@@ -386,7 +386,7 @@ static int run_frames(frames_run *r)
 		host_work(r, f, edge, &rng, scratch);
 		uint64_t t_host = cli_now_ns();
 		status = bp_frame_wait(r->world, number);
-		bp_frame_release(r->view);
+		bp_view_release(r->view);
 		r->view = NULL;
 		if (status == BP_OK)
 			status = bp_frame_acquire(r->world, &r->view);
@@ -543,7 +543,7 @@ int cli_frames(int argc, char **argv, FILE *out, FILE *err)
 		print_summary(&r);
 	if (code == CLI_EXIT_OK && r.stats)
 		print_stage_stats(&r);
-	bp_frame_release(r.view);
+	bp_view_release(r.view);
 	bp_world_destroy(r.world);
 	bp_scene_destroy(r.scene);
 	cli_motion_free(&r.motion);

@@ -78,12 +78,16 @@ static bp_status create_group(bp_world *world, uint32_t first, uint32_t count, b
 	def.mask = mask[first];
 	def.kind = kind;
 	bp_bounds_arrays bounds = bounds_from(first);
-	bp_entity *handles = malloc(count * sizeof *handles);
-	bp_status status = handles ? bp_world_create_entities(world, count, &bounds, &def, handles)
-				   : BP_ERR_OUT_OF_MEMORY;
-	for (uint32_t i = 0; status == BP_OK && i < count; ++i)
-		status = bp_entity_set_user_key(world, handles[i], (uint64_t)first + i + 1);
-	free(handles);
+	uint64_t *keys = malloc(count * sizeof *keys);
+	if (!keys)
+		return BP_ERR_OUT_OF_MEMORY;
+	for (uint32_t i = 0; i < count; ++i)
+		keys[i] = (uint64_t)first + i + 1;
+	// Created in order into this world, the group holds dense indices [first, first + count).
+	bp_status status = bp_world_create_entities(world, count, &bounds, &def, NULL);
+	if (status == BP_OK)
+		status = bp_world_set_user_keys(world, first, count, keys);
+	free(keys);
 	return status;
 }
 
@@ -143,7 +147,7 @@ static void *reader_main(void *arg)
 			uint32_t n = bp_view_entity_count(view);
 			for (int q = 0; q < 64; ++q)
 				query_around(r, view, (uint32_t)(random01(&r->rng) * (float)n) % n);
-			bp_frame_release(view);
+			bp_view_release(view);
 		}
 		// A reader polls at its own pace (an AI or audio tick); it never waits on the host.
 		nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
@@ -242,7 +246,7 @@ int main(void)
 		ended_total += ended;
 		if (f % 10 == 0)
 			printf("frame %2d: %zu pairs, %zu began, %zu ended\n", f, pairs, began, ended);
-		bp_frame_release(view);
+		bp_view_release(view);
 		if (status != BP_OK)
 			break;
 	}
@@ -262,7 +266,7 @@ int main(void)
 	if (status == BP_OK && (status = bp_frame_acquire(world, &last)) == BP_OK) {
 		const bp_pair *pairs = bp_view_pairs(last, &count);
 		checksum = bp_pairs_checksum(pairs, count, NULL);
-		bp_frame_release(last);
+		bp_view_release(last);
 		brute_force(&expected, &expected_checksum);
 	}
 	bp_world_destroy(world);

@@ -90,10 +90,13 @@ bp_status create_group(bp_world *world, const Scene &s, uint32_t first, uint32_t
 	def.mask = s.mask[first];
 	def.kind = kind;
 	bp_bounds_arrays bounds = s.bounds_from(first);
-	std::vector<bp_entity> handles(count);
-	bp_status status = bp_world_create_entities(world, count, &bounds, &def, handles.data());
-	for (uint32_t i = 0; status == BP_OK && i < count; ++i)
-		status = bp_entity_set_user_key(world, handles[i], uint64_t(first) + i + 1);
+	std::vector<uint64_t> keys(count);
+	for (uint32_t i = 0; i < count; ++i)
+		keys[i] = uint64_t(first) + i + 1;
+	// Created in order into this world, the group holds dense indices [first, first + count).
+	bp_status status = bp_world_create_entities(world, count, &bounds, &def, nullptr);
+	if (status == BP_OK)
+		status = bp_world_set_user_keys(world, first, count, keys.data());
 	return status;
 }
 
@@ -136,7 +139,7 @@ struct Reader {
 				uint32_t n = bp_view_entity_count(view);
 				for (int q = 0; q < 64; ++q)
 					query_around(view, uint32_t(rng.next() * float(n)) % n);
-				bp_frame_release(view);
+				bp_view_release(view);
 			}
 			// A reader polls at its own pace (an AI or audio tick); it never waits on the host.
 			std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -226,7 +229,7 @@ int main()
 		events_total += began + ended;
 		if (f % 10 == 0)
 			std::printf("frame %2d: %zu pairs, %zu began, %zu ended\n", f, pairs, began, ended);
-		bp_frame_release(view);
+		bp_view_release(view);
 		if (status != BP_OK)
 			break;
 	}
@@ -246,7 +249,7 @@ int main()
 	if (status == BP_OK && (status = bp_frame_acquire(world, &last)) == BP_OK) {
 		const bp_pair *pairs = bp_view_pairs(last, &count);
 		checksum = bp_pairs_checksum(pairs, count, nullptr);
-		bp_frame_release(last);
+		bp_view_release(last);
 		brute_force(scene, expected, expected_checksum);
 	}
 	bp_world_destroy(world);
