@@ -66,6 +66,7 @@ typedef struct bp_mpi_stats {
 	uint32_t migrated_in;    ///< owned entities that arrived from another rank
 	uint64_t bytes_sent;     ///< entity records sent (migration and ghosts)
 	uint64_t bytes_received;
+	uint32_t messages_sent;  ///< non-empty sends to other ranks (migration and ghosts)
 	uint64_t pair_count;     ///< pairs this rank reports
 	uint64_t ns_decompose;   ///< choosing domains (0 when kept)
 	uint64_t ns_exchange;    ///< migration and ghost exchange, counts included
@@ -101,8 +102,9 @@ BP_API bp_status bp_mpi_step(bp_mpi *mpi, const bp_mpi_entities *local);
 /// pairs whose lower corner falls in it. Pairs as for bp_mpi_step.
 BP_API bp_status bp_mpi_step_domain(bp_mpi *mpi, const bp_mpi_entities *local, const float *lo, const float *hi);
 
-/// Pairs this rank reports from the last successful step, sorted by (lo, hi).
-/// Valid until the next step or destroy. Not collective.
+/// Pairs this rank reports from the last successful step, in the local world's order
+/// (the same for the same inputs, rank count and settings; not sorted). Valid until the
+/// next step or destroy. Not collective.
 BP_API const bp_mpi_pair *bp_mpi_pairs(const bp_mpi *mpi, size_t *count);
 /// The entities this rank owns after the last successful step (arrays valid until
 /// the next step or destroy; category, mask, kind, shape always set). Not collective.

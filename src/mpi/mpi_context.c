@@ -183,3 +183,12 @@ bool bpi_mpi_domain_holds(const bp_mpi *mpi, int r, const double *point)
 			return false;
 	return true;
 }
+
+bool bpi_mpi_inside_own(const bp_mpi *mpi, const bpi_mpi_record *e)
+{
+	int r = mpi->rank;
+	for (int axis = 0; axis < mpi->world_def.dims; ++axis)
+		if (!(e->min[axis] >= mpi->domain_lo[r * 3 + axis] && e->max[axis] < mpi->domain_hi[r * 3 + axis]))
+			return false;
+	return true;
+}

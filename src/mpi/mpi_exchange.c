@@ -101,6 +101,8 @@ bp_status bpi_mpi_exchange(bp_mpi *mpi, const bpi_mpi_record *records, size_t co
 		*received_count = recv_total / sizeof(bpi_mpi_record);
 		mpi->stats.bytes_sent += send_total - (size_t)plan.send_bytes[mpi->rank];
 		mpi->stats.bytes_received += recv_total - (size_t)plan.recv_bytes[mpi->rank];
+		for (int r = 0; r < ranks; ++r)
+			mpi->stats.messages_sent += r != mpi->rank && plan.send_bytes[r] > 0;
 	}
 	bpi_array_free(&send);
 	plan_free(&plan, ranks);
@@ -125,17 +127,6 @@ static bool touches_domain(const bp_mpi *mpi, const bpi_mpi_record *e, int r)
 	return true;
 }
 
-/// Inside its own domain with room to spare on every side: no other domain can be touched
-/// (domains are disjoint), which spares most entities the loop over ranks.
-static bool strictly_inside_own(const bp_mpi *mpi, const bpi_mpi_record *e)
-{
-	int r = mpi->rank;
-	for (int axis = 0; axis < mpi->world_def.dims; ++axis)
-		if (!(e->min[axis] >= mpi->domain_lo[r * 3 + axis] && e->max[axis] < mpi->domain_hi[r * 3 + axis]))
-			return false;
-	return true;
-}
-
 bp_status bpi_mpi_exchange_ghosts(bp_mpi *mpi, bpi_mpi_records *ghosts, size_t *ghost_count)
 {
 	size_t n = mpi->owned_count;
@@ -148,7 +139,7 @@ bp_status bpi_mpi_exchange_ghosts(bp_mpi *mpi, bpi_mpi_records *ghosts, size_t *
 	for (size_t i = 0; i < n && status == BP_OK; ++i) {
 		first.data[i] = used;
 		const bpi_mpi_record *e = &mpi->owned.data[i];
-		if (strictly_inside_own(mpi, e))
+		if (bpi_mpi_inside_own(mpi, e))
 			continue;
 		for (int r = 0; r < mpi->size && status == BP_OK; ++r) {
 			if (r == mpi->rank || !touches_domain(mpi, e, r))

@@ -28,6 +28,26 @@ static int compare_pairs(const void *x, const void *y)
 	return a->hi < b->hi ? -1 : a->hi > b->hi;
 }
 
+/// Sorts by (lo, hi). Ids that fit 32 bits (scene ids) go through the library's radix sort
+/// of bp_pair; wider ids through qsort.
+static void sort_pairs(bp_mpi_pair *pairs, size_t count)
+{
+	bool narrow = true;
+	for (size_t i = 0; i < count && narrow; ++i)
+		narrow = pairs[i].hi <= UINT32_MAX;
+	bp_pair *packed = narrow ? bpi_alloc((count ? count : 1) * sizeof *packed) : NULL;
+	if (!packed) {
+		qsort(pairs, count, sizeof *pairs, compare_pairs);
+		return;
+	}
+	for (size_t i = 0; i < count; ++i)
+		packed[i] = (bp_pair){(uint32_t)pairs[i].lo, (uint32_t)pairs[i].hi};
+	bp_pairs_sort(packed, count);
+	for (size_t i = 0; i < count; ++i)
+		pairs[i] = (bp_mpi_pair){packed[i].lo, packed[i].hi};
+	bpi_free(packed, (count ? count : 1) * sizeof *packed);
+}
+
 void bp_mpi_pairs_free(bp_mpi_pair *pairs, size_t count)
 {
 	bpi_free(pairs, (count ? count : 1) * sizeof *pairs);
@@ -67,7 +87,7 @@ bp_status bp_mpi_gather_pairs(bp_mpi *mpi, int root, bp_mpi_pair **out, size_t *
 		MPI_Gatherv(mpi->pairs.data, mine, MPI_BYTE, all, bytes, bytes + ranks, MPI_BYTE, root, mpi->comm);
 		if (is_root) {
 			*count = total / sizeof *all;
-			qsort(all, *count, sizeof *all, compare_pairs);
+			sort_pairs(all, *count);
 			*out = all;
 		}
 	} else if (all)

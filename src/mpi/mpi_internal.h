@@ -90,6 +90,9 @@ bp_status bpi_mpi_local_step(bp_mpi *mpi, const bpi_mpi_records *ghosts, size_t 
 
 /// Whether a point (double per axis) lies in rank r's domain [lo, hi).
 bool bpi_mpi_domain_holds(const bp_mpi *mpi, int r, const double *point);
+/// Whether a record's whole box lies in this rank's domain, so that it touches no other
+/// domain (they are disjoint) and every pair it is in has its lower corner here.
+bool bpi_mpi_inside_own(const bp_mpi *mpi, const bpi_mpi_record *e);
 
 
 #endif

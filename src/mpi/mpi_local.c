@@ -3,7 +3,6 @@
 // the ownership rule that keeps a pair on exactly one rank (DESIGN §11).
 #include "mpi_internal.h"
 
-#include <stdlib.h>
 #include <string.h>
 
 static const bpi_mpi_record *record_at(const bp_mpi *mpi, const bpi_mpi_records *ghosts, uint32_t i)
@@ -43,14 +42,6 @@ static void lower_corner(const bp_mpi *mpi, const bpi_mpi_record *a, const bpi_m
 			c -= period;
 		corner[axis] = c;
 	}
-}
-
-static int compare_pairs(const void *x, const void *y)
-{
-	const bp_mpi_pair *a = x, *b = y;
-	if (a->lo != b->lo)
-		return a->lo < b->lo ? -1 : 1;
-	return a->hi < b->hi ? -1 : a->hi > b->hi;
 }
 
 /// Creates the local world with every record, dense index = record index.
@@ -119,9 +110,24 @@ bp_status bpi_mpi_local_step(bp_mpi *mpi, const bpi_mpi_records *ghosts, size_t 
 		bp_world_destroy(world);
 		return bpi_mpi_fail(mpi, BP_ERR_OUT_OF_MEMORY, "no memory for %zu pairs", count);
 	}
+	// A pair with an entity wholly inside this domain has its corner here: most pairs skip
+	// the corner test (it took a fifth of a clustered step, 200K pairs on 20K entities).
+	size_t owned = mpi->owned_count;
+	uint8_t *inside = bpi_alloc(owned ? owned : 1);
+	if (!inside) {
+		bp_world_destroy(world);
+		return bpi_mpi_fail(mpi, BP_ERR_OUT_OF_MEMORY, "no memory for %zu flags", owned);
+	}
+	for (size_t i = 0; i < owned; ++i)
+		inside[i] = bpi_mpi_inside_own(mpi, &mpi->owned.data[i]);
 	size_t kept = 0;
 	for (size_t i = 0; i < count; ++i) {
-		const bpi_mpi_record *a = record_at(mpi, ghosts, pairs[i].lo), *b = record_at(mpi, ghosts, pairs[i].hi);
+		uint32_t lo = pairs[i].lo, hi = pairs[i].hi;
+		const bpi_mpi_record *a = record_at(mpi, ghosts, lo), *b = record_at(mpi, ghosts, hi);
+		if ((lo < owned && inside[lo]) || (hi < owned && inside[hi])) {
+			mpi->pairs.data[kept++] = a->id < b->id ? (bp_mpi_pair){a->id, b->id} : (bp_mpi_pair){b->id, a->id};
+			continue;
+		}
 		if (b->id < a->id) {
 			const bpi_mpi_record *t = a;
 			a = b;
@@ -132,8 +138,10 @@ bp_status bpi_mpi_local_step(bp_mpi *mpi, const bpi_mpi_records *ghosts, size_t 
 		if (bpi_mpi_domain_holds(mpi, mpi->rank, corner))
 			mpi->pairs.data[kept++] = (bp_mpi_pair){a->id, b->id};
 	}
-	qsort(mpi->pairs.data, kept, sizeof *mpi->pairs.data, compare_pairs);
+	// Left in the local world's order: sorting here cost half the step on clustered scenes
+	// (qsort of 200K pairs: 50% of the samples at 20K entities); bp_mpi_gather_pairs sorts.
 	mpi->pair_count = kept;
+	bpi_free(inside, owned ? owned : 1);
 	bp_world_destroy(world);
 	return BP_OK;
 }
