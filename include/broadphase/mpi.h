@@ -18,10 +18,10 @@ extern "C" {
 // (MPI_Init_thread with MPI_THREAD_FUNNELED or more; plain MPI_Init is fine when
 // the world is stepped with one thread).
 //
-// Every function below taking a bp_mpi is collective: all ranks of the communicator
-// call it in the same order. On any rank's error every rank returns the same status
-// (agreed with MPI_Allreduce, so nothing hangs) and bp_mpi_last_error says which rank
-// failed and why.
+// The functions marked Collective are called by all ranks of the communicator in the
+// same order. On any rank's error every rank returns the same status (agreed with
+// MPI_Allreduce, so nothing hangs) and bp_mpi_last_error says which rank failed and why.
+// The others read this rank's state only.
 
 typedef struct bp_mpi bp_mpi;
 
@@ -87,19 +87,22 @@ BP_API void bp_mpi_destroy(bp_mpi *mpi);
 /// bounds). Each entity moves to the rank whose domain holds its centre (migration),
 /// copies reach every rank whose domain its bounds touch (ghosts), each rank steps a
 /// world of owned + ghosts, and keeps the pairs whose intersection's lower corner
-/// (max(a.min, b.min) per axis) lies in its domain. Domains come from recursive
+/// (max(a.min, b.min) per axis; in a periodic world b is first moved by the smallest
+/// whole period, -1, 0 or +1, that makes it overlap a, where a has the lower id, and
+/// the corner is taken modulo the period) lies in its domain. Domains come from recursive
 /// coordinate bisection balanced by entity count (by centre), rebuilt at the first
 /// step and when imbalance passes rebalance_threshold. Errors: bad bounds
 /// (BP_ERR_NOT_FINITE, BP_ERR_INVERTED_BOUNDS), an id listed twice over the ranks is
 /// not detected (its pairs are then reported twice), BP_ERR_OUT_OF_RANGE for more than
-/// 2^31 bytes to one rank, and whatever the local step returns.
+/// 2^31 bytes to one rank or, in a periodic world, an extent over period / 2, and
+/// whatever the local step returns. Collective.
 BP_API bp_status bp_mpi_step(bp_mpi *mpi, const bp_mpi_entities *local);
 
 /// Host-owned decomposition: this rank owns the half-open box [lo, hi) (dims floats
 /// each; use +-INFINITY for outer faces; in a periodic world the boxes tile
 /// [0, period)) and passes its entities; nothing migrates. The boxes of all ranks
 /// must tile space: overlapping boxes are BP_ERR_INVALID_ARGUMENT; a gap loses the
-/// pairs whose lower corner falls in it. Pairs as for bp_mpi_step.
+/// pairs whose lower corner falls in it. Pairs as for bp_mpi_step. Collective.
 BP_API bp_status bp_mpi_step_domain(bp_mpi *mpi, const bp_mpi_entities *local, const float *lo, const float *hi);
 
 /// Pairs this rank reports from the last successful step, in the local world's order

@@ -149,19 +149,28 @@ static void test_filters_statics_spheres(int dims, bool all_on_root)
 
 /// A periodic world: boxes anywhere (minima in [-P, 2P)), on a 1/64 grid so that the
 /// library's float reduction is exact (world.h), extents up to P / 4.
-static void test_periodic(int dims)
+enum { PERIODIC_N = 2000 };
+static const float periodic_period = 64.0f;
+
+static oracle_box *periodic_boxes(int dims)
 {
-	enum { N = 2000 };
-	const float period = 64.0f;
-	oracle_box *boxes = malloc(N * sizeof *boxes);
+	oracle_box *boxes = malloc(PERIODIC_N * sizeof *boxes);
 	test_rng rng = {99 + (uint64_t)dims};
-	for (uint32_t i = 0; i < N; ++i) {
+	for (uint32_t i = 0; i < PERIODIC_N; ++i) {
 		boxes[i] = (oracle_box){.category = 1, .mask = UINT32_MAX, .is_static = test_rng_below(&rng, 5) == 0};
 		for (int k = 0; k < dims; ++k) {
 			boxes[i].min[k] = (float)((int)test_rng_below(&rng, 3 * 64 * 64) - 64 * 64) / 64.0f;
 			boxes[i].max[k] = boxes[i].min[k] + (float)test_rng_below(&rng, dims == 2 ? 64 : 5 * 64) / 64.0f;
 		}
 	}
+	return boxes;
+}
+
+static void test_periodic(int dims)
+{
+	enum { N = PERIODIC_N };
+	const float period = periodic_period;
+	oracle_box *boxes = periodic_boxes(dims);
 	float periods[3] = {period, period, period};
 	oracle_pairs want = oracle_find_periodic_pairs(boxes, N, dims, periods);
 	bp_mpi *mpi = create(dims, true, period);
@@ -273,6 +282,37 @@ static void test_host_domains(int dims)
 	free(boxes);
 }
 
+/// Host-owned domains in a periodic world: slabs of [0, period) along y, each rank passing
+/// the boxes that start in its slab once reduced; ghosts must cross the seam.
+static void test_host_domains_periodic(int dims)
+{
+	enum { N = PERIODIC_N };
+	const float period = periodic_period;
+	oracle_box *boxes = periodic_boxes(dims);
+	float periods[3] = {period, period, period};
+	oracle_pairs want = oracle_find_periodic_pairs(boxes, N, dims, periods);
+	float lo[3] = {0.0f, period * (float)rank / (float)ranks, 0.0f};
+	float hi[3] = {period, period * (float)(rank + 1) / (float)ranks, period};
+	uint32_t *which = malloc(N * sizeof *which), count = 0;
+	for (uint32_t i = 0; i < N; ++i) {
+		float y = boxes[i].min[1] - floorf(boxes[i].min[1] / period) * period;
+		if (y >= lo[1] && y < hi[1])
+			which[count++] = i;
+	}
+	slice s = slice_make(boxes, which, count);
+	bp_mpi *mpi = create(dims, true, period);
+	bp_status status = bp_mpi_step_domain(mpi, &s.entities, lo, hi);
+	CHECK(status == BP_OK, "periodic host domains: %s", bp_mpi_last_error(mpi));
+	char what[64];
+	snprintf(what, sizeof what, "periodic host domains %dD", dims);
+	expect_pairs(mpi, &want, what);
+	slice_free(&s);
+	free(which);
+	bp_mpi_destroy(mpi);
+	oracle_pairs_free(&want);
+	free(boxes);
+}
+
 /// A NaN on the last rank only: every rank returns the same error naming that rank, and
 /// the next good step works.
 static void test_error_on_one_rank(void)
@@ -330,6 +370,7 @@ int main(int argc, char **argv)
 		test_periodic(dims);
 		test_frames(dims);
 		test_host_domains(dims);
+		test_host_domains_periodic(dims);
 	}
 	test_error_on_one_rank();
 	test_mismatched_settings();

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdlib.h>
 
 #include "output_file.h"
 
@@ -46,9 +47,13 @@ void mpi_cli_print_stats(bp_mpi *mpi, FILE *out)
 	bp_mpi_stats s = bp_mpi_last_stats(mpi);
 	uint64_t mine[8] = {s.owned, s.ghosts, s.bytes_sent, s.bytes_received, s.pair_count, s.ns_decompose,
 		s.ns_exchange, s.ns_step};
-	uint64_t all[8 * 1024];
-	if (ranks > 1024)
-		return; // one line per rank is for small runs
+	uint64_t *all = rank == 0 ? malloc((size_t)ranks * sizeof mine) : NULL;
+	int ok = rank != 0 || all, all_ok = 0;
+	MPI_Allreduce(&ok, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+	if (!all_ok) {
+		fprintf(out, "stats: out of memory\n");
+		return;
+	}
 	MPI_Gather(mine, 8, MPI_UINT64_T, all, 8, MPI_UINT64_T, 0, MPI_COMM_WORLD);
 	for (int r = 0; rank == 0 && r < ranks; ++r) {
 		const uint64_t *v = &all[r * 8];
@@ -57,4 +62,5 @@ void mpi_cli_print_stats(bp_mpi *mpi, FILE *out)
 			" pairs=%" PRIu64 " ns_decompose=%" PRIu64 " ns_exchange=%" PRIu64 " ns_step=%" PRIu64 "\n",
 			r, v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
 	}
+	free(all);
 }
