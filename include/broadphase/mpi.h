@@ -73,6 +73,8 @@ typedef struct bp_mpi_stats {
 	uint64_t ns_step;        ///< the local world's build and step
 	uint64_t ns_total;
 	bool rebalanced;         ///< the domains were rebuilt this step
+	bp_algorithm algorithm;  ///< what the local world ran (never AUTO)
+	int thread_count;        ///< threads the local world used
 } bp_mpi_stats;
 
 /// Creates the decomposition on every rank of def->comm. Collective. Checks that the

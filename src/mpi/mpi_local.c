@@ -104,6 +104,9 @@ bp_status bpi_mpi_local_step(bp_mpi *mpi, const bpi_mpi_records *ghosts, size_t 
 		bp_world_destroy(world);
 		return status;
 	}
+	bp_frame_stats local = bp_world_stats(world);
+	mpi->stats.algorithm = local.algorithm;
+	mpi->stats.thread_count = local.thread_count;
 	size_t count = 0;
 	const bp_pair *pairs = bp_world_pairs(world, &count);
 	if (!bpi_array_reserve(&mpi->pairs, count ? count : 1)) {

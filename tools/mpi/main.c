@@ -9,10 +9,10 @@
 static const char usage[] =
 	"usage: mpirun -np R bp-mpi pairs  FILE [--algo NAME] [--threads T] [--runs N] [--frame K] [--stats] [-o PAIRS]\n"
 	"       mpirun -np R bp-mpi frames FILE [--algo NAME] [--threads T] [--stats]\n"
-	"pairs prints pairs=<count> checksum=<16 hex> algo= threads= ms= ranks=, the count and checksum of the\n"
+	"pairs prints pairs=<count> checksum=<16 hex> algo= threads= ms= ranks=: the count and checksum of the\n"
 	"union over ranks (equal to `bp pairs FILE`); -o writes every pair, gathered on rank 0, one \"lo hi\"\n"
-	"line each in (lo, hi) order. frames steps every frame of a moving scene, entities migrating between\n"
-	"ranks, and prints one line per frame. --threads is per rank.\n";
+	"line each in (lo, hi) order; algo and threads are rank 0's. frames steps every frame of a moving\n"
+	"scene, entities migrating between ranks, and prints one line per frame. --threads is per rank.\n";
 
 int main(int argc, char **argv)
 {

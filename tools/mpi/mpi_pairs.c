@@ -93,8 +93,10 @@ int mpi_cli_pairs(int argc, char **argv, FILE *out, FILE *err)
 		bp_mpi_pairs_summary(mpi, &count, &checksum);
 		int ranks = 1;
 		MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+		// algo and threads are rank 0's local world's, as `bp pairs` prints its world's.
+		bp_mpi_stats stats = bp_mpi_last_stats(mpi);
 		fprintf(out, "pairs=%" PRIu64 " checksum=%016" PRIx64 " algo=%s threads=%d ms=%.3f ranks=%d\n", count, checksum,
-			bp_algorithm_name(args.algorithm), args.threads, cli_median_ms(ns, args.runs), ranks);
+			bp_algorithm_name(stats.algorithm), stats.thread_count, cli_median_ms(ns, args.runs), ranks);
 		if (args.stats)
 			mpi_cli_print_stats(mpi, out);
 	}
