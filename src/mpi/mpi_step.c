@@ -46,8 +46,10 @@ static bp_status route_all(bp_mpi *mpi, const bpi_mpi_record *records, size_t co
 {
 	uint64_t *per_rank = bpi_alloc((size_t)mpi->size * sizeof *per_rank);
 	bp_status status = bpi_mpi_agree(mpi, per_rank ? BP_OK : bpi_mpi_fail(mpi, BP_ERR_OUT_OF_MEMORY, "no memory to route"));
-	if (status != BP_OK)
+	if (status != BP_OK) {
+		bpi_free(per_rank, (size_t)mpi->size * sizeof *per_rank); // another rank's failure
 		return status;
+	}
 	memset(per_rank, 0, (size_t)mpi->size * sizeof *per_rank);
 	for (size_t i = 0; i < count; ++i)
 		per_rank[dest[i] = bpi_mpi_rcb_route(mpi, &records[i])]++;

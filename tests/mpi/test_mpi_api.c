@@ -5,6 +5,7 @@
 // and settings that differ between ranks fail on every rank. Not a Criterion suite:
 // Criterion forks each test, which MPI ranks must not do. Exit 0 iff every check held on
 // every rank.
+#define _POSIX_C_SOURCE 200809L // posix_memalign for the failing allocator
 #include <broadphase/mpi.h>
 #include <math.h>
 #include <stdio.h>
@@ -342,6 +343,71 @@ static void test_error_on_one_rank(void)
 	free(boxes);
 }
 
+/// The last rank's allocator fails its k-th allocation, for k = 1, 2, ... until a whole
+/// create and step go through: every rank must return the same status (out of memory or
+/// ok), none may wait forever on the failed one, and nothing may leak.
+static uint64_t allocations_left;
+static bool allocation_refused;
+
+static void *failing_alloc(size_t size, size_t align, void *user)
+{
+	(void)user;
+	if (allocations_left && --allocations_left == 0) {
+		allocation_refused = true;
+		return NULL;
+	}
+	void *p = NULL;
+	return posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1) == 0 ? p : NULL;
+}
+
+static void failing_free(void *ptr, size_t size, size_t align, void *user)
+{
+	(void)size, (void)align, (void)user;
+	free(ptr);
+}
+
+static void test_allocation_failure(void)
+{
+	enum { N = 300 };
+	oracle_box *boxes = malloc(N * sizeof *boxes);
+	test_random_boxes(boxes, N, 3, 20.0f, 3.0f, true, 11);
+	slice s = slice_of_rank(boxes, N, false);
+	bp_mpi_def def = bp_mpi_def_default();
+	def.world.thread_count = 1;
+	const bp_allocator failing = {failing_alloc, failing_free, NULL};
+	int refused_anywhere = 1, failures_seen = 0;
+	for (uint64_t k = 1; refused_anywhere && k < 400; ++k) {
+		allocation_refused = false;
+		if (rank == ranks - 1) {
+			allocations_left = k;
+			bp_set_allocator(&failing);
+		}
+		bp_mpi *mpi = NULL;
+		bp_status status = bp_mpi_create(&def, &mpi);
+		if (status == BP_OK)
+			status = bp_mpi_step(mpi, &s.entities);
+		int mine = (int)status, lo = 0, hi = 0;
+		MPI_Allreduce(&mine, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+		MPI_Allreduce(&mine, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+		CHECK(lo == hi, "allocation %llu refused on rank %d: statuses %d to %d", (unsigned long long)k, ranks - 1,
+			lo, hi);
+		CHECK(status == BP_OK || status == BP_ERR_OUT_OF_MEMORY, "allocation %llu refused: %s",
+			(unsigned long long)k, bp_status_string(status));
+		failures_seen += status != BP_OK;
+		bp_mpi_destroy(mpi);
+		if (rank == ranks - 1)
+			bp_set_allocator(NULL);
+		CHECK(bp_allocated_bytes() == 0, "allocation %llu refused: %lld bytes leaked", (unsigned long long)k,
+			(long long)bp_allocated_bytes());
+		int refused = allocation_refused;
+		MPI_Allreduce(&refused, &refused_anywhere, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	}
+	CHECK(!refused_anywhere, "create and step still allocating after 400 refusals");
+	CHECK(failures_seen > 0, "no refused allocation made a step fail");
+	slice_free(&s);
+	free(boxes);
+}
+
 /// Settings that differ between ranks are refused by create on every rank.
 static void test_mismatched_settings(void)
 {
@@ -373,6 +439,7 @@ int main(int argc, char **argv)
 		test_host_domains_periodic(dims);
 	}
 	test_error_on_one_rank();
+	test_allocation_failure();
 	test_mismatched_settings();
 	CHECK(bp_allocated_bytes() == 0, "%lld bytes still allocated", (long long)bp_allocated_bytes());
 	int all = 0;
