@@ -91,7 +91,8 @@ BP_API void bp_mpi_destroy(bp_mpi *mpi);
 /// world of owned + ghosts, and keeps the pairs whose intersection's lower corner
 /// (max(a.min, b.min) per axis; in a periodic world b is first moved by the smallest
 /// whole period, -1, 0 or +1, that makes it overlap a, where a has the lower id, and
-/// the corner is taken modulo the period) lies in its domain. Domains come from recursive
+/// the corner is taken modulo the period; exact, as periodic worlds are in world.h, when
+/// bounds and period lie on a common binary grid) lies in its domain. Domains come from recursive
 /// coordinate bisection balanced by entity count (by centre), rebuilt at the first
 /// step and when imbalance passes rebalance_threshold. Errors: bad bounds
 /// (BP_ERR_NOT_FINITE, BP_ERR_INVERTED_BOUNDS), an id listed twice over the ranks is
