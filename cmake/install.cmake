@@ -2,7 +2,8 @@
 # Installs headers, both libraries, the CMake package and broadphase.pc.
 include(CMakePackageConfigHelpers)
 
-install(DIRECTORY include/broadphase DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+# mpi.h goes with broadphase::mpi (src/mpi), only where MPI is found.
+install(DIRECTORY include/broadphase DESTINATION ${CMAKE_INSTALL_INCLUDEDIR} PATTERN mpi.h EXCLUDE)
 install(TARGETS broadphase broadphase_static EXPORT broadphaseTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}

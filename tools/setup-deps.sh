@@ -8,6 +8,7 @@ set -euo pipefail
 packages=(
 	build-essential cmake ninja-build pkg-config
 	libmimalloc-dev libcriterion-dev
+	libopenmpi-dev openmpi-bin # the MPI component (broadphase::mpi, bp-mpi) and its tests
 	clang libomp-14-dev # clang builds use LLVM's OpenMP runtime (the TSan configuration needs it)
 	gnuplot-nox         # plots from perf/results
 	systemtap-sdt-dev   # <sys/sdt.h> for the optional USDT probes
