@@ -11,11 +11,10 @@
 #define _POSIX_C_SOURCE 200809L // clock_gettime
 #include <broadphase/broadphase.h>
 #include <bp_scene.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "host_busy.h"
 #include "timing.h"
 
 typedef struct setting {
@@ -33,17 +32,6 @@ static const setting settings[SETTINGS] = {
 };
 
 static const char *executor_name(bp_executor e) { return e == BP_EXECUTOR_OPENMP ? "openmp" : "workers"; }
-
-static atomic_bool host_stop;
-
-static void *host_spin(void *arg)
-{
-	(void)arg;
-	volatile uint64_t sink = 0;
-	while (!atomic_load_explicit(&host_stop, memory_order_relaxed))
-		sink = sink * 6364136223846793005u + 1;
-	return NULL;
-}
 
 static bp_world *world_of(const bp_scene *scene, setting s)
 {
@@ -104,7 +92,7 @@ static double run_once(bp_world *w, bp_scene *s, bool frames)
 	return now_ms() - t0;
 }
 
-static void workload(const char *name, uint32_t n, uint32_t reps, bool frames, bool host_busy, FILE *csv)
+static void workload(const char *name, uint32_t n, uint32_t reps, bool frames, bool busy, FILE *csv)
 {
 	bp_scene *scene = scene_of(n, 7);
 	bp_world *worlds[SETTINGS] = {0};
@@ -129,9 +117,9 @@ static void workload(const char *name, uint32_t n, uint32_t reps, bool frames, b
 			qsort(ms[t], reps, sizeof(double), compare_double);
 			const char *executor = executor_name(settings[t].executor);
 			printf("%-12s n=%-8u %-8s threads=%d host_busy=%d  median %9.3f ms  min %9.3f ms\n", name, n,
-				executor, settings[t].threads, host_busy, ms[t][reps / 2], ms[t][0]);
+				executor, settings[t].threads, busy, ms[t][reps / 2], ms[t][0]);
 			if (csv)
-				fprintf(csv, "%s,%u,%s,%d,%d,%.4f,%.4f\n", name, n, executor, settings[t].threads, host_busy,
+				fprintf(csv, "%s,%u,%s,%d,%d,%.4f,%.4f\n", name, n, executor, settings[t].threads, busy,
 					ms[t][reps / 2], ms[t][0]);
 		}
 		bp_world_destroy(worlds[t]);
@@ -142,11 +130,11 @@ static void workload(const char *name, uint32_t n, uint32_t reps, bool frames, b
 
 int main(int argc, char **argv)
 {
-	bool host_busy = false;
+	bool busy = false;
 	const char *csv_path = NULL;
 	for (int i = 1; i < argc; ++i) {
 		if (strcmp(argv[i], "--host-busy") == 0)
-			host_busy = true;
+			busy = true;
 		else if (strcmp(argv[i], "--csv") == 0 && i + 1 < argc)
 			csv_path = argv[++i];
 		else {
@@ -161,16 +149,12 @@ int main(int argc, char **argv)
 	}
 	if (csv && ftell(csv) == 0)
 		fprintf(csv, "workload,n,executor,threads,host_busy,ms_median,ms_min\n");
-	pthread_t host;
-	if (host_busy)
-		pthread_create(&host, NULL, host_spin, NULL);
-	workload("pairs_small", 2000, 201, false, host_busy, csv);
-	workload("frame_small", 3000, 201, true, host_busy, csv);
-	workload("step_1m", 1000000, 7, false, host_busy, csv);
-	if (host_busy) {
-		atomic_store(&host_stop, true);
-		pthread_join(host, NULL);
-	}
+	host_busy host;
+	host_busy_start(&host, busy);
+	workload("pairs_small", 2000, 201, false, busy, csv);
+	workload("frame_small", 3000, 201, true, busy, csv);
+	workload("step_1m", 1000000, 7, false, busy, csv);
+	host_busy_stop(&host);
 	if (csv)
 		fclose(csv);
 	return 0;

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "host_busy.h"
 #include "timing.h"
 
 #define MAX_WORLDS 3
@@ -74,17 +75,6 @@ static void subjects_finish(subject *subjects, int count)
 }
 
 // ---- the busy host -------------------------------------------------------------
-
-static atomic_bool host_stop;
-
-static void *host_spin(void *arg)
-{
-	(void)arg;
-	volatile uint64_t sink = 0;
-	while (!atomic_load_explicit(&host_stop, memory_order_relaxed))
-		sink = sink * 6364136223846793005u + 1;
-	return NULL;
-}
 
 // ---- worlds --------------------------------------------------------------------
 
@@ -416,9 +406,8 @@ int main(int argc, char **argv)
 	}
 	if (csv && ftell(csv) == 0)
 		fprintf(csv, "workload,dims,n,moving,threads,host_busy,world,ms_median,ms_min,pairs,searched_median\n");
-	pthread_t host;
-	if (o.host_busy)
-		pthread_create(&host, NULL, host_spin, NULL);
+	host_busy host;
+	host_busy_start(&host, o.host_busy);
 	if (!o.only || strcmp(o.only, "static_moving") == 0)
 		static_moving(&o, csv, false);
 	if (!o.only || strcmp(o.only, "static_moving_frames") == 0)
@@ -427,10 +416,7 @@ int main(int argc, char **argv)
 		all_moving(&o, csv);
 	if (!o.only || strcmp(o.only, "churn") == 0)
 		churn(&o, csv);
-	if (o.host_busy) {
-		atomic_store(&host_stop, true);
-		pthread_join(host, NULL);
-	}
+	host_busy_stop(&host);
 	if (csv)
 		fclose(csv);
 	return 0;

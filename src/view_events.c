@@ -126,38 +126,40 @@ void bpi_view_events_free(bp_view *f)
 	bpi_budget_array_free(f->budget, &f->ended_keys);
 }
 
-/// Copies up to capacity of `count` items of `size` bytes and sets the total.
-static void copy_out(void *out, size_t capacity, const void *items, size_t count, size_t size, size_t *total)
-{
-	if (capacity && count)
-		memcpy(out, items, BP_MIN(capacity, count) * size);
-	*total = count;
-}
-
 static bool buffers_valid(const void *began, size_t began_capacity, const size_t *began_total, const void *ended,
 	size_t ended_capacity, const size_t *ended_total)
 {
 	return began_total && ended_total && (began || !began_capacity) && (ended || !ended_capacity);
 }
 
-bp_status bp_view_events(const bp_view *v, bp_pair_event *began, size_t began_capacity, size_t *began_total,
-	bp_pair_event *ended, size_t ended_capacity, size_t *ended_total)
+/// Hands out a view's began and ended items (`size` bytes each) into the caller's
+/// buffers, up to each capacity, with the totals.
+static bp_status copy_events(const bp_view *v, const void *began_items, const void *ended_items, size_t size,
+	void *began, size_t began_capacity, size_t *began_total, void *ended, size_t ended_capacity, size_t *ended_total)
 {
 	if (!v || !buffers_valid(began, began_capacity, began_total, ended, ended_capacity, ended_total))
 		return BP_ERR_INVALID_ARGUMENT;
-	copy_out(began, began_capacity, v->began.data, v->began_count, sizeof *began, began_total);
-	copy_out(ended, ended_capacity, v->ended.data, v->ended_count, sizeof *ended, ended_total);
+	if (began_capacity && v->began_count)
+		memcpy(began, began_items, BP_MIN(began_capacity, v->began_count) * size);
+	if (ended_capacity && v->ended_count)
+		memcpy(ended, ended_items, BP_MIN(ended_capacity, v->ended_count) * size);
+	*began_total = v->began_count;
+	*ended_total = v->ended_count;
 	return v->began_count > began_capacity || v->ended_count > ended_capacity ? BP_ERR_OUT_OF_RANGE : BP_OK;
+}
+
+bp_status bp_view_events(const bp_view *v, bp_pair_event *began, size_t began_capacity, size_t *began_total,
+	bp_pair_event *ended, size_t ended_capacity, size_t *ended_total)
+{
+	return copy_events(v, v ? v->began.data : NULL, v ? v->ended.data : NULL, sizeof *began, began, began_capacity,
+		began_total, ended, ended_capacity, ended_total);
 }
 
 bp_status bp_view_pair_events(const bp_view *v, bp_key_pair *began, size_t began_capacity, size_t *began_total,
 	bp_key_pair *ended, size_t ended_capacity, size_t *ended_total)
 {
-	if (!v || !buffers_valid(began, began_capacity, began_total, ended, ended_capacity, ended_total))
-		return BP_ERR_INVALID_ARGUMENT;
-	copy_out(began, began_capacity, v->began_keys.data, v->began_count, sizeof *began, began_total);
-	copy_out(ended, ended_capacity, v->ended_keys.data, v->ended_count, sizeof *ended, ended_total);
-	return v->began_count > began_capacity || v->ended_count > ended_capacity ? BP_ERR_OUT_OF_RANGE : BP_OK;
+	return copy_events(v, v ? v->began_keys.data : NULL, v ? v->ended_keys.data : NULL, sizeof *began, began,
+		began_capacity, began_total, ended, ended_capacity, ended_total);
 }
 
 uint64_t bp_view_previous_frame(const bp_view *v) { return v ? v->previous : 0; }

@@ -6,27 +6,11 @@
 # Usage: run.sh BUILD_DIR [C_COMPILER]
 set -euo pipefail
 
-build=$(cd "$1" && pwd)
-cc=${2:-${CC:-cc}}
 here=$(cd "$(dirname "$0")" && pwd)
-case "$(basename "$cc")" in
-	*clang*) cxx=${cc/clang/clang++} ;;
-	*gcc*) cxx=${cc/gcc/g++} ;;
-	*) cxx=c++ ;;
-esac
-command -v "$cxx" >/dev/null || cxx=c++
-
-work=$(mktemp -d "$build/consumer-test.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-prefix=$work/prefix
+# shellcheck source=scratch_install.sh
+source "$here/scratch_install.sh" "$1" "${2:-}" consumer-test
 
 step() { printf '== %s\n' "$*"; }
-
-step "install into $prefix"
-cmake --install "$build" --prefix "$prefix" >"$work/install.log"
-
-generator=()
-command -v ninja >/dev/null && generator=(-G Ninja)
 
 # consumer NAME LANGUAGES EXECUTABLES...: configure the consumer project with those languages
 # enabled, build it, and run each executable. What a consumer compiles must carry no flag of

@@ -35,6 +35,10 @@ int mpi_cli_parse(const char *command, int argc, char **argv, mpi_cli_args *a, F
 int mpi_cli_agree(int code);
 /// Collective: every rank reads the scene and takes its contiguous slice of entities.
 int mpi_cli_load(const char *path, mpi_cli_scene *out, FILE *err);
+/// Collective: mpi_cli_parse, then mpi_cli_load of the scene named. CLI_EXIT_OK with
+/// *help false: go on (unload the scene after); otherwise return the code.
+int mpi_cli_start(const char *command, int argc, char **argv, mpi_cli_args *a, mpi_cli_scene *scene, FILE *out,
+	FILE *err, bool *help);
 void mpi_cli_unload(mpi_cli_scene *s);
 /// This rank's slice of one frame, as bp_mpi_step takes it.
 bp_mpi_entities mpi_cli_entities(const mpi_cli_scene *s, uint32_t frame);

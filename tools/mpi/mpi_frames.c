@@ -67,13 +67,10 @@ static bp_mpi_entities next_frame(const bp_mpi *mpi, const bp_scene *scene, uint
 int mpi_cli_frames(int argc, char **argv, FILE *out, FILE *err)
 {
 	mpi_cli_args args;
-	bool help = false;
-	int code = mpi_cli_parse("frames", argc, argv, &args, out, err, &help);
-	if (code != CLI_EXIT_OK || help)
-		return code;
 	mpi_cli_scene scene;
-	code = mpi_cli_load(args.scene_path, &scene, err);
-	if (code != CLI_EXIT_OK)
+	bool help;
+	int code = mpi_cli_start("frames", argc, argv, &args, &scene, out, err, &help);
+	if (code != CLI_EXIT_OK || help)
 		return code;
 	bp_mpi *mpi = NULL;
 	id_index index = {0};

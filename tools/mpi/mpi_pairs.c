@@ -49,16 +49,23 @@ int mpi_cli_parse(const char *command, int argc, char **argv, mpi_cli_args *a, F
 	return code;
 }
 
+int mpi_cli_start(const char *command, int argc, char **argv, mpi_cli_args *a, mpi_cli_scene *scene, FILE *out,
+	FILE *err, bool *help)
+{
+	*help = false;
+	int code = mpi_cli_parse(command, argc, argv, a, out, err, help);
+	if (code != CLI_EXIT_OK || *help)
+		return code;
+	return mpi_cli_load(a->scene_path, scene, err);
+}
+
 int mpi_cli_pairs(int argc, char **argv, FILE *out, FILE *err)
 {
 	mpi_cli_args args;
-	bool help = false;
-	int code = mpi_cli_parse("pairs", argc, argv, &args, out, err, &help);
-	if (code != CLI_EXIT_OK || help)
-		return code;
 	mpi_cli_scene scene;
-	code = mpi_cli_load(args.scene_path, &scene, err);
-	if (code != CLI_EXIT_OK)
+	bool help;
+	int code = mpi_cli_start("pairs", argc, argv, &args, &scene, out, err, &help);
+	if (code != CLI_EXIT_OK || help)
 		return code;
 	if (args.frame >= scene.scene->frame_count) {
 		fprintf(err, "bp-mpi pairs: --frame: the scene has %u frames, got %u\n", scene.scene->frame_count, args.frame);
