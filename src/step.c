@@ -3,6 +3,8 @@
 #include "step.h"
 #include "parallel.h"
 
+#include <stdatomic.h>
+
 bp_status bpi_stepper_run(bpi_stepper *stepper, const bpi_step_settings *settings, const bpi_soa *soa,
 	uint32_t count, bool unfiltered, const bpi_changes *changes, bpi_pair_buffer *pairs, bp_frame_stats *stats,
 	bpi_step_fault *fault)
@@ -36,15 +38,18 @@ bp_status bpi_stepper_run(bpi_stepper *stepper, const bpi_step_settings *setting
 	return bpi_pipeline_run(&stepper->indexes, settings->algorithm, &scene, pairs, stats);
 }
 
+static _Atomic uint32_t serial_step_entities = BP_SERIAL_STEP_ENTITIES;
+
+void bpi_set_serial_step_entities(uint32_t count) { atomic_store(&serial_step_entities, count); }
+
 int bpi_step_threads(const bpi_step_settings *settings, uint32_t count)
 {
-	const int threads = bpi_resolve_threads(&settings->executor, settings->thread_count);
-	if (settings->thread_count != 0)
-		return threads;
-	if (count < BP_SERIAL_STEP_ENTITIES)
+	if (count < atomic_load_explicit(&serial_step_entities, memory_order_relaxed))
 		return 1;
+	const int threads = bpi_resolve_threads(&settings->executor, settings->thread_count);
 	// The host's task system shares its workers with the host as it sees fit.
-	const bool leave_one = settings->builder && settings->executor.kind != BP_EXECUTOR_HOST;
+	const bool leave_one =
+		settings->thread_count == 0 && settings->builder && settings->executor.kind != BP_EXECUTOR_HOST;
 	return leave_one ? BP_MAX(1, threads - 1) : threads;
 }
 

@@ -54,6 +54,10 @@ bp_status bpi_stepper_run(bpi_stepper *stepper, const bpi_step_settings *setting
 
 /// The threads a step of `count` entities runs with (bp_world_def.thread_count).
 int bpi_step_threads(const bpi_step_settings *settings, uint32_t count);
+/// Test hook: steps of fewer than `count` entities run on the caller alone
+/// (BP_SERIAL_STEP_ENTITIES by default; 0 lets the thread-count tests use every
+/// thread on small scenes). Warning: call only while no step runs.
+void bpi_set_serial_step_entities(uint32_t count);
 
 /// Frees the indexes and scratch; the stepper is empty afterwards.
 void bpi_stepper_free(bpi_stepper *stepper);

@@ -12,6 +12,7 @@
 
 #include "frame.h"
 #include "oracle.h"
+#include "step.h"
 #include "threads.h"
 
 enum { N = 1500 };
@@ -89,11 +90,14 @@ Test(threads, zero_means_every_core, .timeout = 60)
 	oracle_pairs_free(&pairs);
 }
 
-// With the default count a step too small to gain from threads runs on the caller.
-Test(threads, zero_runs_a_small_step_on_the_caller, .timeout = 60)
+// A step too small to gain from threads runs on the caller, whatever the count.
+Test(threads, a_small_step_runs_on_the_caller, .timeout = 60)
 {
 	cr_assert_lt(N, BP_SERIAL_STEP_ENTITIES);
+	bpi_set_serial_step_entities(BP_SERIAL_STEP_ENTITIES); // the library's rule, not the suites'
 	check_count_steps(0, 1);
+	check_count_steps(4, 1);
+	bpi_set_serial_step_entities(0);
 }
 
 Test(threads, one, .timeout = 60) { check_count_steps(1, 1); }

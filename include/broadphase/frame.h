@@ -224,7 +224,7 @@ enum {
 
 /// Which entities a query sees. An entity e is accepted iff
 ///     (filter.category & e.mask) != 0 && (e.category & filter.mask) != 0
-/// (the AND rule of pairs, DESIGN §3, with the query as the other party), the
+/// (the AND rule of pairs, with the query as the other party), the
 /// bit of e's kind is in `kinds`, e != exclude, and then, tested last, accept
 /// is NULL or accept(e, user) returns true. So the default filter, like a pair,
 /// never sees an entity whose category or mask is 0; pass NULL to see those.

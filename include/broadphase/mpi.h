@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Many processes (DESIGN §11): one pair set over the ranks of an MPI communicator, each rank
+// Many processes: one pair set over the ranks of an MPI communicator, each rank
 // stepping its spatial domain with an ordinary bp_world. Library broadphase_mpi, target
 // broadphase::mpi; built only when MPI is found.
 #ifndef BROADPHASE_MPI_H
@@ -121,7 +121,7 @@ BP_API bp_mpi_stats bp_mpi_last_stats(const bp_mpi *mpi);
 /// Text of the last error ("rank 2: entity 7 (id 91): min_x > max_x"); empty when none.
 BP_API const char *bp_mpi_last_error(const bp_mpi *mpi);
 
-/// Collective. Total pair count and DESIGN §7 checksum over all ranks (ids are
+/// Collective. Total pair count and checksum (as bp_pairs_checksum) over all ranks (ids are
 /// taken as 32-bit scene ids there, as by bp_pairs_checksum), on every rank.
 BP_API bp_status bp_mpi_pairs_summary(bp_mpi *mpi, uint64_t *count, uint64_t *checksum);
 /// Collective. Gathers every rank's pairs on `root`, sorted by (lo, hi): *out and *count

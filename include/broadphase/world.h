@@ -117,8 +117,10 @@ typedef enum bp_debug_flag {
 /// each with its own stack (8 MiB of address space under the usual limits).
 #define BP_MAX_THREADS 1024
 
-/// With thread_count 0, steps of fewer entities run on the calling thread alone
-/// (bp_world_def.thread_count).
+/// Steps of fewer entities run on the calling thread alone, whatever
+/// bp_world_def.thread_count says: measured on 2 cores beside a busy host thread,
+/// 2,000 boxes took 0.071 ms on one thread and 0.106 ms on two (one shares its
+/// core with the host).
 #define BP_SERIAL_STEP_ENTITIES 2048
 
 /// Where a world's parallel loops run.
@@ -169,9 +171,9 @@ typedef struct bp_world_def {
 	/// Threads for a step, the caller's included, 0 to BP_MAX_THREADS. 0 = all
 	/// cores (at most BP_MAX_THREADS) for bp_world_step, and all cores but one for
 	/// the frame builder, so the host's own thread keeps its core while a frame
-	/// builds; with 0, a step of fewer than BP_SERIAL_STEP_ENTITIES entities runs
-	/// on the calling thread alone, where other threads would gain nothing. A
-	/// count other than 0 is used as given. Default 0.
+	/// builds. Whatever the count, a step of fewer than BP_SERIAL_STEP_ENTITIES
+	/// entities runs on the calling thread alone, where other threads would gain
+	/// nothing. Default 0.
 	int thread_count;
 	float cell_size;        ///< grid/hash cell edge; 0 = chosen from extents. Default 0.
 	bool canonical_pairs;   ///< sort pairs by (lo, hi) after each step. Default false.
