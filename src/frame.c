@@ -12,6 +12,7 @@ bp_status bp_frame_submit(bp_world *w, uint64_t *out_frame)
 		.soa = &w->soa,
 		.count = w->count,
 		.unfiltered = bpi_world_unfiltered(w),
+		.layout = w->layout,
 		.settings = bpi_world_settings(w),
 		.changes = {.all = true},
 	};

@@ -355,6 +355,7 @@ static bp_status snapshot(bpi_frames *fr, bp_view *f, const bpi_frame_source *sr
 	f->content = number;
 	f->count = src->count;
 	f->unfiltered = src->unfiltered;
+	f->layout = src->layout;
 	f->settings = src->settings;
 	f->pairs.count = 0;
 	f->began_count = f->ended_count = 0;

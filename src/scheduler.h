@@ -14,6 +14,7 @@ typedef struct bpi_frame_source {
 	const bpi_soa *soa;
 	uint32_t count;
 	bool unfiltered; ///< no entity is static, filtered or a sphere
+	uint64_t layout;  ///< bp_world.layout
 	bpi_step_settings settings;
 	/// Entities that may differ since the last successful submit (all: unknown);
 	/// the snapshot then copies only those into a buffer it knows the age of.

@@ -150,9 +150,10 @@ static void make_index(bp_view *f, const bp_view *prev, const uint32_t *changed,
 bp_status bpi_view_derive(bp_view *f, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
 	bpi_view_index_scratch *index_scratch, int threads)
 {
+	bool named = false;
 	bp_status status = sort_pairs(f);
 	if (status == BP_OK)
-		status = bpi_view_events_build(f, prev);
+		status = bpi_view_events_build(f, prev, &named);
 	if (status != BP_OK || !prev)
 		return status;
 	// The extras a reader used last frame it uses this frame too: made now, so it
@@ -164,7 +165,8 @@ bp_status bpi_view_derive(bp_view *f, const bp_view *prev, const uint32_t *chang
 		make_index(f, prev, changed, changed_count, index_scratch, threads);
 	if (asked & BPI_VIEW_ADJACENCY)
 		f->adjacency_status = build_adjacency(f);
-	atomic_store_explicit(&f->ready, asked & (BPI_VIEW_INDEX | BPI_VIEW_ADJACENCY), memory_order_release);
+	unsigned made = (asked & (BPI_VIEW_INDEX | BPI_VIEW_ADJACENCY)) | (named ? BPI_VIEW_NAMES : 0u);
+	atomic_store_explicit(&f->ready, made, memory_order_release);
 	return BP_OK;
 }
 
@@ -174,6 +176,7 @@ bp_status bpi_view_ensure(const bp_view *view, unsigned what)
 	if ((atomic_load_explicit(&v->asked, memory_order_relaxed) & what) != what)
 		atomic_fetch_or_explicit(&v->asked, what, memory_order_relaxed);
 	unsigned ready = atomic_load_explicit(&v->ready, memory_order_acquire);
+	bp_status status = BP_OK;
 	if ((ready & what) != what) {
 		pthread_mutex_lock(&v->lazy_lock);
 		ready = atomic_load_explicit(&v->ready, memory_order_relaxed);
@@ -185,9 +188,17 @@ bp_status bpi_view_ensure(const bp_view *view, unsigned what)
 		}
 		if ((what & BPI_VIEW_ADJACENCY) && !(ready & BPI_VIEW_ADJACENCY))
 			v->adjacency_status = build_adjacency(v);
+		// Names and key pairs that found no memory are not made: a later call tries again.
+		if ((what & BPI_VIEW_NAMES) && !(ready & BPI_VIEW_NAMES) && (status = bpi_view_names_build(v)) != BP_OK)
+			what &= ~(unsigned)BPI_VIEW_NAMES;
+		if ((what & BPI_VIEW_KEYS) && !(ready & BPI_VIEW_KEYS) && status == BP_OK &&
+			(status = bpi_view_keys_build(v)) != BP_OK)
+			what &= ~(unsigned)BPI_VIEW_KEYS;
 		atomic_store_explicit(&v->ready, ready | what, memory_order_release);
 		pthread_mutex_unlock(&v->lazy_lock);
 	}
+	if (status != BP_OK)
+		return status;
 	return (what & BPI_VIEW_ADJACENCY) ? v->adjacency_status : BP_OK;
 }
 

@@ -38,6 +38,7 @@ struct bp_view {
 	uint32_t capacity; ///< entities the arrays below have room for
 	bpi_soa soa;
 	bool unfiltered;
+	uint64_t layout; ///< the world's layout at submit: equal values, same handle at each dense index
 	bpi_step_settings settings;
 	/// The submit whose entities the arrays hold (0: none yet), so a later submit
 	/// into this buffer copies only what changed since.
@@ -55,9 +56,9 @@ struct bp_view {
 	BPI_ARRAY(bp_pair) scratch;     ///< counting-sort scratch
 	uint32_t *offsets;              ///< CSR: neighbours of e are neighbours[offsets[e] .. offsets[e + 1])
 	BPI_ARRAY(uint32_t) neighbours;
-	BPI_ARRAY(bpi_named_pair) names; ///< the pairs by handle, sorted, pairs.count of them
+	BPI_ARRAY(bpi_named_pair) names; ///< the pairs by handle, sorted, pairs.count of them (BPI_VIEW_NAMES)
 	BPI_ARRAY(bp_pair_event) began, ended;
-	BPI_ARRAY(bp_key_pair) began_keys, ended_keys; ///< the same, as key pairs sorted by (a, b)
+	BPI_ARRAY(bp_key_pair) began_keys, ended_keys; ///< the same, as key pairs sorted by (a, b) (BPI_VIEW_KEYS)
 	size_t began_count, ended_count;
 	uint64_t previous; ///< the published frame the events are counted from; 0: none
 	bpi_view_index index; ///< spatial index for the box, point, sphere, ray and nearest queries
@@ -73,7 +74,7 @@ struct bp_view {
 };
 
 /// The extras a view makes on first use.
-enum { BPI_VIEW_INDEX = 1u, BPI_VIEW_ADJACENCY = 2u };
+enum { BPI_VIEW_INDEX = 1u, BPI_VIEW_ADJACENCY = 2u, BPI_VIEW_NAMES = 4u, BPI_VIEW_KEYS = 8u };
 
 /// A new, empty frame buffer of `pool`, or NULL without memory.
 bp_view *bpi_view_create(struct bpi_frames *pool, int dims);
@@ -93,9 +94,14 @@ void bpi_view_free(bp_view *view);
 bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
 	bpi_view_index_scratch *index_scratch, int threads);
 
-/// The view's pairs by handle, and the pairs begun and ended since `prev` (NULL:
-/// every pair began). Builder thread only (view_events.c).
-bp_status bpi_view_events_build(bp_view *view, const bp_view *prev);
+/// The pairs begun and ended since `prev` (NULL: every pair began). When prev's
+/// layout differs it names both frames' pairs by handle (view->names, and prev's
+/// through bpi_view_ensure) and sets *named. Builder thread only (view_events.c).
+bp_status bpi_view_events_build(bp_view *view, const bp_view *prev, bool *named);
+/// The extras of view_events.c made on first use: the names (BPI_VIEW_NAMES) and
+/// the events as key pairs (BPI_VIEW_KEYS). Under the view's lazy lock.
+bp_status bpi_view_names_build(bp_view *view);
+bp_status bpi_view_keys_build(bp_view *view);
 void bpi_view_events_free(bp_view *view);
 
 /// Makes the extras `what` (BPI_VIEW_* bits) that nobody has made yet, under the

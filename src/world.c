@@ -349,6 +349,7 @@ static bp_entity take_slot(bp_world *w, uint32_t d)
 	w->slots[s].next_free = BP_NO_DENSE;
 	w->dense_slot[d] = s;
 	w->soa.entity[d] = (bp_entity){s + 1, w->slots[s].generation};
+	w->layout++;
 	return w->soa.entity[d];
 }
 
@@ -430,6 +431,7 @@ bp_status bp_entity_destroy(bp_world *w, bp_entity e)
 		bpi_world_mark(w, d); // another entity now: its pairs are to be found again
 	}
 	w->count = last;
+	w->layout++;
 	uint32_t s = e.index1 - 1;
 	slot->dense = BP_NO_DENSE;
 	if ((slot->generation & BPI_GENERATION_COUNT_MAX) == BPI_GENERATION_COUNT_MAX) {

@@ -44,6 +44,9 @@ struct bp_world {
 	int dims;
 	int thread_count; ///< as requested; 0 = all cores
 	bpi_executor executor;
+	/// Bumped whenever a create or destroy changes which handle sits at which dense
+	/// index: two snapshots with the same value name their dense indices alike.
+	uint64_t layout;
 	bp_algorithm algorithm;
 	float cell_size;
 	bool canonical_pairs;

@@ -402,7 +402,7 @@ static int run_frames(frames_run *r)
 		uint64_t t_end = cli_now_ns();
 		size_t pairs = 0, began = 0, ended = 0;
 		bp_view_pairs(r->view, &pairs);
-		(void)bp_view_pair_events(r->view, NULL, 0, &began, NULL, 0, &ended); // counts only
+		(void)bp_view_events(r->view, NULL, 0, &began, NULL, 0, &ended); // counts only
 		bp_frame_stats stats = bp_view_stats(r->view);
 		if (r->stats)
 			r->stats[f] = stats;
