@@ -5,7 +5,22 @@
 
 #include <stdatomic.h>
 
-bp_status bpi_stepper_run(bpi_stepper *stepper, const bpi_step_settings *settings, const bpi_soa *soa,
+/// Keeps the pairs the host's pair filter accepts, in order.
+static void host_filter(const bpi_step_settings *settings, const bpi_soa *soa, bpi_pair_buffer *pairs,
+	bp_frame_stats *stats)
+{
+	size_t kept = 0;
+	for (size_t i = 0; i < pairs->count; ++i) {
+		bp_pair p = pairs->data[i];
+		if (settings->pair_filter(soa->entity[p.lo], soa->entity[p.hi], soa->user_key[p.lo], soa->user_key[p.hi],
+			    settings->pair_filter_user))
+			pairs->data[kept++] = p;
+	}
+	pairs->count = kept;
+	stats->pair_count = kept;
+}
+
+static bp_status find_pairs(bpi_stepper *stepper, const bpi_step_settings *settings, const bpi_soa *soa,
 	uint32_t count, bool unfiltered, const bpi_changes *changes, bpi_pair_buffer *pairs, bp_frame_stats *stats,
 	bpi_step_fault *fault)
 {
@@ -51,6 +66,16 @@ int bpi_step_threads(const bpi_step_settings *settings, uint32_t count)
 	const bool leave_one =
 		settings->thread_count == 0 && settings->builder && settings->executor.kind != BP_EXECUTOR_HOST;
 	return leave_one ? BP_MAX(1, threads - 1) : threads;
+}
+
+bp_status bpi_stepper_run(bpi_stepper *stepper, const bpi_step_settings *settings, const bpi_soa *soa,
+	uint32_t count, bool unfiltered, const bpi_changes *changes, bpi_pair_buffer *pairs, bp_frame_stats *stats,
+	bpi_step_fault *fault)
+{
+	bp_status status = find_pairs(stepper, settings, soa, count, unfiltered, changes, pairs, stats, fault);
+	if (status == BP_OK && settings->pair_filter)
+		host_filter(settings, soa, pairs, stats);
+	return status;
 }
 
 void bpi_stepper_free(bpi_stepper *stepper)

@@ -17,6 +17,8 @@ typedef struct bpi_step_settings {
 	int thread_count; ///< as requested; 0 = all cores
 	bpi_executor executor; ///< where its loops run
 	bool builder;          ///< run by the frame builder: thread_count 0 leaves the host a core
+	bp_pair_filter_fn *pair_filter; ///< the host's last word on each pair, or NULL
+	void *pair_filter_user;
 	float cell_size;  ///< 0 = the algorithm's choice
 	uint32_t debug_flags;
 	bool incremental; ///< keep the pairs across steps; ignored when periodic

@@ -165,6 +165,8 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 		.dims = def->dims,
 		.thread_count = def->thread_count,
 		.executor = {def->executor, def->executor == BP_EXECUTOR_HOST ? def->task_system : (bp_task_system){0}},
+		.pair_filter = def->pair_filter,
+		.pair_filter_user = def->pair_filter_user,
 		.algorithm = def->algorithm,
 		.cell_size = def->cell_size,
 		.canonical_pairs = def->canonical_pairs,

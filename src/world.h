@@ -44,6 +44,8 @@ struct bp_world {
 	int dims;
 	int thread_count; ///< as requested; 0 = all cores
 	bpi_executor executor;
+	bp_pair_filter_fn *pair_filter;
+	void *pair_filter_user;
 	/// Bumped whenever a create or destroy changes which handle sits at which dense
 	/// index: two snapshots with the same value name their dense indices alike.
 	uint64_t layout;
@@ -106,6 +108,8 @@ static inline bpi_step_settings bpi_world_settings(const bp_world *w)
 		.algorithm = w->algorithm,
 		.thread_count = w->thread_count,
 		.executor = w->executor,
+		.pair_filter = w->pair_filter,
+		.pair_filter_user = w->pair_filter_user,
 		.cell_size = w->cell_size,
 		.debug_flags = w->debug_flags,
 		.incremental = w->incremental,

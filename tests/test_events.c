@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Stable names (frame.h): pair events compared by handle whatever the user keys, events since
-// any frame a reader holds, handles by dense index in worlds and views; and the bulk setters
-// of keys, filters and kinds (world.h). The oracle is a brute-force pair set over the world's
+// any frame a reader holds, handles by dense index in worlds and views; the bulk setters of
+// keys, filters and kinds and the host's pair filter (world.h). The oracle is a brute-force pair set over the world's
 // entities, read back through bp_entity_get and named by handle.
 #include <criterion/criterion.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -351,4 +352,74 @@ Test(names, the_release_of_a_view_under_its_name_before_0_5)
 	cr_assert_eq(bp_frame_release(v), BP_OK);
 	cr_assert_eq(bp_view_release(v), BP_ERR_STALE_HANDLE, "the old name released the view's one reference");
 	bp_world_destroy(w);
+}
+
+// ---- the host's pair filter ----------------------------------------------------------
+
+static bool keys_not_multiple_of_3(bp_entity a, bp_entity b, uint64_t key_a, uint64_t key_b, void *user)
+{
+	(void)a, (void)b;
+	atomic_fetch_add((_Atomic size_t *)user, 1);
+	return (key_a + key_b) % 3 != 0;
+}
+
+/// The pairs of `w`'s last step (or of `view`) equal, in order, those of `plain` the
+/// filter keeps.
+static void assert_filtered(const bp_pair *got, size_t got_count, const bp_world *plain)
+{
+	size_t count;
+	const bp_pair *all = bp_world_pairs(plain, &count);
+	const uint64_t *key = bp_world_user_keys(plain);
+	size_t k = 0;
+	for (size_t i = 0; i < count; ++i)
+		if ((key[all[i].lo] + key[all[i].hi]) % 3 != 0) {
+			cr_assert(k < got_count, "a pair the filter keeps is missing");
+			cr_assert(got[k].lo == all[i].lo && got[k].hi == all[i].hi, "pair %zu differs", k);
+			++k;
+		}
+	cr_assert_eq(k, got_count, "a pair the filter drops was reported");
+}
+
+Test(pair_filter, drops_what_the_host_refuses_and_keeps_the_order, .timeout = 60)
+{
+	for (int incremental = 0; incremental <= 1; ++incremental) {
+		test_rng rng = {99 + (uint64_t)incremental};
+		static _Atomic size_t calls;
+		bp_world_def def = bp_world_def_default();
+		def.incremental = incremental;
+		def.canonical_pairs = true;
+		bp_world *plain = NULL, *filtered = NULL;
+		cr_assert_eq(bp_world_create(&def, &plain), BP_OK);
+		def.pair_filter = keys_not_multiple_of_3;
+		def.pair_filter_user = &calls;
+		cr_assert_eq(bp_world_create(&def, &filtered), BP_OK);
+		for (int i = 0; i < 400; ++i) {
+			float x = test_rng_float(&rng, 0, 15), y = test_rng_float(&rng, 0, 15), z = test_rng_float(&rng, 0, 15);
+			create_box(plain, x, y, z, 1.5f, (uint64_t)i);
+			create_box(filtered, x, y, z, 1.5f, (uint64_t)i);
+		}
+		for (int frame = 0; frame < 5; ++frame) {
+			uint32_t d = test_rng_below(&rng, 400); // the same entity in both: created in the same order
+			float x = test_rng_float(&rng, 0, 15);
+			move_box(plain, bp_world_entity_at(plain, d), x, x, x, 1.5f);
+			move_box(filtered, bp_world_entity_at(filtered, d), x, x, x, 1.5f);
+			cr_assert_eq(bp_world_step(plain), BP_OK);
+			atomic_store(&calls, 0);
+			cr_assert_eq(bp_world_step(filtered), BP_OK);
+			size_t got_count;
+			const bp_pair *got = bp_world_pairs(filtered, &got_count);
+			size_t plain_count;
+			bp_world_pairs(plain, &plain_count);
+			cr_assert_eq(atomic_load(&calls), plain_count, "the filter is asked once about each pair");
+			cr_assert_lt(got_count, plain_count, "the filter dropped nothing");
+			assert_filtered(got, got_count, plain);
+			bp_view *view = NULL; // and through the frame builder
+			cr_assert_eq(bp_frame_step(filtered, &view), BP_OK);
+			const bp_pair *frame_pairs = bp_view_pairs(view, &got_count);
+			assert_filtered(frame_pairs, got_count, plain);
+			bp_view_release(view);
+		}
+		bp_world_destroy(plain);
+		bp_world_destroy(filtered);
+	}
 }

@@ -123,6 +123,10 @@ typedef enum bp_debug_flag {
 /// core with the host).
 #define BP_SERIAL_STEP_ENTITIES 2048
 
+/// The host's last word on a pair (bp_world_def.pair_filter): the two entities'
+/// handles and user keys; false drops the pair.
+typedef bool bp_pair_filter_fn(bp_entity a, bp_entity b, uint64_t key_a, uint64_t key_b, void *user);
+
 /// Where a world's parallel loops run.
 typedef enum bp_executor {
 	/// The library's own worker threads (the default). They belong to the thread
@@ -239,6 +243,15 @@ typedef struct bp_world_def {
 	/// worker_count in [1, BP_MAX_THREADS], else bp_world_create returns
 	/// BP_ERR_INVALID_ARGUMENT. Ignored with the other executors.
 	bp_task_system task_system;
+	/// Called for every pair that passed the bounds, filter and kind tests, in
+	/// the pairs' order, after each step and frame build, on the thread that
+	/// steps (the writer, or the world's frame builder thread), one call at a
+	/// time; pairs it returns false for are not reported (nor counted in events).
+	/// In an incremental world it is asked about every reported pair each step,
+	/// not only new ones: keep it cheap, and prefer category and mask where they
+	/// can say the same. NULL (the default): every pair is reported.
+	bp_pair_filter_fn *pair_filter;
+	void *pair_filter_user; ///< passed to pair_filter
 	int32_t internal_value; ///< set by bp_world_def_default; do not touch
 } bp_world_def;
 
