@@ -34,7 +34,11 @@ struct crew {
 	/// claimed by a compare-and-swap on both, so a worker that slept through a job
 	/// change can never claim a chunk of the wrong job.
 	_Atomic uint64_t state;
-	_Atomic uint32_t chunks;  ///< the current job's chunk count
+	/// Chunk counts by job number parity. The caller writes the next job's count
+	/// before it publishes the job; a worker still claiming from the last job
+	/// must keep reading that job's count, or it would claim a chunk past its
+	/// end, with the old job number, and run it with the next job's function.
+	_Atomic uint32_t chunks[2];
 	_Atomic uint32_t done;    ///< its chunks finished
 	_Atomic int helpers;      ///< workers that may take part in it
 	_Atomic int sleepers;     ///< workers waiting on `wake`
@@ -62,11 +66,9 @@ static uint32_t job_of(uint64_t state) { return (uint32_t)(state >> 32); }
 /// Claims the next chunk of job `job`; false once none is left or the job is over.
 static bool claim(crew *c, uint32_t job, uint32_t *chunk, uint32_t *chunks)
 {
+	const uint32_t total = atomic_load_explicit(&c->chunks[job & 1], memory_order_relaxed);
 	uint64_t s = atomic_load_explicit(&c->state, memory_order_acquire);
 	for (;;) {
-		// Read after the state: a newer job's count can only come with a newer
-		// state, and then the exchange below fails.
-		uint32_t total = atomic_load_explicit(&c->chunks, memory_order_relaxed);
 		if (job_of(s) != job || (uint32_t)s >= total)
 			return false;
 		if (atomic_compare_exchange_weak_explicit(&c->state, &s, s + 1, memory_order_acq_rel,
@@ -218,10 +220,10 @@ void bpi_workers_run(uint32_t count, uint32_t grain, int threads, bpi_range_fn *
 	c->ctx = ctx;
 	c->count = count;
 	c->grain = grain;
-	atomic_store_explicit(&c->chunks, chunks, memory_order_relaxed);
+	const uint32_t job = job_of(atomic_load(&c->state)) + 1;
+	atomic_store_explicit(&c->chunks[job & 1], chunks, memory_order_relaxed);
 	atomic_store_explicit(&c->done, 0, memory_order_relaxed);
 	atomic_store_explicit(&c->helpers, helpers, memory_order_relaxed);
-	const uint32_t job = job_of(atomic_load(&c->state)) + 1;
 	atomic_store(&c->state, (uint64_t)job << 32); // publishes the fields above
 	if (atomic_load(&c->sleepers) > 0) {
 		pthread_mutex_lock(&c->lock);

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "oracle.h"
+#include "workers.h"
 
 // Above BP_SERIAL_STEP_ENTITIES, so the default thread count uses its threads too.
 enum { N = 5000, MAX_WORKERS = 8 };
@@ -362,4 +363,44 @@ Test(executor, the_workers_of_a_thread_end_with_it, .timeout = 60)
 	cr_assert_eq(during, before + 1 + 3, "the stepping thread and its 3 workers");
 	cr_assert_eq(thread_count_of_process(), before, "workers outlived the thread that started them");
 	oracle_pairs_free(&want);
+}
+
+// ---- the workers' hand-out, loop after loop -------------------------------------------
+
+enum { LOOPS = 200000, MOST_CHUNKS = 64 };
+
+typedef struct counted_loop {
+	uint32_t loop;
+	_Atomic uint32_t runs[MOST_CHUNKS]; ///< how often each chunk ran
+	_Atomic uint32_t wrong;             ///< chunks run for another loop, or past the end
+} counted_loop;
+
+static void count_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	counted_loop *loop = ctx;
+	if (chunk >= MOST_CHUNKS || end <= begin) {
+		atomic_fetch_add(&loop->wrong, 1);
+		return;
+	}
+	atomic_fetch_add(&loop->runs[chunk], 1);
+}
+
+// Loops of few and of many chunks in turn, on more threads than cores, so that workers
+// are preempted between loops: each chunk of each loop runs exactly once. A worker that
+// read the next loop's chunk count while claiming from the last one ran a chunk twice.
+Test(executor, every_chunk_runs_once_loop_after_loop, .timeout = 120)
+{
+	bpi_team_failure failure;
+	cr_assert_eq(bpi_workers_reserve(8, &failure), BP_OK);
+	static counted_loop loops[2];
+	for (uint32_t l = 0; l < LOOPS; ++l) {
+		counted_loop *loop = &loops[l & 1];
+		memset(loop, 0, sizeof *loop);
+		loop->loop = l;
+		uint32_t chunks = (l & 1) ? MOST_CHUNKS : 2;
+		bpi_workers_run(chunks * 16, 16, 8, count_chunk, loop);
+		cr_assert_eq(atomic_load(&loop->wrong), 0, "loop %u", l);
+		for (uint32_t k = 0; k < MOST_CHUNKS; ++k)
+			cr_assert_eq(atomic_load(&loop->runs[k]), k < chunks ? 1u : 0u, "loop %u chunk %u", l, k);
+	}
 }
