@@ -96,7 +96,9 @@ static void run_chunks(crew *c, uint32_t job)
 	inside_chunk = false;
 }
 
-/// Spins on `done` for up to `ns`, checking the clock only every 64 turns.
+/// Spins until the job number in `word` differs from `unlike` (word not NULL) or
+/// `done` reaches target; false after BPI_WORKERS_SPIN_NS without it. The clock is
+/// read every 64 turns.
 static bool spin_until(_Atomic uint64_t *word, uint64_t unlike, const _Atomic uint32_t *done, uint32_t target)
 {
 	uint64_t deadline = bpi_now_ns() + BPI_WORKERS_SPIN_NS;
