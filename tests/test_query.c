@@ -52,14 +52,6 @@ static size_t bf_sphere(const oracle_box *b, uint32_t n, int dims, const float *
 	return count;
 }
 
-static int compare_hits(const void *x, const void *y)
-{
-	const bp_hit *a = x, *b = y;
-	if (a->distance != b->distance)
-		return a->distance < b->distance ? -1 : 1;
-	return a->index < b->index ? -1 : a->index > b->index;
-}
-
 /// Every hit of the ray, sorted by (t, index). The interval of t inside each slab,
 /// intersected with [0, max_t]; an axis with d = 0 needs the origin inside the slab.
 static size_t bf_ray(const oracle_box *b, uint32_t n, int dims, const float *o, const float *d, float max_t,
@@ -82,7 +74,7 @@ static size_t bf_ray(const oracle_box *b, uint32_t n, int dims, const float *o, 
 		if (hit)
 			out[count++] = (bp_hit){i, enter};
 	}
-	qsort(out, count, sizeof *out, compare_hits);
+	qsort(out, count, sizeof *out, oracle_compare_hits);
 	return count;
 }
 
@@ -91,7 +83,7 @@ static size_t bf_nearest(const oracle_box *b, uint32_t n, int dims, const float 
 	bp_hit *all = malloc((n ? n : 1) * sizeof *all);
 	for (uint32_t i = 0; i < n; ++i)
 		all[i] = (bp_hit){i, bf_distance2(&b[i], dims, p)};
-	qsort(all, n, sizeof *all, compare_hits);
+	qsort(all, n, sizeof *all, oracle_compare_hits);
 	size_t count = k < n ? k : n;
 	for (size_t i = 0; i < count; ++i)
 		out[i] = (bp_hit){all[i].index, sqrtf(all[i].distance)};
@@ -137,15 +129,6 @@ static void random_scene(oracle_box *boxes, uint32_t n, int dims, bool snap, uin
 	}
 }
 
-static void random_vec(test_rng *rng, float *v, int dims, float lo, float hi, bool snap)
-{
-	for (int k = 0; k < dims; ++k) {
-		v[k] = test_rng_float(rng, lo, hi);
-		if (snap)
-			v[k] = floorf(v[k]);
-	}
-}
-
 static void check_box_query(const bp_view *v, const oracle_box *boxes, uint32_t n, int dims, const float *lo,
 	const float *hi, bool point)
 {
@@ -168,12 +151,12 @@ static void check_queries(const bp_view *v, const oracle_box *boxes, uint32_t n,
 	bp_hit *want_hits = malloc((n + 8) * sizeof *want_hits), *got_hits = malloc((n + 8) * sizeof *got_hits);
 	for (int q = 0; q < 40; ++q) {
 		float lo[3], hi[3], ext[3], p[3], d[3];
-		random_vec(&rng, lo, dims, -2, world + 2, snap);
-		random_vec(&rng, ext, dims, 0, 4, snap);
+		test_rng_vec(&rng, lo, dims, -2, world + 2, snap);
+		test_rng_vec(&rng, ext, dims, 0, 4, snap);
 		for (int k = 0; k < dims; ++k)
 			hi[k] = lo[k] + ext[k];
 		check_box_query(v, boxes, n, dims, lo, hi, false);
-		random_vec(&rng, p, dims, -1, world + 1, snap);
+		test_rng_vec(&rng, p, dims, -1, world + 1, snap);
 		check_box_query(v, boxes, n, dims, p, p, true);
 
 		float radius = snap ? (float)test_rng_below(&rng, 4) : test_rng_float(&rng, 0, 4);
@@ -183,8 +166,8 @@ static void check_queries(const bp_view *v, const oracle_box *boxes, uint32_t n,
 		cr_assert(same_bytes(got, want, want_n * sizeof *got));
 
 		// Rays: random directions, with some components zeroed (axis-parallel rays).
-		random_vec(&rng, p, dims, -3, world + 3, false);
-		random_vec(&rng, d, dims, -1, 1, false);
+		test_rng_vec(&rng, p, dims, -3, world + 3, false);
+		test_rng_vec(&rng, d, dims, -1, 1, false);
 		for (int k = 0; k < dims; ++k)
 			if (test_rng_below(&rng, 3) == 0)
 				d[k] = 0;
@@ -214,7 +197,7 @@ static void check_queries(const bp_view *v, const oracle_box *boxes, uint32_t n,
 
 		uint32_t ks[] = {0, 1, 7, n + 3};
 		uint32_t k = ks[q % 4];
-		random_vec(&rng, p, dims, -2, world + 2, snap);
+		test_rng_vec(&rng, p, dims, -2, world + 2, snap);
 		want_n = bf_nearest(boxes, n, dims, p, k, want_hits);
 		cr_assert_eq(bp_view_query_nearest(v, p, k, got_hits, &got_n), BP_OK);
 		cr_assert_eq(got_n, want_n, "k=%u: %zu vs %zu", k, got_n, want_n);
@@ -536,7 +519,7 @@ static void clustered_scene(oracle_box *boxes, uint32_t n, int dims, bool snap, 
 	test_rng rng = {seed};
 	float centre[12][3];
 	for (int c = 0; c < 12; ++c)
-		random_vec(&rng, centre[c], 3, 0, 200, false);
+		test_rng_vec(&rng, centre[c], 3, 0, 200, false);
 	for (uint32_t i = 0; i < n; ++i) {
 		const float *at = centre[test_rng_below(&rng, 12)];
 		float size = test_rng_below(&rng, 20) == 0 ? 10.0f : 1.0f;
@@ -620,8 +603,8 @@ static void run_large(int dims, bool snap, bool huge, uint64_t seed)
 		const oracle_box *e = &boxes[test_rng_below(&rng, n)];
 		float lo[3], hi[3], p[3], d[3], ext[3];
 		// A box near an entity; then boxes touching it exactly on one face.
-		random_vec(&rng, lo, dims, -10, 210, snap);
-		random_vec(&rng, ext, dims, 0, 6, snap);
+		test_rng_vec(&rng, lo, dims, -10, 210, snap);
+		test_rng_vec(&rng, ext, dims, 0, 6, snap);
 		for (int k = 0; k < dims; ++k)
 			hi[k] = lo[k] + ext[k];
 		check_box_query(v, boxes, n, dims, lo, hi, false);
@@ -649,13 +632,13 @@ static void run_large(int dims, bool snap, bool huge, uint64_t seed)
 		check_box_query(v, boxes, n, dims, lo, hi, false);
 
 		check_sphere_query(v, boxes, n, dims, e->max, 0, want, got); // touching at zero radius
-		random_vec(&rng, p, dims, -10, 210, snap);
+		test_rng_vec(&rng, p, dims, -10, 210, snap);
 		check_sphere_query(v, boxes, n, dims, p, test_rng_float(&rng, 0, 12), want, got);
 		check_sphere_query(v, boxes, n, dims, lo, 1e5f, want, got); // from far away, reaching in
 
 		// Rays: random, axis-parallel, and from far outside aimed at an entity.
-		random_vec(&rng, p, dims, -20, 220, false);
-		random_vec(&rng, d, dims, -1, 1, false);
+		test_rng_vec(&rng, p, dims, -20, 220, false);
+		test_rng_vec(&rng, d, dims, -1, 1, false);
 		for (int k = 0; k < dims; ++k)
 			if (test_rng_below(&rng, 3) == 0)
 				d[k] = 0;
@@ -672,7 +655,7 @@ static void run_large(int dims, bool snap, bool huge, uint64_t seed)
 		check_ray_query(v, boxes, n, dims, p, d, INFINITY, want_hits, got_hits);
 
 		uint32_t ks[] = {1, 10, 100};
-		random_vec(&rng, p, dims, -10, 210, snap);
+		test_rng_vec(&rng, p, dims, -10, 210, snap);
 		check_nearest_query(v, boxes, n, dims, p, ks[q % 3], want_hits, got_hits);
 		check_nearest_query(v, boxes, n, dims, e->min, ks[q % 3], want_hits, got_hits);
 		check_nearest_query(v, boxes, n, dims, lo, ks[q % 3], want_hits, got_hits);
@@ -682,7 +665,7 @@ static void run_large(int dims, bool snap, bool huge, uint64_t seed)
 	check_box_query(v, boxes, n, dims, all_lo, all_hi, false);
 	for (int q = 0; q < 8; ++q) {
 		float lo[3], hi[3];
-		random_vec(&rng, lo, dims, 0, 200, snap);
+		test_rng_vec(&rng, lo, dims, 0, 200, snap);
 		for (int k = 0; k < dims; ++k)
 			hi[k] = lo[k] + 30;
 		size_t want_n = bf_box(boxes, n, dims, lo, hi, want), got_n = 0;

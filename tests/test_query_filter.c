@@ -85,14 +85,6 @@ static size_t bf_sphere(const oracle_box *b, uint32_t n, int dims, const float *
 	return count;
 }
 
-static int compare_hits(const void *x, const void *y)
-{
-	const bp_hit *a = x, *b = y;
-	if (a->distance != b->distance)
-		return a->distance < b->distance ? -1 : 1;
-	return a->index < b->index ? -1 : a->index > b->index;
-}
-
 /// Every entity the box [lo, hi] meets while moving along d, t in [0, max_t],
 /// sorted by (t, index); lo == hi is a ray. On each axis the boxes overlap
 /// while lo + t d <= b.max and b.min <= hi + t d: solved for t per sign of d.
@@ -117,7 +109,7 @@ static size_t bf_sweep(const oracle_box *b, uint32_t n, int dims, const float *l
 		if (hit && bf_accepts(&b[i], i, f))
 			out[count++] = (bp_hit){i, first};
 	}
-	qsort(out, count, sizeof *out, compare_hits);
+	qsort(out, count, sizeof *out, oracle_compare_hits);
 	return count;
 }
 
@@ -136,7 +128,7 @@ static size_t bf_nearest(const oracle_box *b, uint32_t n, int dims, const float 
 		}
 		all[m++] = (bp_hit){i, d2};
 	}
-	qsort(all, m, sizeof *all, compare_hits);
+	qsort(all, m, sizeof *all, oracle_compare_hits);
 	size_t count = k < m ? k : m;
 	for (size_t i = 0; i < count; ++i)
 		out[i] = (bp_hit){all[i].index, sqrtf(all[i].distance)};
@@ -233,15 +225,6 @@ static void check_calls(const scene *s, const bp_query_filter *f, const bool *ge
 			cr_assert(bf_checks(&s->boxes[i], i, f), "callback saw entity %u, which the filter rejects", i);
 			cr_assert(!geometric || geometric[i], "callback saw entity %u, which is not a hit", i);
 		}
-	}
-}
-
-static void random_vec(test_rng *rng, float *v, int dims, float lo, float hi, bool snap)
-{
-	for (int k = 0; k < dims; ++k) {
-		v[k] = test_rng_float(rng, lo, hi);
-		if (snap)
-			v[k] = floorf(v[k]);
 	}
 }
 
@@ -419,8 +402,8 @@ static void run_random(int dims, uint32_t n, bool snap, float crowd, uint64_t se
 		bp_query_filter storage;
 		const bp_query_filter *f = random_filter(&rng, &s, &storage);
 		float lo[3], hi[3], ext[3], p[3], d[3];
-		random_vec(&rng, lo, dims, -2, s.world + 2, snap);
-		random_vec(&rng, ext, dims, 0, 4, snap);
+		test_rng_vec(&rng, lo, dims, -2, s.world + 2, snap);
+		test_rng_vec(&rng, ext, dims, 0, 4, snap);
 		if (crowd > 1) { // a slab across the world: hundreds of hits, through the index when thin on its axis
 			for (int k = 0; k < dims; ++k)
 				ext[k] = s.world;
@@ -431,7 +414,7 @@ static void run_random(int dims, uint32_t n, bool snap, float crowd, uint64_t se
 		size_t want_n = bf_box(s.boxes, n, dims, lo, hi, f, want);
 		check_set_query(&s, f, false, lo, hi, NULL, 0, want, want_n, geometric);
 		// A point through the point form and the visitor of its box.
-		random_vec(&rng, p, dims, -1, s.world + 1, snap);
+		test_rng_vec(&rng, p, dims, -1, s.world + 1, snap);
 		want_n = bf_box(s.boxes, n, dims, p, p, f, want);
 		uint32_t *got = malloc((n + 1) * sizeof *got);
 		size_t got_n;
@@ -444,8 +427,8 @@ static void run_random(int dims, uint32_t n, bool snap, float crowd, uint64_t se
 		check_set_query(&s, f, true, NULL, NULL, p, r, want, want_n, geometric);
 
 		// Rays and box casts: random directions, some components zeroed (axis-parallel).
-		random_vec(&rng, p, dims, -3, s.world + 3, false);
-		random_vec(&rng, d, dims, -1, 1, false);
+		test_rng_vec(&rng, p, dims, -3, s.world + 3, false);
+		test_rng_vec(&rng, d, dims, -1, 1, false);
 		for (int k = 0; k < dims; ++k)
 			if (test_rng_below(&rng, 3) == 0)
 				d[k] = 0;
@@ -454,7 +437,7 @@ static void run_random(int dims, uint32_t n, bool snap, float crowd, uint64_t se
 		check_sweep(&s, f, false, p, p, d, max_t, want_hits, want_n, geometric);
 		// The same ray as the cast of a zero-size box gives the same hits.
 		check_sweep(&s, f, true, p, p, d, max_t, want_hits, want_n, geometric);
-		random_vec(&rng, ext, dims, 0, 3, snap);
+		test_rng_vec(&rng, ext, dims, 0, 3, snap);
 		for (int k = 0; k < dims; ++k)
 			hi[k] = p[k] + ext[k];
 		want_n = bf_sweep(s.boxes, n, dims, p, hi, d, max_t, f, want_hits);
@@ -464,7 +447,7 @@ static void run_random(int dims, uint32_t n, bool snap, float crowd, uint64_t se
 			cr_assert_eq(want_hits[i].distance == 0, bf_overlaps(&s.boxes[want_hits[i].index], dims, p, hi));
 
 		uint32_t ks[] = {0, 1, 7, n + 3};
-		random_vec(&rng, p, dims, -2, s.world + 2, snap);
+		test_rng_vec(&rng, p, dims, -2, s.world + 2, snap);
 		check_nearest(&s, f, p, ks[q % 4]);
 	}
 	free(want);
@@ -539,10 +522,10 @@ Test(query_filter, null_filter_is_the_plain_query, .timeout = 60)
 	for (int q = 0; q < 50; ++q) {
 		float lo[3], hi[3], d[3];
 		size_t na, nb;
-		random_vec(&rng, lo, 3, 0, s.world, false);
+		test_rng_vec(&rng, lo, 3, 0, s.world, false);
 		for (int k = 0; k < 3; ++k)
 			hi[k] = lo[k] + 3;
-		random_vec(&rng, d, 3, -1, 1, false);
+		test_rng_vec(&rng, d, 3, -1, 1, false);
 		cr_assert_eq(bp_view_query_aabb(s.v, lo, hi, a, 401, &na), BP_OK);
 		cr_assert_eq(bp_view_query_aabb_filtered(s.v, lo, hi, NULL, b, 401, &nb), BP_OK);
 		cr_assert(na == nb && (na == 0 || memcmp(a, b, na * sizeof *a) == 0));
@@ -577,7 +560,7 @@ Test(query_filter, exclude_self, .timeout = 60)
 			float c[3], d[3];
 			for (int k = 0; k < dims; ++k)
 				c[k] = 0.5f * (s.boxes[e].min[k] + s.boxes[e].max[k]);
-			random_vec(&rng, d, dims, -1, 1, false);
+			test_rng_vec(&rng, d, dims, -1, 1, false);
 			bp_hit h;
 			bool found;
 			size_t want_n = bf_sweep(s.boxes, s.n, dims, c, c, d, INFINITY, &f, want), got_n;
@@ -676,7 +659,7 @@ Test(query_filter, periodic_queries_do_not_wrap, .timeout = 60)
 	test_rng rng = {10};
 	for (int q = 0; q < 100; ++q) {
 		float lo[2], hi[2];
-		random_vec(&rng, lo, 2, -6, 42, false);
+		test_rng_vec(&rng, lo, 2, -6, 42, false);
 		hi[0] = lo[0] + 5;
 		hi[1] = lo[1] + 5;
 		size_t want_n = bf_box(boxes, n, 2, lo, hi, NULL, want), got_n;

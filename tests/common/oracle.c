@@ -151,6 +151,23 @@ uint32_t test_rng_below(test_rng *rng, uint32_t bound)
 	return (uint32_t)(test_rng_next(rng) % bound);
 }
 
+void test_rng_vec(test_rng *rng, float *v, int dims, float lo, float hi, bool snap)
+{
+	for (int k = 0; k < dims; ++k) {
+		v[k] = test_rng_float(rng, lo, hi);
+		if (snap)
+			v[k] = floorf(v[k]);
+	}
+}
+
+int oracle_compare_hits(const void *x, const void *y)
+{
+	const bp_hit *a = x, *b = y;
+	if (a->distance != b->distance)
+		return a->distance < b->distance ? -1 : 1;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
 void test_random_boxes(oracle_box *boxes, uint32_t n, int dims, float world, float max_extent, bool filters,
 	uint64_t seed)
 {

@@ -45,6 +45,13 @@ uint64_t test_rng_next(test_rng *rng);
 /// Uniform float in [lo, hi).
 float test_rng_float(test_rng *rng, float lo, float hi);
 uint32_t test_rng_below(test_rng *rng, uint32_t bound);
+/// dims uniform floats in [lo, hi), each rounded down to an integer with `snap`
+/// (integer grids make ties and touching boxes common).
+void test_rng_vec(test_rng *rng, float *v, int dims, float lo, float hi, bool snap);
+
+/// qsort order of query hits: by distance (the ray parameter for rays), then
+/// by dense index, as the library orders them.
+int oracle_compare_hits(const void *x, const void *y);
 
 /// Random boxes: n boxes in [0, world)^dims with extents in [0, max_extent].
 /// With `filters`, random categories/masks/static kinds as well.
