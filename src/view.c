@@ -208,7 +208,7 @@ bp_status bpi_view_derive(bp_view *f, const bp_view *prev, const uint32_t *chang
 	bool named = false;
 	bp_status status = sort_pairs(f, index_scratch, threads);
 	if (status == BP_OK)
-		status = bpi_view_events_build(f, prev, &named);
+		status = bpi_view_events_build(f, prev, &named, threads);
 	if (status != BP_OK || !prev)
 		return status;
 	// The extras a reader used last frame it uses this frame too: made now, so it

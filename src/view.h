@@ -97,7 +97,7 @@ bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *ch
 /// The pairs begun and ended since `prev` (NULL: every pair began). When prev's
 /// layout differs it names both frames' pairs by handle (view->names, and prev's
 /// through bpi_view_ensure) and sets *named. Builder thread only (view_events.c).
-bp_status bpi_view_events_build(bp_view *view, const bp_view *prev, bool *named);
+bp_status bpi_view_events_build(bp_view *view, const bp_view *prev, bool *named, int threads);
 /// The extras of view_events.c made on first use: the names (BPI_VIEW_NAMES) and
 /// the events as key pairs (BPI_VIEW_KEYS). Under the view's lazy lock.
 bp_status bpi_view_names_build(bp_view *view);

@@ -423,3 +423,59 @@ Test(pair_filter, drops_what_the_host_refuses_and_keeps_the_order, .timeout = 60
 		bp_world_destroy(filtered);
 	}
 }
+
+// ---- many entities: the merge cut into parts -----------------------------------------
+
+/// The pairs of a view named by handle, sorted.
+static named *view_named(const bp_view *v, size_t *count)
+{
+	const bp_pair *pairs = bp_view_pairs(v, count);
+	const bp_entity *handles = bp_view_entities(v);
+	named *out = malloc((*count + 1) * sizeof *out);
+	for (size_t i = 0; i < *count; ++i) {
+		uint64_t a = id_of(handles[pairs[i].lo]), b = id_of(handles[pairs[i].hi]);
+		out[i] = a < b ? (named){a, b} : (named){b, a};
+	}
+	qsort(out, *count, sizeof *out, compare_named);
+	return out;
+}
+
+// Views of 40,000 entities on 4 threads: the events of frames of the same layout come from
+// a merge cut into parts by lo; they must be the set differences of the two frames' pairs
+// (whose pair sets the other suites check against brute force).
+Test(events, many_entities_events_are_the_difference_of_the_pair_sets, .timeout = 120)
+{
+	enum { MANY = 40000 };
+	static oracle_box boxes[MANY];
+	test_random_boxes(boxes, MANY, 3, 50.0f, 2.0f, false, 4242); // ~2 pairs an entity: part edges have pairs
+	bp_world_def def = bp_world_def_default();
+	def.thread_count = 4;
+	bp_world *w = test_world_from_def(boxes, MANY, &def);
+	bp_entity_destroy(w, bp_world_entity_at(w, 5)); // dense order no longer handle order
+	test_rng rng = {17};
+	bp_view *prev = NULL;
+	cr_assert_eq(bp_frame_step(w, &prev), BP_OK);
+	for (int frame = 0; frame < 4; ++frame) {
+		uint32_t n = bp_world_entity_count(w);
+		for (uint32_t k = 0; k < n / 20; ++k) {
+			float x = test_rng_float(&rng, 0, 50), y = test_rng_float(&rng, 0, 50), z = test_rng_float(&rng, 0, 50);
+			move_box(w, bp_world_entity_at(w, test_rng_below(&rng, n)), x, y, z, 2.0f);
+		}
+		bp_view *v = NULL;
+		cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+		size_t now_count, then_count, nb, ne;
+		named *now = view_named(v, &now_count), *then = view_named(prev, &then_count);
+		named *want = malloc((now_count + then_count + 1) * sizeof *want);
+		bp_view_events(v, NULL, 0, &nb, NULL, 0, &ne);
+		bp_pair_event *began = malloc((nb + 1) * sizeof *began), *ended = malloc((ne + 1) * sizeof *ended);
+		cr_assert_eq(bp_view_events(v, began, nb, &nb, ended, ne, &ne), BP_OK);
+		cr_assert_gt(nb, 100, "frame %d: too few events to cut into parts", frame);
+		assert_events(began, nb, want, difference(now, now_count, then, then_count, want));
+		assert_events(ended, ne, want, difference(then, then_count, now, now_count, want));
+		free(began), free(ended), free(want), free(now), free(then);
+		bp_view_release(prev);
+		prev = v;
+	}
+	bp_view_release(prev);
+	bp_world_destroy(w);
+}
