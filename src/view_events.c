@@ -12,20 +12,24 @@
 
 static uint64_t handle_id(bp_entity e) { return (uint64_t)e.index1 << 32 | e.generation; }
 
+/// The order of (a1, b1) and (a2, b2): by a, then by b.
+static int order_of(uint64_t a1, uint64_t b1, uint64_t a2, uint64_t b2)
+{
+	if (a1 != a2)
+		return a1 < a2 ? -1 : 1;
+	return b1 < b2 ? -1 : b1 > b2;
+}
+
 static int compare_named(const void *x, const void *y)
 {
 	const bpi_named_pair *p = x, *q = y;
-	if (p->a != q->a)
-		return p->a < q->a ? -1 : 1;
-	return p->b < q->b ? -1 : p->b > q->b;
+	return order_of(p->a, p->b, q->a, q->b);
 }
 
 static int compare_key_pairs(const void *x, const void *y)
 {
 	const bp_key_pair *p = x, *q = y;
-	if (p->a != q->a)
-		return p->a < q->a ? -1 : 1;
-	return p->b < q->b ? -1 : p->b > q->b;
+	return order_of(p->a, p->b, q->a, q->b);
 }
 
 /// The view's pairs by handle, sorted. While no slot has been reused, handles
@@ -71,11 +75,7 @@ static bp_pair_event event_of_dense(const bp_pair *p, const bp_view *v)
 static int compare_events(const void *x, const void *y)
 {
 	const bp_pair_event *p = x, *q = y;
-	uint64_t pa = handle_id(p->a), qa = handle_id(q->a);
-	if (pa != qa)
-		return pa < qa ? -1 : 1;
-	uint64_t pb = handle_id(p->b), qb = handle_id(q->b);
-	return pb < qb ? -1 : pb > qb;
+	return order_of(handle_id(p->a), handle_id(p->b), handle_id(q->a), handle_id(q->b));
 }
 
 /// Sorts events into handle order, unless they already are (dense order is handle
@@ -119,12 +119,7 @@ static void diff_names(const bp_view *now, const bp_view *then, event_sink *out)
 	}
 }
 
-static int compare_pairs(const bp_pair *p, const bp_pair *q)
-{
-	if (p->lo != q->lo)
-		return p->lo < q->lo ? -1 : 1;
-	return p->hi < q->hi ? -1 : p->hi > q->hi;
-}
+static int compare_pairs(const bp_pair *p, const bp_pair *q) { return order_of(p->lo, p->hi, q->lo, q->hi); }
 
 /// The merge of x[i, nx) and y[j, ny), (lo, hi)-sorted pairs of two frames of the
 /// same layout, into `out`.
