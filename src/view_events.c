@@ -199,8 +199,10 @@ static bp_status diff_dense(bp_view *f, const bp_view *prev, int threads)
 		status = BP_ERR_OUT_OF_MEMORY;
 	began = ended = 0;
 	for (uint32_t p = 0; status == BP_OK && p < parts; ++p) {
-		event_sink room = {f->began.data + began, f->ended.data + ended, sinks[p].began_total,
-			sinks[p].ended_total, 0, 0};
+		// An empty array may be NULL, and NULL + 0 is undefined.
+		event_sink room = {sinks[p].began_total ? f->began.data + began : NULL,
+			sinks[p].ended_total ? f->ended.data + ended : NULL, sinks[p].began_total, sinks[p].ended_total, 0,
+			0};
 		began += sinks[p].began_total, ended += sinks[p].ended_total;
 		sinks[p] = room;
 	}
