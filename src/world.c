@@ -44,19 +44,12 @@ static bp_status reserve_entities(bp_world *w, uint32_t needed)
 	uint64_t grown = (uint64_t)w->capacity + w->capacity / 2;
 	uint32_t capacity = (uint32_t)BP_MIN(BP_MAX(grown, (uint64_t)needed), (uint64_t)BP_MAX_ENTITIES);
 	capacity = BP_MAX(capacity, 16u);
-	uint32_t *dense_slot = bpi_grow_aligned(NULL, 0, capacity, sizeof(uint32_t));
 	// Marks are kept for every index below the capacity: a destroy leaves marks past count.
 	uint8_t *changed = w->incremental ? bpi_grow_aligned(NULL, 0, capacity, 1) : NULL;
-	if (!dense_slot || (w->incremental && !changed) ||
-		!bpi_soa_resize(&w->soa, w->dims, w->capacity, capacity, w->count)) {
-		bpi_free_aligned(dense_slot, (size_t)capacity * sizeof(uint32_t));
+	if ((w->incremental && !changed) || !bpi_soa_resize(&w->soa, w->dims, w->capacity, capacity, w->count)) {
 		bpi_free_aligned(changed, changed ? capacity : 0);
 		return bpi_world_fail(w, BP_ERR_OUT_OF_MEMORY, "no memory for %u entities", capacity);
 	}
-	if (w->count)
-		memcpy(dense_slot, w->dense_slot, (size_t)w->count * sizeof(uint32_t));
-	bpi_free_aligned(w->dense_slot, (size_t)w->capacity * sizeof(uint32_t));
-	w->dense_slot = dense_slot;
 	if (changed) {
 		memset(changed, 0, capacity);
 		if (w->capacity)
@@ -203,7 +196,6 @@ void bp_world_destroy(bp_world *w)
 	bpi_frames_shutdown(w->frames);
 	bpi_stepper_free(&w->stepper);
 	bpi_soa_free(&w->soa, w->dims, w->capacity);
-	bpi_free_aligned(w->dense_slot, (size_t)w->capacity * sizeof(uint32_t));
 	bpi_free_aligned(w->changed, w->changed ? w->capacity : 0);
 	bpi_array_free(&w->step_marks.list);
 	bpi_array_free(&w->frame_marks.list);
@@ -349,7 +341,6 @@ static bp_entity take_slot(bp_world *w, uint32_t d)
 	}
 	w->slots[s].dense = d;
 	w->slots[s].next_free = BP_NO_DENSE;
-	w->dense_slot[d] = s;
 	w->soa.entity[d] = (bp_entity){s + 1, w->slots[s].generation};
 	w->layout++;
 	return w->soa.entity[d];
@@ -427,9 +418,8 @@ bp_status bp_entity_destroy(bp_world *w, bp_entity e)
 	w->sphere_count -= (w->soa.flags[d] & BP_FLAG_SPHERE) != 0;
 	w->filtered_count -= !filter_is_open(w->soa.category[d], w->soa.mask[d]);
 	if (d != last) { // swap-remove keeps the arrays dense
-		bpi_soa_copy_entity(&w->soa, d, &w->soa, last, w->dims);
-		w->dense_slot[d] = w->dense_slot[last];
-		w->slots[w->dense_slot[d]].dense = d;
+		bpi_soa_copy_entity(&w->soa, d, &w->soa, last, w->dims); // the moved entity's handle too
+		w->slots[w->soa.entity[d].index1 - 1].dense = d;
 		bpi_world_mark(w, d); // another entity now: its pairs are to be found again
 	}
 	w->count = last;

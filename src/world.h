@@ -62,8 +62,7 @@ struct bp_world {
 	// Dense SoA store: `count` live entities, room for `capacity`.
 	uint32_t count;
 	uint32_t capacity;
-	bpi_soa soa;
-	uint32_t *dense_slot; ///< dense index -> slot index, `capacity` entries
+	bpi_soa soa; ///< soa.entity[d] is the handle at dense index d: its slot is index1 - 1
 	uint32_t static_count;
 	uint32_t filtered_count; ///< entities whose category or mask is not all bits
 	uint32_t sphere_count;
