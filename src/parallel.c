@@ -12,15 +12,6 @@ static _Thread_local const bpi_executor *bound;
 // system (the workers keep their own): a nested loop runs on the thread alone.
 static _Thread_local bool inside_task;
 
-static void run_serial(uint32_t count, uint32_t grain, bpi_range_fn *fn, void *ctx)
-{
-	const uint32_t chunks = bpi_chunk_count(count, grain);
-	for (uint32_t c = 0; c < chunks; ++c) {
-		uint32_t begin = c * grain;
-		fn(begin, begin + BP_MIN(count - begin, grain), c, ctx);
-	}
-}
-
 static void run_openmp(uint32_t count, uint32_t grain, int threads, bpi_range_fn *fn, void *ctx)
 {
 	const uint32_t chunks = bpi_chunk_count(count, grain);
@@ -28,8 +19,7 @@ static void run_openmp(uint32_t count, uint32_t grain, int threads, bpi_range_fn
 #pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
 	for (uint32_t c = 0; c < chunks; ++c) {
 		inside_task = true;
-		uint32_t begin = c * grain;
-		fn(begin, begin + BP_MIN(count - begin, grain), c, ctx);
+		bpi_run_chunk(fn, ctx, count, grain, c);
 		inside_task = false;
 	}
 }
@@ -47,10 +37,8 @@ static void run_host_range(uint32_t begin, uint32_t end, uint32_t worker, void *
 	const host_loop *loop = task_context;
 	const bool outer = inside_task;
 	inside_task = true;
-	for (uint32_t c = begin; c < end; ++c) {
-		uint32_t first = c * loop->grain;
-		loop->fn(first, first + BP_MIN(loop->count - first, loop->grain), c, loop->ctx);
-	}
+	for (uint32_t c = begin; c < end; ++c)
+		bpi_run_chunk(loop->fn, loop->ctx, loop->count, loop->grain, c);
 	inside_task = outer;
 }
 
@@ -66,7 +54,7 @@ void bpi_parallel_for(uint32_t count, uint32_t grain, int threads, bpi_range_fn 
 {
 	BP_ASSERT(grain > 0);
 	if (threads <= 1 || !bound || inside_task || bpi_chunk_count(count, grain) <= 1) {
-		run_serial(count, grain, fn, ctx);
+		bpi_run_serial(count, grain, fn, ctx);
 		return;
 	}
 	switch (bound->kind) {

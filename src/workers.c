@@ -85,8 +85,7 @@ static void run_chunks(crew *c, uint32_t job)
 	uint32_t chunk, chunks;
 	inside_chunk = true;
 	while (claim(c, job, &chunk, &chunks)) {
-		uint32_t begin = chunk * c->grain;
-		c->fn(begin, begin + BP_MIN(c->count - begin, c->grain), chunk, c->ctx);
+		bpi_run_chunk(c->fn, c->ctx, c->count, c->grain, chunk);
 		if (atomic_fetch_add(&c->done, 1) + 1 == chunks && atomic_load(&c->caller_waiting)) {
 			pthread_mutex_lock(&c->lock);
 			pthread_cond_signal(&c->finished);
@@ -212,10 +211,7 @@ void bpi_workers_run(uint32_t count, uint32_t grain, int threads, bpi_range_fn *
 	crew *c = own_crew;
 	const int helpers = c ? BP_MIN(threads - 1, c->worker_count) : 0;
 	if (helpers <= 0 || chunks <= 1 || inside_chunk) {
-		for (uint32_t k = 0; k < chunks; ++k) {
-			uint32_t begin = k * grain;
-			fn(begin, begin + BP_MIN(count - begin, grain), k, ctx);
-		}
+		bpi_run_serial(count, grain, fn, ctx);
 		return;
 	}
 	c->fn = fn;
