@@ -4,8 +4,9 @@
 // their (lo, hi)-sorted pairs directly; otherwise each frame's pairs are named by handle and
 // sorted, once (view->names, made when first needed), and the names are compared. Either
 // way one merge gives the events, which are then in handle order.
-#include "view.h"
 #include "parallel.h"
+#include "query.h"
+#include "view.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -276,19 +277,19 @@ void bpi_view_events_free(bp_view *f)
 	bpi_budget_array_free(f->budget, &f->ended_keys);
 }
 
-static bool buffers_valid(const void *began, size_t began_capacity, const size_t *began_total, const void *ended,
-	size_t ended_capacity, const size_t *ended_total)
+/// The view and both of the caller's buffers, as every query checks its one buffer.
+static bool buffers_valid(const bp_view *v, const void *began, size_t began_capacity, const size_t *began_total,
+	const void *ended, size_t ended_capacity, const size_t *ended_total)
 {
-	return began_total && ended_total && (began || !began_capacity) && (ended || !ended_capacity);
+	return bpi_query_check_buffer(v, began, began_capacity, began_total) == BP_OK &&
+	       bpi_query_check_buffer(v, ended, ended_capacity, ended_total) == BP_OK;
 }
 
 /// Hands out a view's began and ended items (`size` bytes each) into the caller's
-/// buffers, up to each capacity, with the totals.
+/// checked buffers, up to each capacity, with the totals.
 static bp_status copy_events(const bp_view *v, const void *began_items, const void *ended_items, size_t size,
 	void *began, size_t began_capacity, size_t *began_total, void *ended, size_t ended_capacity, size_t *ended_total)
 {
-	if (!v || !buffers_valid(began, began_capacity, began_total, ended, ended_capacity, ended_total))
-		return BP_ERR_INVALID_ARGUMENT;
 	if (began_capacity && v->began_count)
 		memcpy(began, began_items, BP_MIN(began_capacity, v->began_count) * size);
 	if (ended_capacity && v->ended_count)
@@ -301,20 +302,24 @@ static bp_status copy_events(const bp_view *v, const void *began_items, const vo
 bp_status bp_view_events(const bp_view *v, bp_pair_event *began, size_t began_capacity, size_t *began_total,
 	bp_pair_event *ended, size_t ended_capacity, size_t *ended_total)
 {
-	return copy_events(v, v ? v->began.data : NULL, v ? v->ended.data : NULL, sizeof *began, began, began_capacity,
-		began_total, ended, ended_capacity, ended_total);
+	if (!buffers_valid(v, began, began_capacity, began_total, ended, ended_capacity, ended_total))
+		return BP_ERR_INVALID_ARGUMENT;
+	return copy_events(v, v->began.data, v->ended.data, sizeof *began, began, began_capacity, began_total, ended,
+		ended_capacity, ended_total);
 }
 
 bp_status bp_view_pair_events(const bp_view *v, bp_key_pair *began, size_t began_capacity, size_t *began_total,
 	bp_key_pair *ended, size_t ended_capacity, size_t *ended_total)
 {
-	if (v && (began_capacity || ended_capacity)) { // counts alone need no key pairs
+	if (!buffers_valid(v, began, began_capacity, began_total, ended, ended_capacity, ended_total))
+		return BP_ERR_INVALID_ARGUMENT;
+	if (began_capacity || ended_capacity) { // counts alone need no key pairs
 		bp_status status = bpi_view_ensure(v, BPI_VIEW_KEYS);
 		if (status != BP_OK)
 			return status;
 	}
-	return copy_events(v, v ? v->began_keys.data : NULL, v ? v->ended_keys.data : NULL, sizeof *began, began,
-		began_capacity, began_total, ended, ended_capacity, ended_total);
+	return copy_events(v, v->began_keys.data, v->ended_keys.data, sizeof *began, began, began_capacity, began_total,
+		ended, ended_capacity, ended_total);
 }
 
 uint64_t bp_view_previous_frame(const bp_view *v) { return v ? v->previous : 0; }
@@ -322,8 +327,8 @@ uint64_t bp_view_previous_frame(const bp_view *v) { return v ? v->previous : 0; 
 bp_status bp_view_events_since(const bp_view *v, const bp_view *earlier, bp_pair_event *began, size_t began_capacity,
 	size_t *began_total, bp_pair_event *ended, size_t ended_capacity, size_t *ended_total)
 {
-	if (!v || !earlier || earlier->pool != v->pool || earlier->number > v->number ||
-		!buffers_valid(began, began_capacity, began_total, ended, ended_capacity, ended_total))
+	if (!buffers_valid(v, began, began_capacity, began_total, ended, ended_capacity, ended_total) || !earlier ||
+		earlier->pool != v->pool || earlier->number > v->number)
 		return BP_ERR_INVALID_ARGUMENT;
 	bp_status status = bpi_view_ensure(v, BPI_VIEW_NAMES);
 	if (status == BP_OK)
