@@ -6,6 +6,7 @@
 #include <criterion/criterion.h>
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,8 +38,9 @@ typedef struct shared {
 typedef struct reader {
 	shared *shared;
 	uint64_t seed;
-	uint64_t frames_checked; ///< distinct frames whose pairs were verified
+	_Atomic uint64_t frames_checked; ///< distinct frames whose pairs were verified (the host reads it)
 	uint64_t queries_checked;
+	atomic_bool finished; ///< the reader's loop has ended
 	bool ok;
 	char failure[200];
 } reader;
@@ -214,7 +216,7 @@ static void *reader_main(void *arg)
 		bool ok = true;
 		if (frame != last_frame) {
 			ok = check_pairs(r, v, boxes, n, dims);
-			r->frames_checked++;
+			atomic_fetch_add(&r->frames_checked, 1);
 		}
 		// Hold the view for a few queries while the host and builder move on.
 		for (int q = 0; q < 4 && ok; ++q)
@@ -227,6 +229,7 @@ static void *reader_main(void *arg)
 		if (!ok)
 			break;
 	}
+	atomic_store(&r->finished, true);
 	return NULL;
 }
 
@@ -316,11 +319,16 @@ static void run_stress(int dims, uint64_t seed, bool incremental)
 			cr_assert_eq(bp_frame_wait(w, frame), BP_OK);
 	}
 	cr_assert_eq(bp_frame_wait(w, last), BP_OK);
+	// Frames may all be built before a reader was first scheduled (a busy machine):
+	// the readers are not stopped until each has checked a frame or given up.
+	for (int i = 0; i < READERS; ++i)
+		while (atomic_load(&readers[i].frames_checked) == 0 && !atomic_load(&readers[i].finished))
+			sched_yield();
 	atomic_store_explicit(&s.stop, true, memory_order_release);
 	for (int i = 0; i < READERS; ++i) {
 		pthread_join(threads[i], NULL);
 		cr_assert(readers[i].ok, "reader %d: %s", i, readers[i].failure);
-		cr_assert_gt(readers[i].frames_checked, 0);
+		cr_assert_gt(atomic_load(&readers[i].frames_checked), 0);
 		cr_assert_gt(readers[i].queries_checked, 0);
 		cr_log_info("reader %d: %llu frames, %llu queries checked", i, (unsigned long long)readers[i].frames_checked,
 			(unsigned long long)readers[i].queries_checked);
