@@ -87,9 +87,10 @@ void bpi_pair_chunks_free(bpi_pair_chunks *chunks);
 /// keeps its pairs.
 bp_status bpi_pair_chunks_merge(const bpi_pair_chunks *chunks, bpi_pair_buffer *out, int threads);
 
-/// Sorts pairs by (lo, hi): an LSD radix sort on bytes of hi then lo, skipping
-/// the bytes every pair shares, with `scratch` (grown as needed) as the second
-/// buffer. O(count). False (pairs untouched) when scratch cannot grow.
+/// Sorts pairs by (lo, hi): an LSD radix sort on digits of up to 11 bits of the
+/// key (lo, hi) cut to the bits the indices use, skipping digits every pair
+/// shares, with `scratch` (grown as needed) as the second buffer. O(count).
+/// False (pairs untouched) when scratch cannot grow or count > UINT32_MAX.
 bool bpi_pairs_sort_canonical(bp_pair *pairs, size_t count, bpi_pair_buffer *scratch);
 
 /// Merges two lists sorted by (lo, hi) with no pair in common into `out`

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "oracle.h"
+#include "pairs.h"
 #include "sort.h"
 
 // Reference: (key, input position) pairs sorted by qsort on key, then position,
@@ -249,4 +250,44 @@ Test(sort, select_matches_sorted_order, .timeout = 60)
 			cr_assert_eq(bpi_select_double(dwork, n, k), dsorted[k], "round %d n=%zu k=%zu", round, n, k);
 		}
 	}
+}
+
+// ---- pairs by (lo, hi) ------------------------------------------------------------
+
+static int compare_pair(const void *a, const void *b)
+{
+	const bp_pair *p = a, *q = b;
+	if (p->lo != q->lo)
+		return p->lo < q->lo ? -1 : 1;
+	return (p->hi > q->hi) - (p->hi < q->hi);
+}
+
+// Index widths from 0 to 32 bits on each side (the digits the sort takes follow
+// them), with repeats, against qsort.
+Test(sort, pairs_canonical_matches_qsort_at_every_index_width, .timeout = 60)
+{
+	uint64_t rng = 7;
+	bpi_pair_buffer scratch = {0};
+	for (int lo_bits = 0; lo_bits <= 32; lo_bits += 4)
+		for (int hi_bits = 0; hi_bits <= 32; hi_bits += 8)
+			for (size_t n = 0; n < 3000; n = n * 3 + 1) {
+				bp_pair *pairs = malloc((n ? n : 1) * sizeof *pairs), *ref = malloc((n ? n : 1) * sizeof *ref);
+				cr_assert(pairs && ref);
+				for (size_t i = 0; i < n; ++i) {
+					rng = bp_splitmix64(rng);
+					uint64_t lo_mask = lo_bits == 32 ? UINT32_MAX : ((uint64_t)1 << lo_bits) - 1;
+					uint64_t hi_mask = hi_bits == 32 ? UINT32_MAX : ((uint64_t)1 << hi_bits) - 1;
+					pairs[i] = (bp_pair){(uint32_t)(rng & lo_mask), (uint32_t)((rng >> 32) & hi_mask)};
+					if (i && (rng & 7) == 0)
+						pairs[i] = pairs[i - 1]; // repeats
+					ref[i] = pairs[i];
+				}
+				qsort(ref, n, sizeof *ref, compare_pair);
+				cr_assert(bpi_pairs_sort_canonical(pairs, n, &scratch));
+				cr_assert(n == 0 || memcmp(pairs, ref, n * sizeof *ref) == 0, "lo %d bits, hi %d bits, %zu pairs",
+					lo_bits, hi_bits, n);
+				free(pairs);
+				free(ref);
+			}
+	bpi_pair_buffer_free(&scratch);
 }
