@@ -337,6 +337,7 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 		.left_rest = left_rest,
 		.active = x->active.data,
 		.active_count = m,
+		.own = &sub,
 		.margin = scene->margin,
 	};
 	uint64_t tests = 0;

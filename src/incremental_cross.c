@@ -24,6 +24,9 @@
 /// Queries in flight, one stage apart (see cells_find.c): while query k is
 /// planned, k - 1 fetches its record ranges and k - 2 scans.
 #define CROSS_IN_FLIGHT 3
+/// Entities ahead whose candidates are fetched, and how much of each list.
+#define CROSS_PREFETCH_AHEAD 8
+#define CROSS_PREFETCH_BYTES 512
 /// Hits a query has found and not yet filtered: their filters are prefetched as
 /// they come and read after the query, so those misses overlap too.
 #define CROSS_PENDING 64
@@ -37,6 +40,14 @@
 /// (5%), 16 steps 1.30 ms (0.2% searched, twice the candidates).
 #define CROSS_MARGIN_STEPS 8.0f
 #define CROSS_MARGIN_EXTENTS 1.0f
+/// The steps above are stretched while more than this share of the fat boxes is
+/// left in a step, and shrunk while less than the low share is: a random walk
+/// reads ever slower as its boxes age, and without this 9% of the movers above
+/// searched every step after 200 steps, where 1% did with it.
+#define CROSS_ESCAPES_HIGH 0.02f
+#define CROSS_ESCAPES_LOW 0.005f
+#define CROSS_STRETCH_MIN 0.25f
+#define CROSS_STRETCH_MAX 16.0f
 /// A box that moved more than this many of its extents since its search jumped
 /// (a teleport, or another entity moved into its dense index by a destroy): no
 /// margin would have held it, so it says nothing of the motion. Measured (1M, 1%
@@ -241,6 +252,19 @@ static void query_start(const bpi_cross_input *in, bpi_fat *f, const box *b, flo
 	bpi_cells_plan_query(in->cells, f->lo, f->hi, plan);
 }
 
+/// Starts loading the candidates of an entity some places ahead: a list is a few
+/// cache lines, too short for the hardware to see a stream, and the lists of
+/// one step lie in several buffers.
+static void prefetch_candidates(const bpi_cross *x, const bpi_fat *f)
+{
+	if (f->lo[0] == INFINITY)
+		return;
+	const char *at = (const char *)(x->buffers.data[f->buffer].items.data + f->first);
+	size_t bytes = BP_MIN((size_t)f->count * sizeof(bpi_candidate), CROSS_PREFETCH_BYTES);
+	for (size_t b = 0; b < bytes; b += 64)
+		__builtin_prefetch(at + b);
+}
+
 static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	const cross_job *job = ctx;
@@ -254,15 +278,18 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	p.candidates->failed = false;
 	bpi_cross_tally *tally = &x->tally.data[chunk];
 	tally->count = 0;
+	tally->escaped = 0;
 	uint64_t tests = 0;
 
 	// Entities still inside their fat boxes re-test; the others queue for a query.
 	uint32_t queue[CROSS_GRAIN], queued = 0;
 	for (uint32_t k = begin; k < end; ++k) {
+		if (k + CROSS_PREFETCH_AHEAD < end)
+			prefetch_candidates(x, &x->fat.data[k + CROSS_PREFETCH_AHEAD]);
 		bpi_fat *f = &x->fat.data[k];
 		uint32_t a = in->active[k];
-		box b = box_of(s, a);
-		bpi_rest_filter own = filter_of(s, a);
+		box b = box_of(in->own, k);
+		bpi_rest_filter own = filter_of(in->own, k);
 		if (inside(f, &b, s->dims) && same_filter(f->own, own)) {
 			probe_set(&p, a, &b, own);
 			const bpi_candidate *kept = x->buffers.data[f->buffer].items.data + f->first;
@@ -272,6 +299,7 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 				retest_in_place(kept, f->count, &p);
 			tests += f->count;
 		} else {
+			tally->escaped += f->lo[0] != INFINITY;
 			sample_motion(tally, f, &b, s->dims, now);
 			queue[queued++] = k;
 		}
@@ -281,7 +309,7 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	for (uint32_t q = 0; q < queued + 2; ++q) {
 		if (q < queued) {
 			uint32_t k = queue[q];
-			box b = box_of(s, in->active[k]);
+			box b = box_of(in->own, k);
 			query_start(in, &x->fat.data[k], &b, job->margin, now, &plans[q % CROSS_IN_FLIGHT]);
 		}
 		if (q >= 1 && q - 1 < queued)
@@ -289,8 +317,8 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 		if (q >= 2) {
 			uint32_t k = queue[q - 2];
 			bpi_fat *f = &x->fat.data[k];
-			box b = box_of(s, in->active[k]);
-			probe_set(&p, in->active[k], &b, filter_of(s, in->active[k]));
+			box b = box_of(in->own, k);
+			probe_set(&p, in->active[k], &b, filter_of(in->own, k));
 			f->own = p.own;
 			f->buffer = buffer;
 			f->first = (uint32_t)p.candidates->count;
@@ -317,11 +345,13 @@ static bool plan_buffers(bpi_cross *x, const bpi_cross_input *in, uint32_t chunk
 	for (uint32_t b = 0; b < x->buffer_count; ++b)
 		buffers[b].refs = 0;
 	size_t live = 0, used = 0;
+	x->held = 0;
 	for (uint32_t k = 0; k < in->active_count; ++k) {
 		const bpi_fat *f = &x->fat.data[k];
 		if (f->lo[0] != INFINITY) {
 			buffers[f->buffer].refs++;
 			live += f->count;
+			x->held++;
 		}
 	}
 	uint32_t picked = 0;
@@ -352,12 +382,21 @@ static float blend(float old, float measured)
 	return old > 0 ? 0.75f * old + 0.25f * measured : measured;
 }
 
-/// Folds the chunks' motion samples into the estimates, by their medians.
+/// Folds the chunks' motion samples into the estimates, by their medians, and
+/// stretches or shrinks the margin by the share of fat boxes left this step.
 static void observe_motion(bpi_cross *x, uint32_t chunks)
 {
-	size_t n = 0;
-	for (uint32_t c = 0; c < chunks; ++c)
+	size_t n = 0, escaped = 0;
+	for (uint32_t c = 0; c < chunks; ++c) {
 		n += x->tally.data[c].count;
+		escaped += x->tally.data[c].escaped;
+	}
+	float stretch = x->stretch > 0 ? x->stretch : 1.0f; // zero-initialised: not stretched yet
+	if (escaped > CROSS_ESCAPES_HIGH * x->held)
+		stretch = fminf(stretch * 1.25f, CROSS_STRETCH_MAX);
+	else if (escaped < CROSS_ESCAPES_LOW * x->held)
+		stretch = fmaxf(stretch * 0.97f, CROSS_STRETCH_MIN);
+	x->stretch = stretch;
 	if (n == 0 || !bpi_array_reserve(&x->gathered, 2 * n))
 		return; // nothing seen (or no room to look): the estimate stands
 	float *speed = x->gathered.data, *extent = speed + n;
@@ -376,7 +415,8 @@ float bpi_cross_margin(const bpi_cross *x, float setting)
 {
 	if (setting > 0)
 		return setting;
-	return fminf(CROSS_MARGIN_STEPS * x->speed, CROSS_MARGIN_EXTENTS * x->extent);
+	float stretch = x->stretch > 0 ? x->stretch : 1.0f; // zero-initialised: not stretched yet
+	return fminf(stretch * CROSS_MARGIN_STEPS * x->speed, CROSS_MARGIN_EXTENTS * x->extent);
 }
 
 bp_status bpi_cross_find(bpi_cross *x, const bpi_cross_input *in, uint64_t *tests, uint32_t *searched)

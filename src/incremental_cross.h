@@ -56,6 +56,7 @@ typedef struct bpi_candidate_buffer {
 #define BPI_CROSS_SAMPLES 16
 typedef struct bpi_cross_tally {
 	uint32_t searched;
+	uint32_t escaped; ///< searched because the bounds left their fat box
 	uint32_t count;
 	float speed[BPI_CROSS_SAMPLES];
 	float extent[BPI_CROSS_SAMPLES];
@@ -75,6 +76,8 @@ typedef struct bpi_cross {
 	BPI_ARRAY(float) gathered;
 	float speed;       ///< observed motion per step (bounds units), blended; 0 = none yet
 	float extent;      ///< typical extent of the entities that moved, blended
+	float stretch;     ///< factor on the margin's steps, steered by the fat boxes left; 0 = 1
+	uint32_t held;     ///< active entities with a fat box at this step's start
 	bpi_pair_chunks pairs; ///< per chunk of the active list
 } bpi_cross;
 
@@ -87,6 +90,9 @@ typedef struct bpi_cross_input {
 	bool left_rest;                ///< some entity stopped resting this step
 	const uint32_t *active;        ///< the active entities, ascending
 	uint32_t active_count;
+	/// The active entities alone, by position in `active`: their bounds and filters
+	/// read in order, where the scene's arrays would be read at 1M-apart indices.
+	const bpi_scene *own;
 	float margin;                  ///< the world's setting; 0 = from observed motion
 } bpi_cross_input;
 
