@@ -145,3 +145,83 @@ Test(incremental_margin, a_margin_must_be_finite_and_not_negative)
 	bp_world_def def = bp_world_def_default();
 	cr_assert_eq(def.margin, 0.0f, "0 by default: chosen from the motion");
 }
+
+/// Sets box 0 of the world and of the oracle's copy to [min, max].
+static void set_mover(bp_world *w, oracle_box *boxes, const float min[3], const float max[3])
+{
+	memcpy(boxes[0].min, min, 3 * sizeof(float));
+	memcpy(boxes[0].max, max, 3 * sizeof(float));
+	cr_assert_eq(bp_entity_set_bounds(w, bp_world_entity_at(w, 0), min, max), BP_OK);
+}
+
+/// Steps; the pairs must be the oracle's, in order. Returns the entities that searched.
+static uint32_t step_boxes(bp_world *w, const oracle_box *boxes, uint32_t n, size_t *pair_count)
+{
+	cr_assert_eq(bp_world_step(w), BP_OK, "%s", bp_world_last_error(w));
+	size_t count;
+	const bp_pair *got = bp_world_pairs(w, &count);
+	oracle_pairs want = oracle_find_pairs(boxes, n, 3);
+	cr_assert(count == want.count && (count == 0 || memcmp(got, want.data, count * sizeof *got) == 0),
+		"%zu pairs, oracle %zu (or other pairs)", count, want.count);
+	oracle_pairs_free(&want);
+	*pair_count = count;
+	return bp_world_stats(w).searched_count;
+}
+
+// A mover that stays inside its fat box re-tests the candidates its search kept: a
+// neighbour touching a face pairs (closed intervals), one a float beyond it does not,
+// on each axis and side.
+Test(incremental_margin, faces_one_float_apart_are_decided_on_the_floats)
+{
+	enum { NEIGHBOURS = 4 * 3, COUNT = 1 + NEIGHBOURS };
+	oracle_box boxes[COUNT];
+	memset(boxes, 0, sizeof boxes);
+	boxes[0] = (oracle_box){.min = {0, 0, 0}, .max = {1, 1, 1}, .category = 1, .mask = ~0u};
+	const float moved_min = 0 + 0.01f, moved_max = 1 + 0.01f; // the mover's faces after its move
+	for (int axis = 0; axis < 3; ++axis)
+		for (int k = 0; k < 4; ++k) {
+			oracle_box *b = &boxes[1 + 4 * axis + k];
+			*b = (oracle_box){.min = {0.25f, 0.25f, 0.25f}, .max = {0.75f, 0.75f, 0.75f}, .category = 1,
+				.mask = ~0u, .is_static = true};
+			if (k == 0) // above, touching
+				b->min[axis] = moved_max;
+			if (k == 1) // above, one float apart
+				b->min[axis] = nextafterf(moved_max, INFINITY);
+			if (k == 2) // below, touching
+				b->max[axis] = moved_min;
+			if (k == 3) // below, one float apart
+				b->max[axis] = nextafterf(moved_min, -INFINITY);
+			if (k < 2)
+				b->max[axis] = b->min[axis] + 0.5f;
+			else
+				b->min[axis] = b->max[axis] - 0.5f;
+		}
+	bp_world_def def = bp_world_def_default();
+	def.incremental = true;
+	def.margin = 0.5f;
+	def.debug_flags = BP_DEBUG_ALWAYS_INCREMENTAL;
+	bp_world *w = test_world_from_def(boxes, COUNT, &def);
+	size_t pairs;
+	step_boxes(w, boxes, COUNT, &pairs); // full
+	for (int axis = 0; axis < 3; ++axis) {
+		// A search at [0.002, 1.002]: the fat box reaches 0.5 beyond.
+		set_mover(w, boxes, (float[3]){0.002f, 0.002f, 0.002f}, (float[3]){1.002f, 1.002f, 1.002f});
+		step_boxes(w, boxes, COUNT, &pairs);
+		float min[3] = {0, 0, 0}, max[3] = {1, 1, 1};
+		min[axis] = moved_min;
+		max[axis] = moved_max;
+		set_mover(w, boxes, min, max);
+		cr_assert_eq(step_boxes(w, boxes, COUNT, &pairs), 0, "axis %d: the move stays inside the fat box", axis);
+		// What makes the case: by the oracle, the touching ones pair, the others do not.
+		size_t count;
+		const bp_pair *got = bp_world_pairs(w, &count);
+		for (uint32_t k = 0; k < 4; ++k) {
+			bool found = false;
+			for (size_t i = 0; i < count; ++i)
+				found |= got[i].lo == 0 && got[i].hi == 1 + 4 * (uint32_t)axis + k;
+			cr_assert_eq(found, k % 2 == 0, "axis %d, neighbour %u", axis, k);
+		}
+	}
+	bp_world_destroy(w);
+	cr_assert_eq(bp_allocated_bytes(), 0);
+}
