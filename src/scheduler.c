@@ -332,9 +332,8 @@ static bool copy_changed(const bpi_frames *fr, bp_view *f, const bpi_frame_sourc
 			return false;
 	for (uint64_t k = f->content + 1; k <= number; ++k) {
 		const submit_entry *e = &fr->log[k % SUBMIT_LOG];
-		for (uint32_t c = 0; c < e->count; ++c)
-			if (e->list.data[c] < src->count) // else destroyed since
-				bpi_soa_copy_entity(&f->soa, e->list.data[c], src->soa, e->list.data[c], f->dims);
+		// Indices past the count were destroyed since.
+		bpi_soa_copy_listed(&f->soa, src->soa, f->dims, e->list.data, e->count, src->count);
 	}
 	return true;
 }

@@ -59,6 +59,28 @@ void bpi_soa_copy(bpi_soa *dst, const bpi_soa *src, int dims, uint32_t count)
 	memcpy(dst->entity, src->entity, (size_t)count * sizeof(bp_entity));
 }
 
+void bpi_soa_copy_listed(bpi_soa *dst, const bpi_soa *src, int dims, const uint32_t *list, uint32_t count,
+	uint32_t limit)
+{
+	// Array by array: each loop reads and writes one stream per side, where a loop
+	// over entities copying every field kept eleven in flight. Measured (frames of
+	// 1M static + 10K moving, 1 thread, medians): 2.39 -> 2.30 ms a frame.
+#define COPY_LISTED(array)                                                                                   \
+	for (uint32_t c = 0; c < count; ++c)                                                                     \
+		if (list[c] < limit)                                                                                 \
+			dst->array[list[c]] = src->array[list[c]];
+	for (int axis = 0; axis < dims; ++axis) {
+		COPY_LISTED(min[axis])
+		COPY_LISTED(max[axis])
+	}
+	COPY_LISTED(category)
+	COPY_LISTED(mask)
+	COPY_LISTED(flags)
+	COPY_LISTED(user_key)
+	COPY_LISTED(entity)
+#undef COPY_LISTED
+}
+
 void bpi_soa_copy_entity(bpi_soa *dst, uint32_t to, const bpi_soa *src, uint32_t from, int dims)
 {
 	for (int axis = 0; axis < dims; ++axis) {
