@@ -28,6 +28,10 @@ typedef struct bpi_changes {
 bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, const bpi_changes *changes,
 	bpi_pair_buffer *pairs, bp_frame_stats *stats);
 
+/// Test hook: active entities that did not change settle once at least `count`
+/// of them (1,024 by default) are there. Warning: call only while no step runs.
+void bpi_set_settle_min(uint32_t count);
+
 /// Frees the state. NULL is ignored.
 void bpi_incremental_free(bpi_incremental *state);
 

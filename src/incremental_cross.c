@@ -125,6 +125,7 @@ typedef struct cross_probe {
 	float q[6]; ///< its true bounds as a candidate query
 	bpi_candidate_buffer *candidates;
 	bpi_pair_buffer *pairs;
+	const uint32_t *dense_of; ///< the index queried names entities by this map; NULL: dense already
 	uint32_t pending[CROSS_PENDING];
 	const float *pending_rec[CROSS_PENDING];
 	uint32_t pending_count;
@@ -193,6 +194,8 @@ static void probe_flush(cross_probe *p)
 static void probe_hit(uint32_t e, const float *record, void *ctx)
 {
 	cross_probe *p = ctx;
+	if (p->dense_of)
+		e = p->dense_of[e];
 	if (p->pending_count == CROSS_PENDING)
 		probe_flush(p);
 	__builtin_prefetch(&p->filter[e]);
@@ -323,6 +326,11 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 			f->buffer = buffer;
 			f->first = (uint32_t)p.candidates->count;
 			tests += bpi_cells_run_query(in->cells, &plans[(q - 2) % CROSS_IN_FLIGHT], probe_hit, &p);
+			if (in->settled) { // the second level is small: queried at once
+				p.dense_of = in->settled_of;
+				tests += bpi_cells_query(in->settled, f->lo, f->hi, probe_hit, &p);
+				p.dense_of = NULL;
+			}
 			probe_flush(&p);
 			f->count = (uint32_t)(p.candidates->count - f->first);
 		}

@@ -85,6 +85,8 @@ typedef struct bpi_cross {
 typedef struct bpi_cross_input {
 	const bpi_scene *scene;
 	const bpi_cells *cells;        ///< the resting index (records of non-resting entities hidden)
+	const bpi_cells *settled;      ///< its second level, or NULL (see incremental.c)
+	const uint32_t *settled_of;    ///< per entity of the settled grid: its dense index
 	const bpi_rest_filter *filter; ///< per resting index
 	const uint8_t *gone;           ///< per resting index: 1 = no longer resting
 	bool left_rest;                ///< some entity stopped resting this step

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "oracle.h"
+#include "incremental.h" // bpi_set_settle_min
 #include "view.h" // the view's query index, compared with one built afresh
 
 /// The host's side of a history: a shadow copy of every entity, in dense order,
@@ -23,6 +24,8 @@ typedef struct history {
 	bp_world *world, *full;
 	test_rng rng;
 	float size; ///< the scene is [0, size)^dims
+	uint32_t last_active; ///< the incremental world's active_count at the last step
+	int settled;          ///< incremental steps with fewer active entities than the one before
 } history;
 
 static bp_entity_def def_of(const oracle_box *b)
@@ -132,10 +135,15 @@ static bp_frame_stats check_step(history *h)
 	oracle_pairs_free(&want);
 	cr_assert_eq(count, full_count);
 	cr_assert(count == 0 || memcmp(got, want_full, count * sizeof *got) == 0, "order differs from the full world");
-	return bp_world_stats(h->world);
+	bp_frame_stats stats = bp_world_stats(h->world);
+	// Between incremental steps the active set shrinks only when entities settle.
+	h->settled += stats.active_count < h->last_active && stats.active_count < stats.entity_count;
+	h->last_active = stats.active_count < stats.entity_count ? stats.active_count : UINT32_MAX;
+	return stats;
 }
 
-static void history_run(int dims, int threads, uint32_t start, int steps, bool filters, uint64_t seed, float margin)
+/// Returns the steps after which entities had settled (see check_step).
+static int history_run(int dims, int threads, uint32_t start, int steps, bool filters, uint64_t seed, float margin)
 {
 	history h = history_new(dims, threads, start * 2 + 64, seed, margin);
 	for (uint32_t i = 0; i < start; ++i) {
@@ -212,6 +220,7 @@ static void history_run(int dims, int threads, uint32_t start, int steps, bool f
 	cr_assert_eq(incremental_steps, steps - 1, "only %d of %d steps took the incremental path", incremental_steps,
 		steps);
 	history_free(&h);
+	return h.settled;
 }
 
 Test(incremental, history_3d_1_thread, .timeout = 120) { history_run(3, 1, 1500, 60, false, 1, 0.0f); }
@@ -548,7 +557,7 @@ static void bulk_changes(history *h, int step, bulk_scratch *s)
 /// A bulk history: every step checked against the oracle and the full world, and the
 /// dense order against the shadow. hashes[step] receives the hash of each step's pair
 /// list when hashes is not NULL. Both paths must have run.
-static void bulk_history_run(int dims, int threads, uint32_t start, int steps, uint64_t seed, float margin,
+static int bulk_history_run(int dims, int threads, uint32_t start, int steps, uint64_t seed, float margin,
 	uint64_t *hashes)
 {
 	bulk_scratch s;
@@ -577,12 +586,34 @@ static void bulk_history_run(int dims, int threads, uint32_t start, int steps, u
 	cr_assert_eq(full_steps, crowds, "%d full steps after the first, want %d", full_steps, crowds);
 	cr_assert_eq(incremental_steps, steps - 1 - crowds, "%d incremental steps", incremental_steps);
 	bulk_history_free(&h, &s);
+	return h.settled;
 }
 
 Test(incremental, bulk_history_3d_2_threads, .timeout = 120) { bulk_history_run(3, 2, 1200, 48, 11, 0.0f, NULL); }
 Test(incremental, bulk_history_2d_1_thread, .timeout = 120) { bulk_history_run(2, 1, 1200, 48, 12, 0.0f, NULL); }
 // Margins set by hand: one far below the motion (nearly every changed entity searches
 // every step), one far above it (nearly none searches again, candidates are many).
+// ---- settling: quiet active entities join a second resting level ------------------------
+
+/// Entities settle as soon as one is quiet (and no fewer than change): the histories
+/// then settle often, through creates, destroys (which move settled entities to other
+/// dense indices) and changes of settled entities.
+static void settle_early(void) { bpi_set_settle_min(1); }
+static void settle_default(void) { bpi_set_settle_min(1024); }
+
+Test(incremental, history_3d_settling_2_threads, .init = settle_early, .fini = settle_default, .timeout = 120)
+{
+	cr_assert_gt(history_run(3, 2, 1500, 60, true, 7, 0.0f), 0, "nothing settled");
+}
+Test(incremental, history_2d_settling_8_threads, .init = settle_early, .fini = settle_default, .timeout = 120)
+{
+	cr_assert_gt(history_run(2, 8, 800, 60, true, 8, 0.0f), 0, "nothing settled");
+}
+Test(incremental, bulk_history_3d_settling, .init = settle_early, .fini = settle_default, .timeout = 120)
+{
+	cr_assert_gt(bulk_history_run(3, 2, 1200, 48, 15, 0.0f, NULL), 0, "nothing settled");
+}
+
 Test(incremental, history_3d_tiny_margin, .timeout = 120) { history_run(3, 2, 1500, 40, true, 5, 1e-4f); }
 Test(incremental, history_2d_wide_margin, .timeout = 120) { history_run(2, 3, 1500, 40, true, 6, 4.0f); }
 Test(incremental, bulk_history_3d_wide_margin, .timeout = 120) { bulk_history_run(3, 4, 1200, 40, 13, 3.0f, NULL); }
@@ -1070,7 +1101,8 @@ Test(incremental, what_marks_an_entity_as_changed, .timeout = 120)
 	}
 }
 
-Test(incremental, changed_entities_stay_active_until_a_full_step, .timeout = 60)
+// By default a few quiet entities stay active: settling would cost more than they do.
+Test(incremental, a_few_changed_entities_stay_active_until_a_full_step, .timeout = 60)
 {
 	probe p = probe_new(32);
 	probe_move(&p, 3);
@@ -1094,6 +1126,31 @@ Test(incremental, changed_entities_stay_active_until_a_full_step, .timeout = 60)
 	}
 	uint32_t active = probe_step(&p, "half moved");
 	cr_assert_geq(active, p.n / 2, "half moved, %u active", active);
+	probe_free(&p);
+}
+
+// Moved entities that stop changing settle: the next step has only the changing
+// entities active; a settled entity that moves again is active again, and every
+// step's pairs are the oracle's.
+Test(incremental, quiet_entities_settle, .init = settle_early, .fini = settle_default, .timeout = 60)
+{
+	probe p = probe_new(33);
+	probe_move(&p, 6);
+	cr_assert_eq(probe_step(&p, "six moved"), 6);
+	cr_assert_eq(probe_step(&p, "no change: the six settle after it"), 6);
+	cr_assert_eq(probe_step(&p, "settled"), 0, "settled entities are not active");
+	oracle_box b = p.boxes[11]; // probe_move's first entity, settled: moved again
+	for (int axis = 0; axis < 3; ++axis) {
+		b.min[axis] -= 0.25f;
+		b.max[axis] -= 0.25f;
+	}
+	cr_assert_eq(bp_entity_set_bounds(p.w, p.handles[11], b.min, b.max), BP_OK);
+	p.boxes[11] = b;
+	cr_assert_eq(probe_step(&p, "one settled entity moved"), 1);
+	probe_move(&p, 3); // three more, entity 11 among them: it moves on, two join
+	cr_assert_eq(probe_step(&p, "three moved"), 3);
+	cr_assert_eq(probe_step(&p, "no change"), 3);
+	cr_assert_eq(probe_step(&p, "settled again"), 0);
 	probe_free(&p);
 }
 
