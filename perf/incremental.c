@@ -9,7 +9,7 @@
 //                  the view's extras (sorted pairs, adjacency, events, query index).
 // Movers move by up to 5% of their extent per frame. With --host-busy a host thread spins
 // on one core the whole time, as a simulating host does. CSV: workload,dims,n,moving,threads,
-// host_busy,world,ms_median,ms_min,pairs.
+// host_busy,world,ms_median,ms_min,pairs,searched_median,frames.
 #define _POSIX_C_SOURCE 200809L // clock_gettime
 #include <broadphase/broadphase.h>
 #include <bp_scene.h>
@@ -156,8 +156,8 @@ static void report(FILE *csv, const options *o, const char *workload, uint32_t n
 	       "  searched %.0f\n",
 		workload, o->dims, n, moving, o->threads, o->host_busy, s->name, med, min, s->pairs, searched);
 	if (csv)
-		fprintf(csv, "%s,%d,%u,%u,%d,%d,%s,%.4f,%.4f,%zu,%.0f\n", workload, o->dims, n, moving, o->threads,
-			o->host_busy, s->name, med, min, s->pairs, searched);
+		fprintf(csv, "%s,%d,%u,%u,%d,%d,%s,%.4f,%.4f,%zu,%.0f,%u\n", workload, o->dims, n, moving, o->threads,
+			o->host_busy, s->name, med, min, s->pairs, searched, o->frames);
 }
 
 /// Steps every subject once per frame, interleaved; `change` applies a frame's
@@ -405,7 +405,7 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	if (csv && ftell(csv) == 0)
-		fprintf(csv, "workload,dims,n,moving,threads,host_busy,world,ms_median,ms_min,pairs,searched_median\n");
+		fprintf(csv, "workload,dims,n,moving,threads,host_busy,world,ms_median,ms_min,pairs,searched_median,frames\n");
 	host_busy host;
 	host_busy_start(&host, o.host_busy);
 	if (!o.only || strcmp(o.only, "static_moving") == 0)

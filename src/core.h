@@ -60,6 +60,18 @@ void *bpi_grow_aligned(void *old, size_t old_count, size_t new_count, size_t ele
 /// Frees the array; it is empty afterwards.
 #define bpi_array_free(array) bpi_array_free_(&(array)->data, &(array)->capacity, sizeof *(array)->data)
 
+/// Exchanges the storage of two arrays of one element type.
+#define bpi_array_swap(a, b) \
+	do { \
+		void *swap_data_ = (a)->data; \
+		size_t swap_capacity_ = (a)->capacity; \
+		_Static_assert(sizeof *(a)->data == sizeof *(b)->data, "arrays of one type"); \
+		(a)->data = (b)->data; \
+		(a)->capacity = (b)->capacity; \
+		(b)->data = swap_data_; \
+		(b)->capacity = swap_capacity_; \
+	} while (0)
+
 /// The functions behind the macros. `data` points at the array's T * member
 /// (read and written with memcpy, so any T works without pointer punning).
 bool bpi_array_grow_(void *data, size_t *capacity, size_t keep, size_t needed, size_t elem_size);

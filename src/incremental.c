@@ -253,7 +253,8 @@ static bp_status update_sets(bpi_incremental *x, const bpi_scene *scene, const b
 	bool *left_rest)
 {
 	const uint32_t n = scene->count;
-	if (!cover(x, n) || !bpi_array_grow(&x->is_active, BP_MIN(changes->previous_count, (uint32_t)x->is_active.capacity), n) ||
+	const uint32_t kept = BP_MIN(changes->previous_count, (uint32_t)x->is_active.capacity);
+	if (!cover(x, n) || !bpi_array_grow(&x->is_active, kept, n) ||
 		!bpi_array_reserve(&x->joining, changes->count) ||
 		!bpi_array_reserve(&x->merged, (size_t)x->active_count + changes->count) ||
 		!bpi_cross_reserve(&x->cross, x->active_count + changes->count) ||
@@ -302,12 +303,7 @@ static bp_status update_sets(bpi_incremental *x, const bpi_scene *scene, const b
 		x->merged.data[out++] = bpi_sort_item_key(x->joining.data[j++]);
 	}
 	bpi_cross_swap(&x->cross);
-	uint32_t *data = x->active.data; // the merged list becomes the active one
-	size_t capacity = x->active.capacity;
-	x->active.data = x->merged.data;
-	x->active.capacity = x->merged.capacity;
-	x->merged.data = data;
-	x->merged.capacity = capacity;
+	bpi_array_swap(&x->active, &x->merged); // the merged list becomes the active one
 	x->active_count = out;
 	return BP_OK;
 }
@@ -337,10 +333,11 @@ static size_t merge_pruning(bpi_pair_buffer *kept, const uint8_t *gone, const bp
 
 // ---- active x active ------------------------------------------------------------
 
-/// The active entities as a scene of their own, in active-list order.
-static bp_status active_scene(bpi_incremental *x, const bpi_scene *s, bpi_scene *sub)
+/// The entities list[0 .. m) (dense indices) as a scene of their own, in list
+/// order, in the scratch arrays: the active entities for their own pipeline,
+/// and after it the members of a new settled grid.
+static bp_status subset_scene(bpi_incremental *x, const bpi_scene *s, const uint32_t *list, uint32_t m, bpi_scene *sub)
 {
-	const uint32_t m = x->active_count;
 	const int dims = s->dims;
 	if (!bpi_array_reserve(&x->sub_bounds, (size_t)m * 2 * dims) || !bpi_array_reserve(&x->sub_filter, 2 * (size_t)m) ||
 		!bpi_array_reserve(&x->sub_flags, m))
@@ -349,20 +346,19 @@ static bp_status active_scene(bpi_incremental *x, const bpi_scene *s, bpi_scene 
 	sub->count = m;
 	float *bounds = x->sub_bounds.data;
 	uint32_t *category = x->sub_filter.data, *mask = category + m;
-	const uint32_t *active = x->active.data;
 	for (int axis = 0; axis < dims; ++axis) {
 		float *min = bounds + (size_t)(2 * axis) * m, *max = min + m;
 		for (uint32_t k = 0; k < m; ++k) {
-			min[k] = s->min[axis][active[k]];
-			max[k] = s->max[axis][active[k]];
+			min[k] = s->min[axis][list[k]];
+			max[k] = s->max[axis][list[k]];
 		}
 		sub->min[axis] = min;
 		sub->max[axis] = max;
 	}
 	for (uint32_t k = 0; k < m; ++k) {
-		category[k] = s->category[active[k]];
-		mask[k] = s->mask[active[k]];
-		x->sub_flags.data[k] = s->flags[active[k]];
+		category[k] = s->category[list[k]];
+		mask[k] = s->mask[list[k]];
+		x->sub_flags.data[k] = s->flags[list[k]];
 	}
 	sub->category = category;
 	sub->mask = mask;
@@ -381,7 +377,7 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 	const uint32_t m = x->active_count;
 	// active x active, through the pipeline (AUTO for their count and spread).
 	bpi_scene sub;
-	bp_status status = active_scene(x, scene, &sub);
+	bp_status status = subset_scene(x, scene, x->active.data, x->active_count, &sub);
 	if (status == BP_OK)
 		status = bpi_pipeline_run(&x->sub, BP_ALGO_AUTO, &sub, &x->sub_pairs, stats);
 	if (status != BP_OK)
@@ -450,39 +446,6 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 
 // ---- settling ---------------------------------------------------------------------
 
-/// The settled grid's scene: `members` (dense indices) gathered from the scene
-/// into the active-scene scratch, which this step no longer needs.
-static bp_status members_scene(bpi_incremental *x, const bpi_scene *s, const uint32_t *members, uint32_t m,
-	bpi_scene *out)
-{
-	const int dims = s->dims;
-	if (!bpi_array_reserve(&x->sub_bounds, (size_t)m * 2 * dims) || !bpi_array_reserve(&x->sub_filter, 2 * (size_t)m) ||
-		!bpi_array_reserve(&x->sub_flags, m))
-		return BP_ERR_OUT_OF_MEMORY;
-	*out = *s;
-	out->count = m;
-	float *bounds = x->sub_bounds.data;
-	for (int axis = 0; axis < dims; ++axis) {
-		float *min = bounds + (size_t)(2 * axis) * m, *max = min + m;
-		for (uint32_t k = 0; k < m; ++k) {
-			min[k] = s->min[axis][members[k]];
-			max[k] = s->max[axis][members[k]];
-		}
-		out->min[axis] = min;
-		out->max[axis] = max;
-	}
-	uint32_t *category = x->sub_filter.data, *mask = category + m;
-	for (uint32_t k = 0; k < m; ++k) {
-		category[k] = s->category[members[k]];
-		mask[k] = s->mask[members[k]];
-		x->sub_flags.data[k] = s->flags[members[k]];
-	}
-	out->category = category;
-	out->mask = mask;
-	out->flags = x->sub_flags.data;
-	return BP_OK;
-}
-
 /// The next settled members into x->settling: the members still resting, then
 /// the quiet active entities (is_active 1; those changed this step hold 2).
 /// Returns their count.
@@ -507,12 +470,7 @@ static void commit_settled(bpi_incremental *x, const bpi_scene *scene, uint32_t 
 	bpi_cells t = x->settled;
 	x->settled = x->settled_spare;
 	x->settled_spare = t;
-	uint32_t *map = x->settled_of.data; // the members become the grid's map
-	size_t map_capacity = x->settled_of.capacity;
-	x->settled_of.data = x->settling.data;
-	x->settled_of.capacity = x->settling.capacity;
-	x->settling.data = map;
-	x->settling.capacity = map_capacity;
+	bpi_array_swap(&x->settled_of, &x->settling); // the members become the grid's map
 	x->settled_count = m;
 	x->settled_left = 0;
 	uint8_t *is_active = x->is_active.data;
@@ -570,7 +528,7 @@ static void settle(bpi_incremental *x, const bpi_scene *scene, const bpi_changes
 		uint32_t m = gather_members(x, n);
 		bpi_scene members;
 		bpi_build build = {0};
-		if (members_scene(x, scene, x->settling.data, m, &members) == BP_OK &&
+		if (subset_scene(x, scene, x->settling.data, m, &members) == BP_OK &&
 			bpi_cells_build(&x->settled_spare, false, &members, &build) == BP_OK) {
 			commit_settled(x, scene, m, pairs);
 			return;

@@ -457,12 +457,7 @@ bool bpi_cross_reserve(bpi_cross *x, uint32_t active_count)
 
 void bpi_cross_swap(bpi_cross *x)
 {
-	bpi_fat *data = x->fat.data;
-	size_t capacity = x->fat.capacity;
-	x->fat.data = x->next_fat.data;
-	x->fat.capacity = x->next_fat.capacity;
-	x->next_fat.data = data;
-	x->next_fat.capacity = capacity;
+	bpi_array_swap(&x->fat, &x->next_fat);
 }
 
 void bpi_cross_free(bpi_cross *x)

@@ -218,8 +218,9 @@ typedef struct bp_world_def {
 	/// step re-tests exactly what that search found instead of searching again, so
 	/// an entity that moves a little each step searches once in many steps. Only
 	/// speed depends on it, never a pair. 0 = chosen from the motion observed
-	/// (about four steps of it, at most the typical extent of the entities that
-	/// move). Must be >= 0 and finite, else bp_world_create returns
+	/// (about eight steps of it, at most the typical extent of the entities that
+	/// move, stretched while more than 2% of the enlarged boxes are left each step
+	/// and shrunk while fewer than 0.5% are). Must be >= 0 and finite, else bp_world_create returns
 	/// BP_ERR_INVALID_ARGUMENT. Default 0.
 	float margin;
 	/// The most bytes of pair memory a step may hold; 0 = no limit. Pair memory
@@ -369,10 +370,13 @@ BP_API bp_status bp_world_set_kinds(bp_world *world, uint32_t first, uint32_t co
 // step beyond one pass over the pairs the step reports. A changed entity searches
 // the resting index with its bounds enlarged by a margin (bp_world_def.margin) and
 // keeps what it found; while it stays inside that enlarged box it re-tests those
-// candidates on its true bounds instead of searching again. When many entities changed,
-// or after enough changes to make the resting index stale, the step rebuilds it in
-// full (the grid algorithm), a choice made from the measured cost of both paths that
-// never changes a pair or the order. Bulk hosts pass only what moved, by dense index
+// candidates on its true bounds instead of searching again. Changed entities that
+// then stop changing settle into a second, smaller resting index once at least as
+// many are quiet as change (and no fewer than 1,024), so a host that creates entities
+// as it goes, or moves some and leaves them, pays for them while they change. When
+// many entities changed, or after enough changes to make the resting index stale, the
+// step rebuilds it in full (the grid algorithm), a choice made from the measured cost
+// of both paths that never changes a pair or the order. Bulk hosts pass only what moved, by dense index
 // or by handle, with the two calls below. The calls of this section work in every
 // world (the marks cost nothing in a world that is not incremental) and, like every
 // call that changes entities, belong to the world's writer thread.
