@@ -82,6 +82,7 @@ struct bpi_incremental {
 	uint32_t settled_left;            ///< members that stopped resting since the settled grid was built
 	bool settled_full;                ///< quiet entities found no room there: the next step is full
 	BPI_ARRAY(uint32_t) settling;     ///< scratch: the next settled members
+	bpi_pair_buffer settling_pairs;   ///< scratch: the next kept pairs
 	/// Per resting index, the filter and flags a query hit is accepted by, packed:
 	/// one cache miss per hit instead of three (they never change while it rests).
 	BPI_ARRAY(bpi_rest_filter) filter;
@@ -120,6 +121,7 @@ void bpi_incremental_free(bpi_incremental *x)
 	bpi_cells_free(&x->settled_spare);
 	bpi_array_free(&x->settled_of);
 	bpi_array_free(&x->settling);
+	bpi_pair_buffer_free(&x->settling_pairs);
 	bpi_array_free(&x->filter);
 	bpi_pair_buffer_free(&x->resting_pairs);
 	bpi_array_free(&x->active);
@@ -494,13 +496,17 @@ static void commit_settled(bpi_incremental *x, const bpi_scene *scene, uint32_t 
 	}
 	x->active_count = out;
 	// The kept pairs: this step's, less those of an active entity.
+	bpi_pair_buffer *next = &x->settling_pairs;
 	size_t kept = 0;
 	for (size_t i = 0; i < pairs->count; ++i) {
 		bp_pair p = pairs->data[i];
-		x->resting_pairs.data[kept] = p;
+		next->data[kept] = p;
 		kept += !x->gone.data[p.lo] && !x->gone.data[p.hi];
 	}
-	x->resting_pairs.count = kept;
+	next->count = kept;
+	bpi_pair_buffer t_pairs = x->resting_pairs;
+	x->resting_pairs = *next;
+	*next = t_pairs;
 }
 
 /// After an incremental step: the active entities it did not change settle, with
@@ -524,7 +530,8 @@ static void settle(bpi_incremental *x, const bpi_scene *scene, const bpi_changes
 		x->settled_full = true; // a full step takes them all into one grid
 		worth = false;
 	}
-	if (worth && bpi_array_reserve(&x->settling, most) && bpi_array_reserve(&x->resting_pairs, pairs->count)) {
+	x->settling_pairs.count = 0;
+	if (worth && bpi_array_reserve(&x->settling, most) && bpi_pair_buffer_reserve(&x->settling_pairs, pairs->count)) {
 		uint32_t m = gather_members(x, n);
 		bpi_scene members;
 		bpi_build build = {0};

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "incremental.h" // bpi_set_settle_min
 #include "oracle.h"
 #include "sanitizer_heap.h"
 
@@ -351,11 +352,13 @@ static void assert_pairs_in_order(const bp_world *w, const oracle_pairs *want, u
 		what, count, want->count);
 }
 
-/// Runs the life with the k-th allocation of the second step failing. Returns true when
-/// that step made at least k allocations; *active receives its active_count. debug_flags
-/// pick the path the step takes (BP_DEBUG_ALWAYS_FULL or BP_DEBUG_ALWAYS_INCREMENTAL).
-static bool incremental_step_with_failure(inc_scene *s, uint64_t k, int threads, uint32_t debug_flags,
-	uint32_t *active)
+/// Runs the life with the k-th allocation of the second step failing, or with `quiet`,
+/// of a third step that changes nothing (the step in which the changed entities settle
+/// when settling is on). Returns true when that step made at least k allocations;
+/// active[0] receives its active_count, active[1] the last step's. debug_flags pick the
+/// path the step takes (BP_DEBUG_ALWAYS_FULL or BP_DEBUG_ALWAYS_INCREMENTAL).
+static bool incremental_step_with_failure(inc_scene *s, uint64_t k, int threads, uint32_t debug_flags, bool quiet,
+	uint32_t active[2])
 {
 	static float soa[6][INC_N];
 	bp_set_allocator(&counting);
@@ -389,6 +392,11 @@ static bool incremental_step_with_failure(inc_scene *s, uint64_t k, int threads,
 	cr_assert_eq(bp_world_destroy_entities(w, 2, gone), BP_OK);
 	cr_assert_eq(bp_world_entity_count(w), s->second_n);
 
+	if (quiet) {
+		cr_assert_eq(bp_world_step(w), BP_OK);
+		assert_pairs_in_order(w, &s->second_pairs, k, "the step after the changes");
+	}
+	const uint64_t frame = quiet ? 3 : 2; // of the step that fails
 	size_t before_count;
 	const bp_pair *before_pairs = bp_world_pairs(w, &before_count);
 	bp_pair *before = malloc((before_count + 1) * sizeof *before);
@@ -403,7 +411,7 @@ static bool incremental_step_with_failure(inc_scene *s, uint64_t k, int threads,
 		cr_assert_eq(status, BP_ERR_OUT_OF_MEMORY, "k = %llu: %s", (unsigned long long)k, bp_status_string(status));
 		cr_assert_eq(failed, 1, "k = %llu: failed without an injected failure", (unsigned long long)k);
 		cr_assert_str_not_empty(bp_world_last_error(w));
-		cr_assert_eq(bp_world_stats(w).frame, 1, "k = %llu", (unsigned long long)k);
+		cr_assert_eq(bp_world_stats(w).frame, frame - 1, "k = %llu", (unsigned long long)k);
 		size_t count;
 		const bp_pair *pairs = bp_world_pairs(w, &count);
 		cr_assert(count == before_count && (count == 0 || memcmp(pairs, before, count * sizeof *pairs) == 0),
@@ -412,9 +420,9 @@ static bool incremental_step_with_failure(inc_scene *s, uint64_t k, int threads,
 		cr_assert_eq(bp_world_step(w), BP_OK, "k = %llu: retry: %s", (unsigned long long)k, bp_world_last_error(w));
 	}
 	free(before);
-	assert_pairs_in_order(w, &s->second_pairs, k, "the step after the changes");
-	cr_assert_eq(bp_world_stats(w).frame, 2);
-	*active = bp_world_stats(w).active_count;
+	assert_pairs_in_order(w, &s->second_pairs, k, quiet ? "the quiet step" : "the step after the changes");
+	cr_assert_eq(bp_world_stats(w).frame, frame);
+	active[0] = bp_world_stats(w).active_count;
 
 	// The world goes on: a few more moves, one more step.
 	for (int i = 0; i < 5; ++i) {
@@ -423,6 +431,7 @@ static bool incremental_step_with_failure(inc_scene *s, uint64_t k, int threads,
 	}
 	cr_assert_eq(bp_world_step(w), BP_OK);
 	assert_pairs_in_order(w, &s->third_pairs, k, "the step after");
+	active[1] = bp_world_stats(w).active_count;
 
 	bp_world_destroy(w);
 	expect_all_freed(k);
@@ -433,18 +442,18 @@ static void fail_incremental_step(bool many, int threads)
 {
 	inc_scene *s = make_inc_scene(many);
 	uint64_t k = 1;
-	uint32_t active = 0;
+	uint32_t active[2] = {0, 0};
 	uint32_t path = many ? BP_DEBUG_ALWAYS_FULL : BP_DEBUG_ALWAYS_INCREMENTAL;
-	while (incremental_step_with_failure(s, k, threads, path, &active)) {
+	while (incremental_step_with_failure(s, k, threads, path, false, active)) {
 		++k;
 		cr_assert_lt(k, 100000, "the step never stops allocating");
 	}
 	cr_assert_gt(k - 1, 3, "only %llu allocations in the step", (unsigned long long)(k - 1));
 	// The clean run took the path this variant is for.
 	if (many)
-		cr_assert_eq(active, s->second_n, "most entities moved, yet %u were searched", active);
+		cr_assert_eq(active[0], s->second_n, "most entities moved, yet %u were searched", active[0]);
 	else
-		cr_assert_eq(active, INC_CLUSTER + INC_CREATED - 1, "few changed, yet %u were searched", active);
+		cr_assert_eq(active[0], INC_CLUSTER + INC_CREATED - 1, "few changed, yet %u were searched", active[0]);
 	cr_log_info("%s changes, threads %d: failed each of %llu allocations of the step in turn", many ? "many" : "few",
 		threads, (unsigned long long)(k - 1));
 	free_inc_scene(s);
@@ -453,6 +462,28 @@ static void fail_incremental_step(bool many, int threads)
 Test(alloc, incremental_step_few_changes_1_thread, .timeout = 120) { fail_incremental_step(false, 1); }
 Test(alloc, incremental_step_few_changes_2_threads, .timeout = 120) { fail_incremental_step(false, 2); }
 Test(alloc, incremental_step_many_changes_2_threads, .timeout = 120) { fail_incremental_step(true, 2); }
+
+// The changed entities settle at the end of the quiet step; every allocation of that
+// step fails in turn (settling that finds no memory leaves them active, exact too).
+Test(alloc, incremental_step_that_settles, .timeout = 120)
+{
+	bpi_set_settle_min(1);
+	inc_scene *s = make_inc_scene(false);
+	uint64_t k = 1;
+	uint32_t active[2] = {0, 0};
+	while (incremental_step_with_failure(s, k, 2, BP_DEBUG_ALWAYS_INCREMENTAL, true, active)) {
+		++k;
+		cr_assert_lt(k, 100000, "the step never stops allocating");
+	}
+	cr_assert_gt(k - 1, 3, "only %llu allocations in the step", (unsigned long long)(k - 1));
+	// The clean run: the quiet step still had the changed entities active, and they
+	// had settled by the step after, which had only the five nudged ones.
+	cr_assert_eq(active[0], INC_CLUSTER + INC_CREATED - 1, "%u active in the quiet step", active[0]);
+	cr_assert_eq(active[1], 5, "%u active in the step after: nothing settled", active[1]);
+	cr_log_info("settling: failed each of %llu allocations of the step in turn", (unsigned long long)(k - 1));
+	free_inc_scene(s);
+	bpi_set_settle_min(1024);
+}
 
 /// Random boxes, and a copy of them where `count` entities (every stride-th from
 /// `first`) moved into one cluster, all overlapping, so a lost move loses pairs;
