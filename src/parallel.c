@@ -50,9 +50,8 @@ static void run_host(const bp_task_system *tasks, uint32_t count, uint32_t grain
 		tasks->finish(task, tasks->user);
 }
 
-void bpi_parallel_for(uint32_t count, uint32_t grain, int threads, bpi_range_fn *fn, void *ctx)
+static void run_loop(uint32_t count, uint32_t grain, int threads, bpi_range_fn *fn, void *ctx)
 {
-	BP_ASSERT(grain > 0);
 	if (threads <= 1 || !bound || inside_task || bpi_chunk_count(count, grain) <= 1) {
 		bpi_run_serial(count, grain, fn, ctx);
 		return;
@@ -62,6 +61,47 @@ void bpi_parallel_for(uint32_t count, uint32_t grain, int threads, bpi_range_fn 
 	case BP_EXECUTOR_HOST: run_host(&bound->tasks, count, grain, fn, ctx); break;
 	default: bpi_workers_run(count, grain, threads, fn, ctx); break;
 	}
+}
+
+static _Thread_local bpi_loop_clock *loop_clock;
+static _Thread_local int loop_clock_stage;
+
+void bpi_loop_clock_use(bpi_loop_clock *clock)
+{
+	if (clock)
+		*clock = (bpi_loop_clock){0};
+	loop_clock = clock;
+	loop_clock_stage = 0;
+}
+
+void bpi_loop_clock_stage(int stage)
+{
+	loop_clock_stage = stage < BPI_LOOP_CLOCK_STAGES ? stage : 0;
+}
+
+void bpi_parallel_for(uint32_t count, uint32_t grain, int threads, bpi_range_fn *fn, void *ctx)
+{
+	BP_ASSERT(grain > 0);
+	bpi_loop_clock *clock = inside_task ? NULL : loop_clock;
+	if (!clock) {
+		run_loop(count, grain, threads, fn, ctx);
+		return;
+	}
+	uint64_t t0 = bpi_now_ns();
+	run_loop(count, grain, threads, fn, ctx);
+	uint64_t ns = bpi_now_ns() - t0;
+	uint32_t chunks = BP_MAX(bpi_chunk_count(count, grain), 1u);
+	clock->loops[loop_clock_stage] += ns;
+	for (int w = 0; w < BPI_LOOP_CLOCK_WIDTHS; ++w) {
+		uint32_t p = (uint32_t)bpi_loop_clock_width(w), rounds = (chunks + p - 1) / p;
+		clock->on[loop_clock_stage][w] += (double)ns * rounds / chunks;
+	}
+}
+
+int bpi_loop_clock_width(int w)
+{
+	static const int width[BPI_LOOP_CLOCK_WIDTHS] = {2, 4, 8, 16, 64};
+	return width[w];
 }
 
 int bpi_resolve_threads(const bpi_executor *e, int requested)

@@ -3,6 +3,7 @@
 // and finds into per-chunk buffers; timing, probes, the chunk-order merge and the
 // statistics happen here, once.
 #include "pipeline.h"
+#include "parallel.h"
 #include "probes.h"
 
 #include <string.h>
@@ -44,6 +45,7 @@ static bp_status run_stages(bpi_index *index, const bpi_scene *scene, bpi_pair_b
 	const bpi_algorithm *algorithm = index->algorithm;
 	bpi_build build = {0};
 	uint64_t t0 = bpi_now_ns();
+	bpi_loop_clock_stage(BPI_STAGE_BUILD);
 	bp_status status = algorithm->build(index, scene, &build);
 	index->chunks.budget = scene->budget;
 	if (status == BP_OK)
@@ -52,13 +54,16 @@ static bp_status run_stages(bpi_index *index, const bpi_scene *scene, bpi_pair_b
 		return status;
 	uint64_t t1 = bpi_now_ns();
 	BPI_MARK_STAGE_NEXT(BPI_STAGE_BUILD, BPI_STAGE_FIND);
+	bpi_loop_clock_stage(BPI_STAGE_FIND);
 	status = algorithm->find(index, scene, &build);
 	if (status != BP_OK)
 		return status;
 	uint64_t t2 = bpi_now_ns();
 	BPI_MARK_STAGE_NEXT(BPI_STAGE_FIND, BPI_STAGE_MERGE);
+	bpi_loop_clock_stage(BPI_STAGE_MERGE);
 	status = bpi_pair_chunks_merge(&index->chunks, pairs, scene->threads);
 	uint64_t t3 = bpi_now_ns();
+	bpi_loop_clock_stage(BPI_STAGE_PREPARE);
 	BPI_MARK_STAGE_DONE(BPI_STAGE_MERGE);
 	stats->candidate_tests = bpi_pair_chunks_tests(&index->chunks);
 	stats->cell_count = build.cell_count;
