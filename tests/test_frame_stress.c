@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "incremental.h" // bpi_set_settle_min
 #include "oracle.h"
 
 /// memcmp that accepts NULL pointers for zero lengths (views and buffers may hold NULL then).
@@ -235,7 +236,10 @@ static void *reader_main(void *arg)
 
 /// `incremental`: the world steps incrementally, and its builder takes the
 /// incremental path on every frame after the first.
-static void run_stress(int dims, uint64_t seed, bool incremental)
+/// `movers`: 0, every entity moves every frame; else the first `movers` entities take
+/// turns, a quarter of them each frame, and the others rest: in an incremental world
+/// the movers that stop settle.
+static void run_stress(int dims, uint64_t seed, bool incremental, uint32_t movers)
 {
 	uint32_t frames = stress_frames();
 	bp_world_def def = bp_world_def_default();
@@ -287,7 +291,8 @@ static void run_stress(int dims, uint64_t seed, bool incremental)
 			bp_entity_def e;
 			cr_assert_eq(bp_entity_get(w, bp_world_entity_at(w, i), &e), BP_OK);
 			for (int k = 0; k < 3; ++k) {
-				float step = k < dims ? test_rng_float(&rng, -0.5f, 0.5f) : 0.0f;
+				bool moves = movers == 0 || (i < movers && (i + f) % 4 == 0);
+				float step = k < dims && moves ? test_rng_float(&rng, -0.5f, 0.5f) : 0.0f;
 				soa[(size_t)k * (START_N + 64) + i] = e.min[k] + step;
 				soa[(size_t)(3 + k) * (START_N + 64) + i] = e.max[k] + step;
 			}
@@ -342,6 +347,14 @@ static void run_stress(int dims, uint64_t seed, bool incremental)
 	cr_assert_eq(bp_allocated_bytes(), 0);
 }
 
-Test(frame_stress, readers_host_builder_3d, .timeout = 600) { run_stress(3, 1, false); }
-Test(frame_stress, readers_host_builder_2d, .timeout = 600) { run_stress(2, 2, false); }
-Test(frame_stress, readers_host_builder_incremental_3d, .timeout = 600) { run_stress(3, 3, true); }
+Test(frame_stress, readers_host_builder_3d, .timeout = 600) { run_stress(3, 1, false, 0); }
+Test(frame_stress, readers_host_builder_2d, .timeout = 600) { run_stress(2, 2, false, 0); }
+Test(frame_stress, readers_host_builder_incremental_3d, .timeout = 600) { run_stress(3, 3, true, 0); }
+
+// 48 entities take turns to move; those that stop settle as soon as they are quiet.
+Test(frame_stress, readers_host_builder_incremental_settling_3d, .timeout = 600)
+{
+	bpi_set_settle_min(1); // set here: the TSan runner's Test() takes no .init
+	run_stress(3, 4, true, 48);
+	bpi_set_settle_min(1024);
+}
