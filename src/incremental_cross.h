@@ -56,7 +56,7 @@ typedef struct bpi_candidate_buffer {
 #define BPI_CROSS_SAMPLES 16
 typedef struct bpi_cross_tally {
 	uint32_t searched;
-	uint32_t escaped; ///< searched because the bounds left their fat box
+	uint32_t escaped; ///< searched because the bounds left their fat box (or the filter changed)
 	uint32_t count;
 	float speed[BPI_CROSS_SAMPLES];
 	float extent[BPI_CROSS_SAMPLES];
@@ -93,7 +93,7 @@ typedef struct bpi_cross_input {
 	const uint32_t *active;        ///< the active entities, ascending
 	uint32_t active_count;
 	/// The active entities alone, by position in `active`: their bounds and filters
-	/// read in order, where the scene's arrays would be read at 1M-apart indices.
+	/// read in list order, not at the dense indices they are scattered over.
 	const bpi_scene *own;
 	float margin;                  ///< the world's setting; 0 = from observed motion
 } bpi_cross_input;
