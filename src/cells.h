@@ -69,6 +69,12 @@ typedef struct bpi_cell_level {
 /// specialised on them were ~2x faster than one generic loop (measured, uniform 3D).
 #define BPI_CELLS_INLINE static inline __attribute__((always_inline))
 
+/// Per-chunk partial of the key pass: entities and largest span per level.
+typedef struct bpi_cells_key_partial {
+	uint32_t count[BPI_CELLS_MAX_LEVELS];
+	int32_t span[BPI_CELLS_MAX_LEVELS][3];
+} bpi_cells_key_partial;
+
 /// Per-chunk partial of the statistics pass.
 typedef struct bpi_cells_partial {
 	float min[3], max[3];
@@ -100,6 +106,7 @@ typedef struct bpi_cells {
 	BPI_ARRAY(uint32_t) hist;  ///< parts x bucket_count counts, then cursors
 
 	BPI_ARRAY(bpi_cells_partial) partials; ///< per chunk of the statistics pass
+	BPI_ARRAY(bpi_cells_key_partial) key_partials; ///< per chunk of the key pass
 	BPI_ARRAY(uint64_t) sums; ///< per block of buckets: the prefix sum's totals, then non-empty counts
 } bpi_cells;
 
