@@ -140,18 +140,12 @@ static void push_moves(bp_world *w, const bp_scene *s, uint32_t base, uint32_t f
 	bp_world_set_bounds_indexed(w, count, index, &b);
 }
 
-static double median(double *v, uint32_t n)
-{
-	qsort(v, n, sizeof *v, compare_double);
-	return n ? v[n / 2] : 0;
-}
-
 static void report(FILE *csv, const options *o, const char *workload, uint32_t n, uint32_t moving, const subject *s)
 {
 	double min = s->ms[0];
 	for (uint32_t f = 1; f < o->frames; ++f)
 		min = s->ms[f] < min ? s->ms[f] : min;
-	double med = median(s->ms, o->frames), searched = median(s->searched, o->frames);
+	double med = median_sorting(s->ms, o->frames), searched = median_sorting(s->searched, o->frames);
 	printf("%-13s dims=%d n=%-8u moving=%-8u threads=%d host_busy=%d %-12s median %9.3f ms  min %9.3f ms  pairs %zu"
 	       "  searched %.0f\n",
 		workload, o->dims, n, moving, o->threads, o->host_busy, s->name, med, min, s->pairs, searched);

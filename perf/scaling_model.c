@@ -74,12 +74,6 @@ static bp_world *world_of(const bp_scene *scene, bp_executor executor, int threa
 	return w;
 }
 
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, compare_double);
-	return v[n / 2];
-}
-
 /// One thread's stream bandwidth: a 256 MB copy, read plus write, median of 5.
 static double stream_gb_per_s(void)
 {
@@ -101,7 +95,7 @@ static double stream_gb_per_s(void)
 	}
 	free(from);
 	free(to);
-	return median(rate, 5);
+	return median_sorting(rate, 5);
 }
 
 int main(int argc, char **argv)
@@ -149,10 +143,10 @@ int main(int argc, char **argv)
 	// Per stage: serial ms, loop ms on p threads (p = 1 first), traffic in MB.
 	double serial[STAGES], loops[STAGES][MODEL_WIDTHS], traffic_mb[STAGES];
 	for (int k = 0; k < STAGES; ++k) {
-		double stage = median(stage_ms[k], RUNS);
-		loops[k][0] = median(loop_ms[k], RUNS);
+		double stage = median_sorting(stage_ms[k], RUNS);
+		loops[k][0] = median_sorting(loop_ms[k], RUNS);
 		for (int w = 0; w < BPI_LOOP_CLOCK_WIDTHS; ++w)
-			loops[k][w + 1] = median(on_ms[k][w], RUNS);
+			loops[k][w + 1] = median_sorting(on_ms[k][w], RUNS);
 		serial[k] = stage > loops[k][0] ? stage - loops[k][0] : 0;
 		traffic_mb[k] = (bytes_per_entity[k] * gen.n + bytes_per_pair[k] * pairs) * 1e-6;
 	}
@@ -186,7 +180,7 @@ int main(int argc, char **argv)
 				fprintf(csv, "%s,%d,%.3f,%.3f\n", sockets[m].name, p, total, t1 / total);
 		}
 	}
-	double measured1 = median(one_ms, RUNS), measured2 = median(two_ms, RUNS);
+	double measured1 = median_sorting(one_ms, RUNS), measured2 = median_sorting(two_ms, RUNS);
 	printf("  this machine, measured: 1 thread %.2f ms, 2 threads %.2f ms (%.2fx)\n", measured1, measured2,
 		measured1 / measured2);
 	if (csv) {

@@ -5,6 +5,7 @@
 #define BP_PERF_TIMING_H
 
 #include <stdint.h>
+#include <stdlib.h>
 #include <time.h>
 
 static inline uint64_t now_ns(void)
@@ -24,6 +25,14 @@ static inline int compare_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return (x > y) - (x < y);
+}
+
+/// The middle of n values (the upper one of an even count), sorting them in
+/// place; 0 when there are none.
+static inline double median_sorting(double *v, size_t n)
+{
+	qsort(v, n, sizeof *v, compare_double);
+	return n ? v[n / 2] : 0;
 }
 
 #endif
