@@ -390,6 +390,12 @@ static float blend(float old, float measured)
 	return old > 0 ? 0.75f * old + 0.25f * measured : measured;
 }
 
+/// The factor on the margin's steps; a zero-initialised state is not stretched yet.
+static float stretch_of(const bpi_cross *x)
+{
+	return x->stretch > 0 ? x->stretch : 1.0f;
+}
+
 /// Folds the chunks' motion samples into the estimates, by their medians, and
 /// stretches or shrinks the margin by the share of fat boxes left this step.
 static void observe_motion(bpi_cross *x, uint32_t chunks)
@@ -399,7 +405,7 @@ static void observe_motion(bpi_cross *x, uint32_t chunks)
 		n += x->tally.data[c].count;
 		escaped += x->tally.data[c].escaped;
 	}
-	float stretch = x->stretch > 0 ? x->stretch : 1.0f; // zero-initialised: not stretched yet
+	float stretch = stretch_of(x);
 	if (escaped > CROSS_ESCAPES_HIGH * x->held)
 		stretch = fminf(stretch * 1.25f, CROSS_STRETCH_MAX);
 	else if (escaped < CROSS_ESCAPES_LOW * x->held)
@@ -423,7 +429,7 @@ float bpi_cross_margin(const bpi_cross *x, float setting)
 {
 	if (setting > 0)
 		return setting;
-	float stretch = x->stretch > 0 ? x->stretch : 1.0f; // zero-initialised: not stretched yet
+	float stretch = stretch_of(x);
 	return fminf(stretch * CROSS_MARGIN_STEPS * x->speed, CROSS_MARGIN_EXTENTS * x->extent);
 }
 
