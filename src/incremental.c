@@ -102,7 +102,7 @@ struct bpi_incremental {
 	bpi_pair_buffer sub_pairs;
 	bpi_cross cross;                  ///< active x resting: fat boxes and their candidates
 	bpi_pair_buffer fresh;            ///< active pairs, then sorted
-	bpi_pair_buffer sort_scratch;
+	BPI_ARRAY(bp_pair) sort_scratch;
 
 	// Measured costs, ns per entity: a full step over all, an incremental one over the active.
 	double full_ns;
@@ -135,7 +135,7 @@ void bpi_incremental_free(bpi_incremental *x)
 	bpi_pair_buffer_free(&x->sub_pairs);
 	bpi_cross_free(&x->cross);
 	bpi_pair_buffer_free(&x->fresh);
-	bpi_pair_buffer_free(&x->sort_scratch);
+	bpi_array_free(&x->sort_scratch);
 	bpi_free(x, sizeof *x);
 }
 
@@ -165,6 +165,13 @@ static bool copy_pairs(bpi_pair_buffer *to, const bpi_pair_buffer *from)
 	return true;
 }
 
+/// Sorts `p` by (lo, hi); false (p untouched) when memory runs out.
+static bool sort_canonical(bpi_incremental *x, bpi_pair_buffer *p, int threads)
+{
+	return bpi_array_reserve(&x->sort_scratch, p->count) &&
+	       bpi_pairs_sort_canonical(p->data, p->count, x->sort_scratch.data, threads);
+}
+
 // ---- the full path --------------------------------------------------------------
 
 /// Every pair by the grid, sorted. With `keep`, its cells become the resting
@@ -187,7 +194,7 @@ static bp_status full_step(bpi_incremental *x, const bpi_scene *scene, bool keep
 		return status;
 	uint64_t t1 = bpi_now_ns();
 	// Everything that can fail before the caller's pairs change.
-	if (!bpi_pairs_sort_canonical(found->data, found->count, &x->sort_scratch) ||
+	if (!sort_canonical(x, found, scene->threads) ||
 		(keep && (!bpi_array_reserve(&x->gone, n) || !bpi_array_grow(&x->is_active, 0, n) ||
 				 !bpi_array_reserve(&x->position, n) || !bpi_array_reserve(&x->filter, n) ||
 				 !copy_pairs(&x->resting_pairs, found))))
@@ -419,7 +426,7 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 		x->fresh.data[x->fresh.count++] = (bp_pair){active[p.lo], active[p.hi]};
 	}
 	size_t most = x->resting_pairs.count + x->fresh.count;
-	if (!bpi_pairs_sort_canonical(x->fresh.data, x->fresh.count, &x->sort_scratch) ||
+	if (!sort_canonical(x, &x->fresh, scene->threads) ||
 		(most > pairs->capacity && !bpi_pair_buffer_reserve(pairs, most - pairs->count)))
 		return BP_ERR_OUT_OF_MEMORY;
 	pairs->failed = false;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Per-chunk pair buffers, their merge in chunk order, pair sorting and the checksum.
+// Per-chunk pair buffers, their merge in chunk order, sorted merges and the checksum.
 #include "pairs.h"
 #include "parallel.h"
 
@@ -149,70 +149,6 @@ bp_status bpi_pair_chunks_merge(const bpi_pair_chunks *chunks, bpi_pair_buffer *
 	out->count = total;
 	out->failed = false;
 	return BP_OK;
-}
-
-/// Bits needed to write every value up to `x`.
-static int bit_width(uint32_t x)
-{
-	return x ? 32 - __builtin_clz(x) : 0;
-}
-
-/// At most this many bits per digit: 2,048 counters per pass stay in L1.
-#define CANONICAL_DIGIT_BITS 11
-#define CANONICAL_MAX_PASSES 6
-
-bool bpi_pairs_sort_canonical(bp_pair *pairs, size_t count, bpi_pair_buffer *scratch)
-{
-	if (count < 2)
-		return true;
-	scratch->count = 0;
-	if (count > UINT32_MAX || !bpi_pair_buffer_reserve(scratch, count))
-		return false;
-	// The key (lo << hi_bits) | hi has only the bits the indices use: 40 for a
-	// million entities, four passes of 10 bits where bytes took five or six.
-	// Measured (1M static + 10K moving, 30K pairs a step): the incremental
-	// step's merge stage went from 0.35 to 0.28 ms.
-	uint32_t lo_any = 0, hi_any = 0;
-	for (size_t i = 0; i < count; ++i) {
-		lo_any |= pairs[i].lo;
-		hi_any |= pairs[i].hi;
-	}
-	const int hi_bits = bit_width(hi_any), key_bits = bit_width(lo_any) + hi_bits;
-	const int passes = (key_bits + CANONICAL_DIGIT_BITS - 1) / CANONICAL_DIGIT_BITS;
-	if (passes == 0)
-		return true; // every pair is (0, 0)
-	const int digit_bits = (key_bits + passes - 1) / passes;
-	const uint64_t digit_mask = ((uint64_t)1 << digit_bits) - 1;
-	uint32_t histogram[CANONICAL_MAX_PASSES][1 << CANONICAL_DIGIT_BITS];
-	memset(histogram, 0, (size_t)passes * sizeof histogram[0]);
-	for (size_t i = 0; i < count; ++i) {
-		uint64_t key = (uint64_t)pairs[i].lo << hi_bits | pairs[i].hi;
-		for (int k = 0; k < passes; ++k)
-			histogram[k][(key >> (k * digit_bits)) & digit_mask]++;
-	}
-	bp_pair *from = pairs, *to = scratch->data;
-	for (int k = 0; k < passes; ++k) {
-		uint32_t *h = histogram[k];
-		uint64_t first = (uint64_t)pairs[0].lo << hi_bits | pairs[0].hi;
-		if (h[(first >> (k * digit_bits)) & digit_mask] == count)
-			continue; // a digit every pair shares
-		uint32_t offset = 0;
-		for (uint64_t b = 0; b <= digit_mask; ++b) {
-			uint32_t n = h[b];
-			h[b] = offset;
-			offset += n;
-		}
-		for (size_t i = 0; i < count; ++i) {
-			uint64_t key = (uint64_t)from[i].lo << hi_bits | from[i].hi;
-			to[h[(key >> (k * digit_bits)) & digit_mask]++] = from[i];
-		}
-		bp_pair *t = from;
-		from = to;
-		to = t;
-	}
-	if (from != pairs)
-		memcpy(pairs, from, count * sizeof *pairs);
-	return true;
 }
 
 void bpi_pairs_merge(const bp_pair *a, size_t na, const bp_pair *b, size_t nb, bp_pair *out)

@@ -87,11 +87,12 @@ void bpi_pair_chunks_free(bpi_pair_chunks *chunks);
 /// keeps its pairs.
 bp_status bpi_pair_chunks_merge(const bpi_pair_chunks *chunks, bpi_pair_buffer *out, int threads);
 
-/// Sorts pairs by (lo, hi): an LSD radix sort on digits of up to 11 bits of the
-/// key (lo, hi) cut to the bits the indices use, skipping digits every pair
-/// shares, with `scratch` (grown as needed) as the second buffer. O(count).
-/// False (pairs untouched) when scratch cannot grow or count > UINT32_MAX.
-bool bpi_pairs_sort_canonical(bp_pair *pairs, size_t count, bpi_pair_buffer *scratch);
+/// Sorts pairs by (lo, hi) in O(count): large lists by buckets of lo finished in
+/// cache, on up to `threads` threads; small ones by an LSD radix sort of the key
+/// cut to the bits the indices use (pairs_sort.c). `scratch` holds count pairs.
+/// False (pairs untouched) when a small table cannot be allocated or count >
+/// UINT32_MAX.
+bool bpi_pairs_sort_canonical(bp_pair *pairs, size_t count, bp_pair *scratch, int threads);
 
 /// Merges two lists sorted by (lo, hi) with no pair in common into `out`
 /// (room for na + nb), sorted.

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: MIT
+// Pairs into canonical order, by (lo, hi). Incremental worlds and views sort every step's
+// pairs, so this is on the step's path: 1.5M pairs at 1M entities.
+//
+// Large lists go by lo's high bits first (one scatter through memory), then each bucket,
+// a few KB, is finished in cache: a stable counting pass by hi's high bits, then one by
+// lo's low bits, and an insertion pass for the pairs that share lo and hi's high bits
+// (rare, so its branch is predicted). Buckets are independent and run in parallel.
+// Measured, 1.5M random pairs below 1M, 1 thread: 10-12 ms, where an LSD radix sort of
+// the 40-bit key took 16-20 ms (four passes through memory); at 10M entities 200 against
+// 465 ms. Small lists, and indices too wide for the buckets, keep the LSD sort.
+#include "pairs.h"
+#include "parallel.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/// Bits needed to write every value up to `x`.
+static int bit_width(uint32_t x)
+{
+	return x ? 32 - __builtin_clz(x) : 0;
+}
+
+static inline uint64_t canonical_key(bp_pair p, int hi_bits)
+{
+	return (uint64_t)p.lo << hi_bits | p.hi;
+}
+
+// ---- small lists: LSD radix ------------------------------------------------------
+
+/// At most this many bits per digit: 2,048 counters per pass stay in L1.
+#define LSD_DIGIT_BITS 11
+#define LSD_MAX_PASSES 6
+
+/// The key (lo << hi_bits) | hi has only the bits the indices use: 40 for a
+/// million entities, four passes of 10 bits where bytes took five or six.
+static void sort_lsd(bp_pair *pairs, size_t count, bp_pair *scratch, int lo_bits, int hi_bits)
+{
+	const int key_bits = lo_bits + hi_bits;
+	const int passes = (key_bits + LSD_DIGIT_BITS - 1) / LSD_DIGIT_BITS;
+	if (passes == 0)
+		return; // every pair is (0, 0)
+	const int digit_bits = (key_bits + passes - 1) / passes;
+	const uint64_t digit_mask = ((uint64_t)1 << digit_bits) - 1;
+	uint32_t histogram[LSD_MAX_PASSES][1 << LSD_DIGIT_BITS];
+	memset(histogram, 0, (size_t)passes * sizeof histogram[0]);
+	for (size_t i = 0; i < count; ++i) {
+		uint64_t key = canonical_key(pairs[i], hi_bits);
+		for (int k = 0; k < passes; ++k)
+			histogram[k][(key >> (k * digit_bits)) & digit_mask]++;
+	}
+	bp_pair *from = pairs, *to = scratch;
+	const uint64_t first = canonical_key(pairs[0], hi_bits);
+	for (int k = 0; k < passes; ++k) {
+		uint32_t *h = histogram[k];
+		if (h[(first >> (k * digit_bits)) & digit_mask] == count)
+			continue; // a digit every pair shares
+		uint32_t offset = 0;
+		for (uint64_t b = 0; b <= digit_mask; ++b) {
+			uint32_t n = h[b];
+			h[b] = offset;
+			offset += n;
+		}
+		for (size_t i = 0; i < count; ++i)
+			to[h[(canonical_key(from[i], hi_bits) >> (k * digit_bits)) & digit_mask]++] = from[i];
+		bp_pair *t = from;
+		from = to;
+		to = t;
+	}
+	if (from != pairs)
+		memcpy(pairs, from, count * sizeof *pairs);
+}
+
+// ---- large lists: buckets by lo, finished in cache ------------------------------------
+
+/// From this many pairs on, buckets: below, the LSD passes stay in cache anyway.
+#define BUCKETS_MIN_COUNT 65536
+/// Bits of lo (and of hi) a bucket is finished on: 1,024 counters each.
+#define BUCKET_LOW_BITS 10
+/// At most 2^16 buckets (their starts in 256 KB): lo of up to 26 bits.
+#define BUCKET_TOP_MAX_BITS 16
+/// A bucket where some lo has more pairs than this is sorted by comparison: the
+/// insertion pass is quadratic in the pairs that share lo and hi's high bits.
+#define BUCKET_RUN_MAX 64
+/// Buckets per parallel chunk.
+#define BUCKET_GRAIN 16
+
+typedef struct bucket_job {
+	bp_pair *pairs;       ///< where the sorted buckets go
+	bp_pair *split;       ///< the pairs scattered by lo's high bits
+	const uint32_t *end;  ///< per bucket: one past its last pair
+	int low_bits;         ///< bits of lo below the bucket's
+	int hi_shift;         ///< hi >> hi_shift: its high bits, below 2^low_bits
+} bucket_job;
+
+static int compare_pairs(const void *a, const void *b)
+{
+	const bp_pair *p = a, *q = b;
+	if (p->lo != q->lo)
+		return p->lo < q->lo ? -1 : 1;
+	return (p->hi > q->hi) - (p->hi < q->hi);
+}
+
+/// Turns counts into starts at `base`; returns the largest count.
+static uint32_t counts_to_starts(uint32_t *h, uint32_t n, uint32_t base)
+{
+	uint32_t most = 0;
+	for (uint32_t d = 0; d < n; ++d) {
+		uint32_t c = h[d];
+		most = c > most ? c : most;
+		h[d] = base;
+		base += c;
+	}
+	return most;
+}
+
+/// Sorts split[begin, end) into pairs[begin, end), with split's part as scratch.
+static void sort_bucket(const bucket_job *job, uint32_t begin, uint32_t end)
+{
+	bp_pair *in = job->split, *out = job->pairs;
+	const uint32_t digits = 1u << job->low_bits, low_mask = digits - 1;
+	const int hi_shift = job->hi_shift;
+	uint32_t by_hi[1 << BUCKET_LOW_BITS], by_lo[1 << BUCKET_LOW_BITS];
+	memset(by_hi, 0, digits * sizeof *by_hi);
+	memset(by_lo, 0, digits * sizeof *by_lo);
+	for (uint32_t i = begin; i < end; ++i) {
+		by_hi[in[i].hi >> hi_shift]++;
+		by_lo[in[i].lo & low_mask]++;
+	}
+	counts_to_starts(by_hi, digits, begin);
+	if (counts_to_starts(by_lo, digits, begin) > BUCKET_RUN_MAX) {
+		memcpy(out + begin, in + begin, (end - begin) * sizeof *out);
+		qsort(out + begin, end - begin, sizeof *out, compare_pairs);
+		return;
+	}
+	// By hi's high bits into out, then stably by lo's low bits back into the
+	// split buffer (this bucket's part of it is ours), then into out with the
+	// pairs that share lo and hi's high bits put in order.
+	bp_pair *mid = in;
+	for (uint32_t i = begin; i < end; ++i)
+		out[by_hi[in[i].hi >> hi_shift]++] = in[i];
+	for (uint32_t i = begin; i < end; ++i)
+		mid[by_lo[out[i].lo & low_mask]++] = out[i];
+	out[begin] = mid[begin];
+	for (uint32_t i = begin + 1; i < end; ++i) {
+		bp_pair v = mid[i];
+		const uint64_t key = canonical_key(v, 32);
+		uint32_t j = i;
+		while (j > begin && canonical_key(out[j - 1], 32) > key) {
+			out[j] = out[j - 1];
+			--j;
+		}
+		out[j] = v;
+	}
+}
+
+static void sort_buckets(uint32_t first, uint32_t last, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
+	const bucket_job *job = ctx;
+	for (uint32_t b = first; b < last; ++b) {
+		uint32_t begin = b ? job->end[b - 1] : 0, end = job->end[b];
+		if (end - begin > 1)
+			sort_bucket(job, begin, end);
+		else if (end > begin)
+			job->pairs[begin] = job->split[begin];
+	}
+}
+
+/// Parts the scatter by lo's high bits is cut into, one per thread: each counts
+/// its slice, then writes it after the earlier parts' pairs of each bucket.
+#define SPLIT_MAX_PARTS 16
+/// Pairs per part at least: below, one thread splits faster than a team starts.
+#define SPLIT_PART_MIN 65536
+
+typedef struct split_job {
+	const bp_pair *pairs;
+	bp_pair *split;
+	uint32_t *offsets; ///< [part][bucket]: counts, then where the part's next pair of a bucket goes
+	uint32_t count, parts, buckets;
+	int low_bits;
+} split_job;
+
+static void split_range(const split_job *job, uint32_t part, uint32_t *begin, uint32_t *end)
+{
+	*begin = (uint32_t)((uint64_t)job->count * part / job->parts);
+	*end = (uint32_t)((uint64_t)job->count * (part + 1) / job->parts);
+}
+
+static void split_count(uint32_t first, uint32_t last, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
+	const split_job *job = ctx;
+	for (uint32_t part = first; part < last; ++part) {
+		uint32_t begin, end, *h = job->offsets + (size_t)part * job->buckets;
+		split_range(job, part, &begin, &end);
+		memset(h, 0, job->buckets * sizeof *h);
+		for (uint32_t i = begin; i < end; ++i)
+			h[job->pairs[i].lo >> job->low_bits]++;
+	}
+}
+
+static void split_scatter(uint32_t first, uint32_t last, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
+	const split_job *job = ctx;
+	for (uint32_t part = first; part < last; ++part) {
+		uint32_t begin, end, *at = job->offsets + (size_t)part * job->buckets;
+		split_range(job, part, &begin, &end);
+		for (uint32_t i = begin; i < end; ++i)
+			job->split[at[job->pairs[i].lo >> job->low_bits]++] = job->pairs[i];
+	}
+}
+
+/// False (pairs untouched) when the bucket tables cannot be allocated.
+static bool sort_buckets_by_lo(bp_pair *pairs, uint32_t count, bp_pair *split, int lo_bits, int hi_bits, int threads)
+{
+	const int low_bits = BP_MIN(lo_bits, BUCKET_LOW_BITS);
+	const uint32_t buckets = 1u << (lo_bits - low_bits);
+	const uint32_t parts = BP_MAX(1u, BP_MIN((uint32_t)BP_MIN(threads, SPLIT_MAX_PARTS), count / SPLIT_PART_MIN));
+	const size_t table = ((size_t)parts + 1) * buckets * sizeof(uint32_t);
+	uint32_t *offsets = bpi_alloc(table);
+	if (!offsets)
+		return false;
+	split_job split_by = {pairs, split, offsets, count, parts, buckets, low_bits};
+	bpi_parallel_for(parts, 1, threads, split_count, &split_by);
+	// Offsets in (bucket, part) order; the last row keeps where each bucket ends.
+	uint32_t *end = offsets + (size_t)parts * buckets, running = 0;
+	for (uint32_t b = 0; b < buckets; ++b) {
+		for (uint32_t part = 0; part < parts; ++part) {
+			uint32_t *h = offsets + (size_t)part * buckets + b, n = *h;
+			*h = running;
+			running += n;
+		}
+		end[b] = running;
+	}
+	bpi_parallel_for(parts, 1, threads, split_scatter, &split_by);
+	bucket_job job = {pairs, split, end, low_bits, BP_MAX(hi_bits - low_bits, 0)};
+	bpi_parallel_for(buckets, BUCKET_GRAIN, threads, sort_buckets, &job);
+	bpi_free(offsets, table);
+	return true;
+}
+
+bool bpi_pairs_sort_canonical(bp_pair *pairs, size_t count, bp_pair *scratch, int threads)
+{
+	if (count < 2)
+		return true;
+	if (count > UINT32_MAX)
+		return false;
+	uint32_t lo_any = 0, hi_any = 0;
+	for (size_t i = 0; i < count; ++i) {
+		lo_any |= pairs[i].lo;
+		hi_any |= pairs[i].hi;
+	}
+	const int lo_bits = bit_width(lo_any), hi_bits = bit_width(hi_any);
+	if (count >= BUCKETS_MIN_COUNT && lo_bits > BUCKET_LOW_BITS && lo_bits <= BUCKET_LOW_BITS + BUCKET_TOP_MAX_BITS)
+		return sort_buckets_by_lo(pairs, (uint32_t)count, scratch, lo_bits, hi_bits, threads);
+	sort_lsd(pairs, count, scratch, lo_bits, hi_bits);
+	return true;
+}
