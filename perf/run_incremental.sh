@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # The committed incremental-step run: bp_perf_incremental's workloads at 1 and 2 threads, idle
 # and beside a busy host, the 2D static_moving, and two long runs, into
-# perf/results/<machine>/incremental.csv (and the printed lines as incremental.log).
+# perf/results/<machine>/incremental.csv (and the printed lines as incremental.log, and the
+# machine they came from as machine.txt).
 # Usage: perf/run_incremental.sh [BUILD_DIR] [MACHINE]   (defaults: build/release 2core)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +20,7 @@ mkdir -p "$out"
 csv=$out/incremental.csv
 log=$out/incremental.log
 rm -f "$csv" "$log"
+perf/machine.sh "$out/machine.txt"
 
 run() {
 	echo "## bp_perf_incremental $*" | tee -a "$log"

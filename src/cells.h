@@ -155,6 +155,22 @@ bp_status bpi_cells_build(bpi_cells *cells, bool hashed, const bpi_scene *scene,
 /// Finds every accepted pair of the built cells into the chunk buffers.
 void bpi_cells_find(const bpi_cells *cells, const bpi_scene *scene, bpi_pair_chunks *chunks);
 
+/// The finder's builds (cells_find.c): the newest the CPU has runs, unless the
+/// scene asks for BP_DEBUG_NO_SIMD (the baseline). Outside x86-64 with gcc or
+/// clang there is only the baseline.
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define BPI_CELLS_DISPATCH 1
+#else
+#define BPI_CELLS_DISPATCH 0
+#endif
+enum { BPI_CELLS_KERNEL_BASELINE, BPI_CELLS_KERNEL_AVX2, BPI_CELLS_KERNEL_AVX512 };
+/// The build the finder runs on this CPU.
+int bpi_cells_kernel(void);
+/// Its name, for benchmark reports.
+const char *bpi_cells_kernel_name(int kernel);
+/// Test hook: no newer build than `kernel` runs. Warning: call only while no step runs.
+void bpi_cells_set_kernel_cap(int kernel);
+
 /// Called once for each entity of the cells whose bounds overlap a query box, with
 /// its record (BPI_CELLS_REC3/2 layout: the bounds as they were at the build).
 typedef void bpi_cells_hit_fn(uint32_t entity, const float *record, void *ctx);

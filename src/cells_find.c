@@ -478,27 +478,74 @@ BPI_CELLS_INLINE void find_range(const bpi_cells *c, const bpi_scene *s, probe *
 	}
 }
 
-static void find_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+// The finder is compiled three times, for the x86-64 baseline (SSE2), for AVX2 machines
+// (x86-64-v3) and for AVX-512 ones (v4), and each step runs the newest its CPU has. The
+// code is the same; the compiler's encodings and registers differ. Measured (uniform 3D
+// 1M, grid, 1 thread, medians of 5, this Xeon with AVX-512): 90-91 ms baseline, 86-88 ms
+// with the finder built for v3, 83-84 ms for v4; clustered 124 -> 117 -> 118 ms. The cell
+// build gained nothing from the wider units and is built once.
+#define FIND_CHUNK(name, target) \
+	static target void name(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx) \
+	{ \
+		const find_job *job = ctx; \
+		const bpi_cells *c = job->cells; \
+		probe q = {.out = &job->chunks->buffers[chunk]}; \
+		if (bpi_pair_buffer_stopped(q.out)) \
+			return; /* the step ran out of memory in another chunk */ \
+		/* Four copies of the loop, so the grid's has no hash filter in it and */ \
+		/* the axis loops unroll. */ \
+		if (c->hashed) \
+			c->dims == 3 ? find_range(c, job->scene, &q, begin, end, true, 3) \
+				     : find_range(c, job->scene, &q, begin, end, true, 2); \
+		else \
+			c->dims == 3 ? find_range(c, job->scene, &q, begin, end, false, 3) \
+				     : find_range(c, job->scene, &q, begin, end, false, 2); \
+		q.out->tests = q.tests; \
+	}
+
+FIND_CHUNK(find_chunk_baseline, )
+#if BPI_CELLS_DISPATCH
+FIND_CHUNK(find_chunk_avx2, __attribute__((target("avx2,fma,bmi,bmi2,lzcnt,popcnt,movbe"))))
+FIND_CHUNK(find_chunk_avx512,
+	__attribute__((target("avx512f,avx512vl,avx512bw,avx512dq,avx512cd,avx2,fma,bmi,bmi2,lzcnt,popcnt,movbe"))))
+#endif
+
+static _Atomic int kernel_cap = BPI_CELLS_KERNEL_AVX512;
+
+int bpi_cells_kernel(void)
 {
-	const find_job *job = ctx;
-	const bpi_cells *c = job->cells;
-	probe q = {.out = &job->chunks->buffers[chunk]};
-	if (bpi_pair_buffer_stopped(q.out))
-		return; // the step ran out of memory in another chunk
-	// Four copies of the loop, so the grid's has no hash filter in it and
-	// the axis loops unroll.
-	if (c->hashed)
-		c->dims == 3 ? find_range(c, job->scene, &q, begin, end, true, 3)
-			     : find_range(c, job->scene, &q, begin, end, true, 2);
-	else
-		c->dims == 3 ? find_range(c, job->scene, &q, begin, end, false, 3)
-			     : find_range(c, job->scene, &q, begin, end, false, 2);
-	q.out->tests = q.tests;
+	int best = BPI_CELLS_KERNEL_BASELINE;
+#if BPI_CELLS_DISPATCH
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi2"))
+		best = BPI_CELLS_KERNEL_AVX2;
+	if (best == BPI_CELLS_KERNEL_AVX2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+		__builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq"))
+		best = BPI_CELLS_KERNEL_AVX512;
+#endif
+	int cap = atomic_load_explicit(&kernel_cap, memory_order_relaxed);
+	return best < cap ? best : cap;
+}
+
+void bpi_cells_set_kernel_cap(int kernel) { atomic_store(&kernel_cap, kernel); }
+
+const char *bpi_cells_kernel_name(int kernel)
+{
+	static const char *const names[] = {"x86-64 baseline", "AVX2 (x86-64-v3)", "AVX-512 (x86-64-v4)"};
+	return kernel >= 0 && kernel <= BPI_CELLS_KERNEL_AVX512 ? names[kernel] : "?";
 }
 
 void bpi_cells_find(const bpi_cells *c, const bpi_scene *s, bpi_pair_chunks *chunks)
 {
 	find_job fj = {c, s, chunks};
+	bpi_range_fn *find_chunk = find_chunk_baseline;
+#if BPI_CELLS_DISPATCH
+	int kernel = s->debug_flags & BP_DEBUG_NO_SIMD ? BPI_CELLS_KERNEL_BASELINE : bpi_cells_kernel();
+	if (kernel == BPI_CELLS_KERNEL_AVX512)
+		find_chunk = find_chunk_avx512;
+	else if (kernel == BPI_CELLS_KERNEL_AVX2)
+		find_chunk = find_chunk_avx2;
+#endif
 	bpi_parallel_for(s->count, BPI_CELLS_FIND_GRAIN, s->threads, find_chunk, &fj);
 }
 

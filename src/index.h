@@ -26,7 +26,7 @@ typedef struct bpi_scene {
 	int threads;
 	float cell_size; ///< 0 = algorithm's choice
 	/// BP_DEBUG_NO_COHERENCE: algorithms that keep state across steps start
-	/// from scratch. BP_DEBUG_NO_SIMD: scalar kernels only. Pairs never change.
+	/// from scratch. BP_DEBUG_NO_SIMD: baseline kernels only. Pairs never change.
 	uint32_t debug_flags;
 	/// Incremental steps: how far an active entity's query box is enlarged
 	/// (bp_world_def.margin); 0 = chosen from the motion observed.

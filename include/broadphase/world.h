@@ -99,7 +99,8 @@ typedef enum bp_debug_flag {
 	/// tree, closest's order) start from scratch every step, so a benchmark that
 	/// steps one unchanged scene times the whole work, not the no-motion shortcut.
 	BP_DEBUG_NO_COHERENCE = 1u << 0,
-	/// Scalar kernels only (sap's sweep skips its AVX2 path), to compare the two.
+	/// Baseline kernels only (sap's sweep skips its AVX2 path, the grid and hash
+	/// finder runs its x86-64 baseline build), to compare them with the newer ones.
 	BP_DEBUG_NO_SIMD = 1u << 1,
 	/// Incremental worlds take the incremental path whenever they have a resting
 	/// index, whatever the measured costs say, so tests on small worlds exercise it.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Scenes that stress cell-based algorithms (grid, hash), and a checked step against the oracle.
 #include "cells_fixture.h"
+#include "cells.h"
 
 #include <criterion/criterion.h>
 #include <math.h>
@@ -268,4 +269,35 @@ void cells_test_lattice(bp_algorithm algorithm, int dims, float cell_size)
 	size_t count;
 	free(cells_check(boxes, n, dims, algorithm, 2, cell_size, &count));
 	cr_assert_eq(count, dims == 3 ? 468u : 42u);
+}
+
+void cells_test_kernels_identical(bp_algorithm algorithm)
+{
+	const int best = bpi_cells_kernel();
+	const cells_dist dists[] = {CELLS_UNIFORM, CELLS_MIXED, CELLS_CLUSTERS, CELLS_HUGE, CELLS_LATTICE};
+	const uint32_t n = 4000;
+	oracle_box *boxes = calloc(n, sizeof *boxes);
+	cr_assert_not_null(boxes);
+	for (size_t d = 0; d < sizeof dists / sizeof *dists; ++d)
+		for (int dims = 2; dims <= 3; ++dims) {
+			cells_make_scene(boxes, n, dims, dists[d], d % 2 == 0, 40 + d);
+			size_t want_count;
+			bpi_cells_set_kernel_cap(BPI_CELLS_KERNEL_BASELINE);
+			bp_pair *want = cells_check(boxes, n, dims, algorithm, 2, 0, &want_count);
+			// Each newer build the CPU has, checked against the oracle and byte for
+			// byte against the baseline's output.
+			for (int kernel = BPI_CELLS_KERNEL_BASELINE + 1; kernel <= best; ++kernel) {
+				bpi_cells_set_kernel_cap(kernel);
+				cr_assert_eq(bpi_cells_kernel(), kernel);
+				size_t count;
+				bp_pair *got = cells_check(boxes, n, dims, algorithm, 2, 0, &count);
+				cr_assert_eq(count, want_count);
+				cr_assert(memcmp(got, want, count * sizeof *got) == 0, "%s %dD: %s differs from the baseline",
+					cells_dist_name(dists[d]), dims, bpi_cells_kernel_name(kernel));
+				free(got);
+			}
+			free(want);
+		}
+	bpi_cells_set_kernel_cap(BPI_CELLS_KERNEL_AVX512);
+	free(boxes);
 }

@@ -64,4 +64,8 @@ void cells_test_moving(bp_algorithm algorithm, int dims, int threads);
 /// Unit boxes meeting exactly on integer cell faces, against a hand-worked count.
 void cells_test_lattice(bp_algorithm algorithm, int dims, float cell_size);
 
+/// Every build of the finder this CPU runs (cells.h) gives the oracle's pairs in
+/// the baseline's order.
+void cells_test_kernels_identical(bp_algorithm algorithm);
+
 #endif
