@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Per-chunk pair buffers, their merge in chunk order, sorted merges and the checksum.
+// Per-chunk pair buffers, their merge in chunk order, sorted merges and the checksum
+// (the sorts are in pairs_sort.c).
 #include "pairs.h"
 #include "parallel.h"
 
@@ -162,22 +163,6 @@ void bpi_pairs_merge(const bp_pair *a, size_t na, const bp_pair *b, size_t nb, b
 		memcpy(out + k, a + i, (na - i) * sizeof *out);
 	if (j < nb)
 		memcpy(out + k, b + j, (nb - j) * sizeof *out);
-}
-
-static int compare_pairs(const void *a, const void *b)
-{
-	const bp_pair *p = a, *q = b;
-	if (p->lo != q->lo)
-		return p->lo < q->lo ? -1 : 1;
-	if (p->hi != q->hi)
-		return p->hi < q->hi ? -1 : 1;
-	return 0;
-}
-
-void bp_pairs_sort(bp_pair *pairs, size_t count)
-{
-	if (pairs && count > 1)
-		qsort(pairs, count, sizeof(bp_pair), compare_pairs);
 }
 
 uint64_t bp_splitmix64(uint64_t z)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
-// Pairs into canonical order, by (lo, hi). Incremental worlds and views sort every step's
+// Pairs into canonical order, by (lo, hi): bp_pairs_sort by comparison, and the O(count)
+// sort of the library's own steps. Incremental worlds and views sort every step's
 // pairs, so this is on the step's path: 1.5M pairs at 1M entities.
 //
 // Large lists go by lo's high bits first (one scatter through memory), then each bucket,
@@ -89,8 +90,7 @@ typedef struct bucket_job {
 	bp_pair *pairs;       ///< where the sorted buckets go
 	bp_pair *split;       ///< the pairs scattered by lo's high bits
 	const uint32_t *end;  ///< per bucket: one past its last pair
-	int low_bits;         ///< bits of lo below the bucket's
-	int hi_shift;         ///< hi >> hi_shift: its high bits, below 2^low_bits
+	int hi_shift;         ///< hi >> hi_shift: its high bits, below 2^BUCKET_LOW_BITS
 } bucket_job;
 
 static int compare_pairs(const void *a, const void *b)
@@ -118,7 +118,7 @@ static uint32_t counts_to_starts(uint32_t *h, uint32_t n, uint32_t base)
 static void sort_bucket(const bucket_job *job, uint32_t begin, uint32_t end)
 {
 	bp_pair *in = job->split, *out = job->pairs;
-	const uint32_t digits = 1u << job->low_bits, low_mask = digits - 1;
+	const uint32_t digits = 1u << BUCKET_LOW_BITS, low_mask = digits - 1;
 	const int hi_shift = job->hi_shift;
 	uint32_t by_hi[1 << BUCKET_LOW_BITS], by_lo[1 << BUCKET_LOW_BITS];
 	memset(by_hi, 0, digits * sizeof *by_hi);
@@ -178,7 +178,6 @@ typedef struct split_job {
 	bp_pair *split;
 	uint32_t *offsets; ///< [part][bucket]: counts, then where the part's next pair of a bucket goes
 	uint32_t count, parts, buckets;
-	int low_bits;
 } split_job;
 
 static void split_range(const split_job *job, uint32_t part, uint32_t *begin, uint32_t *end)
@@ -196,7 +195,7 @@ static void split_count(uint32_t first, uint32_t last, uint32_t chunk, void *ctx
 		split_range(job, part, &begin, &end);
 		memset(h, 0, job->buckets * sizeof *h);
 		for (uint32_t i = begin; i < end; ++i)
-			h[job->pairs[i].lo >> job->low_bits]++;
+			h[job->pairs[i].lo >> BUCKET_LOW_BITS]++;
 	}
 }
 
@@ -208,21 +207,21 @@ static void split_scatter(uint32_t first, uint32_t last, uint32_t chunk, void *c
 		uint32_t begin, end, *at = job->offsets + (size_t)part * job->buckets;
 		split_range(job, part, &begin, &end);
 		for (uint32_t i = begin; i < end; ++i)
-			job->split[at[job->pairs[i].lo >> job->low_bits]++] = job->pairs[i];
+			job->split[at[job->pairs[i].lo >> BUCKET_LOW_BITS]++] = job->pairs[i];
 	}
 }
 
-/// False (pairs untouched) when the bucket tables cannot be allocated.
+/// False (pairs untouched) when the bucket tables cannot be allocated. lo_bits is
+/// above BUCKET_LOW_BITS.
 static bool sort_buckets_by_lo(bp_pair *pairs, uint32_t count, bp_pair *split, int lo_bits, int hi_bits, int threads)
 {
-	const int low_bits = BP_MIN(lo_bits, BUCKET_LOW_BITS);
-	const uint32_t buckets = 1u << (lo_bits - low_bits);
+	const uint32_t buckets = 1u << (lo_bits - BUCKET_LOW_BITS);
 	const uint32_t parts = BP_MAX(1u, BP_MIN((uint32_t)BP_MIN(threads, SPLIT_MAX_PARTS), count / SPLIT_PART_MIN));
 	const size_t table = ((size_t)parts + 1) * buckets * sizeof(uint32_t);
 	uint32_t *offsets = bpi_alloc(table);
 	if (!offsets)
 		return false;
-	split_job split_by = {pairs, split, offsets, count, parts, buckets, low_bits};
+	split_job split_by = {pairs, split, offsets, count, parts, buckets};
 	bpi_parallel_for(parts, 1, threads, split_count, &split_by);
 	// Offsets in (bucket, part) order; the last row keeps where each bucket ends.
 	uint32_t *end = offsets + (size_t)parts * buckets, running = 0;
@@ -235,7 +234,7 @@ static bool sort_buckets_by_lo(bp_pair *pairs, uint32_t count, bp_pair *split, i
 		end[b] = running;
 	}
 	bpi_parallel_for(parts, 1, threads, split_scatter, &split_by);
-	bucket_job job = {pairs, split, end, low_bits, BP_MAX(hi_bits - low_bits, 0)};
+	bucket_job job = {pairs, split, end, BP_MAX(hi_bits - BUCKET_LOW_BITS, 0)};
 	bpi_parallel_for(buckets, BUCKET_GRAIN, threads, sort_buckets, &job);
 	bpi_free(offsets, table);
 	return true;
@@ -257,4 +256,10 @@ bool bpi_pairs_sort_canonical(bp_pair *pairs, size_t count, bp_pair *scratch, in
 		return sort_buckets_by_lo(pairs, (uint32_t)count, scratch, lo_bits, hi_bits, threads);
 	sort_lsd(pairs, count, scratch, lo_bits, hi_bits);
 	return true;
+}
+
+void bp_pairs_sort(bp_pair *pairs, size_t count)
+{
+	if (pairs && count > 1)
+		qsort(pairs, count, sizeof(bp_pair), compare_pairs);
 }
