@@ -166,7 +166,7 @@ void bpi_cells_find(const bpi_cells *cells, const bpi_scene *scene, bpi_pair_chu
 enum { BPI_CELLS_KERNEL_BASELINE, BPI_CELLS_KERNEL_AVX2, BPI_CELLS_KERNEL_AVX512 };
 /// The build the finder runs on this CPU.
 int bpi_cells_kernel(void);
-/// Its name, for benchmark reports.
+/// Its name, for messages.
 const char *bpi_cells_kernel_name(int kernel);
 /// Test hook: no newer build than `kernel` runs. Warning: call only while no step runs.
 void bpi_cells_set_kernel_cap(int kernel);

@@ -484,23 +484,28 @@ BPI_CELLS_INLINE void find_range(const bpi_cells *c, const bpi_scene *s, probe *
 // 1M, grid, 1 thread, medians of 5, this Xeon with AVX-512): 90-91 ms baseline, 86-88 ms
 // with the finder built for v3, 83-84 ms for v4; clustered 124 -> 117 -> 118 ms. The cell
 // build gained nothing from the wider units and is built once.
+BPI_CELLS_INLINE void find_chunk_on(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	const find_job *job = ctx;
+	const bpi_cells *c = job->cells;
+	probe q = {.out = &job->chunks->buffers[chunk]};
+	if (bpi_pair_buffer_stopped(q.out))
+		return; // the step ran out of memory in another chunk
+	// Four copies of the loop, so the grid's has no hash filter in it and
+	// the axis loops unroll.
+	if (c->hashed)
+		c->dims == 3 ? find_range(c, job->scene, &q, begin, end, true, 3)
+			     : find_range(c, job->scene, &q, begin, end, true, 2);
+	else
+		c->dims == 3 ? find_range(c, job->scene, &q, begin, end, false, 3)
+			     : find_range(c, job->scene, &q, begin, end, false, 2);
+	q.out->tests = q.tests;
+}
+
 #define FIND_CHUNK(name, target) \
 	static target void name(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx) \
 	{ \
-		const find_job *job = ctx; \
-		const bpi_cells *c = job->cells; \
-		probe q = {.out = &job->chunks->buffers[chunk]}; \
-		if (bpi_pair_buffer_stopped(q.out)) \
-			return; /* the step ran out of memory in another chunk */ \
-		/* Four copies of the loop, so the grid's has no hash filter in it and */ \
-		/* the axis loops unroll. */ \
-		if (c->hashed) \
-			c->dims == 3 ? find_range(c, job->scene, &q, begin, end, true, 3) \
-				     : find_range(c, job->scene, &q, begin, end, true, 2); \
-		else \
-			c->dims == 3 ? find_range(c, job->scene, &q, begin, end, false, 3) \
-				     : find_range(c, job->scene, &q, begin, end, false, 2); \
-		q.out->tests = q.tests; \
+		find_chunk_on(begin, end, chunk, ctx); \
 	}
 
 FIND_CHUNK(find_chunk_baseline, )
