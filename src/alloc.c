@@ -2,6 +2,7 @@
 // Every internal allocation: mimalloc by default (the C library's heap in sanitizer builds),
 // a host hook when set, all counted.
 #define _POSIX_C_SOURCE 200809L // clock_gettime, posix_memalign under -std=c11 (gcc's -fopenmp hid the need; clang's does not)
+#define _DEFAULT_SOURCE         // MADV_HUGEPAGE
 #include "core.h"
 
 #include <mimalloc.h>
@@ -9,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 // ASan and TSan intercept malloc and free but cannot see inside mimalloc's pages:
@@ -44,10 +46,36 @@ static void default_free(void *ptr, size_t size, size_t align, void *user)
 	free(ptr);
 }
 #else
+/// Blocks this large ask the kernel for 2 MiB pages. The scatters of a step write
+/// all over arrays of hundreds of megabytes, where 4 KiB pages cost a TLB miss per
+/// write: at 10M uniform entities (1 thread) huge pages took the grid's build from
+/// 497-511 to 401 ms. Advising blocks from 2 MiB up gained at most 1-3% at 1M, within
+/// the noise, and a block reserved ahead but touched in part would be held in 2 MiB
+/// pieces, so only blocks this large are advised.
+#define HUGE_PAGE_BYTES ((size_t)2 << 20)
+#define HUGE_PAGE_MIN_BLOCK ((size_t)16 << 20)
+
+static void advise_huge_pages(void *ptr, size_t size)
+{
+#ifdef MADV_HUGEPAGE
+	if (!ptr || size < HUGE_PAGE_MIN_BLOCK)
+		return;
+	uintptr_t start = ((uintptr_t)ptr + HUGE_PAGE_BYTES - 1) & ~(uintptr_t)(HUGE_PAGE_BYTES - 1);
+	uintptr_t end = ((uintptr_t)ptr + size) & ~(uintptr_t)(HUGE_PAGE_BYTES - 1);
+	if (end > start)
+		(void)madvise((void *)start, end - start, MADV_HUGEPAGE); // advice only: failure changes nothing
+#else
+	(void)ptr;
+	(void)size;
+#endif
+}
+
 static void *default_alloc(size_t size, size_t align, void *user)
 {
 	(void)user;
-	return mi_malloc_aligned(size, align);
+	void *ptr = mi_malloc_aligned(size, align);
+	advise_huge_pages(ptr, size);
+	return ptr;
 }
 
 static void default_free(void *ptr, size_t size, size_t align, void *user)
