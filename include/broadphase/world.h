@@ -226,7 +226,7 @@ typedef struct bp_world_def {
 	float margin;
 	/// The most bytes of pair memory a step may hold; 0 = no limit. Pair memory
 	/// is what grows with the number of pairs: the per-chunk pair buffers and
-	/// the step's pairs (up to about 26 bytes per pair for bp_world_step) and,
+	/// the step's pairs (up to about 25 bytes per pair for bp_world_step) and,
 	/// for frames, each view's pairs and the arrays derived from them (48 to 83
 	/// bytes per pair more, counted while a reader holds the view). A step or
 	/// frame build that would pass the limit stops at once and fails with
