@@ -1,9 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The algorithm registry: the table of implementations, their names, and AUTO's choice.
 #include "index.h"
-#include "sort.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,64 +46,27 @@ bp_status bp_algorithm_from_name(const char *name, bp_algorithm *out)
 	return BP_ERR_UNKNOWN_ALGORITHM;
 }
 
-// AUTO: brute for tiny scenes, sap for small scenes and for scenes whose boxes
-// are large next to their spacing, grid otherwise. Statistics come from an
-// evenly strided sample of up to 1024 entities (microseconds at any n): the
-// bounding box of the centres and the median of the boxes' largest extents.
-// Measured (perf/results/2core/{sap,cells}.csv: 1 thread, medians of 5, quiet
-// machine), ms:
-//   n=1e4  uniform3 sap 1.26 grid 1.15 | uniform2 0.80 0.81 | clustered3 1.77 2.39
-//          mixed3 1.49 1.28 | line2 0.69 0.79 | boxprune 0.97 1.19
-//   n=1e5  uniform3 sap 11.8 grid 10.7 | uniform2 8.5 6.8 | clustered3 24.3 21.8
-//          mixed3 18.6 13.1 | line2 8.2 6.8 | boxprune 32.7 38.1
-//   n=1e6  uniform3 sap 246 grid 153 | uniform2 155 80 | clustered3 321 185
-//          mixed3 311 152 | line2 153 79 | boxprune 2251 2969
-// Below ~2e4 the two are within 20% either way, and sap needs no cell setup;
-// above, grid wins by up to 2x except on boxprune, whose boxes are ~2x the mean
-// spacing of their centres (uniform: 0.9, mixed: 0.7): there cells hold many
-// boxes and each spans several, while sap's regions still prune. grid beats hash
-// on every generated scene (hash pays a per-candidate bucket check), so hash is
-// for unbounded worlds chosen by name.
+// AUTO: brute for tiny scenes, sap for small ones, grid above. Measured after the grid's
+// finder and build were sped up (perf/results/2core/auto.csv: bp_perf, 1 thread, medians
+// of 5), sap's time over grid's:
+//   n=1e4  uniform3 0.94 | uniform2 0.80 | clustered3 1.41 | mixed3 1.31 | line2 0.69 | boxprune 0.86
+//   n=2e4  uniform3 0.94 | uniform2 0.81 | clustered3 1.40 | mixed3 1.20 | line2 0.64 | boxprune 1.05
+//   n=1e5  uniform3 1.20 | uniform2 0.97 | clustered3 1.58 | mixed3 1.66 | line2 0.75 | boxprune 1.28
+//   n=1e6  uniform3 1.53 | uniform2 1.38 | clustered3 1.68 | mixed3 1.82 | line2 1.22 | boxprune 1.29
+// Up to ~2e4 the two are within ~30% either way (below 1e4 the ratios are noise-bound),
+// and sap needs no cell setup; above, grid wins by up to 1.8x except on line2 (one long
+// axis) up to 1e5. Boxprune, whose boxes are ~2x the spacing of their centres, went to sap
+// by a density test from a sample of the scene while grid took 2969 ms at 1e6 against
+// sap's 2251; grid now takes 1372 against 1776, so the test is gone. grid beats hash on
+// every generated scene (hash pays a per-candidate bucket check), so hash is for unbounded
+// worlds chosen by name.
 #define AUTO_BRUTE_MAX 64
 #define AUTO_SAP_MAX 20000
-#define AUTO_SAMPLE 1024
-/// Median extent over mean centre spacing above which sap wins at any n.
-#define AUTO_DENSE_RATIO 1.5
 bp_algorithm bpi_algorithm_choose(const bpi_scene *scene)
 {
 	if (scene->count <= AUTO_BRUTE_MAX)
 		return BP_ALGO_BRUTE;
-	// Up to AUTO_SAP_MAX sap wins whatever the sample says: skip taking it (an
-	// incremental step runs AUTO on its few active entities every step).
 	if (scene->count <= AUTO_SAP_MAX && bpi_algorithm_get(BP_ALGO_SAP))
-		return BP_ALGO_SAP;
-	float extent[AUTO_SAMPLE], lo[3], hi[3];
-	uint32_t step = scene->count / AUTO_SAMPLE + 1, m = 0;
-	for (int axis = 0; axis < 3; ++axis) {
-		lo[axis] = 1e38f;
-		hi[axis] = -1e38f;
-	}
-	for (uint32_t i = 0; i < scene->count && m < AUTO_SAMPLE; i += step) {
-		float e = 0;
-		for (int axis = 0; axis < scene->dims; ++axis) {
-			float a = scene->min[axis][i], b = scene->max[axis][i];
-			float centre = a * 0.5f + b * 0.5f;
-			lo[axis] = BP_MIN(lo[axis], centre);
-			hi[axis] = BP_MAX(hi[axis], centre);
-			e = BP_MAX(e, b - a);
-		}
-		extent[m++] = e;
-	}
-	float median = bpi_select_float(extent, m, m / 2);
-	// Mean spacing of centres: the side of the volume per entity, each axis at
-	// least one median extent wide so a flat or point-like scene stays finite.
-	double volume = 1.0;
-	for (int axis = 0; axis < scene->dims; ++axis)
-		volume *= BP_MAX((double)hi[axis] - lo[axis], (double)median);
-	double spacing = pow(volume / scene->count, 1.0 / scene->dims);
-	bool dense = median > AUTO_DENSE_RATIO * spacing;
-	bool prefer_sap = scene->count <= AUTO_SAP_MAX || dense;
-	if (prefer_sap && bpi_algorithm_get(BP_ALGO_SAP))
 		return BP_ALGO_SAP;
 	if (bpi_algorithm_get(BP_ALGO_GRID))
 		return BP_ALGO_GRID;
