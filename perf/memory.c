@@ -20,7 +20,9 @@ enum { MAX_SIZES = 16 };
 typedef struct options {
 	uint32_t sizes[MAX_SIZES];
 	int size_count;
-	int threads;
+	int thread_list[MAX_SIZES];
+	int thread_count;
+	int threads; ///< the one being measured
 	int runs;
 	bp_algorithm algorithm;
 	bp_distribution dist;
@@ -121,25 +123,67 @@ static bool count_bytes(const options *o, const bp_scene *scene, measure *m)
 
 // ---- the driver ---------------------------------------------------------------------
 
-static bool parse_sizes(const char *text, options *o)
+/// A comma-separated list of up to MAX_SIZES numbers in [least, most].
+static bool parse_list(const char *text, unsigned long least, unsigned long most, unsigned long *out, int *count)
 {
-	o->size_count = 0;
-	for (const char *p = text; *p && o->size_count < MAX_SIZES;) {
+	*count = 0;
+	for (const char *p = text; *p;) {
 		char *end;
 		unsigned long v = strtoul(p, &end, 10);
-		if (end == p || v < 100 || v > 100000000ul)
+		if (end == p || v < least || v > most || *count == MAX_SIZES || (*end && *end != ','))
 			return false;
-		o->sizes[o->size_count++] = (uint32_t)v;
-		p = *end == ',' ? end + 1 : end;
-		if (*end && *end != ',')
-			return false;
+		out[(*count)++] = v;
+		p = *end ? end + 1 : end;
 	}
-	return o->size_count > 0;
+	return *count > 0;
+}
+
+static bool parse_sizes(const char *text, options *o)
+{
+	unsigned long v[MAX_SIZES];
+	if (!parse_list(text, 100, 100000000ul, v, &o->size_count))
+		return false;
+	for (int i = 0; i < o->size_count; ++i)
+		o->sizes[i] = (uint32_t)v[i];
+	return true;
+}
+
+static bool parse_threads(const char *text, options *o)
+{
+	unsigned long v[MAX_SIZES];
+	if (!parse_list(text, 1, BP_MAX_THREADS, v, &o->thread_count))
+		return false;
+	for (int i = 0; i < o->thread_count; ++i)
+		o->thread_list[i] = (int)v[i];
+	return true;
+}
+
+/// Times and weighs one world of the scene at o->threads, and writes its row.
+/// Returns the exit code.
+static int measure_row(const options *o, const bp_scene *scene, FILE *csv)
+{
+	measure m = {0};
+	if (!time_steps(o, scene, &m) || !count_bytes(o, scene, &m)) {
+		fprintf(stderr, "bp_perf_memory: n=%u: out of memory or a step failed\n", scene->count);
+		return 3;
+	}
+	double n = scene->count;
+	// Beyond the store: what the steps held at most, per entity, against the budget.
+	double step_b = (double)(m.step_most - m.store) / n, budget_b = 64.0 + 8.0 * (double)m.pairs / n;
+	char line[256];
+	snprintf(line, sizeof line, "%s,%s,%d,%u,%zu,%.3f,%.1f,%.1f,%.1f,%.1f,%.2f\n", bp_distribution_name(o->dist),
+		bp_algorithm_name(o->algorithm), o->threads, scene->count, m.pairs, m.step_ms, m.step_ms * 1e6 / n,
+		(double)m.store / n, step_b, budget_b, step_b / budget_b);
+	fputs(line, stdout);
+	fflush(stdout);
+	if (csv)
+		fputs(line, csv);
+	return 0;
 }
 
 static void usage(FILE *to)
 {
-	fputs("usage: bp_perf_memory [--sizes N,N,...] [--dist NAME] [--algo NAME] [--threads T] [--runs R]\n"
+	fputs("usage: bp_perf_memory [--sizes N,N,...] [--dist NAME] [--algo NAME] [--threads T,T,...] [--runs R]\n"
 	      "                      [--csv FILE]\n"
 	      "defaults: --sizes 10000,100000,1000000,10000000 --dist uniform --algo grid --threads 1 --runs 5\n",
 		to);
@@ -147,8 +191,9 @@ static void usage(FILE *to)
 
 int main(int argc, char **argv)
 {
-	options o = {.threads = 1, .runs = 5, .algorithm = BP_ALGO_GRID, .dist = BP_DIST_UNIFORM};
+	options o = {.runs = 5, .algorithm = BP_ALGO_GRID, .dist = BP_DIST_UNIFORM};
 	parse_sizes("10000,100000,1000000,10000000", &o);
+	parse_threads("1", &o);
 	for (int i = 1; i < argc; i += 2) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		bool ok = v != NULL;
@@ -158,7 +203,7 @@ int main(int argc, char **argv)
 		} else if (ok && strcmp(a, "--sizes") == 0)
 			ok = parse_sizes(v, &o);
 		else if (ok && strcmp(a, "--threads") == 0)
-			o.threads = atoi(v);
+			ok = parse_threads(v, &o);
 		else if (ok && strcmp(a, "--runs") == 0)
 			ok = (o.runs = atoi(v)) > 0;
 		else if (ok && strcmp(a, "--csv") == 0)
@@ -185,31 +230,23 @@ int main(int argc, char **argv)
 	fputs(header, stdout);
 	if (csv)
 		fputs(header, csv);
-	for (int s = 0; s < o.size_count; ++s) {
+	int code = 0;
+	for (int s = 0; s < o.size_count && code == 0; ++s) {
 		bp_gen_def gen = bp_gen_def_default();
 		gen.dist = o.dist;
 		gen.n = o.sizes[s];
 		bp_scene *scene = NULL;
-		measure m = {0};
-		if (bp_scene_generate(&gen, &scene) != BP_OK || !time_steps(&o, scene, &m) || !count_bytes(&o, scene, &m)) {
-			fprintf(stderr, "bp_perf_memory: n=%u: out of memory or a step failed\n", o.sizes[s]);
-			bp_scene_destroy(scene);
-			return 3;
+		if (bp_scene_generate(&gen, &scene) != BP_OK) {
+			fprintf(stderr, "bp_perf_memory: n=%u: cannot generate the scene\n", o.sizes[s]);
+			code = 3;
 		}
-		double n = scene->count;
-		// Beyond the store: what the steps held at most, per entity, against the budget.
-		double step_b = (double)(m.step_most - m.store) / n, budget_b = 64.0 + 8.0 * (double)m.pairs / n;
-		char line[256];
-		snprintf(line, sizeof line, "%s,%s,%d,%u,%zu,%.3f,%.1f,%.1f,%.1f,%.1f,%.2f\n", bp_distribution_name(o.dist),
-			bp_algorithm_name(o.algorithm), o.threads, scene->count, m.pairs, m.step_ms, m.step_ms * 1e6 / n,
-			(double)m.store / n, step_b, budget_b, step_b / budget_b);
-		fputs(line, stdout);
-		fflush(stdout);
-		if (csv)
-			fputs(line, csv);
+		for (int t = 0; t < o.thread_count && code == 0; ++t) {
+			o.threads = o.thread_list[t];
+			code = measure_row(&o, scene, csv);
+		}
 		bp_scene_destroy(scene);
 	}
 	if (csv)
 		fclose(csv);
-	return 0;
+	return code;
 }
