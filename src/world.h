@@ -87,6 +87,7 @@ struct bp_world {
 	bpi_stepper stepper; ///< bp_world_step's; the scheduler has its own
 	bpi_budget budget;   ///< pair memory of the stepper and `pairs`, against memory_limit
 	bpi_pair_buffer pairs;
+	BPI_ARRAY(bp_pair) sort_scratch; ///< canonical_pairs: the O(count) sort's second buffer
 	bp_frame_stats stats;
 	struct bpi_frames *frames; ///< the frame scheduler (frame.c); its thread starts on the first submit
 

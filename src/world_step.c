@@ -30,6 +30,21 @@ static bp_status fail_unsupported(bp_world *w, bp_algorithm algorithm)
 	return bpi_world_fail(w, BP_ERR_UNSUPPORTED, "%s step: not supported: no cells fit the bounds", name);
 }
 
+/// canonical_pairs: the step's pairs by (lo, hi), on the step's team. The O(count)
+/// sort needs a second buffer; without one the in-place qsort runs, so the step
+/// gains no way to fail. Measured (1M uniform 3D, grid, medians of 7): with qsort
+/// the step took 226 ms against 96 unsorted on 1 thread, 181 against 46 on 2; with
+/// this sort, 110 and 60.
+static void sort_canonical(bp_world *w, int threads, bp_frame_stats *stats)
+{
+	uint64_t t0 = bpi_now_ns();
+	bpi_pair_buffer *p = &w->pairs;
+	if (!bpi_array_reserve(&w->sort_scratch, p->count) ||
+		!bpi_pairs_sort_canonical(p->data, p->count, w->sort_scratch.data, threads))
+		bp_pairs_sort(p->data, p->count);
+	stats->ns_merge += bpi_now_ns() - t0;
+}
+
 bp_status bp_world_step(bp_world *w)
 {
 	if (!w)
@@ -56,6 +71,8 @@ bp_status bp_world_step(bp_world *w)
 	bpi_budget_begin(&w->budget, settings.memory_limit);
 	bp_status status = bpi_stepper_run(&w->stepper, &settings, &w->soa, w->count, bpi_world_unfiltered(w),
 		&changes, &w->pairs, &stats, &fault);
+	if (status == BP_OK && w->canonical_pairs && !w->periodic && !w->incremental) // the others come sorted
+		sort_canonical(w, bpi_step_threads(&settings, w->count), &stats);
 	bpi_executor_leave();
 	if (status != BP_OK)
 		BPI_MARK_FRAME_END(stats.frame, 0, bpi_now_ns() - t0, status);
@@ -74,8 +91,6 @@ bp_status bp_world_step(bp_world *w)
 	if (status != BP_OK)
 		return bpi_world_fail(w, status, "%s step: %s", bp_algorithm_name(stats.algorithm),
 			bp_status_string(status));
-	if (w->canonical_pairs && !w->periodic && !w->incremental) // the others come sorted
-		bp_pairs_sort(w->pairs.data, w->pairs.count);
 	bpi_world_clear_changes(w);
 	stats.ns_total = bpi_now_ns() - t0;
 	BPI_MARK_FRAME_END(stats.frame, stats.pair_count, stats.ns_total, BP_OK);

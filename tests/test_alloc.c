@@ -234,6 +234,62 @@ static void fail_every_allocation(int threads)
 Test(alloc, fail_each_allocation_1_thread, .timeout = 120) { fail_every_allocation(1); }
 Test(alloc, fail_each_allocation_2_threads, .timeout = 120) { fail_every_allocation(2); }
 
+// ---- canonical_pairs: the sort's buffer is optional ------------------------------------
+
+/// The step's k-th allocation fails in a canonical world. A step either fails as
+/// any step does, or succeeds with the oracle's pairs in (lo, hi) order: the sort's
+/// second buffer, when refused, gives way to the in-place sort. Returns whether the
+/// step made k allocations; counts in *fell_back the steps that lost one and
+/// still succeeded.
+static bool canonical_step_with_failure(const scene *s, uint64_t k, int threads, uint32_t *fell_back)
+{
+	bp_set_allocator(&counting);
+	arm(0);
+	bp_world_def def = bp_world_def_default();
+	def.algorithm = BP_ALGO_GRID;
+	def.thread_count = threads;
+	def.canonical_pairs = true;
+	bp_world *w = NULL;
+	cr_assert_eq(bp_world_create(&def, &w), BP_OK);
+	bp_entity_def common = bp_entity_def_default();
+	bp_bounds_arrays first = arrays_from(s, 0);
+	cr_assert_eq(bp_world_create_entities(w, FIRST_N, &first, &common, NULL), BP_OK);
+	arm(k);
+	bp_status status = bp_world_step(w);
+	bool injected = atomic_load(&calls) >= k, refused = atomic_load(&failures) > 0;
+	disarm();
+	size_t count;
+	const bp_pair *pairs = bp_world_pairs(w, &count);
+	if (status == BP_OK) {
+		*fell_back += refused;
+		cr_assert_eq(count, s->first_pairs.count, "k = %llu", (unsigned long long)k);
+		for (size_t i = 0; i < count; ++i)
+			cr_assert(pairs[i].lo == s->first_pairs.data[i].lo && pairs[i].hi == s->first_pairs.data[i].hi,
+				"k = %llu: pair %zu out of (lo, hi) order", (unsigned long long)k, i);
+	} else {
+		cr_assert_eq(status, BP_ERR_OUT_OF_MEMORY, "k = %llu", (unsigned long long)k);
+		cr_assert_eq(count, 0, "k = %llu: a failed first step reported pairs", (unsigned long long)k);
+	}
+	bp_world_destroy(w);
+	expect_all_freed(k);
+	return injected;
+}
+
+Test(alloc, canonical_sort_falls_back_without_its_buffer, .timeout = 120)
+{
+	scene *s = make_scene();
+	for (int threads = 1; threads <= 2; ++threads) {
+		uint32_t fell_back = 0;
+		uint64_t k = 1;
+		while (canonical_step_with_failure(s, k, threads, &fell_back))
+			cr_assert_lt(++k, 100000, "the step never stops allocating");
+		cr_assert_gt(fell_back, 0, "%d threads: no refused allocation left the step standing", threads);
+		cr_log_info("%d threads: %llu allocations, %u of them refused with the step still sorted", threads,
+			(unsigned long long)(k - 1), fell_back);
+	}
+	free_scene(s);
+}
+
 // ---- an incremental step, failing the k-th allocation ----------------------------------
 //
 // An incremental world steps once (the full path), then entities move, are created and

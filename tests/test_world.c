@@ -904,6 +904,42 @@ Test(world, step_brute_matches_oracle_3d_2_threads, .timeout = 60) { check_step(
 Test(world, step_brute_matches_oracle_2d_1_thread, .timeout = 60) { check_step(2, 1, 43); }
 Test(world, step_brute_matches_oracle_2d_2_threads, .timeout = 60) { check_step(2, 2, 44); }
 
+// ---- canonical_pairs ------------------------------------------------------------------
+
+/// A canonical world's pairs are the oracle's, in the oracle's (lo, hi) order, on
+/// 1 and 2 threads: below the bucket sort's 64K pairs and above.
+static void check_canonical(uint32_t n, float world_size, size_t least_pairs)
+{
+	oracle_box *boxes = malloc(n * sizeof *boxes);
+	test_random_boxes(boxes, n, 3, world_size, 4.0f, false, 7 + n);
+	oracle_pairs want = oracle_find_pairs(boxes, n, 3);
+	cr_assert_gt(want.count, least_pairs, "scene too sparse: %zu pairs", want.count);
+	for (int threads = 1; threads <= 2; ++threads) {
+		bp_world_def def = bp_world_def_default();
+		def.algorithm = BP_ALGO_GRID;
+		def.thread_count = threads;
+		def.canonical_pairs = true;
+		bp_world *w = test_world_from_def(boxes, n, &def);
+		for (int step = 0; step < 2; ++step) { // the second reuses the sort's buffer
+			cr_assert_eq(bp_world_step(w), BP_OK, "%s", bp_world_last_error(w));
+			size_t count;
+			const bp_pair *got = bp_world_pairs(w, &count);
+			cr_assert_eq(count, want.count, "n %u threads %d", n, threads);
+			for (size_t i = 0; i < count; ++i)
+				cr_assert(got[i].lo == want.data[i].lo && got[i].hi == want.data[i].hi,
+					"n %u threads %d: pair %zu is (%u, %u), the oracle's (%u, %u)", n, threads, i, got[i].lo,
+					got[i].hi, want.data[i].lo, want.data[i].hi);
+		}
+		bp_world_destroy(w);
+	}
+	oracle_pairs_free(&want);
+	free(boxes);
+	cr_assert_eq(bp_allocated_bytes(), 0);
+}
+
+Test(world, canonical_pairs_in_oracle_order_few, .timeout = 60) { check_canonical(3000, 60.0f, 1000); }
+Test(world, canonical_pairs_in_oracle_order_many, .timeout = 120) { check_canonical(24000, 60.0f, 70000); }
+
 // ---- one vocabulary in messages ------------------------------------------------------
 
 /// last_error contains `text`.

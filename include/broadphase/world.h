@@ -181,7 +181,11 @@ typedef struct bp_world_def {
 	/// nothing. Default 0.
 	int thread_count;
 	float cell_size;        ///< grid/hash cell edge; 0 = chosen from extents. Default 0.
-	bool canonical_pairs;   ///< sort pairs by (lo, hi) after each step. Default false.
+	/// Sort pairs by (lo, hi) after each step, on the step's threads, in time linear
+	/// in the pairs (about 14 ms for 1.5M pairs on 1 thread), with a second buffer of
+	/// 8 bytes per pair kept across steps; when that buffer cannot be had the step
+	/// sorts in place instead, slower, and does not fail. Default false.
+	bool canonical_pairs;
 	/// Periodic (toroidal) world: space is the torus [0, period[k]) on each axis,
 	/// and a box is the same as itself moved by any whole number of periods on
 	/// any axis, so boxes may lie anywhere. Two boxes overlap iff on every axis
