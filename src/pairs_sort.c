@@ -258,8 +258,18 @@ bool bpi_pairs_sort_canonical(bp_pair *pairs, size_t count, bp_pair *scratch, in
 	return true;
 }
 
+/// From this many pairs the public sort takes the linear sort, with a buffer of its
+/// own; below, qsort is as fast and needs none.
+#define PUBLIC_LINEAR_MIN 4096
+
 void bp_pairs_sort(bp_pair *pairs, size_t count)
 {
-	if (pairs && count > 1)
+	if (!pairs || count < 2)
+		return;
+	bp_pair *scratch = count >= PUBLIC_LINEAR_MIN && count <= SIZE_MAX / sizeof(bp_pair)
+				   ? bpi_alloc_aligned(count * sizeof(bp_pair))
+				   : NULL;
+	if (!scratch || !bpi_pairs_sort_canonical(pairs, count, scratch, 1))
 		qsort(pairs, count, sizeof(bp_pair), compare_pairs);
+	bpi_free_aligned(scratch, count * sizeof(bp_pair));
 }

@@ -325,3 +325,49 @@ Test(sort, pairs_canonical_by_buckets_matches_qsort, .timeout = 120)
 	free(ref);
 	free(scratch);
 }
+
+static void *refuse_alloc(size_t size, size_t align, void *user)
+{
+	(void)size;
+	(void)align;
+	(void)user;
+	return NULL;
+}
+
+static void refuse_free(void *ptr, size_t size, size_t align, void *user)
+{
+	(void)size;
+	(void)align;
+	(void)user;
+	cr_assert_null(ptr, "nothing was allocated, so nothing is freed");
+}
+
+// The public sort, on either side of its switch to the linear sort, with lo above
+// hi in some pairs (the caller's array need not be canonical), and with its buffer
+// refused: always qsort's order.
+Test(sort, public_pairs_sort_matches_qsort_with_and_without_its_buffer, .timeout = 60)
+{
+	const size_t sizes[] = {0, 1, 2, 100, 4095, 4096, 4097, 150000};
+	const bp_allocator refusing = {refuse_alloc, refuse_free, NULL};
+	uint64_t rng = 13;
+	for (int refuse = 0; refuse < 2; ++refuse)
+		for (size_t s = 0; s < sizeof sizes / sizeof sizes[0]; ++s) {
+			size_t n = sizes[s];
+			bp_pair *pairs = malloc((n ? n : 1) * sizeof *pairs), *ref = malloc((n ? n : 1) * sizeof *ref);
+			cr_assert(pairs && ref);
+			for (size_t i = 0; i < n; ++i) {
+				rng = bp_splitmix64(rng);
+				pairs[i] = (bp_pair){(uint32_t)(rng % 50000), (uint32_t)((rng >> 32) % 50000)};
+				ref[i] = pairs[i];
+			}
+			qsort(ref, n, sizeof *ref, compare_pair);
+			bp_set_allocator(refuse ? &refusing : NULL);
+			bp_pairs_sort(pairs, n);
+			bp_set_allocator(NULL);
+			cr_assert(n == 0 || memcmp(pairs, ref, n * sizeof *ref) == 0, "%zu pairs, buffer %s", n,
+				refuse ? "refused" : "given");
+			free(pairs);
+			free(ref);
+		}
+	cr_assert_eq(bp_allocated_bytes(), 0);
+}
