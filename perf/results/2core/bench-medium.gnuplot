@@ -13,6 +13,7 @@ array scene[4]
 array nmax[4]
 array algos[4]
 array top[4]
+workload = ''
 scene[1] = 'uniform3'; nmax[1] = 1000000; algos[1] = 'brute sap grid hash shifts buckets quadtree closest'; top[1] = 'sap grid hash shifts buckets quadtree closest'
 scene[2] = 'clustered3'; nmax[2] = 1000000; algos[2] = 'brute sap grid hash shifts buckets quadtree closest'; top[2] = 'sap grid hash shifts buckets quadtree closest'
 scene[3] = 'uniform2'; nmax[3] = 1000000; algos[3] = 'brute sap grid hash shifts buckets quadtree closest'; top[3] = 'sap grid hash shifts buckets quadtree closest'
@@ -21,13 +22,13 @@ set datafile separator comma
 set datafile missing NaN
 set termoption noenhanced
 term = strstrt(GPVAL_TERMINALS, 'pngcairo') > 0 ? 'pngcairo' : 'png'
-sel(s, a) = strcol(1) eq s && strcol(4) eq a
+sel(s, a) = strcol(1) eq s && strcol(4).(column(18) > 0 ? '-incremental' : '') eq a
 set grid
 set key top left
 eval sprintf('set terminal %s size %d,%d', term, width, height)
 
 set output stem.'-time-vs-n.png'
-set multiplot layout layout_rows, layout_cols title sprintf('step time vs n (median of the runs, %d thread%s)', tmin, tmin == 1 ? '' : 's')
+set multiplot layout layout_rows, layout_cols title sprintf('step time vs n (median of the runs, %d thread%s)%s', tmin, tmin == 1 ? '' : 's', workload)
 set logscale xy
 set xlabel 'entities n'
 set ylabel 'ms per step'
@@ -40,7 +41,7 @@ unset multiplot
 unset logscale
 
 set output stem.'-speedup.png'
-set multiplot layout layout_rows, layout_cols title sprintf('speed-up over %d thread%s at the largest n', tmin, tmin == 1 ? '' : 's')
+set multiplot layout layout_rows, layout_cols title sprintf('speed-up over %d thread%s at the largest n%s', tmin, tmin == 1 ? '' : 's', workload)
 set xlabel 'threads'
 set ylabel 'speed-up'
 set xrange [0:tmax + 1]
@@ -55,7 +56,7 @@ do for [s = 1:|scene|] {
 unset multiplot
 
 set output stem.'-stages.png'
-set multiplot layout layout_rows, layout_cols title sprintf('time per stage at the largest n, %d thread%s (medians)', tmin, tmin == 1 ? '' : 's')
+set multiplot layout layout_rows, layout_cols title sprintf('time per stage at the largest n, %d thread%s (medians)%s', tmin, tmin == 1 ? '' : 's', workload)
 set style fill solid 0.85 border -1
 set boxwidth 0.6
 set xlabel ''
