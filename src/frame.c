@@ -22,6 +22,7 @@ bp_status bp_frame_submit(bp_world *w, uint64_t *out_frame)
 			.count = w->frame_marks.count,
 			.previous_count = w->frame_marks.since_count,
 			.all = w->frame_marks.all,
+			.bounds_only = w->frame_marks.bounds_only,
 		};
 	uint64_t frame = 0;
 	const char *why = "";

@@ -16,6 +16,7 @@ typedef struct bpi_changes {
 	uint32_t count;
 	uint32_t previous_count; ///< entities at the last successful step
 	bool all;                ///< the list is incomplete: take every entity as changed
+	bool bounds_only;        ///< of the listed entities only the bounds changed
 } bpi_changes;
 
 /// Finds every pair of `scene` into `pairs`, sorted by (lo, hi): from the pairs

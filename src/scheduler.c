@@ -23,7 +23,8 @@ typedef struct submit_entry {
 	uint64_t number;
 	BPI_ARRAY(uint32_t) list;
 	uint32_t count;
-	bool all; ///< unknown
+	bool all;         ///< unknown
+	bool bounds_only; ///< of the listed entities only the bounds changed
 } submit_entry;
 
 struct bpi_frames {
@@ -316,6 +317,7 @@ static void log_submit(bpi_frames *fr, uint64_t number, const bpi_changes *chang
 	e->number = number;
 	e->all = changes->all || !bpi_array_reserve(&e->list, changes->count);
 	e->count = e->all ? 0 : changes->count;
+	e->bounds_only = changes->bounds_only;
 	if (e->count)
 		memcpy(e->list.data, changes->list, e->count * sizeof *e->list.data);
 }
@@ -333,7 +335,7 @@ static bool copy_changed(const bpi_frames *fr, bp_view *f, const bpi_frame_sourc
 	for (uint64_t k = f->content + 1; k <= number; ++k) {
 		const submit_entry *e = &fr->log[k % SUBMIT_LOG];
 		// Indices past the count were destroyed since.
-		bpi_soa_copy_listed(&f->soa, src->soa, f->dims, e->list.data, e->count, src->count);
+		bpi_soa_copy_listed(&f->soa, src->soa, f->dims, e->list.data, e->count, src->count, e->bounds_only);
 	}
 	return true;
 }

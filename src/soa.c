@@ -60,7 +60,7 @@ void bpi_soa_copy(bpi_soa *dst, const bpi_soa *src, int dims, uint32_t count)
 }
 
 void bpi_soa_copy_listed(bpi_soa *dst, const bpi_soa *src, int dims, const uint32_t *list, uint32_t count,
-	uint32_t limit)
+	uint32_t limit, bool bounds_only)
 {
 	// Array by array: each loop reads and writes one stream per side, where a loop
 	// over entities copying every field kept eleven in flight. Measured (frames of
@@ -73,6 +73,12 @@ void bpi_soa_copy_listed(bpi_soa *dst, const bpi_soa *src, int dims, const uint3
 		COPY_LISTED(min[axis])
 		COPY_LISTED(max[axis])
 	}
+	// A host that only moves entities changes nothing else: 5 of 11 arrays in 3D.
+	// Measured (`bp frames --n 1010000 --moving 0.0099 --incremental`, 1 thread,
+	// movers spread over the dense indices, 3 runs): the submit's copy 1.6-1.9 ->
+	// 0.9-1.1 ms, the host's frame 6.7-7.3 -> 6.0-6.4 ms.
+	if (bounds_only)
+		return;
 	COPY_LISTED(category)
 	COPY_LISTED(mask)
 	COPY_LISTED(flags)

@@ -31,9 +31,10 @@ bool bpi_soa_resize(bpi_soa *soa, int dims, uint32_t old_capacity, uint32_t capa
 void bpi_soa_free(bpi_soa *soa, int dims, uint32_t capacity);
 /// Copies entities [0, count) from src to dst (both with room for count).
 void bpi_soa_copy(bpi_soa *dst, const bpi_soa *src, int dims, uint32_t count);
-/// Copies the listed entities below `limit` from src to dst, at the same index.
+/// Copies the listed entities below `limit` from src to dst, at the same index:
+/// only their bounds with `bounds_only`, every field otherwise.
 void bpi_soa_copy_listed(bpi_soa *dst, const bpi_soa *src, int dims, const uint32_t *list, uint32_t count,
-	uint32_t limit);
+	uint32_t limit, bool bounds_only);
 /// Copies entity `from` of src over entity `to` of dst (dst == src: the
 /// swap-remove of a destroy).
 void bpi_soa_copy_entity(bpi_soa *dst, uint32_t to, const bpi_soa *src, uint32_t from, int dims);

@@ -34,6 +34,7 @@ typedef struct bpi_marks {
 	BPI_ARRAY(uint32_t) list;
 	uint32_t count;       ///< entries of list in use
 	bool all;             ///< the list could not grow: take every entity as marked
+	bool bounds_only;     ///< every mark since the clear was a change of bounds
 	uint32_t since_count; ///< entities at that moment
 } bpi_marks;
 

@@ -7,9 +7,11 @@
 #include <string.h>
 
 /// Puts d on one mark list; a list that cannot grow takes everything as marked,
-/// so nothing is lost: the next step (or snapshot) takes every entity.
-static void mark(bp_world *w, bpi_marks *marks, uint8_t bit, uint32_t d)
+/// so nothing is lost: the next step (or snapshot) takes every entity. `bounds`:
+/// only d's bounds changed.
+static void mark(bp_world *w, bpi_marks *marks, uint8_t bit, uint32_t d, bool bounds)
 {
+	marks->bounds_only = marks->bounds_only && bounds;
 	if (marks->all || (w->changed[d] & bit))
 		return;
 	if (!bpi_array_grow(&marks->list, marks->count, (size_t)marks->count + 1)) {
@@ -26,21 +28,24 @@ static void clear(bp_world *w, bpi_marks *marks, uint8_t bit)
 		w->changed[marks->list.data[i]] &= (uint8_t)~bit;
 	marks->count = 0;
 	marks->all = false;
+	marks->bounds_only = true;
 	marks->since_count = w->count;
 }
 
-void bpi_world_mark(bp_world *w, uint32_t d)
+static void mark_both(bp_world *w, uint32_t d, bool bounds)
 {
 	if (!w->incremental)
 		return;
-	mark(w, &w->step_marks, BPI_MARK_STEP, d);
-	mark(w, &w->frame_marks, BPI_MARK_FRAME, d);
+	mark(w, &w->step_marks, BPI_MARK_STEP, d, bounds);
+	mark(w, &w->frame_marks, BPI_MARK_FRAME, d, bounds);
 }
+
+void bpi_world_mark(bp_world *w, uint32_t d) { mark_both(w, d, false); }
 
 void bpi_world_mark_frame(bp_world *w, uint32_t d)
 {
 	if (w->incremental)
-		mark(w, &w->frame_marks, BPI_MARK_FRAME, d);
+		mark(w, &w->frame_marks, BPI_MARK_FRAME, d, false);
 }
 
 void bpi_world_clear_frame_changes(bp_world *w)
@@ -60,7 +65,7 @@ void bpi_world_store_bounds(bp_world *w, uint32_t d, const float *min, const flo
 		w->soa.max[axis][d] = max[axis];
 	}
 	if (!same)
-		bpi_world_mark(w, d);
+		mark_both(w, d, true);
 }
 
 void bpi_world_clear_changes(bp_world *w)

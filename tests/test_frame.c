@@ -526,12 +526,27 @@ static void shadow_change(shadow *s, int dims, int frame)
 		cr_assert_eq(bp_entity_set_bounds(s->w, bp_world_entity_at(s->w, d), s->boxes[d].min, s->boxes[d].max),
 			BP_OK);
 	}
-	for (int m = 0; m < 3; ++m) {
+	// Odd frames change no keys; those 3 mod 4 change bounds alone, and their
+	// snapshots copy only bounds.
+	for (int m = 0; frame % 2 == 0 && m < 3; ++m) {
 		uint32_t d = test_rng_below(&s->rng, s->n);
 		s->keys[d] = test_rng_next(&s->rng);
 		cr_assert_eq(bp_entity_set_user_key(s->w, bp_world_entity_at(s->w, d), s->keys[d]), BP_OK);
 	}
-	if (frame % 3 == 0) {
+	if (frame % 4 == 1) { // a filter and a kind, on a frame without new keys
+		uint32_t d = test_rng_below(&s->rng, s->n);
+		s->boxes[d].category = 1u << test_rng_below(&s->rng, 3);
+		s->boxes[d].mask = 1u << test_rng_below(&s->rng, 3);
+		cr_assert_eq(bp_entity_set_filter(s->w, bp_world_entity_at(s->w, d), s->boxes[d].category,
+				     s->boxes[d].mask),
+			BP_OK);
+		d = test_rng_below(&s->rng, s->n);
+		s->boxes[d].is_static = !s->boxes[d].is_static;
+		cr_assert_eq(bp_entity_set_kind(s->w, bp_world_entity_at(s->w, d),
+				     s->boxes[d].is_static ? BP_KIND_STATIC : BP_KIND_DYNAMIC),
+			BP_OK);
+	}
+	if (frame % 3 == 0 && frame % 4 != 3) { // frames 3 mod 4 stay bounds alone
 		uint32_t d = test_rng_below(&s->rng, s->n);
 		cr_assert_eq(bp_entity_destroy(s->w, bp_world_entity_at(s->w, d)), BP_OK);
 		s->boxes[d] = s->boxes[--s->n]; // the library's swap-remove
@@ -550,9 +565,10 @@ static void shadow_change(shadow *s, int dims, int frame)
 }
 
 // An incremental world's submit copies only the entities marked since the buffer
-// it reuses was last written: across coalesced submits, views held for several
-// frames (older buffers), destroys, creates and user keys, every view must still
-// hold the world's exact state and the oracle's pairs.
+// it reuses was last written, and of those only the bounds when nothing else
+// changed: across coalesced submits, views held for several frames (older
+// buffers), destroys, creates, user keys, filters and kinds, every view must
+// still hold the world's exact state and the oracle's pairs.
 Test(frame, incremental_snapshots_copy_only_what_changed, .timeout = 60)
 {
 	for (int dims = 2; dims <= 3; ++dims) {
