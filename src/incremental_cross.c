@@ -18,6 +18,9 @@
 #include "sort.h"
 
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /// Active entities per chunk (a fixed cut: the pairs merge in chunk order).
 #define CROSS_GRAIN 256
@@ -91,12 +94,26 @@ static bool inside(const bpi_fat *f, const box *b, int dims)
 }
 
 /// Closed overlap of a candidate with the query {hi x, hi y, hi z, -lo x, -lo y,
-/// -lo z}: record <= query on every lane, negation being exact.
+/// -lo z}: record <= query on every lane, negation being exact. On x86-64 two
+/// ordered compares of four lanes (the upper two of the second are ignored), as
+/// `<=` is. The chain of six scalar compares made the re-test compute-bound, ~5 ns
+/// a candidate. Measured (`bp frames --n 1010000 --moving 0.0099 --incremental`,
+/// 1 thread, ~35 candidates a mover, 3 runs): find 2.5-2.6 -> 2.0-2.1 ms, the
+/// frame's build 4.1-4.4 -> 3.6-3.8 ms.
+#ifdef __SSE2__
+static inline bool candidate_overlaps(const bpi_candidate *c, const float q[6])
+{
+	__m128 low = _mm_cmple_ps(_mm_loadu_ps(c->rec), _mm_loadu_ps(q));
+	__m128 high = _mm_cmple_ps(_mm_castsi128_ps(_mm_loadu_si64(&c->rec[4])), _mm_castsi128_ps(_mm_loadu_si64(&q[4])));
+	return (_mm_movemask_ps(low) | (_mm_movemask_ps(high) & 3) << 4) == 0x3F;
+}
+#else
 static inline bool candidate_overlaps(const bpi_candidate *c, const float q[6])
 {
 	return (c->rec[0] <= q[0]) & (c->rec[1] <= q[1]) & (c->rec[2] <= q[2]) & (c->rec[3] <= q[3]) &
 	       (c->rec[4] <= q[4]) & (c->rec[5] <= q[5]);
 }
+#endif
 
 static bpi_candidate *candidate_push(bpi_candidate_buffer *b)
 {
