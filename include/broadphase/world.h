@@ -223,8 +223,8 @@ typedef struct bp_world_def {
 	/// step re-tests exactly what that search found instead of searching again, so
 	/// an entity that moves a little each step searches once in many steps. Only
 	/// speed depends on it, never a pair. 0 = chosen from the motion observed
-	/// (about eight steps of it, at most the typical extent of the entities that
-	/// move, stretched while more than 2% of the enlarged boxes are left each step
+	/// (about eight steps of it, at most half the typical extent of the entities
+	/// that move, stretched while more than 2% of the enlarged boxes are left each step
 	/// and shrunk while fewer than 0.5% are). Must be >= 0 and finite, else bp_world_create returns
 	/// BP_ERR_INVALID_ARGUMENT. Default 0.
 	float margin;
