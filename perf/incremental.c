@@ -7,9 +7,11 @@
 //   churn          N entities, a fraction destroyed and as many created per frame;
 //   static_moving_frames  static_moving through the frame scheduler (bp_frame_step), with
 //                  the view's extras (sorted pairs, adjacency, events, query index).
-// Movers move by up to 5% of their extent per frame. With --host-busy a host thread spins
-// on one core the whole time, as a simulating host does. CSV: workload,dims,n,moving,threads,
-// host_busy,world,ms_median,ms_min,pairs,searched_median,frames.
+// Movers move by up to 5% of their extent per frame and axis: a random walk, or with --steady
+// at a fixed velocity each (as bodies in flight, and `bp frames`, move). With --host-busy a
+// host thread spins on one core the whole time, as a simulating host does. CSV: workload,dims,
+// n,moving,threads,host_busy,world,ms_median,ms_min,pairs,searched_median,frames,motion,
+// ms_mean,ms_p99.
 #define _POSIX_C_SOURCE 200809L // clock_gettime
 #include <broadphase/broadphase.h>
 #include <bp_scene.h>
@@ -34,6 +36,7 @@ typedef struct options {
 	const char *csv;
 	const char *only; ///< one workload, or NULL for all
 	bool skip_full;   ///< no full-rebuild world (to profile the incremental one alone)
+	bool steady;      ///< movers keep a velocity rather than walk at random
 	float margin;     ///< the incremental worlds' bp_world_def.margin (0 = from the motion)
 } options;
 
@@ -113,14 +116,35 @@ static bp_world *world_of(const bp_scene *scene, uint32_t first, uint32_t count,
 	return w;
 }
 
-/// Moves scene entities [first, first + count) by up to 5% of their extent.
-static void move(bp_scene *s, uint32_t first, uint32_t count, uint64_t *rng)
+/// The entities [first, first + count) of the scene that move, and how.
+typedef struct movers {
+	uint32_t first, count;
+	uint32_t *index;
+	float *velocity; ///< steady motion: count per axis, drawn on the first move; NULL = random walk
+	bool steady;
+} movers;
+
+/// Per axis, a step of up to 5% of the entity's extent, either way.
+static float motion_step(const bp_scene *s, int axis, uint32_t i, uint64_t *rng)
 {
+	*rng = bp_splitmix64(*rng);
+	float u = (float)(*rng >> 40) * (1.0f / 16777216.0f) * 2.0f - 1.0f;
+	return 0.05f * u * (s->max[axis][i] - s->min[axis][i]);
+}
+
+/// Moves the movers one frame: a new random step each, or their own velocity.
+static void move(bp_scene *s, movers *m, uint64_t *rng)
+{
+	if (m->steady && !m->velocity) {
+		m->velocity = malloc((size_t)m->count * (size_t)s->dims * sizeof(float));
+		for (int k = 0; k < s->dims; ++k)
+			for (uint32_t j = 0; j < m->count; ++j)
+				m->velocity[(size_t)k * m->count + j] = motion_step(s, k, m->first + j, rng);
+	}
 	for (int k = 0; k < s->dims; ++k)
-		for (uint32_t i = first; i < first + count; ++i) {
-			*rng = bp_splitmix64(*rng);
-			float u = (float)(*rng >> 40) * (1.0f / 16777216.0f) * 2.0f - 1.0f;
-			float d = 0.05f * u * (s->max[k][i] - s->min[k][i]);
+		for (uint32_t j = 0; j < m->count; ++j) {
+			uint32_t i = m->first + j;
+			float d = m->velocity ? m->velocity[(size_t)k * m->count + j] : motion_step(s, k, i, rng);
 			s->min[k][i] += d;
 			s->max[k][i] += d;
 		}
@@ -145,13 +169,19 @@ static void report(FILE *csv, const options *o, const char *workload, uint32_t n
 	double min = s->ms[0];
 	for (uint32_t f = 1; f < o->frames; ++f)
 		min = s->ms[f] < min ? s->ms[f] : min;
+	double mean = 0;
+	for (uint32_t f = 0; f < o->frames; ++f)
+		mean += s->ms[f] / o->frames;
 	double med = median_sorting(s->ms, o->frames), searched = median_sorting(s->searched, o->frames);
-	printf("%-13s dims=%d n=%-8u moving=%-8u threads=%d host_busy=%d %-12s median %9.3f ms  min %9.3f ms  pairs %zu"
-	       "  searched %.0f\n",
-		workload, o->dims, n, moving, o->threads, o->host_busy, s->name, med, min, s->pairs, searched);
+	double p99 = s->ms[(size_t)((o->frames - 1) * 0.99)]; // sorted by the median
+	const char *motion = o->steady ? "steady" : "walk";
+	printf("%-13s dims=%d n=%-8u moving=%-8u threads=%d host_busy=%d %-6s %-12s median %9.3f ms  min %9.3f ms"
+	       "  mean %9.3f ms  p99 %9.3f ms  pairs %zu  searched %.0f\n",
+		workload, o->dims, n, moving, o->threads, o->host_busy, motion, s->name, med, min, mean, p99, s->pairs,
+		searched);
 	if (csv)
-		fprintf(csv, "%s,%d,%u,%u,%d,%d,%s,%.4f,%.4f,%zu,%.0f,%u\n", workload, o->dims, n, moving, o->threads,
-			o->host_busy, s->name, med, min, s->pairs, searched, o->frames);
+		fprintf(csv, "%s,%d,%u,%u,%d,%d,%s,%.4f,%.4f,%zu,%.0f,%u,%s,%.4f,%.4f\n", workload, o->dims, n, moving,
+			o->threads, o->host_busy, s->name, med, min, s->pairs, searched, o->frames, motion, mean, p99);
 }
 
 /// Steps every subject once per frame, interleaved; `change` applies a frame's
@@ -188,15 +218,10 @@ static void run(const options *o, bp_scene *scene, subject *subjects, int count,
 
 // ---- static_moving ------------------------------------------------------------------
 
-typedef struct movers {
-	uint32_t first, count; ///< scene entities that move
-	uint32_t *index;
-} movers;
-
 static void move_movers(bp_scene *scene, subject *subjects, int count, uint64_t *rng, void *ctx)
 {
-	const movers *m = ctx;
-	move(scene, m->first, m->count, rng);
+	movers *m = ctx;
+	move(scene, m, rng);
 	for (int s = 0; s < count; ++s)
 		push_moves(subjects[s].world, scene, subjects[s].first, m->first, m->count, m->index);
 }
@@ -220,7 +245,7 @@ static void static_moving(const options *o, FILE *csv, bool scheduler)
 	bp_scene *scene = generate(o, n);
 	if (!scene)
 		return;
-	movers m = {o->n_static, o->n_moving, malloc(o->n_moving * sizeof(uint32_t))};
+	movers m = {o->n_static, o->n_moving, malloc(o->n_moving * sizeof(uint32_t)), NULL, o->steady};
 	subject subjects[MAX_WORLDS] = {
 		{"incremental", world_of(scene, 0, n, o->n_static, true, BP_ALGO_AUTO, o), 0, n, NULL, 0, false, NULL},
 		{"full_grid", world_of(scene, 0, n, o->n_static, false, BP_ALGO_GRID, o), 0, n, NULL, 0, false, NULL},
@@ -235,6 +260,7 @@ static void static_moving(const options *o, FILE *csv, bool scheduler)
 		report(csv, o, workload, n, o->n_moving, &subjects[0]);
 		subjects_finish(subjects, MAX_WORLDS);
 		free(m.index);
+	free(m.velocity);
 		bp_scene_destroy(scene);
 		return;
 	}
@@ -248,6 +274,7 @@ static void static_moving(const options *o, FILE *csv, bool scheduler)
 		med[0] / med[2], med[1] / med[0]);
 	subjects_finish(subjects, MAX_WORLDS);
 	free(m.index);
+	free(m.velocity);
 	bp_scene_destroy(scene);
 }
 
@@ -258,7 +285,7 @@ static void all_moving(const options *o, FILE *csv)
 	bp_scene *scene = generate(o, o->n_all);
 	if (!scene)
 		return;
-	movers m = {0, o->n_all, malloc(o->n_all * sizeof(uint32_t))};
+	movers m = {0, o->n_all, malloc(o->n_all * sizeof(uint32_t)), NULL, o->steady};
 	subject subjects[2] = {
 		{"incremental", world_of(scene, 0, o->n_all, 0, true, BP_ALGO_AUTO, o), 0, o->n_all, NULL, 0, false, NULL},
 		{"full_grid", world_of(scene, 0, o->n_all, 0, false, BP_ALGO_GRID, o), 0, o->n_all, NULL, 0, false, NULL},
@@ -273,6 +300,7 @@ static void all_moving(const options *o, FILE *csv)
 	printf("all_moving ratio: full_grid / incremental = %.2f\n", med[1] / med[0]);
 	subjects_finish(subjects, 2);
 	free(m.index);
+	free(m.velocity);
 	bp_scene_destroy(scene);
 }
 
@@ -343,8 +371,12 @@ static bool parse(int argc, char **argv, options *o)
 {
 	for (int i = 1; i < argc; ++i) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (strcmp(a, "--host-busy") == 0 || strcmp(a, "--skip-full") == 0) {
-			*(a[2] == 'h' ? &o->host_busy : &o->skip_full) = true;
+		bool *flag = strcmp(a, "--host-busy") == 0   ? &o->host_busy
+			     : strcmp(a, "--skip-full") == 0 ? &o->skip_full
+			     : strcmp(a, "--steady") == 0    ? &o->steady
+							       : NULL;
+		if (flag) {
+			*flag = true;
 			continue;
 		}
 		if (!v) {
@@ -374,7 +406,7 @@ static bool parse(int argc, char **argv, options *o)
 			o->only = v;
 		else {
 			fprintf(stderr, "usage: bp_perf_incremental [--dims 2|3] [--static S] [--moving M] [--n N] [--churn F]\n"
-					"       [--threads T] [--frames F] [--host-busy]\n"
+					"       [--threads T] [--frames F] [--host-busy] [--steady]\n"
 					"       [--only static_moving|static_moving_frames|all_moving|churn]\n"
 					"       [--skip-full] [--margin M] [--csv FILE]\n");
 			return false;
@@ -399,7 +431,8 @@ int main(int argc, char **argv)
 		return 3;
 	}
 	if (csv && ftell(csv) == 0)
-		fprintf(csv, "workload,dims,n,moving,threads,host_busy,world,ms_median,ms_min,pairs,searched_median,frames\n");
+		fprintf(csv, "workload,dims,n,moving,threads,host_busy,world,ms_median,ms_min,pairs,searched_median,frames,"
+			     "motion,ms_mean,ms_p99\n");
 	host_busy host;
 	host_busy_start(&host, o.host_busy);
 	if (!o.only || strcmp(o.only, "static_moving") == 0)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The committed incremental-step run: bp_perf_incremental's workloads at 1 and 2 threads, idle
-# and beside a busy host, the 2D static_moving, and two long runs, into
+# and beside a busy host, the 2D static_moving, and long runs (random walk and steady motion), into
 # perf/results/<machine>/incremental.csv (and the printed lines as incremental.log, and the
 # machine they came from as machine.txt).
 # Usage: perf/run_incremental.sh [BUILD_DIR] [MACHINE]   (defaults: build/release 2core)
@@ -37,3 +37,6 @@ for threads in 1 2; do
 done
 run --threads 1 --frames 200 --only static_moving
 run --threads 1 --frames 80 --only churn
+for threads in 1 2; do
+	run --threads "$threads" --frames 200 --only static_moving --steady
+done
