@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "scene_options.h"
 #include "timing.h"
 
 static void busy_ns(uint64_t ns)
@@ -319,13 +320,7 @@ int main(int argc, char **argv)
 			o.rounds = (uint32_t)strtoul(v, NULL, 10);
 		else if (ok && strcmp(a, "--host-ms") == 0)
 			o.host_ms = atof(v);
-		else if (ok && strcmp(a, "--csv") == 0)
-			o.csv = v;
-		else if (ok && strcmp(a, "--dist") == 0)
-			ok = bp_distribution_from_name(v, &o.dist) == BP_OK;
-		else if (ok && strcmp(a, "--algo") == 0)
-			ok = bp_algorithm_from_name(v, &o.algorithm) == BP_OK;
-		else
+		else if (!ok || !perf_scene_option(a, v, &o.dist, &o.algorithm, &o.csv, &ok))
 			ok = false;
 		if (!ok) {
 			fprintf(stderr, "bp_perf_frames: bad argument '%s'\n", a);

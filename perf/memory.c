@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "bp_scene.h"
+#include "scene_options.h"
 #include "timing.h"
 
 enum { MAX_SIZES = 16 };
@@ -206,13 +207,7 @@ int main(int argc, char **argv)
 			ok = parse_threads(v, &o);
 		else if (ok && strcmp(a, "--runs") == 0)
 			ok = (o.runs = atoi(v)) > 0;
-		else if (ok && strcmp(a, "--csv") == 0)
-			o.csv = v;
-		else if (ok && strcmp(a, "--dist") == 0)
-			ok = bp_distribution_from_name(v, &o.dist) == BP_OK;
-		else if (ok && strcmp(a, "--algo") == 0)
-			ok = bp_algorithm_from_name(v, &o.algorithm) == BP_OK;
-		else
+		else if (!ok || !perf_scene_option(a, v, &o.dist, &o.algorithm, &o.csv, &ok))
 			ok = false;
 		if (!ok) {
 			fprintf(stderr, "bp_perf_memory: bad argument '%s'\n", a);
