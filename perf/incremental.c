@@ -50,6 +50,7 @@ typedef struct subject {
 	size_t pairs;
 	bool scheduler; ///< frames through bp_frame_step (submit, build, publish) rather than bp_world_step
 	double *searched; ///< per frame, bp_frame_stats.searched_count
+	double *stage[3]; ///< per frame, the stats' build, find and merge times (ms)
 } subject;
 
 /// Per-frame arrays for each subject.
@@ -58,6 +59,8 @@ static void subjects_start(subject *subjects, int count, const options *o)
 	for (int s = 0; s < count; ++s) {
 		subjects[s].ms = malloc(o->frames * sizeof(double));
 		subjects[s].searched = malloc(o->frames * sizeof(double));
+		for (int k = 0; k < 3; ++k)
+			subjects[s].stage[k] = malloc(o->frames * sizeof(double));
 	}
 }
 
@@ -74,6 +77,8 @@ static void subjects_finish(subject *subjects, int count)
 				held / 1048576.0, held / subjects[s].count, subjects[s].pairs ? held / (double)subjects[s].pairs : 0);
 		free(subjects[s].ms);
 		free(subjects[s].searched);
+		for (int k = 0; k < 3; ++k)
+			free(subjects[s].stage[k]);
 	}
 }
 
@@ -175,10 +180,13 @@ static void report(FILE *csv, const options *o, const char *workload, uint32_t n
 	double med = median_sorting(s->ms, o->frames), searched = median_sorting(s->searched, o->frames);
 	double p99 = s->ms[(size_t)((o->frames - 1) * 0.99)]; // sorted by the median
 	const char *motion = o->steady ? "steady" : "walk";
+	double stage[3];
+	for (int k = 0; k < 3; ++k)
+		stage[k] = median_sorting(s->stage[k], o->frames);
 	printf("%-13s dims=%d n=%-8u moving=%-8u threads=%d host_busy=%d %-6s %-12s median %9.3f ms  min %9.3f ms"
-	       "  mean %9.3f ms  p99 %9.3f ms  pairs %zu  searched %.0f\n",
+	       "  mean %9.3f ms  p99 %9.3f ms  pairs %zu  searched %.0f  stages build/find/merge %.3f/%.3f/%.3f ms\n",
 		workload, o->dims, n, moving, o->threads, o->host_busy, motion, s->name, med, min, mean, p99, s->pairs,
-		searched);
+		searched, stage[0], stage[1], stage[2]);
 	if (csv)
 		fprintf(csv, "%s,%d,%u,%u,%d,%d,%s,%.4f,%.4f,%zu,%.0f,%u,%s,%.4f,%.4f\n", workload, o->dims, n, moving,
 			o->threads, o->host_busy, s->name, med, min, s->pairs, searched, o->frames, motion, mean, p99);
@@ -204,6 +212,9 @@ static void run(const options *o, bp_scene *scene, subject *subjects, int count,
 				subjects[s].ms[f] = now_ms() - t0;
 				bp_frame_stats stats = view ? bp_view_stats(view) : bp_world_stats(w);
 				subjects[s].searched[f] = stats.searched_count;
+				const uint64_t ns[3] = {stats.ns_build, stats.ns_find, stats.ns_merge};
+				for (int k = 0; k < 3; ++k)
+					subjects[s].stage[k][f] = (double)ns[k] * 1e-6;
 			}
 			if (status != BP_OK)
 				fprintf(stderr, "bp_perf_incremental: %s\n", bp_world_last_error(w));
@@ -247,10 +258,10 @@ static void static_moving(const options *o, FILE *csv, bool scheduler)
 		return;
 	movers m = {o->n_static, o->n_moving, malloc(o->n_moving * sizeof(uint32_t)), NULL, o->steady};
 	subject subjects[MAX_WORLDS] = {
-		{"incremental", world_of(scene, 0, n, o->n_static, true, BP_ALGO_AUTO, o), 0, n, NULL, 0, false, NULL},
-		{"full_grid", world_of(scene, 0, n, o->n_static, false, BP_ALGO_GRID, o), 0, n, NULL, 0, false, NULL},
-		{"movers_only", world_of(scene, o->n_static, o->n_moving, 0, false, BP_ALGO_AUTO, o), o->n_static,
-			o->n_moving, NULL, 0, false, NULL},
+		{.name = "incremental", .world = world_of(scene, 0, n, o->n_static, true, BP_ALGO_AUTO, o), .count = n},
+		{.name = "full_grid", .world = world_of(scene, 0, n, o->n_static, false, BP_ALGO_GRID, o), .count = n},
+		{.name = "movers_only", .world = world_of(scene, o->n_static, o->n_moving, 0, false, BP_ALGO_AUTO, o),
+			.first = o->n_static, .count = o->n_moving},
 	};
 	subjects_start(subjects, MAX_WORLDS, o);
 	for (int s = 0; s < MAX_WORLDS; ++s)
@@ -287,8 +298,8 @@ static void all_moving(const options *o, FILE *csv)
 		return;
 	movers m = {0, o->n_all, malloc(o->n_all * sizeof(uint32_t)), NULL, o->steady};
 	subject subjects[2] = {
-		{"incremental", world_of(scene, 0, o->n_all, 0, true, BP_ALGO_AUTO, o), 0, o->n_all, NULL, 0, false, NULL},
-		{"full_grid", world_of(scene, 0, o->n_all, 0, false, BP_ALGO_GRID, o), 0, o->n_all, NULL, 0, false, NULL},
+		{.name = "incremental", .world = world_of(scene, 0, o->n_all, 0, true, BP_ALGO_AUTO, o), .count = o->n_all},
+		{.name = "full_grid", .world = world_of(scene, 0, o->n_all, 0, false, BP_ALGO_GRID, o), .count = o->n_all},
 	};
 	subjects_start(subjects, 2, o);
 	run(o, scene, subjects, 2, move_movers, &m);
@@ -342,8 +353,8 @@ static void churn(const options *o, FILE *csv)
 		return;
 	churn_state c = {(uint32_t)(o->churn * o->n_all), {NULL, NULL}, o->n_all, scene};
 	subject subjects[2] = {
-		{"incremental", world_of(scene, 0, o->n_all, 0, true, BP_ALGO_AUTO, o), 0, o->n_all, NULL, 0, false, NULL},
-		{"full_grid", world_of(scene, 0, o->n_all, 0, false, BP_ALGO_GRID, o), 0, o->n_all, NULL, 0, false, NULL},
+		{.name = "incremental", .world = world_of(scene, 0, o->n_all, 0, true, BP_ALGO_AUTO, o), .count = o->n_all},
+		{.name = "full_grid", .world = world_of(scene, 0, o->n_all, 0, false, BP_ALGO_GRID, o), .count = o->n_all},
 	};
 	subjects_start(subjects, 2, o);
 	for (int s = 0; s < 2; ++s) {
