@@ -238,9 +238,10 @@ typedef struct bp_world_def {
 	/// bp_world_step names the limit in bp_world_last_error. bp_world_step and
 	/// the frame builder each count their own memory against the limit. Not
 	/// counted: memory that grows with the entities (their store, the
-	/// algorithms' indexes, frame snapshots), and in incremental and periodic
-	/// worlds the kept resting pairs and the pair sort's scratch, and the frame
-	/// builder's pair sort scratch on more than one thread. Default 0.
+	/// algorithms' indexes, frame snapshots), in incremental and periodic worlds
+	/// the kept resting pairs and the pair sort's scratch, canonical_pairs' sort
+	/// scratch, and the frame builder's pair sort scratch on more than one
+	/// thread. Default 0.
 	size_t memory_limit;
 	/// Where parallel loops run. Default BP_EXECUTOR_WORKERS. An unknown value
 	/// makes bp_world_create return BP_ERR_INVALID_ARGUMENT.
