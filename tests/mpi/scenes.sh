@@ -5,11 +5,13 @@
 # the gathered -o list equals bp's sorted list; every frame of a moving scene (entities
 # migrating between ranks) equals `bp pairs --frame K`; a malformed scene fails on every rank.
 # usage: scenes.sh BP BP_MPI MPIEXEC R
-set -euo pipefail
+set -Eeuo pipefail
 bp=$1
 bp_mpi=$2
 mpiexec=$3
 ranks=$4
+# A command that fails stops the script: say which, so the log shows why.
+trap 'echo "scenes.sh ($ranks ranks): line $LINENO: \"$BASH_COMMAND\" failed" >&2' ERR
 here=$(cd "$(dirname "$0")" && pwd)
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -54,10 +56,8 @@ for dims in 2 3; do
 done
 
 printf '# dims=2\n1 0 0 1 1\n2 0 0 x 1\n' >"$dir/bad.txt"
-set +e
-run pairs "$dir/bad.txt" >/dev/null 2>"$dir/bad.err"
-code=$?
-set -e
+code=0
+run pairs "$dir/bad.txt" >/dev/null 2>"$dir/bad.err" || code=$?
 [ "$code" = 2 ] || fail "malformed scene: exit $code, expected 2"
 grep -q "bad.txt:3" "$dir/bad.err" || fail "malformed scene: no file:line in: $(cat "$dir/bad.err")"
 
