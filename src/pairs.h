@@ -93,6 +93,8 @@ bp_status bpi_pair_chunks_merge(const bpi_pair_chunks *chunks, bpi_pair_buffer *
 /// False (pairs untouched) when a small table cannot be allocated or count >
 /// UINT32_MAX.
 bool bpi_pairs_sort_canonical(bp_pair *pairs, size_t count, bp_pair *scratch, int threads);
+/// The same order by comparison, in place: O(count log count), and needs no memory.
+void bpi_pairs_sort_in_place(bp_pair *pairs, size_t count);
 
 /// Merges two lists sorted by (lo, hi) with no pair in common into `out`
 /// (room for na + nb), sorted.

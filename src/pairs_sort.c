@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Pairs into canonical order, by (lo, hi): bp_pairs_sort by comparison, and the O(count)
-// sort of the library's own steps. Incremental worlds and views sort every step's
+// Pairs into canonical order, by (lo, hi): the O(count) sort of the library's own steps
+// and of bp_pairs_sort, and the in-place comparison sort they fall back on without a
+// second buffer. Incremental worlds and views sort every step's
 // pairs, so this is on the step's path: 1.5M pairs at 1M entities.
 //
 // Large lists go by lo's high bits first (one scatter through memory), then each bucket,
@@ -270,6 +271,12 @@ void bp_pairs_sort(bp_pair *pairs, size_t count)
 				   ? bpi_alloc_aligned(count * sizeof(bp_pair))
 				   : NULL;
 	if (!scratch || !bpi_pairs_sort_canonical(pairs, count, scratch, 1))
-		qsort(pairs, count, sizeof(bp_pair), compare_pairs);
+		bpi_pairs_sort_in_place(pairs, count);
 	bpi_free_aligned(scratch, count * sizeof(bp_pair));
+}
+
+void bpi_pairs_sort_in_place(bp_pair *pairs, size_t count)
+{
+	if (count > 1)
+		qsort(pairs, count, sizeof(bp_pair), compare_pairs);
 }

@@ -41,7 +41,7 @@ static void sort_canonical(bp_world *w, int threads, bp_frame_stats *stats)
 	bpi_pair_buffer *p = &w->pairs;
 	if (!bpi_array_reserve(&w->sort_scratch, p->count) ||
 		!bpi_pairs_sort_canonical(p->data, p->count, w->sort_scratch.data, threads))
-		bp_pairs_sort(p->data, p->count);
+		bpi_pairs_sort_in_place(p->data, p->count);
 	stats->ns_merge += bpi_now_ns() - t0;
 }
 
