@@ -205,23 +205,18 @@ static void run_margin(const options *o, const char *motion, float margin, doubl
 int main(int argc, char **argv)
 {
 	options o = {.n = 1000000, .steps = 16, .margins = {0.1f, 0.2f, 0.3f}, .margin_count = 3};
-	for (int i = 1; i < argc; ++i) {
+	for (int i = 1; i < argc; i += 2) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
-		if (!v) {
-			fprintf(stderr, "bp_perf_persistent: %s needs a value\n", a);
-			return 2;
-		}
-		if (strcmp(a, "--n") == 0)
+		if (strcmp(a, "--n") == 0 && v)
 			o.n = (uint32_t)strtoul(v, NULL, 10);
-		else if (strcmp(a, "--steps") == 0)
+		else if (strcmp(a, "--steps") == 0 && v)
 			o.steps = (uint32_t)strtoul(v, NULL, 10);
-		else if (strcmp(a, "--csv") == 0)
+		else if (strcmp(a, "--csv") == 0 && v)
 			o.csv = v;
 		else {
 			fprintf(stderr, "usage: bp_perf_persistent [--n N] [--steps S] [--csv FILE]\n");
 			return 2;
 		}
-		++i;
 	}
 	if (o.n < 2 || o.steps < RUNS) {
 		fprintf(stderr, "bp_perf_persistent: --n must be at least 2 and --steps at least %d\n", RUNS);
