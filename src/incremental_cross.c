@@ -64,6 +64,20 @@
 /// destroyed and created per step, 1 thread): counted, those jumps set the margin
 /// to the whole extent and a step took 67 ms (median); left out, 49 ms.
 #define CROSS_JUMP_EXTENTS 2.0f
+/// A fat box reaches further on the side its entity moves to, by this many steps
+/// of its motion since its last search and at most this many of its extents,
+/// when that motion kept within this share of the motion before it (steady, not
+/// a walk, whose boxes it would only grow). Measured (1M static + 10K moving by up
+/// to 5% of their extent per axis, 1 thread, 300 frames, 3 runs each): under
+/// steady motion searches fell from 557 to 352 a step, the step's mean from
+/// 1.91-2.01 to 1.81-1.93 ms and its p99 from 3.44-3.52 to 3.01-3.05 ms;
+/// `bp frames` steady, p99 build 5.56 -> 4.47 ms, mean 3.10-3.13 -> 3.02-3.09; the
+/// random walk alike (mean 1.33-1.40 against 1.32-1.39 ms, p99 1.44-1.56 against
+/// 1.51-1.60). 16 steps took steady p99 to 2.7 ms and the walk's to 1.65-1.70; a
+/// lead without the check of steadiness, the walk's p99 to 1.8-2.2 ms.
+#define CROSS_LEAD_STEPS_DEFAULT 8u
+#define CROSS_LEAD_EXTENTS 0.5f
+#define CROSS_LEAD_AGREE 0.5f
 /// Candidates left behind in buffers still in use that a step tolerates beyond
 /// the live ones before it compacts.
 #define CROSS_COMPACT_SLACK 4096
@@ -249,15 +263,27 @@ static void retest_moving(const bpi_cross_input *in, bpi_fat *f, const bpi_candi
 	retest_in_place(to->items.data + first, f->count, p);
 }
 
+/// The bounds the fat box was made around (to rounding).
+static box origin_of(const bpi_fat *f)
+{
+	box o;
+	for (int axis = 0; axis < 3; ++axis) {
+		o.lo[axis] = f->lo[axis] + f->margin - fminf(f->lead[axis], 0.0f);
+		o.hi[axis] = f->hi[axis] - f->margin - fmaxf(f->lead[axis], 0.0f);
+	}
+	return o;
+}
+
 /// How far the bounds moved per step since the fat box was made, and the extent.
 static void sample_motion(bpi_cross_tally *s, const bpi_fat *f, const box *b, int dims, uint32_t now)
 {
 	if (s->count == BPI_CROSS_SAMPLES || f->lo[0] == INFINITY)
 		return;
+	box o = origin_of(f);
 	float moved = 0, extent = 0;
 	for (int axis = 0; axis < dims; ++axis) {
-		moved = fmaxf(moved, fabsf(b->lo[axis] - (f->lo[axis] + f->margin)));
-		moved = fmaxf(moved, fabsf(b->hi[axis] - (f->hi[axis] - f->margin)));
+		moved = fmaxf(moved, fabsf(b->lo[axis] - o.lo[axis]));
+		moved = fmaxf(moved, fabsf(b->hi[axis] - o.hi[axis]));
 		extent = fmaxf(extent, b->hi[axis] - b->lo[axis]);
 	}
 	if (moved > CROSS_JUMP_EXTENTS * extent)
@@ -266,13 +292,47 @@ static void sample_motion(bpi_cross_tally *s, const bpi_fat *f, const box *b, in
 	s->extent[s->count++] = extent;
 }
 
+static _Atomic uint32_t lead_steps = CROSS_LEAD_STEPS_DEFAULT;
+
+void bpi_set_cross_lead_steps(uint32_t steps) { atomic_store(&lead_steps, steps); }
+
+/// Per axis, the box centre's motion per step since the entity's last search
+/// (drift), and the lead its next fat box takes from it: the lead steps of it,
+/// within CROSS_LEAD_EXTENTS of the extent, when it kept within CROSS_LEAD_AGREE
+/// of the drift measured before that search; none when the world set the margin.
+static void lead_of(const bpi_cross_input *in, const bpi_fat *f, const box *b, uint32_t now, float lead[3],
+	float drift[3])
+{
+	for (int axis = 0; axis < 3; ++axis)
+		lead[axis] = drift[axis] = 0;
+	if (f->lo[0] == INFINITY)
+		return;
+	box o = origin_of(f);
+	float steps = (float)BP_MAX(now - f->queried_at, 1u);
+	float ahead = (float)atomic_load_explicit(&lead_steps, memory_order_relaxed);
+	for (int axis = 0; axis < in->scene->dims; ++axis) {
+		float v = ((b->lo[axis] + b->hi[axis]) - (o.lo[axis] + o.hi[axis])) * 0.5f / steps;
+		float extent = b->hi[axis] - b->lo[axis], cap = CROSS_LEAD_EXTENTS * extent;
+		drift[axis] = v == v ? v : 0.0f; // an infinite extent
+		bool steady = fabsf(drift[axis] - f->drift[axis]) <= CROSS_LEAD_AGREE * fabsf(f->drift[axis]);
+		float reach = fmaxf(fminf(drift[axis] * ahead, cap), -cap);
+		if (in->margin == 0 && steady && reach == reach)
+			lead[axis] = reach;
+	}
+}
+
 static void query_start(const bpi_cross_input *in, bpi_fat *f, const box *b, float margin, uint32_t now,
 	bpi_cells_query_plan *plan)
 {
-	// fl(lo - m) <= lo and fl(hi + m) >= hi for m >= 0: the fat box holds the bounds.
+	float lead[3], drift[3];
+	lead_of(in, f, b, now, lead, drift);
+	// fl(lo - m) <= lo and fl(hi + m) >= hi for m >= 0, and adding a lead that
+	// moves a side outward keeps it so: the fat box holds the bounds.
 	for (int axis = 0; axis < 3; ++axis) {
-		f->lo[axis] = b->lo[axis] - margin;
-		f->hi[axis] = b->hi[axis] + margin;
+		f->lo[axis] = (b->lo[axis] - margin) + fminf(lead[axis], 0.0f);
+		f->hi[axis] = (b->hi[axis] + margin) + fmaxf(lead[axis], 0.0f);
+		f->lead[axis] = lead[axis];
+		f->drift[axis] = drift[axis];
 	}
 	f->margin = margin;
 	f->queried_at = now;

@@ -28,7 +28,9 @@ typedef struct bpi_candidate {
 /// found are kept.
 typedef struct bpi_fat {
 	float lo[3], hi[3];   ///< the fat box; lo[0] = +inf: none yet (query next step)
-	float margin;         ///< what the true bounds were enlarged by
+	float margin;         ///< what the true bounds were enlarged by on every side
+	float lead[3];        ///< and on top of it on one side per axis: max for > 0, min for < 0
+	float drift[3];       ///< per axis, how far the box centre moved per step before that search
 	bpi_rest_filter own;  ///< the entity's filter when it queried
 	uint32_t queried_at;  ///< the step of that query
 	uint32_t buffer;      ///< candidates: the buffer they lie in,
@@ -111,6 +113,10 @@ void bpi_cross_swap(bpi_cross *cross);
 /// enlarged by the margin. On error the entries are unusable: the caller must
 /// rebuild before the next call.
 bp_status bpi_cross_find(bpi_cross *cross, const bpi_cross_input *in, uint64_t *tests, uint32_t *searched);
+
+/// Test hook: the steps of its own motion a steady entity's fat box leads by (8;
+/// 0: none). Warning: call only while no step runs.
+void bpi_set_cross_lead_steps(uint32_t steps);
 
 /// The margin the next queries use: the setting, or from the motion observed.
 float bpi_cross_margin(const bpi_cross *cross, float setting);

@@ -225,7 +225,10 @@ typedef struct bp_world_def {
 	/// speed depends on it, never a pair. 0 = chosen from the motion observed
 	/// (about eight steps of it, at most half the typical extent of the entities
 	/// that move, stretched while more than 2% of the enlarged boxes are left each step
-	/// and shrunk while fewer than 0.5% are). Must be >= 0 and finite, else bp_world_create returns
+	/// and shrunk while fewer than 0.5% are); an entity that moved at a steady
+	/// velocity between its last two searches then gets a box that also reaches up to
+	/// eight steps of that motion (at most half its extent) further on the side it
+	/// moves to. Must be >= 0 and finite, else bp_world_create returns
 	/// BP_ERR_INVALID_ARGUMENT. Default 0.
 	float margin;
 	/// The most bytes of pair memory a step may hold; 0 = no limit. Pair memory
