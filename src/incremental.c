@@ -3,7 +3,8 @@
 // cells, as the resting index, and its pairs, sorted. Later steps split the entities in two:
 // resting ones, unchanged since that build, and active ones, changed since. The pairs are
 //   resting x resting  the kept pairs, minus those of entities that stopped resting;
-//   active x active    the pipeline on the active entities alone;
+//   active x active    the pairs of their fat boxes, kept while neither searches
+//                      (incremental_own.c);
 //   active x resting   one query of the resting index per active entity;
 // each pair in exactly one of the three, merged into one list sorted by (lo, hi).
 //
@@ -30,6 +31,7 @@
 // stage apart, then took find from 2.7 to 2.4 ms at 1M.
 #include "incremental.h"
 #include "incremental_cross.h"
+#include "incremental_own.h"
 #include "parallel.h"
 #include "sort.h"
 
@@ -68,7 +70,7 @@ void bpi_set_settle_min(uint32_t count) { atomic_store(&settle_min, count); }
 
 struct bpi_incremental {
 	bpi_indexes full;      ///< the grid of the last full step: its cells are the resting index
-	bpi_indexes sub;       ///< the active entities' own pipeline
+	bpi_own own;           ///< active x active: the pairs of their fat boxes
 	bool resting_valid;    ///< full.of[BP_ALGO_GRID] holds the resting index
 	uint32_t resting_count;     ///< entities at the full step
 	uint32_t span;              ///< dense indices gone, position and filter cover
@@ -99,7 +101,6 @@ struct bpi_incremental {
 	BPI_ARRAY(float) sub_bounds;      ///< the active entities' bounds, 2 * dims arrays of active_count
 	BPI_ARRAY(uint32_t) sub_filter;   ///< their categories then masks
 	BPI_ARRAY(uint8_t) sub_flags;
-	bpi_pair_buffer sub_pairs;
 	bpi_cross cross;                  ///< active x resting: fat boxes and their candidates
 	bpi_pair_buffer fresh;            ///< active pairs, then sorted
 	BPI_ARRAY(bp_pair) sort_scratch;
@@ -114,7 +115,7 @@ void bpi_incremental_free(bpi_incremental *x)
 	if (!x)
 		return;
 	bpi_indexes_free(&x->full);
-	bpi_indexes_free(&x->sub);
+	bpi_own_free(&x->own);
 	bpi_array_free(&x->gone);
 	bpi_array_free(&x->position);
 	bpi_cells_free(&x->settled);
@@ -132,7 +133,6 @@ void bpi_incremental_free(bpi_incremental *x)
 	bpi_array_free(&x->sub_bounds);
 	bpi_array_free(&x->sub_filter);
 	bpi_array_free(&x->sub_flags);
-	bpi_pair_buffer_free(&x->sub_pairs);
 	bpi_cross_free(&x->cross);
 	bpi_pair_buffer_free(&x->fresh);
 	bpi_array_free(&x->sort_scratch);
@@ -185,6 +185,7 @@ static bp_status full_step(bpi_incremental *x, const bpi_scene *scene, bool keep
 	uint64_t t0 = bpi_now_ns();
 	const uint32_t n = scene->count;
 	x->resting_valid = false;
+	bpi_own_invalidate(&x->own);
 	bpi_pair_buffer *found = &x->fresh;
 	bp_status status = bpi_pipeline_run(&x->full, BP_ALGO_GRID, scene, found, stats);
 	keep = keep && status == BP_OK;
@@ -314,6 +315,7 @@ static bp_status update_sets(bpi_incremental *x, const bpi_scene *scene, const b
 	bpi_cross_swap(&x->cross);
 	bpi_array_swap(&x->active, &x->merged); // the merged list becomes the active one
 	x->active_count = out;
+	bpi_own_invalidate(&x->own);
 	return BP_OK;
 }
 
@@ -340,10 +342,10 @@ static size_t merge_pruning(bpi_pair_buffer *kept, const uint8_t *gone, const bp
 	return k;
 }
 
-// ---- active x active ------------------------------------------------------------
+// ---- the active entities as a scene ---------------------------------------------------
 
 /// The entities list[0 .. m) (dense indices) as a scene of their own, in list
-/// order, in the scratch arrays: the active entities for their own pipeline,
+/// order, in the scratch arrays: the active entities for both passes,
 /// and after it the members of a new settled grid.
 static bp_status subset_scene(bpi_incremental *x, const bpi_scene *s, const uint32_t *list, uint32_t m, bpi_scene *sub)
 {
@@ -384,11 +386,9 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 {
 	uint64_t t0 = bpi_now_ns();
 	const uint32_t m = x->active_count;
-	// active x active, through the pipeline (AUTO for their count and spread).
+	// The active entities' bounds and filters in list order, for both passes.
 	bpi_scene sub;
 	bp_status status = subset_scene(x, scene, x->active.data, x->active_count, &sub);
-	if (status == BP_OK)
-		status = bpi_pipeline_run(&x->sub, BP_ALGO_AUTO, &sub, &x->sub_pairs, stats);
 	if (status != BP_OK)
 		return status;
 	uint64_t t1 = bpi_now_ns();
@@ -410,21 +410,19 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 	uint64_t tests = 0;
 	uint32_t searched = 0;
 	status = bpi_cross_find(&x->cross, &in, &tests, &searched);
-	uint64_t t2 = bpi_now_ns();
 
-	// The active pairs: their own (mapped to dense indices, ascending already since
-	// the list is) and the cross ones, sorted; then merged with the resting pairs.
+	// active x active, through the fat boxes the searches left.
+	bp_frame_stats own_stats = {0};
 	if (status == BP_OK)
 		status = bpi_pair_chunks_merge(&x->cross.pairs, &x->fresh, scene->threads);
-	if (status == BP_OK && !bpi_pair_buffer_reserve(&x->fresh, x->sub_pairs.count))
-		status = BP_ERR_OUT_OF_MEMORY;
+	if (status == BP_OK) {
+		bpi_own_input own = {&sub, x->cross.fat.data, x->active.data, m, x->cross.step};
+		status = bpi_own_find(&x->own, &own, &x->fresh, &own_stats);
+	}
 	if (status != BP_OK)
 		return status;
-	const uint32_t *active = x->active.data;
-	for (size_t i = 0; i < x->sub_pairs.count; ++i) {
-		bp_pair p = x->sub_pairs.data[i];
-		x->fresh.data[x->fresh.count++] = (bp_pair){active[p.lo], active[p.hi]};
-	}
+	uint64_t t2 = bpi_now_ns();
+	// The active pairs sorted, then merged with the resting pairs.
 	size_t most = x->resting_pairs.count + x->fresh.count;
 	if (!sort_canonical(x, &x->fresh, scene->threads) ||
 		(most > pairs->capacity && !bpi_pair_buffer_reserve(pairs, most - pairs->count)))
@@ -438,12 +436,15 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 	}
 	uint64_t t3 = bpi_now_ns();
 
-	// The pipeline filled the stats of the active entities' own step; the queries
-	// count as find, the sort and merge of the active pairs as merge.
-	stats->candidate_tests += tests;
+	// Gathering the active entities counts as build, both passes as find, the
+	// sort and merge of the active pairs as merge.
+	stats->algorithm = BP_ALGO_GRID;
+	stats->thread_count = scene->threads;
+	stats->candidate_tests += tests + own_stats.candidate_tests;
 	stats->entity_count = scene->count;
 	stats->active_count = m;
 	stats->searched_count = searched;
+	stats->ns_build += t1 - t0;
 	stats->ns_find += t2 - t1;
 	stats->ns_merge += t3 - t2;
 	// The merge with the resting pairs is paid on either path: the model leaves it
@@ -502,6 +503,7 @@ static void commit_settled(bpi_incremental *x, const bpi_scene *scene, uint32_t 
 		}
 	}
 	x->active_count = out;
+	bpi_own_invalidate(&x->own);
 	// The kept pairs: this step's, less those of an active entity.
 	bpi_pair_buffer *next = &x->settling_pairs;
 	size_t kept = 0;

@@ -280,3 +280,25 @@ Test(incremental_margin, steady_movers_search_less_with_boxes_that_lead, .timeou
 			(unsigned long long)seed, (unsigned long long)leading, (unsigned long long)level);
 	}
 }
+
+// Active entities pair through their fat boxes too: kept while neither searches, found
+// again for one that does by a sweep in x order that reaches back a few mean widths,
+// and by a pass over the boxes wider than that. Here a long active box never searches
+// and a small one lands on its far end.
+Test(incremental_margin, a_searcher_finds_a_long_active_box_far_behind_on_x)
+{
+	fixture f;
+	fixture_init(&f, 0.5f, 24);
+	const uint32_t long_box = 1, small = 3;
+	cr_assert_eq(step(&f, "first"), N, "the first step is full");
+	place(&f, long_box, (float[3]){0, 100, 100}, (float[3]){100, 101, 101});
+	place(&f, small, (float[3]){200, 100, 100}, (float[3]){201, 101, 101});
+	for (uint32_t d = 5; d < 45; d += 2)
+		shift_x(&f, d, 0.01f); // 20 more small active boxes: the mean width stays small
+	cr_assert_eq(step(&f, "22 active"), 22, "every active entity searches once");
+	shift_x(&f, long_box, 0.1f);
+	cr_assert_eq(step(&f, "the long box moves inside its margin"), 0, "nobody searches");
+	place(&f, small, (float[3]){80, 100.5f, 100.5f}, (float[3]){81, 101.5f, 101.5f});
+	cr_assert_eq(step(&f, "the small box lands on the long one's far end"), 1, "the small box searches");
+	fixture_fini(&f);
+}

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: MIT
+// Active x active (DESIGN §10): the pairs among the active entities, through the fat boxes
+// their searches of the resting index made (incremental_cross.h).
+#ifndef BP_INCREMENTAL_OWN_H
+#define BP_INCREMENTAL_OWN_H
+
+#include "incremental_cross.h"
+#include "pipeline.h"
+#include "sort.h"
+
+/// A fat box in the sweep's order, read in sequence rather than through its
+/// position: {lo x, y, z, -hi x, y, z} (z lanes 0 in 2D), so that one "row <= query"
+/// per lane against {hi x, y, z, -lo x, y, z} tests both sides of every axis.
+typedef struct bpi_own_row {
+	float rec[6];
+	uint32_t at; ///< its position in the active list
+	uint32_t pad;
+} bpi_own_row;
+
+/// State kept across incremental steps; zero-initialised is empty (and not valid).
+typedef struct bpi_own {
+	/// Pairs of positions in the active list (lo < hi) whose fat boxes overlap and
+	/// whose filters accept each other: while neither entity searches again, they
+	/// hold every pair of the two that can overlap.
+	BPI_ARRAY(bp_pair) kept;
+	size_t kept_count;
+	BPI_ARRAY(bpi_sort_item) order; ///< positions by fat lo x, as last sorted
+	uint32_t order_count;           ///< 0: sort afresh
+	BPI_ARRAY(bpi_own_row) rows;    ///< the fat boxes in that order
+	BPI_ARRAY(uint32_t) wide;       ///< positions whose fat box is wider on x than the sweep reaches
+	uint32_t wide_count;
+	BPI_ARRAY(float) fat_bounds;    ///< the fat boxes as a scene, to find them all again
+	BPI_ARRAY(uint8_t) fat_flags;
+	bpi_radix_scratch radix;
+	bpi_pair_buffer found;          ///< the pipeline's pairs of fat boxes
+	bpi_indexes indexes;
+	bool valid;                     ///< `kept` is whole for the active list as it stands
+} bpi_own;
+
+/// One step's active entities.
+typedef struct bpi_own_input {
+	const bpi_scene *own;   ///< by position: their bounds, filters and flags
+	const bpi_fat *fat;     ///< by position: their fat boxes after this step's searches
+	const uint32_t *active; ///< by position: the dense index, ascending
+	uint32_t count;
+	uint32_t now;           ///< fat[k].queried_at == now: k searched this step
+} bpi_own_input;
+
+/// The pairs among the active entities, as dense (lo, hi), appended to `out` in
+/// no particular order. Pairs kept from the last call stand for entities that did
+/// not search since; those of entities that did are found again, among the few
+/// that searched by a sweep over the fat boxes, or for all when many searched (or
+/// the list changed) by the pipeline over the fat boxes. Fills the stats the
+/// pipeline fills when it runs. On error the state is not valid, and `out` may
+/// hold some of the pairs.
+bp_status bpi_own_find(bpi_own *own, const bpi_own_input *in, bpi_pair_buffer *out, bp_frame_stats *stats);
+
+/// The active list changed (positions mean other entities): the next call finds
+/// every pair again.
+static inline void bpi_own_invalidate(bpi_own *own)
+{
+	own->valid = false;
+}
+
+void bpi_own_free(bpi_own *own);
+
+#endif
