@@ -23,10 +23,11 @@
 // did not change and is below the entity count holds the same entity as at the build (a
 // destroy marks the entity it moves, a create marks the new one).
 //
-// Measured (perf/results/2core/incremental.csv, 3D, 1 thread, medians of 11 frames):
-// 1M static + 10K moving steps in 5.2 ms, against 104 ms rebuilt by grid and 0.43 ms for
-// a world of the 10K movers alone. The queries are most of it, ~240 ns each: cache misses
-// in an index of 1M entities that a small world never pays. Prefetching a query's rows
+// Measured (perf/results/2core/incremental.csv, 3D, 1 thread, medians of 21 frames
+// beside a 1M-entity rebuild): 1M static + 10K moving steps in 1.26 ms, against 139 ms
+// rebuilt by grid and 0.47 ms for a world of the 10K movers alone. A query of the resting
+// index costs ~240 ns of cache misses in an index of 1M entities that a small world never
+// pays; the fat boxes keep them to ~1% of the movers a step. Prefetching a query's rows
 // together took the 200K + 2K step from 1.04 to 0.61 ms; three queries in flight, one
 // stage apart, then took find from 2.7 to 2.4 ms at 1M.
 #include "incremental.h"
