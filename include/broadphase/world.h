@@ -379,7 +379,9 @@ BP_API bp_status bp_world_set_kinds(bp_world *world, uint32_t first, uint32_t co
 // step beyond one pass over the pairs the step reports. A changed entity searches
 // the resting index with its bounds enlarged by a margin (bp_world_def.margin) and
 // keeps what it found; while it stays inside that enlarged box it re-tests those
-// candidates on its true bounds instead of searching again. Changed entities that
+// candidates on its true bounds instead of searching again. Two changed entities whose
+// enlarged boxes overlap are kept as a candidate pair the same way, until one of them
+// searches again. Changed entities that
 // then stop changing settle into a second, smaller resting index once at least as
 // many are quiet as change (and no fewer than 1,024), so a host that creates entities
 // as it goes, or moves some and leaves them, pays for them while they change. When
@@ -437,7 +439,7 @@ typedef struct bp_frame_stats {
 	/// bp_world_stats: bp_world_step calls completed, this one included. A view's
 	/// stats: its frame number (bp_view_frame). The two count apart.
 	uint64_t frame;
-	bp_algorithm algorithm;    ///< the algorithm that ran (never AUTO)
+	bp_algorithm algorithm;    ///< the algorithm that ran (never AUTO; grid, the resting index, on an incremental step)
 	int thread_count;          ///< threads used
 	uint32_t entity_count;
 	uint64_t candidate_tests;  ///< box-pair overlap tests performed
