@@ -30,7 +30,10 @@
 #endif
 
 /// The sweep finds the searchers' pairs when at most one active entity in this many
-/// searched; beyond, the pipeline over every fat box costs less.
+/// searched; beyond, the pipeline over every fat box. Measured (1M static + 10K moving
+/// steadily, ~350 searching a step, 1 thread, mean of 300 steps, two runs): sweeping up
+/// to 1 in 8 took 1.83-1.85 ms, up to 1 in 24 1.83-1.89, 1 in 64 1.96-2.01, never
+/// 1.98-2.05.
 #define OWN_SWEEP_SHARE 8
 /// Fat boxes wider on x than this many times the mean are tested against every
 /// searcher rather than swept, so one huge box does not widen every scan.
