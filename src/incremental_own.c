@@ -4,9 +4,11 @@
 // The pairs of active entities whose fat boxes overlap and whose filters accept each other
 // are kept as candidates, by position in the active list, and re-tested on the true bounds
 // every step. A step drops the candidates of the entities that searched (their boxes are
-// new) and finds theirs again: when few searched, by a sweep of their fat boxes over all
-// the fat boxes in x order (last step's order, mended by insertion, as only the searchers'
-// boxes moved); when many did, or the list changed, by the pipeline over all fat boxes.
+// new) and finds theirs again by a sweep of their fat boxes over all the fat boxes in x
+// order (last step's order, mended by insertion, as only the searchers' boxes moved); when
+// the list changed, by the pipeline over all fat boxes. When so many searched that the
+// sweep would read more than the pipeline does, the pipeline runs over the true bounds
+// and nothing is kept until fewer search.
 //
 // Why this is exact: two active entities whose bounds overlap lie inside fat boxes that
 // overlap. Of the two, take the one that searched last (at that step both boxes were
@@ -24,17 +26,21 @@
 // sweep read a row per box through a branch on every axis at first, 0.15 ms more.
 #include "incremental_own.h"
 
+#include <math.h>
 #include <string.h>
 #ifdef __SSE2__
 #include <emmintrin.h>
 #endif
 
-/// The sweep finds the searchers' pairs when at most one active entity in this many
-/// searched; beyond, the pipeline over every fat box. Measured (1M static + 10K moving
-/// steadily, ~350 searching a step, 1 thread, mean of 300 steps, two runs): sweeping up
-/// to 1 in 8 took 1.83-1.85 ms, up to 1 in 24 1.83-1.89, 1 in 64 1.96-2.01, never
-/// 1.98-2.05.
-#define OWN_SWEEP_SHARE 8
+/// The kept pairs are worth keeping while the searchers' sweep is expected to read
+/// at most this many rows per active entity; beyond, the pipeline over the true
+/// bounds finds every pair and nothing is kept. Measured (1 thread, mean step):
+/// 1M static + 10K moving steadily (~350 searching, ~400 rows each, 14 per entity)
+/// sweeping up to 1 in 8 took 1.83-1.85 ms, up to 1 in 24 1.83-1.89, 1 in 64
+/// 1.96-2.01, never 1.98-2.05; 1M + 50K spread movers (~2,500 searching, ~2,200 rows
+/// each) took 22-23 ms a frame sweeping or finding every fat pair again, 19.5 ms with
+/// the pipeline over the true bounds, as before the pairs were kept (19.0).
+#define OWN_SWEEP_ROWS 32.0
 /// Fat boxes wider on x than this many times the mean are tested against every
 /// searcher rather than swept, so one huge box does not widen every scan.
 #define OWN_WIDE_FACTOR 2.0f
@@ -125,6 +131,23 @@ static bp_status find_all(bpi_own *own, const bpi_own_input *in, bp_frame_stats 
 	return BP_OK;
 }
 
+/// Too many searched for the kept pairs to pay: the pipeline over the true bounds,
+/// its pairs straight into `out`, keeping nothing (the kept pairs stay not valid).
+static bp_status find_true(bpi_own *own, const bpi_own_input *in, bpi_pair_buffer *out, bp_frame_stats *stats)
+{
+	bp_status status = bpi_pipeline_run(&own->indexes, BP_ALGO_AUTO, in->own, &own->found, stats);
+	if (status != BP_OK)
+		return status;
+	if (!bpi_pair_buffer_reserve(out, own->found.count))
+		return BP_ERR_OUT_OF_MEMORY;
+	for (size_t i = 0; i < own->found.count; ++i) {
+		bp_pair p = own->found.data[i];
+		out->data[out->count++] = (bp_pair){in->active[p.lo], in->active[p.hi]};
+	}
+	own->order_count = 0;
+	return BP_OK;
+}
+
 // ---- the searchers' pairs: a sweep over the fat boxes in x order ----------------------------
 
 /// The positions by fat lo x into own->order, and their fat boxes into own->rows;
@@ -206,7 +229,7 @@ static inline bool row_overlaps(const bpi_own_row *r, const float q[8])
 #endif
 }
 
-static bp_status find_searchers(bpi_own *own, const bpi_own_input *in)
+static bp_status find_searchers(bpi_own *own, const bpi_own_input *in, uint32_t searchers)
 {
 	float reach;
 	bp_status status = sort_by_x(own, in, &reach);
@@ -224,6 +247,7 @@ static bp_status find_searchers(bpi_own *own, const bpi_own_input *in)
 	const bpi_own_row *rows = own->rows.data;
 	const int dims = in->own->dims;
 	bool failed = false;
+	uint64_t read = 0;
 	for (uint32_t s = 0; s < n && !failed; ++s) {
 		if (!searched(in, s))
 			continue;
@@ -239,14 +263,35 @@ static bp_status find_searchers(bpi_own *own, const bpi_own_input *in)
 		}
 		float q[8];
 		query_of(f, dims, q);
-		for (uint32_t j = first; j < n && rows[j].rec[0] <= f->hi[0]; ++j)
+		uint32_t j = first;
+		for (; j < n && rows[j].rec[0] <= f->hi[0]; ++j)
 			if (row_overlaps(&rows[j], q) && -rows[j].rec[3] - rows[j].rec[0] <= reach)
 				consider(own, in, s, rows[j].at, &failed);
+		read += j - first + own->wide_count;
 		for (uint32_t w = 0; w < own->wide_count; ++w)
 			if (fats_overlap(f, &in->fat[own->wide.data[w]], dims))
 				consider(own, in, s, own->wide.data[w], &failed);
 	}
+	float measured = (float)read / (float)BP_MAX(searchers, 1u);
+	own->rows_per_search = own->rows_per_search > 0 ? 0.75f * own->rows_per_search + 0.25f * measured : measured;
 	return failed ? BP_ERR_OUT_OF_MEMORY : BP_OK;
+}
+
+/// Rows a searcher's sweep is expected to read: as measured, or before any sweep
+/// as if the boxes were spread evenly over their span on x.
+static double expected_rows(const bpi_own *own, const bpi_own_input *in)
+{
+	if (own->rows_per_search > 0)
+		return own->rows_per_search;
+	const uint32_t n = in->count;
+	double width = 0, lo = INFINITY, hi = -INFINITY;
+	for (uint32_t k = 0; k < n; ++k) {
+		width += (double)in->fat[k].hi[0] - in->fat[k].lo[0];
+		lo = fmin(lo, in->fat[k].lo[0]);
+		hi = fmax(hi, in->fat[k].lo[0]);
+	}
+	double span = hi - lo, reach = (1.0 + OWN_WIDE_FACTOR) * width / BP_MAX(n, 1u);
+	return span > reach ? n * reach / span : n;
 }
 
 // ---- the step -------------------------------------------------------------------------
@@ -257,9 +302,12 @@ bp_status bpi_own_find(bpi_own *own, const bpi_own_input *in, bpi_pair_buffer *o
 	uint32_t searchers = 0;
 	for (uint32_t k = 0; k < n; ++k)
 		searchers += searched(in, k);
-	bool sweep = own->valid && (uint64_t)searchers * OWN_SWEEP_SHARE <= n;
+	const bool few = searchers * expected_rows(own, in) <= OWN_SWEEP_ROWS * n;
+	const bool sweep = own->valid && few;
 	own->valid = false; // until the kept pairs are whole again
-	bp_status status = sweep ? find_searchers(own, in) : find_all(own, in, stats);
+	if (!few)
+		return find_true(own, in, out, stats);
+	bp_status status = sweep ? find_searchers(own, in, searchers) : find_all(own, in, stats);
 	if (status != BP_OK)
 		return status;
 	own->valid = true;

@@ -34,6 +34,7 @@ typedef struct bpi_own {
 	bpi_radix_scratch radix;
 	bpi_pair_buffer found;          ///< the pipeline's pairs of fat boxes
 	bpi_indexes indexes;
+	float rows_per_search;          ///< rows a searcher's sweep read, blended; 0 = none yet
 	bool valid;                     ///< `kept` is whole for the active list as it stands
 } bpi_own;
 
@@ -48,11 +49,11 @@ typedef struct bpi_own_input {
 
 /// The pairs among the active entities, as dense (lo, hi), appended to `out` in
 /// no particular order. Pairs kept from the last call stand for entities that did
-/// not search since; those of entities that did are found again, among the few
-/// that searched by a sweep over the fat boxes, or for all when many searched (or
-/// the list changed) by the pipeline over the fat boxes. Fills the stats the
-/// pipeline fills when it runs. On error the state is not valid, and `out` may
-/// hold some of the pairs.
+/// not search since; those of entities that did are found again by a sweep over the
+/// fat boxes, or for all by the pipeline over the fat boxes when the list changed.
+/// When too many searched, the pipeline over the true bounds finds them all and
+/// nothing is kept. Fills the stats the pipeline fills when it runs. On error the
+/// state is not valid, and `out` may hold some of the pairs.
 bp_status bpi_own_find(bpi_own *own, const bpi_own_input *in, bpi_pair_buffer *out, bp_frame_stats *stats);
 
 /// The active list changed (positions mean other entities): the next call finds
