@@ -24,8 +24,8 @@
 // destroy marks the entity it moves, a create marks the new one).
 //
 // Measured (perf/results/2core/incremental.csv, 3D, 1 thread, medians of 21 frames
-// beside a 1M-entity rebuild): 1M static + 10K moving steps in 1.26 ms, against 139 ms
-// rebuilt by grid and 0.47 ms for a world of the 10K movers alone. A query of the resting
+// beside a 1M-entity rebuild, two runs): 1M static + 10K moving steps in 1.26-1.40 ms,
+// against 132-139 ms rebuilt by grid and 0.47-0.49 ms for a world of the 10K movers alone. A query of the resting
 // index costs ~240 ns of cache misses in an index of 1M entities that a small world never
 // pays; the fat boxes keep them to ~1% of the movers a step. Prefetching a query's rows
 // together took the 200K + 2K step from 1.04 to 0.61 ms; three queries in flight, one
