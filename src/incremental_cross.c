@@ -18,9 +18,6 @@
 #include "sort.h"
 
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 /// Active entities per chunk (a fixed cut: the pairs merge in chunk order).
 #define CROSS_GRAIN 256
@@ -114,28 +111,6 @@ static bool inside(const bpi_fat *f, const box *b, int dims)
 	return true;
 }
 
-/// Closed overlap of a candidate with the query {hi x, hi y, hi z, -lo x, -lo y,
-/// -lo z}: record <= query on every lane, negation being exact. On x86-64 two
-/// ordered compares of four lanes (the upper two of the second are ignored), as
-/// `<=` is. The chain of six scalar compares made the re-test compute-bound, ~5 ns
-/// a candidate. Measured (`bp frames --n 1010000 --moving 0.0099 --incremental`,
-/// 1 thread, ~35 candidates a mover, 3 runs): find 2.5-2.6 -> 2.0-2.1 ms, the
-/// frame's build 4.1-4.4 -> 3.6-3.8 ms.
-#ifdef __SSE2__
-static inline bool candidate_overlaps(const bpi_candidate *c, const float q[6])
-{
-	__m128 low = _mm_cmple_ps(_mm_loadu_ps(c->rec), _mm_loadu_ps(q));
-	__m128 high = _mm_cmple_ps(_mm_castsi128_ps(_mm_loadu_si64(&c->rec[4])), _mm_castsi128_ps(_mm_loadu_si64(&q[4])));
-	return (_mm_movemask_ps(low) | (_mm_movemask_ps(high) & 3) << 4) == 0x3F;
-}
-#else
-static inline bool candidate_overlaps(const bpi_candidate *c, const float q[6])
-{
-	return (c->rec[0] <= q[0]) & (c->rec[1] <= q[1]) & (c->rec[2] <= q[2]) & (c->rec[3] <= q[3]) &
-	       (c->rec[4] <= q[4]) & (c->rec[5] <= q[5]);
-}
-#endif
-
 static bpi_candidate *candidate_push(bpi_candidate_buffer *b)
 {
 	if (b->count == b->items.capacity &&
@@ -173,10 +148,7 @@ static void probe_set(cross_probe *p, uint32_t a, const box *b, bpi_rest_filter 
 {
 	p->a = a;
 	p->own = own;
-	for (int axis = 0; axis < 3; ++axis) {
-		p->q[axis] = b->hi[axis];
-		p->q[3 + axis] = -b->lo[axis];
-	}
+	bpi_rec6_query(b->lo, b->hi, 3, p->q); // z 0 in 2D
 }
 
 /// Re-tests the candidates of a fat box that still holds the entity, where they
@@ -192,7 +164,7 @@ static void retest_in_place(const bpi_candidate *c, uint32_t count, cross_probe 
 	bp_pair *to = out->data;
 	size_t n = out->count;
 	for (uint32_t k = 0; k < count; ++k) {
-		bool hit = candidate_overlaps(&c[k], p->q);
+		bool hit = bpi_rec6_overlap(c[k].rec, p->q);
 		if (((p->own.flags | c[k].flags) & BP_FLAG_SPHERE) && hit)
 			hit = bpi_shapes_overlap(p->scene, p->a, c[k].entity);
 		uint32_t e = c[k].entity;

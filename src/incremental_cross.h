@@ -5,6 +5,9 @@
 #define BP_INCREMENTAL_CROSS_H
 
 #include <math.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #include "cells.h"
 
@@ -14,6 +17,35 @@ typedef struct bpi_rest_filter {
 	uint32_t category, mask;
 	uint32_t flags;
 } bpi_rest_filter;
+
+/// Six-lane bounds records, {lo x, y, z, -hi x, y, z} (z lanes 0 in 2D), as the
+/// cells store them: against the query {hi x, y, z, -lo x, y, z} of another box,
+/// "record <= query" on every lane is the closed overlap of the two, negation being
+/// exact. The query of a box:
+static inline void bpi_rec6_query(const float lo[3], const float hi[3], int dims, float q[6])
+{
+	for (int axis = 0; axis < 3; ++axis) {
+		q[axis] = axis < dims ? hi[axis] : 0.0f;
+		q[3 + axis] = axis < dims ? -lo[axis] : 0.0f;
+	}
+}
+
+/// The overlap test of a record with a query. On x86-64 two ordered compares of four
+/// lanes (the upper two of the second are ignored), as `<=` is. The chain of six
+/// scalar compares made the cross re-test compute-bound, ~5 ns a candidate. Measured
+/// (`bp frames --n 1010000 --moving 0.0099 --incremental`, 1 thread, ~35 candidates a
+/// mover, 3 runs): find 2.5-2.6 -> 2.0-2.1 ms, the frame's build 4.1-4.4 -> 3.6-3.8 ms.
+static inline bool bpi_rec6_overlap(const float rec[6], const float q[6])
+{
+#ifdef __SSE2__
+	__m128 low = _mm_cmple_ps(_mm_loadu_ps(rec), _mm_loadu_ps(q));
+	__m128 high = _mm_cmple_ps(_mm_castsi128_ps(_mm_loadu_si64(&rec[4])), _mm_castsi128_ps(_mm_loadu_si64(&q[4])));
+	return (_mm_movemask_ps(low) | (_mm_movemask_ps(high) & 3) << 4) == 0x3F;
+#else
+	return (rec[0] <= q[0]) & (rec[1] <= q[1]) & (rec[2] <= q[2]) & (rec[3] <= q[3]) & (rec[4] <= q[4]) &
+	       (rec[5] <= q[5]);
+#endif
+}
 
 /// A resting entity that an active entity's fat box overlaps, with its bounds as
 /// the resting index holds them (mins, then negated maxes; z lanes 0 in 2D), so a

@@ -28,9 +28,6 @@
 
 #include <math.h>
 #include <string.h>
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
 
 /// The kept pairs are worth keeping while the searchers' sweep is expected to read
 /// at most this many rows per active entity; beyond, the pipeline over the true
@@ -64,12 +61,6 @@ void bpi_own_free(bpi_own *own)
 static bool searched(const bpi_own_input *in, uint32_t k)
 {
 	return in->fat[k].queried_at == in->now;
-}
-
-static bool filters_accept(const bpi_scene *s, uint32_t a, uint32_t b)
-{
-	return s->unfiltered || ((s->category[a] & s->mask[b]) && (s->category[b] & s->mask[a]) &&
-					!(s->flags[a] & s->flags[b] & BP_FLAG_STATIC));
 }
 
 static bool fats_overlap(const bpi_fat *a, const bpi_fat *b, int dims)
@@ -158,18 +149,17 @@ static bp_status sort_by_x(bpi_own *own, const bpi_own_input *in, float *reach)
 	const uint32_t n = in->count;
 	if (!bpi_array_reserve(&own->rows, n) || !bpi_array_reserve(&own->wide, n))
 		return BP_ERR_OUT_OF_MEMORY;
-	double width = 0;
-	for (uint32_t k = 0; k < n; ++k)
-		width += (double)in->fat[k].hi[0] - in->fat[k].lo[0];
-	*reach = OWN_WIDE_FACTOR * (float)(width / BP_MAX(n, 1u));
 	bool reuse = own->order_count == n;
 	if (!reuse && !bpi_array_reserve(&own->order, n))
 		return BP_ERR_OUT_OF_MEMORY;
 	bpi_sort_item *items = own->order.data;
+	double width = 0;
 	for (uint32_t k = 0; k < n; ++k) {
 		uint32_t at = reuse ? bpi_sort_item_index(items[k]) : k;
 		items[k] = bpi_sort_item_make(bpi_radix_float_key(in->fat[at].lo[0]), at);
+		width += (double)in->fat[at].hi[0] - in->fat[at].lo[0];
 	}
+	*reach = OWN_WIDE_FACTOR * (float)(width / BP_MAX(n, 1u));
 	own->order_count = n;
 	if (!reuse || !bpi_insertion_sort_items(items, n, OWN_INSERTION_MOVES(n))) {
 		bp_status status = bpi_radix_sort_items(&own->radix, items, n, 1);
@@ -199,34 +189,9 @@ static bp_status sort_by_x(bpi_own *own, const bpi_own_input *in, float *reach)
 /// accept, once (of two searchers, the lower position finds it).
 static void consider(bpi_own *own, const bpi_own_input *in, uint32_t s, uint32_t k, bool *failed)
 {
-	if (k != s && !(k < s && searched(in, k)) && filters_accept(in->own, s, k))
+	const bpi_scene *o = in->own;
+	if (k != s && !(k < s && searched(in, k)) && (o->unfiltered || bpi_scene_filters_accept(o, s, k)))
 		*failed |= !keep(own, s, k);
-}
-
-/// Searcher f as the query of the rows' lanes (see bpi_own_row).
-static void query_of(const bpi_fat *f, int dims, float q[8])
-{
-	for (int axis = 0; axis < 3; ++axis) {
-		q[axis] = axis < dims ? f->hi[axis] : 0.0f;
-		q[3 + axis] = axis < dims ? -f->lo[axis] : 0.0f;
-	}
-	q[6] = q[7] = 0;
-}
-
-/// Closed overlap of a row's fat box with the query: row <= query on six lanes,
-/// without a branch (most rows of a sweep do not overlap).
-static inline bool row_overlaps(const bpi_own_row *r, const float q[8])
-{
-#ifdef __SSE2__
-	__m128 low = _mm_cmple_ps(_mm_loadu_ps(r->rec), _mm_loadu_ps(q));
-	__m128 high = _mm_cmple_ps(_mm_castsi128_ps(_mm_loadu_si64(&r->rec[4])), _mm_castsi128_ps(_mm_loadu_si64(&q[4])));
-	return (_mm_movemask_ps(low) | (_mm_movemask_ps(high) & 3) << 4) == 0x3F;
-#else
-	bool hit = true;
-	for (int k = 0; k < 6; ++k)
-		hit &= r->rec[k] <= q[k];
-	return hit;
-#endif
 }
 
 static bp_status find_searchers(bpi_own *own, const bpi_own_input *in, uint32_t searchers)
@@ -261,11 +226,11 @@ static bp_status find_searchers(bpi_own *own, const bpi_own_input *in, uint32_t 
 			else
 				last = mid;
 		}
-		float q[8];
-		query_of(f, dims, q);
+		float q[6];
+		bpi_rec6_query(f->lo, f->hi, dims, q);
 		uint32_t j = first;
 		for (; j < n && rows[j].rec[0] <= f->hi[0]; ++j)
-			if (row_overlaps(&rows[j], q) && -rows[j].rec[3] - rows[j].rec[0] <= reach)
+			if (bpi_rec6_overlap(rows[j].rec, q) && -rows[j].rec[3] - rows[j].rec[0] <= reach)
 				consider(own, in, s, rows[j].at, &failed);
 		read += j - first + own->wide_count;
 		for (uint32_t w = 0; w < own->wide_count; ++w)
@@ -316,8 +281,7 @@ bp_status bpi_own_find(bpi_own *own, const bpi_own_input *in, bpi_pair_buffer *o
 	const bpi_scene *s = in->own;
 	for (size_t i = 0; i < own->kept_count; ++i) {
 		bp_pair p = own->kept.data[i];
-		bool hit = bpi_scene_overlap(s, p.lo, p.hi) &&
-			   (!((s->flags[p.lo] | s->flags[p.hi]) & BP_FLAG_SPHERE) || bpi_shapes_overlap(s, p.lo, p.hi));
+		bool hit = bpi_scene_overlap(s, p.lo, p.hi) && bpi_scene_shapes_accept(s, p.lo, p.hi);
 		out->data[out->count] = (bp_pair){in->active[p.lo], in->active[p.hi]};
 		out->count += hit;
 	}

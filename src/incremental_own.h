@@ -9,8 +9,7 @@
 #include "sort.h"
 
 /// A fat box in the sweep's order, read in sequence rather than through its
-/// position: {lo x, y, z, -hi x, y, z} (z lanes 0 in 2D), so that one "row <= query"
-/// per lane against {hi x, y, z, -lo x, y, z} tests both sides of every axis.
+/// position, as a six-lane record (bpi_rec6_overlap).
 typedef struct bpi_own_row {
 	float rec[6];
 	uint32_t at; ///< its position in the active list

@@ -65,14 +65,23 @@ static inline bool bpi_record_overlap(const float *a, const float *b, int dims)
 	return true;
 }
 
-/// Category/mask filter both ways, never two static entities, and the shape
-/// test when a sphere is involved.
+/// Category/mask filter both ways, and never two static entities.
+static inline bool bpi_scene_filters_accept(const bpi_scene *s, uint32_t a, uint32_t b)
+{
+	return (s->category[a] & s->mask[b]) && (s->category[b] & s->mask[a]) &&
+	       !(s->flags[a] & s->flags[b] & BP_FLAG_STATIC);
+}
+
+/// Of two entities whose bounds overlap: the shape test when a sphere is involved.
+static inline bool bpi_scene_shapes_accept(const bpi_scene *s, uint32_t a, uint32_t b)
+{
+	return !((s->flags[a] | s->flags[b]) & BP_FLAG_SPHERE) || bpi_shapes_overlap(s, a, b);
+}
+
+/// The filters, then the shape test when a sphere is involved.
 static inline bool bpi_scene_accepts(const bpi_scene *s, uint32_t a, uint32_t b)
 {
-	uint8_t fa = s->flags[a], fb = s->flags[b];
-	if (!((s->category[a] & s->mask[b]) && (s->category[b] & s->mask[a])) || (fa & fb & BP_FLAG_STATIC))
-		return false;
-	return !((fa | fb) & BP_FLAG_SPHERE) || bpi_shapes_overlap(s, a, b);
+	return bpi_scene_filters_accept(s, a, b) && bpi_scene_shapes_accept(s, a, b);
 }
 
 typedef struct bpi_algorithm bpi_algorithm;
