@@ -50,6 +50,22 @@ static void *charged_alloc(bpi_budget *b, size_t bytes, bool *over_limit)
 	return ptr;
 }
 
+bool bpi_budget_above_limit(const bpi_budget *b)
+{
+	if (!b)
+		return false;
+	const size_t limit = atomic_load_explicit(&b->limit, memory_order_relaxed);
+	return limit && atomic_load_explicit(&b->held, memory_order_relaxed) > limit;
+}
+
+bool bpi_budget_enforce(bpi_budget *b)
+{
+	if (!bpi_budget_above_limit(b))
+		return true;
+	stop(b, true);
+	return false;
+}
+
 void *bpi_budget_alloc(bpi_budget *b, size_t bytes)
 {
 	if (bpi_budget_stopped(b))

@@ -36,6 +36,13 @@ static inline bool bpi_budget_stopped(const bpi_budget *budget)
 	return budget && atomic_load_explicit(&budget->stopped, memory_order_relaxed);
 }
 
+/// True when the account holds more than its limit, which a lowered limit or
+/// blocks moved in from another account can make so. Kept blocks count until
+/// given back. NULL: false.
+bool bpi_budget_above_limit(const bpi_budget *budget);
+/// bpi_budget_above_limit, and then the step stops as over its limit: false.
+bool bpi_budget_enforce(bpi_budget *budget);
+
 /// A cache-line-aligned block of `bytes` for the step under way, charged to the
 /// budget. NULL, with the step stopped, when the step already stopped, the
 /// limit would be passed or the allocator fails: the allocator is asked only

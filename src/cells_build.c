@@ -463,8 +463,17 @@ bp_status bpi_cells_build(bpi_cells *c, bool hashed, const bpi_scene *s, bpi_bui
 	if (!reserve_entities(c, n, s->dims) || !bpi_array_reserve(&c->partials, BP_MAX(stat_chunks, 1)))
 		return BP_ERR_OUT_OF_MEMORY;
 	c->dims = s->dims;
-	if (n == 0)
+	if (n == 0) {
+		// An empty index, not the last one: a caller may keep it as its resting index.
+		if (!bpi_array_reserve(&c->start, 1))
+			return BP_ERR_OUT_OF_MEMORY;
+		c->level_count = 0;
+		c->bucket_count = 0;
+		c->start.data[0] = 0;
+		build->chunks = 0;
+		build->cell_count = 0;
 		return BP_OK;
+	}
 
 	// Statistics and levels.
 	stats_job sj = {s, c->partials.data};

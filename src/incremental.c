@@ -41,12 +41,12 @@
 /// A step takes the full path when the active entities are predicted to cost
 /// more than this fraction of a full step: a rebuild then empties the active set.
 #define INCREMENTAL_REBUILD_FRACTION 0.5
-/// Per full step taken by cost in a world mostly at rest: the factor on the
-/// estimated cost of an active entity.
-#define INCREMENTAL_ESTIMATE_DECAY 0.7
-/// First guesses of the costs (ns per entity), replaced by measurements.
-#define INCREMENTAL_FULL_NS_GUESS 150.0
-#define INCREMENTAL_ACTIVE_NS_GUESS 1000.0
+/// The cost model, from counted work only, so that the same history takes the
+/// same paths on every machine: a full step costs this much per entity, an
+/// incremental one this much per active entity (perf/results/2core/incremental.csv:
+/// the full grid rows, and the churn rows, whose changed entities cost the most).
+#define INCREMENTAL_FULL_COST 150.0
+#define INCREMENTAL_ACTIVE_COST 1000.0
 
 /// A position of the settled level carries this bit (positions are below 2^31).
 #define SETTLED_BIT 0x80000000u
@@ -105,10 +105,7 @@ struct bpi_incremental {
 	bpi_cross cross;                  ///< active x resting: fat boxes and their candidates
 	bpi_pair_buffer fresh;            ///< active pairs, then sorted
 	BPI_ARRAY(bp_pair) sort_scratch;
-
-	// Measured costs, ns per entity: a full step over all, an incremental one over the active.
-	double full_ns;
-	double active_ns;
+	bool stepped; ///< a step succeeded since the state was made
 };
 
 void bpi_incremental_free(bpi_incremental *x)
@@ -140,14 +137,15 @@ void bpi_incremental_free(bpi_incremental *x)
 	bpi_free(x, sizeof *x);
 }
 
+void bpi_incremental_forget(bpi_incremental *x)
+{
+	if (x)
+		x->resting_valid = false;
+}
+
 static bpi_cells *resting_cells(bpi_incremental *x)
 {
 	return &((bpi_cells_index *)x->full.of[BP_ALGO_GRID])->cells;
-}
-
-static double blend(double old, double measured)
-{
-	return old > 0 ? 0.75 * old + 0.25 * measured : measured;
 }
 
 /// Copies `from` into `to`; false (to untouched) when `to` cannot grow.
@@ -183,7 +181,6 @@ static bool sort_canonical(bpi_incremental *x, bpi_pair_buffer *p, int threads)
 static bp_status full_step(bpi_incremental *x, const bpi_scene *scene, bool keep, bpi_pair_buffer *pairs,
 	bp_frame_stats *stats)
 {
-	uint64_t t0 = bpi_now_ns();
 	const uint32_t n = scene->count;
 	x->resting_valid = false;
 	bpi_own_invalidate(&x->own);
@@ -201,9 +198,7 @@ static bp_status full_step(bpi_incremental *x, const bpi_scene *scene, bool keep
 				 !bpi_array_reserve(&x->position, n) || !bpi_array_reserve(&x->filter, n) ||
 				 !copy_pairs(&x->resting_pairs, found))))
 		return BP_ERR_OUT_OF_MEMORY;
-	bpi_pair_buffer sorted = *found; // the sorted pairs become the caller's; its old buffer, scratch
-	*found = *pairs;
-	*pairs = sorted;
+	bpi_pair_buffer_hand_over(found, pairs);
 	if (keep) {
 		if (n) {
 			memset(x->gone.data, 0, n);
@@ -225,7 +220,6 @@ static bp_status full_step(bpi_incremental *x, const bpi_scene *scene, bool keep
 	stats->ns_merge += bpi_now_ns() - t1;
 	stats->active_count = n;
 	stats->searched_count = n;
-	x->full_ns = blend(x->full_ns, (double)(bpi_now_ns() - t0) / BP_MAX(n, 1u));
 	return BP_OK;
 }
 
@@ -425,7 +419,7 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 	uint64_t t2 = bpi_now_ns();
 	// The active pairs sorted, then merged with the resting pairs.
 	size_t most = x->resting_pairs.count + x->fresh.count;
-	if (!sort_canonical(x, &x->fresh, scene->threads) ||
+	if (!bpi_pair_buffer_may_hold(pairs, most) || !sort_canonical(x, &x->fresh, scene->threads) ||
 		(most > pairs->capacity && !bpi_pair_buffer_reserve(pairs, most - pairs->count)))
 		return BP_ERR_OUT_OF_MEMORY;
 	pairs->failed = false;
@@ -448,10 +442,6 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 	stats->ns_build += t1 - t0;
 	stats->ns_find += t2 - t1;
 	stats->ns_merge += t3 - t2;
-	// The merge with the resting pairs is paid on either path: the model leaves it
-	// out. One slow step (a busy machine) may at most double the estimate.
-	double before = x->active_ns > 0 ? x->active_ns : INCREMENTAL_ACTIVE_NS_GUESS;
-	x->active_ns = BP_MIN(blend(x->active_ns, (double)(t2 - t0) / BP_MAX(m, 1u)), 2 * before);
 	return BP_OK;
 }
 
@@ -556,6 +546,19 @@ static void settle(bpi_incremental *x, const bpi_scene *scene, const bpi_changes
 			is_active[changes->list[c]] = 1;
 }
 
+/// The most entities this step can leave active: those active now and the
+/// changed ones not among them. Counted, O(changes).
+static uint32_t active_bound(const bpi_incremental *x, const bpi_changes *changes, uint32_t n)
+{
+	const uint32_t known = BP_MIN(changes->previous_count, (uint32_t)x->is_active.capacity);
+	uint32_t joining = 0;
+	for (uint32_t c = 0; c < changes->count; ++c) {
+		uint32_t i = changes->list[c];
+		joining += i < n && (i >= known || !x->is_active.data[i]);
+	}
+	return x->active_count + joining;
+}
+
 bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, const bpi_changes *changes,
 	bpi_pair_buffer *pairs, bp_frame_stats *stats)
 {
@@ -563,25 +566,23 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 		*state = bpi_alloc(sizeof **state);
 		if (!*state)
 			return BP_ERR_OUT_OF_MEMORY;
-		**state = (bpi_incremental){.full_ns = 0, .active_ns = 0};
+		**state = (bpi_incremental){0};
 	}
 	bpi_incremental *x = *state;
 	uint64_t t0 = bpi_now_ns();
 	bp_status status = BP_OK;
-	// The cheaper path by the costs measured so far (first guesses until then),
-	// judged on the most entities this step can make active, before any work.
-	double full_ns = (x->full_ns > 0 ? x->full_ns : INCREMENTAL_FULL_NS_GUESS) * scene->count;
-	double active_ns = (x->active_ns > 0 ? x->active_ns : INCREMENTAL_ACTIVE_NS_GUESS) *
-			   ((double)x->active_count + changes->count);
 	bool forced_full = scene->debug_flags & BP_DEBUG_ALWAYS_FULL;
 	bool forced_incremental = scene->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL;
-	bool worth = !forced_full && (forced_incremental || active_ns <= INCREMENTAL_REBUILD_FRACTION * full_ns);
-	bool incremental = x->resting_valid && !changes->all && worth && (!x->settled_full || forced_incremental);
-	// A world mostly at rest that the model sends down the full path has a stale
-	// estimate (measured on a slow step): let it decay, so an incremental step comes
-	// back and measures again. A world changing all over keeps its estimate.
-	if (!worth && !forced_full && changes->count < scene->count / 4)
-		x->active_ns *= INCREMENTAL_ESTIMATE_DECAY;
+	bool usable = x->resting_valid && !changes->all;
+	// The cheaper path by the model, judged before any work; without a resting
+	// index, on the entities the next step would find active.
+	uint32_t active = changes->all ? scene->count
+			  : usable     ? active_bound(x, changes, scene->count)
+				       : changes->count;
+	double active_cost = INCREMENTAL_ACTIVE_COST * active;
+	bool worth = !forced_full &&
+		     (forced_incremental || active_cost <= INCREMENTAL_REBUILD_FRACTION * INCREMENTAL_FULL_COST * scene->count);
+	bool incremental = usable && worth && (!x->settled_full || forced_incremental);
 	bool left_rest = false;
 	if (incremental)
 		status = update_sets(x, scene, changes, scene->threads, &left_rest);
@@ -589,11 +590,12 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 	// A full step keeps a resting index when the next step is likely to use it.
 	if (status == BP_OK)
 		status = incremental ? incremental_path(x, scene, left_rest, pairs, stats)
-				     : full_step(x, scene, worth || forced_full || x->full_ns == 0, pairs, stats);
+				     : full_step(x, scene, worth || forced_full || !x->stepped, pairs, stats);
 	if (status != BP_OK) {
 		x->resting_valid = false; // the sets may be half updated: start over
 		return status;
 	}
+	x->stepped = true;
 	if (incremental)
 		settle(x, scene, changes, pairs);
 	stats->ns_build += ns_sets;

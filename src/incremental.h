@@ -29,6 +29,11 @@ typedef struct bpi_changes {
 bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, const bpi_changes *changes,
 	bpi_pair_buffer *pairs, bp_frame_stats *stats);
 
+/// Forgets what the state kept: the next step takes the full path. For a caller
+/// whose step succeeded but whose frame did not, so the changes it will pass next
+/// are not measured from the state's last step. NULL is ignored.
+void bpi_incremental_forget(bpi_incremental *state);
+
 /// Test hook: active entities that did not change settle once at least `count`
 /// of them (1,024 by default) are there. Warning: call only while no step runs.
 void bpi_set_settle_min(uint32_t count);

@@ -17,6 +17,7 @@
 #include "parallel.h"
 #include "sort.h"
 
+#include <float.h>
 #include <string.h>
 
 /// Active entities per chunk (a fixed cut: the pairs merge in chunk order).
@@ -299,10 +300,12 @@ static void query_start(const bpi_cross_input *in, bpi_fat *f, const box *b, flo
 	float lead[3], drift[3];
 	lead_of(in, f, b, now, lead, drift);
 	// fl(lo - m) <= lo and fl(hi + m) >= hi for m >= 0, and adding a lead that
-	// moves a side outward keeps it so: the fat box holds the bounds.
+	// moves a side outward keeps it so: the fat box holds the bounds. Clamped to
+	// the finite range, which still holds finite bounds: an infinite fat box
+	// would reach the finders of the active pass, which take finite bounds only.
 	for (int axis = 0; axis < 3; ++axis) {
-		f->lo[axis] = (b->lo[axis] - margin) + fminf(lead[axis], 0.0f);
-		f->hi[axis] = (b->hi[axis] + margin) + fmaxf(lead[axis], 0.0f);
+		f->lo[axis] = fmaxf((b->lo[axis] - margin) + fminf(lead[axis], 0.0f), -FLT_MAX);
+		f->hi[axis] = fminf((b->hi[axis] + margin) + fmaxf(lead[axis], 0.0f), FLT_MAX);
 		f->lead[axis] = lead[axis];
 		f->drift[axis] = drift[axis];
 	}

@@ -141,9 +141,16 @@ static bp_status find_true(bpi_own *own, const bpi_own_input *in, bpi_pair_buffe
 
 // ---- the searchers' pairs: a sweep over the fat boxes in x order ----------------------------
 
+/// Whether a box [lo, hi] on x is within the sweep's reach: hi <= fl(lo + reach).
+/// Rounded the same way as the sweep's start, so exact for any bounds: a box
+/// within reach whose fl(lo + reach) is below a searcher's lo cannot meet it.
+static inline bool within_reach(float lo, float hi, float reach)
+{
+	return hi <= lo + reach;
+}
+
 /// The positions by fat lo x into own->order, and their fat boxes into own->rows;
-/// the boxes too wide for the sweep's reach into own->wide. Returns the reach: a box
-/// no wider overlaps [lo, hi] on x only if its lo x is at least lo - reach.
+/// the boxes not within the sweep's reach into own->wide. Returns the reach.
 static bp_status sort_by_x(bpi_own *own, const bpi_own_input *in, float *reach)
 {
 	const uint32_t n = in->count;
@@ -178,7 +185,7 @@ static bp_status sort_by_x(bpi_own *own, const bpi_own_input *in, float *reach)
 			r->rec[axis] = f->lo[axis];
 			r->rec[3 + axis] = -f->hi[axis];
 		}
-		if (!(f->hi[0] - f->lo[0] <= *reach)) // also an infinite width, or a NaN reach
+		if (!within_reach(f->lo[0], f->hi[0], *reach)) // also a NaN reach
 			own->wide.data[wide++] = at;
 	}
 	own->wide_count = wide;
@@ -217,11 +224,12 @@ static bp_status find_searchers(bpi_own *own, const bpi_own_input *in, uint32_t 
 		if (!searched(in, s))
 			continue;
 		const bpi_fat *f = &in->fat[s];
-		// The first row whose lo x is at least lo - reach, by binary search.
+		// The first row that may reach lo, by binary search: fl(row lo + reach) is
+		// monotone in the row's lo, so the rows it leaves out are a prefix.
 		uint32_t first = 0, last = n;
 		while (first < last) {
 			uint32_t mid = first + (last - first) / 2;
-			if (rows[mid].rec[0] < f->lo[0] - reach)
+			if (rows[mid].rec[0] + reach < f->lo[0])
 				first = mid + 1;
 			else
 				last = mid;
@@ -230,7 +238,7 @@ static bp_status find_searchers(bpi_own *own, const bpi_own_input *in, uint32_t 
 		bpi_rec6_query(f->lo, f->hi, dims, q);
 		uint32_t j = first;
 		for (; j < n && rows[j].rec[0] <= f->hi[0]; ++j)
-			if (bpi_rec6_overlap(rows[j].rec, q) && -rows[j].rec[3] - rows[j].rec[0] <= reach)
+			if (bpi_rec6_overlap(rows[j].rec, q) && within_reach(rows[j].rec[0], -rows[j].rec[3], reach))
 				consider(own, in, s, rows[j].at, &failed);
 		read += j - first + own->wide_count;
 		for (uint32_t w = 0; w < own->wide_count; ++w)

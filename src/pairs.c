@@ -53,6 +53,24 @@ void bpi_pair_buffer_adopt(bpi_pair_buffer *buffer, bpi_budget *budget)
 	buffer->budget = budget;
 }
 
+bool bpi_pair_buffer_may_hold(bpi_pair_buffer *buffer, size_t count)
+{
+	if (count)
+		return bpi_budget_enforce(buffer->budget);
+	if (buffer->capacity && bpi_budget_above_limit(buffer->budget))
+		bpi_pair_buffer_free(buffer); // holding nothing, it gives its block back
+	return true;
+}
+
+void bpi_pair_buffer_hand_over(bpi_pair_buffer *result, bpi_pair_buffer *caller)
+{
+	bpi_pair_buffer old = *caller;
+	*caller = *result;
+	*result = old;
+	if (bpi_budget_above_limit(result->budget))
+		bpi_pair_buffer_free(result);
+}
+
 bp_status bpi_pair_chunks_reset(bpi_pair_chunks *chunks, uint32_t count)
 {
 	if (count > chunks->capacity) {
@@ -63,8 +81,13 @@ bp_status bpi_pair_chunks_reset(bpi_pair_chunks *chunks, uint32_t count)
 		chunks->buffers = grown;
 		chunks->capacity = count;
 	}
+	// Above the limit (lowered since), the step starts by giving back the blocks
+	// it keeps for reuse: it then holds only what it finds.
+	const bool over = bpi_budget_above_limit(chunks->budget);
 	for (uint32_t i = 0; i < count; ++i) {
 		bpi_pair_buffer_adopt(&chunks->buffers[i], chunks->budget);
+		if (over)
+			bpi_pair_buffer_free(&chunks->buffers[i]);
 		chunks->buffers[i].count = 0;
 		chunks->buffers[i].tests = 0;
 		chunks->buffers[i].failed = false;
@@ -117,6 +140,8 @@ bp_status bpi_pair_chunks_merge(const bpi_pair_chunks *chunks, bpi_pair_buffer *
 		return BP_ERR_OUT_OF_MEMORY;
 	if (chunks->budget)
 		bpi_pair_buffer_adopt(out, chunks->budget);
+	if (!bpi_pair_buffer_may_hold(out, total))
+		return BP_ERR_OUT_OF_MEMORY;
 	if (total > out->capacity) {
 		// Headroom, as pair counts drift frame to frame: the list grows again only
 		// for a count 1/16 past its most, so at most a few times over any run.

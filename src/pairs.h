@@ -49,6 +49,15 @@ bool bpi_pair_buffer_reserve(bpi_pair_buffer *buffer, size_t more);
 bool bpi_pair_buffer_grow(bpi_pair_buffer *buffer);
 /// Frees the pairs; the buffer stays in its account.
 void bpi_pair_buffer_free(bpi_pair_buffer *buffer);
+/// Whether a step may write `count` pairs into the buffer under its account:
+/// false, the step stopped as over its limit, when the account holds more than
+/// its limit (lowered since it was filled). No pairs always fit, and then a
+/// buffer above the limit gives its block back.
+bool bpi_pair_buffer_may_hold(bpi_pair_buffer *buffer, size_t count);
+/// Makes `result` the caller's pairs, and the caller's old buffer `result`, the
+/// next step's scratch; when the account is above its limit the scratch gives
+/// its block back.
+void bpi_pair_buffer_hand_over(bpi_pair_buffer *result, bpi_pair_buffer *caller);
 /// Charges the buffer's memory to `budget` from now on.
 void bpi_pair_buffer_adopt(bpi_pair_buffer *buffer, bpi_budget *budget);
 

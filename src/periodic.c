@@ -317,9 +317,7 @@ bp_status bpi_periodic_step(bpi_periodic **scratch, bpi_indexes *indexes, bp_alg
 	status = map_back(p, n, threads);
 	if (status != BP_OK)
 		return status;
-	bpi_pair_buffer result = p->pairs;
-	p->pairs = *pairs; // the caller's old buffer becomes the next step's scratch
-	*pairs = result;
+	bpi_pair_buffer_hand_over(&p->pairs, pairs);
 	stats->entity_count = n;
 	stats->pair_count = pairs->count;
 	stats->ns_merge += bpi_now_ns() - t1;

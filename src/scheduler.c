@@ -173,6 +173,8 @@ static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 	f->settings.builder = true;
 	bp_status status = bpi_executor_enter(executor, bpi_step_threads(&f->settings, f->count), &team);
 	bpi_budget_begin(&fr->budget, f->settings.memory_limit);
+	if (bpi_budget_above_limit(&fr->budget))
+		bpi_pair_buffer_free(&f->pairs); // a reused buffer's old pairs: give the block back
 	bpi_changes changes = {.all = true};
 	if (status == BP_OK && f->settings.incremental && !f->settings.periodic)
 		changes = listed_changes(fr, f, prev);
@@ -184,6 +186,10 @@ static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 		status = bpi_view_derive(f, prev, changes.all ? NULL : changes.list, changes.count, &fr->index_scratch,
 			stats.thread_count);
 	bpi_executor_leave();
+	// The next build measures its changes from the latest frame, which this one
+	// does not replace: a step that succeeded here must not be built upon.
+	if (status != BP_OK)
+		bpi_incremental_forget(fr->stepper.incremental);
 	BPI_MARK_STAGE_END(BPI_STAGE_VIEW);
 	stats.ns_total = stats.ns_prepare + (bpi_now_ns() - t0);
 	BPI_MARK_FRAME_END(f->number, status == BP_OK ? f->pairs.count : 0, stats.ns_total, status);

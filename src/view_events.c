@@ -342,13 +342,18 @@ bp_status bp_view_pair_events(const bp_view *v, bp_key_pair *began, size_t began
 {
 	if (!buffers_valid(v, began, began_capacity, began_total, ended, ended_capacity, ended_total))
 		return BP_ERR_INVALID_ARGUMENT;
-	if (began_capacity || ended_capacity) { // counts alone need no key pairs
+	// Counts alone need no key pairs, and must not read the arrays another reader
+	// may be building under the view's lock.
+	const bp_key_pair *began_keys = NULL, *ended_keys = NULL;
+	if (began_capacity || ended_capacity) {
 		bp_status status = bpi_view_ensure(v, BPI_VIEW_KEYS);
 		if (status != BP_OK)
 			return status;
+		began_keys = v->began_keys.data;
+		ended_keys = v->ended_keys.data;
 	}
-	return copy_events(v, v->began_keys.data, v->ended_keys.data, sizeof *began, began, began_capacity, began_total,
-		ended, ended_capacity, ended_total);
+	return copy_events(v, began_keys, ended_keys, sizeof *began, began, began_capacity, began_total, ended,
+		ended_capacity, ended_total);
 }
 
 uint64_t bp_view_previous_frame(const bp_view *v) { return v ? v->previous : 0; }

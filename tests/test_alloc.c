@@ -802,6 +802,104 @@ Test(alloc, incremental_frame_failing_each_allocation, .timeout = 120)
 	oracle_pairs_free(&want);
 }
 
+/// The frames after a failed one go on changing the world: an incremental 2D world
+/// of 2,000 boxes on 1 thread moves 20 and creates 10 each frame, and the k-th
+/// allocation of frame 3 fails (in the submit's copy, the step or the view's derived
+/// arrays). Whether frame 3 fails or absorbs it, every later frame equals the oracle
+/// exactly: the builder's incremental state must not run ahead of the latest frame.
+enum { FRAMES_N = 2000, FRAMES_MOVED = 20, FRAMES_CREATED = 10, FRAMES = 7 };
+enum { FRAMES_MAX = FRAMES_N + FRAMES * FRAMES_CREATED };
+
+static oracle_box frames_box(test_rng *rng)
+{
+	oracle_box b = {.category = 1, .mask = UINT32_MAX};
+	for (int a = 0; a < 2; ++a) {
+		b.min[a] = test_rng_float(rng, 0, 100);
+		b.max[a] = b.min[a] + test_rng_float(rng, 0.5f, 3);
+	}
+	return b;
+}
+
+/// Frames 1 .. FRAMES with the k-th allocation of frame 3 failing; true when
+/// frame 3 made at least k allocations.
+static bool frames_with_failure(uint64_t k)
+{
+	static oracle_box boxes[FRAMES_MAX];
+	static bp_entity handles[FRAMES_MAX];
+	test_rng rng = {2026};
+	uint32_t n = FRAMES_N;
+	for (uint32_t i = 0; i < n; ++i)
+		boxes[i] = frames_box(&rng);
+	bp_set_allocator(&counting);
+	arm(0);
+	bp_world_def def = bp_world_def_default();
+	def.dims = 2;
+	def.incremental = true;
+	def.thread_count = 1;
+	bp_world *w = NULL;
+	cr_assert_eq(bp_world_create(&def, &w), BP_OK);
+	for (uint32_t i = 0; i < n; ++i) {
+		bp_entity_def d = bp_entity_def_default();
+		memcpy(d.min, boxes[i].min, sizeof d.min);
+		memcpy(d.max, boxes[i].max, sizeof d.max);
+		cr_assert_eq(bp_entity_create(w, &d, &handles[i]), BP_OK);
+	}
+	bool injected = false;
+	for (int frame = 1; frame <= FRAMES; ++frame) {
+		if (frame > 1) {
+			for (uint32_t m = 0; m < FRAMES_MOVED; ++m) {
+				uint32_t i = test_rng_below(&rng, n);
+				boxes[i] = frames_box(&rng);
+				cr_assert_eq(bp_entity_set_bounds(w, handles[i], boxes[i].min, boxes[i].max), BP_OK);
+			}
+			for (uint32_t c = 0; c < FRAMES_CREATED; ++c) {
+				boxes[n] = frames_box(&rng);
+				bp_entity_def d = bp_entity_def_default();
+				memcpy(d.min, boxes[n].min, sizeof d.min);
+				memcpy(d.max, boxes[n].max, sizeof d.max);
+				cr_assert_eq(bp_entity_create(w, &d, &handles[n]), BP_OK);
+				++n;
+			}
+		}
+		if (frame == 3)
+			arm(k);
+		bp_view *v = NULL;
+		bp_status status = bp_frame_step(w, &v);
+		if (frame == 3) {
+			injected = atomic_load(&calls) >= k;
+			disarm();
+		}
+		if (status != BP_OK) {
+			cr_assert_eq(frame, 3, "k = %llu: frame %d: %s", (unsigned long long)k, frame, bp_world_last_error(w));
+			cr_assert_eq(status, BP_ERR_OUT_OF_MEMORY, "k = %llu", (unsigned long long)k);
+			continue;
+		}
+		oracle_pairs want = oracle_find_pairs(boxes, n, 2);
+		size_t count;
+		const bp_pair *pairs = bp_view_pairs(v, &count);
+		cr_assert_eq(bp_view_entity_count(v), n);
+		cr_assert(count == want.count && (count == 0 || memcmp(pairs, want.data, count * sizeof *pairs) == 0),
+			"k = %llu: frame %d: %zu pairs, oracle %zu (or another order)", (unsigned long long)k, frame, count,
+			want.count);
+		oracle_pairs_free(&want);
+		cr_assert_eq(bp_view_release(v), BP_OK);
+	}
+	bp_world_destroy(w);
+	expect_all_freed(k);
+	return injected;
+}
+
+Test(alloc, frames_after_a_failed_build_change_the_world, .timeout = 240)
+{
+	uint64_t k = 1;
+	while (frames_with_failure(k)) {
+		++k;
+		cr_assert_lt(k, 100000, "the frame never stops allocating");
+	}
+	cr_assert_gt(k - 1, 10, "only %llu allocations in frame 3", (unsigned long long)(k - 1));
+	cr_log_info("frames after a failed build: failed each of %llu allocations in turn", (unsigned long long)(k - 1));
+}
+
 // ---- BPI_ARRAY, the growable scratch array of core.h ---------------------------
 
 typedef struct triple {

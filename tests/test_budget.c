@@ -381,6 +381,127 @@ Test(memory_limit, a_capped_frame_fails_and_the_previous_stays_published, .timeo
 	free_capped_scene(s);
 }
 
+/// A limit lowered below what the world already holds applies to the next step:
+/// pair memory kept from earlier steps counts until given back. A world holding
+/// about a thousand pairs, limited to 64 bytes, fails its next step and keeps its
+/// pairs; once its boxes part it steps to no pairs and holds no more than the
+/// limit; when they meet again it fails again; without the limit it is exact.
+static void lowered_limit(bp_world_def def, const char *what)
+{
+	enum { N = 600, LIMIT = 64 };
+	static oracle_box boxes[N], apart[N];
+	static float soa[6][N];
+	test_random_boxes(boxes, N, def.dims, def.dims == 2 ? 12.0f : 5.0f, 1.5f, false, 6464);
+	for (uint32_t i = 0; i < N; ++i) {
+		apart[i] = boxes[i];
+		apart[i].min[0] = apart[i].max[0] = 10.0f * (float)i;
+		for (int k = 0; k < 3; ++k) {
+			soa[k][i] = apart[i].min[k];
+			soa[3 + k][i] = apart[i].max[k];
+		}
+	}
+	oracle_pairs want = oracle_find_pairs(boxes, N, def.dims);
+	cr_assert_gt(want.count, 800, "%s: too few pairs to hold", what);
+	bp_world *w = test_world_from_def(boxes, N, &def);
+	cr_assert_eq(bp_world_step(w), BP_OK, "%s: %s", what, bp_world_last_error(w));
+	assert_pairs(w, &want);
+
+	cr_assert_eq(bp_world_set_memory_limit(w, LIMIT), BP_OK);
+	cr_assert_eq(bp_world_step(w), BP_ERR_OUT_OF_MEMORY, "%s: the lowered limit was not applied", what);
+	cr_assert(strstr(bp_world_last_error(w), "memory_limit") != NULL, "%s: %s", what, bp_world_last_error(w));
+	assert_pairs(w, &want); // kept
+
+	bp_bounds_arrays spread = {soa[0], soa[1], soa[2], soa[3], soa[4], soa[5]};
+	cr_assert_eq(bp_world_set_bounds(w, 0, N, &spread), BP_OK);
+	cr_assert_eq(bp_world_step(w), BP_OK, "%s: no pairs fit any limit: %s", what, bp_world_last_error(w));
+	size_t count;
+	bp_world_pairs(w, &count);
+	cr_assert_eq(count, 0, "%s", what);
+	cr_assert_leq(atomic_load(&w->budget.held), LIMIT, "%s: the world still holds the old pairs' memory", what);
+
+	float *back[6];
+	static float near[6][N];
+	for (uint32_t i = 0; i < N; ++i)
+		for (int k = 0; k < 3; ++k) {
+			near[k][i] = boxes[i].min[k];
+			near[3 + k][i] = boxes[i].max[k];
+		}
+	for (int k = 0; k < 6; ++k)
+		back[k] = near[k];
+	bp_bounds_arrays met = {back[0], back[1], back[2], back[3], back[4], back[5]};
+	cr_assert_eq(bp_world_set_bounds(w, 0, N, &met), BP_OK);
+	cr_assert_eq(bp_world_step(w), BP_ERR_OUT_OF_MEMORY, "%s: the pairs met again under 64 bytes", what);
+	cr_assert_eq(bp_world_set_memory_limit(w, 0), BP_OK);
+	cr_assert_eq(bp_world_step(w), BP_OK, "%s: %s", what, bp_world_last_error(w));
+	assert_pairs(w, &want);
+	bp_world_destroy(w);
+	cr_assert_eq(bp_allocated_bytes(), 0);
+	oracle_pairs_free(&want);
+}
+
+Test(memory_limit, a_lowered_limit_applies_to_the_next_step, .timeout = 60)
+{
+	const bp_algorithm algorithms[] = {BP_ALGO_SAP, BP_ALGO_BRUTE, BP_ALGO_GRID, BP_ALGO_QUADTREE};
+	for (size_t i = 0; i < sizeof algorithms / sizeof algorithms[0]; ++i)
+		for (int dims = 2; dims <= 3; ++dims) {
+			bp_world_def def = bp_world_def_default();
+			def.dims = dims;
+			def.algorithm = algorithms[i];
+			def.thread_count = 2;
+			lowered_limit(def, bp_algorithm_name(algorithms[i]));
+		}
+}
+
+Test(memory_limit, a_lowered_limit_applies_to_the_next_incremental_step, .timeout = 60)
+{
+	for (uint32_t flags = 0; flags <= BP_DEBUG_ALWAYS_INCREMENTAL; flags += BP_DEBUG_ALWAYS_INCREMENTAL) {
+		bp_world_def def = bp_world_def_default();
+		def.incremental = true;
+		def.debug_flags = flags;
+		lowered_limit(def, flags ? "incremental path" : "incremental");
+	}
+}
+
+Test(memory_limit, a_lowered_limit_applies_to_the_next_periodic_step, .timeout = 60)
+{
+	bp_world_def def = bp_world_def_default();
+	def.periodic = true;
+	def.period[0] = def.period[1] = def.period[2] = 1e5f;
+	lowered_limit(def, "periodic");
+}
+
+/// Frames the same way: the next frame fails and the last stays published.
+Test(memory_limit, a_lowered_limit_applies_to_the_next_frame, .timeout = 60)
+{
+	enum { N = 600, LIMIT = 64 };
+	static oracle_box boxes[N];
+	test_random_boxes(boxes, N, 3, 5.0f, 1.5f, false, 6565);
+	oracle_pairs want = oracle_find_pairs(boxes, N, 3);
+	bp_world_def def = bp_world_def_default();
+	def.thread_count = 2;
+	bp_world *w = test_world_from_def(boxes, N, &def);
+	bp_view *view = NULL;
+	cr_assert_eq(bp_frame_step(w, &view), BP_OK);
+	uint64_t published = bp_view_frame(view);
+	cr_assert_eq(bp_view_release(view), BP_OK);
+	cr_assert_eq(bp_world_set_memory_limit(w, LIMIT), BP_OK);
+	cr_assert_eq(bp_frame_step(w, &view), BP_ERR_OUT_OF_MEMORY);
+	cr_assert_eq(bp_frame_acquire(w, &view), BP_OK);
+	cr_assert_eq(bp_view_frame(view), published);
+	size_t count;
+	const bp_pair *pairs = bp_view_pairs(view, &count);
+	cr_assert(oracle_same_pair_set(pairs, count, &want));
+	cr_assert_eq(bp_view_release(view), BP_OK);
+	cr_assert_eq(bp_world_set_memory_limit(w, 0), BP_OK);
+	cr_assert_eq(bp_frame_step(w, &view), BP_OK);
+	pairs = bp_view_pairs(view, &count);
+	cr_assert(oracle_same_pair_set(pairs, count, &want));
+	cr_assert_eq(bp_view_release(view), BP_OK);
+	bp_world_destroy(w);
+	cr_assert_eq(bp_allocated_bytes(), 0);
+	oracle_pairs_free(&want);
+}
+
 /// Bytes of the arrays a frame derives from its pairs, summed from the arrays.
 static size_t view_pair_bytes(const bp_view *v)
 {

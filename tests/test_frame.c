@@ -715,3 +715,73 @@ Test(frame, views_live_on_the_sanitizer_heap, .timeout = 30)
 	cr_assert_eq(bp_allocated_bytes(), 0);
 }
 #endif
+
+// ---- readers of one view's events at once ---------------------------------------------
+
+typedef struct events_reader {
+	const bp_view *view;
+	bool with_room; ///< asks for the key pairs (built on first use), or only counts
+	size_t began, ended;
+	bp_status status;
+} events_reader;
+
+static void *read_pair_events(void *arg)
+{
+	events_reader *r = arg;
+	bp_key_pair began[4], ended[4];
+	size_t room = r->with_room ? 4 : 0;
+	r->status = bp_view_pair_events(r->view, r->with_room ? began : NULL, room, &r->began,
+		r->with_room ? ended : NULL, room, &r->ended);
+	return NULL;
+}
+
+/// frame.h lets readers call bp_view_pair_events at once: a count-only call beside
+/// the first call that builds the key pairs reads nothing the builder writes (the
+/// TSan configuration runs this suite and fails on a race).
+Test(frame, count_only_pair_events_beside_a_reader_that_builds_them)
+{
+	enum { BOXES = 64, ROUNDS = 40 };
+	bp_world_def def = bp_world_def_default();
+	def.dims = 2;
+	def.thread_count = 1;
+	bp_world *w = NULL;
+	cr_assert_eq(bp_world_create(&def, &w), BP_OK);
+	bp_entity e[BOXES];
+	for (int i = 0; i < BOXES; ++i) {
+		bp_entity_def d = bp_entity_def_default();
+		d.min[0] = (float)i;
+		d.max[0] = (float)i + 1.5f;
+		d.max[1] = 1;
+		d.user_key = (uint64_t)i;
+		cr_assert_eq(bp_entity_create(w, &d, &e[i]), BP_OK);
+	}
+	bp_view *v = NULL;
+	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+	test_rng rng = {31};
+	size_t began, ended;
+	cr_assert_eq(bp_view_events(v, NULL, 0, &began, NULL, 0, &ended), BP_ERR_OUT_OF_RANGE, "every pair began");
+	cr_assert_eq(bp_view_release(v), BP_OK);
+	for (int round = 0; round < ROUNDS; ++round) {
+		// Every other box shifts by up to two units: some pairs end, others begin.
+		for (int i = round % 2; i < BOXES; i += 2) {
+			float lo[2] = {(float)i + test_rng_float(&rng, 0, 2), 0}, hi[2] = {lo[0] + 1.5f, 1};
+			cr_assert_eq(bp_entity_set_bounds(w, e[i], lo, hi), BP_OK);
+		}
+		cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+		events_reader r[2] = {{v, false, 0, 0, BP_OK}, {v, true, 0, 0, BP_OK}};
+		pthread_t threads[2];
+		for (int t = 0; t < 2; ++t)
+			cr_assert_eq(pthread_create(&threads[t], NULL, read_pair_events, &r[t]), 0);
+		for (int t = 0; t < 2; ++t)
+			cr_assert_eq(pthread_join(threads[t], NULL), 0);
+		// A count with no room says OUT_OF_RANGE whenever there is something to count.
+		bp_status counted = bp_view_events(v, NULL, 0, &began, NULL, 0, &ended);
+		cr_assert_eq(counted, began || ended ? BP_ERR_OUT_OF_RANGE : BP_OK);
+		cr_assert_gt(began + ended, 0, "round %d: no events to read", round);
+		cr_assert_eq(r[0].status, counted);
+		cr_assert_eq(r[1].status, began > 4 || ended > 4 ? BP_ERR_OUT_OF_RANGE : BP_OK);
+		cr_assert(r[0].began == began && r[1].began == began && r[0].ended == ended && r[1].ended == ended);
+		cr_assert_eq(bp_view_release(v), BP_OK);
+	}
+	bp_world_destroy(w);
+}

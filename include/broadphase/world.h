@@ -103,7 +103,7 @@ typedef enum bp_debug_flag {
 	/// finder runs its x86-64 baseline build), to compare them with the newer ones.
 	BP_DEBUG_NO_SIMD = 1u << 1,
 	/// Incremental worlds take the incremental path whenever they have a resting
-	/// index, whatever the measured costs say, so tests on small worlds exercise it.
+	/// index, whatever the cost model says, so tests on small worlds exercise it.
 	BP_DEBUG_ALWAYS_INCREMENTAL = 1u << 2,
 	/// Incremental worlds rebuild in full every step (and keep the resting index
 	/// for the next), so tests can compare the two paths step by step. Wins over
@@ -228,7 +228,9 @@ typedef struct bp_world_def {
 	/// and shrunk while fewer than 0.5% are); an entity that moved at a steady
 	/// velocity between its last two searches then gets a box that also reaches up to
 	/// eight steps of that motion (at most half its extent) further on the side it
-	/// moves to. Must be >= 0 and finite, else bp_world_create returns
+	/// moves to. Enlarged boxes are clamped to the finite float range (they still
+	/// hold the bounds), so any margin, and any motion, is exact near +-FLT_MAX.
+	/// Must be >= 0 and finite, else bp_world_create returns
 	/// BP_ERR_INVALID_ARGUMENT. Default 0.
 	float margin;
 	/// The most bytes of pair memory a step may hold; 0 = no limit. Pair memory
@@ -238,7 +240,10 @@ typedef struct bp_world_def {
 	/// bytes per pair more, counted while a reader holds the view). A step or
 	/// frame build that would pass the limit stops at once and fails with
 	/// BP_ERR_OUT_OF_MEMORY; the previous pairs (or published frame) stay, and
-	/// bp_world_step names the limit in bp_world_last_error. bp_world_step and
+	/// bp_world_step names the limit in bp_world_last_error. Memory kept from
+	/// earlier steps counts: after the limit is lowered below what the world
+	/// holds, a step that finds any pair fails, and one that finds none succeeds
+	/// and gives back the pair memory it held. bp_world_step and
 	/// the frame builder each count their own memory against the limit. Not
 	/// counted: memory that grows with the entities (their store, the
 	/// algorithms' indexes, frame snapshots), in incremental and periodic worlds
@@ -386,8 +391,9 @@ BP_API bp_status bp_world_set_kinds(bp_world *world, uint32_t first, uint32_t co
 // many are quiet as change (and no fewer than 1,024), so a host that creates entities
 // as it goes, or moves some and leaves them, pays for them while they change. When
 // many entities changed, or after enough changes to make the resting index stale, the
-// step rebuilds it in full (the grid algorithm), a choice made from the measured cost
-// of both paths that never changes a pair or the order. Bulk hosts pass only what moved, by dense index
+// step rebuilds it in full (the grid algorithm), a choice made from counted work
+// (entities in the world, entities active and changed), never from a clock, so the
+// same history takes the same paths on every machine; it never changes a pair or the order. Bulk hosts pass only what moved, by dense index
 // or by handle, with the two calls below. The calls of this section work in every
 // world (the marks cost nothing in a world that is not incremental) and, like every
 // call that changes entities, belong to the world's writer thread.
