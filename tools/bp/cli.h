@@ -19,6 +19,10 @@ enum {
 	CLI_EXIT_MISMATCH = 4, ///< `bp verify`: an algorithm's pairs differ from brute
 };
 
+/// The program named at the start of every diagnostic of the shared pieces below:
+/// "bp" unless a tool built on them (bp-mpi) sets its own, once, before parsing.
+extern const char *cli_program;
+
 /// Runs `bp` with argv[0] = "bp". Writes results to `out` and diagnostics to
 /// `err`; returns the exit code. Never exits the process.
 int bp_cli_main(int argc, char **argv, FILE *out, FILE *err);
@@ -52,7 +56,7 @@ typedef struct cli_option {
 
 /// Parses argv[first..argc) of `command` into `options` and positional
 /// arguments (at most max_positional). "--help"/"-h" set *help. On a usage
-/// error prints "bp COMMAND: ..." to err and returns CLI_EXIT_USAGE.
+/// error prints "PROGRAM COMMAND: ..." to err and returns CLI_EXIT_USAGE.
 /// cli_parse for a command that takes one scene FILE: `--help` prints the
 /// command's usage to out and sets *help; no FILE is a usage error.
 int cli_parse_scene_command(const char *command, int argc, char **argv, cli_option *options, int option_count,
@@ -61,18 +65,18 @@ int cli_parse(const char *command, int argc, char **argv, int first, cli_option 
 	const char **positional, int max_positional, int *positional_count, bool *help, FILE *err);
 
 /// Parses a decimal integer in [lo, hi]; on failure prints
-/// "bp COMMAND: FLAG: expected an integer in [lo, hi], got 'TEXT'" and returns false.
+/// "PROGRAM COMMAND: FLAG: expected an integer in [lo, hi], got 'TEXT'" and returns false.
 bool cli_parse_u64(const char *command, const char *flag, const char *text, uint64_t lo, uint64_t hi,
 	uint64_t *out, FILE *err);
 
 /// Parses a plain decimal number (digits, '.', an exponent; no sign, spaces, hex, inf or
 /// nan) in [lo, hi], or in (lo, hi] when lo_open. On failure prints
-/// "bp COMMAND: FLAG: expected EXPECTED, got 'TEXT'" and returns false.
+/// "PROGRAM COMMAND: FLAG: expected EXPECTED, got 'TEXT'" and returns false.
 bool cli_parse_decimal(const char *command, const char *flag, const char *text, double lo, double hi, bool lo_open,
 	const char *expected, double *out, FILE *err);
 
 /// Parses an algorithm name given to `flag`; on failure prints
-/// "bp COMMAND: FLAG: unknown algorithm 'TEXT'" and the known names.
+/// "PROGRAM COMMAND: FLAG: unknown algorithm 'TEXT'" and the known names.
 bool cli_parse_algorithm(const char *command, const char *flag, const char *text, bp_algorithm *out, FILE *err);
 /// `--threads T` (0 = all cores, at most BP_MAX_THREADS) into *threads when the option was given.
 bool cli_parse_threads(const char *command, const cli_option *option, int *threads, FILE *err);
@@ -89,7 +93,7 @@ uint64_t cli_memory_available(void);
 
 // ---- scenes and worlds (cli_scene.c) --------------------------------------
 
-/// Reads a scene; on failure prints "bp: file:line: reason" and returns the exit code.
+/// Reads a scene; on failure prints "PROGRAM: file:line: reason" and returns the exit code.
 int cli_load_scene(const char *path, bp_scene **out, FILE *err);
 
 /// Creates a world holding frame `frame` of the scene: dense index i is scene

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+const char *cli_program = "bp";
+
 static cli_option *find_option(cli_option *options, int count, const char *name, size_t length)
 {
 	for (int i = 0; i < count; ++i)
@@ -25,7 +27,7 @@ int cli_parse(const char *command, int argc, char **argv, int first, cli_option 
 		// "-" alone is a positional (a file name by convention); "--" ends the options.
 		if (options_done || arg[0] != '-' || arg[1] == '\0') {
 			if (*positional_count == max_positional) {
-				fprintf(err, "bp %s: unexpected argument '%s'\n", command, arg);
+				fprintf(err, "%s %s: unexpected argument '%s'\n", cli_program, command, arg);
 				return CLI_EXIT_USAGE;
 			}
 			positional[(*positional_count)++] = arg;
@@ -43,13 +45,14 @@ int cli_parse(const char *command, int argc, char **argv, int first, cli_option 
 		size_t length = equals ? (size_t)(equals - arg) : strlen(arg);
 		cli_option *option = find_option(options, option_count, arg, length);
 		if (!option) {
-			fprintf(err, "bp %s: unknown option '%.*s' (see 'bp help %s')\n", command, (int)length, arg, command);
+			fprintf(err, "%s %s: unknown option '%.*s' (see '%s help %s')\n", cli_program, command, (int)length, arg,
+				cli_program, command);
 			return CLI_EXIT_USAGE;
 		}
 		option->seen = true;
 		if (!option->takes_value) {
 			if (equals) {
-				fprintf(err, "bp %s: %s takes no value\n", command, option->name);
+				fprintf(err, "%s %s: %s takes no value\n", cli_program, command, option->name);
 				return CLI_EXIT_USAGE;
 			}
 			continue;
@@ -59,7 +62,7 @@ int cli_parse(const char *command, int argc, char **argv, int first, cli_option 
 		} else if (i + 1 < argc) {
 			option->value = argv[++i];
 		} else {
-			fprintf(err, "bp %s: %s needs a value\n", command, option->name);
+			fprintf(err, "%s %s: %s needs a value\n", cli_program, command, option->name);
 			return CLI_EXIT_USAGE;
 		}
 	}
@@ -81,7 +84,7 @@ bool cli_parse_u64(const char *command, const char *flag, const char *text, uint
 			value = value * 10 + digit;
 	}
 	if (!ok || value < lo || value > hi) {
-		fprintf(err, "bp %s: %s: expected an integer in [%llu, %llu], got '%s'\n", command, flag,
+		fprintf(err, "%s %s: %s: expected an integer in [%llu, %llu], got '%s'\n", cli_program, command, flag,
 			(unsigned long long)lo, (unsigned long long)hi, text);
 		return false;
 	}
@@ -101,7 +104,7 @@ bool cli_parse_decimal(const char *command, const char *flag, const char *text, 
 	double value = ok ? strtod(text, &end) : 0;
 	bool in_range = (lo_open ? value > lo : value >= lo) && value <= hi;
 	if (!ok || errno != 0 || *end != '\0' || !in_range) {
-		fprintf(err, "bp %s: %s: expected %s, got '%s'\n", command, flag, expected, text);
+		fprintf(err, "%s %s: %s: expected %s, got '%s'\n", cli_program, command, flag, expected, text);
 		return false;
 	}
 	*out = value;
@@ -112,7 +115,7 @@ bool cli_parse_algorithm(const char *command, const char *flag, const char *text
 {
 	if (bp_algorithm_from_name(text, out) == BP_OK)
 		return true;
-	fprintf(err, "bp %s: %s: unknown algorithm '%s' (built in:", command, flag, text);
+	fprintf(err, "%s %s: %s: unknown algorithm '%s' (built in:", cli_program, command, flag, text);
 	for (int i = 0; i < BP_ALGO_COUNT; ++i)
 		if (bp_algorithm_available((bp_algorithm)i))
 			fprintf(err, " %s", bp_algorithm_name((bp_algorithm)i));
@@ -132,7 +135,7 @@ int cli_parse_scene_command(const char *command, int argc, char **argv, cli_opti
 		return CLI_EXIT_OK;
 	}
 	if (positional_count == 0) {
-		fprintf(err, "bp %s: missing scene FILE (see 'bp help %s')\n", command, command);
+		fprintf(err, "%s %s: missing scene FILE (see '%s help %s')\n", cli_program, command, cli_program, command);
 		return CLI_EXIT_USAGE;
 	}
 	return CLI_EXIT_OK;

@@ -49,9 +49,9 @@ int cli_load_scene(const char *path, bp_scene **out, FILE *err)
 	if (status == BP_OK)
 		return CLI_EXIT_OK;
 	if (error.message[0])
-		fprintf(err, "bp: %s\n", error.message);
+		fprintf(err, "%s: %s\n", cli_program, error.message);
 	else
-		fprintf(err, "bp: %s:0: %s\n", path, bp_status_string(status));
+		fprintf(err, "%s: %s:0: %s\n", cli_program, path, bp_status_string(status));
 	return cli_exit_for_status(status);
 }
 

@@ -18,6 +18,7 @@ int main(int argc, char **argv)
 {
 	// Only this thread calls MPI; the local step's OpenMP threads never do.
 	int provided = 0;
+	cli_program = "bp-mpi";
 	MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
 	int rank = 0;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
