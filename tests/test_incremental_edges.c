@@ -321,6 +321,42 @@ Test(incremental_edges, huge_movers_choose_a_huge_margin)
 	edge_host_free(h);
 }
 
+/// A box near the origin, or (`huge`) one anywhere in +-1e38 with an extent up
+/// to 2e38, clipped to the float range.
+static oracle_box random_edge_box(test_rng *rng, int dims, bool huge)
+{
+	oracle_box b = {.category = 1, .mask = UINT32_MAX};
+	for (int a = 0; a < dims; ++a) {
+		double lo = huge ? test_rng_float(rng, -1e38f, 1e38f) : test_rng_float(rng, -100, 100);
+		double hi = lo + (huge ? test_rng_float(rng, 0, 2e38f) : test_rng_float(rng, 0, 5));
+		b.min[a] = (float)lo;
+		b.max[a] = (float)(hi > FLT_MAX ? FLT_MAX : hi);
+	}
+	return b;
+}
+
+/// Random histories of small and huge boxes under margins up to 3e38, with
+/// creates and moves every step: whatever the margin, the pairs are exact.
+Test(incremental_edges, huge_boxes_under_huge_margins, .timeout = 120)
+{
+	const float margins[] = {1e37f, 1e38f, 3e38f};
+	for (uint64_t seed = 1; seed <= 24; ++seed) {
+		test_rng rng = {seed};
+		int dims = 2 + (int)(seed % 2);
+		edge_host *h = edge_host_new(dims, BP_DEBUG_ALWAYS_INCREMENTAL, margins[seed % 3]);
+		for (int i = 0; i < 150; ++i)
+			edge_create(h, random_edge_box(&rng, dims, test_rng_below(&rng, 4) == 0));
+		for (int step = 0; step < 6; ++step) {
+			edge_step(h, "huge boxes, huge margins");
+			for (uint32_t m = test_rng_below(&rng, 60); m > 0; --m)
+				edge_move(h, test_rng_below(&rng, h->n), random_edge_box(&rng, dims, test_rng_below(&rng, 3) == 0));
+			for (uint32_t c = test_rng_below(&rng, 80); c > 0; --c)
+				edge_create(h, random_edge_box(&rng, dims, test_rng_below(&rng, 3) == 0));
+		}
+		edge_host_free(h);
+	}
+}
+
 // ---- the path choice comes from counted work -----------------------------------------------
 
 /// A world of 10K whose movers change from its first step: the incremental path
