@@ -3,7 +3,7 @@
 #ifndef BP_INDEX_H
 #define BP_INDEX_H
 
-#include <broadphase/world.h>
+#include <broadphase/types.h>
 #include "core.h"
 #include "pairs.h"
 
@@ -42,7 +42,7 @@ static inline bool bpi_scene_coherent(const bpi_scene *s)
 	return !(s->debug_flags & BP_DEBUG_NO_COHERENCE);
 }
 
-/// Closed-interval overlap on every axis (DESIGN §3): touching boxes overlap.
+/// Closed-interval overlap on every axis (docs/design.md "Pair rules"): touching boxes overlap.
 static inline bool bpi_scene_overlap(const bpi_scene *s, uint32_t a, uint32_t b)
 {
 	for (int axis = 0; axis < s->dims; ++axis)

@@ -3,7 +3,7 @@
 #ifndef BP_PAIRS_H
 #define BP_PAIRS_H
 
-#include <broadphase/world.h>
+#include <broadphase/types.h>
 #include "budget.h"
 #include "core.h"
 

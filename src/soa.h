@@ -3,7 +3,7 @@
 #ifndef BP_SOA_H
 #define BP_SOA_H
 
-#include <broadphase/world.h>
+#include <broadphase/types.h>
 #include "core.h"
 
 /// One 64-byte-aligned array per bound and per attribute, indexed by dense

@@ -2,7 +2,7 @@
 // The threads the library starts itself, each failure returned as a status (threads.h).
 #include "threads.h"
 
-#include <broadphase/world.h>
+#include <broadphase/types.h>
 #include <stdatomic.h>
 
 static int system_creator(pthread_t *thread, void *(*fn)(void *), void *arg)

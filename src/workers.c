@@ -4,7 +4,7 @@
 #define _POSIX_C_SOURCE 200809L // pthread_key_create with the C11 headers
 #include "workers.h"
 
-#include <broadphase/world.h>
+#include <broadphase/types.h>
 #include <errno.h>
 #include <stdatomic.h>
 

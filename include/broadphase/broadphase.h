@@ -4,6 +4,7 @@
 #define BROADPHASE_BROADPHASE_H
 
 #include "base.h"
+#include "types.h"
 #include "world.h"
 #include "frame.h"
 #include "cell_grid.h"
