@@ -427,7 +427,7 @@ bp_status bp_view_query_aabb_filtered(const bp_view *v, const float *min, const 
 	const bp_query_filter *filter, uint32_t *out, size_t capacity, size_t *total)
 {
 	shape q;
-	bp_status status = bpi_query_check_buffer(v, out, capacity, total);
+	bp_status status = bpi_view_check_buffer(v, out, capacity, total);
 	if (status == BP_OK)
 		status = box_shape(v, min, max, filter, &q);
 	if (status != BP_OK)
@@ -456,7 +456,7 @@ bp_status bp_view_query_sphere_filtered(const bp_view *v, const float *center, f
 	const bp_query_filter *filter, uint32_t *out, size_t capacity, size_t *total)
 {
 	shape q;
-	bp_status status = bpi_query_check_buffer(v, out, capacity, total);
+	bp_status status = bpi_view_check_buffer(v, out, capacity, total);
 	if (status == BP_OK)
 		status = sphere_shape(v, center, radius, filter, &q);
 	if (status != BP_OK)

@@ -42,13 +42,6 @@ static inline bp_status bpi_query_finish(size_t total, size_t capacity, size_t *
 	return total > capacity ? BP_ERR_OUT_OF_RANGE : BP_OK;
 }
 
-static inline bp_status bpi_query_check_buffer(const bp_view *v, const void *out, size_t capacity, const size_t *total)
-{
-	if (!v || !total || (capacity && !out))
-		return BP_ERR_INVALID_ARGUMENT;
-	return BP_OK;
-}
-
 /// A filter a query can use: NULL or with known kinds bits.
 static inline bool bpi_query_filter_valid(const bp_query_filter *f)
 {

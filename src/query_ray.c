@@ -382,7 +382,7 @@ bp_status bp_view_raycast_all_filtered(const bp_view *v, const float *origin, co
 	const bp_query_filter *filter, bp_hit *out, size_t capacity, size_t *total)
 {
 	sweep s;
-	bp_status status = bpi_query_check_buffer(v, out, capacity, total);
+	bp_status status = bpi_view_check_buffer(v, out, capacity, total);
 	if (status == BP_OK)
 		status = make_ray(v, origin, dir, max_t, filter, &s);
 	return status == BP_OK ? all_out(v, &s, filter, out, capacity, total) : status;
@@ -415,7 +415,7 @@ bp_status bp_view_boxcast_all(const bp_view *v, const float *min, const float *m
 	const bp_query_filter *filter, bp_hit *out, size_t capacity, size_t *total)
 {
 	sweep s;
-	bp_status status = bpi_query_check_buffer(v, out, capacity, total);
+	bp_status status = bpi_view_check_buffer(v, out, capacity, total);
 	if (status == BP_OK)
 		status = make_box_cast(v, min, max, dir, max_t, filter, &s);
 	return status == BP_OK ? all_out(v, &s, filter, out, capacity, total) : status;

@@ -28,7 +28,8 @@
 // The temporal-coherence reuse below still applies to the sweep-axis sort, which
 // is unchanged; the region sort runs every frame.
 #include "parallel.h"
-#include "sap.h"
+#include "sap_regions.h"
+#include "sap_sweep.h"
 
 // Sorted positions per sweep chunk. Chunk costs vary with local density, so chunks
 // are small enough for dynamic scheduling to even them out, large enough that a

@@ -9,9 +9,9 @@
 // both are inserted into region R = cell(p), and R's sweep finds the pair. In any
 // region R' holding both, cell(a.min) <= R' and cell(b.min) <= R' per axis, and
 // cell(p) = max(cell(a.min), cell(b.min)) by monotonicity, so cell(p) == R' iff one
-// of the two boxes has R' as its first cell: the corner bits of sap.h. The pair is
+// of the two boxes has R' as its first cell: the corner bits of sap_regions.h. The pair is
 // therefore reported in R alone, whatever the clamping, rounding or grid size.
-#include "sap.h"
+#include "sap_regions.h"
 #include "parallel.h"
 
 #include <math.h>

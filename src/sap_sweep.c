@@ -6,7 +6,7 @@
 // picked by __builtin_cpu_supports("avx2"). Other CPUs, and worlds with the debug flag
 // BP_DEBUG_NO_SIMD, use the scalar sweep; both report the same pairs in the same order
 // and the same candidate_tests, which tests/test_sap.c checks.
-#include "sap.h"
+#include "sap_sweep.h"
 
 #include <stdlib.h>
 
@@ -18,7 +18,7 @@
 #endif
 
 // A hit found in a region is reported only when that region holds the lower corner
-// of the two boxes' intersection: the OR of their corner bits is 3 (sap.h). A box
+// of the two boxes' intersection: the OR of their corner bits is 3 (sap_regions.h). A box
 // whose bits are 3 here passes every hit, which is the common case.
 static inline bool sap_corner_ok(uint8_t corner_i, uint8_t corner_j)
 {

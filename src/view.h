@@ -110,4 +110,13 @@ void bpi_view_events_free(bp_view *view);
 /// when not asked for). Any reader thread.
 bp_status bpi_view_ensure(const bp_view *view, unsigned what);
 
+/// A reader's output buffer: the view, the total's pointer, and room where
+/// capacity says there is.
+static inline bp_status bpi_view_check_buffer(const bp_view *v, const void *out, size_t capacity, const size_t *total)
+{
+	if (!v || !total || (capacity && !out))
+		return BP_ERR_INVALID_ARGUMENT;
+	return BP_OK;
+}
+
 #endif

@@ -5,7 +5,6 @@
 // sorted, once (view->names, made when first needed), and the names are compared. Either
 // way one merge gives the events, which are then in handle order.
 #include "parallel.h"
-#include "query.h"
 #include "view.h"
 
 #include <stdlib.h>
@@ -310,8 +309,8 @@ void bpi_view_events_free(bp_view *f)
 static bool buffers_valid(const bp_view *v, const void *began, size_t began_capacity, const size_t *began_total,
 	const void *ended, size_t ended_capacity, const size_t *ended_total)
 {
-	return bpi_query_check_buffer(v, began, began_capacity, began_total) == BP_OK &&
-	       bpi_query_check_buffer(v, ended, ended_capacity, ended_total) == BP_OK;
+	return bpi_view_check_buffer(v, began, began_capacity, began_total) == BP_OK &&
+	       bpi_view_check_buffer(v, ended, ended_capacity, ended_total) == BP_OK;
 }
 
 /// Hands out a view's began and ended items (`size` bytes each) into the caller's

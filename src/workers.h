@@ -11,7 +11,7 @@
 #ifndef BP_WORKERS_H
 #define BP_WORKERS_H
 
-#include "parallel.h"
+#include "chunks.h"
 #include "threads.h"
 
 /// How long a worker with nothing to do, or a caller waiting for the last chunk,
