@@ -31,62 +31,13 @@
 /// Hits a query has found and not yet filtered: their filters are prefetched as
 /// they come and read after the query, so those misses overlap too.
 #define CROSS_PENDING 64
-/// The chosen margin: this many steps of the motion observed, so an entity
-/// queries about once in that many steps; at most this many times the extent of
-/// the entities that moved, so a few teleports do not make every fat box huge,
-/// and so steady motion, which the escapes below stretch the margin for, does not
-/// hold more candidates than its searches save. Measured (1M static + 10K moving
-/// at fixed velocities up to 5% of their extent per axis, `bp frames`, 300 frames,
-/// mean build): fixed margins of 0.3 / 0.5 / 0.7 / 1.0 / 1.3 mean extents took
-/// 3.35 / 3.06 / 3.11 / 3.51 / 4.50 ms; the margin chosen under a cap of one
-/// extent 3.99-4.40 ms (1 thread) and 3.10-3.14 (2), under half an extent
-/// 3.15-3.30 and 2.44-2.53, p99 alike. A random walk's margin stays below either cap.
-/// The motion is measured as distance over steps since the last search, which
-/// under-reads a random walk (distance grows as the root of the steps). Measured
-/// (1M static + 10K moving by up to 5% of their extent, a random walk, 1 thread):
-/// 2 steps 2.0 ms a step (30% searched), 4 steps 1.6 ms (16%), 8 steps 1.25 ms
-/// (5%), 16 steps 1.30 ms (0.2% searched, twice the candidates).
-#define CROSS_MARGIN_STEPS 8.0f
-#define CROSS_MARGIN_EXTENTS 0.5f
-/// The steps above are stretched while more than this share of the fat boxes is
-/// left in a step, and shrunk while less than the low share is: a random walk
-/// reads ever slower as its boxes age, and without this 9% of the movers above
-/// searched every step after 200 steps, where 1% did with it.
-#define CROSS_ESCAPES_HIGH 0.02f
-#define CROSS_ESCAPES_LOW 0.005f
-#define CROSS_STRETCH_MIN 0.25f
-#define CROSS_STRETCH_MAX 16.0f
-/// A box that moved more than this many of its extents since its search jumped
-/// (a teleport, or another entity moved into its dense index by a destroy): no
-/// margin would have held it, so it says nothing of the motion. Measured (1M, 1%
-/// destroyed and created per step, 1 thread): counted, those jumps set the margin
-/// to the whole extent and a step took 67 ms (median); left out, 49 ms.
-#define CROSS_JUMP_EXTENTS 2.0f
-/// A fat box reaches further on the side its entity moves to, by this many steps
-/// of its motion since its last search and at most this many of its extents,
-/// when that motion kept within this share of the motion before it (steady, not
-/// a walk, whose boxes it would only grow). Measured (1M static + 10K moving by up
-/// to 5% of their extent per axis, 1 thread, 300 frames, 3 runs each): under
-/// steady motion searches fell from 557 to 352 a step, the step's mean from
-/// 1.91-2.01 to 1.81-1.93 ms and its p99 from 3.44-3.52 to 3.01-3.05 ms;
-/// `bp frames` steady, p99 build 5.56 -> 4.47 ms, mean 3.10-3.13 -> 3.02-3.09; the
-/// random walk alike (mean 1.33-1.40 against 1.32-1.39 ms, p99 1.44-1.56 against
-/// 1.51-1.60). 16 steps took steady p99 to 2.7 ms and the walk's to 1.65-1.70; a
-/// lead without the check of steadiness, the walk's p99 to 1.8-2.2 ms.
-#define CROSS_LEAD_STEPS_DEFAULT 8u
-#define CROSS_LEAD_EXTENTS 0.5f
-#define CROSS_LEAD_AGREE 0.5f
 /// Candidates left behind in buffers still in use that a step tolerates beyond
 /// the live ones before it compacts.
 #define CROSS_COMPACT_SLACK 4096
 
-typedef struct box {
-	float lo[3], hi[3]; ///< z 0 in 2D
-} box;
-
-static box box_of(const bpi_scene *s, uint32_t i)
+static bpi_box3 box_of(const bpi_scene *s, uint32_t i)
 {
-	box b = {{0, 0, 0}, {0, 0, 0}};
+	bpi_box3 b = {{0, 0, 0}, {0, 0, 0}};
 	for (int axis = 0; axis < s->dims; ++axis) {
 		b.lo[axis] = s->min[axis][i];
 		b.hi[axis] = s->max[axis][i];
@@ -104,7 +55,7 @@ static bool same_filter(bpi_rest_filter a, bpi_rest_filter b)
 	return a.category == b.category && a.mask == b.mask && a.flags == b.flags;
 }
 
-static bool inside(const bpi_fat *f, const box *b, int dims)
+static bool inside(const bpi_fat *f, const bpi_box3 *b, int dims)
 {
 	for (int axis = 0; axis < dims; ++axis)
 		if (!(f->lo[axis] <= b->lo[axis] && b->hi[axis] <= f->hi[axis]))
@@ -145,7 +96,7 @@ typedef struct cross_probe {
 	uint32_t pending_count;
 } cross_probe;
 
-static void probe_set(cross_probe *p, uint32_t a, const box *b, bpi_rest_filter own)
+static void probe_set(cross_probe *p, uint32_t a, const bpi_box3 *b, bpi_rest_filter own)
 {
 	p->a = a;
 	p->own = own;
@@ -236,69 +187,11 @@ static void retest_moving(const bpi_cross_input *in, bpi_fat *f, const bpi_candi
 	retest_in_place(to->items.data + first, f->count, p);
 }
 
-/// The bounds the fat box was made around (to rounding).
-static box origin_of(const bpi_fat *f)
-{
-	box o;
-	for (int axis = 0; axis < 3; ++axis) {
-		o.lo[axis] = f->lo[axis] + f->margin - fminf(f->lead[axis], 0.0f);
-		o.hi[axis] = f->hi[axis] - f->margin - fmaxf(f->lead[axis], 0.0f);
-	}
-	return o;
-}
-
-/// How far the bounds moved per step since the fat box was made, and the extent.
-static void sample_motion(bpi_cross_tally *s, const bpi_fat *f, const box *b, int dims, uint32_t now)
-{
-	if (s->count == BPI_CROSS_SAMPLES || f->lo[0] == INFINITY)
-		return;
-	box o = origin_of(f);
-	float moved = 0, extent = 0;
-	for (int axis = 0; axis < dims; ++axis) {
-		moved = fmaxf(moved, fabsf(b->lo[axis] - o.lo[axis]));
-		moved = fmaxf(moved, fabsf(b->hi[axis] - o.hi[axis]));
-		extent = fmaxf(extent, b->hi[axis] - b->lo[axis]);
-	}
-	if (moved > CROSS_JUMP_EXTENTS * extent)
-		return;
-	s->speed[s->count] = moved / (float)BP_MAX(now - f->queried_at, 1u);
-	s->extent[s->count++] = extent;
-}
-
-static _Atomic uint32_t lead_steps = CROSS_LEAD_STEPS_DEFAULT;
-
-void bpi_set_cross_lead_steps(uint32_t steps) { atomic_store(&lead_steps, steps); }
-
-/// Per axis, the box centre's motion per step since the entity's last search
-/// (drift), and the lead its next fat box takes from it: the lead steps of it,
-/// within CROSS_LEAD_EXTENTS of the extent, when it kept within CROSS_LEAD_AGREE
-/// of the drift measured before that search; none when the world set the margin.
-static void lead_of(const bpi_cross_input *in, const bpi_fat *f, const box *b, uint32_t now, float lead[3],
-	float drift[3])
-{
-	for (int axis = 0; axis < 3; ++axis)
-		lead[axis] = drift[axis] = 0;
-	if (f->lo[0] == INFINITY)
-		return;
-	box o = origin_of(f);
-	float steps = (float)BP_MAX(now - f->queried_at, 1u);
-	float ahead = (float)atomic_load_explicit(&lead_steps, memory_order_relaxed);
-	for (int axis = 0; axis < in->scene->dims; ++axis) {
-		float v = ((b->lo[axis] + b->hi[axis]) - (o.lo[axis] + o.hi[axis])) * 0.5f / steps;
-		float extent = b->hi[axis] - b->lo[axis], cap = CROSS_LEAD_EXTENTS * extent;
-		drift[axis] = v == v ? v : 0.0f; // an infinite extent
-		bool steady = fabsf(drift[axis] - f->drift[axis]) <= CROSS_LEAD_AGREE * fabsf(f->drift[axis]);
-		float reach = fmaxf(fminf(drift[axis] * ahead, cap), -cap);
-		if (in->margin == 0 && steady && reach == reach)
-			lead[axis] = reach;
-	}
-}
-
-static void query_start(const bpi_cross_input *in, bpi_fat *f, const box *b, float margin, uint32_t now,
+static void query_start(const bpi_cross_input *in, bpi_fat *f, const bpi_box3 *b, float margin, uint32_t now,
 	bpi_cells_query_plan *plan)
 {
 	float lead[3], drift[3];
-	lead_of(in, f, b, now, lead, drift);
+	bpi_margin_lead(f, b, in->scene->dims, now, in->margin, lead, drift);
 	// fl(lo - m) <= lo and fl(hi + m) >= hi for m >= 0, and adding a lead that
 	// moves a side outward keeps it so: the fat box holds the bounds. Clamped to
 	// the finite range, which still holds finite bounds: an infinite fat box
@@ -338,7 +231,7 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 		.pairs = &x->pairs.buffers[chunk]};
 	p.candidates->count = 0;
 	p.candidates->failed = false;
-	bpi_cross_tally *tally = &x->tally.data[chunk];
+	bpi_margin_tally *tally = &x->tally.data[chunk];
 	tally->count = 0;
 	tally->escaped = 0;
 	uint64_t tests = 0;
@@ -350,7 +243,7 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 			prefetch_candidates(x, &x->fat.data[k + CROSS_PREFETCH_AHEAD]);
 		bpi_fat *f = &x->fat.data[k];
 		uint32_t a = in->active[k];
-		box b = box_of(in->own, k);
+		bpi_box3 b = box_of(in->own, k);
 		bpi_rest_filter own = filter_of(in->own, k);
 		if (inside(f, &b, s->dims) && same_filter(f->own, own)) {
 			probe_set(&p, a, &b, own);
@@ -362,7 +255,7 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 			tests += f->count;
 		} else {
 			tally->escaped += f->lo[0] != INFINITY;
-			sample_motion(tally, f, &b, s->dims, now);
+			bpi_margin_sample(tally, f, &b, s->dims, now);
 			queue[queued++] = k;
 		}
 	}
@@ -371,7 +264,7 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	for (uint32_t q = 0; q < queued + 2; ++q) {
 		if (q < queued) {
 			uint32_t k = queue[q];
-			box b = box_of(in->own, k);
+			bpi_box3 b = box_of(in->own, k);
 			query_start(in, &x->fat.data[k], &b, job->margin, now, &plans[q % CROSS_IN_FLIGHT]);
 		}
 		if (q >= 1 && q - 1 < queued)
@@ -379,7 +272,7 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 		if (q >= 2) {
 			uint32_t k = queue[q - 2];
 			bpi_fat *f = &x->fat.data[k];
-			box b = box_of(in->own, k);
+			bpi_box3 b = box_of(in->own, k);
 			probe_set(&p, in->active[k], &b, filter_of(in->own, k));
 			f->own = p.own;
 			f->buffer = buffer;
@@ -444,54 +337,6 @@ static bool plan_buffers(bpi_cross *x, const bpi_cross_input *in, uint32_t chunk
 	return true;
 }
 
-static float blend(float old, float measured)
-{
-	return old > 0 ? 0.75f * old + 0.25f * measured : measured;
-}
-
-/// The factor on the margin's steps; a zero-initialised state is not stretched yet.
-static float stretch_of(const bpi_cross *x)
-{
-	return x->stretch > 0 ? x->stretch : 1.0f;
-}
-
-/// Folds the chunks' motion samples into the estimates, by their medians, and
-/// stretches or shrinks the margin by the share of fat boxes left this step.
-static void observe_motion(bpi_cross *x, uint32_t chunks)
-{
-	size_t n = 0, escaped = 0;
-	for (uint32_t c = 0; c < chunks; ++c) {
-		n += x->tally.data[c].count;
-		escaped += x->tally.data[c].escaped;
-	}
-	float stretch = stretch_of(x);
-	if (escaped > CROSS_ESCAPES_HIGH * x->held)
-		stretch = fminf(stretch * 1.25f, CROSS_STRETCH_MAX);
-	else if (escaped < CROSS_ESCAPES_LOW * x->held)
-		stretch = fmaxf(stretch * 0.97f, CROSS_STRETCH_MIN);
-	x->stretch = stretch;
-	if (n == 0 || !bpi_array_reserve(&x->gathered, 2 * n))
-		return; // nothing seen (or no room to look): the estimate stands
-	float *speed = x->gathered.data, *extent = speed + n;
-	size_t k = 0;
-	for (uint32_t c = 0; c < chunks; ++c) {
-		const bpi_cross_tally *s = &x->tally.data[c];
-		memcpy(speed + k, s->speed, s->count * sizeof *speed);
-		memcpy(extent + k, s->extent, s->count * sizeof *extent);
-		k += s->count;
-	}
-	x->speed = blend(x->speed, bpi_select_float(speed, n, n / 2));
-	x->extent = blend(x->extent, bpi_select_float(extent, n, n / 2));
-}
-
-float bpi_cross_margin(const bpi_cross *x, float setting)
-{
-	if (setting > 0)
-		return setting;
-	float stretch = stretch_of(x);
-	return fminf(stretch * CROSS_MARGIN_STEPS * x->speed, CROSS_MARGIN_EXTENTS * x->extent);
-}
-
 bp_status bpi_cross_find(bpi_cross *x, const bpi_cross_input *in, uint64_t *tests, uint32_t *searched)
 {
 	const uint32_t chunks = bpi_chunk_count(in->active_count, CROSS_GRAIN);
@@ -502,12 +347,12 @@ bp_status bpi_cross_find(bpi_cross *x, const bpi_cross_input *in, uint64_t *test
 	if (!plan_buffers(x, in, chunks) || !bpi_array_reserve(&x->tally, chunks))
 		return BP_ERR_OUT_OF_MEMORY;
 	x->step++;
-	cross_job job = {x, in, bpi_cross_margin(x, in->margin)};
+	cross_job job = {x, in, bpi_margin_value(&x->margin, in->margin)};
 	bpi_parallel_for(in->active_count, CROSS_GRAIN, in->scene->threads, cross_chunk, &job);
 	for (uint32_t c = 0; c < chunks; ++c)
 		if (x->buffers.data[x->writing.data[c]].failed)
 			return BP_ERR_OUT_OF_MEMORY;
-	observe_motion(x, chunks);
+	bpi_margin_observe(&x->margin, x->tally.data, chunks, x->held);
 	*tests = bpi_pair_chunks_tests(&x->pairs);
 	*searched = 0;
 	for (uint32_t c = 0; c < chunks; ++c)
@@ -534,7 +379,7 @@ void bpi_cross_free(bpi_cross *x)
 	bpi_array_free(&x->buffers);
 	bpi_array_free(&x->writing);
 	bpi_array_free(&x->tally);
-	bpi_array_free(&x->gathered);
+	bpi_margin_free(&x->margin);
 	bpi_pair_chunks_free(&x->pairs);
 	*x = (bpi_cross){0};
 }

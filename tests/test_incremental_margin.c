@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "incremental_cross.h" // bpi_set_cross_lead_steps
+#include "incremental_margin.h" // bpi_set_margin_lead_steps
 #include "oracle.h"
 
 enum { N = 1500 };
@@ -248,7 +248,7 @@ static void move_steady(fixture *f, const float *velocity)
 /// per axis, drawn from `seed`), every step checked against the oracle.
 static uint64_t steady_searches(uint32_t lead_steps, uint32_t steps, uint64_t seed)
 {
-	bpi_set_cross_lead_steps(lead_steps);
+	bpi_set_margin_lead_steps(lead_steps);
 	fixture f;
 	fixture_init(&f, 0.0f, seed);
 	static float velocity[3 * N];
@@ -266,7 +266,7 @@ static uint64_t steady_searches(uint32_t lead_steps, uint32_t steps, uint64_t se
 		searched += step(&f, "steady");
 	}
 	fixture_fini(&f);
-	bpi_set_cross_lead_steps(8);
+	bpi_set_margin_lead_steps(8);
 	return searched;
 }
 

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: MIT
+// The enlarged ("fat") box an active entity searched the resting index with, the packed
+// filter a resting entity is accepted by, and the six-lane records both are tested in.
+#ifndef BP_INCREMENTAL_FAT_H
+#define BP_INCREMENTAL_FAT_H
+
+#include <math.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
+
+#include "core.h"
+
+/// Bounds on three axes (z 0 in 2D).
+typedef struct bpi_box3 {
+	float lo[3], hi[3];
+} bpi_box3;
+
+/// What a resting entity accepts a pair by, packed: one cache miss per query hit
+/// instead of three (it never changes while the entity rests).
+typedef struct bpi_rest_filter {
+	uint32_t category, mask;
+	uint32_t flags;
+} bpi_rest_filter;
+
+/// Six-lane bounds records, {lo x, y, z, -hi x, y, z} (z lanes 0 in 2D), as the
+/// cells store them: against the query {hi x, y, z, -lo x, y, z} of another box,
+/// "record <= query" on every lane is the closed overlap of the two, negation being
+/// exact. The query of a box:
+static inline void bpi_rec6_query(const float lo[3], const float hi[3], int dims, float q[6])
+{
+	for (int axis = 0; axis < 3; ++axis) {
+		q[axis] = axis < dims ? hi[axis] : 0.0f;
+		q[3 + axis] = axis < dims ? -lo[axis] : 0.0f;
+	}
+}
+
+/// The overlap test of a record with a query. On x86-64 two ordered compares of four
+/// lanes (the upper two of the second are ignored), as `<=` is. The chain of six
+/// scalar compares made the cross re-test compute-bound, ~5 ns a candidate. Measured
+/// (`bp frames --n 1010000 --moving 0.0099 --incremental`, 1 thread, ~35 candidates a
+/// mover, 3 runs): find 2.5-2.6 -> 2.0-2.1 ms, the frame's build 4.1-4.4 -> 3.6-3.8 ms.
+static inline bool bpi_rec6_overlap(const float rec[6], const float q[6])
+{
+#ifdef __SSE2__
+	__m128 low = _mm_cmple_ps(_mm_loadu_ps(rec), _mm_loadu_ps(q));
+	__m128 high = _mm_cmple_ps(_mm_castsi128_ps(_mm_loadu_si64(&rec[4])), _mm_castsi128_ps(_mm_loadu_si64(&q[4])));
+	return (_mm_movemask_ps(low) | (_mm_movemask_ps(high) & 3) << 4) == 0x3F;
+#else
+	return (rec[0] <= q[0]) & (rec[1] <= q[1]) & (rec[2] <= q[2]) & (rec[3] <= q[3]) & (rec[4] <= q[4]) &
+	       (rec[5] <= q[5]);
+#endif
+}
+
+/// Per active entity: the box its last query used, and where the candidates it
+/// found are kept.
+typedef struct bpi_fat {
+	float lo[3], hi[3];   ///< the fat box; lo[0] = +inf: none yet (query next step)
+	float margin;         ///< what the true bounds were enlarged by on every side
+	float lead[3];        ///< and on top of it on one side per axis: max for > 0, min for < 0
+	float drift[3];       ///< per axis, how far the box centre moved per step before that search
+	bpi_rest_filter own;  ///< the entity's filter when it queried
+	uint32_t queried_at;  ///< the step of that query
+	uint32_t buffer;      ///< candidates: the buffer they lie in,
+	uint32_t first, count; ///< and their range in it
+} bpi_fat;
+
+/// An entry for an entity that joins the active set: it queries on its first step.
+static inline bpi_fat bpi_fat_none(void)
+{
+	return (bpi_fat){.lo = {INFINITY, 0, 0}};
+}
+
+#endif
