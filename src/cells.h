@@ -17,7 +17,7 @@
 // of the coarse edge, mostly empty of overlaps (mixed scene: 104 candidate tests
 // per entity that way, 12 this way).
 //
-// The alternative, DESIGN §4's lower-corner rule (insert an entity in every cell
+// The alternative, the lower-corner rule of docs/design.md "Algorithms" (insert an entity in every cell
 // it touches, report a pair only in the cell of max(a.min, b.min)), was estimated
 // and not built: with cells ~ the median extent an entity touches ~8 cells in 3D,
 // so the sorted copy is 8x larger (~230 bytes per entity, over the 80-byte

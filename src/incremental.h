@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Incremental steps (DESIGN §10): a resting index of the entities that did not change, with
+// Incremental steps (docs/design.md "Incremental path"): a resting index of the entities that did not change, with
 // the pairs among them, so a step finds only the pairs of the entities that did.
 #ifndef BP_INCREMENTAL_H
 #define BP_INCREMENTAL_H

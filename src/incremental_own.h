@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Active x active (DESIGN §10): the pairs among the active entities, through the fat boxes
+// Active x active (docs/design.md "Incremental path"): the pairs among the active entities, through the fat boxes
 // their searches of the resting index made (incremental_cross.h).
 #ifndef BP_INCREMENTAL_OWN_H
 #define BP_INCREMENTAL_OWN_H

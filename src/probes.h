@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // Tracing markup: USDT probes (provider `broadphase`, <sys/sdt.h>) and Intel ITT tasks and frames
-// for VTune (DESIGN §9). Each macro compiles to nothing unless BP_HAVE_USDT or BP_WITH_ITT is set.
+// for VTune (docs/design.md "Observability"). Each macro compiles to nothing unless BP_HAVE_USDT or BP_WITH_ITT is set.
 #ifndef BP_PROBES_H
 #define BP_PROBES_H
 

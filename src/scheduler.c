@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // The frame scheduler: copy on submit, one builder thread, a pool of reference-counted frame
-// buffers, and publication by swapping the latest pointer (DESIGN §5).
+// buffers, and publication by swapping the latest pointer (docs/design.md "Frame protocol").
 #include "scheduler.h"
 #include "parallel.h"
 #include "probes.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The frame scheduler (DESIGN §5): copy on submit, one builder thread, a pool of
+// The frame scheduler (docs/design.md "Frame protocol"): copy on submit, one builder thread, a pool of
 // reference-counted frame buffers, publication by swapping the latest pointer.
 #ifndef BP_SCHEDULER_H
 #define BP_SCHEDULER_H

@@ -18,7 +18,7 @@ static inline bpi_sort_item bpi_sort_item_make(uint32_t key, uint32_t index)
 static inline uint32_t bpi_sort_item_key(bpi_sort_item item) { return (uint32_t)(item >> 32); }
 static inline uint32_t bpi_sort_item_index(bpi_sort_item item) { return (uint32_t)item; }
 
-/// Order-preserving map of a float to uint32 (DESIGN §4): a < b as floats iff
+/// Order-preserving map of a float to uint32 (docs/design.md "Parallel pattern"): a < b as floats iff
 /// key(a) < key(b). -0.0 sorts just below +0.0; NaN is never passed here.
 static inline uint32_t bpi_radix_float_key(float f)
 {

@@ -77,7 +77,7 @@ struct bp_world {
 	uint32_t free_count; ///< slots on the free list
 
 	// What changed since the last step and since the last submitted frame
-	// (incremental worlds only; DESIGN §10). An entity is marked when created, when
+	// (incremental worlds only; docs/design.md "Incremental path"). An entity is marked when created, when
 	// its bounds, filter, kind or shape get a different value, and when a destroy
 	// moves it to another dense index; for frames also when its user key changes.
 	uint8_t *changed;      ///< per dense index, `capacity` entries: BPI_MARK_* bits

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Allocation (alloc.c): BPI_ARRAY's growth, and failure (DESIGN §3): fail the k-th allocation for
+// Allocation (alloc.c): BPI_ARRAY's growth, and failure (docs/design.md "Errors and statuses"): fail the k-th allocation for
 // every k along a world's life; each failing call must return BP_ERR_OUT_OF_MEMORY, change nothing,
 // and leak nothing.
 #include <criterion/criterion.h>

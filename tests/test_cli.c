@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The `bp` tool (DESIGN §8), run in-process through bp_cli_main: exit codes, the summary line, and
+// The `bp` tool (docs/design.md "Command line"), run in-process through bp_cli_main: exit codes, the summary line, and
 // pair sets and checksums against the oracle for generated and hand-written degenerate scenes.
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
@@ -37,7 +37,7 @@ typedef struct scene_box {
 	float min[3], max[3];
 } scene_box;
 
-/// Writes the DESIGN §7 text form by hand (not through the library's writer).
+/// Writes the docs/design.md "Scene and trace formats" text form by hand (not through the library's writer).
 static void write_scene(const char *path, const scene_box *boxes, uint32_t n, int dims)
 {
 	FILE *f = fopen(path, "w");
@@ -54,7 +54,7 @@ static void write_scene(const char *path, const scene_box *boxes, uint32_t n, in
 	fclose(f);
 }
 
-// ---- the independent answer: oracle pairs as scene ids, and the §7 checksum ----------
+// ---- the independent answer: oracle pairs as scene ids, and the checksum of docs/design.md
 
 static uint64_t test_splitmix64(uint64_t z)
 {
@@ -120,7 +120,7 @@ typedef struct summary {
 	double ms;
 } summary;
 
-/// Parses the summary line and checks it is printed exactly in the §8 form, by
+/// Parses the summary line and checks it is printed exactly in the form of docs/design.md "Command line", by
 /// printing the parsed fields back in that form and comparing the text.
 static summary parse_summary(const char *text)
 {
@@ -129,14 +129,14 @@ static summary parse_summary(const char *text)
 	int end = 0;
 	int fields = sscanf(text, "pairs=%zu checksum=%16[0-9a-f] algo=%31[a-z] threads=%d ms=%lf%n", &s.pairs, checksum,
 		s.algo, &s.threads, &s.ms, &end);
-	cr_assert_eq(fields, 5, "summary line not in the §8 form: '%s'", text);
+	cr_assert_eq(fields, 5, "summary line not in the documented form: '%s'", text);
 	cr_assert_eq(strlen(checksum), 16, "checksum not 16 hex digits: '%s'", text);
 	s.checksum = strtoull(checksum, NULL, 16);
 	const char *ms = strstr(text, " ms=") + 4;
 	char canonical[256];
 	snprintf(canonical, sizeof canonical, "pairs=%zu checksum=%s algo=%s threads=%d ms=%.*s", s.pairs, checksum,
 		s.algo, s.threads, (int)(text + end - ms), ms);
-	cr_assert_eq(strncmp(text, canonical, (size_t)end), 0, "summary line not in the §8 form: '%s'", text);
+	cr_assert_eq(strncmp(text, canonical, (size_t)end), 0, "summary line not in the documented form: '%s'", text);
 	const char *dot = strchr(ms, '.');
 	cr_assert(dot && dot - ms >= 1 && text + end - dot == 4, "ms not printed with 3 decimals: '%s'", text);
 	cr_assert_eq(text[end], '\n', "summary line not terminated: '%s'", text);
@@ -184,7 +184,7 @@ static const int thread_counts[] = {1, 2, 3, 5, 8};
 /// Runs `bp pairs` over the scene for every thread count and every built-in
 /// algorithm (and auto), checking the summary, the checksum and the -o file
 /// against the oracle, and that the -o file is byte-identical for every thread
-/// count (DESIGN §3: same pairs in the same order).
+/// count (docs/design.md "Pair rules": same pairs in the same order).
 static void check_scene(const char *path, uint32_t frame)
 {
 	expected want = oracle_for_file(path, frame);

@@ -55,7 +55,7 @@ typedef struct answer {
 	uint64_t pairs, checksum;
 } answer;
 
-/// The oracle's pair count and DESIGN §7 checksum for frame 0 of a scene, entity i
+/// The oracle's pair count and docs/design.md "Scene and trace formats" checksum for frame 0 of a scene, entity i
 /// static when is_static[i] (is_static NULL: none is).
 static answer oracle_answer_kinds(const bp_scene *scene, const bool *is_static)
 {

@@ -30,7 +30,7 @@ static const char *write_one_point_scene(uint32_t n)
 	return path;
 }
 
-/// DESIGN §7 checksum of every pair of ids 0..n-1, written from its definition.
+/// docs/design.md "Scene and trace formats" checksum of every pair of ids 0..n-1, written from its definition.
 static uint64_t checksum_of_all_pairs(uint32_t n)
 {
 	uint64_t sum = 0;

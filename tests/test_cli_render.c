@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// `bp render` (DESIGN §8): PNG files checked by an independent decoder written here (chunk CRCs,
+// `bp render` (docs/design.md "Command line"): PNG files checked by an independent decoder written here (chunk CRCs,
 // stored and fixed-Huffman inflate, Adler-32, unfiltering), pixel colours at hand-worked places,
 // the SVG's elements, 3D projections, and the exit codes.
 #define _POSIX_C_SOURCE 200809L

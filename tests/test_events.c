@@ -24,7 +24,7 @@ static int compare_named(const void *x, const void *y)
 	return p->b < q->b ? -1 : p->b > q->b;
 }
 
-/// Every pair of the world's current state by brute force (DESIGN's rules: closed
+/// Every pair of the world's current state by brute force (the pair rules of docs/design.md: closed
 /// boxes, the AND filter, never two statics), named by handle and sorted.
 static named *oracle_named(const bp_world *w, size_t *count)
 {

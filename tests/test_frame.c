@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The frame scheduler (DESIGN §5): submit/acquire/release, frame numbers, coalescing, views
+// The frame scheduler (docs/design.md "Frame protocol"): submit/acquire/release, frame numbers, coalescing, views
 // held across frames, the buffer pool, destroy with views held, wait.
 #include <criterion/criterion.h>
 #include <pthread.h>

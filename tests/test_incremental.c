@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Incremental steps (DESIGN §10): long random histories of moves, teleports, creates,
+// Incremental steps (docs/design.md "Incremental path"): long random histories of moves, teleports, creates,
 // destroys and kind, filter and shape changes, one entity at a time and through the bulk
 // calls, every step checked against the oracle and against a world that rebuilds in full,
 // byte for byte, at several thread counts; refused calls; what marks an entity as changed;

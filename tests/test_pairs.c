@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Pair semantics (DESIGN §3) for brute against hand-worked cases and the oracle.
+// Pair semantics (docs/design.md "Pair rules") for brute against hand-worked cases and the oracle.
 #include <criterion/criterion.h>
 #include <criterion/parameterized.h>
 #include <math.h>
@@ -74,7 +74,7 @@ Test(pairs, filters_and_static_pairs)
 
 Test(pairs, checksum_of_hand_computed_pairs)
 {
-	// splitmix64 of (1 << 32 | 2): computed by hand from the DESIGN §7 steps.
+	// splitmix64 of (1 << 32 | 2): computed by hand from the docs/design.md "Scene and trace formats" steps.
 	uint64_t z = ((uint64_t)1 << 32 | 2) + 0x9E3779B97F4A7C15ull;
 	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
 	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Queries on a view (DESIGN §6) against brute-force evaluation over the same boxes, for every
+// Queries on a view (docs/design.md "Queries") against brute-force evaluation over the same boxes, for every
 // available algorithm, 2D and 3D, plus hand-worked edge cases.
 #include <criterion/criterion.h>
 #include <math.h>

@@ -651,7 +651,7 @@ Test(scene, long_spellings_read_as_strtof_reads_them)
 }
 
 // Finding (issue 15): 0x1p3 was rejected as "not a number" while the parser's comment
-// said hexadecimal went to strtof. The format's values are decimal (DESIGN §7: written
+// said hexadecimal went to strtof. The format's values are decimal (docs/design.md "Scene and trace formats": written
 // with %.9g), so hexadecimal floats are rejected, by name.
 Test(scene, hexadecimal_floats_are_rejected_by_name)
 {

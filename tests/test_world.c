@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The world's SoA store and handles (DESIGN §2, §3 bad input) against hand-worked cases
+// The world's SoA store and handles (docs/design.md "Data model", "Errors and statuses") against hand-worked cases
 // and a shadow model kept by the test; bp_world_step with brute against the oracle.
 #include <criterion/criterion.h>
 #include <math.h>

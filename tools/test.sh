@@ -11,6 +11,9 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 
 tools/setup-deps.sh --peers || exit 1
+# The documents the code cites, and the layers docs/design.md draws, before any build.
+tools/check-citations.sh || exit 1
+tools/check-layers.sh || exit 1
 
 configs=("$@")
 [ ${#configs[@]} -gt 0 ] || configs=(release asan tsan clang fuzz)

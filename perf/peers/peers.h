@@ -18,7 +18,7 @@ struct peer_scene {
 
 /// What one run of a peer found. `raw` counts every pair the peer reported
 /// (fattened, quantized or merely co-located candidates included); `pairs` keeps
-/// those that pass the exact closed-interval test of DESIGN §3, as dense indices.
+/// those that pass the exact closed-interval test of docs/design.md "Pair rules", as dense indices.
 struct peer_output {
 	uint64_t raw = 0;
 	std::vector<bp_pair> pairs;
@@ -42,7 +42,7 @@ inline void peer_report(const peer_scene &s, peer_output &out, uint32_t a, uint3
 		out.pairs.push_back(a < b ? bp_pair{a, b} : bp_pair{b, a});
 }
 
-/// How a peer's own pair test relates to DESIGN §3, which decides whether a
+/// How a peer's own pair test relates to docs/design.md "Pair rules", which decides whether a
 /// differing pair set is a failure (CLOSED) or an expected, documented difference.
 enum peer_semantics {
 	PEER_CLOSED,   ///< after the exact filter the set must equal broadphase's
@@ -50,7 +50,7 @@ enum peer_semantics {
 	PEER_NO_FLAT,  ///< never reports a box with a zero extent on some axis
 };
 
-/// True when a pair of DESIGN §3 is one that a peer with these semantics is
+/// True when a pair of docs/design.md "Pair rules" is one that a peer with these semantics is
 /// expected not to report; lets the driver check such a peer's set exactly.
 inline bool peer_excluded(peer_semantics semantics, const peer_scene &s, uint32_t a, uint32_t b)
 {

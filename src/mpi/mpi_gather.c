@@ -13,7 +13,7 @@ bp_status bp_mpi_pairs_summary(bp_mpi *mpi, uint64_t *count, uint64_t *checksum)
 		const bp_mpi_pair *p = &mpi->pairs.data[i];
 		mine[1] += bp_splitmix64((uint64_t)(uint32_t)p->lo << 32 | (uint32_t)p->hi);
 	}
-	// Sums mod 2^64 on every rank: the checksum is order-independent by design (DESIGN §7).
+	// Sums mod 2^64 on every rank: the checksum is order-independent by design (docs/design.md "Scene and trace formats").
 	MPI_Allreduce(mine, all, 2, MPI_UINT64_T, MPI_SUM, mpi->comm);
 	*count = all[0];
 	*checksum = all[1];

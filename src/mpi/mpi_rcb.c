@@ -9,7 +9,7 @@
 #include <math.h>
 #include <string.h>
 
-/// Order-preserving uint32 key of a float (DESIGN §4) and back.
+/// Order-preserving uint32 key of a float (docs/design.md "Parallel pattern") and back.
 static uint32_t float_key(float f)
 {
 	uint32_t u;

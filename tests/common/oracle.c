@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The test oracle: a direct reading of DESIGN §3 over an array of structs.
+// The test oracle: a direct reading of docs/design.md "Pair rules" over an array of structs.
 #include "oracle.h"
 
 #include <criterion/criterion.h>

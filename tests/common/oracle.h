@@ -23,7 +23,7 @@ typedef struct oracle_pairs {
 	size_t count;
 } oracle_pairs;
 
-/// All pairs (i < j) by the DESIGN §3 definition, written from the text of the
+/// All pairs (i < j) by the docs/design.md "Pair rules" definition, written from the text of the
 /// definition, sorted by (lo, hi). Free with oracle_pairs_free.
 oracle_pairs oracle_find_pairs(const oracle_box *boxes, uint32_t n, int dims);
 void oracle_pairs_free(oracle_pairs *pairs);

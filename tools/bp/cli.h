@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/// Exit codes (DESIGN §8). Scripts depend on them; append only.
+/// Exit codes (docs/design.md "Command line"). Scripts depend on them; append only.
 enum {
 	CLI_EXIT_OK = 0,
 	CLI_EXIT_USAGE = 1,    ///< unknown command/flag, missing value, bad number or name

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Scene files (DESIGN §7: the text interchange format and a binary form) and scene generators:
+// Scene files (docs/design.md "Scene and trace formats": the text interchange format and a binary form) and scene generators:
 // a support library for bp, perf and the tests, built on the public API and not installed.
 #ifndef BP_SCENE_H
 #define BP_SCENE_H

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // What the scene readers, writers and generators share: a scene allocated by capacity and
 // its destroy, "file:line: reason" errors, the duplicate-id check, and the %.9g spelling of
-// values (DESIGN §7).
+// values (docs/design.md "Scene and trace formats").
 #include "scene_format.h"
 
 #include <math.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Scene text format (DESIGN §7): a hand-written tokenizer over lines streamed from the input
+// Scene text format (docs/design.md "Scene and trace formats"): a hand-written tokenizer over lines streamed from the input
 // (scene_lines.c) straight into the scene's arrays, and the %.9g writer whose output reads
 // back bit-exact.
 #include "scene_text.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The text form of a scene (DESIGN §7): its parser and its writer, for scene.c.
+// The text form of a scene (docs/design.md "Scene and trace formats"): its parser and its writer, for scene.c.
 #ifndef BP_SCENE_TEXT_H
 #define BP_SCENE_TEXT_H
 
