@@ -2,6 +2,7 @@
 // The frame scheduler: copy on submit, one builder thread, a pool of reference-counted frame
 // buffers, and publication by swapping the latest pointer (docs/design.md "Frame protocol").
 #include "scheduler.h"
+#include "scheduler_changes.h"
 #include "parallel.h"
 #include "probes.h"
 #include "threads.h"
@@ -13,19 +14,6 @@
 // that makes the steady state of a host submitting every frame allocate
 // nothing; more spares would only hold memory.
 #define SPARE_FRAMES 2
-/// Submits whose change lists are kept: a buffer is reused at most a few submits
-/// after it was last written (latest, building, pending, spares), so an
-/// incremental world's snapshot copies only what changed since.
-#define SUBMIT_LOG 8
-
-/// What one submit changed since the one before it.
-typedef struct submit_entry {
-	uint64_t number;
-	BPI_ARRAY(uint32_t) list;
-	uint32_t count;
-	bool all;         ///< unknown
-	bool bounds_only; ///< of the listed entities only the bounds changed
-} submit_entry;
 
 struct bpi_frames {
 	pthread_mutex_t mutex; ///< guards every field below but `latest` and `stepper`
@@ -53,12 +41,10 @@ struct bpi_frames {
 	/// included; it lives as long as the pool, so a view released after the
 	/// world gives its bytes back here.
 	bpi_budget budget;
-	BPI_ARRAY(uint32_t) changed; ///< builder thread only: entities that differ from the last build's
-	BPI_ARRAY(uint8_t) seen;     ///< builder thread only: per entity, all 0 between builds
-	uint32_t seen_size;          ///< entries of seen initialised
+	bpi_build_changes changes; ///< builder thread only
 	bpi_view_index_scratch index_scratch; ///< builder thread only: the query index's sort buffers
 
-	submit_entry log[SUBMIT_LOG]; ///< host thread only: submit k at k % SUBMIT_LOG
+	bpi_submit_log log; ///< host thread only
 };
 
 // ---- the pool --------------------------------------------------------------------
@@ -104,64 +90,6 @@ static void unpublish(bp_view *f)
 
 // ---- the builder -------------------------------------------------------------------
 
-/// Bit-for-bit equality of entity i in two snapshots, as the step sees it.
-static bool same_entity(const bp_view *a, const bp_view *b, uint32_t i)
-{
-	for (int axis = 0; axis < a->dims; ++axis)
-		if (memcmp(&a->soa.min[axis][i], &b->soa.min[axis][i], sizeof(float)) != 0 ||
-			memcmp(&a->soa.max[axis][i], &b->soa.max[axis][i], sizeof(float)) != 0)
-			return false;
-	return a->soa.category[i] == b->soa.category[i] && a->soa.mask[i] == b->soa.mask[i] &&
-	       a->soa.flags[i] == b->soa.flags[i];
-}
-
-/// What an incremental build needs: the entities of f that differ from the last
-/// frame built, `prev`, whose snapshot the builder's incremental state follows (a
-/// failed build resets that state). The world's own change marks belong to its
-/// bp_world_step, so the builder finds its own by comparing the two snapshots:
-/// O(entities), against a full build's much larger constant. An entity a destroy
-/// moved into an index is found as changed unless it equals what was there, in
-/// which case the pairs at that index are the same too.
-static bpi_changes snapshot_changes(bpi_frames *fr, const bp_view *f, const bp_view *prev)
-{
-	bpi_changes changes = {.all = true};
-	if (!prev || prev->dims != f->dims || !bpi_array_reserve(&fr->changed, f->count))
-		return changes;
-	uint32_t shared = BP_MIN(f->count, prev->count), count = 0;
-	for (uint32_t i = 0; i < shared; ++i)
-		if (!same_entity(f, prev, i))
-			fr->changed.data[count++] = i;
-	for (uint32_t i = shared; i < f->count; ++i)
-		fr->changed.data[count++] = i;
-	return (bpi_changes){.list = fr->changed.data, .count = count, .previous_count = prev->count};
-}
-
-/// The same from the lists the submits kept, when they reach back to prev: each
-/// entity once, without reading the unchanged ones.
-static bpi_changes listed_changes(bpi_frames *fr, const bp_view *f, const bp_view *prev)
-{
-	if (!prev || f->changes_all || f->changes_since != prev->number)
-		return snapshot_changes(fr, f, prev);
-	uint32_t span = BP_MAX(f->count, prev->count);
-	if (!bpi_array_grow(&fr->seen, fr->seen_size, span) || !bpi_array_reserve(&fr->changed, f->changes_count))
-		return snapshot_changes(fr, f, prev);
-	if (span > fr->seen_size) {
-		memset(fr->seen.data + fr->seen_size, 0, span - fr->seen_size);
-		fr->seen_size = span;
-	}
-	uint32_t count = 0;
-	for (uint32_t k = 0; k < f->changes_count; ++k) {
-		uint32_t i = f->changes.data[k];
-		if (i < span && !fr->seen.data[i]) { // past both counts: born and gone in between
-			fr->seen.data[i] = 1;
-			fr->changed.data[count++] = i;
-		}
-	}
-	for (uint32_t k = 0; k < count; ++k)
-		fr->seen.data[fr->changed.data[k]] = 0;
-	return (bpi_changes){.list = fr->changed.data, .count = count, .previous_count = prev->count};
-}
-
 static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 {
 	BPI_MARK_FRAME_BEGIN(f->number, f->count);
@@ -177,7 +105,7 @@ static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 		bpi_pair_buffer_free(&f->pairs); // a reused buffer's old pairs: give the block back
 	bpi_changes changes = {.all = true};
 	if (status == BP_OK && f->settings.incremental && !f->settings.periodic)
-		changes = listed_changes(fr, f, prev);
+		changes = bpi_build_changes_find(&fr->changes, f, prev);
 	if (status == BP_OK)
 		status = bpi_stepper_run(&fr->stepper, &f->settings, &f->soa, f->count, f->unfiltered, &changes,
 			&f->pairs, &stats, &fault);
@@ -268,11 +196,9 @@ void bpi_frames_shutdown(bpi_frames *fr)
 		pthread_join(fr->thread, NULL);
 	// The builder is gone; from here only releases of held views touch the pool.
 	bpi_stepper_free(&fr->stepper);
-	bpi_array_free(&fr->changed);
-	bpi_array_free(&fr->seen);
+	bpi_build_changes_free(&fr->changes);
 	bpi_view_index_scratch_free(&fr->index_scratch);
-	for (int k = 0; k < SUBMIT_LOG; ++k)
-		bpi_array_free(&fr->log[k].list);
+	bpi_submit_log_free(&fr->log);
 	pthread_mutex_lock(&fr->publish);
 	bp_view *latest = fr->latest;
 	fr->latest = NULL;
@@ -316,36 +242,6 @@ uint32_t bpi_frames_live(bpi_frames *fr)
 
 // ---- submit and read ----------------------------------------------------------------
 
-/// Keeps what submit `number` changed, for the buffers written before it.
-static void log_submit(bpi_frames *fr, uint64_t number, const bpi_changes *changes)
-{
-	submit_entry *e = &fr->log[number % SUBMIT_LOG];
-	e->number = number;
-	e->all = changes->all || !bpi_array_reserve(&e->list, changes->count);
-	e->count = e->all ? 0 : changes->count;
-	e->bounds_only = changes->bounds_only;
-	if (e->count)
-		memcpy(e->list.data, changes->list, e->count * sizeof *e->list.data);
-}
-
-/// Brings f's entities from submit f->content up to `number` by copying only
-/// what the submits in between changed. False (nothing copied) when the log
-/// does not reach back that far or some submit did not know what it changed.
-static bool copy_changed(const bpi_frames *fr, bp_view *f, const bpi_frame_source *src, uint64_t number)
-{
-	if (f->content == 0 || number - f->content > SUBMIT_LOG)
-		return false;
-	for (uint64_t k = f->content + 1; k <= number; ++k)
-		if (fr->log[k % SUBMIT_LOG].number != k || fr->log[k % SUBMIT_LOG].all)
-			return false;
-	for (uint64_t k = f->content + 1; k <= number; ++k) {
-		const submit_entry *e = &fr->log[k % SUBMIT_LOG];
-		// Indices past the count were destroyed since.
-		bpi_soa_copy_listed(&f->soa, src->soa, f->dims, e->list.data, e->count, src->count, e->bounds_only);
-	}
-	return true;
-}
-
 /// Copies the source's arrays (or only what changed since the buffer's last
 /// snapshot) and settings into f, as submit `number`.
 static bp_status snapshot(bpi_frames *fr, bp_view *f, const bpi_frame_source *src, uint64_t number)
@@ -357,7 +253,7 @@ static bp_status snapshot(bpi_frames *fr, bp_view *f, const bpi_frame_source *sr
 	if (f->capacity != capacity)
 		f->content = 0; // new arrays: nothing kept
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_PREPARE);
-	if (!copy_changed(fr, f, src, number))
+	if (!bpi_submit_log_copy(&fr->log, f, src->soa, src->count, number))
 		bpi_soa_copy(&f->soa, src->soa, f->dims, src->count);
 	f->content = number;
 	f->count = src->count;
@@ -374,24 +270,6 @@ static bp_status snapshot(bpi_frames *fr, bp_view *f, const bpi_frame_source *sr
 	f->stats = (bp_frame_stats){.ns_prepare = bpi_now_ns() - t0};
 	BPI_MARK_STAGE_END(BPI_STAGE_PREPARE);
 	return BP_OK;
-}
-
-/// f's list for the builder: what this submit changed, plus what a coalesced
-/// snapshot changed since the one before it.
-static void builder_changes(bp_view *f, const bpi_changes *changes, uint64_t number, const bp_view *coalesced)
-{
-	f->changes_since = coalesced ? coalesced->changes_since : number - 1;
-	uint32_t earlier = coalesced ? coalesced->changes_count : 0;
-	f->changes_all = changes->all || (coalesced && coalesced->changes_all) ||
-			 !bpi_array_reserve(&f->changes, (size_t)changes->count + earlier);
-	f->changes_count = 0;
-	if (f->changes_all)
-		return;
-	if (changes->count)
-		memcpy(f->changes.data, changes->list, changes->count * sizeof *f->changes.data);
-	if (earlier)
-		memcpy(f->changes.data + changes->count, coalesced->changes.data, earlier * sizeof *f->changes.data);
-	f->changes_count = changes->count + earlier;
 }
 
 bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, uint64_t *out_frame, const char **why)
@@ -423,7 +301,7 @@ bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, uint
 		f->pairs.budget = &fr->budget;
 	}
 	uint64_t number = fr->submitted + 1; // only the host submits: nobody else writes it
-	log_submit(fr, number, &source->changes);
+	bpi_submit_log_add(&fr->log, number, &source->changes);
 	if (snapshot(fr, f, source, number) != BP_OK) {
 		frame_recycle(f);
 		*why = "no memory to snapshot the entities";
@@ -434,7 +312,7 @@ bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, uint
 	bp_view *coalesced = fr->pending; // not started yet: the newer snapshot replaces it
 	fr->pending = NULL;
 	pthread_mutex_unlock(&fr->mutex);
-	builder_changes(f, &source->changes, number, coalesced);
+	bpi_view_note_changes(f, &source->changes, number, coalesced);
 	pthread_mutex_lock(&fr->mutex);
 	fr->submitted = number;
 	f->number = number;
