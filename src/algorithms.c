@@ -46,20 +46,9 @@ bp_status bp_algorithm_from_name(const char *name, bp_algorithm *out)
 	return BP_ERR_UNKNOWN_ALGORITHM;
 }
 
-// AUTO: brute for tiny scenes, sap for small ones, grid above. Measured after the grid's
-// finder and build were sped up (perf/results/2core/auto.csv: bp_perf, 1 thread, medians
-// of 5), sap's time over grid's:
-//   n=1e4  uniform3 0.94 | uniform2 0.80 | clustered3 1.41 | mixed3 1.31 | line2 0.69 | boxprune 0.86
-//   n=2e4  uniform3 0.94 | uniform2 0.81 | clustered3 1.40 | mixed3 1.20 | line2 0.64 | boxprune 1.05
-//   n=1e5  uniform3 1.20 | uniform2 0.97 | clustered3 1.58 | mixed3 1.66 | line2 0.75 | boxprune 1.28
-//   n=1e6  uniform3 1.53 | uniform2 1.38 | clustered3 1.68 | mixed3 1.82 | line2 1.22 | boxprune 1.29
-// Up to ~2e4 the two are within ~30% either way (below 1e4 the ratios are noise-bound),
-// and sap needs no cell setup; above, grid wins by up to 1.8x except on line2 (one long
-// axis) up to 1e5. Boxprune, whose boxes are ~2x the spacing of their centres, went to sap
-// by a density test from a sample of the scene while grid took 2969 ms at 1e6 against
-// sap's 2251; grid now takes 1372 against 1776, so the test is gone. grid beats hash on
-// every generated scene (hash pays a per-candidate bucket check), so hash is for unbounded
-// worlds chosen by name.
+// AUTO: brute for tiny scenes, sap for small ones (as fast as grid there, with no cell setup),
+// grid above, where it wins; hash, slower than grid on bounded scenes, only by name, for
+// unbounded worlds (perf/README.md, "Algorithm choice").
 #define AUTO_BRUTE_MAX 64
 #define AUTO_SAP_MAX 20000
 bp_algorithm bpi_algorithm_choose(const bpi_scene *scene)

@@ -159,10 +159,8 @@ static void bounded_coords(const double *quotient, uint32_t m, double last, uint
 /// Cells of entities [begin, end), a block at a time and one axis at a time so
 /// that the float work vectorizes; bounded_coords gives axis_coord's bounded
 /// answer, and toroidal mode redoes with axis_coord the rare quotients outside
-/// [0, cells). Measured (1M random entities in 32^3 cells, one thread, median
-/// CPU time of the whole assign on a loaded 2-core machine): 24 ms calling
-/// axis_coord per entity and axis, 12 ms in blocks with SSE2; the counting sort
-/// is now the larger part.
+/// [0, cells). Blocks make the assign much cheaper than calling axis_coord per
+/// entity and axis (perf/README.md, "Grid neighbourhoods: cells by centre").
 static void centre_cells(uint32_t begin, uint32_t end, uint32_t chunk, void *raw)
 {
 	(void)chunk;

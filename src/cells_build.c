@@ -11,23 +11,10 @@
 #include "sort.h"
 
 // Level k has cells CELLS_LEVEL_FACTOR^k times the base edge; the base edge is
-// CELLS_BASE_SCALE times the median of the entities' largest extents.
-// Measured (grid, 1 thread, 200K, bp_scene_generate 3D, candidate tests per
-// entity; CPU ms are noisy on this shared machine):
-//   base = 1.2 x p90, factor 2: uniform 12.5, mixed 23.2, clustered 36.4
-//   base = 1.2 x p90, factor 4: uniform 12.5, mixed 23.6, clustered 36.4
-//   base = 1.5 x p50, factor 2: uniform 14.8, mixed 12.3, clustered 39.4
-//   base = 1.0 x p50, factor 2: uniform 13.2, mixed 15.4, clustered 36.7 (more cells, slower build)
-// The median is robust to a few huge boxes; factor 2 keeps a level's cells at
-// most 2x its entities. Before coarse entities probed the finer levels (rather
-// than fine ones probing coarse), mixed took 104 tests per entity.
-// With the cell-by-cell finder (1M 3D, 1 thread, best of 3-5 on a loaded
-// 2-core machine, ms build+find and tests per entity):
-//   base = 1.5 x p50:  uniform 134 (15.2), mixed 208-227 (13.0), clustered 161 (39.0)
-//   base = 1.25 x p50: uniform 152 (11.1), mixed 158-159 (21.5), clustered 161 (33.5)
-// 100K: uniform 11.8 vs 12.3, mixed 15.0 vs 11.6, clustered 15.7 vs 15.6. Mixed
-// gains (its big boxes land on levels that fit them better) and the others stay
-// within the noise, so 1.25.
+// CELLS_BASE_SCALE times the median of the entities' largest extents. The median is robust
+// to a few huge boxes, factor 2 keeps a level's cells at most 2x its entities, and 1.25 lets
+// the mixed scene's big boxes land on levels that fit them better at no cost to the other
+// scenes (perf/README.md, "Cells: levels and probing").
 #define CELLS_LEVEL_FACTOR 2.0f
 #define CELLS_BASE_SCALE 1.25f
 #define CELLS_BASE_QUANTILE 0.5f
@@ -238,9 +225,9 @@ static bool choose_levels(bpi_cells *c, const bpi_scene *s, const bpi_cells_part
 }
 // ---- keys: level, home cell and bucket of each entity, per fixed chunk -------
 // Computing the keys is a map over the entities: it runs in fixed chunks on every thread.
-// Counting them into the partitions' histograms, below, runs per partition. Measured
-// (1M uniform 3D, 1 thread): keys 12.5 ms, counts 1.8 ms; when both ran per partition, at
-// most BPI_CELLS_MAX_PARTS threads shared the keys (bp_perf_scaling_model).
+// Counting them into the partitions' histograms, below, runs per partition: the keys are
+// most of the work, which per partition only BPI_CELLS_MAX_PARTS threads would share
+// (perf/README.md, "Cells: the key pass").
 typedef struct key_job {
 	bpi_cells *cells;
 	const bpi_scene *scene;

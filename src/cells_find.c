@@ -18,14 +18,9 @@
 // levels one by one (rows computed per entity: those are 5% of the entities in
 // the mixed scene and none in the others).
 //
-// Measured (uniform 3D 1M, 1 thread, best of 3 on a loaded 2-core machine):
-// per-entity rows as before 300 ms find, these groups with SoA bounds 130 ms
-// (16 ns per candidate); records and the unrolled span-1 rows 66-77 ms.
-// Tried and dropped: four members of a cell in SSE lanes against every record of
-// the half neighbourhood (no per-member cut; exact, since |home(b) - home(a)| <=
-// span per axis): 2.4x the tests and find 109-131 ms against 84-90 ms.
-// Cachegrind (uniform 3D 100K): 457 instructions and 5.3 mispredicted branches
-// per entity in the finder; the branches left are mostly the row loops' exits.
+// Groups and records cut the find to a fraction of per-entity rows; four members of a cell
+// in SSE lanes against the whole half neighbourhood (no per-member cut) was tried and
+// dropped, as its extra tests cost more than the lanes saved (perf/README.md, "Cells: the finder").
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -480,10 +475,9 @@ BPI_CELLS_INLINE void find_range(const bpi_cells *c, const bpi_scene *s, probe *
 
 // The finder is compiled three times, for the x86-64 baseline (SSE2), for AVX2 machines
 // (x86-64-v3) and for AVX-512 ones (v4), and each step runs the newest its CPU has. The
-// code is the same; the compiler's encodings and registers differ. Measured (uniform 3D
-// 1M, grid, 1 thread, medians of 5, this Xeon with AVX-512): 90-91 ms baseline, 86-88 ms
-// with the finder built for v3, 83-84 ms for v4; clustered 124 -> 117 -> 118 ms. The cell
-// build gained nothing from the wider units and is built once.
+// code is the same; the compiler's encodings and registers differ, which makes the find a
+// little faster. The cell build gained nothing from the wider units and is built once
+// (perf/README.md, "Cells: the finder").
 BPI_CELLS_INLINE void find_chunk_on(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	const find_job *job = ctx;

@@ -18,10 +18,8 @@
 // are the two strips. As the closest-pair algorithm sorts its strip on the other
 // coordinate, the strips are sorted by min on the axis of second largest spread
 // and swept against each other there (a two-set sort and sweep), so each cross
-// pair is tested only when it overlaps on both axes. Measured, uniform3 100K,
-// 1 thread, loaded machine, medians: testing every right entity up to a.max on
-// the first axis alone took 1440 ms, the second-axis strip sweep 390 ms (sap: 25
-// and 36 ms in those runs; perf: 62% strip sweeps, 24% strip heapsorts, 7% leaves).
+// pair is tested only when it overlaps on both axes: far fewer tests than every
+// right entity up to a.max on the first axis alone (perf/README.md, "closest: the strip sweep").
 // Warning: the strips are as wide as the boxes are long: one giant box is in
 // every strip at every level (still exact), and a scene of many boxes spanning
 // both axes degenerates toward O(n^2).

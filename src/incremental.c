@@ -23,13 +23,9 @@
 // did not change and is below the entity count holds the same entity as at the build (a
 // destroy marks the entity it moves, a create marks the new one).
 //
-// Measured (perf/results/2core/incremental.csv, 3D, 1 thread, medians of 21 frames
-// beside a 1M-entity rebuild, two runs): 1M static + 10K moving steps in 1.26-1.40 ms,
-// against 132-139 ms rebuilt by grid and 0.47-0.49 ms for a world of the 10K movers alone. A query of the resting
-// index costs ~240 ns of cache misses in an index of 1M entities that a small world never
-// pays; the fat boxes keep them to ~1% of the movers a step. Prefetching a query's rows
-// together took the 200K + 2K step from 1.04 to 0.61 ms; three queries in flight, one
-// stage apart, then took find from 2.7 to 2.4 ms at 1M.
+// A step costs far less than a rebuild. What it pays beyond a world of the movers alone is
+// the cache misses of querying a big resting index: the fat boxes keep those queries few, and
+// prefetching overlaps their misses (perf/README.md, "Incremental path").
 #include "incremental.h"
 #include "incremental_cross.h"
 #include "incremental_own.h"
@@ -55,14 +51,13 @@
 #define SETTLE_MIN_DEFAULT 1024u
 /// The settled grid is built again only once the quiet entities are this
 /// fraction of its members, so each build's cost is spread over as many
-/// settling entities as it holds (within a factor). Measured (1M entities, 1%
-/// destroyed and 1% created a step, 1 thread): built again every time, a build
-/// took from 6 ms at 20K members to 26 ms at 200K.
+/// settling entities as it holds, within a factor: built again every time, its
+/// cost grows with its members (perf/README.md, "Incremental path").
 #define SETTLED_GROWTH 0.25
 /// The settled level is kept below this fraction of the full step's grid; past it
-/// the next step is full, which takes everything into one grid again. Measured
-/// (1M entities, 1% destroyed and 1% created a step, 1 thread, 80 steps): left to
-/// the cost model, the active entities grew to 200K and a step to 89 ms first.
+/// the next step is full, which takes everything into one grid again: left to the
+/// cost model, the active entities grow and steps slow down first
+/// (perf/README.md, "Incremental path").
 #define SETTLED_FRACTION 0.25
 
 static _Atomic uint32_t settle_min = SETTLE_MIN_DEFAULT;

@@ -36,10 +36,9 @@ static inline void bpi_rec6_query(const float lo[3], const float hi[3], int dims
 }
 
 /// The overlap test of a record with a query. On x86-64 two ordered compares of four
-/// lanes (the upper two of the second are ignored), as `<=` is. The chain of six
-/// scalar compares made the cross re-test compute-bound, ~5 ns a candidate. Measured
-/// (`bp frames --n 1010000 --moving 0.0099 --incremental`, 1 thread, ~35 candidates a
-/// mover, 3 runs): find 2.5-2.6 -> 2.0-2.1 ms, the frame's build 4.1-4.4 -> 3.6-3.8 ms.
+/// lanes (the upper two of the second are ignored), as `<=` is: the chain of six
+/// scalar compares made the cross re-test compute-bound
+/// (perf/README.md, "Incremental: active entities").
 static inline bool bpi_rec6_overlap(const float rec[6], const float q[6])
 {
 #ifdef __SSE2__

@@ -18,12 +18,8 @@
 // or kind searches again). Spheres are tested on their shapes at the re-test.
 //
 // Why not run the pipeline on the active entities every step: that pays a full step over
-// them each time, about what a world of the movers alone pays. Measured (1M static +
-// 10K moving by up to 5% of their extent, a random walk, ~100 searching a step): the
-// step took 1.09-1.10 ms against 1.29-1.33 with that pipeline on 1 thread stepped alone,
-// 1.45-1.49 against 1.74-1.84 beside a 1M-entity rebuild, 0.86 against 1.03 on 2
-// threads; under steady motion (350 searching) alike, 1.79 against 1.90 ms mean. The
-// sweep read a row per box through a branch on every axis at first, 0.15 ms more.
+// them each time, about what a world of the movers alone pays; keeping the pairs is
+// faster (perf/README.md, "Incremental: active entities").
 #include "incremental_own.h"
 
 #include <math.h>
@@ -31,12 +27,8 @@
 
 /// The kept pairs are worth keeping while the searchers' sweep is expected to read
 /// at most this many rows per active entity; beyond, the pipeline over the true
-/// bounds finds every pair and nothing is kept. Measured (1 thread, mean step):
-/// 1M static + 10K moving steadily (~350 searching, ~400 rows each, 14 per entity)
-/// sweeping up to 1 in 8 took 1.83-1.85 ms, up to 1 in 24 1.83-1.89, 1 in 64
-/// 1.96-2.01, never 1.98-2.05; 1M + 50K spread movers (~2,500 searching, ~2,200 rows
-/// each) took 22-23 ms a frame sweeping or finding every fat pair again, 19.5 ms with
-/// the pipeline over the true bounds, as before the pairs were kept (19.0).
+/// bounds finds every pair and nothing is kept, as it is then faster
+/// (perf/README.md, "Incremental: active entities").
 #define OWN_SWEEP_ROWS 32.0
 /// Fat boxes wider on x than this many times the mean are tested against every
 /// searcher rather than swept, so one huge box does not widen every scan.

@@ -11,8 +11,7 @@
 /// dropping the pair silently; the merge turns that into BP_ERR_OUT_OF_MEMORY.
 /// Padded to a cache line: chunk buffers sit side by side in a 64-byte-aligned
 /// array and every push writes `count`, so at 32 bytes two threads on
-/// neighbouring chunks would share a line (no difference measured on the 2-core
-/// machine, whose 2-thread gain is capped by the CPU: see perf/ceiling.c).
+/// neighbouring chunks would share a line (perf/README.md, "Pair buffers and sorting").
 /// Padding rather than _Alignas, so structs that embed one need no alignment.
 typedef struct bpi_pair_buffer {
 	bp_pair *data;

@@ -8,9 +8,9 @@
 // a few KB, is finished in cache: a stable counting pass by hi's high bits, then one by
 // lo's low bits, and an insertion pass for the pairs that share lo and hi's high bits
 // (rare, so its branch is predicted). Buckets are independent and run in parallel.
-// Measured, 1.5M random pairs below 1M, 1 thread: 10-12 ms, where an LSD radix sort of
-// the 40-bit key took 16-20 ms (four passes through memory); at 10M entities 200 against
-// 465 ms. Small lists, and indices too wide for the buckets, keep the LSD sort.
+// One scatter through memory beats the LSD radix sort's four passes
+// (perf/README.md, "Pair buffers and sorting"). Small lists, and indices too wide for the
+// buckets, keep the LSD sort.
 #include "pairs.h"
 #include "parallel.h"
 

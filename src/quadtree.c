@@ -23,11 +23,9 @@
 // count, but depends on the tree's history (which node lists hold which entity in which slot):
 // the same sequence of steps gives the same order; a fresh world over the same boxes may not.
 //
-// Measured (uniform3 100K, 1 thread, 5% of entities moved by 5% of their extent per step,
-// median of 15, shared 2-core machine): the incremental update re-inserts those 5000, a
-// rebuild all 100000; the build stage (scan, update, sorted copy) took 12.7 vs 20.5 ms (2D:
-// 8.5 vs 19.2 ms), of a step of 69 vs 76 ms (2D: 24 vs 34). The find dominates (grid's whole
-// step: 15 ms): see QT_CAPACITY and qt_copy_range.
+// The incremental update re-inserts only the entities that moved, so its build stage costs
+// less than a rebuild's; the find dominates the step: see QT_CAPACITY and qt_copy_range
+// (perf/README.md, "Quadtree").
 #include "quadtree.h"
 #include "parallel.h"
 #include "sort.h"
@@ -36,9 +34,8 @@
 #include <string.h>
 
 /// Entities a leaf holds before it splits; a subtree below half of this merges back.
-/// uniform3 100K, 1 thread, step ms by capacity (one run each on a loaded machine, with an
-/// older find loop, so only the ranking holds): 8: 355, 16: 332, 32: 186-277, 64: 277.
-/// Leaves are swept sorted, so large ones cost little; fewer levels keep fewer straddlers.
+/// Leaves are swept sorted, so large ones cost little; fewer levels keep fewer straddlers
+/// (perf/README.md, "Quadtree").
 #define QT_CAPACITY 32
 /// Deepest level: n identical or zero-size boxes cannot split forever. 24 halvings separate
 /// unit boxes in a scene 1.6e7 wide; deeper than that the leaf just holds more.
@@ -506,10 +503,9 @@ static void qt_sort_keys(uint64_t *keys, uint32_t count)
 // Copies each node's entities into its run of the flat arrays, sorted by min on the node's
 // sweep axis: the axis that the fewest of them straddle. Entities straddling the axis all
 // contain its split point, so a sweep cannot separate them; the others spread out along it.
-// Measured (uniform3 100K, 1 thread, with QT_CAPACITY 8 at the time): all-pairs within each node's list made 44M
-// candidate tests (grid: 1.1M), nearly all among the thousands of straddlers kept by the top
-// nodes; sorted runs made 17M, and starting each descendant run at the first entity whose
-// min + reach reaches the tester (qt_first_reaching) 5.8M.
+// Sorted runs, each descendant run started at the first entity whose min + reach reaches the
+// tester (qt_first_reaching), make a fraction of the tests of all-pairs within each node's
+// list (perf/README.md, "Quadtree").
 static void qt_copy_range(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	(void)chunk;
@@ -562,7 +558,7 @@ static inline uint64_t qt_test_run(const qt_find_job *job, int dims, uint32_t p,
 	const quadtree_index *t = job->t;
 	const bpi_scene *s = job->s;
 	// Locals, not t->flat[...] in the loop: the pushes write memory the compiler cannot
-	// prove apart from *t, so it reloaded every pointer per test (25 ns a test, measured).
+	// prove apart from *t, so it reloaded every pointer per test (perf/README.md, "Quadtree").
 	const float *min0 = t->flat[0].data, *min1 = t->flat[1].data, *min2 = t->flat[dims - 1].data;
 	const float *max0 = t->flat[3].data, *max1 = t->flat[4].data, *max2 = t->flat[3 + dims - 1].data;
 	const float *sorted = t->flat[sweep].data;

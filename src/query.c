@@ -12,14 +12,13 @@
 // the view's lock, by the first query that needs them (bpi_view_ensure) when
 // the builder did not make them.
 //
-// Measured on 1M uniform 3D boxes (bp_perf_frames, AABB query returning ~10
-// boxes, 2-core machine): see include/broadphase/frame.h for the numbers.
+// The index makes a small query cost far less than a scan of a big view
+// (perf/README.md, "Queries").
 
 #define SCAN_BLOCK 64
 
 /// hit[j] = box base + j overlaps the closed box [lo, hi], j < m. No branch, so
-/// the loop vectorises into a byte mask: measured 1.1 ns per entity (100k, 2D
-/// and 3D) against 2.4 ns with one branch per entity.
+/// the loop vectorises into a byte mask (perf/README.md, "Queries").
 static void box_flags(const bpi_box_arrays *b, int dims, uint32_t base, uint32_t m, const float *lo, const float *hi,
 	uint8_t *hit)
 {
@@ -34,8 +33,8 @@ static void box_flags(const bpi_box_arrays *b, int dims, uint32_t base, uint32_t
 }
 
 /// Distance from c to the interval [lo, hi] along one axis. Branch-free (at
-/// most one of the two terms is positive), so the scans vectorise: the sphere
-/// scan measured 1.6 ns per entity (100k) against 5-7 ns with nested ternaries.
+/// most one of the two terms is positive), so the scans vectorise
+/// (perf/README.md, "Queries").
 /// The value is exactly lo - c, c - hi or 0, as with branches.
 static inline float axis_gap(float c, float lo, float hi)
 {
@@ -155,10 +154,8 @@ static void sink_sort(index_sink *s)
 
 // A filter reads each hit's category, mask and kind: arrays in dense order,
 // where the hits of one query lie far apart, so each read is a cache miss.
-// Tested one at a time as hits turn up, the misses came one after another
-// (about 50 ns a hit, 200k boxes); gathered in batches and tested in one loop
-// of independent loads they overlap: a filter rejecting half of 32 hits went
-// from +16% to +4% over the unfiltered box query (perf/queries.c).
+// Gathered in batches and tested in one loop of independent loads, the misses
+// overlap instead of coming one after another (perf/README.md, "Queries").
 #define FILTER_BATCH 64
 
 typedef struct hit_batch {

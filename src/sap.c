@@ -5,26 +5,9 @@
 // (sap_regions.c), then a parallel sweep of every region's segment over fixed
 // chunks of the region-major sorted range (sap_sweep.c).
 //
-// Measured, 1 thread, gcc Release, loaded 2-core machine (noisy; same-run ratios),
-// `bp pairs --runs 5 --stats`, before (one sweep over all boxes) -> after (regions,
-// edge 4x median extent); checksums equal to grid's in every row:
-//   scene          n     tests before -> after     ms before -> after
-//   boxprune:3   1e5     3.05e8 -> 9.75e6          1188 ->  53   (bp_perf: 167 -> 32)
-//   uniform:3    1e5     1.55e8 -> 1.42e6            59 ->  14
-//   uniform:3    1e6     7.21e9 -> 1.45e7          3272 -> 556 (291 in-step)
-//   uniform:2    1e5     2.74e7 -> 4.67e5            13 ->  11
-//   uniform:2    1e6     8.66e8 -> 4.65e6           403 -> 219
-//   clustered:3  1e5     1.56e8 -> 3.63e6           605 ->  30
-//   clustered:3  1e6     7.20e9 -> 3.65e7          9257 -> 453
-//   mixed:3      1e5     6.28e7 -> 8.35e5            34 ->  24
-//   mixed:3      1e6     2.96e9 -> 8.38e6          2375 -> 393
-//   line:2       1e5     2.73e5 -> 2.76e5             3 ->   9  (2 regions)
-//   line:2       1e6     2.75e6 -> 2.77e6           130 -> 178  (2 regions)
-// Edge 2x / 4x / 8x median, boxprune 1e5: 5.5e6 / 9.8e6 / 2.4e7 tests, 39 / 58 / 58
-// ms; uniform:3 1e6: 7.6e6 / 1.4e7 / 3.8e7 tests, 829 / 542 / 503 ms. At 1e6 the
-// build (counting sort by region, which reads each box's cell range in sweep
-// order, i.e. at random) now dominates: 150-270 ms against 20-160 ms for the old
-// sort + copy; finer grids pay less in the sweep than they add there. 4x kept.
+// Regions cut the sweep's tests by orders of magnitude on all but one-long-axis scenes; at
+// large n the region sort (random reads of each box's cells) dominates, and finer regions add
+// more there than they save in the sweep (perf/README.md, "sap regions").
 // The temporal-coherence reuse below still applies to the sweep-axis sort, which
 // is unchanged; the region sort runs every frame.
 #include "parallel.h"
@@ -118,14 +101,10 @@ static void sap_keys_reuse(uint32_t begin, uint32_t end, uint32_t chunk, void *c
 // Either way the result is the unique (key, index) order, so pairs do not depend
 // on history.
 //
-// Measured (perf/bp_perf coherence, uniform n=1e5, every box moving 5% of its
-// extent per frame, min over 10 frames of sort+copy, loaded 2-core machine): the
-// reuse attempt nearly always fails there (too many inversions), and paying for
-// it made sort+copy 15% slower than a plain full sort (3D 2.17 vs 1.86 ms, 2D
-// 1.88 vs 1.63 ms). A scene at rest skips the radix sort outright (sort+copy
-// 1.13 vs 2.18 ms, uniform 3D n=1e5, min of 21). So after a failed attempt the next SAP_REUSE_BACKOFF frames sort
-// from scratch: a moving scene pays the attempt once in 8 frames, a scene at
-// rest keeps the fast path.
+// On a scene all moving the reuse attempt nearly always fails and costs more than it saves;
+// at rest it skips the radix sort. So after a failed attempt the next SAP_REUSE_BACKOFF frames
+// sort from scratch: a moving scene pays the attempt once in 8 frames, a scene at rest keeps
+// the fast path (perf/README.md, "sap: reusing last frame's order").
 #define SAP_REUSE_BACKOFF 8
 static bp_status sap_sort(sap_index *sap, const bpi_scene *s, int axis, uint32_t *descent_counts, uint32_t chunks)
 {

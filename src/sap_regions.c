@@ -17,9 +17,8 @@
 #include <math.h>
 #include <stdlib.h>
 
-// Cell edge = SAP_REGION_SCALE x the median extent on that axis. Measured on
-// boxprune n=1e5 (1 thread, median of 7) and uniform/clustered/mixed at 1e5, 1e6:
-// see the table at the top of sap.c.
+// Cell edge = SAP_REGION_SCALE x the median extent on that axis: finer regions add more to
+// the region sort than they save in the sweep (perf/README.md, "sap regions").
 #ifndef SAP_REGION_SCALE
 #define SAP_REGION_SCALE 4.0
 #endif

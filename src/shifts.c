@@ -39,11 +39,9 @@
 // to per-chunk buffers merged in (pass, chunk) order, so the output does not
 // depend on the thread count. Memory: 96 bytes per entity (sort item and radix
 // scratch 16, records in x order and in sector order 40 each).
-// Measured (uniform 3D 100K, 1 thread, user CPU ms per step on a loaded 2-core
-// machine): sweeping through the sort items into the x-order records spent 69%
-// of the time on cache misses at the x compare; gathering the records into
-// sector order first halved the find. Now shifts 65, grid 19, sap 14: 8 passes
-// of sort + gather + sweep (2.2M candidate tests, grid 1.1M) cost ~3.4x grid.
+// The records are gathered into sector order before the sweep, so its x compares read
+// them in order instead of missing the cache; the passes still cost several times grid's
+// step (perf/README.md, "shifts").
 #include <float.h>
 #include <math.h>
 

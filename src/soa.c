@@ -63,8 +63,8 @@ void bpi_soa_copy_listed(bpi_soa *dst, const bpi_soa *src, int dims, const uint3
 	uint32_t limit, bool bounds_only)
 {
 	// Array by array: each loop reads and writes one stream per side, where a loop
-	// over entities copying every field kept eleven in flight. Measured (frames of
-	// 1M static + 10K moving, 1 thread, medians): 2.39 -> 2.30 ms a frame.
+	// over entities copying every field kept eleven in flight
+	// (perf/README.md, "Copies on submit").
 #define COPY_LISTED(array)                                                                                   \
 	for (uint32_t c = 0; c < count; ++c)                                                                     \
 		if (list[c] < limit)                                                                                 \
@@ -73,10 +73,8 @@ void bpi_soa_copy_listed(bpi_soa *dst, const bpi_soa *src, int dims, const uint3
 		COPY_LISTED(min[axis])
 		COPY_LISTED(max[axis])
 	}
-	// A host that only moves entities changes nothing else: 5 of 11 arrays in 3D.
-	// Measured (`bp frames --n 1010000 --moving 0.0099 --incremental`, 1 thread,
-	// movers spread over the dense indices, 3 runs): the submit's copy 1.6-1.9 ->
-	// 0.9-1.1 ms, the host's frame 6.7-7.3 -> 6.0-6.4 ms.
+	// A host that only moves entities changes nothing else: 5 of 11 arrays in 3D,
+	// so the rest is not copied (perf/README.md, "Copies on submit").
 	if (bounds_only)
 		return;
 	COPY_LISTED(category)

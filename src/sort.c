@@ -5,11 +5,8 @@
 #include "sort.h"
 #include "parallel.h"
 
-// 11-bit digits: three passes over a 32-bit key (11 + 11 + 10).
-// Measured against 8-bit digits (four passes, no final copy) sorting 1e6 random
-// float keys, 1 thread, CPU time, median (min) of 9, two runs on a loaded 2-core
-// machine: 11-bit 22.6 (19.6) and 20.1 (17.6) ms, 8-bit 21.6 (20.8) and 18.8
-// (18.0) ms, a tie within noise; 11 bits keeps one parallel region fewer.
+// 11-bit digits: three passes over a 32-bit key (11 + 11 + 10). As fast as 8-bit digits
+// and one parallel region fewer (perf/README.md, "Radix sort digits").
 // Overridable (-DRADIX_BITS=8) to measure again.
 #ifndef RADIX_BITS
 #define RADIX_BITS 11

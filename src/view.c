@@ -73,10 +73,9 @@ static bool pairs_sorted(const bp_pair *p, size_t count)
 	return true;
 }
 
-/// Sorts the pairs by (lo, hi) on the team (pairs_sort.c); skipped when the
-/// algorithm's order already is canonical (brute's is). Measured (1.5M pairs of
-/// 1M entities, 1 thread): two stable counting passes over the entities, by hi
-/// then lo, took ~10 ms more of a 1M frame.
+/// Sorts the pairs by (lo, hi) on the team (pairs_sort.c), cheaper than two stable
+/// counting passes over the entities; skipped when the algorithm's order already is
+/// canonical, as brute's is (perf/README.md, "Pair buffers and sorting").
 static bp_status sort_pairs(bp_view *f, int threads)
 {
 	size_t count = f->pairs.count;
@@ -141,9 +140,8 @@ bp_status bpi_view_derive(bp_view *f, const bp_view *prev, const uint32_t *chang
 	if (status != BP_OK || !prev)
 		return status;
 	// The extras a reader used last frame it uses this frame too: made now, so it
-	// does not wait. A host that uses neither pays for neither (measured, 1M static
-	// + 10K moving: the query index update was ~45% of the frame, the adjacency's
-	// passes over every entity another ~10%).
+	// does not wait. A host that uses neither pays for neither: each is a sizeable
+	// share of a frame (perf/README.md, "Views: extras and pair events").
 	unsigned asked = atomic_load_explicit(&prev->asked, memory_order_relaxed);
 	if (asked & BPI_VIEW_INDEX)
 		make_index(f, prev, changed, changed_count, index_scratch, threads);

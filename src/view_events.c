@@ -145,9 +145,8 @@ static void merge_dense(const bp_view *now, size_t i, size_t nx, const bp_view *
 
 /// Turns the dense pairs a merge left at the start of each of events[0, count)
 /// into events of view v. The handles and keys lie anywhere in arrays of every
-/// entity: they are fetched a few events ahead, so the misses overlap. Measured
-/// (frames of 1M static + 10K moving, ~3K events a frame, 1 thread, medians):
-/// 2.68 -> 2.39 ms a frame.
+/// entity: they are fetched a few events ahead, so the misses overlap
+/// (perf/README.md, "Views: extras and pair events").
 static void name_dense_events(bp_pair_event *events, size_t count, const bp_view *v)
 {
 	enum { AHEAD = 8 };
@@ -171,9 +170,9 @@ static void name_dense_events(bp_pair_event *events, size_t count, const bp_view
 
 /// The dense merge is cut by lo into parts of DENSE_PART entities, each a merge of
 /// its own runs of both lists, so parts run at once on the team and their events,
-/// laid end to end in part order, are what one merge writes. Measured at 1M uniform
-/// boxes: one merge was ~10% of a frame's build, most of it the events' scattered
-/// reads of handles and keys.
+/// laid end to end in part order, are what one merge writes: a single merge, mostly
+/// scattered reads of handles and keys, was a sizeable share of a frame's build
+/// (perf/README.md, "Views: extras and pair events").
 enum { DENSE_PART = 1u << 14 };
 
 typedef struct dense_diff_job {
@@ -256,9 +255,9 @@ static void key_pairs_of(const bp_pair_event *events, size_t count, bp_key_pair 
 
 bp_status bpi_view_events_build(bp_view *f, const bp_view *prev, bool *named, int threads)
 {
-	// Measured at 1M uniform boxes, 5% of them moving a frame: naming every pair by
-	// handle and merging the names took ~15% of a frame's build; the dense merge
-	// reads a third as many bytes and writes nothing per pair.
+	// Events by dense index where the layout allows: naming every pair by handle and
+	// merging the names costs more, where the dense merge reads a third as many bytes and
+	// writes nothing per pair (perf/README.md, "Views: extras and pair events").
 	f->previous = prev ? prev->number : 0;
 	*named = prev && prev->layout != f->layout;
 	if (!*named) {

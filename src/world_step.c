@@ -32,9 +32,8 @@ static bp_status fail_unsupported(bp_world *w, bp_algorithm algorithm)
 
 /// canonical_pairs: the step's pairs by (lo, hi), on the step's team. The O(count)
 /// sort needs a second buffer; without one the in-place qsort runs, so the step
-/// gains no way to fail. Measured (1M uniform 3D, grid, medians of 7): with qsort
-/// the step took 226 ms against 96 unsorted on 1 thread, 181 against 46 on 2; with
-/// this sort, 110 and 60.
+/// gains no way to fail; the qsort is the slow fallback
+/// (perf/README.md, "Pair buffers and sorting").
 static void sort_canonical(bp_world *w, int threads, bp_frame_stats *stats)
 {
 	uint64_t t0 = bpi_now_ns();
