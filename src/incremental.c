@@ -4,7 +4,7 @@
 // resting ones, unchanged since that build, and active ones, changed since. The pairs are
 //   resting x resting  the kept pairs, minus those of entities that stopped resting;
 //   active x active    the pairs of their fat boxes, kept while neither searches
-//                      (incremental_own.c);
+//                      (incremental_active.c);
 //   active x resting   one query of the resting index per active entity;
 // each pair in exactly one of the three, merged into one list sorted by (lo, hi).
 //
@@ -28,7 +28,7 @@
 // prefetching overlaps their misses (perf/README.md, "Incremental path").
 #include "incremental.h"
 #include "incremental_cross.h"
-#include "incremental_own.h"
+#include "incremental_active.h"
 #include "parallel.h"
 #include "sort.h"
 
@@ -66,7 +66,7 @@ void bpi_set_settle_min(uint32_t count) { atomic_store(&settle_min, count); }
 
 struct bpi_incremental {
 	bpi_indexes full;      ///< the grid of the last full step: its cells are the resting index
-	bpi_own own;           ///< active x active: the pairs of their fat boxes
+	bpi_active_pairs among;           ///< active x active: the pairs of their fat boxes
 	bool resting_valid;    ///< full.of[BP_ALGO_GRID] holds the resting index
 	uint32_t resting_count;     ///< entities at the full step
 	uint32_t span;              ///< dense indices gone, position and filter cover
@@ -108,7 +108,7 @@ void bpi_incremental_free(bpi_incremental *x)
 	if (!x)
 		return;
 	bpi_indexes_free(&x->full);
-	bpi_own_free(&x->own);
+	bpi_active_free(&x->among);
 	bpi_array_free(&x->gone);
 	bpi_array_free(&x->position);
 	bpi_cells_free(&x->settled);
@@ -178,7 +178,7 @@ static bp_status full_step(bpi_incremental *x, const bpi_scene *scene, bool keep
 {
 	const uint32_t n = scene->count;
 	x->resting_valid = false;
-	bpi_own_invalidate(&x->own);
+	bpi_active_invalidate(&x->among);
 	bpi_pair_buffer *found = &x->fresh;
 	bp_status status = bpi_pipeline_run(&x->full, BP_ALGO_GRID, scene, found, stats);
 	keep = keep && status == BP_OK;
@@ -305,7 +305,7 @@ static bp_status update_sets(bpi_incremental *x, const bpi_scene *scene, const b
 	bpi_cross_swap(&x->cross);
 	bpi_array_swap(&x->active, &x->merged); // the merged list becomes the active one
 	x->active_count = out;
-	bpi_own_invalidate(&x->own);
+	bpi_active_invalidate(&x->among);
 	return BP_OK;
 }
 
@@ -394,7 +394,7 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 		.left_rest = left_rest,
 		.active = x->active.data,
 		.active_count = m,
-		.own = &sub,
+		.active_scene = &sub,
 		.margin = scene->margin,
 	};
 	uint64_t tests = 0;
@@ -402,12 +402,12 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 	status = bpi_cross_find(&x->cross, &in, &tests, &searched);
 
 	// active x active, through the fat boxes the searches left.
-	bp_frame_stats own_stats = {0};
+	bp_frame_stats among_stats = {0};
 	if (status == BP_OK)
 		status = bpi_pair_chunks_merge(&x->cross.pairs, &x->fresh, scene->threads);
 	if (status == BP_OK) {
-		bpi_own_input own = {&sub, x->cross.fat.data, x->active.data, m, x->cross.step};
-		status = bpi_own_find(&x->own, &own, &x->fresh, &own_stats);
+		bpi_active_input among = {&sub, x->cross.fat.data, x->active.data, m, x->cross.step};
+		status = bpi_active_find(&x->among, &among, &x->fresh, &among_stats);
 	}
 	if (status != BP_OK)
 		return status;
@@ -430,7 +430,7 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 	// sort and merge of the active pairs as merge.
 	stats->algorithm = BP_ALGO_GRID;
 	stats->thread_count = scene->threads;
-	stats->candidate_tests += tests + own_stats.candidate_tests;
+	stats->candidate_tests += tests + among_stats.candidate_tests;
 	stats->entity_count = scene->count;
 	stats->active_count = m;
 	stats->searched_count = searched;
@@ -489,7 +489,7 @@ static void commit_settled(bpi_incremental *x, const bpi_scene *scene, uint32_t 
 		}
 	}
 	x->active_count = out;
-	bpi_own_invalidate(&x->own);
+	bpi_active_invalidate(&x->among);
 	// The kept pairs: this step's, less those of an active entity.
 	bpi_pair_buffer *next = &x->settling_pairs;
 	size_t kept = 0;

@@ -86,7 +86,7 @@ typedef struct cross_probe {
 	const bpi_scene *scene;
 	const bpi_rest_filter *filter;
 	uint32_t a;
-	bpi_rest_filter own;
+	bpi_rest_filter searcher; ///< the filter of the entity searching
 	float q[6]; ///< its true bounds as a candidate query
 	bpi_candidate_buffer *candidates;
 	bpi_pair_buffer *pairs;
@@ -96,10 +96,10 @@ typedef struct cross_probe {
 	uint32_t pending_count;
 } cross_probe;
 
-static void probe_set(cross_probe *p, uint32_t a, const bpi_box3 *b, bpi_rest_filter own)
+static void probe_set(cross_probe *p, uint32_t a, const bpi_box3 *b, bpi_rest_filter searcher)
 {
 	p->a = a;
-	p->own = own;
+	p->searcher = searcher;
 	bpi_rec6_query(b->lo, b->hi, 3, p->q); // z 0 in 2D
 }
 
@@ -117,7 +117,7 @@ static void retest_in_place(const bpi_candidate *c, uint32_t count, cross_probe 
 	size_t n = out->count;
 	for (uint32_t k = 0; k < count; ++k) {
 		bool hit = bpi_rec6_overlap(c[k].rec, p->q);
-		if (((p->own.flags | c[k].flags) & BP_FLAG_SPHERE) && hit)
+		if (((p->searcher.flags | c[k].flags) & BP_FLAG_SPHERE) && hit)
 			hit = bpi_shapes_overlap(p->scene, p->a, c[k].entity);
 		uint32_t e = c[k].entity;
 		to[n] = (bp_pair){BP_MIN(p->a, e), BP_MAX(p->a, e)};
@@ -136,8 +136,8 @@ static void probe_flush(cross_probe *p)
 	for (uint32_t k = 0; k < p->pending_count; ++k) {
 		uint32_t e = p->pending[k];
 		bpi_rest_filter f = p->filter[e];
-		if (!p->scene->unfiltered && (!((p->own.category & f.mask) && (f.category & p->own.mask)) ||
-						     (p->own.flags & f.flags & BP_FLAG_STATIC)))
+		if (!p->scene->unfiltered && (!((p->searcher.category & f.mask) && (f.category & p->searcher.mask)) ||
+						     (p->searcher.flags & f.flags & BP_FLAG_STATIC)))
 			continue;
 		bpi_candidate *c = candidate_push(p->candidates);
 		if (!c)
@@ -243,10 +243,10 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 			prefetch_candidates(x, &x->fat.data[k + CROSS_PREFETCH_AHEAD]);
 		bpi_fat *f = &x->fat.data[k];
 		uint32_t a = in->active[k];
-		bpi_box3 b = box_of(in->own, k);
-		bpi_rest_filter own = filter_of(in->own, k);
-		if (inside(f, &b, s->dims) && same_filter(f->own, own)) {
-			probe_set(&p, a, &b, own);
+		bpi_box3 b = box_of(in->active_scene, k);
+		bpi_rest_filter filter = filter_of(in->active_scene, k);
+		if (inside(f, &b, s->dims) && same_filter(f->filter, filter)) {
+			probe_set(&p, a, &b, filter);
 			const bpi_candidate *kept = x->buffers.data[f->buffer].items.data + f->first;
 			if (x->compacting)
 				retest_moving(in, f, kept, buffer, &p);
@@ -264,7 +264,7 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	for (uint32_t q = 0; q < queued + 2; ++q) {
 		if (q < queued) {
 			uint32_t k = queue[q];
-			bpi_box3 b = box_of(in->own, k);
+			bpi_box3 b = box_of(in->active_scene, k);
 			query_start(in, &x->fat.data[k], &b, job->margin, now, &plans[q % CROSS_IN_FLIGHT]);
 		}
 		if (q >= 1 && q - 1 < queued)
@@ -272,9 +272,9 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 		if (q >= 2) {
 			uint32_t k = queue[q - 2];
 			bpi_fat *f = &x->fat.data[k];
-			bpi_box3 b = box_of(in->own, k);
-			probe_set(&p, in->active[k], &b, filter_of(in->own, k));
-			f->own = p.own;
+			bpi_box3 b = box_of(in->active_scene, k);
+			probe_set(&p, in->active[k], &b, filter_of(in->active_scene, k));
+			f->filter = p.searcher;
 			f->buffer = buffer;
 			f->first = (uint32_t)p.candidates->count;
 			tests += bpi_cells_run_query(in->cells, &plans[(q - 2) % CROSS_IN_FLIGHT], probe_hit, &p);

@@ -54,7 +54,7 @@ typedef struct bpi_cross_input {
 	uint32_t active_count;
 	/// The active entities alone, by position in `active`: their bounds and filters
 	/// read in list order, not at the dense indices they are scattered over.
-	const bpi_scene *own;
+	const bpi_scene *active_scene;
 	float margin;                  ///< the world's setting; 0 = from observed motion
 } bpi_cross_input;
 

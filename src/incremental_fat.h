@@ -58,7 +58,7 @@ typedef struct bpi_fat {
 	float margin;         ///< what the true bounds were enlarged by on every side
 	float lead[3];        ///< and on top of it on one side per axis: max for > 0, min for < 0
 	float drift[3];       ///< per axis, how far the box centre moved per step before that search
-	bpi_rest_filter own;  ///< the entity's filter when it queried
+	bpi_rest_filter filter;  ///< the entity's filter when it queried
 	uint32_t queried_at;  ///< the step of that query
 	uint32_t buffer;      ///< candidates: the buffer they lie in,
 	uint32_t first, count; ///< and their range in it

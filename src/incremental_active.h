@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Active x active (docs/design.md "Incremental path"): the pairs among the active entities, through the fat boxes
 // their searches of the resting index made (incremental_cross.h).
-#ifndef BP_INCREMENTAL_OWN_H
-#define BP_INCREMENTAL_OWN_H
+#ifndef BP_INCREMENTAL_ACTIVE_H
+#define BP_INCREMENTAL_ACTIVE_H
 
 #include "incremental_cross.h"
 #include "pipeline.h"
@@ -10,14 +10,14 @@
 
 /// A fat box in the sweep's order, read in sequence rather than through its
 /// position, as a six-lane record (bpi_rec6_overlap).
-typedef struct bpi_own_row {
+typedef struct bpi_active_row {
 	float rec[6];
 	uint32_t at; ///< its position in the active list
 	uint32_t pad;
-} bpi_own_row;
+} bpi_active_row;
 
 /// State kept across incremental steps; zero-initialised is empty (and not valid).
-typedef struct bpi_own {
+typedef struct bpi_active_pairs {
 	/// Pairs of positions in the active list (lo < hi) whose fat boxes overlap and
 	/// whose filters accept each other: while neither entity searches again, they
 	/// hold every pair of the two that can overlap.
@@ -25,7 +25,7 @@ typedef struct bpi_own {
 	size_t kept_count;
 	BPI_ARRAY(bpi_sort_item) order; ///< positions by fat lo x, as last sorted
 	uint32_t order_count;           ///< 0: sort afresh
-	BPI_ARRAY(bpi_own_row) rows;    ///< the fat boxes in that order
+	BPI_ARRAY(bpi_active_row) rows;    ///< the fat boxes in that order
 	BPI_ARRAY(uint32_t) wide;       ///< positions whose fat box is wider on x than the sweep reaches
 	uint32_t wide_count;
 	BPI_ARRAY(float) fat_bounds;    ///< the fat boxes as a scene, to find them all again
@@ -35,16 +35,16 @@ typedef struct bpi_own {
 	bpi_indexes indexes;
 	float rows_per_search;          ///< rows a searcher's sweep read, blended; 0 = none yet
 	bool valid;                     ///< `kept` is whole for the active list as it stands
-} bpi_own;
+} bpi_active_pairs;
 
 /// One step's active entities.
-typedef struct bpi_own_input {
-	const bpi_scene *own;   ///< by position: their bounds, filters and flags
+typedef struct bpi_active_input {
+	const bpi_scene *scene;///< by position: their bounds, filters and flags
 	const bpi_fat *fat;     ///< by position: their fat boxes after this step's searches
 	const uint32_t *active; ///< by position: the dense index, ascending
 	uint32_t count;
 	uint32_t now;           ///< fat[k].queried_at == now: k searched this step
-} bpi_own_input;
+} bpi_active_input;
 
 /// The pairs among the active entities, as dense (lo, hi), appended to `out` in
 /// no particular order. Pairs kept from the last call stand for entities that did
@@ -53,15 +53,16 @@ typedef struct bpi_own_input {
 /// When too many searched, the pipeline over the true bounds finds them all and
 /// nothing is kept. Fills the stats the pipeline fills when it runs. On error the
 /// state is not valid, and `out` may hold some of the pairs.
-bp_status bpi_own_find(bpi_own *own, const bpi_own_input *in, bpi_pair_buffer *out, bp_frame_stats *stats);
+bp_status bpi_active_find(bpi_active_pairs *ap, const bpi_active_input *in, bpi_pair_buffer *out,
+	bp_frame_stats *stats);
 
 /// The active list changed (positions mean other entities): the next call finds
 /// every pair again.
-static inline void bpi_own_invalidate(bpi_own *own)
+static inline void bpi_active_invalidate(bpi_active_pairs *ap)
 {
-	own->valid = false;
+	ap->valid = false;
 }
 
-void bpi_own_free(bpi_own *own);
+void bpi_active_free(bpi_active_pairs *ap);
 
 #endif

@@ -20,7 +20,7 @@
 // Why not run the pipeline on the active entities every step: that pays a full step over
 // them each time, about what a world of the movers alone pays; keeping the pairs is
 // faster (perf/README.md, "Incremental: active entities").
-#include "incremental_own.h"
+#include "incremental_active.h"
 
 #include <math.h>
 #include <string.h>
@@ -29,28 +29,28 @@
 /// at most this many rows per active entity; beyond, the pipeline over the true
 /// bounds finds every pair and nothing is kept, as it is then faster
 /// (perf/README.md, "Incremental: active entities").
-#define OWN_SWEEP_ROWS 32.0
+#define ACTIVE_SWEEP_ROWS 32.0
 /// Fat boxes wider on x than this many times the mean are tested against every
 /// searcher rather than swept, so one huge box does not widen every scan.
-#define OWN_WIDE_FACTOR 2.0f
+#define ACTIVE_WIDE_FACTOR 2.0f
 /// Moves the insertion pass may make before a radix sort of the keys replaces it.
-#define OWN_INSERTION_MOVES(count) (4 * (uint64_t)(count) + 1024)
+#define ACTIVE_INSERTION_MOVES(count) (4 * (uint64_t)(count) + 1024)
 
-void bpi_own_free(bpi_own *own)
+void bpi_active_free(bpi_active_pairs *ap)
 {
-	bpi_array_free(&own->kept);
-	bpi_array_free(&own->order);
-	bpi_array_free(&own->rows);
-	bpi_array_free(&own->wide);
-	bpi_array_free(&own->fat_bounds);
-	bpi_array_free(&own->fat_flags);
-	bpi_radix_sort_free(&own->radix);
-	bpi_pair_buffer_free(&own->found);
-	bpi_indexes_free(&own->indexes);
-	*own = (bpi_own){0};
+	bpi_array_free(&ap->kept);
+	bpi_array_free(&ap->order);
+	bpi_array_free(&ap->rows);
+	bpi_array_free(&ap->wide);
+	bpi_array_free(&ap->fat_bounds);
+	bpi_array_free(&ap->fat_flags);
+	bpi_radix_sort_free(&ap->radix);
+	bpi_pair_buffer_free(&ap->found);
+	bpi_indexes_free(&ap->indexes);
+	*ap = (bpi_active_pairs){0};
 }
 
-static bool searched(const bpi_own_input *in, uint32_t k)
+static bool searched(const bpi_active_input *in, uint32_t k)
 {
 	return in->fat[k].queried_at == in->now;
 }
@@ -63,11 +63,11 @@ static bool fats_overlap(const bpi_fat *a, const bpi_fat *b, int dims)
 	return true;
 }
 
-static bool keep(bpi_own *own, uint32_t a, uint32_t b)
+static bool keep(bpi_active_pairs *ap, uint32_t a, uint32_t b)
 {
-	if (own->kept_count == own->kept.capacity && !bpi_array_grow(&own->kept, own->kept_count, own->kept_count + 1))
+	if (ap->kept_count == ap->kept.capacity && !bpi_array_grow(&ap->kept, ap->kept_count, ap->kept_count + 1))
 		return false;
-	own->kept.data[own->kept_count++] = (bp_pair){BP_MIN(a, b), BP_MAX(a, b)};
+	ap->kept.data[ap->kept_count++] = (bp_pair){BP_MIN(a, b), BP_MAX(a, b)};
 	return true;
 }
 
@@ -75,15 +75,15 @@ static bool keep(bpi_own *own, uint32_t a, uint32_t b)
 
 /// The fat boxes as a scene of their own (positions as indices), spheres read as
 /// their boxes: a candidate needs only the boxes to overlap.
-static bp_status fat_scene(bpi_own *own, const bpi_own_input *in, bpi_scene *out)
+static bp_status fat_scene(bpi_active_pairs *ap, const bpi_active_input *in, bpi_scene *out)
 {
 	const uint32_t n = in->count;
-	const int dims = in->own->dims;
-	if (!bpi_array_reserve(&own->fat_bounds, (size_t)2 * dims * n) || !bpi_array_reserve(&own->fat_flags, n))
+	const int dims = in->scene->dims;
+	if (!bpi_array_reserve(&ap->fat_bounds, (size_t)2 * dims * n) || !bpi_array_reserve(&ap->fat_flags, n))
 		return BP_ERR_OUT_OF_MEMORY;
-	*out = *in->own;
+	*out = *in->scene;
 	for (int axis = 0; axis < dims; ++axis) {
-		float *min = own->fat_bounds.data + (size_t)(2 * axis) * n, *max = min + n;
+		float *min = ap->fat_bounds.data + (size_t)(2 * axis) * n, *max = min + n;
 		for (uint32_t k = 0; k < n; ++k) {
 			min[k] = in->fat[k].lo[axis];
 			max[k] = in->fat[k].hi[axis];
@@ -92,42 +92,42 @@ static bp_status fat_scene(bpi_own *own, const bpi_own_input *in, bpi_scene *out
 		out->max[axis] = max;
 	}
 	for (uint32_t k = 0; k < n; ++k)
-		own->fat_flags.data[k] = in->own->flags[k] & (uint8_t)~BP_FLAG_SPHERE;
-	out->flags = own->fat_flags.data;
+		ap->fat_flags.data[k] = in->scene->flags[k] & (uint8_t)~BP_FLAG_SPHERE;
+	out->flags = ap->fat_flags.data;
 	return BP_OK;
 }
 
-static bp_status find_all(bpi_own *own, const bpi_own_input *in, bp_frame_stats *stats)
+static bp_status find_all(bpi_active_pairs *ap, const bpi_active_input *in, bp_frame_stats *stats)
 {
 	bpi_scene fat;
-	bp_status status = fat_scene(own, in, &fat);
+	bp_status status = fat_scene(ap, in, &fat);
 	if (status == BP_OK)
-		status = bpi_pipeline_run(&own->indexes, BP_ALGO_AUTO, &fat, &own->found, stats);
+		status = bpi_pipeline_run(&ap->indexes, BP_ALGO_AUTO, &fat, &ap->found, stats);
 	if (status != BP_OK)
 		return status;
-	if (!bpi_array_reserve(&own->kept, own->found.count))
+	if (!bpi_array_reserve(&ap->kept, ap->found.count))
 		return BP_ERR_OUT_OF_MEMORY;
-	if (own->found.count)
-		memcpy(own->kept.data, own->found.data, own->found.count * sizeof(bp_pair));
-	own->kept_count = own->found.count;
-	own->order_count = 0; // the next sweep sorts afresh
+	if (ap->found.count)
+		memcpy(ap->kept.data, ap->found.data, ap->found.count * sizeof(bp_pair));
+	ap->kept_count = ap->found.count;
+	ap->order_count = 0; // the next sweep sorts afresh
 	return BP_OK;
 }
 
 /// Too many searched for the kept pairs to pay: the pipeline over the true bounds,
 /// its pairs straight into `out`, keeping nothing (the kept pairs stay not valid).
-static bp_status find_true(bpi_own *own, const bpi_own_input *in, bpi_pair_buffer *out, bp_frame_stats *stats)
+static bp_status find_true(bpi_active_pairs *ap, const bpi_active_input *in, bpi_pair_buffer *out, bp_frame_stats *stats)
 {
-	bp_status status = bpi_pipeline_run(&own->indexes, BP_ALGO_AUTO, in->own, &own->found, stats);
+	bp_status status = bpi_pipeline_run(&ap->indexes, BP_ALGO_AUTO, in->scene, &ap->found, stats);
 	if (status != BP_OK)
 		return status;
-	if (!bpi_pair_buffer_reserve(out, own->found.count))
+	if (!bpi_pair_buffer_reserve(out, ap->found.count))
 		return BP_ERR_OUT_OF_MEMORY;
-	for (size_t i = 0; i < own->found.count; ++i) {
-		bp_pair p = own->found.data[i];
+	for (size_t i = 0; i < ap->found.count; ++i) {
+		bp_pair p = ap->found.data[i];
 		out->data[out->count++] = (bp_pair){in->active[p.lo], in->active[p.hi]};
 	}
-	own->order_count = 0;
+	ap->order_count = 0;
 	return BP_OK;
 }
 
@@ -141,29 +141,29 @@ static inline bool within_reach(float lo, float hi, float reach)
 	return hi <= lo + reach;
 }
 
-/// The positions by fat lo x into own->order, and their fat boxes into own->rows;
-/// the boxes not within the sweep's reach into own->wide. Returns the reach.
-static bp_status sort_by_x(bpi_own *own, const bpi_own_input *in, float *reach)
+/// The positions by fat lo x into ap->order, and their fat boxes into ap->rows;
+/// the boxes not within the sweep's reach into ap->wide. Returns the reach.
+static bp_status sort_by_x(bpi_active_pairs *ap, const bpi_active_input *in, float *reach)
 {
 	const uint32_t n = in->count;
-	if (!bpi_array_reserve(&own->rows, n) || !bpi_array_reserve(&own->wide, n))
+	if (!bpi_array_reserve(&ap->rows, n) || !bpi_array_reserve(&ap->wide, n))
 		return BP_ERR_OUT_OF_MEMORY;
-	bool reuse = own->order_count == n;
-	if (!reuse && !bpi_array_reserve(&own->order, n))
+	bool reuse = ap->order_count == n;
+	if (!reuse && !bpi_array_reserve(&ap->order, n))
 		return BP_ERR_OUT_OF_MEMORY;
-	bpi_sort_item *items = own->order.data;
+	bpi_sort_item *items = ap->order.data;
 	double width = 0;
 	for (uint32_t k = 0; k < n; ++k) {
 		uint32_t at = reuse ? bpi_sort_item_index(items[k]) : k;
 		items[k] = bpi_sort_item_make(bpi_radix_float_key(in->fat[at].lo[0]), at);
 		width += (double)in->fat[at].hi[0] - in->fat[at].lo[0];
 	}
-	*reach = OWN_WIDE_FACTOR * (float)(width / BP_MAX(n, 1u));
-	own->order_count = n;
-	if (!reuse || !bpi_insertion_sort_items(items, n, OWN_INSERTION_MOVES(n))) {
-		bp_status status = bpi_radix_sort_items(&own->radix, items, n, 1);
+	*reach = ACTIVE_WIDE_FACTOR * (float)(width / BP_MAX(n, 1u));
+	ap->order_count = n;
+	if (!reuse || !bpi_insertion_sort_items(items, n, ACTIVE_INSERTION_MOVES(n))) {
+		bp_status status = bpi_radix_sort_items(&ap->radix, items, n, 1);
 		if (status != BP_OK) {
-			own->order_count = 0;
+			ap->order_count = 0;
 			return status;
 		}
 	}
@@ -171,45 +171,45 @@ static bp_status sort_by_x(bpi_own *own, const bpi_own_input *in, float *reach)
 	for (uint32_t j = 0; j < n; ++j) {
 		uint32_t at = bpi_sort_item_index(items[j]);
 		const bpi_fat *f = &in->fat[at];
-		bpi_own_row *r = &own->rows.data[j];
-		*r = (bpi_own_row){.at = at};
-		for (int axis = 0; axis < in->own->dims; ++axis) {
+		bpi_active_row *r = &ap->rows.data[j];
+		*r = (bpi_active_row){.at = at};
+		for (int axis = 0; axis < in->scene->dims; ++axis) {
 			r->rec[axis] = f->lo[axis];
 			r->rec[3 + axis] = -f->hi[axis];
 		}
 		if (!within_reach(f->lo[0], f->hi[0], *reach)) // also a NaN reach
-			own->wide.data[wide++] = at;
+			ap->wide.data[wide++] = at;
 	}
-	own->wide_count = wide;
+	ap->wide_count = wide;
 	return BP_OK;
 }
 
 /// Other entity k, whose fat box overlaps searcher s's: a pair when the filters
 /// accept, once (of two searchers, the lower position finds it).
-static void consider(bpi_own *own, const bpi_own_input *in, uint32_t s, uint32_t k, bool *failed)
+static void consider(bpi_active_pairs *ap, const bpi_active_input *in, uint32_t s, uint32_t k, bool *failed)
 {
-	const bpi_scene *o = in->own;
+	const bpi_scene *o = in->scene;
 	if (k != s && !(k < s && searched(in, k)) && (o->unfiltered || bpi_scene_filters_accept(o, s, k)))
-		*failed |= !keep(own, s, k);
+		*failed |= !keep(ap, s, k);
 }
 
-static bp_status find_searchers(bpi_own *own, const bpi_own_input *in, uint32_t searchers)
+static bp_status find_searchers(bpi_active_pairs *ap, const bpi_active_input *in, uint32_t searchers)
 {
 	float reach;
-	bp_status status = sort_by_x(own, in, &reach);
+	bp_status status = sort_by_x(ap, in, &reach);
 	if (status != BP_OK)
 		return status;
 	const uint32_t n = in->count;
 	// Drop the kept pairs of the searchers.
 	size_t live = 0;
-	for (size_t i = 0; i < own->kept_count; ++i) {
-		bp_pair p = own->kept.data[i];
-		own->kept.data[live] = p;
+	for (size_t i = 0; i < ap->kept_count; ++i) {
+		bp_pair p = ap->kept.data[i];
+		ap->kept.data[live] = p;
 		live += !searched(in, p.lo) && !searched(in, p.hi);
 	}
-	own->kept_count = live;
-	const bpi_own_row *rows = own->rows.data;
-	const int dims = in->own->dims;
+	ap->kept_count = live;
+	const bpi_active_row *rows = ap->rows.data;
+	const int dims = in->scene->dims;
 	bool failed = false;
 	uint64_t read = 0;
 	for (uint32_t s = 0; s < n && !failed; ++s) {
@@ -231,23 +231,23 @@ static bp_status find_searchers(bpi_own *own, const bpi_own_input *in, uint32_t 
 		uint32_t j = first;
 		for (; j < n && rows[j].rec[0] <= f->hi[0]; ++j)
 			if (bpi_rec6_overlap(rows[j].rec, q) && within_reach(rows[j].rec[0], -rows[j].rec[3], reach))
-				consider(own, in, s, rows[j].at, &failed);
-		read += j - first + own->wide_count;
-		for (uint32_t w = 0; w < own->wide_count; ++w)
-			if (fats_overlap(f, &in->fat[own->wide.data[w]], dims))
-				consider(own, in, s, own->wide.data[w], &failed);
+				consider(ap, in, s, rows[j].at, &failed);
+		read += j - first + ap->wide_count;
+		for (uint32_t w = 0; w < ap->wide_count; ++w)
+			if (fats_overlap(f, &in->fat[ap->wide.data[w]], dims))
+				consider(ap, in, s, ap->wide.data[w], &failed);
 	}
 	float measured = (float)read / (float)BP_MAX(searchers, 1u);
-	own->rows_per_search = own->rows_per_search > 0 ? 0.75f * own->rows_per_search + 0.25f * measured : measured;
+	ap->rows_per_search = ap->rows_per_search > 0 ? 0.75f * ap->rows_per_search + 0.25f * measured : measured;
 	return failed ? BP_ERR_OUT_OF_MEMORY : BP_OK;
 }
 
 /// Rows a searcher's sweep is expected to read: as measured, or before any sweep
 /// as if the boxes were spread evenly over their span on x.
-static double expected_rows(const bpi_own *own, const bpi_own_input *in)
+static double expected_rows(const bpi_active_pairs *ap, const bpi_active_input *in)
 {
-	if (own->rows_per_search > 0)
-		return own->rows_per_search;
+	if (ap->rows_per_search > 0)
+		return ap->rows_per_search;
 	const uint32_t n = in->count;
 	double width = 0, lo = INFINITY, hi = -INFINITY;
 	for (uint32_t k = 0; k < n; ++k) {
@@ -255,36 +255,36 @@ static double expected_rows(const bpi_own *own, const bpi_own_input *in)
 		lo = fmin(lo, in->fat[k].lo[0]);
 		hi = fmax(hi, in->fat[k].lo[0]);
 	}
-	double span = hi - lo, reach = (1.0 + OWN_WIDE_FACTOR) * width / BP_MAX(n, 1u);
+	double span = hi - lo, reach = (1.0 + ACTIVE_WIDE_FACTOR) * width / BP_MAX(n, 1u);
 	return span > reach ? n * reach / span : n;
 }
 
 // ---- the step -------------------------------------------------------------------------
 
-bp_status bpi_own_find(bpi_own *own, const bpi_own_input *in, bpi_pair_buffer *out, bp_frame_stats *stats)
+bp_status bpi_active_find(bpi_active_pairs *ap, const bpi_active_input *in, bpi_pair_buffer *out, bp_frame_stats *stats)
 {
 	const uint32_t n = in->count;
 	uint32_t searchers = 0;
 	for (uint32_t k = 0; k < n; ++k)
 		searchers += searched(in, k);
-	const bool few = searchers * expected_rows(own, in) <= OWN_SWEEP_ROWS * n;
-	const bool sweep = own->valid && few;
-	own->valid = false; // until the kept pairs are whole again
+	const bool few = searchers * expected_rows(ap, in) <= ACTIVE_SWEEP_ROWS * n;
+	const bool sweep = ap->valid && few;
+	ap->valid = false; // until the kept pairs are whole again
 	if (!few)
-		return find_true(own, in, out, stats);
-	bp_status status = sweep ? find_searchers(own, in, searchers) : find_all(own, in, stats);
+		return find_true(ap, in, out, stats);
+	bp_status status = sweep ? find_searchers(ap, in, searchers) : find_all(ap, in, stats);
 	if (status != BP_OK)
 		return status;
-	own->valid = true;
-	if (!bpi_pair_buffer_reserve(out, own->kept_count))
+	ap->valid = true;
+	if (!bpi_pair_buffer_reserve(out, ap->kept_count))
 		return BP_ERR_OUT_OF_MEMORY;
-	const bpi_scene *s = in->own;
-	for (size_t i = 0; i < own->kept_count; ++i) {
-		bp_pair p = own->kept.data[i];
+	const bpi_scene *s = in->scene;
+	for (size_t i = 0; i < ap->kept_count; ++i) {
+		bp_pair p = ap->kept.data[i];
 		bool hit = bpi_scene_overlap(s, p.lo, p.hi) && bpi_scene_shapes_accept(s, p.lo, p.hi);
 		out->data[out->count] = (bp_pair){in->active[p.lo], in->active[p.hi]};
 		out->count += hit;
 	}
-	stats->candidate_tests += own->kept_count;
+	stats->candidate_tests += ap->kept_count;
 	return BP_OK;
 }
