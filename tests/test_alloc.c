@@ -836,14 +836,9 @@ static bool frames_with_failure(uint64_t k)
 	def.dims = 2;
 	def.incremental = true;
 	def.thread_count = 1;
-	bp_world *w = NULL;
-	cr_assert_eq(bp_world_create(&def, &w), BP_OK);
-	for (uint32_t i = 0; i < n; ++i) {
-		bp_entity_def d = bp_entity_def_default();
-		memcpy(d.min, boxes[i].min, sizeof d.min);
-		memcpy(d.max, boxes[i].max, sizeof d.max);
-		cr_assert_eq(bp_entity_create(w, &d, &handles[i]), BP_OK);
-	}
+	bp_world *w = test_world_from_def(boxes, n, &def);
+	for (uint32_t i = 0; i < n; ++i)
+		handles[i] = bp_world_entity_at(w, i);
 	bool injected = false;
 	for (int frame = 1; frame <= FRAMES; ++frame) {
 		if (frame > 1) {

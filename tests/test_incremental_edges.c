@@ -365,20 +365,19 @@ Test(incremental_edges, huge_boxes_under_huge_margins, .timeout = 120)
 static void movers_from_the_start(uint32_t *paths, int steps)
 {
 	enum { N = 10000, MOVERS = 625 };
-	bp_world_def def = bp_world_def_default();
-	def.dims = 2;
-	def.incremental = true;
-	def.thread_count = 1;
-	bp_world *w = NULL;
-	cr_assert_eq(bp_world_create(&def, &w), BP_OK);
 	test_rng rng = {77};
+	static oracle_box boxes[N];
+	for (uint32_t i = 0; i < N; ++i) {
+		boxes[i] = (oracle_box){.category = 1, .mask = UINT32_MAX};
+		for (int a = 0; a < 2; ++a) {
+			boxes[i].min[a] = test_rng_float(&rng, 0, 400);
+			boxes[i].max[a] = boxes[i].min[a] + 1;
+		}
+	}
+	bp_world *w = edge_world(2, true, 0, 0.0f);
 	static bp_entity e[N];
 	for (uint32_t i = 0; i < N; ++i) {
-		bp_entity_def d = bp_entity_def_default();
-		d.min[0] = test_rng_float(&rng, 0, 400);
-		d.min[1] = test_rng_float(&rng, 0, 400);
-		d.max[0] = d.min[0] + 1;
-		d.max[1] = d.min[1] + 1;
+		bp_entity_def d = def_of(&boxes[i]);
 		cr_assert_eq(bp_entity_create(w, &d, &e[i]), BP_OK);
 	}
 	for (int step = 0; step < steps; ++step) {
