@@ -63,6 +63,13 @@ static bool inside(const bpi_fat *f, const bpi_box3 *b, int dims)
 	return true;
 }
 
+/// The candidates of a buffer from `first` on; NULL for an empty buffer, whose
+/// array may not exist yet (no pointer arithmetic on NULL).
+static const bpi_candidate *candidates_from(const bpi_candidate_buffer *b, size_t first)
+{
+	return b->items.data ? b->items.data + first : NULL;
+}
+
 static bpi_candidate *candidate_push(bpi_candidate_buffer *b)
 {
 	if (b->count == b->items.capacity &&
@@ -150,7 +157,7 @@ static void probe_flush(cross_probe *p)
 		}
 	}
 	p->pending_count = 0;
-	retest_in_place(p->candidates->items.data + first, (uint32_t)(p->candidates->count - first), p);
+	retest_in_place(candidates_from(p->candidates, first), (uint32_t)(p->candidates->count - first), p);
 }
 
 static void probe_hit(uint32_t e, const float *record, void *ctx)
@@ -184,7 +191,7 @@ static void retest_moving(const bpi_cross_input *in, bpi_fat *f, const bpi_candi
 	f->buffer = buffer;
 	f->first = (uint32_t)first;
 	f->count = (uint32_t)(to->count - first);
-	retest_in_place(to->items.data + first, f->count, p);
+	retest_in_place(candidates_from(to, first), f->count, p);
 }
 
 static void query_start(const bpi_cross_input *in, bpi_fat *f, const bpi_box3 *b, float margin, uint32_t now,
@@ -214,7 +221,7 @@ static void prefetch_candidates(const bpi_cross *x, const bpi_fat *f)
 {
 	if (f->lo[0] == INFINITY)
 		return;
-	const char *at = (const char *)(x->buffers.data[f->buffer].items.data + f->first);
+	const char *at = (const char *)candidates_from(&x->buffers.data[f->buffer], f->first);
 	size_t bytes = BP_MIN((size_t)f->count * sizeof(bpi_candidate), CROSS_PREFETCH_BYTES);
 	for (size_t b = 0; b < bytes; b += 64)
 		__builtin_prefetch(at + b);
@@ -247,7 +254,7 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 		bpi_rest_filter filter = filter_of(in->active_scene, k);
 		if (inside(f, &b, s->dims) && same_filter(f->filter, filter)) {
 			probe_set(&p, a, &b, filter);
-			const bpi_candidate *kept = x->buffers.data[f->buffer].items.data + f->first;
+			const bpi_candidate *kept = candidates_from(&x->buffers.data[f->buffer], f->first);
 			if (x->compacting)
 				retest_moving(in, f, kept, buffer, &p);
 			else

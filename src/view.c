@@ -145,9 +145,12 @@ bp_status bpi_view_derive(bp_view *f, const bp_view *prev, const uint32_t *chang
 	unsigned asked = atomic_load_explicit(&prev->asked, memory_order_relaxed);
 	if (asked & BPI_VIEW_INDEX)
 		make_index(f, prev, changed, changed_count, index_scratch, threads);
-	if (asked & BPI_VIEW_ADJACENCY)
+	unsigned made = (asked & BPI_VIEW_INDEX) | (named ? BPI_VIEW_NAMES : 0u);
+	if (asked & BPI_VIEW_ADJACENCY) {
+		// Lists that found no memory are not made: the first reader to ask tries again.
 		f->adjacency_status = build_adjacency(f);
-	unsigned made = (asked & (BPI_VIEW_INDEX | BPI_VIEW_ADJACENCY)) | (named ? BPI_VIEW_NAMES : 0u);
+		made |= f->adjacency_status == BP_ERR_OUT_OF_MEMORY ? 0u : (unsigned)BPI_VIEW_ADJACENCY;
+	}
 	atomic_store_explicit(&f->ready, made, memory_order_release);
 	return BP_OK;
 }
@@ -168,10 +171,14 @@ bp_status bpi_view_ensure(const bp_view *view, unsigned what)
 				bpi_step_threads(&v->settings, v->count));
 			bpi_view_index_scratch_free(&scratch);
 		}
-		if ((what & BPI_VIEW_ADJACENCY) && !(ready & BPI_VIEW_ADJACENCY))
-			v->adjacency_status = build_adjacency(v);
-		// Names and key pairs that found no memory are not made: a later call tries again.
-		if ((what & BPI_VIEW_NAMES) && !(ready & BPI_VIEW_NAMES) && (status = bpi_view_names_build(v)) != BP_OK)
+		// What found no memory is not made: a later call tries again.
+		if ((what & BPI_VIEW_ADJACENCY) && !(ready & BPI_VIEW_ADJACENCY) &&
+			(v->adjacency_status = build_adjacency(v)) == BP_ERR_OUT_OF_MEMORY) {
+			what &= ~(unsigned)BPI_VIEW_ADJACENCY;
+			status = BP_ERR_OUT_OF_MEMORY;
+		}
+		if ((what & BPI_VIEW_NAMES) && !(ready & BPI_VIEW_NAMES) && status == BP_OK &&
+			(status = bpi_view_names_build(v)) != BP_OK)
 			what &= ~(unsigned)BPI_VIEW_NAMES;
 		if ((what & BPI_VIEW_KEYS) && !(ready & BPI_VIEW_KEYS) && status == BP_OK &&
 			(status = bpi_view_keys_build(v)) != BP_OK)

@@ -895,6 +895,55 @@ Test(alloc, frames_after_a_failed_build_change_the_world, .timeout = 240)
 	cr_log_info("frames after a failed build: failed each of %llu allocations in turn", (unsigned long long)(k - 1));
 }
 
+/// A reader used the neighbour lists last frame, so the builder makes them for the
+/// next; when their allocation fails the frame still publishes (its pairs are
+/// whole), and the first reader to ask once memory is back gets the lists, which
+/// equal the oracle's: a failure is not kept as the answer.
+Test(alloc, neighbour_lists_that_found_no_memory_are_made_when_asked, .timeout = 120)
+{
+	enum { N = 600 };
+	static oracle_box boxes[N];
+	test_random_boxes(boxes, N, 3, 12.0f, 1.5f, false, 909);
+	oracle_pairs want = oracle_find_pairs(boxes, N, 3);
+	uint32_t degree[N] = {0};
+	for (size_t i = 0; i < want.count; ++i)
+		++degree[want.data[i].lo], ++degree[want.data[i].hi];
+	uint64_t k = 1, published_without = 0;
+	for (bool injected = true; injected; ++k) {
+		bp_set_allocator(&counting);
+		arm(0);
+		bp_world_def def = bp_world_def_default();
+		def.thread_count = 1;
+		bp_world *w = test_world_from_def(boxes, N, &def);
+		bp_view *v = NULL;
+		cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+		const uint32_t *list;
+		size_t count;
+		cr_assert_eq(bp_view_neighbours(v, 0, &list, &count), BP_OK); // asked: the next frame makes them
+		cr_assert_eq(bp_view_release(v), BP_OK);
+		arm(k);
+		bp_status status = bp_frame_step(w, &v);
+		injected = atomic_load(&calls) >= k;
+		disarm();
+		if (status == BP_OK) {
+			published_without += !(atomic_load(&failures) == 0);
+			for (uint32_t e = 0; e < N; ++e) {
+				cr_assert_eq(bp_view_neighbours(v, e, &list, &count), BP_OK, "k = %llu, entity %u",
+					(unsigned long long)k, e);
+				cr_assert_eq(count, degree[e], "k = %llu, entity %u", (unsigned long long)k, e);
+			}
+			cr_assert_eq(bp_view_release(v), BP_OK);
+		} else {
+			cr_assert_eq(status, BP_ERR_OUT_OF_MEMORY);
+		}
+		bp_world_destroy(w);
+		expect_all_freed(k);
+		cr_assert_lt(k, 100000, "the frame never stops allocating");
+	}
+	cr_assert_gt(published_without, 0, "no frame published past a failed allocation: nothing was tested");
+	oracle_pairs_free(&want);
+}
+
 // ---- BPI_ARRAY, the growable scratch array of core.h ---------------------------
 
 typedef struct triple {
