@@ -25,7 +25,7 @@ target_include_directories(bp_fuzz_scene PUBLIC ${PROJECT_SOURCE_DIR}/tools/scen
 target_compile_options(bp_fuzz_scene PRIVATE ${BP_FUZZ_FLAGS} -fsanitize=fuzzer-no-link)
 target_link_libraries(bp_fuzz_scene PUBLIC bp_fuzz_lib PRIVATE bp_output bp_warnings)
 
-foreach(target fuzz_scene fuzz_api fuzz_pairs)
+foreach(target fuzz_scene fuzz_api fuzz_pairs fuzz_history)
   add_executable(${target} ${CMAKE_CURRENT_LIST_DIR}/${target}.c)
   target_compile_options(${target} PRIVATE ${BP_FUZZ_FLAGS} -fsanitize=fuzzer)
   target_link_options(${target} PRIVATE -fsanitize=fuzzer,address,undefined)
@@ -36,4 +36,6 @@ foreach(target fuzz_scene fuzz_api fuzz_pairs)
   set_tests_properties(${target} PROPERTIES TIMEOUT 900 LABELS fuzz)
 endforeach()
 target_link_libraries(fuzz_scene PRIVATE bp_fuzz_scene)
-add_custom_target(fuzz DEPENDS fuzz_scene fuzz_api fuzz_pairs)
+# fuzz_history: the history engine of tests/fuzz/history.c (history_soak in extra.cmake is its ctest).
+target_sources(fuzz_history PRIVATE ${CMAKE_CURRENT_LIST_DIR}/history.c)
+add_custom_target(fuzz DEPENDS fuzz_scene fuzz_api fuzz_pairs fuzz_history)
