@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The algorithm registry: the table of implementations, their names, and AUTO's choice.
 #include "index.h"
+#include <broadphase/world.h> // the public calls defined here
 
 #include <stdlib.h>
 #include <string.h>

@@ -2,6 +2,7 @@
 // Per-chunk pair buffers, their merge in chunk order, sorted merges and the checksum
 // (the sorts are in pairs_sort.c).
 #include "pairs.h"
+#include <broadphase/world.h> // the public calls defined here
 #include "parallel.h"
 
 #include <stdlib.h>

@@ -12,6 +12,7 @@
 // (perf/README.md, "Pair buffers and sorting"). Small lists, and indices too wide for the
 // buckets, keep the LSD sort.
 #include "pairs.h"
+#include <broadphase/world.h> // the public calls defined here
 #include "parallel.h"
 
 #include <stdlib.h>

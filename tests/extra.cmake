@@ -29,6 +29,12 @@ if(BP_BUILD_TOOLS AND BP_SANITIZE STREQUAL "")
   set_tests_properties(resource_limits PROPERTIES TIMEOUT 300 LABELS limits)
 endif()
 
+# Every BP_API function of the public headers is exported by the shared library.
+if(TARGET broadphase AND BP_SANITIZE STREQUAL "")
+  add_test(NAME exports COMMAND ${CMAKE_CURRENT_SOURCE_DIR}/exports.sh $<TARGET_FILE:broadphase> ${PROJECT_SOURCE_DIR}/include)
+  set_tests_properties(exports PROPERTIES TIMEOUT 60)
+endif()
+
 # The differential history engine (tests/fuzz/history.c) as a plain program: the scripted
 # reproductions, the fuzz_history corpus, then random seeds (BP_HISTORY_SEEDS; tests/fuzz/README.md).
 add_executable(history_soak ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/history_soak.c ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/history.c)

@@ -255,9 +255,12 @@ typedef struct side {
 	size_t last_count;
 	bp_view *held[HELD];
 	frame_exp held_exp[HELD], ring[RING];
+	frame_exp kept; ///< the published frame's, when frames that failed since pushed it out of the ring
 	uint64_t submitted, published;     ///< last submitted and last known published frame
 	bool pending, pending_unsupported; ///< a submit not waited for; BP_ERR_UNSUPPORTED allowed for it
+	bool pending_limited;              ///< BP_ERR_OUT_OF_MEMORY allowed for it: a memory limit was set
 	bp_status pending_status;          ///< what its build must return
+	size_t limit;                      ///< the world's memory_limit (0: none): steps may fail under it
 	int workers;
 } side;
 
@@ -845,7 +848,9 @@ static void exp_free(frame_exp *x)
 
 static frame_exp *ring_find(side *s, uint64_t frame)
 {
-	return frame && s->ring[frame % RING].frame == frame ? &s->ring[frame % RING] : NULL;
+	if (frame && s->ring[frame % RING].frame == frame)
+		return &s->ring[frame % RING];
+	return frame && s->kept.frame == frame ? &s->kept : NULL;
 }
 
 static int handle_cmp(bp_entity a, bp_entity b)
@@ -929,6 +934,8 @@ static void check_view(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		adj[at[x->pairs[i].lo]++] = x->pairs[i].hi, adj[at[x->pairs[i].hi]++] = x->pairs[i].lo;
 	for (uint32_t i = 0; i < x->n; ++i) {
 		bp_status s = bp_view_neighbours(v, i, &nb, &deg);
+		if (s == BP_ERR_OUT_OF_MEMORY && c->sd[w].limit) // the lists count against the memory limit
+			break;
 		if (s != BP_OK || deg != degree[i] || (deg && memcmp(nb, adj + at[i] - deg, deg * 4)))
 			failf(c, w, "view %llu: bp_view_neighbours(%u): %s, %zu neighbours, expected %u", frame, i, status_name(s),
 				deg, degree[i]);
@@ -984,7 +991,8 @@ static void drain(ctx *c, int w)
 		return;
 	bp_status st = bp_frame_wait(s->w, s->submitted);
 	tr(c, w, "\tcr_assert_eq(bp_frame_wait(w, %llu), %s);\n", (unsigned long long)s->submitted, status_name(st));
-	if (st != s->pending_status && !(st == BP_ERR_UNSUPPORTED && s->pending_unsupported))
+	if (st != s->pending_status && !(st == BP_ERR_UNSUPPORTED && s->pending_unsupported) &&
+		!(st == BP_ERR_OUT_OF_MEMORY && s->pending_limited))
 		failf(c, w, "bp_frame_wait(%llu): %s", (unsigned long long)s->submitted, status_name(st));
 	s->published = st == BP_OK ? s->submitted : s->published, s->pending = false;
 }
@@ -1023,9 +1031,11 @@ static void op_step(ctx *c, const hist_op *op, int kind)
 					(unsigned long long)s->submitted);
 			s->submitted = frame, s->pending = true, s->pending_status = expected;
 			s->pending_unsupported = unsupported_allowed(c, w, BP_ERR_UNSUPPORTED);
+			s->pending_limited = s->limit != 0;
 		} else if (st != BP_OK) {
 			const bp_pair *got = bp_world_pairs(s->w, &got_count);
-			if ((!(at && st == BP_ERR_OUT_OF_MEMORY) && st != expected && !unsupported_allowed(c, w, st)) || v)
+			if ((!((at || s->limit) && st == BP_ERR_OUT_OF_MEMORY) && st != expected && !unsupported_allowed(c, w, st)) ||
+				v)
 				failf(c, w, "%s: %s (%s), expected %s", names[kind], status_name(st), bp_world_last_error(s->w),
 					status_name(expected));
 			if (!kind && pairs_differ(got, got_count, s->last, s->last_count, buf, sizeof buf))
@@ -1059,8 +1069,14 @@ static void op_step(ctx *c, const hist_op *op, int kind)
 			}
 		}
 		if (frame) {
-			exp_free(&s->ring[frame % RING]);
-			x.frame = frame, s->ring[frame % RING] = x;
+			frame_exp *slot = &s->ring[frame % RING];
+			if (slot->frame && slot->frame == s->published && slot->frame != frame) {
+				exp_free(&s->kept); // the published frame stays findable however many fail after it
+				s->kept = *slot;
+			} else {
+				exp_free(slot);
+			}
+			x.frame = frame, *slot = x;
 		} else {
 			exp_free(&x);
 		}
@@ -1097,9 +1113,25 @@ static void op_acquire(ctx *c, const hist_op *op)
 
 /// Thread count, debug flags or algorithm, the same on both worlds (no debug flag but
 /// BP_DEBUG_NO_COHERENCE and BP_DEBUG_NO_SIMD on the plain one).
+/// A memory limit on both worlds: none, or 64 bytes to 128 KiB, so that steps
+/// holding more pairs fail (and keep what they had) while smaller ones pass.
+static void op_memory_limit(ctx *c, const hist_op *op)
+{
+	size_t limit = op->s % 3 == 0 ? 0 : (size_t)64 << (op->s / 3 % 12);
+	for (int w = 0; w < 2; ++w) {
+		tr(c, w, "\tcr_assert_eq(bp_world_set_memory_limit(w, %zu), BP_OK);\n", limit);
+		expect_status(c, w, bp_world_set_memory_limit(c->sd[w].w, limit), BP_OK, "memory_limit");
+		c->sd[w].limit = limit;
+	}
+}
+
 static void op_config(ctx *c, const hist_op *op)
 {
-	int what = op->a % 3;
+	if (op->a % 4 == 3) {
+		op_memory_limit(c, op);
+		return;
+	}
+	int what = op->a % 4;
 	bp_algorithm algo = (bp_algorithm)(op->s % BP_ALGO_COUNT);
 	algo = bp_algorithm_available(algo) ? algo : BP_ALGO_AUTO;
 	for (int w = 0; w < 2; ++w) {
@@ -1221,6 +1253,7 @@ uint64_t hist_run(const history *h, const hist_options *options)
 			release_held(&c, w, i);
 		for (int i = 0; i < RING; ++i)
 			exp_free(&c.sd[w].ring[i]);
+		exp_free(&c.sd[w].kept);
 		free(c.sd[w].last);
 	}
 	if (c.tr)
