@@ -163,10 +163,122 @@ static inline bool closer(float t, uint32_t e, bp_hit best)
 	return best.index == UINT32_MAX || t < best.distance || (t == best.distance && e < best.index);
 }
 
+// ---- through the hierarchy --------------------------------------------------------
+
+// Each node box is the exact float union of its children's, and sweep_box's slab
+// bounds are monotone in a box's bounds: a node the sweep misses holds no hit, and
+// a node's entry t is at most that of anything under it. So a walk that skips a
+// node entering after the best hit (strictly: a tie may be a lower index) is exact.
+
+typedef struct bvh_walk {
+	const bpi_view_bvh *h;
+	bpi_box_arrays nodes, boxes;
+	struct {
+		uint32_t node;
+		float t;
+	} stack[64]; ///< a node pops one entry and pushes two: depth + 1 at most
+	uint32_t top;
+} bvh_walk;
+
+static void walk_start(bvh_walk *w, const bpi_view_bvh *h, const sweep *s)
+{
+	w->h = h;
+	w->nodes = (bpi_box_arrays){{h->node_min[0], h->node_min[1], h->node_min[2]},
+		{h->node_max[0], h->node_max[1], h->node_max[2]}};
+	w->boxes = (bpi_box_arrays){{h->min[0], h->min[1], h->min[2]}, {h->max[0], h->max[1], h->max[2]}};
+	w->top = 0;
+	float t;
+	if (sweep_box(&w->nodes, s, 1, &t)) {
+		w->stack[0].node = 1;
+		w->stack[0].t = t;
+		w->top = 1;
+	}
+}
+
+/// Pushes the children of `node` the sweep reaches and that enter at or before
+/// `bound`, the nearer last so that it is walked first.
+static void walk_children(bvh_walk *w, const sweep *s, uint32_t node, float bound)
+{
+	float t[2];
+	bool hit[2];
+	for (int c = 0; c < 2; ++c)
+		hit[c] = sweep_box(&w->nodes, s, 2 * node + (uint32_t)c, &t[c]) && t[c] <= bound;
+	const int near = hit[0] && hit[1] ? t[1] < t[0] : hit[1];
+	for (int k = 0; k < 2; ++k) {
+		const int c = k == 0 ? 1 - near : near;
+		if (hit[c]) {
+			w->stack[w->top].node = 2 * node + (uint32_t)c;
+			w->stack[w->top++].t = t[c];
+		}
+	}
+}
+
+/// Positions [first, last) of leaf node `node`.
+static void leaf_range(const bpi_view_bvh *h, uint32_t node, uint32_t *first, uint32_t *last)
+{
+	*first = (node - h->first_leaf) * BPI_BVH_LEAF;
+	*last = BP_MIN(*first + BPI_BVH_LEAF, h->count);
+}
+
+static bp_hit bvh_closest(const bp_view *v, const bpi_view_bvh *h, const sweep *s, const bp_query_filter *filter)
+{
+	bp_hit best = {UINT32_MAX, INFINITY};
+	bvh_walk w;
+	walk_start(&w, h, s);
+	while (w.top) {
+		--w.top;
+		const uint32_t node = w.stack[w.top].node;
+		if (best.index != UINT32_MAX && w.stack[w.top].t > best.distance)
+			continue;
+		if (node < h->first_leaf) {
+			walk_children(&w, s, node, best.index == UINT32_MAX ? INFINITY : best.distance);
+			continue;
+		}
+		uint32_t first, last;
+		float t;
+		leaf_range(h, node, &first, &last);
+		for (uint32_t p = first; p < last; ++p) {
+			const uint32_t e = h->order.data[p];
+			if (sweep_box(&w.boxes, s, p, &t) && closer(t, e, best) && bpi_query_accepts(v, filter, e))
+				best = (bp_hit){e, t};
+		}
+	}
+	return best;
+}
+
+static size_t bvh_all(const bp_view *v, const bpi_view_bvh *h, const sweep *s, const bp_query_filter *filter,
+	bpi_best_k *best)
+{
+	size_t count = 0;
+	bvh_walk w;
+	walk_start(&w, h, s);
+	while (w.top) {
+		const uint32_t node = w.stack[--w.top].node;
+		if (node < h->first_leaf) {
+			walk_children(&w, s, node, INFINITY);
+			continue;
+		}
+		uint32_t first, last;
+		float t;
+		leaf_range(h, node, &first, &last);
+		for (uint32_t p = first; p < last; ++p) {
+			const uint32_t e = h->order.data[p];
+			if (sweep_box(&w.boxes, s, p, &t) && bpi_query_accepts(v, filter, e)) {
+				bpi_best_offer(best, (bp_hit){e, t});
+				count++;
+			}
+		}
+	}
+	return count;
+}
+
 /// The closest accepted hit; index UINT32_MAX when none. The filter is asked
 /// only about hits that would beat the best so far.
 static bp_hit sweep_closest(const bp_view *v, const sweep *s, const bp_query_filter *filter)
 {
+	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	if (v->bvh.count)
+		return bvh_closest(v, &v->bvh, s, filter);
 	bp_hit best = {UINT32_MAX, INFINITY};
 	float t;
 	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
@@ -200,6 +312,9 @@ static bp_hit sweep_closest(const bp_view *v, const sweep *s, const bp_query_fil
 /// change the answer.
 static size_t sweep_all(const bp_view *v, const sweep *s, const bp_query_filter *filter, bpi_best_k *best)
 {
+	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	if (v->bvh.count)
+		return bvh_all(v, &v->bvh, s, filter, best);
 	size_t count = 0;
 	float t;
 	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);

@@ -264,6 +264,7 @@ static bp_status snapshot(bpi_frames *fr, bp_view *f, const bpi_frame_source *sr
 	f->began_count = f->ended_count = 0;
 	f->previous = 0;
 	f->index.count = 0;
+	f->bvh.count = 0;
 	atomic_store_explicit(&f->ready, 0u, memory_order_relaxed);
 	atomic_store_explicit(&f->asked, 0u, memory_order_relaxed);
 	f->adjacency_status = BP_OK;

@@ -44,6 +44,7 @@ void bpi_view_free(bp_view *f)
 	bpi_view_events_free(f);
 	bpi_array_free(&f->changes);
 	bpi_view_index_free(&f->index, f->dims);
+	bpi_view_bvh_free(&f->bvh);
 	bpi_free(f, sizeof *f);
 }
 
@@ -130,6 +131,12 @@ static void make_index(bp_view *f, const bp_view *prev, const uint32_t *changed,
 	}
 }
 
+/// Entities the hierarchy covers: none in a view so small that a scan is as fast.
+static uint32_t bvh_count(const bp_view *v)
+{
+	return v->count < BPI_VIEW_INDEX_MIN_COUNT ? 0 : v->count;
+}
+
 bp_status bpi_view_derive(bp_view *f, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
 	bpi_view_index_scratch *index_scratch, int threads)
 {
@@ -145,7 +152,9 @@ bp_status bpi_view_derive(bp_view *f, const bp_view *prev, const uint32_t *chang
 	unsigned asked = atomic_load_explicit(&prev->asked, memory_order_relaxed);
 	if (asked & BPI_VIEW_INDEX)
 		make_index(f, prev, changed, changed_count, index_scratch, threads);
-	unsigned made = (asked & BPI_VIEW_INDEX) | (named ? BPI_VIEW_NAMES : 0u);
+	if (asked & BPI_VIEW_BVH)
+		(void)bpi_view_bvh_build(&f->bvh, &f->soa, bvh_count(f), f->dims, threads);
+	unsigned made = (asked & (BPI_VIEW_INDEX | BPI_VIEW_BVH)) | (named ? BPI_VIEW_NAMES : 0u);
 	if (asked & BPI_VIEW_ADJACENCY) {
 		// Lists that found no memory are not made: the first reader to ask tries again.
 		f->adjacency_status = build_adjacency(f);
@@ -171,6 +180,9 @@ bp_status bpi_view_ensure(const bp_view *view, unsigned what)
 				bpi_step_threads(&v->settings, v->count));
 			bpi_view_index_scratch_free(&scratch);
 		}
+		if ((what & BPI_VIEW_BVH) && !(ready & BPI_VIEW_BVH))
+			(void)bpi_view_bvh_build(&v->bvh, &v->soa, bvh_count(v), v->dims,
+				bpi_step_threads(&v->settings, v->count));
 		// What found no memory is not made: a later call tries again.
 		if ((what & BPI_VIEW_ADJACENCY) && !(ready & BPI_VIEW_ADJACENCY) &&
 			(v->adjacency_status = build_adjacency(v)) == BP_ERR_OUT_OF_MEMORY) {

@@ -8,6 +8,7 @@
 #include <stdatomic.h>
 #include "soa.h"
 #include "step.h"
+#include "view_bvh.h"
 #include "view_index.h"
 
 /// bp_view.refs: the readers' references, plus this bit while the buffer is the
@@ -61,7 +62,8 @@ struct bp_view {
 	BPI_ARRAY(bp_key_pair) began_keys, ended_keys; ///< the same, as key pairs sorted by (a, b) (BPI_VIEW_KEYS)
 	size_t began_count, ended_count;
 	uint64_t previous; ///< the published frame the events are counted from; 0: none
-	bpi_view_index index; ///< spatial index for the box, point, sphere, ray and nearest queries
+	bpi_view_index index; ///< spatial index for the box, point, sphere and nearest queries, and visitors of casts
+	bpi_view_bvh bvh;     ///< hierarchy for the closest and all-hits rays and box casts
 	bp_frame_stats stats;
 
 	// The query index and the adjacency are made by the builder when the last
@@ -74,7 +76,7 @@ struct bp_view {
 };
 
 /// The extras a view makes on first use.
-enum { BPI_VIEW_INDEX = 1u, BPI_VIEW_ADJACENCY = 2u, BPI_VIEW_NAMES = 4u, BPI_VIEW_KEYS = 8u };
+enum { BPI_VIEW_INDEX = 1u, BPI_VIEW_ADJACENCY = 2u, BPI_VIEW_NAMES = 4u, BPI_VIEW_KEYS = 8u, BPI_VIEW_BVH = 16u };
 
 /// A new, empty frame buffer of `pool`, or NULL without memory.
 bp_view *bpi_view_create(struct bpi_frames *pool, int dims);

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: MIT
+// Builds a frame's hierarchy for casts (view_bvh.h): Morton codes of the entities' centres,
+// a radix sort, the bounds gathered into that order, then node boxes from the leaves up.
+#include "view_bvh.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "parallel.h"
+
+#define CODE_GRAIN 16384u
+
+// Minima and maxima by comparison: finite bounds hold no NaN, and fminf and
+// friends are calls into libm on x86-64 without SSE4.1.
+
+void bpi_view_bvh_free(bpi_view_bvh *bvh)
+{
+	bpi_array_free(&bvh->order);
+	bpi_array_free(&bvh->bounds);
+	bpi_array_free(&bvh->nodes);
+	bpi_array_free(&bvh->items);
+	bpi_radix_sort_free(&bvh->radix);
+	*bvh = (bpi_view_bvh){0};
+}
+
+/// Spreads the low 10 bits of x three apart (3D) or the low 16 two apart (2D).
+static uint32_t spread3(uint32_t x)
+{
+	x &= 0x3FF;
+	x = (x | x << 16) & 0x030000FF;
+	x = (x | x << 8) & 0x0300F00F;
+	x = (x | x << 4) & 0x030C30C3;
+	return (x | x << 2) & 0x09249249;
+}
+
+static uint32_t spread2(uint32_t x)
+{
+	x &= 0xFFFF;
+	x = (x | x << 8) & 0x00FF00FF;
+	x = (x | x << 4) & 0x0F0F0F0F;
+	x = (x | x << 2) & 0x33333333;
+	return (x | x << 1) & 0x55555555;
+}
+
+typedef struct code_job {
+	const bpi_soa *soa;
+	int dims;
+	double lo[3], scale[3]; ///< centre -> cell: (c - lo) * scale, in [0, cells)
+	bpi_sort_item *items;
+} code_job;
+
+static void code_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
+	const code_job *job = ctx;
+	const double top = job->dims == 3 ? 1023.0 : 65535.0;
+	for (uint32_t i = begin; i < end; ++i) {
+		uint32_t code = 0;
+		for (int a = 0; a < job->dims; ++a) {
+			double c = 0.5 * ((double)job->soa->min[a][i] + job->soa->max[a][i]);
+			double cell = (c - job->lo[a]) * job->scale[a];
+			cell = cell < 0.0 ? 0.0 : cell > top ? top : cell;
+			uint32_t q = (uint32_t)cell;
+			code |= (job->dims == 3 ? spread3(q) : spread2(q)) << a;
+		}
+		job->items[i] = bpi_sort_item_make(code, i);
+	}
+}
+
+typedef struct gather_job {
+	const bpi_soa *soa;
+	bpi_view_bvh *bvh;
+	int dims;
+} gather_job;
+
+static void gather_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
+	const gather_job *job = ctx;
+	bpi_view_bvh *b = job->bvh;
+	const uint32_t n = b->count;
+	for (uint32_t p = begin; p < end; ++p) {
+		uint32_t e = bpi_sort_item_index(b->items.data[p]);
+		b->order.data[p] = e;
+		for (int a = 0; a < job->dims; ++a) {
+			b->bounds.data[(size_t)a * n + p] = job->soa->min[a][e];
+			b->bounds.data[(size_t)(3 + a) * n + p] = job->soa->max[a][e];
+		}
+	}
+}
+
+/// The box of leaf k: the union of its entities' bounds, or empty.
+static void leaf_box(bpi_view_bvh *b, int dims, uint32_t k, size_t stride)
+{
+	const uint32_t first = k * BPI_BVH_LEAF, last = BP_MIN(first + BPI_BVH_LEAF, b->count);
+	const size_t node = b->first_leaf + k;
+	for (int a = 0; a < dims; ++a) {
+		float lo = INFINITY, hi = -INFINITY;
+		for (uint32_t p = first; p < last; ++p) {
+			lo = b->min[a][p] < lo ? b->min[a][p] : lo;
+			hi = b->max[a][p] > hi ? b->max[a][p] : hi;
+		}
+		b->nodes.data[(size_t)a * stride + node] = lo;
+		b->nodes.data[(size_t)(3 + a) * stride + node] = hi;
+	}
+}
+
+bp_status bpi_view_bvh_build(bpi_view_bvh *b, const bpi_soa *soa, uint32_t count, int dims, int threads)
+{
+	b->count = 0;
+	const uint32_t leaves = (count + BPI_BVH_LEAF - 1) / BPI_BVH_LEAF;
+	uint32_t first_leaf = 1;
+	while (first_leaf < leaves)
+		first_leaf *= 2;
+	const size_t stride = 2 * (size_t)first_leaf;
+	if (!bpi_array_reserve(&b->order, count) || !bpi_array_reserve(&b->bounds, 6 * (size_t)count) ||
+		!bpi_array_reserve(&b->nodes, 6 * stride) || !bpi_array_reserve(&b->items, count) ||
+		bpi_radix_sort_reserve(&b->radix, count) != BP_OK)
+		return BP_ERR_OUT_OF_MEMORY;
+	// Cells over the span of the centres, so the codes use every bit the scene needs.
+	code_job job = {.soa = soa, .dims = dims, .items = b->items.data};
+	for (int a = 0; a < dims; ++a) {
+		double lo = INFINITY, hi = -INFINITY;
+		for (uint32_t i = 0; i < count; ++i) {
+			double c = 0.5 * ((double)soa->min[a][i] + soa->max[a][i]);
+			lo = c < lo ? c : lo;
+			hi = c > hi ? c : hi;
+		}
+		job.lo[a] = lo;
+		job.scale[a] = hi > lo ? (dims == 3 ? 1024.0 : 65536.0) / (hi - lo) : 0.0;
+	}
+	bpi_parallel_for(count, CODE_GRAIN, threads, code_chunk, &job);
+	if (bpi_radix_sort_items(&b->radix, b->items.data, count, threads) != BP_OK)
+		return BP_ERR_OUT_OF_MEMORY;
+	b->count = count;
+	b->first_leaf = first_leaf;
+	for (int a = 0; a < 3; ++a) {
+		b->min[a] = b->bounds.data + (size_t)a * count;
+		b->max[a] = b->bounds.data + (size_t)(3 + a) * count;
+		b->node_min[a] = b->nodes.data + (size_t)a * stride;
+		b->node_max[a] = b->nodes.data + (size_t)(3 + a) * stride;
+	}
+	gather_job gather = {soa, b, dims};
+	bpi_parallel_for(count, CODE_GRAIN, threads, gather_chunk, &gather);
+	for (uint32_t k = 0; k < first_leaf; ++k)
+		leaf_box(b, dims, k, stride);
+	// Each inner node is the exact union of its two children: a cast that misses
+	// it misses everything below (the cast's slab arithmetic is monotone in the bounds).
+	for (size_t node = first_leaf - 1; node >= 1; --node)
+		for (int a = 0; a < dims; ++a) {
+			float *lo = b->nodes.data + (size_t)a * stride, *hi = b->nodes.data + (size_t)(3 + a) * stride;
+			lo[node] = lo[2 * node + 1] < lo[2 * node] ? lo[2 * node + 1] : lo[2 * node];
+			hi[node] = hi[2 * node + 1] > hi[2 * node] ? hi[2 * node + 1] : hi[2 * node];
+		}
+	return BP_OK;
+}
