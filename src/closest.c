@@ -299,6 +299,9 @@ static bp_status closest_build(bpi_index *base, const bpi_scene *scene, bpi_buil
 	for (uint64_t segment = 2 * CLOSEST_LEAF; segment / 2 < n; segment *= 2)
 		buffers += bpi_chunk_count(bpi_chunk_count(n, (uint32_t)segment), merges_per_chunk(segment));
 	// Keeps last step's order when the count is unchanged: the capacity suffices.
+	// A grown array holds none of it, also when a later reserve of this step fails.
+	if (x->items.capacity < n)
+		x->sorted_count = UINT32_MAX;
 	if (!bpi_array_reserve(&x->items, n) || !bpi_array_reserve(&x->rec, (size_t)n * 2 * scene->dims) ||
 		!bpi_array_reserve(&x->strip, n) ||
 		bpi_radix_sort_reserve(&x->radix, n) != BP_OK)

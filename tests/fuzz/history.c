@@ -20,7 +20,7 @@ static const char *const code_names[OP_COUNT] = {"create", "create_bulk", "destr
 	"move_bulk", "teleport", "face", "attr", "step", "frame_step", "submit", "acquire", "release", "config"};
 /// Operation byte (mod 64) to code: the weights of random histories.
 static const uint8_t code_weights[OP_COUNT] = {6, 3, 4, 2, 7, 6, 4, 5, 6, 9, 5, 2, 2, 2, 1};
-enum { HELD = 3, RING = 8 };
+enum { HELD = 3, RING = 128 };
 
 void (*hist_fail)(uint32_t op, int world, const char *message);
 
@@ -207,7 +207,12 @@ static void *count_alloc(size_t size, size_t align, void *user)
 	if (atomic_fetch_add(&alloc_count, 1) + 1 == atomic_load(&alloc_fail_at))
 		return NULL;
 	void *ptr = NULL;
-	return posix_memalign(&ptr, align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1) == 0 ? ptr : NULL;
+	if (posix_memalign(&ptr, align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1) != 0)
+		return NULL;
+	// Fresh blocks hold garbage, not what the last free left: a read of a grown
+	// array's lost contents then goes wrong every time, not by chance.
+	memset(ptr, 0xA5, size);
+	return ptr;
 }
 
 static void count_free(void *ptr, size_t size, size_t align, void *user)
@@ -261,6 +266,7 @@ typedef struct side {
 	bool pending_limited;              ///< BP_ERR_OUT_OF_MEMORY allowed for it: a memory limit was set
 	bp_status pending_status;          ///< what its build must return
 	size_t limit;                      ///< the world's memory_limit (0: none): steps may fail under it
+	size_t build_limit;                ///< the limit of its last frame build: readers' lazy arrays count against it
 	int workers;
 } side;
 
@@ -934,7 +940,7 @@ static void check_view(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		adj[at[x->pairs[i].lo]++] = x->pairs[i].hi, adj[at[x->pairs[i].hi]++] = x->pairs[i].lo;
 	for (uint32_t i = 0; i < x->n; ++i) {
 		bp_status s = bp_view_neighbours(v, i, &nb, &deg);
-		if (s == BP_ERR_OUT_OF_MEMORY && c->sd[w].limit) // the lists count against the memory limit
+		if (s == BP_ERR_OUT_OF_MEMORY && c->sd[w].build_limit) // the lists count against the frames' limit
 			break;
 		if (s != BP_OK || deg != degree[i] || (deg && memcmp(nb, adj + at[i] - deg, deg * 4)))
 			failf(c, w, "view %llu: bp_view_neighbours(%u): %s, %zu neighbours, expected %u", frame, i, status_name(s),
@@ -1020,6 +1026,8 @@ static void op_step(ctx *c, const hist_op *op, int kind)
 			tr(c, w, "\tsnip_fail_at = snip_allocs + %u; // allocation %u of the call fails\n", at, at);
 		tr(c, w, kind == 0 ? "\ts = bp_world_step(w);\n" : kind == 1 ? "\tv = NULL;\n\ts = bp_frame_step(w, &v);\n" :
 			"\ts = bp_frame_submit(w, NULL);\n");
+		if (kind)
+			s->build_limit = s->limit;
 		arm(at);
 		bp_status st = kind == 0 ? bp_world_step(s->w) : kind == 1 ? bp_frame_step(s->w, &v) : bp_frame_submit(s->w, &frame);
 		arm(0);
