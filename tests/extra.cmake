@@ -41,6 +41,11 @@ add_executable(history_soak ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/history_soak.c ${CM
 target_link_libraries(history_soak PRIVATE broadphase_static bp_warnings bp_sanitize)
 add_test(NAME history_soak COMMAND history_soak --corpus ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/fuzz_history)
 set_tests_properties(history_soak PROPERTIES TIMEOUT 900 LABELS history)
+if(BP_SANITIZE STREQUAL "thread")
+  # Under ThreadSanitizer too (tools/test.sh runs the label `threads` there), on fewer seeds:
+  # a history runs ~30x slower.
+  set_tests_properties(history_soak PROPERTIES LABELS "history;threads" ENVIRONMENT BP_HISTORY_SEEDS=300)
+endif()
 
 # libFuzzer targets and their short ctest runs (label `fuzz`); see tests/fuzz/README.md.
 option(BP_FUZZ "Build the libFuzzer targets in tests/fuzz (clang only)" OFF)
