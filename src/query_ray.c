@@ -220,29 +220,38 @@ static void leaf_range(const bpi_view_bvh *h, uint32_t node, uint32_t *first, ui
 	*last = BP_MIN(*first + BPI_BVH_LEAF, h->count);
 }
 
+/// The next leaf the walk reaches whose entry is at or before `bound`: its
+/// positions into [*first, *last). False when none is left.
+static bool walk_next_leaf(bvh_walk *w, const sweep *s, float bound, uint32_t *first, uint32_t *last)
+{
+	while (w->top) {
+		--w->top;
+		const uint32_t node = w->stack[w->top].node;
+		if (w->stack[w->top].t > bound)
+			continue;
+		if (node < w->h->first_leaf) {
+			walk_children(w, s, node, bound);
+			continue;
+		}
+		leaf_range(w->h, node, first, last);
+		return true;
+	}
+	return false;
+}
+
 static bp_hit bvh_closest(const bp_view *v, const bpi_view_bvh *h, const sweep *s, const bp_query_filter *filter)
 {
 	bp_hit best = {UINT32_MAX, INFINITY};
 	bvh_walk w;
+	uint32_t first, last;
+	float t;
 	walk_start(&w, h, s);
-	while (w.top) {
-		--w.top;
-		const uint32_t node = w.stack[w.top].node;
-		if (best.index != UINT32_MAX && w.stack[w.top].t > best.distance)
-			continue;
-		if (node < h->first_leaf) {
-			walk_children(&w, s, node, best.index == UINT32_MAX ? INFINITY : best.distance);
-			continue;
-		}
-		uint32_t first, last;
-		float t;
-		leaf_range(h, node, &first, &last);
+	while (walk_next_leaf(&w, s, best.distance, &first, &last))
 		for (uint32_t p = first; p < last; ++p) {
 			const uint32_t e = h->order.data[p];
 			if (sweep_box(&w.boxes, s, p, &t) && closer(t, e, best) && bpi_query_accepts(v, filter, e))
 				best = (bp_hit){e, t};
 		}
-	}
 	return best;
 }
 
@@ -251,16 +260,10 @@ static size_t bvh_all(const bp_view *v, const bpi_view_bvh *h, const sweep *s, c
 {
 	size_t count = 0;
 	bvh_walk w;
+	uint32_t first, last;
+	float t;
 	walk_start(&w, h, s);
-	while (w.top) {
-		const uint32_t node = w.stack[--w.top].node;
-		if (node < h->first_leaf) {
-			walk_children(&w, s, node, INFINITY);
-			continue;
-		}
-		uint32_t first, last;
-		float t;
-		leaf_range(h, node, &first, &last);
+	while (walk_next_leaf(&w, s, INFINITY, &first, &last))
 		for (uint32_t p = first; p < last; ++p) {
 			const uint32_t e = h->order.data[p];
 			if (sweep_box(&w.boxes, s, p, &t) && bpi_query_accepts(v, filter, e)) {
@@ -268,7 +271,6 @@ static size_t bvh_all(const bp_view *v, const bpi_view_bvh *h, const sweep *s, c
 				count++;
 			}
 		}
-	}
 	return count;
 }
 
