@@ -585,6 +585,44 @@ static void nearest_indexed(const bp_view *v, const float *p, const bp_query_fil
 	}
 }
 
+/// k nearest through the hierarchy, nearer child first. A node's fl(d^2) is at
+/// most that of any box under it (each gap is monotone in the box's bounds, and
+/// so are the squares and the sum), so a node farther than the k-th best holds
+/// none nearer; ties are still walked (the stop is strict) for the lower index.
+static void nearest_bvh(const bp_view *v, const float *p, const bp_query_filter *filter, bpi_best_k *best)
+{
+	const bpi_view_bvh *h = &v->bvh;
+	const bpi_box_arrays nodes = {{h->node_min[0], h->node_min[1], h->node_min[2]},
+		{h->node_max[0], h->node_max[1], h->node_max[2]}};
+	const bpi_box_arrays boxes = {{h->min[0], h->min[1], h->min[2]}, {h->max[0], h->max[1], h->max[2]}};
+	struct {
+		uint32_t node;
+		float d2;
+	} stack[64]; // a node pops one entry and pushes two: depth + 1 at most
+	uint32_t top = 0;
+	stack[top].node = 1;
+	stack[top++].d2 = box_distance2(&nodes, v->dims, 1, p);
+	while (top) {
+		--top;
+		const uint32_t node = stack[top].node;
+		if (best->size == best->capacity && stack[top].d2 > best->heap[0].distance)
+			continue;
+		if (node < h->first_leaf) {
+			const float near = box_distance2(&nodes, v->dims, 2 * node, p);
+			const float far = box_distance2(&nodes, v->dims, 2 * node + 1, p);
+			const uint32_t first = near <= far ? 2 * node + 1 : 2 * node; // walked second
+			stack[top].node = first;
+			stack[top++].d2 = near <= far ? far : near;
+			stack[top].node = first ^ 1u;
+			stack[top++].d2 = near <= far ? near : far;
+			continue;
+		}
+		const uint32_t begin = (node - h->first_leaf) * BPI_BVH_LEAF, end = BP_MIN(begin + BPI_BVH_LEAF, h->count);
+		for (uint32_t j = begin; j < end; ++j)
+			nearest_offer(best, &boxes, v->dims, j, h->order.data[j], p, v, filter);
+	}
+}
+
 bp_status bp_view_query_nearest_filtered(const bp_view *v, const float *point, uint32_t k,
 	const bp_query_filter *filter, bp_hit *out, size_t *count)
 {
@@ -593,8 +631,11 @@ bp_status bp_view_query_nearest_filtered(const bp_view *v, const float *point, u
 	if (!bpi_all_finite(point, v->dims))
 		return BP_ERR_NOT_FINITE;
 	bpi_best_k best = {out, 0, BP_MIN(k, v->count)};
-	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
-	if (best.capacity && v->index.count && best.capacity < v->count / 2) {
+	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	if (best.capacity && v->bvh.count) {
+		nearest_bvh(v, point, filter, &best);
+	} else if (best.capacity && bpi_view_ensure(v, BPI_VIEW_INDEX) == BP_OK && v->index.count &&
+		   best.capacity < v->count / 2) {
 		nearest_indexed(v, point, filter, &best);
 	} else {
 		const bpi_box_arrays b = bpi_dense_arrays(v);

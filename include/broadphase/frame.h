@@ -131,17 +131,16 @@ BP_API const bp_entity *bp_view_entities(const bp_view *view);
 //
 // Queries see every entity of the snapshot whatever its category, mask or kind;
 // the filtered forms below choose (bp_query_filter).
-// The closest and all-hits forms of rays and box casts walk a bounding volume
-// hierarchy made once per frame (views of 256 entities or more, made as the index
+// The closest and all-hits forms of rays and box casts, and k nearest, walk a
+// bounding volume hierarchy made once per frame (views of 256 entities or more, made as the index
 // below is): about log n nodes a cast, exact at every node, 56 to 68 bytes per
 // entity of which 16 are build scratch (docs/design.md "Queries").
-// Box, point, sphere and nearest queries and the visitors of casts go through an index made once per
+// Box, point and sphere queries and the visitors of casts go through an index made once per
 // frame (views of 256 entities or more; see "Made on first use" above): the entities sorted by
 // min along the axis of largest spread, with sorted copies of their bounds. A
 // query binary-searches the run of entries that can reach it along that axis
 // and tests only those, exactly (closed boxes, same arithmetic as a scan);
-// cast visitors walk the run in ray order, nearest walks
-// out from the point until the k-th distance is beaten. When the run is most of
+// cast visitors walk the run in ray order. When the run is most of
 // the view (huge boxes, huge queries) or a box/sphere query has many hits
 // (more than 1/256 of the view), the query scans the view linearly instead
 // (about 1 ns per entity), so the worst case stays the scan. The index costs
