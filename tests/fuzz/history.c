@@ -252,6 +252,7 @@ typedef struct frame_exp {
 	bp_pair *pairs;
 	bp_entity *handles;
 	uint64_t *keys;
+	float (*box)[6]; ///< the snapshot's bounds in dense order: min x, y, z, max x, y, z
 } frame_exp;
 
 typedef struct side {
@@ -839,16 +840,20 @@ static void op_attr(ctx *c, const hist_op *op)
 static frame_exp expectation(const ctx *c, int w, const bp_pair *pairs, size_t count)
 {
 	frame_exp x = {.n = c->n, .count = count, .pairs = xalloc(count * sizeof(bp_pair)),
-		.handles = xalloc(c->n * sizeof(bp_entity)), .keys = xalloc(c->n * 8)};
+		.handles = xalloc(c->n * sizeof(bp_entity)), .keys = xalloc(c->n * 8), .box = xalloc(c->n * sizeof *x.box)};
 	memcpy(x.pairs, pairs, count * sizeof *pairs);
-	for (uint32_t i = 0; i < c->n; ++i)
-		x.handles[i] = c->e[c->dense[i]].h[w], x.keys[i] = c->e[c->dense[i]].key;
+	for (uint32_t i = 0; i < c->n; ++i) {
+		const ent *e = &c->e[c->dense[i]];
+		x.handles[i] = e->h[w], x.keys[i] = e->key;
+		for (int a = 0; a < 3; ++a)
+			x.box[i][a] = e->min[a], x.box[i][3 + a] = e->max[a];
+	}
 	return x;
 }
 
 static void exp_free(frame_exp *x)
 {
-	free(x->pairs), free(x->handles), free(x->keys);
+	free(x->pairs), free(x->handles), free(x->keys), free(x->box);
 	*x = (frame_exp){0};
 }
 
@@ -916,6 +921,99 @@ static void check_events(ctx *c, int w, const bp_view *v, const frame_exp *x)
 	free(cur), free(old), free(began), free(ended);
 }
 
+// ---- queries of a view against brute force over its snapshot ------------------------------
+
+static int hit_cmp(const void *x, const void *y)
+{
+	const bp_hit *a = x, *b = y;
+	return a->distance < b->distance ? -1 : a->distance > b->distance ? 1 : a->index < b->index ? -1 : a->index > b->index;
+}
+
+/// The slab test frame.h states for a ray: t = fl(fl(bound - o) / d) per axis, an axis
+/// with d = 0 needing o inside the slab, entry clamped to [0, max_t].
+static bool bf_ray(const float *box, int dims, const float *o, const float *d, float max_t, float *t)
+{
+	float enter = 0.0f, leave = max_t;
+	for (int a = 0; a < dims; ++a) {
+		if (d[a] == 0.0f) {
+			if (o[a] < box[a] || o[a] > box[3 + a])
+				return false;
+			continue;
+		}
+		float t1 = (box[d[a] > 0.0f ? a : 3 + a] - o[a]) / d[a], t2 = (box[d[a] > 0.0f ? 3 + a : a] - o[a]) / d[a];
+		enter = t1 > enter ? t1 : enter;
+		leave = t2 < leave ? t2 : leave;
+		if (enter > leave)
+			return false;
+	}
+	*t = enter;
+	return true;
+}
+
+/// Squared distance from p to a box, in the operations frame.h's nearest uses.
+static float bf_distance2(const float *box, int dims, const float *p)
+{
+	float d2 = 0.0f;
+	for (int a = 0; a < dims; ++a) {
+		float below = box[a] - p[a], above = p[a] - box[3 + a];
+		float g = (below > 0.0f ? below : 0.0f) + (above > 0.0f ? above : 0.0f);
+		d2 = a == 0 ? g * g : d2 + g * g;
+	}
+	return d2;
+}
+
+/// Rays (all hits and the closest) and k nearest from points drawn from the view's own
+/// boxes and its frame number, against brute force: hits and order to the bit.
+static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
+{
+	unsigned long long frame = (unsigned long long)bp_view_frame(v);
+	if (!x->n)
+		return;
+	bp_hit *got = xalloc((x->n + 1) * sizeof *got), *want = xalloc((x->n + 1) * sizeof *want);
+	uint64_t r = frame * 0x9E3779B97F4A7C15ull + x->n;
+	for (int q = 0; q < 4; ++q) {
+		r = r * 6364136223846793005ull + 1442695040888963407ull;
+		const float *from = x->box[(r >> 33) % x->n], *to = x->box[(r >> 13) % x->n];
+		float o[3], d[3], p[3];
+		for (int a = 0; a < 3; ++a) {
+			o[a] = from[a]; // a corner: on faces, and inside other boxes
+			d[a] = a == (int)(r % 3) && q == 3 ? 0.0f : to[3 + a] - from[a];
+			p[a] = 0.5f * from[a] + 0.5f * to[3 + a];
+		}
+		if (!isfinite(d[0]) || !isfinite(d[1]) || !isfinite(d[2]) || !isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]))
+			continue;
+		const float max_t = q == 1 ? 0.5f : INFINITY;
+		size_t want_n = 0, got_n = 0;
+		for (uint32_t i = 0; i < x->n; ++i)
+			if (bf_ray(x->box[i], c->dims, o, d, max_t, &want[want_n].distance))
+				want[want_n++].index = i;
+		qsort(want, want_n, sizeof *want, hit_cmp);
+		bp_status st = bp_view_raycast_all(v, o, d, max_t, got, x->n + 1, &got_n);
+		if (st != BP_OK || got_n != want_n || (want_n && memcmp(got, want, want_n * sizeof *got)))
+			failf(c, w, "view %llu: ray %d from (%a, %a, %a) along (%a, %a, %a) to %a: %s, %zu hits, brute force %zu "
+				"(or other hits or order); first %u at %a against %u at %a", frame, q, (double)o[0], (double)o[1],
+				(double)o[2], (double)d[0], (double)d[1], (double)d[2], (double)max_t, status_name(st), got_n, want_n,
+				got_n ? got[0].index : UINT32_MAX, got_n ? (double)got[0].distance : 0.0,
+				want_n ? want[0].index : UINT32_MAX, want_n ? (double)want[0].distance : 0.0);
+		bool found = false;
+		st = bp_view_raycast_closest(v, o, d, max_t, got, &found);
+		if (st != BP_OK || found != (want_n > 0) || (found && memcmp(got, want, sizeof *got)))
+			failf(c, w, "view %llu: closest of ray %d: %s, %s", frame, q, status_name(st), found ? "a hit" : "none");
+		uint32_t k = 1 + (uint32_t)(r >> 40) % 9;
+		for (uint32_t i = 0; i < x->n; ++i)
+			want[i] = (bp_hit){i, bf_distance2(x->box[i], c->dims, p)};
+		qsort(want, x->n, sizeof *want, hit_cmp);
+		want_n = k < x->n ? k : x->n;
+		for (size_t i = 0; i < want_n; ++i)
+			want[i].distance = sqrtf(want[i].distance);
+		st = bp_view_query_nearest(v, p, k, got, &got_n);
+		if (st != BP_OK || got_n != want_n || memcmp(got, want, want_n * sizeof *got))
+			failf(c, w, "view %llu: %u nearest: %s, %zu, brute force %zu (or others, or another order)", frame, k,
+				status_name(st), got_n, want_n);
+	}
+	free(got), free(want);
+}
+
 /// A view against its expectation: entities, keys, pairs, colliding, every neighbour list, events.
 static void check_view(ctx *c, int w, const bp_view *v, const frame_exp *x)
 {
@@ -953,6 +1051,7 @@ static void check_view(ctx *c, int w, const bp_view *v, const frame_exp *x)
 			failf(c, w, "view %llu: colliding(%u, %u) false", frame, x->pairs[i].hi, x->pairs[i].lo);
 	free(degree), free(at), free(adj);
 	check_events(c, w, v, x);
+	check_queries(c, w, v, x);
 }
 
 static void tr_view(const ctx *c, int w, const bp_pair *pairs, size_t count)
@@ -981,9 +1080,9 @@ static void hold(ctx *c, int w, int slot, bp_view *v, const frame_exp *x)
 {
 	frame_exp copy = *x;
 	copy.pairs = xalloc(x->count * sizeof(bp_pair)), copy.handles = xalloc(x->n * sizeof(bp_entity));
-	copy.keys = xalloc(x->n * 8);
+	copy.keys = xalloc(x->n * 8), copy.box = xalloc(x->n * sizeof *copy.box);
 	memcpy(copy.pairs, x->pairs, x->count * sizeof(bp_pair)), memcpy(copy.keys, x->keys, x->n * 8);
-	memcpy(copy.handles, x->handles, x->n * sizeof(bp_entity));
+	memcpy(copy.handles, x->handles, x->n * sizeof(bp_entity)), memcpy(copy.box, x->box, x->n * sizeof *copy.box);
 	release_held(c, w, slot);
 	c->sd[w].held[slot] = v, c->sd[w].held_exp[slot] = copy;
 	tr(c, w, "\theld[%d] = v;\n", slot);
