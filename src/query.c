@@ -251,15 +251,41 @@ static size_t emit_hits(const uint8_t *hit, uint32_t m, uint32_t base, uint32_t 
 	return total;
 }
 
-/// Entries [*begin, *end) of the index that can overlap [lo, hi] along its axis;
+enum query_shape { SHAPE_BOX, SHAPE_SPHERE };
+
+/// A box or sphere query, checked.
+typedef struct shape {
+	enum query_shape kind;
+	const float *lo, *hi; ///< box
+	float c[3];           ///< sphere
+	float r2;
+	float reach; ///< sphere: a bound on the axis gap of any box within reach (sphere_shape)
+} shape;
+
+/// The interval that bounds the shape along an axis, for the index's run.
+static void shape_axis(const shape *q, int a, float *lo, float *hi)
+{
+	if (q->kind == SHAPE_BOX) {
+		*lo = q->lo[a];
+		*hi = q->hi[a];
+	} else { // rounded outwards one ulp, so no rounding cuts a hit from the run
+		*lo = nextafterf(q->c[a] - q->reach, -INFINITY);
+		*hi = nextafterf(q->c[a] + q->reach, INFINITY);
+	}
+}
+
+/// Entries [*begin, *end) of the index that can overlap the shape along its axis;
 /// false when the run is too much of the view for the index to pay (then scan).
 /// The cut-off: a run of half the view scans as fast as the whole view in
 /// dense order, and its hits still need sorting.
-static bool index_run(const bp_view *v, float lo, float hi, uint32_t *begin, uint32_t *end)
+static bool index_run(const bp_view *v, const struct shape *q, uint32_t *begin, uint32_t *end)
 {
+	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
 	const bpi_view_index *ix = &v->index;
 	if (!ix->count)
 		return false;
+	float lo, hi;
+	shape_axis(q, ix->axis, &lo, &hi);
 	*begin = bpi_view_index_lower(ix, lo);
 	*end = bpi_view_index_upper(ix, hi);
 	if (*end < *begin)
@@ -278,18 +304,6 @@ static size_t sink_limit(const bp_view *v, const bp_query_filter *filter)
 	return BP_MAX((size_t)v->count / 256, (size_t)256);
 }
 
-enum query_shape { SHAPE_BOX, SHAPE_SPHERE };
-
-/// A box or sphere query, checked, with the interval [axis_lo, axis_hi] that
-/// bounds it along the index's axis.
-typedef struct shape {
-	enum query_shape kind;
-	const float *lo, *hi; ///< box
-	float c[3];           ///< sphere
-	float r2;
-	float axis_lo, axis_hi;
-} shape;
-
 static void shape_flags(const shape *q, const bpi_box_arrays *b, int dims, uint32_t base, uint32_t m, uint8_t *hit)
 {
 	if (q->kind == SHAPE_BOX)
@@ -298,15 +312,65 @@ static void shape_flags(const shape *q, const bpi_box_arrays *b, int dims, uint3
 		sphere_flags(b, dims, base, m, q->c, q->r2, hit);
 }
 
+/// Whether the shape reaches node i of the hierarchy: the same tests as for an
+/// entity, monotone in the bounds, so a node it misses holds nothing it meets.
+static bool shape_reaches_node(const shape *q, const bpi_box_arrays *nodes, int dims, uint32_t i)
+{
+	if (q->kind == SHAPE_SPHERE)
+		return box_distance2(nodes, dims, i, q->c) <= q->r2;
+	for (int a = 0; a < dims; ++a)
+		if (!(nodes->min[a][i] <= q->hi[a] && q->lo[a] <= nodes->max[a][i]))
+			return false;
+	return true;
+}
+
+/// The shape's accepted entities through the hierarchy, as query_shape_run gives
+/// them; false (nothing written that counts) when the hits pass the sink's limit.
+static bool query_shape_bvh(const bp_view *v, const shape *q, const bp_query_filter *filter, uint32_t *out,
+	size_t capacity, size_t *total)
+{
+	const bpi_view_bvh *h = &v->bvh;
+	const bpi_box_arrays nodes = {{h->node_min[0], h->node_min[1], h->node_min[2]},
+		{h->node_max[0], h->node_max[1], h->node_max[2]}};
+	const bpi_box_arrays boxes = {{h->min[0], h->min[1], h->min[2]}, {h->max[0], h->max[1], h->max[2]}};
+	index_sink s = {out, capacity, 0, sink_limit(v, filter)};
+	hit_batch batch = {.n = 0};
+	uint8_t hit[BPI_BVH_LEAF];
+	uint32_t stack[64], top = 0; // a node pops one entry and pushes two: depth + 1 at most
+	if (shape_reaches_node(q, &nodes, v->dims, 1))
+		stack[top++] = 1;
+	while (top) {
+		const uint32_t node = stack[--top];
+		if (node < h->first_leaf) {
+			for (uint32_t c = 2 * node; c <= 2 * node + 1; ++c)
+				if (shape_reaches_node(q, &nodes, v->dims, c))
+					stack[top++] = c;
+			continue;
+		}
+		const uint32_t begin = (node - h->first_leaf) * BPI_BVH_LEAF, end = BP_MIN(begin + BPI_BVH_LEAF, h->count);
+		shape_flags(q, &boxes, v->dims, begin, end - begin, hit);
+		if (!sink_flags(&s, hit, end - begin, h->order.data + begin, v, filter, &batch))
+			return false;
+	}
+	sink_flush(&s, v, filter, &batch);
+	sink_sort(&s);
+	*total = s.total;
+	return true;
+}
+
 /// Every accepted entity in the shape, ascending, into out (first `capacity`);
 /// returns the total.
 static size_t query_shape_run(const bp_view *v, const shape *q, const bp_query_filter *filter, uint32_t *out,
 	size_t capacity)
 {
+	size_t found;
+	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	if (v->bvh.count && query_shape_bvh(v, q, filter, out, capacity, &found))
+		return found;
 	uint8_t hit[SCAN_BLOCK];
 	hit_batch batch = {.n = 0};
 	uint32_t begin, end;
-	if (index_run(v, q->axis_lo, q->axis_hi, &begin, &end)) {
+	if (index_run(v, q, &begin, &end)) {
 		const bpi_box_arrays b = bpi_sorted_arrays(&v->index);
 		index_sink s = {out, capacity, 0, sink_limit(v, filter)};
 		bool within = true;
@@ -351,7 +415,7 @@ static void visit_shape_run(const bp_view *v, const shape *q, const bp_query_fil
 	uint8_t hit[SCAN_BLOCK];
 	hit_batch batch = {.n = 0};
 	uint32_t begin, end;
-	const bool indexed = index_run(v, q->axis_lo, q->axis_hi, &begin, &end);
+	const bool indexed = index_run(v, q, &begin, &end);
 	const bpi_box_arrays b = indexed ? bpi_sorted_arrays(&v->index) : bpi_dense_arrays(v);
 	if (!indexed) {
 		begin = 0;
@@ -378,8 +442,7 @@ static void visit_shape_run(const bp_view *v, const shape *q, const bp_query_fil
 		visit_batch(&batch, v, filter, visit, user);
 }
 
-/// Checks a box query's input and makes its shape (after the index is made,
-/// which chose the axis).
+/// Checks a box query's input and makes its shape.
 static bp_status box_shape(const bp_view *v, const float *min, const float *max, const bp_query_filter *filter,
 	shape *q)
 {
@@ -390,9 +453,7 @@ static bp_status box_shape(const bp_view *v, const float *min, const float *max,
 	for (int axis = 0; axis < v->dims; ++axis)
 		if (min[axis] > max[axis])
 			return BP_ERR_INVERTED_BOUNDS;
-	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
-	const int a = v->index.axis;
-	*q = (shape){.kind = SHAPE_BOX, .lo = min, .hi = max, .axis_lo = min[a], .axis_hi = max[a]};
+	*q = (shape){.kind = SHAPE_BOX, .lo = min, .hi = max};
 	return BP_OK;
 }
 
@@ -410,13 +471,8 @@ static bp_status sphere_shape(const bp_view *v, const float *center, float radiu
 		.r2 = radius * radius};
 	// A box within reach has axis gap g with fl(g * g) <= fl(radius^2), so g <=
 	// radius * (1 + 2^-23) (or g <= 2^-63 where the squares underflow). reach
-	// bounds that with room, and the run is rounded outwards one ulp, so no
-	// rounding ever cuts a hit from the run; the exact test decides.
-	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
-	const int a = v->index.axis;
-	const float reach = fmaxf(radius * (1.0f + 0x1p-20f), 0x1p-62f);
-	q->axis_lo = nextafterf(q->c[a] - reach, -INFINITY);
-	q->axis_hi = nextafterf(q->c[a] + reach, INFINITY);
+	// bounds that with room; the exact test decides.
+	q->reach = fmaxf(radius * (1.0f + 0x1p-20f), 0x1p-62f);
 	return BP_OK;
 }
 

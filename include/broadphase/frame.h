@@ -131,11 +131,12 @@ BP_API const bp_entity *bp_view_entities(const bp_view *view);
 //
 // Queries see every entity of the snapshot whatever its category, mask or kind;
 // the filtered forms below choose (bp_query_filter).
-// The closest and all-hits forms of rays and box casts, and k nearest, walk a
-// bounding volume hierarchy made once per frame (views of 256 entities or more, made as the index
-// below is): about log n nodes a cast, exact at every node, 56 to 68 bytes per
-// entity of which 16 are build scratch (docs/design.md "Queries").
-// Box, point and sphere queries and the visitors of casts go through an index made once per
+// Box, point and sphere queries, the closest and all-hits forms of rays and box
+// casts, and k nearest walk a bounding volume hierarchy made once per frame
+// (views of 256 entities or more, made as the index below is): about log n
+// nodes a query, exact at every node, 56 to 68 bytes per entity of which 16 are
+// build scratch (docs/design.md "Queries").
+// The visitors of boxes, spheres and casts go through an index made once per
 // frame (views of 256 entities or more; see "Made on first use" above): the entities sorted by
 // min along the axis of largest spread, with sorted copies of their bounds. A
 // query binary-searches the run of entries that can reach it along that axis

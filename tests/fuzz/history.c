@@ -962,8 +962,8 @@ static float bf_distance2(const float *box, int dims, const float *p)
 	return d2;
 }
 
-/// Rays (all hits and the closest) and k nearest from points drawn from the view's own
-/// boxes and its frame number, against brute force: hits and order to the bit.
+/// Rays (all hits and the closest), box queries and k nearest from points drawn from the
+/// view's own boxes and its frame number, against brute force: hits and order to the bit.
 static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 {
 	unsigned long long frame = (unsigned long long)bp_view_frame(v);
@@ -999,6 +999,23 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		st = bp_view_raycast_closest(v, o, d, max_t, got, &found);
 		if (st != BP_OK || found != (want_n > 0) || (found && memcmp(got, want, sizeof *got)))
 			failf(c, w, "view %llu: closest of ray %d: %s, %s", frame, q, status_name(st), found ? "a hit" : "none");
+		float lo[3], hi[3];
+		for (int a = 0; a < 3; ++a) {
+			lo[a] = from[a] < to[3 + a] ? from[a] : to[3 + a];
+			hi[a] = from[a] < to[3 + a] ? to[3 + a] : from[a];
+		}
+		uint32_t *ids = (uint32_t *)want, *got_ids = (uint32_t *)got, box_n = 0;
+		for (uint32_t i = 0; i < x->n; ++i) {
+			bool in = true;
+			for (int a = 0; a < c->dims; ++a)
+				in = in && x->box[i][a] <= hi[a] && lo[a] <= x->box[i][3 + a];
+			if (in)
+				ids[box_n++] = i;
+		}
+		st = bp_view_query_aabb(v, lo, hi, got_ids, x->n + 1, &got_n);
+		if (st != BP_OK || got_n != box_n || (box_n && memcmp(got_ids, ids, box_n * sizeof *ids)))
+			failf(c, w, "view %llu: box query %d: %s, %zu hits, brute force %u (or others)", frame, q, status_name(st),
+				got_n, box_n);
 		uint32_t k = 1 + (uint32_t)(r >> 40) % 9;
 		for (uint32_t i = 0; i < x->n; ++i)
 			want[i] = (bp_hit){i, bf_distance2(x->box[i], c->dims, p)};
