@@ -144,12 +144,14 @@ void *bpi_grow_aligned(void *old, size_t old_count, size_t new_count, size_t ele
 
 bool bpi_array_grow_(void *data, size_t *capacity, size_t keep, size_t needed, size_t elem_size)
 {
-	if (needed <= *capacity)
-		return true;
-	BP_ASSERT(keep <= *capacity);
 	void *old;
 	memcpy(&old, data, sizeof old);
-	size_t grown = BP_MAX(needed, *capacity + *capacity / 2);
+	// An array reserved for nothing still gets storage: callers offset into it
+	// by counts that may be 0, and NULL + 0 is undefined.
+	if (needed <= *capacity && old)
+		return true;
+	BP_ASSERT(keep <= *capacity);
+	size_t grown = BP_MAX(BP_MAX(needed, (size_t)1), *capacity + *capacity / 2);
 	void *fresh = bpi_grow_aligned(NULL, 0, grown, elem_size); // checks grown * elem_size for overflow
 	if (!fresh)
 		return false;

@@ -50,7 +50,8 @@ void *bpi_grow_aligned(void *old, size_t old_count, size_t new_count, size_t ele
 		size_t capacity; /* elements */ \
 	}
 
-/// Room for at least `needed` elements, growing by at least half. Scratch:
+/// Room for at least `needed` elements, growing by at least half; an array
+/// reserved for none still gets one, so that data + 0 is never NULL + 0. Scratch:
 /// the contents are NOT kept. False (array untouched) when memory runs out.
 #define bpi_array_reserve(array, needed) \
 	bpi_array_grow_(&(array)->data, &(array)->capacity, 0, (needed), sizeof *(array)->data)

@@ -340,11 +340,13 @@ static size_t merge_pruning(bpi_pair_buffer *kept, const uint8_t *gone, const bp
 static bp_status subset_scene(bpi_incremental *x, const bpi_scene *s, const uint32_t *list, uint32_t m, bpi_scene *sub)
 {
 	const int dims = s->dims;
+	*sub = *s;
+	sub->count = m;
+	if (m == 0) // nothing to gather, and the scratch may not exist yet (no arithmetic on NULL)
+		return BP_OK;
 	if (!bpi_array_reserve(&x->sub_bounds, (size_t)m * 2 * dims) || !bpi_array_reserve(&x->sub_filter, 2 * (size_t)m) ||
 		!bpi_array_reserve(&x->sub_flags, m))
 		return BP_ERR_OUT_OF_MEMORY;
-	*sub = *s;
-	sub->count = m;
 	float *bounds = x->sub_bounds.data;
 	uint32_t *category = x->sub_filter.data, *mask = category + m;
 	for (int axis = 0; axis < dims; ++axis) {

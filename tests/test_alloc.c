@@ -1011,8 +1011,11 @@ Test(alloc, array_reserve_grows_to_the_need_and_by_half, .timeout = 30)
 {
 	BPI_ARRAY(uint32_t) a = {0};
 	cr_assert(bpi_array_reserve(&a, 0));
-	cr_assert_null(a.data, "room for nothing allocates nothing");
-	cr_assert_eq(a.capacity, 0);
+	cr_assert_not_null(a.data, "room for nothing still has storage: data + 0 must not be NULL + 0");
+	cr_assert_eq(a.capacity, 1);
+	uint32_t *least = a.data;
+	cr_assert(bpi_array_reserve(&a, 0));
+	cr_assert(a.data == least && a.capacity == 1, "a second reserve of nothing moves nothing");
 	cr_assert(bpi_array_reserve(&a, 10));
 	cr_assert_geq(a.capacity, 10);
 	cr_assert_eq((uintptr_t)a.data % BP_CACHE_LINE, 0, "cache-line aligned");

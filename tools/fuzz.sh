@@ -40,6 +40,7 @@ run=$PWD/$dir/run-$target
 mkdir -p "$corpus" "$run"
 cp -n tests/fuzz/corpus/"$target"/* "$corpus"/ 2>/dev/null || true
 exe=$PWD/$dir/tests/$target
+export LSAN_OPTIONS="suppressions=$PWD/tests/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 cd "$run"
 flags=(-max_total_time="$seconds" -timeout=20 -rss_limit_mb=2048 -max_len=4096 -print_final_stats=1)
 if [ "$jobs" -gt 1 ]; then

@@ -32,7 +32,7 @@ typedef enum bp_status {
 	BP_OK = 0,
 	BP_ERR_INVALID_ARGUMENT, ///< null pointer, bad enum, dims not 2 or 3, ...
 	BP_ERR_NOT_FINITE,       ///< a bound is NaN or infinite
-	BP_ERR_INVERTED_BOUNDS,  ///< min > max on some axis
+	BP_ERR_INVERTED_BOUNDS,  ///< min > max on some axis (bounds are checked axis by axis, x first: the first at fault decides)
 	BP_ERR_STALE_HANDLE,     ///< null handle, destroyed entity, handle of another world, view released twice
 	BP_ERR_OUT_OF_RANGE,     ///< first/count outside the entity range, too many entities
 	BP_ERR_OUT_OF_MEMORY,    ///< an allocation failed, a memory limit was reached, or threads could not start

@@ -388,13 +388,12 @@ static bool unsupported_allowed(const ctx *c, int w, bp_status s)
 
 static bp_status bounds_status(const ctx *c, const float *min, const float *max)
 {
-	bp_status s = BP_OK;
-	for (int k = 0; k < c->dims; ++k)
+	for (int k = 0; k < c->dims; ++k) // axis by axis: the first at fault names the status (world.h)
 		if (!isfinite(min[k]) || !isfinite(max[k]))
 			return BP_ERR_NOT_FINITE;
 		else if (min[k] > max[k])
-			s = BP_ERR_INVERTED_BOUNDS;
-	return s;
+			return BP_ERR_INVERTED_BOUNDS;
+	return BP_OK;
 }
 
 static const char *status_name(bp_status s)

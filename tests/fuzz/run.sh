@@ -6,6 +6,8 @@
 set -eu
 fuzzer=$1 seeds=$2 work=$3
 mkdir -p "$work"
+here=$(cd "$(dirname "$0")" && pwd)
+export LSAN_OPTIONS="suppressions=$here/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 cd "$work"
 exec "$fuzzer" -max_total_time="${BP_FUZZ_SECONDS:-30}" -timeout=20 -rss_limit_mb=2048 -max_len=4096 \
 	-print_final_stats=1 "$work" "$seeds"
