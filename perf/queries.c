@@ -13,9 +13,8 @@
 
 #define RUNS_MAX 31
 #define BLOCK 20 ///< queries timed together; the filters take turns block by block
-/// Rays and casts reach 10 units (about 3% of the world at 1M): the index walks
-/// every entity whose box can reach that stretch of its axis, so longer rays
-/// time the walk rather than the filter.
+/// Rays and casts reach 10 units (about 3% of the world at 1M), as a game's short
+/// line-of-sight or weapon rays do.
 #define RAY_LENGTH 10.0f
 
 static uint64_t rng_next(uint64_t *s)
