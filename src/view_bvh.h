@@ -27,6 +27,7 @@ typedef struct bpi_view_bvh {
 	const float *min[3], *max[3];
 	const float *node_min[3], *node_max[3];
 	BPI_ARRAY(bpi_sort_item) items; ///< build scratch
+	BPI_ARRAY(float) records;       ///< build scratch: per entity min x, y, z, max x, y, z together
 	bpi_radix_scratch radix;
 } bpi_view_bvh;
 

@@ -134,7 +134,7 @@ BP_API const bp_entity *bp_view_entities(const bp_view *view);
 // Box, point and sphere queries, the closest and all-hits forms of rays and box
 // casts, and k nearest walk a bounding volume hierarchy made once per frame
 // (views of 256 entities or more, made as the index below is): about log n
-// nodes a query, exact at every node, 56 to 68 bytes per entity of which 16 are
+// nodes a query, exact at every node, 80 to 92 bytes per entity of which 40 are
 // build scratch (docs/design.md "Queries").
 // The visitors of boxes, spheres and casts go through an index made once per
 // frame (views of 256 entities or more; see "Made on first use" above): the entities sorted by
