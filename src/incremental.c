@@ -66,7 +66,7 @@ void bpi_set_settle_min(uint32_t count) { atomic_store(&settle_min, count); }
 
 struct bpi_incremental {
 	bpi_indexes full;      ///< the grid of the last full step: its cells are the resting index
-	bpi_active_pairs among;           ///< active x active: the pairs of their fat boxes
+	bpi_active_pairs among; ///< active x active: the pairs of their fat boxes
 	bool resting_valid;    ///< full.of[BP_ALGO_GRID] holds the resting index
 	uint32_t resting_count;     ///< entities at the full step
 	uint32_t span;              ///< dense indices gone, position and filter cover
@@ -340,13 +340,11 @@ static size_t merge_pruning(bpi_pair_buffer *kept, const uint8_t *gone, const bp
 static bp_status subset_scene(bpi_incremental *x, const bpi_scene *s, const uint32_t *list, uint32_t m, bpi_scene *sub)
 {
 	const int dims = s->dims;
-	*sub = *s;
-	sub->count = m;
-	if (m == 0) // nothing to gather, and the scratch may not exist yet (no arithmetic on NULL)
-		return BP_OK;
 	if (!bpi_array_reserve(&x->sub_bounds, (size_t)m * 2 * dims) || !bpi_array_reserve(&x->sub_filter, 2 * (size_t)m) ||
 		!bpi_array_reserve(&x->sub_flags, m))
 		return BP_ERR_OUT_OF_MEMORY;
+	*sub = *s;
+	sub->count = m;
 	float *bounds = x->sub_bounds.data;
 	uint32_t *category = x->sub_filter.data, *mask = category + m;
 	for (int axis = 0; axis < dims; ++axis) {
