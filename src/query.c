@@ -324,17 +324,15 @@ static bool shape_reaches_node(const shape *q, const bpi_box_arrays *nodes, int 
 	return true;
 }
 
-/// The shape's accepted entities through the hierarchy, as query_shape_run gives
-/// them; false (nothing written that counts) when the hits pass the sink's limit.
-static bool query_shape_bvh(const bp_view *v, const shape *q, const bp_query_filter *filter, uint32_t *out,
-	size_t capacity, size_t *total)
+/// Pushes the part's entities the shape meets into the sink; false once the hits
+/// pass the sink's limit.
+static bool shape_part(const bp_view *v, const bpi_bvh_part *part, const shape *q, const bp_query_filter *filter,
+	index_sink *s, hit_batch *batch)
 {
-	const bpi_view_bvh *h = &v->bvh;
+	const bpi_view_bvh *h = part->bvh;
 	const bpi_box_arrays nodes = {{h->node_min[0], h->node_min[1], h->node_min[2]},
 		{h->node_max[0], h->node_max[1], h->node_max[2]}};
 	const bpi_box_arrays boxes = {{h->min[0], h->min[1], h->min[2]}, {h->max[0], h->max[1], h->max[2]}};
-	index_sink s = {out, capacity, 0, sink_limit(v, filter)};
-	hit_batch batch = {.n = 0};
 	uint8_t hit[BPI_BVH_LEAF];
 	uint32_t stack[64], top = 0; // a node pops one entry and pushes two: depth + 1 at most
 	if (shape_reaches_node(q, &nodes, v->dims, 1))
@@ -349,9 +347,25 @@ static bool query_shape_bvh(const bp_view *v, const shape *q, const bp_query_fil
 		}
 		const uint32_t begin = (node - h->first_leaf) * BPI_BVH_LEAF, end = BP_MIN(begin + BPI_BVH_LEAF, h->count);
 		shape_flags(q, &boxes, v->dims, begin, end - begin, hit);
-		if (!sink_flags(&s, hit, end - begin, h->order.data + begin, v, filter, &batch))
+		if (part->changed)
+			for (uint32_t j = begin; j < end; ++j)
+				hit[j - begin] &= !bpi_part_skips(part, h->order.data[j]);
+		if (!sink_flags(s, hit, end - begin, h->order.data + begin, v, filter, batch))
 			return false;
 	}
+	return true;
+}
+
+/// The shape's accepted entities through the hierarchy, as query_shape_run gives
+/// them; false (nothing written that counts) when the hits pass the sink's limit.
+static bool query_shape_bvh(const bp_view *v, const bpi_bvh_part *parts, int part_count, const shape *q,
+	const bp_query_filter *filter, uint32_t *out, size_t capacity, size_t *total)
+{
+	index_sink s = {out, capacity, 0, sink_limit(v, filter)};
+	hit_batch batch = {.n = 0};
+	for (int k = 0; k < part_count; ++k)
+		if (!shape_part(v, &parts[k], q, filter, &s, &batch))
+			return false;
 	sink_flush(&s, v, filter, &batch);
 	sink_sort(&s);
 	*total = s.total;
@@ -364,8 +378,10 @@ static size_t query_shape_run(const bp_view *v, const shape *q, const bp_query_f
 	size_t capacity)
 {
 	size_t found;
+	bpi_bvh_part parts[2];
 	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
-	if (v->bvh.count && query_shape_bvh(v, q, filter, out, capacity, &found))
+	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
+	if (part_count && query_shape_bvh(v, parts, part_count, q, filter, out, capacity, &found))
 		return found;
 	uint8_t hit[SCAN_BLOCK];
 	hit_batch batch = {.n = 0};
@@ -645,9 +661,10 @@ static void nearest_indexed(const bp_view *v, const float *p, const bp_query_fil
 /// most that of any box under it (each gap is monotone in the box's bounds, and
 /// so are the squares and the sum), so a node farther than the k-th best holds
 /// none nearer; ties are still walked (the stop is strict) for the lower index.
-static void nearest_bvh(const bp_view *v, const float *p, const bp_query_filter *filter, bpi_best_k *best)
+static void nearest_bvh(const bp_view *v, const bpi_bvh_part *part, const float *p, const bp_query_filter *filter,
+	bpi_best_k *best)
 {
-	const bpi_view_bvh *h = &v->bvh;
+	const bpi_view_bvh *h = part->bvh;
 	const bpi_box_arrays nodes = {{h->node_min[0], h->node_min[1], h->node_min[2]},
 		{h->node_max[0], h->node_max[1], h->node_max[2]}};
 	const bpi_box_arrays boxes = {{h->min[0], h->min[1], h->min[2]}, {h->max[0], h->max[1], h->max[2]}};
@@ -675,7 +692,8 @@ static void nearest_bvh(const bp_view *v, const float *p, const bp_query_filter 
 		}
 		const uint32_t begin = (node - h->first_leaf) * BPI_BVH_LEAF, end = BP_MIN(begin + BPI_BVH_LEAF, h->count);
 		for (uint32_t j = begin; j < end; ++j)
-			nearest_offer(best, &boxes, v->dims, j, h->order.data[j], p, v, filter);
+			if (!bpi_part_skips(part, h->order.data[j]))
+				nearest_offer(best, &boxes, v->dims, j, h->order.data[j], p, v, filter);
 	}
 }
 
@@ -687,9 +705,12 @@ bp_status bp_view_query_nearest_filtered(const bp_view *v, const float *point, u
 	if (!bpi_all_finite(point, v->dims))
 		return BP_ERR_NOT_FINITE;
 	bpi_best_k best = {out, 0, BP_MIN(k, v->count)};
+	bpi_bvh_part parts[2];
 	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
-	if (best.capacity && v->bvh.count) {
-		nearest_bvh(v, point, filter, &best);
+	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
+	if (best.capacity && part_count) {
+		for (int part = 0; part < part_count; ++part)
+			nearest_bvh(v, &parts[part], point, filter, &best);
 	} else if (best.capacity && bpi_view_ensure(v, BPI_VIEW_INDEX) == BP_OK && v->index.count &&
 		   best.capacity < v->count / 2) {
 		nearest_indexed(v, point, filter, &best);

@@ -239,25 +239,28 @@ static bool walk_next_leaf(bvh_walk *w, const sweep *s, float bound, uint32_t *f
 	return false;
 }
 
-static bp_hit bvh_closest(const bp_view *v, const bpi_view_bvh *h, const sweep *s, const bp_query_filter *filter)
+/// Offers the part's hits to `best`, walking only nodes that enter at or before it.
+static void bvh_closest(const bp_view *v, const bpi_bvh_part *part, const sweep *s, const bp_query_filter *filter,
+	bp_hit *best)
 {
-	bp_hit best = {UINT32_MAX, INFINITY};
+	const bpi_view_bvh *h = part->bvh;
 	bvh_walk w;
 	uint32_t first, last;
 	float t;
 	walk_start(&w, h, s);
-	while (walk_next_leaf(&w, s, best.distance, &first, &last))
+	while (walk_next_leaf(&w, s, best->distance, &first, &last))
 		for (uint32_t p = first; p < last; ++p) {
 			const uint32_t e = h->order.data[p];
-			if (sweep_box(&w.boxes, s, p, &t) && closer(t, e, best) && bpi_query_accepts(v, filter, e))
-				best = (bp_hit){e, t};
+			if (sweep_box(&w.boxes, s, p, &t) && closer(t, e, *best) && !bpi_part_skips(part, e) &&
+				bpi_query_accepts(v, filter, e))
+				*best = (bp_hit){e, t};
 		}
-	return best;
 }
 
-static size_t bvh_all(const bp_view *v, const bpi_view_bvh *h, const sweep *s, const bp_query_filter *filter,
+static size_t bvh_all(const bp_view *v, const bpi_bvh_part *part, const sweep *s, const bp_query_filter *filter,
 	bpi_best_k *best)
 {
+	const bpi_view_bvh *h = part->bvh;
 	size_t count = 0;
 	bvh_walk w;
 	uint32_t first, last;
@@ -266,7 +269,7 @@ static size_t bvh_all(const bp_view *v, const bpi_view_bvh *h, const sweep *s, c
 	while (walk_next_leaf(&w, s, INFINITY, &first, &last))
 		for (uint32_t p = first; p < last; ++p) {
 			const uint32_t e = h->order.data[p];
-			if (sweep_box(&w.boxes, s, p, &t) && bpi_query_accepts(v, filter, e)) {
+			if (sweep_box(&w.boxes, s, p, &t) && !bpi_part_skips(part, e) && bpi_query_accepts(v, filter, e)) {
 				bpi_best_offer(best, (bp_hit){e, t});
 				count++;
 			}
@@ -278,10 +281,14 @@ static size_t bvh_all(const bp_view *v, const bpi_view_bvh *h, const sweep *s, c
 /// only about hits that would beat the best so far.
 static bp_hit sweep_closest(const bp_view *v, const sweep *s, const bp_query_filter *filter)
 {
-	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
-	if (v->bvh.count)
-		return bvh_closest(v, &v->bvh, s, filter);
 	bp_hit best = {UINT32_MAX, INFINITY};
+	bpi_bvh_part parts[2];
+	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
+	for (int k = 0; k < part_count; ++k)
+		bvh_closest(v, &parts[k], s, filter, &best);
+	if (part_count)
+		return best;
 	float t;
 	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
 	const bpi_view_index *ix = &v->index;
@@ -314,10 +321,14 @@ static bp_hit sweep_closest(const bp_view *v, const sweep *s, const bp_query_fil
 /// change the answer.
 static size_t sweep_all(const bp_view *v, const sweep *s, const bp_query_filter *filter, bpi_best_k *best)
 {
-	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
-	if (v->bvh.count)
-		return bvh_all(v, &v->bvh, s, filter, best);
 	size_t count = 0;
+	bpi_bvh_part parts[2];
+	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
+	for (int k = 0; k < part_count; ++k)
+		count += bvh_all(v, &parts[k], s, filter, best);
+	if (part_count)
+		return count;
 	float t;
 	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
 	const bpi_view_index *ix = &v->index;

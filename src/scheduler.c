@@ -110,6 +110,10 @@ static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 		status = bpi_stepper_run(&fr->stepper, &f->settings, &f->soa, f->count, f->unfiltered, &changes,
 			&f->pairs, &stats, &fault);
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_VIEW);
+	// The query index and hierarchy are made from the last frame's when what changed is known.
+	if (status == BP_OK && changes.all && prev &&
+		(atomic_load_explicit(&prev->asked, memory_order_relaxed) & (BPI_VIEW_INDEX | BPI_VIEW_BVH)))
+		changes = bpi_build_changes_find(&fr->changes, f, prev);
 	if (status == BP_OK)
 		status = bpi_view_derive(f, prev, changes.all ? NULL : changes.list, changes.count, &fr->index_scratch,
 			stats.thread_count);
@@ -264,7 +268,7 @@ static bp_status snapshot(bpi_frames *fr, bp_view *f, const bpi_frame_source *sr
 	f->began_count = f->ended_count = 0;
 	f->previous = 0;
 	f->index.count = 0;
-	f->bvh.count = 0;
+	bpi_view_hierarchy_clear(&f->hierarchy);
 	atomic_store_explicit(&f->ready, 0u, memory_order_relaxed);
 	atomic_store_explicit(&f->asked, 0u, memory_order_relaxed);
 	f->adjacency_status = BP_OK;

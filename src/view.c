@@ -44,7 +44,7 @@ void bpi_view_free(bp_view *f)
 	bpi_view_events_free(f);
 	bpi_array_free(&f->changes);
 	bpi_view_index_free(&f->index, f->dims);
-	bpi_view_bvh_free(&f->bvh);
+	bpi_view_hierarchy_free(&f->hierarchy);
 	bpi_free(f, sizeof *f);
 }
 
@@ -131,10 +131,14 @@ static void make_index(bp_view *f, const bp_view *prev, const uint32_t *changed,
 	}
 }
 
-/// Entities the hierarchy covers: none in a view so small that a scan is as fast.
-static uint32_t bvh_count(const bp_view *v)
+/// The hierarchy, sharing prev's rest when prev made one and `changed` lists what differs.
+static void make_hierarchy(bp_view *f, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
+	int threads)
 {
-	return v->count < BPI_VIEW_INDEX_MIN_COUNT ? 0 : v->count;
+	bpi_hierarchy_changes changes = {NULL, changed, changed_count};
+	if (changed && prev && (atomic_load_explicit(&prev->ready, memory_order_acquire) & BPI_VIEW_BVH))
+		changes.prev = &prev->hierarchy;
+	(void)bpi_view_hierarchy_make(&f->hierarchy, &changes, &f->soa, f->count, f->dims, threads);
 }
 
 bp_status bpi_view_derive(bp_view *f, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
@@ -153,7 +157,7 @@ bp_status bpi_view_derive(bp_view *f, const bp_view *prev, const uint32_t *chang
 	if (asked & BPI_VIEW_INDEX)
 		make_index(f, prev, changed, changed_count, index_scratch, threads);
 	if (asked & BPI_VIEW_BVH)
-		(void)bpi_view_bvh_build(&f->bvh, &f->soa, bvh_count(f), f->dims, threads);
+		make_hierarchy(f, prev, changed, changed_count, threads);
 	unsigned made = (asked & (BPI_VIEW_INDEX | BPI_VIEW_BVH)) | (named ? BPI_VIEW_NAMES : 0u);
 	if (asked & BPI_VIEW_ADJACENCY) {
 		// Lists that found no memory are not made: the first reader to ask tries again.
@@ -181,8 +185,7 @@ bp_status bpi_view_ensure(const bp_view *view, unsigned what)
 			bpi_view_index_scratch_free(&scratch);
 		}
 		if ((what & BPI_VIEW_BVH) && !(ready & BPI_VIEW_BVH))
-			(void)bpi_view_bvh_build(&v->bvh, &v->soa, bvh_count(v), v->dims,
-				bpi_step_threads(&v->settings, v->count));
+			make_hierarchy(v, NULL, NULL, 0, bpi_step_threads(&v->settings, v->count));
 		// What found no memory is not made: a later call tries again.
 		if ((what & BPI_VIEW_ADJACENCY) && !(ready & BPI_VIEW_ADJACENCY) &&
 			(v->adjacency_status = build_adjacency(v)) == BP_ERR_OUT_OF_MEMORY) {

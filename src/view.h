@@ -8,7 +8,7 @@
 #include <stdatomic.h>
 #include "soa.h"
 #include "step.h"
-#include "view_bvh.h"
+#include "view_hierarchy.h"
 #include "view_index.h"
 
 /// bp_view.refs: the readers' references, plus this bit while the buffer is the
@@ -63,7 +63,7 @@ struct bp_view {
 	size_t began_count, ended_count;
 	uint64_t previous; ///< the published frame the events are counted from; 0: none
 	bpi_view_index index; ///< spatial index for the box, point, sphere and nearest queries, and visitors of casts
-	bpi_view_bvh bvh;     ///< hierarchy for the closest and all-hits rays and box casts
+	bpi_view_hierarchy hierarchy; ///< for the rays, casts, list queries and nearest
 	bp_frame_stats stats;
 
 	// The query index and the adjacency are made by the builder when the last

@@ -45,6 +45,7 @@ static uint32_t spread2(uint32_t x)
 
 typedef struct code_job {
 	const bpi_soa *soa;
+	const uint32_t *members; ///< the entities covered; NULL: all
 	int dims;
 	double lo[3], scale[3]; ///< centre -> cell: (c - lo) * scale, in [0, cells)
 	bpi_sort_item *items;
@@ -58,10 +59,11 @@ static void code_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	const double top = job->dims == 3 ? 1023.0 : 65535.0;
 	for (uint32_t i = begin; i < end; ++i) {
 		uint32_t code = 0;
+		const uint32_t e = job->members ? job->members[i] : i;
 		float *r = job->records + (size_t)6 * i;
 		for (int a = 0; a < job->dims; ++a) {
-			r[a] = job->soa->min[a][i];
-			r[3 + a] = job->soa->max[a][i];
+			r[a] = job->soa->min[a][e];
+			r[3 + a] = job->soa->max[a][e];
 			double c = 0.5 * ((double)r[a] + r[3 + a]);
 			double cell = (c - job->lo[a]) * job->scale[a];
 			cell = cell < 0.0 ? 0.0 : cell > top ? top : cell;
@@ -74,6 +76,7 @@ static void code_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 
 typedef struct gather_job {
 	bpi_view_bvh *bvh;
+	const uint32_t *members;
 	int dims;
 } gather_job;
 
@@ -84,9 +87,9 @@ static void gather_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx
 	bpi_view_bvh *b = job->bvh;
 	const uint32_t n = b->count;
 	for (uint32_t p = begin; p < end; ++p) {
-		uint32_t e = bpi_sort_item_index(b->items.data[p]);
-		const float *r = b->records.data + (size_t)6 * e;
-		b->order.data[p] = e;
+		const uint32_t i = bpi_sort_item_index(b->items.data[p]);
+		const float *r = b->records.data + (size_t)6 * i;
+		b->order.data[p] = job->members ? job->members[i] : i;
 		for (int a = 0; a < job->dims; ++a) {
 			b->bounds.data[(size_t)a * n + p] = r[a];
 			b->bounds.data[(size_t)(3 + a) * n + p] = r[3 + a];
@@ -110,7 +113,8 @@ static void leaf_box(bpi_view_bvh *b, int dims, uint32_t k, size_t stride)
 	}
 }
 
-bp_status bpi_view_bvh_build(bpi_view_bvh *b, const bpi_soa *soa, uint32_t count, int dims, int threads)
+bp_status bpi_view_bvh_build(bpi_view_bvh *b, const bpi_soa *soa, const uint32_t *members, uint32_t count, int dims,
+	int threads)
 {
 	b->count = 0;
 	const uint32_t leaves = (count + BPI_BVH_LEAF - 1) / BPI_BVH_LEAF;
@@ -124,11 +128,13 @@ bp_status bpi_view_bvh_build(bpi_view_bvh *b, const bpi_soa *soa, uint32_t count
 		bpi_radix_sort_reserve(&b->radix, count) != BP_OK)
 		return BP_ERR_OUT_OF_MEMORY;
 	// Cells over the span of the centres, so the codes use every bit the scene needs.
-	code_job job = {.soa = soa, .dims = dims, .items = b->items.data, .records = b->records.data};
+	code_job job = {
+		.soa = soa, .members = members, .dims = dims, .items = b->items.data, .records = b->records.data};
 	for (int a = 0; a < dims; ++a) {
 		double lo = INFINITY, hi = -INFINITY;
 		for (uint32_t i = 0; i < count; ++i) {
-			double c = 0.5 * ((double)soa->min[a][i] + soa->max[a][i]);
+			const uint32_t e = members ? members[i] : i;
+			double c = 0.5 * ((double)soa->min[a][e] + soa->max[a][e]);
 			lo = c < lo ? c : lo;
 			hi = c > hi ? c : hi;
 		}
@@ -146,7 +152,7 @@ bp_status bpi_view_bvh_build(bpi_view_bvh *b, const bpi_soa *soa, uint32_t count
 		b->node_min[a] = b->nodes.data + (size_t)a * stride;
 		b->node_max[a] = b->nodes.data + (size_t)(3 + a) * stride;
 	}
-	gather_job gather = {b, dims};
+	gather_job gather = {b, members, dims};
 	bpi_parallel_for(count, CODE_GRAIN, threads, gather_chunk, &gather);
 	for (uint32_t k = 0; k < first_leaf; ++k)
 		leaf_box(b, dims, k, stride);
@@ -159,4 +165,11 @@ bp_status bpi_view_bvh_build(bpi_view_bvh *b, const bpi_soa *soa, uint32_t count
 			hi[node] = hi[2 * node + 1] > hi[2 * node] ? hi[2 * node + 1] : hi[2 * node];
 		}
 	return BP_OK;
+}
+
+void bpi_view_bvh_drop_scratch(bpi_view_bvh *bvh)
+{
+	bpi_array_free(&bvh->items);
+	bpi_array_free(&bvh->records);
+	bpi_radix_sort_free(&bvh->radix);
 }

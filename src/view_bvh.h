@@ -31,9 +31,13 @@ typedef struct bpi_view_bvh {
 	bpi_radix_scratch radix;
 } bpi_view_bvh;
 
-/// Builds the hierarchy of the first `count` entities of `soa`, reusing its
-/// arrays. BP_ERR_OUT_OF_MEMORY leaves count = 0: the casts then use the other index.
-bp_status bpi_view_bvh_build(bpi_view_bvh *bvh, const bpi_soa *soa, uint32_t count, int dims, int threads);
+/// Builds the hierarchy of `count` entities of `soa`: members[0 .. count) or,
+/// members NULL, the first `count`, reusing its arrays. BP_ERR_OUT_OF_MEMORY
+/// leaves count = 0.
+bp_status bpi_view_bvh_build(bpi_view_bvh *bvh, const bpi_soa *soa, const uint32_t *members, uint32_t count, int dims,
+	int threads);
+/// Gives back the build's scratch, for a hierarchy that is built once and kept.
+void bpi_view_bvh_drop_scratch(bpi_view_bvh *bvh);
 void bpi_view_bvh_free(bpi_view_bvh *bvh);
 
 #endif

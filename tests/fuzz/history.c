@@ -11,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-// Test hooks of the library (src/step.h, src/incremental.h), as tests/common uses them: steps of
-// any size on every thread asked for, and settling in worlds of fewer than 1,024 entities.
+// Test hooks of the library (src/step.h, src/incremental.h, src/view_hierarchy.h), as tests/common
+// uses them: steps of any size on every thread asked for, settling in worlds of fewer than 1,024
+// entities, and query hierarchies in small views whose shared part is kept or rebuilt at will.
 void bpi_set_serial_step_entities(uint32_t count);
 void bpi_set_settle_min(uint32_t count);
+void bpi_set_hierarchy_rules(uint32_t count, uint32_t share);
 
 static const char *const code_names[OP_COUNT] = {"create", "create_bulk", "destroy", "destroy_bulk", "move",
 	"move_bulk", "teleport", "face", "attr", "step", "frame_step", "submit", "acquire", "release", "config"};
@@ -74,6 +76,8 @@ static const float extent_special[15] = {0, 0, 0, FLT_MAX, 3e38f, 1e38f, 1e20f, 
 static const float margin_table[16] = {0, 0, 0, 0, 0.5f, 1, 4, 100, 1e6f, 1e20f, 1e38f, 1.5e38f, 3e38f, FLT_MAX,
 	0.1f, 0.25f};
 static const uint8_t settle_table[4] = {0, 1, 4, 16};
+/// hist_config.hierarchy: {views below this get none, the rest is rebuilt past 1 / this out of date}.
+static const uint32_t hierarchy_rules[4][2] = {{256, 16}, {0, 1}, {1, 16}, {8, 3}};
 
 /// A coordinate (or extent) from 16 bits: the top 16 values are special (0xFFFF: raw float),
 /// the others follow the profile: integers 0..grid, decimals 0..grid by 0.1, or wide floats.
@@ -106,7 +110,7 @@ static void io_config(codec *c, hist_config *g)
 		b[1] = (uint8_t)(g->threads + 9 * g->executor), b[2] = (uint8_t)(m | s << 4);
 		b[3] = (uint8_t)((g->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL ? 1 : 0) | (g->debug_flags & 3) << 2 |
 			(g->debug_flags & BP_DEBUG_ALWAYS_FULL ? 0xF0 : 0));
-		b[4] = (uint8_t)(g->grid - 4), b[5] = (uint8_t)((g->algo_target ? g->algo_target + 7 : 0) |
+		b[4] = (uint8_t)((g->grid - 4) | g->hierarchy << 6), b[5] = (uint8_t)((g->algo_target ? g->algo_target + 7 : 0) |
 			(g->algo_plain ? g->algo_plain + 7 : 0) << 4);
 		b[6] = (uint8_t)(g->period[0] - 8), b[7] = (uint8_t)(g->period[1] - 8);
 	}
@@ -118,6 +122,7 @@ static void io_config(codec *c, hist_config *g)
 		.profile = (b[0] >> 5) & 3, .threads_on_small = b[0] >> 7, .threads = b[1] % 9,
 		.executor = (uint8_t)((b[1] / 9) % 3), .margin = margin_table[b[2] & 15],
 		.settle_min = settle_table[(b[2] >> 4) & 3], .grid = (uint8_t)(4 + b[4] % 64),
+		.hierarchy = b[4] >> 6,
 		.algo_target = (b[5] & 15) < 8 ? 0 : (b[5] & 15) - 7, .algo_plain = (b[5] >> 4) < 8 ? 0 : (b[5] >> 4) - 7,
 		.period = {(float)(8 + b[6] % 57), (float)(8 + b[7] % 57), (float)(8 + b[6] % 57)}};
 	g->debug_flags = (uint8_t)(((b[3] & 3) ? BP_DEBUG_ALWAYS_INCREMENTAL : 0) | ((b[3] >> 2) & 3) |
@@ -1288,6 +1293,9 @@ static void tr_header(ctx *c, const bp_world_def *d, const char *name, uint32_t 
 		fputs("\tbpi_set_serial_step_entities(0); // step.h\n", f);
 	if (c->cfg->settle_min)
 		fprintf(f, "\tbpi_set_settle_min(%u); // incremental.h\n", c->cfg->settle_min);
+	if (c->cfg->hierarchy)
+		fprintf(f, "\tbpi_set_hierarchy_rules(%u, %u); // view_hierarchy.h\n", hierarchy_rules[c->cfg->hierarchy][0],
+			hierarchy_rules[c->cfg->hierarchy][1]);
 	fprintf(f, "\tbp_world_def def = bp_world_def_default();\n\tdef.dims = %d, def.thread_count = %d, def.executor = %d;\n"
 		"\tdef.algorithm = %d, def.canonical_pairs = %d, def.incremental = %d, def.debug_flags = %#x, def.margin = %s;\n",
 		d->dims, d->thread_count, (int)d->executor, (int)d->algorithm, d->canonical_pairs, d->incremental, d->debug_flags,
@@ -1316,6 +1324,7 @@ uint64_t hist_run(const history *h, const hist_options *options)
 		.tr = o.trace, .tw = o.trace_world, .progress = o.progress};
 	bpi_set_serial_step_entities(h->cfg.threads_on_small ? 0 : 2048);
 	bpi_set_settle_min(h->cfg.settle_min ? h->cfg.settle_min : 1024);
+	bpi_set_hierarchy_rules(hierarchy_rules[h->cfg.hierarchy][0], hierarchy_rules[h->cfg.hierarchy][1]);
 	bp_world_def def[2];
 	for (int w = 0; w < 2; ++w) {
 		bp_world_def *d = &def[w];
@@ -1380,8 +1389,9 @@ uint64_t hist_run(const history *h, const hist_options *options)
 		free(c.sd[w].last);
 	}
 	if (c.tr)
-		fprintf(c.tr, "\tfree(e);\n%s%s}\n", c.cfg->threads_on_small ? "\tbpi_set_serial_step_entities(2048);\n" : "",
-			c.cfg->settle_min ? "\tbpi_set_settle_min(1024);\n" : "");
+		fprintf(c.tr, "\tfree(e);\n%s%s%s}\n", c.cfg->threads_on_small ? "\tbpi_set_serial_step_entities(2048);\n" : "",
+			c.cfg->settle_min ? "\tbpi_set_settle_min(1024);\n" : "",
+			c.cfg->hierarchy ? "\tbpi_set_hierarchy_rules(256, 16);\n" : "");
 	if (bp_allocated_bytes() != 0)
 		failf(&c, -1, "leak: %lld bytes still allocated after every world and view is gone",
 			(long long)bp_allocated_bytes());

@@ -19,6 +19,7 @@ typedef struct hist_config {
 	uint8_t settle_min;                         ///< bpi_set_settle_min: 0 = default (1,024)
 	uint8_t threads_on_small;                   ///< bpi_set_serial_step_entities(0)
 	uint8_t grid;                               ///< coordinate range of the profiles (4..67)
+	uint8_t hierarchy;                          ///< bpi_set_hierarchy_rules: 0 the library's, else hierarchy_rules[]
 	float margin;                               ///< incremental world's def.margin
 	float period[3];
 } hist_config;

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+// Queries on the views of consecutive frames while the world moves, grows and shrinks, against
+// brute force: the hierarchy's shared rest with its out-of-date entries and the movers part
+// (docs/design.md "The hierarchy costs what changed"), in incremental and plain worlds.
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "query_oracle.h"
+#include "view.h" // the view's layout: whether its hierarchy shares the last frame's rest
+
+typedef struct frames_run {
+	oracle_box *boxes; ///< the world's entities in dense order
+	uint32_t n, capacity;
+	int dims;
+	bool snap;
+	float world;
+	test_rng rng;
+} frames_run;
+
+static void random_box(frames_run *r, oracle_box *b)
+{
+	float lo[3], ext[3];
+	test_rng_vec(&r->rng, lo, r->dims, 0, r->world, r->snap);
+	test_rng_vec(&r->rng, ext, r->dims, 0, 3, r->snap);
+	*b = (oracle_box){.category = 1, .mask = 1};
+	for (int k = 0; k < r->dims; ++k) {
+		b->min[k] = lo[k];
+		b->max[k] = lo[k] + ext[k];
+	}
+}
+
+static void set_bounds(bp_world *w, uint32_t e, const oracle_box *b)
+{
+	cr_assert_eq(bp_entity_set_bounds(w, bp_world_entity_at(w, e), b->min, b->max), BP_OK);
+}
+
+/// One frame's changes: `moves` entities get new boxes (near their old ones or anywhere),
+/// some are destroyed (the last moves into their index) and some created.
+static void change(frames_run *r, bp_world *w, uint32_t moves, uint32_t destroys, uint32_t creates)
+{
+	for (uint32_t m = 0; m < moves && r->n; ++m) {
+		const uint32_t e = test_rng_below(&r->rng, r->n);
+		oracle_box *b = &r->boxes[e];
+		if (test_rng_below(&r->rng, 4) == 0) {
+			random_box(r, b);
+		} else {
+			const float d = r->snap ? (float)test_rng_below(&r->rng, 3) - 1.0f : test_rng_float(&r->rng, -0.5f, 0.5f);
+			for (int k = 0; k < r->dims; ++k)
+				b->min[k] += d, b->max[k] += d;
+		}
+		set_bounds(w, e, b);
+	}
+	for (uint32_t k = 0; k < destroys && r->n; ++k) {
+		const uint32_t e = test_rng_below(&r->rng, r->n);
+		cr_assert_eq(bp_entity_destroy(w, bp_world_entity_at(w, e)), BP_OK);
+		r->boxes[e] = r->boxes[--r->n];
+	}
+	for (uint32_t k = 0; k < creates && r->n < r->capacity; ++k) {
+		oracle_box *b = &r->boxes[r->n++];
+		random_box(r, b);
+		bp_entity_def d = bp_entity_def_default();
+		for (int a = 0; a < r->dims; ++a)
+			d.min[a] = b->min[a], d.max[a] = b->max[a];
+		bp_entity h;
+		cr_assert_eq(bp_entity_create(w, &d, &h), BP_OK);
+	}
+}
+
+static void run_frames(int dims, bool incremental, bool snap, uint64_t seed)
+{
+	frames_run r = {.n = 1500, .capacity = 2500, .dims = dims, .snap = snap, .rng = {seed}};
+	r.world = dims == 2 ? sqrtf((float)r.n) * 2.5f : cbrtf((float)r.n) * 2.5f;
+	r.boxes = malloc(r.capacity * sizeof *r.boxes);
+	for (uint32_t i = 0; i < r.n; ++i)
+		random_box(&r, &r.boxes[i]);
+	bp_world_def def = bp_world_def_default();
+	def.dims = dims;
+	def.incremental = incremental;
+	def.thread_count = 2;
+	bp_world *w = test_world_from_def(r.boxes, r.n, &def);
+	bp_view *prev = NULL;
+	int shared = 0, rebuilt = 0;
+	// Per frame: entities moved, destroyed, created. Few changes share the rest; the
+	// frames past an eighth of the world rebuild it; shrinking and growing leave gone
+	// and new dense indices.
+	static const uint32_t plan[][3] = {{0, 0, 0}, {3, 0, 0}, {20, 0, 0}, {0, 5, 0}, {10, 0, 7}, {0, 0, 0},
+		{400, 0, 0}, {5, 40, 0}, {5, 0, 60}, {1, 1, 1}, {60, 10, 10}, {0, 300, 0}, {0, 0, 300}, {2, 0, 0}};
+	for (size_t f = 0; f < sizeof plan / sizeof plan[0]; ++f) {
+		change(&r, w, plan[f][0], plan[f][1], plan[f][2]);
+		bp_view *v = NULL;
+		cr_assert_eq(bp_frame_step(w, &v), BP_OK, "%s", bp_world_last_error(w));
+		cr_assert_eq(bp_view_entity_count(v), r.n);
+		oracle_check_view_queries(v, r.boxes, r.n, dims, snap, seed + f);
+		if (f > 0 && v->hierarchy.rest && prev->hierarchy.rest) {
+			shared += v->hierarchy.rest == prev->hierarchy.rest;
+			rebuilt += v->hierarchy.rest != prev->hierarchy.rest;
+		}
+		bp_view_release(prev);
+		prev = v;
+	}
+	bp_view_release(prev);
+	bp_world_destroy(w);
+	free(r.boxes);
+	cr_assert_geq(shared, 6, "the rest was shared on %d frames", shared);
+	cr_assert_geq(rebuilt, 2, "the rest was rebuilt on %d frames", rebuilt);
+}
+
+Test(query_frames, incremental_3d, .timeout = 120) { run_frames(3, true, false, 31); }
+Test(query_frames, incremental_2d_integer, .timeout = 120) { run_frames(2, true, true, 32); }
+Test(query_frames, plain_3d_integer, .timeout = 120) { run_frames(3, false, true, 33); }
+Test(query_frames, plain_2d, .timeout = 120) { run_frames(2, false, false, 34); }
