@@ -49,12 +49,15 @@ static inline bool bpi_query_filter_valid(const bp_query_filter *f)
 }
 
 /// The filter rule of frame.h less the callback: category, mask, kind and
-/// exclusion (f not NULL). Combined with & rather than ||: one branch per entity.
+/// exclusion (f not NULL). Combined with & rather than ||: one branch per entity,
+/// and one more where the filter excludes a handle.
 static inline bool bpi_query_passes(const bp_view *v, const bp_query_filter *f, uint32_t e)
 {
 	const uint32_t kind = BP_QUERY_DYNAMIC + (uint32_t)(v->soa.flags[e] & BP_FLAG_STATIC); // STATIC = DYNAMIC + 1
 	return ((f->category & v->soa.mask[e]) != 0) & ((v->soa.category[e] & f->mask) != 0) & ((f->kinds & kind) != 0) &
-	       (e != f->exclude);
+	       (e != f->exclude) &&
+	       (!f->exclude_entity.index1 || v->soa.entity[e].index1 != f->exclude_entity.index1 ||
+		       v->soa.entity[e].generation != f->exclude_entity.generation);
 }
 
 /// The whole filter rule of frame.h; NULL accepts everything. The callback

@@ -257,8 +257,10 @@ static bp_status snapshot(bpi_frames *fr, bp_view *f, const bpi_frame_source *sr
 	if (f->capacity != capacity)
 		f->content = 0; // new arrays: nothing kept
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_PREPARE);
-	if (!bpi_submit_log_copy(&fr->log, f, src->soa, src->count, number))
+	if (!bpi_submit_log_copy(&fr->log, f, src->soa, src->count, number)) {
 		bpi_soa_copy(&f->soa, src->soa, f->dims, src->count);
+		f->slots_kept = false;
+	}
 	f->content = number;
 	f->count = src->count;
 	f->unfiltered = src->unfiltered;

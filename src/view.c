@@ -45,6 +45,7 @@ void bpi_view_free(bp_view *f)
 	bpi_array_free(&f->changes);
 	bpi_view_index_free(&f->index, f->dims);
 	bpi_view_hierarchy_free(&f->hierarchy);
+	bpi_array_free(&f->slot_dense);
 	bpi_free(f, sizeof *f);
 }
 
@@ -195,6 +196,9 @@ bp_status bpi_view_ensure(const bp_view *view, unsigned what)
 		if ((what & BPI_VIEW_NAMES) && !(ready & BPI_VIEW_NAMES) && status == BP_OK &&
 			(status = bpi_view_names_build(v)) != BP_OK)
 			what &= ~(unsigned)BPI_VIEW_NAMES;
+		if ((what & BPI_VIEW_SLOTS) && !(ready & BPI_VIEW_SLOTS) && status == BP_OK && !v->slots_kept &&
+			(status = bpi_view_slots_build(v)) != BP_OK)
+			what &= ~(unsigned)BPI_VIEW_SLOTS;
 		if ((what & BPI_VIEW_KEYS) && !(ready & BPI_VIEW_KEYS) && status == BP_OK &&
 			(status = bpi_view_keys_build(v)) != BP_OK)
 			what &= ~(unsigned)BPI_VIEW_KEYS;

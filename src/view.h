@@ -66,6 +66,14 @@ struct bp_view {
 	bpi_view_hierarchy hierarchy; ///< for the rays, casts, list queries and nearest
 	bp_frame_stats stats;
 
+	/// Dense index by handle slot (index1 - 1), NOWHERE where none: made on first
+	/// use (BPI_VIEW_SLOTS), then kept by later submits into this buffer while
+	/// slots_kept (view_slots.c). Read only where the entity at that index has
+	/// the handle asked for.
+	BPI_ARRAY(uint32_t) slot_dense;
+	uint32_t slot_span;
+	bool slots_kept;
+
 	// The query index and the adjacency are made by the builder when the last
 	// frame's were used, else by the first reader that needs them (bpi_view_ensure),
 	// and are read only once their `ready` bit is set.
@@ -76,7 +84,8 @@ struct bp_view {
 };
 
 /// The extras a view makes on first use.
-enum { BPI_VIEW_INDEX = 1u, BPI_VIEW_ADJACENCY = 2u, BPI_VIEW_NAMES = 4u, BPI_VIEW_KEYS = 8u, BPI_VIEW_BVH = 16u };
+enum { BPI_VIEW_INDEX = 1u, BPI_VIEW_ADJACENCY = 2u, BPI_VIEW_NAMES = 4u, BPI_VIEW_KEYS = 8u, BPI_VIEW_BVH = 16u,
+	BPI_VIEW_SLOTS = 32u };
 
 /// A new, empty frame buffer of `pool`, or NULL without memory.
 bp_view *bpi_view_create(struct bpi_frames *pool, int dims);
@@ -105,6 +114,13 @@ bp_status bpi_view_events_build(bp_view *view, const bp_view *prev, bool *named,
 bp_status bpi_view_names_build(bp_view *view);
 bp_status bpi_view_keys_build(bp_view *view);
 void bpi_view_events_free(bp_view *view);
+
+/// The slot table of bp_view_dense_index: sets it for the listed indices below
+/// `count` (their entities' slots now lead there) while it is kept; a table that
+/// cannot grow is no longer kept. Host thread, on submit into this buffer.
+void bpi_view_slots_note(bp_view *view, const uint32_t *list, uint32_t listed, uint32_t count);
+/// The slot table afresh, under the view's lazy lock.
+bp_status bpi_view_slots_build(bp_view *view);
 
 /// Makes the extras `what` (BPI_VIEW_* bits) that nobody has made yet, under the
 /// view's lock, and notes that they were asked for. A query index that finds no

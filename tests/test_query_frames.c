@@ -11,6 +11,9 @@
 
 typedef struct frames_run {
 	oracle_box *boxes; ///< the world's entities in dense order
+	bp_entity *handles; ///< and their handles
+	bp_entity gone[64]; ///< handles destroyed (the latest 64)
+	uint32_t gone_count;
 	uint32_t n, capacity;
 	int dims;
 	bool snap;
@@ -53,18 +56,62 @@ static void change(frames_run *r, bp_world *w, uint32_t moves, uint32_t destroys
 	}
 	for (uint32_t k = 0; k < destroys && r->n; ++k) {
 		const uint32_t e = test_rng_below(&r->rng, r->n);
-		cr_assert_eq(bp_entity_destroy(w, bp_world_entity_at(w, e)), BP_OK);
+		cr_assert_eq(bp_entity_destroy(w, r->handles[e]), BP_OK);
+		r->gone[r->gone_count++ % 64] = r->handles[e];
 		r->boxes[e] = r->boxes[--r->n];
+		r->handles[e] = r->handles[r->n];
 	}
 	for (uint32_t k = 0; k < creates && r->n < r->capacity; ++k) {
-		oracle_box *b = &r->boxes[r->n++];
+		oracle_box *b = &r->boxes[r->n];
 		random_box(r, b);
 		bp_entity_def d = bp_entity_def_default();
 		for (int a = 0; a < r->dims; ++a)
 			d.min[a] = b->min[a], d.max[a] = b->max[a];
-		bp_entity h;
-		cr_assert_eq(bp_entity_create(w, &d, &h), BP_OK);
+		cr_assert_eq(bp_entity_create(w, &d, &r->handles[r->n++]), BP_OK);
 	}
+}
+
+/// Every live handle leads to its dense index, every destroyed one and the null
+/// handle to BP_ERR_STALE_HANDLE.
+static void check_handles(const frames_run *r, const bp_view *v)
+{
+	uint32_t dense;
+	for (uint32_t i = 0; i < r->n; ++i) {
+		cr_assert_eq(bp_view_dense_index(v, r->handles[i], &dense), BP_OK, "entity %u", i);
+		cr_assert_eq(dense, i);
+	}
+	for (uint32_t k = 0; k < r->gone_count && k < 64; ++k)
+		cr_assert_eq(bp_view_dense_index(v, r->gone[k], &dense), BP_ERR_STALE_HANDLE);
+	cr_assert_eq(bp_view_dense_index(v, (bp_entity){0, 0}, &dense), BP_ERR_STALE_HANDLE);
+	cr_assert_eq(bp_view_dense_index(v, r->handles[0], NULL), BP_ERR_INVALID_ARGUMENT);
+}
+
+/// A ray from inside an entity, its caster left out by handle: the closest hit is
+/// brute force's first hit that is not the caster.
+static void check_caster_excluded(const frames_run *r, const bp_view *v)
+{
+	bp_hit *want = malloc((r->n + 1) * sizeof *want);
+	for (int q = 0; q < 20 && r->n; ++q) {
+		test_rng rng = {r->rng.state + (uint64_t)q};
+		const uint32_t caster = test_rng_below(&rng, r->n);
+		float o[3], d[3];
+		test_rng_vec(&rng, d, r->dims, -1, 1, false);
+		for (int k = 0; k < r->dims; ++k)
+			o[k] = 0.5f * (r->boxes[caster].min[k] + r->boxes[caster].max[k]);
+		size_t hits = oracle_query_ray(r->boxes, r->n, r->dims, o, d, INFINITY, want), first = 0;
+		while (first < hits && want[first].index == caster)
+			++first;
+		bp_query_filter filter = bp_query_filter_default();
+		filter.category = filter.mask = 1;
+		filter.exclude_entity = r->handles[caster];
+		bp_hit got;
+		bool found;
+		cr_assert_eq(bp_view_raycast_closest_filtered(v, o, d, INFINITY, &filter, &got, &found), BP_OK);
+		cr_assert_eq(found, first < hits);
+		if (found)
+			cr_assert_eq(got.index, want[first].index, "caster %u", caster);
+	}
+	free(want);
 }
 
 static void run_frames(int dims, bool incremental, bool snap, uint64_t seed)
@@ -72,6 +119,7 @@ static void run_frames(int dims, bool incremental, bool snap, uint64_t seed)
 	frames_run r = {.n = 1500, .capacity = 2500, .dims = dims, .snap = snap, .rng = {seed}};
 	r.world = dims == 2 ? sqrtf((float)r.n) * 2.5f : cbrtf((float)r.n) * 2.5f;
 	r.boxes = malloc(r.capacity * sizeof *r.boxes);
+	r.handles = malloc(r.capacity * sizeof *r.handles);
 	for (uint32_t i = 0; i < r.n; ++i)
 		random_box(&r, &r.boxes[i]);
 	bp_world_def def = bp_world_def_default();
@@ -79,6 +127,8 @@ static void run_frames(int dims, bool incremental, bool snap, uint64_t seed)
 	def.incremental = incremental;
 	def.thread_count = 2;
 	bp_world *w = test_world_from_def(r.boxes, r.n, &def);
+	for (uint32_t i = 0; i < r.n; ++i)
+		r.handles[i] = bp_world_entity_at(w, i);
 	bp_view *prev = NULL;
 	int shared = 0, rebuilt = 0;
 	// Per frame: entities moved, destroyed, created. Few changes share the rest; the
@@ -92,6 +142,8 @@ static void run_frames(int dims, bool incremental, bool snap, uint64_t seed)
 		cr_assert_eq(bp_frame_step(w, &v), BP_OK, "%s", bp_world_last_error(w));
 		cr_assert_eq(bp_view_entity_count(v), r.n);
 		oracle_check_view_queries(v, r.boxes, r.n, dims, snap, seed + f);
+		check_handles(&r, v);
+		check_caster_excluded(&r, v);
 		if (f > 0 && v->hierarchy.rest && prev->hierarchy.rest) {
 			shared += v->hierarchy.rest == prev->hierarchy.rest;
 			rebuilt += v->hierarchy.rest != prev->hierarchy.rest;
@@ -102,6 +154,7 @@ static void run_frames(int dims, bool incremental, bool snap, uint64_t seed)
 	bp_view_release(prev);
 	bp_world_destroy(w);
 	free(r.boxes);
+	free(r.handles);
 	cr_assert_geq(shared, 6, "the rest was shared on %d frames", shared);
 	cr_assert_geq(rebuilt, 2, "the rest was rebuilt on %d frames", rebuilt);
 }

@@ -229,7 +229,8 @@ enum {
 /// Which entities a query sees. An entity e is accepted iff
 ///     (filter.category & e.mask) != 0 && (e.category & filter.mask) != 0
 /// (the AND rule of pairs, with the query as the other party), the
-/// bit of e's kind is in `kinds`, e != exclude, and then, tested last, accept
+/// bit of e's kind is in `kinds`, e != exclude, e's handle is not
+/// exclude_entity, and then, tested last, accept
 /// is NULL or accept(e, user) returns true. So the default filter, like a pair,
 /// never sees an entity whose category or mask is 0; pass NULL to see those.
 /// accept runs on the querying thread, only for entities that passed the
@@ -246,6 +247,10 @@ typedef struct bp_query_filter {
 	uint32_t exclude;
 	bool (*accept)(uint32_t entity, void *user); ///< optional last test. Default NULL.
 	void *user;                                  ///< passed to accept. Default NULL.
+	/// An entity the query never returns, by handle (the caster, which the host
+	/// knows by handle while its dense index moves), or the null handle {0, 0}.
+	/// Default null.
+	bp_entity exclude_entity;
 } bp_query_filter;
 
 /// All bits in category and mask, both kinds, nothing excluded, no callback.
@@ -312,6 +317,14 @@ BP_API bp_status bp_view_boxcast_all(const bp_view *view, const float *min, cons
 /// bp_view_visit_ray for a box cast: hits in the order of bp_view_boxcast_all.
 BP_API bp_status bp_view_visit_boxcast(const bp_view *view, const float *min, const float *max, const float *dir,
 	float max_t, const bp_query_filter *filter, bool (*visit)(bp_hit hit, void *user), void *user);
+
+/// The dense index of `entity` in this view: BP_OK and *out, or
+/// BP_ERR_STALE_HANDLE when the entity was not alive at this frame's submit
+/// (destroyed before it, created after it, or null). The first call on a view
+/// makes a table by handle slot, O(entities); later submits into the same
+/// frame buffer keep it for what they changed, so a reader that looks up
+/// handles every frame pays for what changed. Any thread holding the view.
+BP_API bp_status bp_view_dense_index(const bp_view *view, bp_entity entity, uint32_t *out);
 
 /// True when dense entities a and b form a pair in this frame (binary search in
 /// the sorted pairs). False for out-of-range indices.

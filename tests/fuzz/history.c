@@ -1003,6 +1003,19 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		st = bp_view_raycast_closest(v, o, d, max_t, got, &found);
 		if (st != BP_OK || found != (want_n > 0) || (found && memcmp(got, want, sizeof *got)))
 			failf(c, w, "view %llu: closest of ray %d: %s, %s", frame, q, status_name(st), found ? "a hit" : "none");
+		if (want_n) { // the closest left out by handle, as by dense index
+			bp_query_filter by_handle = bp_query_filter_default(), by_index = by_handle;
+			by_handle.exclude_entity = x->handles[want[0].index];
+			by_index.exclude = want[0].index;
+			bp_hit h[2];
+			bool f[2];
+			bp_status s2[2] = {bp_view_raycast_closest_filtered(v, o, d, max_t, &by_handle, &h[0], &f[0]),
+				bp_view_raycast_closest_filtered(v, o, d, max_t, &by_index, &h[1], &f[1])};
+			if (s2[0] != BP_OK || s2[1] != BP_OK || f[0] != f[1] || (f[0] && (h[0].index != h[1].index ||
+				h[0].index == want[0].index)))
+				failf(c, w, "view %llu: ray %d leaving out entity %u by handle and by index: %s %s, %s %s", frame, q,
+					want[0].index, status_name(s2[0]), f[0] ? "a hit" : "none", status_name(s2[1]), f[1] ? "a hit" : "none");
+		}
 		float lo[3], hi[3];
 		for (int a = 0; a < 3; ++a) {
 			lo[a] = from[a] < to[3 + a] ? from[a] : to[3 + a];
@@ -1033,6 +1046,27 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 				status_name(st), got_n, want_n);
 	}
 	free(got), free(want);
+}
+
+/// Every handle of the view leads to its dense index; the next generation of a live
+/// slot, a slot past every handle and the null handle to BP_ERR_STALE_HANDLE.
+static void check_handles(ctx *c, int w, const bp_view *v, const frame_exp *x)
+{
+	unsigned long long frame = (unsigned long long)bp_view_frame(v);
+	uint32_t dense = 0;
+	for (uint32_t i = 0; i < x->n; ++i) {
+		bp_status s = bp_view_dense_index(v, x->handles[i], &dense);
+		if (s != BP_OK || dense != i)
+			failf(c, w, "view %llu: dense index of entity {%u, %u}: %s, %u, expected %u", frame, x->handles[i].index1,
+				x->handles[i].generation, status_name(s), dense, i);
+		bp_entity next = {x->handles[i].index1, x->handles[i].generation + 1};
+		if (i < 16 && bp_view_dense_index(v, next, &dense) != BP_ERR_STALE_HANDLE)
+			failf(c, w, "view %llu: the next generation of entity {%u, %u} found", frame, next.index1, next.generation);
+	}
+	const bp_entity none[2] = {{0, 0}, {UINT32_MAX, 1}};
+	for (int k = 0; k < 2; ++k)
+		if (bp_view_dense_index(v, none[k], &dense) != BP_ERR_STALE_HANDLE)
+			failf(c, w, "view %llu: handle {%u, %u} found", frame, none[k].index1, none[k].generation);
 }
 
 /// A view against its expectation: entities, keys, pairs, colliding, every neighbour list, events.
@@ -1073,6 +1107,7 @@ static void check_view(ctx *c, int w, const bp_view *v, const frame_exp *x)
 	free(degree), free(at), free(adj);
 	check_events(c, w, v, x);
 	check_queries(c, w, v, x);
+	check_handles(c, w, v, x);
 }
 
 static void tr_view(const ctx *c, int w, const bp_pair *pairs, size_t count)
