@@ -67,6 +67,10 @@ static inline bool bpi_query_accepts(const bp_view *v, const bp_query_filter *f,
 	return !f || (bpi_query_passes(v, f, e) && (!f->accept || f->accept(e, f->user)));
 }
 
+/// The errors of a ray query's arguments (frame.h), BP_OK when it may run.
+bp_status bpi_ray_check(const bp_view *v, const float *origin, const float *dir, float max_t,
+	const bp_query_filter *filter);
+
 /// Hits in (distance, index) order: the order of every hit list.
 static inline bool bpi_hit_before(bp_hit a, bp_hit b)
 {

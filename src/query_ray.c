@@ -47,13 +47,22 @@ static inline bool sweep_box(const bpi_box_arrays *b, const sweep *s, uint32_t j
 	return true;
 }
 
-static bp_status make_ray(const bp_view *v, const float *origin, const float *dir, float max_t,
-	const bp_query_filter *filter, sweep *s)
+bp_status bpi_ray_check(const bp_view *v, const float *origin, const float *dir, float max_t,
+	const bp_query_filter *filter)
 {
 	if (!v || !origin || !dir || isnan(max_t) || max_t < 0 || !bpi_query_filter_valid(filter))
 		return BP_ERR_INVALID_ARGUMENT;
 	if (!bpi_all_finite(origin, v->dims) || !bpi_all_finite(dir, v->dims))
 		return BP_ERR_NOT_FINITE;
+	return BP_OK;
+}
+
+static bp_status make_ray(const bp_view *v, const float *origin, const float *dir, float max_t,
+	const bp_query_filter *filter, sweep *s)
+{
+	const bp_status status = bpi_ray_check(v, origin, dir, max_t, filter);
+	if (status != BP_OK)
+		return status;
 	*s = (sweep){.max_t = max_t, .dims = v->dims};
 	for (int axis = 0; axis < v->dims; ++axis) {
 		s->lo[axis] = s->hi[axis] = origin[axis];

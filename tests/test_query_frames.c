@@ -114,6 +114,40 @@ static void check_caster_excluded(const frames_run *r, const bp_view *v)
 	free(want);
 }
 
+/// A batch of rays from random points, some from inside entities: each answer is
+/// brute force's closest hit.
+static void check_ray_batch(const oracle_box *boxes, uint32_t n, int dims, float world, const bp_view *v,
+	uint64_t seed)
+{
+	enum { RAYS = 700 };
+	bp_ray *rays = malloc(RAYS * sizeof *rays);
+	bp_hit *got = malloc(RAYS * sizeof *got), *want = malloc((n + 1) * sizeof *want);
+	test_rng rng = {seed};
+	for (int i = 0; i < RAYS; ++i) {
+		rays[i] = (bp_ray){.max_t = test_rng_below(&rng, 2) ? INFINITY : test_rng_float(&rng, 0, world / 4)};
+		test_rng_vec(&rng, rays[i].origin, dims, -1, world + 1, false);
+		test_rng_vec(&rng, rays[i].dir, dims, -1, 1, false);
+	}
+	cr_assert_eq(bp_view_raycast_closest_batch(v, rays, RAYS, NULL, got), BP_OK);
+	for (int i = 0; i < RAYS; ++i) {
+		const size_t hits = oracle_query_ray(boxes, n, dims, rays[i].origin, rays[i].dir, rays[i].max_t, want);
+		cr_assert_eq(got[i].index, hits ? want[0].index : BP_HIT_NONE, "ray %d", i);
+		if (hits)
+			cr_assert_eq(got[i].distance, want[0].distance, "ray %d", i);
+	}
+	// Checked in full before any is answered: one bad ray, nothing written.
+	rays[RAYS / 2].max_t = NAN;
+	got[0].index = 12345;
+	cr_assert_eq(bp_view_raycast_closest_batch(v, rays, RAYS, NULL, got), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(got[0].index, 12345u);
+	rays[RAYS / 2].max_t = 1.0f, rays[RAYS / 3].dir[0] = INFINITY;
+	cr_assert_eq(bp_view_raycast_closest_batch(v, rays, RAYS, NULL, got), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_raycast_closest_batch(v, NULL, 0, NULL, NULL), BP_OK);
+	free(rays);
+	free(got);
+	free(want);
+}
+
 static void run_frames(int dims, bool incremental, bool snap, uint64_t seed)
 {
 	frames_run r = {.n = 1500, .capacity = 2500, .dims = dims, .snap = snap, .rng = {seed}};
@@ -144,6 +178,7 @@ static void run_frames(int dims, bool incremental, bool snap, uint64_t seed)
 		oracle_check_view_queries(v, r.boxes, r.n, dims, snap, seed + f);
 		check_handles(&r, v);
 		check_caster_excluded(&r, v);
+		check_ray_batch(r.boxes, r.n, dims, r.world, v, seed * 100 + f);
 		if (f > 0 && v->hierarchy.rest && prev->hierarchy.rest) {
 			shared += v->hierarchy.rest == prev->hierarchy.rest;
 			rebuilt += v->hierarchy.rest != prev->hierarchy.rest;
@@ -163,3 +198,26 @@ Test(query_frames, incremental_3d, .timeout = 120) { run_frames(3, true, false, 
 Test(query_frames, incremental_2d_integer, .timeout = 120) { run_frames(2, true, true, 32); }
 Test(query_frames, plain_3d_integer, .timeout = 120) { run_frames(3, false, true, 33); }
 Test(query_frames, plain_2d, .timeout = 120) { run_frames(2, false, false, 34); }
+
+/// A batch answers the same on any number of threads and on each executor.
+Test(query_frames, batch_on_any_thread_count, .timeout = 120)
+{
+	enum { N = 3000 };
+	oracle_box *boxes = malloc(N * sizeof *boxes);
+	const float world = cbrtf((float)N) * 2.5f;
+	test_random_boxes(boxes, N, 3, world, 3.0f, false, 41);
+	const int threads[] = {1, 2, 3, 8};
+	const bp_executor executors[] = {BP_EXECUTOR_WORKERS, BP_EXECUTOR_OPENMP};
+	for (int e = 0; e < 2; ++e)
+		for (int t = 0; t < 4; ++t) {
+			bp_world_def def = bp_world_def_default();
+			def.dims = 3, def.thread_count = threads[t], def.executor = executors[e];
+			bp_world *w = test_world_from_def(boxes, N, &def);
+			bp_view *v = NULL;
+			cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+			check_ray_batch(boxes, N, 3, world, v, 42);
+			bp_view_release(v);
+			bp_world_destroy(w);
+		}
+	free(boxes);
+}

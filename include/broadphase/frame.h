@@ -278,6 +278,26 @@ BP_API bp_status bp_view_raycast_all_filtered(const bp_view *view, const float *
 BP_API bp_status bp_view_query_nearest_filtered(const bp_view *view, const float *point, uint32_t k,
 	const bp_query_filter *filter, bp_hit *out, size_t *count);
 
+/// One ray of a batch: origin + t * dir, 0 <= t <= max_t (z ignored in 2D).
+typedef struct bp_ray {
+	float origin[3];
+	float dir[3];
+	float max_t;
+} bp_ray;
+
+/// bp_hit.index of a batch's ray that hit nothing (its distance is INFINITY).
+#define BP_HIT_NONE UINT32_MAX
+
+/// The closest hit of each ray, as bp_view_raycast_closest_filtered finds it,
+/// into out[i] for rays[i] (BP_HIT_NONE when it hits nothing). The rays run on
+/// the world's executor and thread count as of the frame's submit, from the
+/// calling thread (the library's workers belong to the thread that calls);
+/// the answers do not depend on the thread count. The filter's accept, if any,
+/// is called from those threads at once. Every ray is checked first: on error
+/// (that of the first bad ray, as the single form reports it) nothing is written.
+BP_API bp_status bp_view_raycast_closest_batch(const bp_view *view, const bp_ray *rays, size_t count,
+	const bp_query_filter *filter, bp_hit *out);
+
 /// Calls visit(entity, user) for each accepted entity whose box overlaps the
 /// closed box [min, max], each once, in index order (not ascending), until
 /// visit returns false. Errors as bp_view_query_aabb_filtered, and

@@ -975,6 +975,9 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		return;
 	bp_hit *got = xalloc((x->n + 1) * sizeof *got), *want = xalloc((x->n + 1) * sizeof *want);
 	uint64_t r = frame * 0x9E3779B97F4A7C15ull + x->n;
+	bp_ray rays[4];
+	bp_hit closest[4];
+	int ray_count = 0;
 	for (int q = 0; q < 4; ++q) {
 		r = r * 6364136223846793005ull + 1442695040888963407ull;
 		const float *from = x->box[(r >> 33) % x->n], *to = x->box[(r >> 13) % x->n];
@@ -999,6 +1002,8 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 				(double)o[2], (double)d[0], (double)d[1], (double)d[2], (double)max_t, status_name(st), got_n, want_n,
 				got_n ? got[0].index : UINT32_MAX, got_n ? (double)got[0].distance : 0.0,
 				want_n ? want[0].index : UINT32_MAX, want_n ? (double)want[0].distance : 0.0);
+		rays[ray_count] = (bp_ray){{o[0], o[1], o[2]}, {d[0], d[1], d[2]}, max_t};
+		closest[ray_count++] = want_n ? want[0] : (bp_hit){BP_HIT_NONE, INFINITY};
 		bool found = false;
 		st = bp_view_raycast_closest(v, o, d, max_t, got, &found);
 		if (st != BP_OK || found != (want_n > 0) || (found && memcmp(got, want, sizeof *got)))
@@ -1045,6 +1050,10 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 			failf(c, w, "view %llu: %u nearest: %s, %zu, brute force %zu (or others, or another order)", frame, k,
 				status_name(st), got_n, want_n);
 	}
+	bp_status st = bp_view_raycast_closest_batch(v, rays, (size_t)ray_count, NULL, got);
+	if (st != BP_OK || (ray_count && memcmp(got, closest, (size_t)ray_count * sizeof *got)))
+		failf(c, w, "view %llu: a batch of %d rays: %s, or answers other than brute force's", frame, ray_count,
+			status_name(st));
 	free(got), free(want);
 }
 
