@@ -330,23 +330,24 @@ static bool shape_part(const bp_view *v, const bpi_bvh_part *part, const shape *
 	index_sink *s, hit_batch *batch)
 {
 	const bpi_view_bvh *h = part->bvh;
-	const bpi_box_arrays nodes = {{h->node_min[0], h->node_min[1], h->node_min[2]},
-		{h->node_max[0], h->node_max[1], h->node_max[2]}};
-	const bpi_box_arrays boxes = {{h->min[0], h->min[1], h->min[2]}, {h->max[0], h->max[1], h->max[2]}};
 	uint8_t hit[BPI_BVH_LEAF];
 	uint32_t stack[64], top = 0; // a node pops one entry and pushes two: depth + 1 at most
-	if (shape_reaches_node(q, &nodes, v->dims, 1))
+	const bpi_box_arrays root = bpi_node_arrays(h, 1);
+	if (shape_reaches_node(q, &root, v->dims, 1))
 		stack[top++] = 1;
 	while (top) {
 		const uint32_t node = stack[--top];
 		if (node < h->first_leaf) {
-			for (uint32_t c = 2 * node; c <= 2 * node + 1; ++c)
-				if (shape_reaches_node(q, &nodes, v->dims, c))
-					stack[top++] = c;
+			const bpi_box_arrays kids = bpi_node_arrays(h, 2 * node);
+			for (uint32_t c = 0; c < 2; ++c)
+				if (shape_reaches_node(q, &kids, v->dims, c))
+					stack[top++] = 2 * node + c;
 			continue;
 		}
-		const uint32_t begin = (node - h->first_leaf) * BPI_BVH_LEAF, end = BP_MIN(begin + BPI_BVH_LEAF, h->count);
-		shape_flags(q, &boxes, v->dims, begin, end - begin, hit);
+		const uint32_t leaf = node - h->first_leaf, begin = leaf * BPI_BVH_LEAF;
+		const uint32_t end = BP_MIN(begin + BPI_BVH_LEAF, h->count);
+		const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
+		shape_flags(q, &boxes, v->dims, 0, end - begin, hit);
 		if (part->changed)
 			for (uint32_t j = begin; j < end; ++j)
 				hit[j - begin] &= !bpi_part_skips(part, h->order.data[j]);
@@ -665,24 +666,23 @@ static void nearest_bvh(const bp_view *v, const bpi_bvh_part *part, const float 
 	bpi_best_k *best)
 {
 	const bpi_view_bvh *h = part->bvh;
-	const bpi_box_arrays nodes = {{h->node_min[0], h->node_min[1], h->node_min[2]},
-		{h->node_max[0], h->node_max[1], h->node_max[2]}};
-	const bpi_box_arrays boxes = {{h->min[0], h->min[1], h->min[2]}, {h->max[0], h->max[1], h->max[2]}};
+	const bpi_box_arrays root = bpi_node_arrays(h, 1);
 	struct {
 		uint32_t node;
 		float d2;
 	} stack[64]; // a node pops one entry and pushes two: depth + 1 at most
 	uint32_t top = 0;
 	stack[top].node = 1;
-	stack[top++].d2 = box_distance2(&nodes, v->dims, 1, p);
+	stack[top++].d2 = box_distance2(&root, v->dims, 1, p);
 	while (top) {
 		--top;
 		const uint32_t node = stack[top].node;
 		if (best->size == best->capacity && stack[top].d2 > best->heap[0].distance)
 			continue;
 		if (node < h->first_leaf) {
-			const float near = box_distance2(&nodes, v->dims, 2 * node, p);
-			const float far = box_distance2(&nodes, v->dims, 2 * node + 1, p);
+			const bpi_box_arrays kids = bpi_node_arrays(h, 2 * node);
+			const float near = box_distance2(&kids, v->dims, 0, p);
+			const float far = box_distance2(&kids, v->dims, 1, p);
 			const uint32_t first = near <= far ? 2 * node + 1 : 2 * node; // walked second
 			stack[top].node = first;
 			stack[top++].d2 = near <= far ? far : near;
@@ -690,10 +690,12 @@ static void nearest_bvh(const bp_view *v, const bpi_bvh_part *part, const float 
 			stack[top++].d2 = near <= far ? near : far;
 			continue;
 		}
-		const uint32_t begin = (node - h->first_leaf) * BPI_BVH_LEAF, end = BP_MIN(begin + BPI_BVH_LEAF, h->count);
+		const uint32_t leaf = node - h->first_leaf, begin = leaf * BPI_BVH_LEAF;
+		const uint32_t end = BP_MIN(begin + BPI_BVH_LEAF, h->count);
+		const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
 		for (uint32_t j = begin; j < end; ++j)
 			if (!bpi_part_skips(part, h->order.data[j]))
-				nearest_offer(best, &boxes, v->dims, j, h->order.data[j], p, v, filter);
+				nearest_offer(best, &boxes, v->dims, j - begin, h->order.data[j], p, v, filter);
 	}
 }
 

@@ -27,6 +27,25 @@ static inline bpi_box_arrays bpi_sorted_arrays(const bpi_view_index *ix)
 	return (bpi_box_arrays){{ix->min[0], ix->min[1], ix->min[2]}, {ix->max[0], ix->max[1], ix->max[2]}};
 }
 
+/// The bounds of a block of `lanes` boxes (view_bvh.h): each bound `lanes` floats.
+static inline bpi_box_arrays bpi_lane_arrays(const float *block, uint32_t lanes)
+{
+	return (bpi_box_arrays){
+		{block, block + lanes, block + 2 * lanes}, {block + 3 * lanes, block + 4 * lanes, block + 5 * lanes}};
+}
+
+/// Node i's block, its box at index i % 2.
+static inline bpi_box_arrays bpi_node_arrays(const bpi_view_bvh *h, uint32_t node)
+{
+	return bpi_lane_arrays(bpi_bvh_pair(h, node), 2);
+}
+
+/// Leaf k's block, position p's box at index p % BPI_BVH_LEAF.
+static inline bpi_box_arrays bpi_leaf_arrays(const bpi_view_bvh *h, uint32_t leaf)
+{
+	return bpi_lane_arrays(bpi_bvh_leaf(h, leaf), BPI_BVH_LEAF);
+}
+
 static inline bool bpi_all_finite(const float *v, int dims)
 {
 	for (int axis = 0; axis < dims; ++axis)

@@ -181,7 +181,6 @@ static inline bool closer(float t, uint32_t e, bp_hit best)
 
 typedef struct bvh_walk {
 	const bpi_view_bvh *h;
-	bpi_box_arrays nodes, boxes;
 	struct {
 		uint32_t node;
 		float t;
@@ -192,12 +191,10 @@ typedef struct bvh_walk {
 static void walk_start(bvh_walk *w, const bpi_view_bvh *h, const sweep *s)
 {
 	w->h = h;
-	w->nodes = (bpi_box_arrays){{h->node_min[0], h->node_min[1], h->node_min[2]},
-		{h->node_max[0], h->node_max[1], h->node_max[2]}};
-	w->boxes = (bpi_box_arrays){{h->min[0], h->min[1], h->min[2]}, {h->max[0], h->max[1], h->max[2]}};
 	w->top = 0;
+	const bpi_box_arrays root = bpi_node_arrays(h, 1);
 	float t;
-	if (sweep_box(&w->nodes, s, 1, &t)) {
+	if (sweep_box(&root, s, 1, &t)) {
 		w->stack[0].node = 1;
 		w->stack[0].t = t;
 		w->top = 1;
@@ -210,8 +207,9 @@ static void walk_children(bvh_walk *w, const sweep *s, uint32_t node, float boun
 {
 	float t[2];
 	bool hit[2];
+	const bpi_box_arrays kids = bpi_node_arrays(w->h, 2 * node);
 	for (int c = 0; c < 2; ++c)
-		hit[c] = sweep_box(&w->nodes, s, 2 * node + (uint32_t)c, &t[c]) && t[c] <= bound;
+		hit[c] = sweep_box(&kids, s, (uint32_t)c, &t[c]) && t[c] <= bound;
 	const int near = hit[0] && hit[1] ? t[1] < t[0] : hit[1];
 	for (int k = 0; k < 2; ++k) {
 		const int c = k == 0 ? 1 - near : near;
@@ -257,13 +255,15 @@ static void bvh_closest(const bp_view *v, const bpi_bvh_part *part, const sweep 
 	uint32_t first, last;
 	float t;
 	walk_start(&w, h, s);
-	while (walk_next_leaf(&w, s, best->distance, &first, &last))
+	while (walk_next_leaf(&w, s, best->distance, &first, &last)) {
+		const bpi_box_arrays boxes = bpi_leaf_arrays(h, first / BPI_BVH_LEAF);
 		for (uint32_t p = first; p < last; ++p) {
 			const uint32_t e = h->order.data[p];
-			if (sweep_box(&w.boxes, s, p, &t) && closer(t, e, *best) && !bpi_part_skips(part, e) &&
+			if (sweep_box(&boxes, s, p - first, &t) && closer(t, e, *best) && !bpi_part_skips(part, e) &&
 				bpi_query_accepts(v, filter, e))
 				*best = (bp_hit){e, t};
 		}
+	}
 }
 
 static size_t bvh_all(const bp_view *v, const bpi_bvh_part *part, const sweep *s, const bp_query_filter *filter,
@@ -275,14 +275,16 @@ static size_t bvh_all(const bp_view *v, const bpi_bvh_part *part, const sweep *s
 	uint32_t first, last;
 	float t;
 	walk_start(&w, h, s);
-	while (walk_next_leaf(&w, s, INFINITY, &first, &last))
+	while (walk_next_leaf(&w, s, INFINITY, &first, &last)) {
+		const bpi_box_arrays boxes = bpi_leaf_arrays(h, first / BPI_BVH_LEAF);
 		for (uint32_t p = first; p < last; ++p) {
 			const uint32_t e = h->order.data[p];
-			if (sweep_box(&w.boxes, s, p, &t) && !bpi_part_skips(part, e) && bpi_query_accepts(v, filter, e)) {
+			if (sweep_box(&boxes, s, p - first, &t) && !bpi_part_skips(part, e) && bpi_query_accepts(v, filter, e)) {
 				bpi_best_offer(best, (bp_hit){e, t});
 				count++;
 			}
 		}
+	}
 	return count;
 }
 

@@ -16,7 +16,7 @@
 void bpi_view_bvh_free(bpi_view_bvh *bvh)
 {
 	bpi_array_free(&bvh->order);
-	bpi_array_free(&bvh->bounds);
+	bpi_array_free(&bvh->leaves);
 	bpi_array_free(&bvh->nodes);
 	bpi_array_free(&bvh->items);
 	bpi_array_free(&bvh->records);
@@ -85,31 +85,40 @@ static void gather_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx
 	(void)chunk;
 	const gather_job *job = ctx;
 	bpi_view_bvh *b = job->bvh;
-	const uint32_t n = b->count;
 	for (uint32_t p = begin; p < end; ++p) {
 		const uint32_t i = bpi_sort_item_index(b->items.data[p]);
 		const float *r = b->records.data + (size_t)6 * i;
+		float *block = b->leaves.data + (size_t)(p / BPI_BVH_LEAF) * BPI_BVH_LEAF_FLOATS;
+		const uint32_t lane = p % BPI_BVH_LEAF;
 		b->order.data[p] = job->members ? job->members[i] : i;
 		for (int a = 0; a < job->dims; ++a) {
-			b->bounds.data[(size_t)a * n + p] = r[a];
-			b->bounds.data[(size_t)(3 + a) * n + p] = r[3 + a];
+			block[(uint32_t)a * BPI_BVH_LEAF + lane] = r[a];
+			block[(uint32_t)(3 + a) * BPI_BVH_LEAF + lane] = r[3 + a];
 		}
 	}
 }
 
+/// Bound `bound` (min x, y, z, max x, y, z) of node i's box, in its block.
+static float *node_bound(bpi_view_bvh *b, size_t node, int bound)
+{
+	return b->nodes.data + (node >> 1) * BPI_BVH_PAIR_FLOATS + (size_t)bound * 2 + (node & 1);
+}
+
 /// The box of leaf k: the union of its entities' bounds, or empty.
-static void leaf_box(bpi_view_bvh *b, int dims, uint32_t k, size_t stride)
+static void leaf_box(bpi_view_bvh *b, int dims, uint32_t k)
 {
 	const uint32_t first = k * BPI_BVH_LEAF, last = BP_MIN(first + BPI_BVH_LEAF, b->count);
-	const size_t node = b->first_leaf + k;
+	const float *block = first < b->count ? bpi_bvh_leaf(b, k) : NULL;
 	for (int a = 0; a < dims; ++a) {
 		float lo = INFINITY, hi = -INFINITY;
 		for (uint32_t p = first; p < last; ++p) {
-			lo = b->min[a][p] < lo ? b->min[a][p] : lo;
-			hi = b->max[a][p] > hi ? b->max[a][p] : hi;
+			const float bmin = block[(uint32_t)a * BPI_BVH_LEAF + p - first];
+			const float bmax = block[(uint32_t)(3 + a) * BPI_BVH_LEAF + p - first];
+			lo = bmin < lo ? bmin : lo;
+			hi = bmax > hi ? bmax : hi;
 		}
-		b->nodes.data[(size_t)a * stride + node] = lo;
-		b->nodes.data[(size_t)(3 + a) * stride + node] = hi;
+		*node_bound(b, b->first_leaf + k, a) = lo;
+		*node_bound(b, b->first_leaf + k, 3 + a) = hi;
 	}
 }
 
@@ -121,12 +130,18 @@ bp_status bpi_view_bvh_build(bpi_view_bvh *b, const bpi_soa *soa, const uint32_t
 	uint32_t first_leaf = 1;
 	while (first_leaf < leaves)
 		first_leaf *= 2;
-	const size_t stride = 2 * (size_t)first_leaf;
-	if (!bpi_array_reserve(&b->order, count) || !bpi_array_reserve(&b->bounds, 6 * (size_t)count) ||
-		!bpi_array_reserve(&b->nodes, 6 * stride) || !bpi_array_reserve(&b->items, count) ||
+	const size_t leaf_floats = (size_t)BP_MAX(leaves, 1u) * BPI_BVH_LEAF_FLOATS;
+	const size_t node_floats = (size_t)first_leaf * BPI_BVH_PAIR_FLOATS;
+	if (!bpi_array_reserve(&b->order, count) || !bpi_array_reserve(&b->leaves, leaf_floats) ||
+		!bpi_array_reserve(&b->nodes, node_floats) || !bpi_array_reserve(&b->items, count) ||
 		!bpi_array_reserve(&b->records, 6 * (size_t)count) ||
 		bpi_radix_sort_reserve(&b->radix, count) != BP_OK)
 		return BP_ERR_OUT_OF_MEMORY;
+	// The last leaf's spare lanes and node 0 (no node) hold empty boxes.
+	for (size_t f = 0; f < BPI_BVH_LEAF_FLOATS; ++f)
+		b->leaves.data[leaf_floats - BPI_BVH_LEAF_FLOATS + f] = f < 3 * BPI_BVH_LEAF ? INFINITY : -INFINITY;
+	for (size_t f = 0; f < BPI_BVH_PAIR_FLOATS; ++f)
+		b->nodes.data[f] = f < 6 ? INFINITY : -INFINITY;
 	// Cells over the span of the centres, so the codes use every bit the scene needs.
 	code_job job = {
 		.soa = soa, .members = members, .dims = dims, .items = b->items.data, .records = b->records.data};
@@ -146,23 +161,19 @@ bp_status bpi_view_bvh_build(bpi_view_bvh *b, const bpi_soa *soa, const uint32_t
 		return BP_ERR_OUT_OF_MEMORY;
 	b->count = count;
 	b->first_leaf = first_leaf;
-	for (int a = 0; a < 3; ++a) {
-		b->min[a] = b->bounds.data + (size_t)a * count;
-		b->max[a] = b->bounds.data + (size_t)(3 + a) * count;
-		b->node_min[a] = b->nodes.data + (size_t)a * stride;
-		b->node_max[a] = b->nodes.data + (size_t)(3 + a) * stride;
-	}
 	gather_job gather = {b, members, dims};
 	bpi_parallel_for(count, CODE_GRAIN, threads, gather_chunk, &gather);
 	for (uint32_t k = 0; k < first_leaf; ++k)
-		leaf_box(b, dims, k, stride);
+		leaf_box(b, dims, k);
 	// Each inner node is the exact union of its two children: a cast that misses
 	// it misses everything below (the cast's slab arithmetic is monotone in the bounds).
 	for (size_t node = first_leaf - 1; node >= 1; --node)
 		for (int a = 0; a < dims; ++a) {
-			float *lo = b->nodes.data + (size_t)a * stride, *hi = b->nodes.data + (size_t)(3 + a) * stride;
-			lo[node] = lo[2 * node + 1] < lo[2 * node] ? lo[2 * node + 1] : lo[2 * node];
-			hi[node] = hi[2 * node + 1] > hi[2 * node] ? hi[2 * node + 1] : hi[2 * node];
+			const float *kids = b->nodes.data + node * BPI_BVH_PAIR_FLOATS;
+			const float lo0 = kids[2 * a], lo1 = kids[2 * a + 1];
+			const float hi0 = kids[2 * (3 + a)], hi1 = kids[2 * (3 + a) + 1];
+			*node_bound(b, node, a) = lo1 < lo0 ? lo1 : lo0;
+			*node_bound(b, node, 3 + a) = hi1 > hi0 ? hi1 : hi0;
 		}
 	return BP_OK;
 }

@@ -12,24 +12,41 @@
 
 /// Entities per leaf.
 #define BPI_BVH_LEAF 4u
+/// Floats per leaf block: min x, y, z, then max x, y, z, BPI_BVH_LEAF lanes each,
+/// so a leaf's boxes lie on two cache lines rather than on six arrays.
+#define BPI_BVH_LEAF_FLOATS (6u * BPI_BVH_LEAF)
+/// Floats per block of sibling nodes 2i and 2i + 1: the same six bounds, two lanes
+/// each, padded to one cache line, which a walk reads whole when it tests both.
+#define BPI_BVH_PAIR_FLOATS 16u
 
-/// Built once per frame, read-only afterwards. Position p holds entity order[p],
-/// its bounds min[a][p] / max[a][p]; leaf k holds positions [k * BPI_BVH_LEAF,
-/// (k + 1) * BPI_BVH_LEAF) and is node first_leaf + k. Node i (1 <= i < 2 *
-/// first_leaf) has children 2i and 2i + 1 and box node_min[a][i] / node_max[a][i];
-/// nodes past the last leaf are empty (min +inf, max -inf), which every cast misses.
+/// Built once, read-only afterwards. Position p holds entity order[p]; leaf k holds
+/// positions [k * BPI_BVH_LEAF, (k + 1) * BPI_BVH_LEAF), lane p % BPI_BVH_LEAF of its
+/// block, and is node first_leaf + k. Node i (1 <= i < 2 * first_leaf) has children
+/// 2i and 2i + 1 and its box in lane i % 2 of node block i / 2; its box is the exact
+/// float union of its children's. Nodes past the last leaf are empty (min +inf,
+/// max -inf), which every test misses.
 typedef struct bpi_view_bvh {
 	uint32_t count;      ///< entities; 0: none built
 	uint32_t first_leaf; ///< a power of two, at least the leaf count
 	BPI_ARRAY(uint32_t) order;
-	BPI_ARRAY(float) bounds; ///< positions: min x, y, z then max x, y, z arrays of `count`
-	BPI_ARRAY(float) nodes;  ///< nodes: the same six arrays of 2 * first_leaf
-	const float *min[3], *max[3];
-	const float *node_min[3], *node_max[3];
+	BPI_ARRAY(float) leaves; ///< leaf blocks
+	BPI_ARRAY(float) nodes;  ///< node blocks
 	BPI_ARRAY(bpi_sort_item) items; ///< build scratch
 	BPI_ARRAY(float) records;       ///< build scratch: per entity min x, y, z, max x, y, z together
 	bpi_radix_scratch radix;
 } bpi_view_bvh;
+
+/// The block of leaf k.
+static inline const float *bpi_bvh_leaf(const bpi_view_bvh *h, uint32_t leaf)
+{
+	return h->leaves.data + (size_t)leaf * BPI_BVH_LEAF_FLOATS;
+}
+
+/// The block holding node i (lane i % 2).
+static inline const float *bpi_bvh_pair(const bpi_view_bvh *h, uint32_t node)
+{
+	return h->nodes.data + (size_t)(node >> 1) * BPI_BVH_PAIR_FLOATS;
+}
 
 /// Builds the hierarchy of `count` entities of `soa`: members[0 .. count) or,
 /// members NULL, the first `count`, reusing its arrays. BP_ERR_OUT_OF_MEMORY
