@@ -658,44 +658,124 @@ static void nearest_indexed(const bp_view *v, const float *p, const bp_query_fil
 	}
 }
 
-/// k nearest through the hierarchy, nearer child first. A node's fl(d^2) is at
-/// most that of any box under it (each gap is monotone in the box's bounds, and
-/// so are the squares and the sum), so a node farther than the k-th best holds
-/// none nearer; ties are still walked (the stop is strict) for the lower index.
-static void nearest_bvh(const bp_view *v, const bpi_bvh_part *part, const float *p, const bp_query_filter *filter,
-	bpi_best_k *best)
+/// Offers leaf `leaf`'s entities of the part.
+static void nearest_leaf(const bp_view *v, const bpi_bvh_part *part, uint32_t leaf, const float *p,
+	const bp_query_filter *filter, bpi_best_k *best)
 {
 	const bpi_view_bvh *h = part->bvh;
-	const bpi_box_arrays root = bpi_node_arrays(h, 1);
+	const uint32_t begin = leaf * BPI_BVH_LEAF, end = BP_MIN(begin + BPI_BVH_LEAF, h->count);
+	const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
+	for (uint32_t j = begin; j < end; ++j)
+		if (!bpi_part_skips(part, h->order.data[j]))
+			nearest_offer(best, &boxes, v->dims, j - begin, h->order.data[j], p, v, filter);
+}
+
+/// Whether a node at squared distance d2 may hold one of the k nearest: ties are
+/// walked (the stop is strict), since they may hold a lower index.
+static bool nearest_may_hold(const bpi_best_k *best, float d2)
+{
+	return best->size < best->capacity || d2 <= best->heap[0].distance;
+}
+
+/// k nearest under `root`, depth first, nearer child first.
+static void nearest_subtree(const bp_view *v, const bpi_bvh_part *part, uint32_t root, float root_d2, const float *p,
+	const bp_query_filter *filter, bpi_best_k *best)
+{
+	const bpi_view_bvh *h = part->bvh;
 	struct {
 		uint32_t node;
 		float d2;
 	} stack[64]; // a node pops one entry and pushes two: depth + 1 at most
 	uint32_t top = 0;
-	stack[top].node = 1;
-	stack[top++].d2 = box_distance2(&root, v->dims, 1, p);
+	stack[top].node = root;
+	stack[top++].d2 = root_d2;
 	while (top) {
 		--top;
 		const uint32_t node = stack[top].node;
-		if (best->size == best->capacity && stack[top].d2 > best->heap[0].distance)
+		if (!nearest_may_hold(best, stack[top].d2))
 			continue;
-		if (node < h->first_leaf) {
-			const bpi_box_arrays kids = bpi_node_arrays(h, 2 * node);
-			const float near = box_distance2(&kids, v->dims, 0, p);
-			const float far = box_distance2(&kids, v->dims, 1, p);
-			const uint32_t first = near <= far ? 2 * node + 1 : 2 * node; // walked second
-			stack[top].node = first;
-			stack[top++].d2 = near <= far ? far : near;
-			stack[top].node = first ^ 1u;
-			stack[top++].d2 = near <= far ? near : far;
+		if (node >= h->first_leaf) {
+			nearest_leaf(v, part, node - h->first_leaf, p, filter, best);
 			continue;
 		}
-		const uint32_t leaf = node - h->first_leaf, begin = leaf * BPI_BVH_LEAF;
-		const uint32_t end = BP_MIN(begin + BPI_BVH_LEAF, h->count);
-		const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
-		for (uint32_t j = begin; j < end; ++j)
-			if (!bpi_part_skips(part, h->order.data[j]))
-				nearest_offer(best, &boxes, v->dims, j - begin, h->order.data[j], p, v, filter);
+		const bpi_box_arrays kids = bpi_node_arrays(h, 2 * node);
+		const float d0 = box_distance2(&kids, v->dims, 0, p), d1 = box_distance2(&kids, v->dims, 1, p);
+		const uint32_t second = d0 <= d1 ? 2 * node + 1 : 2 * node;
+		stack[top].node = second;
+		stack[top++].d2 = d0 <= d1 ? d1 : d0;
+		stack[top].node = second ^ 1u;
+		stack[top++].d2 = d0 <= d1 ? d0 : d1;
+	}
+}
+
+/// Nodes waiting in the best-first walk; past this many a node is walked depth first
+/// at once instead, which gives the same answer.
+#define NEAREST_QUEUE 128
+
+typedef struct node_entry {
+	float d2;
+	uint32_t node;
+} node_entry;
+
+static void queue_push(node_entry *q, uint32_t *size, node_entry x)
+{
+	uint32_t i = (*size)++;
+	while (i && q[(i - 1) / 2].d2 > x.d2) {
+		q[i] = q[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	q[i] = x;
+}
+
+static node_entry queue_pop(node_entry *q, uint32_t *size)
+{
+	const node_entry top = q[0], last = q[--*size];
+	uint32_t i = 0;
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= *size)
+			break;
+		if (c + 1 < *size && q[c + 1].d2 < q[c].d2)
+			++c;
+		if (!(q[c].d2 < last.d2))
+			break;
+		q[i] = q[c];
+		i = c;
+	}
+	q[i] = last;
+	return top;
+}
+
+/// k nearest through the hierarchy, nearest node first. A node's fl(d^2) is at
+/// most that of any box under it (each gap is monotone in the box's bounds, and
+/// so are the squares and the sum), so once the nearest waiting node is farther
+/// than the k-th best, no node left holds one nearer.
+static void nearest_bvh(const bp_view *v, const bpi_bvh_part *part, const float *p, const bp_query_filter *filter,
+	bpi_best_k *best)
+{
+	const bpi_view_bvh *h = part->bvh;
+	node_entry queue[NEAREST_QUEUE];
+	uint32_t size = 0;
+	const bpi_box_arrays root = bpi_node_arrays(h, 1);
+	queue_push(queue, &size, (node_entry){box_distance2(&root, v->dims, 1, p), 1});
+	while (size) {
+		const node_entry x = queue_pop(queue, &size);
+		if (!nearest_may_hold(best, x.d2))
+			break;
+		if (x.node >= h->first_leaf) {
+			nearest_leaf(v, part, x.node - h->first_leaf, p, filter, best);
+			continue;
+		}
+		const bpi_box_arrays kids = bpi_node_arrays(h, 2 * x.node);
+		for (uint32_t c = 0; c < 2; ++c) {
+			const node_entry kid = {box_distance2(&kids, v->dims, c, p), 2 * x.node + c};
+			if (!nearest_may_hold(best, kid.d2))
+				continue;
+			if (size < NEAREST_QUEUE)
+				queue_push(queue, &size, kid);
+			else
+				nearest_subtree(v, part, kid.node, kid.d2, p, filter, best);
+		}
 	}
 }
 
