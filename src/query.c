@@ -426,9 +426,63 @@ static bool visit_batch(hit_batch *batch, const bp_view *v, const bp_query_filte
 
 /// Calls visit on every accepted entity in the shape, in index order (dense
 /// order when scanning), until it returns false. No sorting, so no hit limit.
+/// Hands entity e to visit, or to the batch of the filter; false once visit said stop.
+static bool visit_one(uint32_t e, hit_batch *batch, const bp_view *v, const bp_query_filter *filter,
+	bool (*visit)(uint32_t entity, void *user), void *user)
+{
+	if (!filter)
+		return visit(e, user);
+	batch->e[batch->n++] = e;
+	return batch->n < FILTER_BATCH || visit_batch(batch, v, filter, visit, user);
+}
+
+/// visit_shape_run through one part of the hierarchy; false once visit said stop.
+static bool visit_shape_part(const bp_view *v, const bpi_bvh_part *part, const shape *q,
+	const bp_query_filter *filter, hit_batch *batch, bool (*visit)(uint32_t entity, void *user), void *user)
+{
+	const bpi_view_bvh *h = part->bvh;
+	uint8_t hit[BPI_BVH_LEAF];
+	uint32_t stack[64], top = 0; // a node pops one entry and pushes two: depth + 1 at most
+	const bpi_box_arrays root = bpi_node_arrays(h, 1);
+	if (shape_reaches_node(q, &root, v->dims, 1))
+		stack[top++] = 1;
+	while (top) {
+		const uint32_t node = stack[--top];
+		if (node < h->first_leaf) {
+			const bpi_box_arrays kids = bpi_node_arrays(h, 2 * node);
+			for (uint32_t c = 0; c < 2; ++c)
+				if (shape_reaches_node(q, &kids, v->dims, c))
+					stack[top++] = 2 * node + c;
+			continue;
+		}
+		const uint32_t leaf = node - h->first_leaf, begin = leaf * BPI_BVH_LEAF;
+		const uint32_t end = BP_MIN(begin + BPI_BVH_LEAF, h->count);
+		const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
+		shape_flags(q, &boxes, v->dims, 0, end - begin, hit);
+		for (uint32_t j = begin; j < end; ++j) {
+			const uint32_t e = h->order.data[j];
+			if (hit[j - begin] && !bpi_part_skips(part, e) && !visit_one(e, batch, v, filter, visit, user))
+				return false;
+		}
+	}
+	return true;
+}
+
 static void visit_shape_run(const bp_view *v, const shape *q, const bp_query_filter *filter,
 	bool (*visit)(uint32_t entity, void *user), void *user)
 {
+	bpi_bvh_part parts[2];
+	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
+	if (part_count) {
+		hit_batch batch = {.n = 0};
+		for (int k = 0; k < part_count; ++k)
+			if (!visit_shape_part(v, &parts[k], q, filter, &batch, visit, user))
+				return;
+		if (filter)
+			visit_batch(&batch, v, filter, visit, user);
+		return;
+	}
 	uint8_t hit[SCAN_BLOCK];
 	hit_batch batch = {.n = 0};
 	uint32_t begin, end;

@@ -436,16 +436,85 @@ static bool pending_visit(pending *p, float bound, bool (*visit)(bp_hit hit, voi
 	return true;
 }
 
+static void pending_init(pending *p)
+{
+	p->heap = p->local;
+	p->size = 0;
+	p->capacity = PENDING_LOCAL;
+}
+
+static void pending_free(pending *p)
+{
+	if (p->heap != p->local)
+		bpi_free(p->heap, p->capacity * sizeof *p->heap);
+}
+
+/// A node of part `part` waiting in the walk, as a queue entry: (entry t, node and part).
+static bp_hit node_entry(uint32_t part, uint32_t node, float t)
+{
+	return (bp_hit){node << 1 | part, t};
+}
+
+/// Walks the hierarchy's nodes in order of entry t and hands each hit to visit
+/// as soon as no node left to walk can enter before it: a node's entry t is at
+/// most that of anything under it.
+static bp_status walk_visit(const bp_view *v, const bpi_bvh_part *parts, int part_count, const sweep *s,
+	const bp_query_filter *filter, bool (*visit)(bp_hit hit, void *user), void *user)
+{
+	pending hits, nodes;
+	pending_init(&hits);
+	pending_init(&nodes);
+	bool go = true, room = true;
+	float t;
+	for (int k = 0; k < part_count; ++k) {
+		const bpi_box_arrays root = bpi_node_arrays(parts[k].bvh, 1);
+		if (sweep_box(&root, s, 1, &t))
+			room = room && pending_push(&nodes, node_entry((uint32_t)k, 1, t));
+	}
+	while (go && room && nodes.size) {
+		const bp_hit x = pending_pop(&nodes);
+		const bpi_bvh_part *part = &parts[x.index & 1];
+		const bpi_view_bvh *h = part->bvh;
+		const uint32_t node = x.index >> 1;
+		go = pending_visit(&hits, x.distance, visit, user);
+		if (!go)
+			break;
+		if (node < h->first_leaf) {
+			const bpi_box_arrays kids = bpi_node_arrays(h, 2 * node);
+			for (uint32_t c = 0; c < 2 && room; ++c)
+				if (sweep_box(&kids, s, c, &t))
+					room = pending_push(&nodes, node_entry(x.index & 1, 2 * node + c, t));
+			continue;
+		}
+		const uint32_t first = (node - h->first_leaf) * BPI_BVH_LEAF, last = BP_MIN(first + BPI_BVH_LEAF, h->count);
+		const bpi_box_arrays boxes = bpi_leaf_arrays(h, first / BPI_BVH_LEAF);
+		for (uint32_t p = first; p < last && room; ++p) {
+			const uint32_t e = h->order.data[p];
+			if (sweep_box(&boxes, s, p - first, &t) && !bpi_part_skips(part, e) && bpi_query_accepts(v, filter, e))
+				room = pending_push(&hits, (bp_hit){e, t});
+		}
+	}
+	// The rest, in order (not through pending_visit: hits at t = inf go out too).
+	while (go && room && hits.size)
+		go = visit(pending_pop(&hits), user);
+	pending_free(&hits);
+	pending_free(&nodes);
+	return room ? BP_OK : BP_ERR_OUT_OF_MEMORY;
+}
+
 /// Walks the sweep's candidates in sweep order and hands each hit to visit as
 /// soon as no later candidate can enter before it. Without an index, or when
 /// the sweep does not move along the index's axis, every hit waits for the end.
 static bp_status sweep_visit(const bp_view *v, const sweep *s, const bp_query_filter *filter,
 	bool (*visit)(bp_hit hit, void *user), void *user)
 {
+	bpi_bvh_part parts[2];
+	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
+	if (part_count)
+		return walk_visit(v, parts, part_count, s, filter, visit, user);
 	pending p;
-	p.heap = p.local;
-	p.size = 0;
-	p.capacity = PENDING_LOCAL;
+	pending_init(&p);
 	bp_status status = BP_OK;
 	bool go = true;
 	float t;
@@ -472,8 +541,7 @@ static bp_status sweep_visit(const bp_view *v, const sweep *s, const bp_query_fi
 	// The rest, in order (not through pending_visit: hits at t = inf go out too).
 	while (go && status == BP_OK && p.size)
 		go = visit(pending_pop(&p), user);
-	if (p.heap != p.local)
-		bpi_free(p.heap, p.capacity * sizeof *p.heap);
+	pending_free(&p);
 	return status;
 }
 

@@ -966,6 +966,35 @@ static float bf_distance2(const float *box, int dims, const float *p)
 	return d2;
 }
 
+/// What a visitor was handed, in order.
+typedef struct visited {
+	bp_hit *hits;
+	uint32_t *ids;
+	size_t count, capacity;
+} visited;
+
+static bool visit_hit(bp_hit hit, void *user)
+{
+	visited *s = user;
+	if (s->count < s->capacity)
+		s->hits[s->count] = hit;
+	return ++s->count < s->capacity + 1;
+}
+
+static bool visit_id(uint32_t e, void *user)
+{
+	visited *s = user;
+	if (s->count < s->capacity)
+		s->ids[s->count] = e;
+	return ++s->count < s->capacity + 1;
+}
+
+static int id_cmp(const void *x, const void *y)
+{
+	const uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	return (a > b) - (a < b);
+}
+
 /// Rays (all hits and the closest), box queries and k nearest from points drawn from the
 /// view's own boxes and its frame number, against brute force: hits and order to the bit.
 static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
@@ -1004,6 +1033,11 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 				want_n ? want[0].index : UINT32_MAX, want_n ? (double)want[0].distance : 0.0);
 		rays[ray_count] = (bp_ray){{o[0], o[1], o[2]}, {d[0], d[1], d[2]}, max_t};
 		closest[ray_count++] = want_n ? want[0] : (bp_hit){BP_HIT_NONE, INFINITY};
+		visited seen = {.hits = got, .capacity = x->n + 1};
+		st = bp_view_visit_ray(v, o, d, max_t, NULL, visit_hit, &seen);
+		if (st != BP_OK || seen.count != want_n || (want_n && memcmp(got, want, want_n * sizeof *got)))
+			failf(c, w, "view %llu: ray %d visited: %s, %zu hits, brute force %zu (or other hits or order)", frame, q,
+				status_name(st), seen.count, want_n);
 		bool found = false;
 		st = bp_view_raycast_closest(v, o, d, max_t, got, &found);
 		if (st != BP_OK || found != (want_n > 0) || (found && memcmp(got, want, sizeof *got)))
@@ -1038,6 +1072,13 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		if (st != BP_OK || got_n != box_n || (box_n && memcmp(got_ids, ids, box_n * sizeof *ids)))
 			failf(c, w, "view %llu: box query %d: %s, %zu hits, brute force %u (or others)", frame, q, status_name(st),
 				got_n, box_n);
+		visited in_box = {.ids = got_ids, .capacity = x->n + 1};
+		st = bp_view_visit_aabb(v, lo, hi, NULL, visit_id, &in_box);
+		if (in_box.count <= in_box.capacity)
+			qsort(got_ids, in_box.count, sizeof *got_ids, id_cmp);
+		if (st != BP_OK || in_box.count != box_n || (box_n && memcmp(got_ids, ids, box_n * sizeof *ids)))
+			failf(c, w, "view %llu: box %d visited: %s, %zu entities, brute force %u (or others)", frame, q,
+				status_name(st), in_box.count, box_n);
 		uint32_t k = 1 + (uint32_t)(r >> 40) % 9;
 		for (uint32_t i = 0; i < x->n; ++i)
 			want[i] = (bp_hit){i, bf_distance2(x->box[i], c->dims, p)};
