@@ -5,15 +5,11 @@
 
 #include "query.h"
 
-// Box, point, sphere, ray and nearest go through the view's sorted-axis index
-// (view_index.h), and are linear scans over the snapshot's SoA arrays otherwise
-// (small views) or when the index would visit most of the view anyway. The
-// index and the adjacency are the only state a query writes: made once, under
-// the view's lock, by the first query that needs them (bpi_view_ensure) when
-// the builder did not make them.
-//
-// The index makes a small query cost far less than a scan of a big view
-// (perf/README.md, "Queries").
+// Box, point, sphere, ray and nearest walk the view's hierarchy (view_hierarchy.h), and are
+// linear scans over the snapshot's SoA arrays when the view has none (small views, or no
+// memory). The hierarchy and the adjacency are the only state a query writes: made once,
+// under the view's lock, by the first query that needs them (bpi_view_ensure) when the
+// builder did not make them.
 
 #define SCAN_BLOCK 64
 
@@ -76,14 +72,14 @@ static inline float box_distance2(const bpi_box_arrays *b, int dims, uint32_t j,
 	return d2;
 }
 
-// ---- index results: the `capacity` lowest dense indices, ascending -------------
+// ---- hierarchy results: the `capacity` lowest dense indices, ascending -------------
 
-/// Where an indexed box or sphere query puts its hits. The index visits
-/// entities in axis order, but the contract is ascending dense indices and, for
-/// a short buffer, the lowest ones: out is filled, then kept as a max-heap of
-/// the lowest `capacity` indices, and sorted at the end. Sorting costs
-/// O(h log h) for h hits, so past `limit` hits the query gives up on the index
-/// and scans (already ascending): the index never costs much more than the scan.
+/// Where a box or sphere query through the hierarchy puts its hits. The walk
+/// visits entities in hierarchy order, but the contract is ascending dense
+/// indices and, for a short buffer, the lowest ones: out is filled, then kept as
+/// a max-heap of the lowest `capacity` indices, and sorted at the end. Sorting
+/// costs O(h log h) for h hits, so past `limit` hits the query gives up on the
+/// hierarchy and scans (already ascending): it never costs much more than the scan.
 typedef struct index_sink {
 	uint32_t *out;
 	size_t capacity, total, limit;
@@ -259,39 +255,7 @@ typedef struct shape {
 	const float *lo, *hi; ///< box
 	float c[3];           ///< sphere
 	float r2;
-	float reach; ///< sphere: a bound on the axis gap of any box within reach (sphere_shape)
 } shape;
-
-/// The interval that bounds the shape along an axis, for the index's run.
-static void shape_axis(const shape *q, int a, float *lo, float *hi)
-{
-	if (q->kind == SHAPE_BOX) {
-		*lo = q->lo[a];
-		*hi = q->hi[a];
-	} else { // rounded outwards one ulp, so no rounding cuts a hit from the run
-		*lo = nextafterf(q->c[a] - q->reach, -INFINITY);
-		*hi = nextafterf(q->c[a] + q->reach, INFINITY);
-	}
-}
-
-/// Entries [*begin, *end) of the index that can overlap the shape along its axis;
-/// false when the run is too much of the view for the index to pay (then scan).
-/// The cut-off: a run of half the view scans as fast as the whole view in
-/// dense order, and its hits still need sorting.
-static bool index_run(const bp_view *v, const struct shape *q, uint32_t *begin, uint32_t *end)
-{
-	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
-	const bpi_view_index *ix = &v->index;
-	if (!ix->count)
-		return false;
-	float lo, hi;
-	shape_axis(q, ix->axis, &lo, &hi);
-	*begin = bpi_view_index_lower(ix, lo);
-	*end = bpi_view_index_upper(ix, hi);
-	if (*end < *begin)
-		*end = *begin;
-	return *end - *begin <= ix->count / 2;
-}
 
 /// Hits past which sorting them costs about a quarter of a full scan (heap
 /// sort ~30 ns per hit at h ~ n / 256, scan ~1 ns per entity). A filter with a
@@ -386,23 +350,6 @@ static size_t query_shape_run(const bp_view *v, const shape *q, const bp_query_f
 		return found;
 	uint8_t hit[SCAN_BLOCK];
 	hit_batch batch = {.n = 0};
-	uint32_t begin, end;
-	if (index_run(v, q, &begin, &end)) {
-		const bpi_box_arrays b = bpi_sorted_arrays(&v->index);
-		index_sink s = {out, capacity, 0, sink_limit(v, filter)};
-		bool within = true;
-		for (uint32_t base = begin; base < end && within; base += SCAN_BLOCK) {
-			const uint32_t m = BP_MIN(end - base, (uint32_t)SCAN_BLOCK);
-			shape_flags(q, &b, v->dims, base, m, hit);
-			within = sink_flags(&s, hit, m, v->index.order + base, v, filter, &batch);
-		}
-		if (within) {
-			sink_flush(&s, v, filter, &batch);
-			sink_sort(&s);
-			return s.total;
-		}
-		batch.n = 0;
-	}
 	const bpi_box_arrays b = bpi_dense_arrays(v);
 	size_t total = 0;
 	for (uint32_t base = 0; base < v->count; base += SCAN_BLOCK) {
@@ -485,29 +432,13 @@ static void visit_shape_run(const bp_view *v, const shape *q, const bp_query_fil
 	}
 	uint8_t hit[SCAN_BLOCK];
 	hit_batch batch = {.n = 0};
-	uint32_t begin, end;
-	const bool indexed = index_run(v, q, &begin, &end);
-	const bpi_box_arrays b = indexed ? bpi_sorted_arrays(&v->index) : bpi_dense_arrays(v);
-	if (!indexed) {
-		begin = 0;
-		end = v->count;
-	}
-	for (uint32_t base = begin; base < end; base += SCAN_BLOCK) {
-		const uint32_t m = BP_MIN(end - base, (uint32_t)SCAN_BLOCK);
+	const bpi_box_arrays b = bpi_dense_arrays(v);
+	for (uint32_t base = 0; base < v->count; base += SCAN_BLOCK) {
+		const uint32_t m = BP_MIN(v->count - base, (uint32_t)SCAN_BLOCK);
 		shape_flags(q, &b, v->dims, base, m, hit);
-		for (uint32_t k = 0; k < m; ++k) {
-			if (!hit[k])
-				continue;
-			const uint32_t e = indexed ? v->index.order[base + k] : base + k;
-			if (!filter) {
-				if (!visit(e, user))
-					return;
-				continue;
-			}
-			batch.e[batch.n++] = e;
-			if (batch.n == FILTER_BATCH && !visit_batch(&batch, v, filter, visit, user))
+		for (uint32_t k = 0; k < m; ++k)
+			if (hit[k] && !visit_one(base + k, &batch, v, filter, visit, user))
 				return;
-		}
 	}
 	if (filter)
 		visit_batch(&batch, v, filter, visit, user);
@@ -540,10 +471,6 @@ static bp_status sphere_shape(const bp_view *v, const float *center, float radiu
 		return BP_ERR_INVALID_ARGUMENT;
 	*q = (shape){.kind = SHAPE_SPHERE, .c = {center[0], center[1], v->dims == 3 ? center[2] : 0.0f},
 		.r2 = radius * radius};
-	// A box within reach has axis gap g with fl(g * g) <= fl(radius^2), so g <=
-	// radius * (1 + 2^-23) (or g <= 2^-63 where the squares underflow). reach
-	// bounds that with room; the exact test decides.
-	q->reach = fmaxf(radius * (1.0f + 0x1p-20f), 0x1p-62f);
 	return BP_OK;
 }
 
@@ -675,41 +602,6 @@ static inline void nearest_offer(bpi_best_k *best, const bpi_box_arrays *b, int 
 		return;
 	if (bpi_query_accepts(v, filter, e))
 		bpi_best_offer(best, x);
-}
-
-/// k nearest through the index: two cursors walk out from the point along the
-/// axis, always advancing the side with the smaller distance bound, and stop
-/// when the smaller bound exceeds the k-th best squared distance. Bounds, as
-/// squares of one axis gap, never exceed the box's fl(d^2) (the other terms
-/// only add): right of the point the gap is exactly fl(min - p); left of it the
-/// gap fl(p - max) >= fl(p - fl(min + E)). Ties at the k-th distance are still
-/// visited (the stop is strict), so the lower index wins as in the scan.
-static void nearest_indexed(const bp_view *v, const float *p, const bp_query_filter *filter, bpi_best_k *best)
-{
-	const bpi_view_index *ix = &v->index;
-	const bpi_box_arrays b = bpi_sorted_arrays(ix);
-	const float *min = ix->min[ix->axis];
-	const float pa = p[ix->axis], E = ix->extent;
-	uint32_t right = bpi_view_index_upper(ix, pa), left = right; // left: entries [0, left) remain
-	for (;;) {
-		float br = INFINITY, bl = INFINITY;
-		if (right < ix->count) {
-			float g = min[right] - pa;
-			br = g * g;
-		}
-		if (left > 0) {
-			float g = pa - (min[left - 1] + E);
-			g = g > 0.0f ? g : 0.0f;
-			bl = g * g;
-		}
-		const float bound = br < bl ? br : bl;
-		if (bound == INFINITY && right >= ix->count && left == 0)
-			return;
-		if (best->size == best->capacity && bound > best->heap[0].distance)
-			return;
-		uint32_t j = br < bl || (br == bl && right < ix->count) ? right++ : --left;
-		nearest_offer(best, &b, v->dims, j, ix->order[j], p, v, filter);
-	}
 }
 
 /// Offers leaf `leaf`'s entities of the part.
@@ -847,9 +739,6 @@ bp_status bp_view_query_nearest_filtered(const bp_view *v, const float *point, u
 	if (best.capacity && part_count) {
 		for (int part = 0; part < part_count; ++part)
 			nearest_bvh(v, &parts[part], point, filter, &best);
-	} else if (best.capacity && bpi_view_ensure(v, BPI_VIEW_INDEX) == BP_OK && v->index.count &&
-		   best.capacity < v->count / 2) {
-		nearest_indexed(v, point, filter, &best);
 	} else {
 		const bpi_box_arrays b = bpi_dense_arrays(v);
 		for (uint32_t i = 0; i < v->count && best.capacity; ++i)

@@ -9,8 +9,8 @@
 #include "index.h"
 #include "view.h"
 
-/// Bounds arrays in some order: the snapshot's (dense order) or the index's
-/// (sorted order). z arrays are NULL in 2D.
+/// Bounds arrays in some order: the snapshot's (dense order) or a block of the
+/// hierarchy's. z arrays are NULL in 2D.
 typedef struct bpi_box_arrays {
 	const float *min[3];
 	const float *max[3];
@@ -22,10 +22,6 @@ static inline bpi_box_arrays bpi_dense_arrays(const bp_view *v)
 		{v->soa.min[0], v->soa.min[1], v->soa.min[2]}, {v->soa.max[0], v->soa.max[1], v->soa.max[2]}};
 }
 
-static inline bpi_box_arrays bpi_sorted_arrays(const bpi_view_index *ix)
-{
-	return (bpi_box_arrays){{ix->min[0], ix->min[1], ix->min[2]}, {ix->max[0], ix->max[1], ix->max[2]}};
-}
 
 /// The bounds of a block of `lanes` boxes (view_bvh.h): each bound `lanes` floats.
 static inline bpi_box_arrays bpi_lane_arrays(const float *block, uint32_t lanes)

@@ -89,84 +89,6 @@ static bp_status make_box_cast(const bp_view *v, const float *min, const float *
 	return BP_OK;
 }
 
-// A sweep against the sorted axis (lo, hi, d its components there, E the
-// index's extent). t(x, o) = fl(fl(x - o) / d) is monotone in x, and sweep_box
-// computes a box [blo, bhi]'s slab from t(blo, hi) and t(bhi, lo); since
-// bhi <= fl(blo + E):
-// - d > 0: entry >= t(min, hi) and the exit t(max, lo) <= t(fl(min + E), lo). A
-//   box can be hit only if t(min, hi) <= max_t and t(fl(min + E), lo) >= 0 (the
-//   exit must not be behind the start: sweep_box rejects exit < entry >= 0).
-// - d < 0: entry = t(max, lo) >= t(fl(min + E), lo) and the exit is t(min, hi):
-//   hit only if t(fl(min + E), lo) <= max_t and t(min, hi) >= 0.
-// Both conditions are monotone along the sorted mins, so they cut one run by
-// binary search, and in sweep order the entry bound only grows: the closest-hit
-// search stops once it passes the best t, and the visitors hand out every hit
-// the bound has passed.
-
-static inline float axis_t(float x, float o, float d) { return (x - o) / d; }
-
-typedef struct ray_run {
-	uint32_t begin, end;
-} ray_run;
-
-enum ray_cut { EXIT_NOT_BEHIND, ENTRY_PAST_MAX, ENTRY_WITHIN_MAX, EXIT_BEHIND };
-
-static inline bool ray_cut_holds(enum ray_cut cut, float min, float E, float lo, float hi, float d, float max_t)
-{
-	switch (cut) {
-	case EXIT_NOT_BEHIND:
-		return axis_t(min + E, lo, d) >= 0.0f;
-	case ENTRY_PAST_MAX:
-		return axis_t(min, hi, d) > max_t;
-	case ENTRY_WITHIN_MAX:
-		return axis_t(min + E, lo, d) <= max_t;
-	default:
-		return axis_t(min, hi, d) < 0.0f;
-	}
-}
-
-/// First entry for which `cut` holds (it is monotone false -> true along the index).
-static uint32_t first_cut(const bpi_view_index *ix, enum ray_cut cut, const sweep *s)
-{
-	const int a = ix->axis;
-	const float *min = ix->min[a];
-	uint32_t lo = 0, hi = ix->count;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (ray_cut_holds(cut, min[mid], ix->extent, s->lo[a], s->hi[a], s->d[a], s->max_t))
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
-}
-
-static ray_run sweep_candidates(const bpi_view_index *ix, const sweep *s)
-{
-	const float d = s->d[ix->axis];
-	ray_run r;
-	if (d == 0.0f) {
-		r.begin = bpi_view_index_lower(ix, s->lo[ix->axis]);
-		r.end = bpi_view_index_upper(ix, s->hi[ix->axis]);
-	} else {
-		bool ahead = d > 0.0f;
-		r.begin = first_cut(ix, ahead ? EXIT_NOT_BEHIND : ENTRY_WITHIN_MAX, s);
-		r.end = first_cut(ix, ahead ? ENTRY_PAST_MAX : EXIT_BEHIND, s);
-	}
-	if (r.end < r.begin)
-		r.end = r.begin;
-	return r;
-}
-
-/// The least entry t of index entry j and of every entry after it in sweep
-/// order (ascending j for d > 0, descending for d < 0; d != 0).
-static inline float entry_bound(const bpi_view_index *ix, const sweep *s, uint32_t j)
-{
-	const int a = ix->axis;
-	const float d = s->d[a];
-	return d > 0.0f ? axis_t(ix->min[a][j], s->hi[a], d) : axis_t(ix->min[a][j] + ix->extent, s->lo[a], d);
-}
-
 static inline bool closer(float t, uint32_t e, bp_hit best)
 {
 	return best.index == UINT32_MAX || t < best.distance || (t == best.distance && e < best.index);
@@ -301,29 +223,12 @@ static bp_hit sweep_closest(const bp_view *v, const sweep *s, const bp_query_fil
 	if (part_count)
 		return best;
 	float t;
-	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
-	const bpi_view_index *ix = &v->index;
-	if (!ix->count) {
-		const bpi_box_arrays b = bpi_dense_arrays(v);
-		for (uint32_t i = 0; i < v->count; ++i)
-			// Strictly closer only: scanning upwards keeps the lowest index on ties.
-			if (sweep_box(&b, s, i, &t) && (best.index == UINT32_MAX || t < best.distance) &&
-				bpi_query_accepts(v, filter, i))
-				best = (bp_hit){i, t};
-		return best;
-	}
-	const bpi_box_arrays b = bpi_sorted_arrays(ix);
-	const float d = s->d[ix->axis];
-	const ray_run r = sweep_candidates(ix, s);
-	const bool down = d < 0.0f;
-	for (uint32_t n = r.begin; n < r.end; ++n) {
-		const uint32_t j = down ? r.end - 1 - (n - r.begin) : n;
-		if (d != 0.0f && best.index != UINT32_MAX && entry_bound(ix, s, j) > best.distance)
-			break; // every later entry enters later still
-		const uint32_t e = ix->order[j];
-		if (sweep_box(&b, s, j, &t) && closer(t, e, best) && bpi_query_accepts(v, filter, e))
-			best = (bp_hit){e, t};
-	}
+	const bpi_box_arrays b = bpi_dense_arrays(v);
+	for (uint32_t i = 0; i < v->count; ++i)
+		// Strictly closer only: scanning upwards keeps the lowest index on ties.
+		if (sweep_box(&b, s, i, &t) && (best.index == UINT32_MAX || t < best.distance) &&
+			bpi_query_accepts(v, filter, i))
+			best = (bp_hit){i, t};
 	return best;
 }
 
@@ -341,28 +246,12 @@ static size_t sweep_all(const bp_view *v, const sweep *s, const bp_query_filter 
 	if (part_count)
 		return count;
 	float t;
-	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
-	const bpi_view_index *ix = &v->index;
-	ray_run r = {0, 0};
-	if (ix->count)
-		r = sweep_candidates(ix, s);
-	if (ix->count && r.end - r.begin <= ix->count / 2) {
-		const bpi_box_arrays b = bpi_sorted_arrays(ix);
-		for (uint32_t j = r.begin; j < r.end; ++j) {
-			if (sweep_box(&b, s, j, &t) && bpi_query_accepts(v, filter, ix->order[j])) {
-				bpi_best_offer(best, (bp_hit){ix->order[j], t});
-				count++;
-			}
+	const bpi_box_arrays b = bpi_dense_arrays(v);
+	for (uint32_t i = 0; i < v->count; ++i)
+		if (sweep_box(&b, s, i, &t) && bpi_query_accepts(v, filter, i)) {
+			bpi_best_offer(best, (bp_hit){i, t});
+			count++;
 		}
-	} else {
-		const bpi_box_arrays b = bpi_dense_arrays(v);
-		for (uint32_t i = 0; i < v->count; ++i) {
-			if (sweep_box(&b, s, i, &t) && bpi_query_accepts(v, filter, i)) {
-				bpi_best_offer(best, (bp_hit){i, t});
-				count++;
-			}
-		}
-	}
 	return count;
 }
 
@@ -502,9 +391,8 @@ static bp_status walk_visit(const bp_view *v, const bpi_bvh_part *parts, int par
 	return room ? BP_OK : BP_ERR_OUT_OF_MEMORY;
 }
 
-/// Walks the sweep's candidates in sweep order and hands each hit to visit as
-/// soon as no later candidate can enter before it. Without an index, or when
-/// the sweep does not move along the index's axis, every hit waits for the end.
+/// Hands each hit to visit in (t, index) order: through the hierarchy as soon as
+/// no node left can enter before it; without one, every hit waits for the end of a scan.
 static bp_status sweep_visit(const bp_view *v, const sweep *s, const bp_query_filter *filter,
 	bool (*visit)(bp_hit hit, void *user), void *user)
 {
@@ -515,34 +403,16 @@ static bp_status sweep_visit(const bp_view *v, const sweep *s, const bp_query_fi
 		return walk_visit(v, parts, part_count, s, filter, visit, user);
 	pending p;
 	pending_init(&p);
-	bp_status status = BP_OK;
-	bool go = true;
+	bool room = true, go = true;
 	float t;
-	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
-	const bpi_view_index *ix = &v->index;
-	if (ix->count && s->d[ix->axis] != 0.0f) {
-		const bpi_box_arrays b = bpi_sorted_arrays(ix);
-		const ray_run r = sweep_candidates(ix, s);
-		const bool down = s->d[ix->axis] < 0.0f;
-		for (uint32_t n = r.begin; n < r.end && go; ++n) {
-			const uint32_t j = down ? r.end - 1 - (n - r.begin) : n;
-			go = pending_visit(&p, entry_bound(ix, s, j), visit, user);
-			const uint32_t e = ix->order[j];
-			if (go && sweep_box(&b, s, j, &t) && bpi_query_accepts(v, filter, e) && !pending_push(&p, (bp_hit){e, t}))
-				status = BP_ERR_OUT_OF_MEMORY;
-			go = go && status == BP_OK;
-		}
-	} else {
-		const bpi_box_arrays b = bpi_dense_arrays(v);
-		for (uint32_t i = 0; i < v->count && status == BP_OK; ++i)
-			if (sweep_box(&b, s, i, &t) && bpi_query_accepts(v, filter, i) && !pending_push(&p, (bp_hit){i, t}))
-				status = BP_ERR_OUT_OF_MEMORY;
-	}
-	// The rest, in order (not through pending_visit: hits at t = inf go out too).
-	while (go && status == BP_OK && p.size)
+	const bpi_box_arrays b = bpi_dense_arrays(v);
+	for (uint32_t i = 0; i < v->count && room; ++i)
+		if (sweep_box(&b, s, i, &t) && bpi_query_accepts(v, filter, i))
+			room = pending_push(&p, (bp_hit){i, t});
+	while (go && room && p.size)
 		go = visit(pending_pop(&p), user);
 	pending_free(&p);
-	return status;
+	return room ? BP_OK : BP_ERR_OUT_OF_MEMORY;
 }
 
 // ---- entry points -------------------------------------------------------------

@@ -9,7 +9,6 @@
 #include "soa.h"
 #include "step.h"
 #include "view_hierarchy.h"
-#include "view_index.h"
 
 /// bp_view.refs: the readers' references, plus this bit while the buffer is the
 /// latest frame. Kept apart so that a release finding no reader reference left
@@ -62,7 +61,6 @@ struct bp_view {
 	BPI_ARRAY(bp_key_pair) began_keys, ended_keys; ///< the same, as key pairs sorted by (a, b) (BPI_VIEW_KEYS)
 	size_t began_count, ended_count;
 	uint64_t previous; ///< the published frame the events are counted from; 0: none
-	bpi_view_index index; ///< spatial index for the box, point, sphere and nearest queries, and visitors of casts
 	bpi_view_hierarchy hierarchy; ///< for the rays, casts, list queries and nearest
 	bp_frame_stats stats;
 
@@ -74,7 +72,7 @@ struct bp_view {
 	uint32_t slot_span;
 	bool slots_kept;
 
-	// The query index and the adjacency are made by the builder when the last
+	// The hierarchy and the adjacency are made by the builder when the last
 	// frame's were used, else by the first reader that needs them (bpi_view_ensure),
 	// and are read only once their `ready` bit is set.
 	atomic_uint ready;         ///< BPI_VIEW_* made
@@ -84,7 +82,7 @@ struct bp_view {
 };
 
 /// The extras a view makes on first use.
-enum { BPI_VIEW_INDEX = 1u, BPI_VIEW_ADJACENCY = 2u, BPI_VIEW_NAMES = 4u, BPI_VIEW_KEYS = 8u, BPI_VIEW_BVH = 16u,
+enum { BPI_VIEW_ADJACENCY = 2u, BPI_VIEW_NAMES = 4u, BPI_VIEW_KEYS = 8u, BPI_VIEW_BVH = 16u,
 	BPI_VIEW_SLOTS = 32u };
 
 /// A new, empty frame buffer of `pool`, or NULL without memory.
@@ -98,12 +96,12 @@ void bpi_view_free(bp_view *view);
 /// Derives the view's extras from its (freshly found) pairs: sorts them by
 /// (lo, hi), builds the sorted key pairs, the pairs begun and ended since
 /// `prev` (NULL: none before) and, those of prev's that a reader asked for, the
-/// adjacency and the query index (which may fail to build for lack of memory:
-/// queries then scan), updated from prev's when `changed` lists what differs
-/// from prev's snapshot (NULL: built afresh). On error the view must not be
-/// published. Builder thread only.
+/// adjacency and the query hierarchy (which may fail to build for lack of
+/// memory: queries then scan), sharing prev's rest when `changed` lists what
+/// differs from prev's snapshot (NULL: built afresh). On error the view must not
+/// be published. Builder thread only.
 bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
-	bpi_view_index_scratch *index_scratch, int threads);
+	int threads);
 
 /// The pairs begun and ended since `prev` (NULL: every pair began). When prev's
 /// layout differs it names both frames' pairs by handle (view->names, and prev's
@@ -123,7 +121,7 @@ void bpi_view_slots_note(bp_view *view, const uint32_t *list, uint32_t listed, u
 bp_status bpi_view_slots_build(bp_view *view);
 
 /// Makes the extras `what` (BPI_VIEW_* bits) that nobody has made yet, under the
-/// view's lock, and notes that they were asked for. A query index that finds no
+/// view's lock, and notes that they were asked for. A hierarchy that finds no
 /// memory leaves the queries scanning; the adjacency's status is returned (BP_OK
 /// when not asked for). Any reader thread.
 bp_status bpi_view_ensure(const bp_view *view, unsigned what);
