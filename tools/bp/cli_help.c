@@ -17,7 +17,8 @@ static const char tool_usage[] =
 	"  bench   time algorithms x scenes x sizes x threads; CSV and PNG plots\n"
 	"  help    show this text, or 'bp help COMMAND'\n"
 	"\n"
-	"FILE may be a scene file or, for pairs, verify and frames --replay, a trace (docs/trace.md).\n"
+	"FILE may be a scene file or, for pairs, verify, bench and frames --replay, a trace\n"
+	"(docs/trace.md).\n"
 	"\n"
 	"exit codes: 0 success, 1 usage error, 2 bad input file, 3 resource error\n"
 	"            (out of memory, output not writable), 4 verify found a difference\n";
