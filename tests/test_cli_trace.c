@@ -199,7 +199,7 @@ Test(cli_trace, damaged_traces_and_misuse_are_refused)
 		result_free(&c);
 	}
 	struct {
-		const char *args[7];
+		const char *args[9];
 		const char *says;
 	} misuse[] = {
 		{{"frames", "--replay", path, "--n", "5"}, "--n does not apply to --replay"},
@@ -207,12 +207,13 @@ Test(cli_trace, damaged_traces_and_misuse_are_refused)
 		{{"record", "--n", "5", "--churn", "2", "-o", }, "--churn"},
 		{{"pairs", path, "--frame", "3"}, "the trace has 3 frames, got 3"},
 		{{"verify", path, "--frame", "7"}, "the trace has 3 frames, got 7"},
+		{{"record", "--n", "100000", "--churn", "1", "--frames", "100000", "-o", path}, "pass the 32-bit ids"},
 	};
 	misuse[2].args[6] = test_tmp_path("x.bpt");
 	for (size_t i = 0; i < sizeof misuse / sizeof misuse[0]; ++i) {
 		int argc = 1;
-		const char *argv[8] = {"bp"};
-		for (int j = 0; j < 7 && misuse[i].args[j]; ++j)
+		const char *argv[10] = {"bp"};
+		for (int j = 0; j < 9 && misuse[i].args[j]; ++j)
 			argv[argc++] = misuse[i].args[j];
 		cli_result c = run_bp_args(argc, argv);
 		expect_code(&c, 1, misuse[i].says);

@@ -199,6 +199,12 @@ int cli_record(int argc, char **argv, FILE *out, FILE *err)
 	}
 	const uint32_t n = scene->count, movers = cli_fraction_count(n, args.moving) ? cli_fraction_count(n, args.moving) : 1;
 	const uint32_t churn = cli_fraction_count(movers, args.churn);
+	if ((uint64_t)n + (uint64_t)churn * (args.gen.frames - 1) > UINT32_MAX) {
+		fprintf(err, "bp record: --churn: %u new ids a frame for %u frames pass the 32-bit ids\n", churn,
+			args.gen.frames);
+		bp_scene_destroy(scene);
+		return CLI_EXIT_USAGE;
+	}
 	recording rec = {.next_id = n};
 	uint32_t *index = movers < n ? malloc((size_t)movers * sizeof *index) : NULL;
 	if (index)
