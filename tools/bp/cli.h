@@ -16,7 +16,7 @@ enum {
 	CLI_EXIT_USAGE = 1,    ///< unknown command/flag, missing value, bad number or name
 	CLI_EXIT_INPUT = 2,    ///< scene file unreadable or malformed
 	CLI_EXIT_RESOURCE = 3, ///< out of memory, output file not writable
-	CLI_EXIT_MISMATCH = 4, ///< `bp verify`: an algorithm's pairs differ from brute
+	CLI_EXIT_MISMATCH = 4, ///< `bp verify`, `bp bench`, `bp frames --replay`: pairs that differ
 };
 
 /// The program named at the start of every diagnostic of the shared pieces below:

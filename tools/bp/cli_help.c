@@ -21,7 +21,8 @@ static const char tool_usage[] =
 	"(docs/trace.md).\n"
 	"\n"
 	"exit codes: 0 success, 1 usage error, 2 bad input file, 3 resource error\n"
-	"            (out of memory, output not writable), 4 verify found a difference\n";
+	"            (out of memory, output not writable), 4 verify, bench or frames --replay\n"
+	"            found a difference\n";
 
 static const char gen_usage[] =
 	"usage: bp gen --dist NAME --n N [--dims 2|3] [--seed S] [--frames F] [--binary] [--max-memory SIZE]\n"
