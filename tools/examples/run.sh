@@ -17,6 +17,13 @@ cmake -S "$here" -B "$work/build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release \
 cmake --build "$work/build" >"$work/build.log" 2>&1 || { cat "$work/build.log"; exit 1; }
 
 echo "== host_c"
-"$work/build/host_c"
+"$work/build/host_c" "$work/host.bpt"
+# The motion it recorded, replayed by the tool: every frame against brute force, and the
+# plain, incremental and scheduled worlds against each other.
+if [ -x "$build/tools/bp/bp" ]; then
+	echo "== bp verify host.bpt; bp frames --replay host.bpt"
+	"$build/tools/bp/bp" verify "$work/host.bpt" --algo sap
+	"$build/tools/bp/bp" frames --replay "$work/host.bpt" | tail -n 1
+fi
 echo "== host_cpp"
 "$work/build/host_cpp"
