@@ -65,6 +65,9 @@ class query_index {
 public:
 	virtual ~query_index() = default;
 	virtual void run(query_kind kind, const query &q, answer &out) = 0;
+	/// The index's own build time when the build call also makes what is not index (Jolt's bodies
+	/// and shapes); negative to take the whole build call.
+	virtual double index_build_ms() const { return -1.0; }
 };
 
 struct query_peer {

@@ -628,6 +628,19 @@ bool parse(int argc, char **argv, options &o)
 	return o.queries >= 1 && o.passes >= 1 && o.sample <= o.queries;
 }
 
+/// Prints a differing answer: the first results of each side (id and t).
+void report(const char *library, const char *reference, query_kind kind, size_t i, const answer &a, const answer &b)
+{
+	std::printf("  mismatch %s vs %s: %s query %zu:", library, reference, query_kind_names[kind], i);
+	for (const answer *x : {&a, &b}) {
+		std::printf(" [%zu:", x->ids.size());
+		for (size_t j = 0; j < x->ids.size() && j < 4; ++j)
+			std::printf(x->t.empty() ? " %u" : " %u@%.9g", x->ids[j], x->t.empty() ? 0.0 : (double)x->t[j]);
+		std::printf("]");
+	}
+	std::printf("\n");
+}
+
 /// Checks one library's answers: all of them against ours, the sample against brute force.
 void check(const query_scene &s, query_kind kind, const std::vector<query> &qs, const std::vector<answer> &got,
 	const std::vector<answer> *ours, const std::vector<answer> &brute, cell &c, const std::string &library)
@@ -637,16 +650,14 @@ void check(const query_scene &s, query_kind kind, const std::vector<query> &qs, 
 		++c.checked;
 		c.tolerated += v == TOLERATED;
 		if (v == DIFFERENT && ++c.mismatched <= 3)
-			std::printf("  mismatch %s vs broadphase: %s query %zu (%zu vs %zu results)\n", library.c_str(),
-				query_kind_names[kind], i, got[i].ids.size(), (*ours)[i].ids.size());
+			report(library.c_str(), "broadphase", kind, i, got[i], (*ours)[i]);
 	}
 	for (size_t i = 0; i < brute.size(); ++i) {
 		verdict v = compare(s, kind, qs[i], got[i], brute[i]);
 		++c.brute_checked;
 		c.brute_tolerated += v == TOLERATED;
 		if (v == DIFFERENT && ++c.brute_mismatched <= 3)
-			std::printf("  mismatch %s vs brute force: %s query %zu (%zu vs %zu results)\n", library.c_str(),
-				query_kind_names[kind], i, got[i].ids.size(), brute[i].ids.size());
+			report(library.c_str(), "brute force", kind, i, got[i], brute[i]);
 	}
 }
 
@@ -743,7 +754,7 @@ int main(int argc, char **argv)
 				r.centres = p.centres;
 				double t0 = peer_now_ms();
 				std::unique_ptr<query_index> index = p.build(s);
-				r.build_ms = peer_now_ms() - t0;
+				r.build_ms = index->index_build_ms() >= 0 ? index->index_build_ms() : peer_now_ms() - t0;
 				std::printf("%s: build %.1f ms\n", p.library, r.build_ms);
 				std::fflush(stdout);
 				for (int k = 0; k < Q_KIND_COUNT; ++k) {
