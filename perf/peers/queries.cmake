@@ -104,3 +104,11 @@ if(bullet IN_LIST bp_qpeer_found)
   target_include_directories(bp_peer_queries SYSTEM PRIVATE ${BP_QBULLET_INCLUDE_DIRS})
   target_link_libraries(bp_peer_queries PRIVATE ${BP_QBULLET_LINK_LIBRARIES})
 endif()
+
+# peer_queries_small: every query kind of broadphase against brute force (exit 1 on a difference)
+# and every peer against broadphase, on small scenes of each kind, in seconds.
+if(BP_BUILD_TESTS)
+  add_test(NAME peer_queries_small
+    COMMAND bp_peer_queries --n 3000 --scenes uniform3,mixed3,uniform2,mixed2 --queries 200 --passes 1 --sample 100)
+  set_tests_properties(peer_queries_small PROPERTIES TIMEOUT 300)
+endif()

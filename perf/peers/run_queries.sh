@@ -44,5 +44,10 @@ fi
 cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DBP_PEERS_PREFIX="$prefix"
 cmake --build "$build" -j "$jobs" --target bp_peer_queries
 mkdir -p "$out"
-"$build/perf/peers/bp_peer_queries" --n 100000,1000000 --scenes uniform3,mixed3,uniform2 --queries "$queries" \
-	--passes "$passes" --csv "$out/peers_queries.csv" | tee "$out/peers_queries.log"
+# The load before and after goes into the log: on a shared machine it says how far to trust p99.
+{
+	echo "# load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+	"$build/perf/peers/bp_peer_queries" --n 100000,1000000 --scenes uniform3,mixed3,uniform2 --queries "$queries" \
+		--passes "$passes" --csv "$out/peers_queries.csv"
+	echo "# load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+} | tee "$out/peers_queries.log"
