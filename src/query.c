@@ -288,37 +288,69 @@ static bool shape_reaches_node(const shape *q, const bpi_box_arrays *nodes, int 
 	return true;
 }
 
+/// Calls leaf(leaf index, ctx) for every leaf of the part whose box the shape
+/// reaches (closed tests, monotone in the bounds), depth first; stops when it
+/// returns false. Returns false when stopped.
+static bool shape_leaves(const bpi_view_bvh *h, const shape *q, int dims, bool (*leaf)(uint32_t leaf, void *ctx),
+	void *ctx)
+{
+	uint32_t stack[BPI_BVH_STACK], top = 0;
+	const bpi_box_arrays root = bpi_node_arrays(h, 0);
+	if (shape_reaches_node(q, &root, dims, 0))
+		stack[top++] = bpi_bvh_ref(h, 0, 0);
+	while (top) {
+		const uint32_t ref = stack[--top];
+		if (ref & BPI_BVH_LEAF_BIT) {
+			if (!leaf(ref & ~BPI_BVH_LEAF_BIT, ctx))
+				return false;
+			continue;
+		}
+		const bpi_box_arrays kids = bpi_node_arrays(h, ref);
+		for (uint32_t c = 0; c < 2; ++c)
+			if (shape_reaches_node(q, &kids, dims, c))
+				stack[top++] = bpi_bvh_ref(h, ref, c);
+	}
+	return true;
+}
+
+/// The entities of leaf `leaf` of the part the shape meets, as flags (skipped ones cleared).
+static uint32_t leaf_flags(const bp_view *v, const bpi_bvh_part *part, const shape *q, uint32_t leaf, uint8_t *hit)
+{
+	const bpi_view_bvh *h = part->bvh;
+	const uint32_t size = h->leaf_size.data[leaf];
+	const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
+	shape_flags(q, &boxes, v->dims, 0, size, hit);
+	if (part->changed)
+		for (uint32_t lane = 0; lane < size; ++lane)
+			hit[lane] &= !bpi_part_skips(part, h->order.data[(size_t)leaf * BPI_BVH_LEAF + lane]);
+	return size;
+}
+
+typedef struct shape_sinking {
+	const bp_view *v;
+	const bpi_bvh_part *part;
+	const shape *q;
+	const bp_query_filter *filter;
+	index_sink *sink;
+	hit_batch *batch;
+} shape_sinking;
+
+static bool sink_leaf(uint32_t leaf, void *ctx)
+{
+	const shape_sinking *x = ctx;
+	uint8_t hit[BPI_BVH_LEAF];
+	const uint32_t size = leaf_flags(x->v, x->part, x->q, leaf, hit);
+	return sink_flags(x->sink, hit, size, x->part->bvh->order.data + (size_t)leaf * BPI_BVH_LEAF, x->v, x->filter,
+		x->batch);
+}
+
 /// Pushes the part's entities the shape meets into the sink; false once the hits
 /// pass the sink's limit.
 static bool shape_part(const bp_view *v, const bpi_bvh_part *part, const shape *q, const bp_query_filter *filter,
 	index_sink *s, hit_batch *batch)
 {
-	const bpi_view_bvh *h = part->bvh;
-	uint8_t hit[BPI_BVH_LEAF];
-	uint32_t stack[64], top = 0; // a node pops one entry and pushes two: depth + 1 at most
-	const bpi_box_arrays root = bpi_node_arrays(h, 1);
-	if (shape_reaches_node(q, &root, v->dims, 1))
-		stack[top++] = 1;
-	while (top) {
-		const uint32_t node = stack[--top];
-		if (node < h->first_leaf) {
-			const bpi_box_arrays kids = bpi_node_arrays(h, 2 * node);
-			for (uint32_t c = 0; c < 2; ++c)
-				if (shape_reaches_node(q, &kids, v->dims, c))
-					stack[top++] = 2 * node + c;
-			continue;
-		}
-		const uint32_t leaf = node - h->first_leaf, begin = leaf * BPI_BVH_LEAF;
-		const uint32_t end = BP_MIN(begin + BPI_BVH_LEAF, h->count);
-		const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
-		shape_flags(q, &boxes, v->dims, 0, end - begin, hit);
-		if (part->changed)
-			for (uint32_t j = begin; j < end; ++j)
-				hit[j - begin] &= !bpi_part_skips(part, h->order.data[j]);
-		if (!sink_flags(s, hit, end - begin, h->order.data + begin, v, filter, batch))
-			return false;
-	}
-	return true;
+	shape_sinking x = {v, part, q, filter, s, batch};
+	return shape_leaves(part->bvh, q, v->dims, sink_leaf, &x);
 }
 
 /// The shape's accepted entities through the hierarchy, as query_shape_run gives
@@ -383,36 +415,34 @@ static bool visit_one(uint32_t e, hit_batch *batch, const bp_view *v, const bp_q
 	return batch->n < FILTER_BATCH || visit_batch(batch, v, filter, visit, user);
 }
 
+typedef struct shape_visiting {
+	const bp_view *v;
+	const bpi_bvh_part *part;
+	const shape *q;
+	const bp_query_filter *filter;
+	hit_batch *batch;
+	bool (*visit)(uint32_t entity, void *user);
+	void *user;
+} shape_visiting;
+
+static bool visit_leaf(uint32_t leaf, void *ctx)
+{
+	const shape_visiting *x = ctx;
+	uint8_t hit[BPI_BVH_LEAF];
+	const uint32_t size = leaf_flags(x->v, x->part, x->q, leaf, hit);
+	const uint32_t *order = x->part->bvh->order.data + (size_t)leaf * BPI_BVH_LEAF;
+	for (uint32_t lane = 0; lane < size; ++lane)
+		if (hit[lane] && !visit_one(order[lane], x->batch, x->v, x->filter, x->visit, x->user))
+			return false;
+	return true;
+}
+
 /// visit_shape_run through one part of the hierarchy; false once visit said stop.
 static bool visit_shape_part(const bp_view *v, const bpi_bvh_part *part, const shape *q,
 	const bp_query_filter *filter, hit_batch *batch, bool (*visit)(uint32_t entity, void *user), void *user)
 {
-	const bpi_view_bvh *h = part->bvh;
-	uint8_t hit[BPI_BVH_LEAF];
-	uint32_t stack[64], top = 0; // a node pops one entry and pushes two: depth + 1 at most
-	const bpi_box_arrays root = bpi_node_arrays(h, 1);
-	if (shape_reaches_node(q, &root, v->dims, 1))
-		stack[top++] = 1;
-	while (top) {
-		const uint32_t node = stack[--top];
-		if (node < h->first_leaf) {
-			const bpi_box_arrays kids = bpi_node_arrays(h, 2 * node);
-			for (uint32_t c = 0; c < 2; ++c)
-				if (shape_reaches_node(q, &kids, v->dims, c))
-					stack[top++] = 2 * node + c;
-			continue;
-		}
-		const uint32_t leaf = node - h->first_leaf, begin = leaf * BPI_BVH_LEAF;
-		const uint32_t end = BP_MIN(begin + BPI_BVH_LEAF, h->count);
-		const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
-		shape_flags(q, &boxes, v->dims, 0, end - begin, hit);
-		for (uint32_t j = begin; j < end; ++j) {
-			const uint32_t e = h->order.data[j];
-			if (hit[j - begin] && !bpi_part_skips(part, e) && !visit_one(e, batch, v, filter, visit, user))
-				return false;
-		}
-	}
-	return true;
+	shape_visiting x = {v, part, q, filter, batch, visit, user};
+	return shape_leaves(part->bvh, q, v->dims, visit_leaf, &x);
 }
 
 static void visit_shape_run(const bp_view *v, const shape *q, const bp_query_filter *filter,
@@ -609,11 +639,11 @@ static void nearest_leaf(const bp_view *v, const bpi_bvh_part *part, uint32_t le
 	const bp_query_filter *filter, bpi_best_k *best)
 {
 	const bpi_view_bvh *h = part->bvh;
-	const uint32_t begin = leaf * BPI_BVH_LEAF, end = BP_MIN(begin + BPI_BVH_LEAF, h->count);
 	const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
-	for (uint32_t j = begin; j < end; ++j)
-		if (!bpi_part_skips(part, h->order.data[j]))
-			nearest_offer(best, &boxes, v->dims, j - begin, h->order.data[j], p, v, filter);
+	const uint32_t *order = h->order.data + (size_t)leaf * BPI_BVH_LEAF;
+	for (uint32_t lane = 0; lane < h->leaf_size.data[leaf]; ++lane)
+		if (!bpi_part_skips(part, order[lane]))
+			nearest_offer(best, &boxes, v->dims, lane, order[lane], p, v, filter);
 }
 
 /// Whether a node at squared distance d2 may hold one of the k nearest: ties are
@@ -623,33 +653,33 @@ static bool nearest_may_hold(const bpi_best_k *best, float d2)
 	return best->size < best->capacity || d2 <= best->heap[0].distance;
 }
 
-/// k nearest under `root`, depth first, nearer child first.
+/// k nearest under `root` (a reference), depth first, nearer child first.
 static void nearest_subtree(const bp_view *v, const bpi_bvh_part *part, uint32_t root, float root_d2, const float *p,
 	const bp_query_filter *filter, bpi_best_k *best)
 {
 	const bpi_view_bvh *h = part->bvh;
 	struct {
-		uint32_t node;
+		uint32_t ref;
 		float d2;
-	} stack[64]; // a node pops one entry and pushes two: depth + 1 at most
+	} stack[BPI_BVH_STACK];
 	uint32_t top = 0;
-	stack[top].node = root;
+	stack[top].ref = root;
 	stack[top++].d2 = root_d2;
 	while (top) {
 		--top;
-		const uint32_t node = stack[top].node;
+		const uint32_t ref = stack[top].ref;
 		if (!nearest_may_hold(best, stack[top].d2))
 			continue;
-		if (node >= h->first_leaf) {
-			nearest_leaf(v, part, node - h->first_leaf, p, filter, best);
+		if (ref & BPI_BVH_LEAF_BIT) {
+			nearest_leaf(v, part, ref & ~BPI_BVH_LEAF_BIT, p, filter, best);
 			continue;
 		}
-		const bpi_box_arrays kids = bpi_node_arrays(h, 2 * node);
+		const bpi_box_arrays kids = bpi_node_arrays(h, ref);
 		const float d0 = box_distance2(&kids, v->dims, 0, p), d1 = box_distance2(&kids, v->dims, 1, p);
-		const uint32_t second = d0 <= d1 ? 2 * node + 1 : 2 * node;
-		stack[top].node = second;
+		const uint32_t second = d0 <= d1 ? 1u : 0u;
+		stack[top].ref = bpi_bvh_ref(h, ref, second);
 		stack[top++].d2 = d0 <= d1 ? d1 : d0;
-		stack[top].node = second ^ 1u;
+		stack[top].ref = bpi_bvh_ref(h, ref, 1u - second);
 		stack[top++].d2 = d0 <= d1 ? d0 : d1;
 	}
 }
@@ -660,7 +690,7 @@ static void nearest_subtree(const bp_view *v, const bpi_bvh_part *part, uint32_t
 
 typedef struct node_entry {
 	float d2;
-	uint32_t node;
+	uint32_t ref;
 } node_entry;
 
 static void queue_push(node_entry *q, uint32_t *size, node_entry x)
@@ -702,25 +732,25 @@ static void nearest_bvh(const bp_view *v, const bpi_bvh_part *part, const float 
 	const bpi_view_bvh *h = part->bvh;
 	node_entry queue[NEAREST_QUEUE];
 	uint32_t size = 0;
-	const bpi_box_arrays root = bpi_node_arrays(h, 1);
-	queue_push(queue, &size, (node_entry){box_distance2(&root, v->dims, 1, p), 1});
+	const bpi_box_arrays root = bpi_node_arrays(h, 0);
+	queue_push(queue, &size, (node_entry){box_distance2(&root, v->dims, 0, p), bpi_bvh_ref(h, 0, 0)});
 	while (size) {
 		const node_entry x = queue_pop(queue, &size);
 		if (!nearest_may_hold(best, x.d2))
 			break;
-		if (x.node >= h->first_leaf) {
-			nearest_leaf(v, part, x.node - h->first_leaf, p, filter, best);
+		if (x.ref & BPI_BVH_LEAF_BIT) {
+			nearest_leaf(v, part, x.ref & ~BPI_BVH_LEAF_BIT, p, filter, best);
 			continue;
 		}
-		const bpi_box_arrays kids = bpi_node_arrays(h, 2 * x.node);
+		const bpi_box_arrays kids = bpi_node_arrays(h, x.ref);
 		for (uint32_t c = 0; c < 2; ++c) {
-			const node_entry kid = {box_distance2(&kids, v->dims, c, p), 2 * x.node + c};
+			const node_entry kid = {box_distance2(&kids, v->dims, c, p), bpi_bvh_ref(h, x.ref, c)};
 			if (!nearest_may_hold(best, kid.d2))
 				continue;
 			if (size < NEAREST_QUEUE)
 				queue_push(queue, &size, kid);
 			else
-				nearest_subtree(v, part, kid.node, kid.d2, p, filter, best);
+				nearest_subtree(v, part, kid.ref, kid.d2, p, filter, best);
 		}
 	}
 }

@@ -30,13 +30,13 @@ static inline bpi_box_arrays bpi_lane_arrays(const float *block, uint32_t lanes)
 		{block, block + lanes, block + 2 * lanes}, {block + 3 * lanes, block + 4 * lanes, block + 5 * lanes}};
 }
 
-/// Node i's block, its box at index i % 2.
-static inline bpi_box_arrays bpi_node_arrays(const bpi_view_bvh *h, uint32_t node)
+/// Node block j: the boxes of its two children, at indices 0 and 1.
+static inline bpi_box_arrays bpi_node_arrays(const bpi_view_bvh *h, uint32_t block)
 {
-	return bpi_lane_arrays(bpi_bvh_pair(h, node), 2);
+	return bpi_lane_arrays(bpi_bvh_block(h, block), 2);
 }
 
-/// Leaf k's block, position p's box at index p % BPI_BVH_LEAF.
+/// Leaf k's block, its entities' boxes at indices 0 .. leaf_size[k] - 1.
 static inline bpi_box_arrays bpi_leaf_arrays(const bpi_view_bvh *h, uint32_t leaf)
 {
 	return bpi_lane_arrays(bpi_bvh_leaf(h, leaf), BPI_BVH_LEAF);

@@ -104,9 +104,9 @@ static inline bool closer(float t, uint32_t e, bp_hit best)
 typedef struct bvh_walk {
 	const bpi_view_bvh *h;
 	struct {
-		uint32_t node;
+		uint32_t ref;
 		float t;
-	} stack[64]; ///< a node pops one entry and pushes two: depth + 1 at most
+	} stack[BPI_BVH_STACK];
 	uint32_t top;
 } bvh_walk;
 
@@ -114,55 +114,48 @@ static void walk_start(bvh_walk *w, const bpi_view_bvh *h, const sweep *s)
 {
 	w->h = h;
 	w->top = 0;
-	const bpi_box_arrays root = bpi_node_arrays(h, 1);
+	const bpi_box_arrays root = bpi_node_arrays(h, 0);
 	float t;
-	if (sweep_box(&root, s, 1, &t)) {
-		w->stack[0].node = 1;
+	if (sweep_box(&root, s, 0, &t)) {
+		w->stack[0].ref = bpi_bvh_ref(h, 0, 0);
 		w->stack[0].t = t;
 		w->top = 1;
 	}
 }
 
-/// Pushes the children of `node` the sweep reaches and that enter at or before
-/// `bound`, the nearer last so that it is walked first.
-static void walk_children(bvh_walk *w, const sweep *s, uint32_t node, float bound)
+/// Pushes the children of node block j the sweep reaches and that enter at or
+/// before `bound`, the nearer last so that it is walked first.
+static void walk_children(bvh_walk *w, const sweep *s, uint32_t block, float bound)
 {
 	float t[2];
 	bool hit[2];
-	const bpi_box_arrays kids = bpi_node_arrays(w->h, 2 * node);
+	const bpi_box_arrays kids = bpi_node_arrays(w->h, block);
 	for (int c = 0; c < 2; ++c)
 		hit[c] = sweep_box(&kids, s, (uint32_t)c, &t[c]) && t[c] <= bound;
 	const int near = hit[0] && hit[1] ? t[1] < t[0] : hit[1];
 	for (int k = 0; k < 2; ++k) {
 		const int c = k == 0 ? 1 - near : near;
 		if (hit[c]) {
-			w->stack[w->top].node = 2 * node + (uint32_t)c;
+			w->stack[w->top].ref = bpi_bvh_ref(w->h, block, (uint32_t)c);
 			w->stack[w->top++].t = t[c];
 		}
 	}
 }
 
-/// Positions [first, last) of leaf node `node`.
-static void leaf_range(const bpi_view_bvh *h, uint32_t node, uint32_t *first, uint32_t *last)
-{
-	*first = (node - h->first_leaf) * BPI_BVH_LEAF;
-	*last = BP_MIN(*first + BPI_BVH_LEAF, h->count);
-}
-
-/// The next leaf the walk reaches whose entry is at or before `bound`: its
-/// positions into [*first, *last). False when none is left.
-static bool walk_next_leaf(bvh_walk *w, const sweep *s, float bound, uint32_t *first, uint32_t *last)
+/// The next leaf the walk reaches whose entry is at or before `bound`, into
+/// *leaf. False when none is left.
+static bool walk_next_leaf(bvh_walk *w, const sweep *s, float bound, uint32_t *leaf)
 {
 	while (w->top) {
 		--w->top;
-		const uint32_t node = w->stack[w->top].node;
+		const uint32_t ref = w->stack[w->top].ref;
 		if (w->stack[w->top].t > bound)
 			continue;
-		if (node < w->h->first_leaf) {
-			walk_children(w, s, node, bound);
+		if (!(ref & BPI_BVH_LEAF_BIT)) {
+			walk_children(w, s, ref, bound);
 			continue;
 		}
-		leaf_range(w->h, node, first, last);
+		*leaf = ref & ~BPI_BVH_LEAF_BIT;
 		return true;
 	}
 	return false;
@@ -174,14 +167,15 @@ static void bvh_closest(const bp_view *v, const bpi_bvh_part *part, const sweep 
 {
 	const bpi_view_bvh *h = part->bvh;
 	bvh_walk w;
-	uint32_t first, last;
+	uint32_t leaf;
 	float t;
 	walk_start(&w, h, s);
-	while (walk_next_leaf(&w, s, best->distance, &first, &last)) {
-		const bpi_box_arrays boxes = bpi_leaf_arrays(h, first / BPI_BVH_LEAF);
-		for (uint32_t p = first; p < last; ++p) {
-			const uint32_t e = h->order.data[p];
-			if (sweep_box(&boxes, s, p - first, &t) && closer(t, e, *best) && !bpi_part_skips(part, e) &&
+	while (walk_next_leaf(&w, s, best->distance, &leaf)) {
+		const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
+		const uint32_t *order = h->order.data + (size_t)leaf * BPI_BVH_LEAF;
+		for (uint32_t lane = 0; lane < h->leaf_size.data[leaf]; ++lane) {
+			const uint32_t e = order[lane];
+			if (sweep_box(&boxes, s, lane, &t) && closer(t, e, *best) && !bpi_part_skips(part, e) &&
 				bpi_query_accepts(v, filter, e))
 				*best = (bp_hit){e, t};
 		}
@@ -194,14 +188,15 @@ static size_t bvh_all(const bp_view *v, const bpi_bvh_part *part, const sweep *s
 	const bpi_view_bvh *h = part->bvh;
 	size_t count = 0;
 	bvh_walk w;
-	uint32_t first, last;
+	uint32_t leaf;
 	float t;
 	walk_start(&w, h, s);
-	while (walk_next_leaf(&w, s, INFINITY, &first, &last)) {
-		const bpi_box_arrays boxes = bpi_leaf_arrays(h, first / BPI_BVH_LEAF);
-		for (uint32_t p = first; p < last; ++p) {
-			const uint32_t e = h->order.data[p];
-			if (sweep_box(&boxes, s, p - first, &t) && !bpi_part_skips(part, e) && bpi_query_accepts(v, filter, e)) {
+	while (walk_next_leaf(&w, s, INFINITY, &leaf)) {
+		const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
+		const uint32_t *order = h->order.data + (size_t)leaf * BPI_BVH_LEAF;
+		for (uint32_t lane = 0; lane < h->leaf_size.data[leaf]; ++lane) {
+			const uint32_t e = order[lane];
+			if (sweep_box(&boxes, s, lane, &t) && !bpi_part_skips(part, e) && bpi_query_accepts(v, filter, e)) {
 				bpi_best_offer(best, (bp_hit){e, t});
 				count++;
 			}
@@ -338,48 +333,44 @@ static void pending_free(pending *p)
 		bpi_free(p->heap, p->capacity * sizeof *p->heap);
 }
 
-/// A node of part `part` waiting in the walk, as a queue entry: (entry t, node and part).
-static bp_hit node_entry(uint32_t part, uint32_t node, float t)
-{
-	return (bp_hit){node << 1 | part, t};
-}
-
-/// Walks the hierarchy's nodes in order of entry t and hands each hit to visit
-/// as soon as no node left to walk can enter before it: a node's entry t is at
-/// most that of anything under it.
+/// Walks the hierarchy's nodes in order of entry t (one queue per part, the
+/// nearer head first) and hands each hit to visit as soon as no node left to walk
+/// can enter before it: a node's entry t is at most that of anything under it.
 static bp_status walk_visit(const bp_view *v, const bpi_bvh_part *parts, int part_count, const sweep *s,
 	const bp_query_filter *filter, bool (*visit)(bp_hit hit, void *user), void *user)
 {
-	pending hits, nodes;
+	pending hits, nodes[2];
 	pending_init(&hits);
-	pending_init(&nodes);
+	pending_init(&nodes[0]);
+	pending_init(&nodes[1]);
 	bool go = true, room = true;
 	float t;
 	for (int k = 0; k < part_count; ++k) {
-		const bpi_box_arrays root = bpi_node_arrays(parts[k].bvh, 1);
-		if (sweep_box(&root, s, 1, &t))
-			room = room && pending_push(&nodes, node_entry((uint32_t)k, 1, t));
+		const bpi_box_arrays root = bpi_node_arrays(parts[k].bvh, 0);
+		if (sweep_box(&root, s, 0, &t))
+			room = room && pending_push(&nodes[k], (bp_hit){bpi_bvh_ref(parts[k].bvh, 0, 0), t});
 	}
-	while (go && room && nodes.size) {
-		const bp_hit x = pending_pop(&nodes);
-		const bpi_bvh_part *part = &parts[x.index & 1];
+	while (go && room && (nodes[0].size || nodes[1].size)) {
+		const int k = !nodes[0].size || (nodes[1].size && bpi_hit_before(nodes[1].heap[0], nodes[0].heap[0]));
+		const bp_hit x = pending_pop(&nodes[k]);
+		const bpi_bvh_part *part = &parts[k];
 		const bpi_view_bvh *h = part->bvh;
-		const uint32_t node = x.index >> 1;
 		go = pending_visit(&hits, x.distance, visit, user);
 		if (!go)
 			break;
-		if (node < h->first_leaf) {
-			const bpi_box_arrays kids = bpi_node_arrays(h, 2 * node);
+		if (!(x.index & BPI_BVH_LEAF_BIT)) {
+			const bpi_box_arrays kids = bpi_node_arrays(h, x.index);
 			for (uint32_t c = 0; c < 2 && room; ++c)
 				if (sweep_box(&kids, s, c, &t))
-					room = pending_push(&nodes, node_entry(x.index & 1, 2 * node + c, t));
+					room = pending_push(&nodes[k], (bp_hit){bpi_bvh_ref(h, x.index, c), t});
 			continue;
 		}
-		const uint32_t first = (node - h->first_leaf) * BPI_BVH_LEAF, last = BP_MIN(first + BPI_BVH_LEAF, h->count);
-		const bpi_box_arrays boxes = bpi_leaf_arrays(h, first / BPI_BVH_LEAF);
-		for (uint32_t p = first; p < last && room; ++p) {
-			const uint32_t e = h->order.data[p];
-			if (sweep_box(&boxes, s, p - first, &t) && !bpi_part_skips(part, e) && bpi_query_accepts(v, filter, e))
+		const uint32_t leaf = x.index & ~BPI_BVH_LEAF_BIT;
+		const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
+		const uint32_t *order = h->order.data + (size_t)leaf * BPI_BVH_LEAF;
+		for (uint32_t lane = 0; lane < h->leaf_size.data[leaf] && room; ++lane) {
+			const uint32_t e = order[lane];
+			if (sweep_box(&boxes, s, lane, &t) && !bpi_part_skips(part, e) && bpi_query_accepts(v, filter, e))
 				room = pending_push(&hits, (bp_hit){e, t});
 		}
 	}
@@ -387,7 +378,8 @@ static bp_status walk_visit(const bp_view *v, const bpi_bvh_part *parts, int par
 	while (go && room && hits.size)
 		go = visit(pending_pop(&hits), user);
 	pending_free(&hits);
-	pending_free(&nodes);
+	pending_free(&nodes[0]);
+	pending_free(&nodes[1]);
 	return room ? BP_OK : BP_ERR_OUT_OF_MEMORY;
 }
 

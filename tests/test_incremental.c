@@ -1473,21 +1473,24 @@ static void expect_hierarchy_exact(const bp_view *v)
 	uint8_t *seen = calloc(v->count + 1, 1);
 	for (int k = 0; k < part_count; ++k) {
 		const bpi_view_bvh *h = parts[k].bvh;
-		for (uint32_t p = 0; p < h->count; ++p) {
-			const uint32_t e = h->order.data[p];
-			if (bpi_part_skips(&parts[k], e))
-				continue;
-			cr_assert_lt(e, v->count, "frame %llu: entity %u of %u", (unsigned long long)v->number, e, v->count);
-			cr_assert(!seen[e], "frame %llu: entity %u twice", (unsigned long long)v->number, e);
-			seen[e] = 1;
-			const float *block = bpi_bvh_leaf(h, p / BPI_BVH_LEAF);
-			for (int a = 0; a < v->dims; ++a) {
-				const float lo = block[(uint32_t)a * BPI_BVH_LEAF + p % BPI_BVH_LEAF];
-				const float hi = block[(uint32_t)(3 + a) * BPI_BVH_LEAF + p % BPI_BVH_LEAF];
-				cr_assert(memcmp(&lo, &v->soa.min[a][e], sizeof lo) == 0 && memcmp(&hi, &v->soa.max[a][e], sizeof hi) == 0,
-					"frame %llu: entity %u's bounds in part %d are not this frame's", (unsigned long long)v->number, e, k);
+		for (uint32_t leaf = 0; leaf < h->leaves; ++leaf)
+			for (uint32_t lane = 0; lane < h->leaf_size.data[leaf]; ++lane) {
+				const uint32_t e = h->order.data[(size_t)leaf * BPI_BVH_LEAF + lane];
+				if (bpi_part_skips(&parts[k], e))
+					continue;
+				cr_assert_lt(e, v->count, "frame %llu: entity %u of %u", (unsigned long long)v->number, e, v->count);
+				cr_assert(!seen[e], "frame %llu: entity %u twice", (unsigned long long)v->number, e);
+				seen[e] = 1;
+				const float *block = bpi_bvh_leaf(h, leaf);
+				for (int a = 0; a < v->dims; ++a) {
+					const float lo = block[(uint32_t)a * BPI_BVH_LEAF + lane];
+					const float hi = block[(uint32_t)(3 + a) * BPI_BVH_LEAF + lane];
+					cr_assert(memcmp(&lo, &v->soa.min[a][e], sizeof lo) == 0 &&
+							memcmp(&hi, &v->soa.max[a][e], sizeof hi) == 0,
+						"frame %llu: entity %u's bounds in part %d are not this frame's", (unsigned long long)v->number,
+						e, k);
+				}
 			}
-		}
 	}
 	for (uint32_t e = 0; e < v->count && part_count; ++e)
 		cr_assert(seen[e], "frame %llu: entity %u in no part", (unsigned long long)v->number, e);
