@@ -254,7 +254,8 @@ typedef struct shape {
 	enum query_shape kind;
 	const float *lo, *hi; ///< box
 	float c[3];           ///< sphere
-	float r2;
+	float r, r2;
+	bool balls; ///< sphere entities are tested as balls (bp_query_filter.spheres_as_balls)
 } shape;
 
 /// Hits past which sorting them costs about a quarter of a full scan (heap
@@ -274,6 +275,47 @@ static void shape_flags(const shape *q, const bpi_box_arrays *b, int dims, uint3
 		box_flags(b, dims, base, m, q->lo, q->hi, hit);
 	else
 		sphere_flags(b, dims, base, m, q->c, q->r2, hit);
+}
+
+/// Whether sphere entity e, as the largest ball centred in its bounds, meets the
+/// shape: in double, as the pairs test a sphere (shapes.c), the query being a box
+/// or a ball of its own centre and radius.
+static bool ball_meets(const shape *q, const bp_view *v, uint32_t e)
+{
+	double centre[3], radius = INFINITY, d2 = 0.0;
+	for (int a = 0; a < v->dims; ++a) {
+		const double lo = v->soa.min[a][e], hi = v->soa.max[a][e];
+		centre[a] = 0.5 * (lo + hi);
+		radius = fmin(radius, 0.5 * (hi - lo));
+	}
+	if (q->kind == SHAPE_BOX) {
+		for (int a = 0; a < v->dims; ++a) {
+			const double lo = q->lo[a], hi = q->hi[a], p = centre[a];
+			const double gap = p < lo ? lo - p : p > hi ? p - hi : 0.0;
+			d2 += gap * gap;
+		}
+		return d2 <= radius * radius;
+	}
+	for (int a = 0; a < v->dims; ++a) {
+		const double d = (double)q->c[a] - centre[a];
+		d2 += d * d;
+	}
+	const double reach = (double)q->r + radius;
+	return d2 <= reach * reach;
+}
+
+/// Clears hit[j] of the sphere entities among the m hits (entity order[j], or
+/// base + j when order is NULL) whose ball the shape misses, when it asks for balls.
+static void ball_flags(const shape *q, const bp_view *v, const uint32_t *order, uint32_t base, uint32_t m,
+	uint8_t *hit)
+{
+	if (!q->balls)
+		return;
+	for (uint32_t j = 0; j < m; ++j) {
+		const uint32_t e = order ? order[j] : base + j;
+		if (hit[j] && (v->soa.flags[e] & BP_FLAG_SPHERE))
+			hit[j] = ball_meets(q, v, e);
+	}
 }
 
 /// Whether the shape reaches node i of the hierarchy: the same tests as for an
@@ -320,6 +362,7 @@ static uint32_t leaf_flags(const bp_view *v, const bpi_bvh_part *part, const sha
 	const uint32_t size = h->leaf_size.data[leaf];
 	const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
 	shape_flags(q, &boxes, v->dims, 0, size, hit);
+	ball_flags(q, v, h->order.data + (size_t)leaf * BPI_BVH_LEAF, 0, size, hit);
 	if (part->changed)
 		for (uint32_t lane = 0; lane < size; ++lane)
 			hit[lane] &= !bpi_part_skips(part, h->order.data[(size_t)leaf * BPI_BVH_LEAF + lane]);
@@ -387,6 +430,7 @@ static size_t query_shape_run(const bp_view *v, const shape *q, const bp_query_f
 	for (uint32_t base = 0; base < v->count; base += SCAN_BLOCK) {
 		const uint32_t m = BP_MIN(v->count - base, (uint32_t)SCAN_BLOCK);
 		shape_flags(q, &b, v->dims, base, m, hit);
+		ball_flags(q, v, NULL, base, m, hit);
 		total = emit_hits(hit, m, base, out, capacity, total, v, filter, &batch);
 	}
 	return filter ? emit_batch(&batch, v, filter, out, capacity, total) : total;
@@ -466,6 +510,7 @@ static void visit_shape_run(const bp_view *v, const shape *q, const bp_query_fil
 	for (uint32_t base = 0; base < v->count; base += SCAN_BLOCK) {
 		const uint32_t m = BP_MIN(v->count - base, (uint32_t)SCAN_BLOCK);
 		shape_flags(q, &b, v->dims, base, m, hit);
+		ball_flags(q, v, NULL, base, m, hit);
 		for (uint32_t k = 0; k < m; ++k)
 			if (hit[k] && !visit_one(base + k, &batch, v, filter, visit, user))
 				return;
@@ -485,7 +530,7 @@ static bp_status box_shape(const bp_view *v, const float *min, const float *max,
 	for (int axis = 0; axis < v->dims; ++axis)
 		if (min[axis] > max[axis])
 			return BP_ERR_INVERTED_BOUNDS;
-	*q = (shape){.kind = SHAPE_BOX, .lo = min, .hi = max};
+	*q = (shape){.kind = SHAPE_BOX, .lo = min, .hi = max, .balls = filter && filter->spheres_as_balls};
 	return BP_OK;
 }
 
@@ -499,8 +544,8 @@ static bp_status sphere_shape(const bp_view *v, const float *center, float radiu
 		return BP_ERR_NOT_FINITE;
 	if (radius < 0)
 		return BP_ERR_INVALID_ARGUMENT;
-	*q = (shape){.kind = SHAPE_SPHERE, .c = {center[0], center[1], v->dims == 3 ? center[2] : 0.0f},
-		.r2 = radius * radius};
+	*q = (shape){.kind = SHAPE_SPHERE, .c = {center[0], center[1], v->dims == 3 ? center[2] : 0.0f}, .r = radius,
+		.r2 = radius * radius, .balls = filter && filter->spheres_as_balls};
 	return BP_OK;
 }
 

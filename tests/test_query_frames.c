@@ -221,3 +221,99 @@ Test(query_frames, batch_on_any_thread_count, .timeout = 120)
 		}
 	free(boxes);
 }
+
+/// Brute force of a query that tests spheres as balls: the bounds test, then for a
+/// sphere the largest ball in its bounds against the query box or ball, in double.
+static bool ball_oracle(const oracle_box *b, int dims, const float *lo, const float *hi, const float *c, float r)
+{
+	double centre[3], radius = INFINITY, d2 = 0.0;
+	for (int k = 0; k < dims; ++k) {
+		centre[k] = 0.5 * ((double)b->min[k] + b->max[k]);
+		radius = fmin(radius, 0.5 * ((double)b->max[k] - b->min[k]));
+	}
+	for (int k = 0; k < dims; ++k) {
+		double gap;
+		if (c)
+			gap = (double)c[k] - centre[k];
+		else
+			gap = centre[k] < lo[k] ? lo[k] - centre[k] : centre[k] > hi[k] ? centre[k] - hi[k] : 0.0;
+		d2 += gap * gap;
+	}
+	const double reach = c ? (double)r + radius : radius;
+	return d2 <= reach * reach;
+}
+
+static bool collect_visit(uint32_t e, void *user)
+{
+	uint32_t *seen = user;
+	seen[e]++;
+	return true;
+}
+
+/// Box, point and sphere queries and their visitors with spheres_as_balls, on a
+/// world of spheres and boxes, before and after some move: brute force's answers.
+Test(query_frames, spheres_as_balls, .timeout = 120)
+{
+	for (int dims = 2; dims <= 3; ++dims) {
+		enum { N = 1500 };
+		oracle_box *boxes = malloc(N * sizeof *boxes);
+		const float world = dims == 2 ? sqrtf((float)N) * 2.5f : cbrtf((float)N) * 2.5f;
+		test_random_spheres(boxes, N, dims, world, 2.0f, 60, 50 + (uint64_t)dims);
+		bp_world_def def = bp_world_def_default();
+		def.dims = dims;
+		bp_world *w = test_world_from_def(boxes, N, &def);
+		uint32_t *want = malloc(N * sizeof *want), *got = malloc(N * sizeof *got), *seen = calloc(N, sizeof *seen);
+		bp_query_filter balls = bp_query_filter_default();
+		balls.spheres_as_balls = true;
+		test_rng rng = {70 + (uint64_t)dims};
+		int fewer = 0; // queries where the balls answer less than the bounds
+		for (int frame = 0; frame < 2; ++frame) {
+			bp_view *v = NULL;
+			cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+			for (int q = 0; q < 120; ++q) {
+				float lo[3], hi[3], ext[3], c[3];
+				test_rng_vec(&rng, lo, dims, -2, world + 2, q % 2 == 0);
+				test_rng_vec(&rng, ext, dims, 0, q % 3 == 0 ? 0 : 4, q % 2 == 0);
+				for (int k = 0; k < dims; ++k)
+					hi[k] = lo[k] + ext[k], c[k] = lo[k];
+				const bool sphere = q % 4 == 3;
+				const float r = sphere ? test_rng_float(&rng, 0, 3) : 0.0f;
+				size_t want_n = 0, bounds_n = 0, got_n = 0;
+				for (uint32_t i = 0; i < N; ++i) {
+					bool in = true;
+					for (int k = 0; k < dims && in; ++k)
+						in = sphere ? true : boxes[i].min[k] <= hi[k] && lo[k] <= boxes[i].max[k];
+					if (sphere)
+						in = oracle_distance2(&boxes[i], dims, c) <= r * r;
+					bounds_n += in;
+					if (in && (!boxes[i].is_sphere || ball_oracle(&boxes[i], dims, lo, hi, sphere ? c : NULL, r)))
+						want[want_n++] = i;
+				}
+				fewer += want_n < bounds_n;
+				const bp_status s = sphere ? bp_view_query_sphere_filtered(v, c, r, &balls, got, N, &got_n)
+				                           : bp_view_query_aabb_filtered(v, lo, hi, &balls, got, N, &got_n);
+				cr_assert_eq(s, BP_OK);
+				cr_assert_eq(got_n, want_n, "dims %d query %d: %zu hits, brute force %zu", dims, q, got_n, want_n);
+				cr_assert(oracle_same_bytes(got, want, want_n * sizeof *got));
+				memset(seen, 0, N * sizeof *seen);
+				cr_assert_eq(sphere ? bp_view_visit_sphere(v, c, r, &balls, collect_visit, seen)
+				                    : bp_view_visit_aabb(v, lo, hi, &balls, collect_visit, seen),
+					BP_OK);
+				for (size_t k = 0, at = 0; k < N; ++k) {
+					const bool wanted = at < want_n && want[at] == k;
+					cr_assert_eq(seen[k], wanted ? 1u : 0u, "visited entity %zu %u times", k, seen[k]);
+					at += wanted;
+				}
+			}
+			bp_view_release(v);
+			for (uint32_t i = 0; i < N; i += 7) { // some spheres and boxes move
+				for (int k = 0; k < dims; ++k)
+					boxes[i].min[k] += 0.5f, boxes[i].max[k] += 0.5f;
+				cr_assert_eq(bp_entity_set_bounds(w, bp_world_entity_at(w, i), boxes[i].min, boxes[i].max), BP_OK);
+			}
+		}
+		cr_assert_gt(fewer, 10, "the balls changed the answer of %d queries only", fewer);
+		bp_world_destroy(w);
+		free(boxes), free(want), free(got), free(seen);
+	}
+}

@@ -251,6 +251,12 @@ typedef struct bp_query_filter {
 	/// knows by handle while its dense index moves), or the null handle {0, 0}.
 	/// Default null.
 	bp_entity exclude_entity;
+	/// Box, point and sphere queries (and their visitors) test a sphere entity
+	/// (bp_shape) as the largest ball centred in its bounds, in double, as pairs
+	/// do, instead of by its bounds; a sphere query meets a ball when their centres
+	/// lie within the sum of the radii. Rays, casts and nearest always use the
+	/// bounds. Default false.
+	bool spheres_as_balls;
 } bp_query_filter;
 
 /// All bits in category and mask, both kinds, nothing excluded, no callback.

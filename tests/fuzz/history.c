@@ -258,7 +258,11 @@ typedef struct frame_exp {
 	bp_entity *handles;
 	uint64_t *keys;
 	float (*box)[6]; ///< the snapshot's bounds in dense order: min x, y, z, max x, y, z
+	uint8_t *traits; ///< per entity: TRAIT_* bits
 } frame_exp;
+
+/// frame_exp.traits: a sphere; seen by a filter of all bits (category and mask not 0).
+enum { TRAIT_SPHERE = 1, TRAIT_FILTERED_IN = 2 };
 
 typedef struct side {
 	bp_world *w;
@@ -844,11 +848,13 @@ static void op_attr(ctx *c, const hist_op *op)
 static frame_exp expectation(const ctx *c, int w, const bp_pair *pairs, size_t count)
 {
 	frame_exp x = {.n = c->n, .count = count, .pairs = xalloc(count * sizeof(bp_pair)),
-		.handles = xalloc(c->n * sizeof(bp_entity)), .keys = xalloc(c->n * 8), .box = xalloc(c->n * sizeof *x.box)};
+		.handles = xalloc(c->n * sizeof(bp_entity)), .keys = xalloc(c->n * 8), .box = xalloc(c->n * sizeof *x.box),
+		.traits = xalloc(c->n + 1)};
 	memcpy(x.pairs, pairs, count * sizeof *pairs);
 	for (uint32_t i = 0; i < c->n; ++i) {
 		const ent *e = &c->e[c->dense[i]];
 		x.handles[i] = e->h[w], x.keys[i] = e->key;
+		x.traits[i] = (uint8_t)((e->sphere ? TRAIT_SPHERE : 0) | (e->category && e->mask ? TRAIT_FILTERED_IN : 0));
 		for (int a = 0; a < 3; ++a)
 			x.box[i][a] = e->min[a], x.box[i][3 + a] = e->max[a];
 	}
@@ -857,7 +863,7 @@ static frame_exp expectation(const ctx *c, int w, const bp_pair *pairs, size_t c
 
 static void exp_free(frame_exp *x)
 {
-	free(x->pairs), free(x->handles), free(x->keys), free(x->box);
+	free(x->pairs), free(x->handles), free(x->keys), free(x->box), free(x->traits);
 	*x = (frame_exp){0};
 }
 
@@ -1072,6 +1078,38 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		if (st != BP_OK || got_n != box_n || (box_n && memcmp(got_ids, ids, box_n * sizeof *ids)))
 			failf(c, w, "view %llu: box query %d: %s, %zu hits, brute force %u (or others)", frame, q, status_name(st),
 				got_n, box_n);
+		// The same box through a filter of all bits that tests spheres as balls (double, as shapes.c).
+		bp_query_filter balls = bp_query_filter_default();
+		balls.spheres_as_balls = true;
+		uint32_t ball_n = 0;
+		for (uint32_t k = 0; k < box_n; ++k) {
+			const uint32_t i = ids[k];
+			bool in = x->traits[i] & TRAIT_FILTERED_IN;
+			if (in && (x->traits[i] & TRAIT_SPHERE)) {
+				double centre[3], radius = INFINITY, d2 = 0.0;
+				for (int a = 0; a < c->dims; ++a) {
+					centre[a] = 0.5 * ((double)x->box[i][a] + x->box[i][3 + a]);
+					radius = fmin(radius, 0.5 * ((double)x->box[i][3 + a] - x->box[i][a]));
+					const double g = centre[a] < lo[a] ? lo[a] - centre[a] : centre[a] > hi[a] ? centre[a] - hi[a] : 0.0;
+					d2 += g * g;
+				}
+				in = d2 <= radius * radius;
+			}
+			if (in)
+				ids[ball_n++] = i; // in place: ids[k] is read before
+		}
+		st = bp_view_query_aabb_filtered(v, lo, hi, &balls, got_ids, x->n + 1, &got_n);
+		if (st != BP_OK || got_n != ball_n || (ball_n && memcmp(got_ids, ids, ball_n * sizeof *ids)))
+			failf(c, w, "view %llu: box query %d of balls: %s, %zu hits, brute force %u (or others)", frame, q,
+				status_name(st), got_n, ball_n);
+		box_n = 0; // the plain box again, for the visitor
+		for (uint32_t i = 0; i < x->n; ++i) {
+			bool in = true;
+			for (int a = 0; a < c->dims; ++a)
+				in = in && x->box[i][a] <= hi[a] && lo[a] <= x->box[i][3 + a];
+			if (in)
+				ids[box_n++] = i;
+		}
 		visited in_box = {.ids = got_ids, .capacity = x->n + 1};
 		st = bp_view_visit_aabb(v, lo, hi, NULL, visit_id, &in_box);
 		if (in_box.count <= in_box.capacity)
@@ -1186,7 +1224,8 @@ static void hold(ctx *c, int w, int slot, bp_view *v, const frame_exp *x)
 {
 	frame_exp copy = *x;
 	copy.pairs = xalloc(x->count * sizeof(bp_pair)), copy.handles = xalloc(x->n * sizeof(bp_entity));
-	copy.keys = xalloc(x->n * 8), copy.box = xalloc(x->n * sizeof *copy.box);
+	copy.keys = xalloc(x->n * 8), copy.box = xalloc(x->n * sizeof *copy.box), copy.traits = xalloc(x->n + 1);
+	memcpy(copy.traits, x->traits, x->n);
 	memcpy(copy.pairs, x->pairs, x->count * sizeof(bp_pair)), memcpy(copy.keys, x->keys, x->n * 8);
 	memcpy(copy.handles, x->handles, x->n * sizeof(bp_entity)), memcpy(copy.box, x->box, x->n * sizeof *copy.box);
 	release_held(c, w, slot);
