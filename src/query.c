@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Queries on a published frame: box, point, sphere, ray, k nearest, pair lookups, neighbours,
 // pair events. All read-only on the view, so any number of threads may run them at once.
+#include <stdlib.h>
 #include <string.h>
 
 #include "query.h"
@@ -253,6 +254,7 @@ enum query_shape { SHAPE_BOX, SHAPE_SPHERE };
 typedef struct shape {
 	enum query_shape kind;
 	const float *lo, *hi; ///< box
+	float moved_lo[3], moved_hi[3]; ///< a box's image in a periodic world: lo and hi point here
 	float c[3];           ///< sphere
 	float r, r2;
 	bool balls; ///< sphere entities are tested as balls (bp_query_filter.spheres_as_balls)
@@ -549,6 +551,226 @@ static bp_status sphere_shape(const bp_view *v, const float *center, float radiu
 	return BP_OK;
 }
 
+// ---- periodic worlds: the union over the shape's images --------------------------
+//
+// In a periodic world a query meets an entity when some image of the shape, moved by whole
+// periods on each axis (each moved coordinate rounded once to float from double), meets
+// it as a query in plain space would. Images of a box are products of moves per axis, and
+// the tests are per axis (boxes) or monotone sums of per-axis gaps (spheres), so an entity
+// is met when each axis has a move that meets it there and the image they make meets it.
+// Few images reach the entities' span: each walks the hierarchy and the hits are merged.
+// Past PERIODIC_IMAGES the view is scanned, each entity against its own few images.
+
+/// Images of a query walked through the hierarchy at most; more are answered by a scan.
+#define PERIODIC_IMAGES 27u
+
+static inline float moved(float x, double k, float period)
+{
+	return (float)((double)x + k * (double)period);
+}
+
+/// The interval of the shape along axis a; for a sphere one that holds every box
+/// within reach: a gap g with fl(g * g) <= fl(r * r) has g <= r * (1 + 2^-23) (or
+/// g <= 2^-63 where the squares underflow), and the ends are rounded outwards.
+static void shape_interval(const shape *q, int a, float *lo, float *hi)
+{
+	if (q->kind == SHAPE_BOX) {
+		*lo = q->lo[a];
+		*hi = q->hi[a];
+		return;
+	}
+	const float reach = fmaxf(q->r * (1.0f + 0x1p-20f), 0x1p-62f);
+	*lo = nextafterf(q->c[a] - reach, -INFINITY);
+	*hi = nextafterf(q->c[a] + reach, INFINITY);
+}
+
+/// The image of q moved by k[a] periods on each axis, into *m (a box's bounds point
+/// into *m: use it in place).
+static void image_of(const shape *q, const bp_view *v, const double *k, shape *m)
+{
+	*m = *q;
+	for (int a = 0; a < v->dims; ++a) {
+		const float period = v->settings.period[a];
+		if (q->kind == SHAPE_BOX) {
+			m->moved_lo[a] = moved(q->lo[a], k[a], period);
+			m->moved_hi[a] = moved(q->hi[a], k[a], period);
+		} else {
+			m->c[a] = moved(q->c[a], k[a], period);
+		}
+	}
+	if (q->kind == SHAPE_BOX)
+		m->lo = m->moved_lo, m->hi = m->moved_hi;
+}
+
+/// The moves along axis a, [*first, *first + *count), whose image of the shape's
+/// interval can reach [lo, hi]: a margin of one each way, then only those that do.
+static void axis_moves(const shape *q, const bp_view *v, int a, float lo, float hi, double *first, uint32_t *count)
+{
+	const float period = v->settings.period[a];
+	float ql, qh;
+	shape_interval(q, a, &ql, &qh);
+	const double k0 = floor(((double)lo - qh) / period) - 1.0, k1 = ceil(((double)hi - ql) / period) + 1.0;
+	*first = 0.0;
+	*count = 0;
+	for (double k = k0; k <= k1; ++k)
+		if (moved(ql, k, period) <= hi && lo <= moved(qh, k, period)) {
+			*first = *count ? *first : k;
+			*count += 1;
+		}
+}
+
+/// Whether entity e meets the shape as it is (the same tests as the walks').
+static bool entity_meets(const shape *q, const bp_view *v, uint32_t e)
+{
+	const bpi_box_arrays b = bpi_dense_arrays(v);
+	uint8_t hit;
+	shape_flags(q, &b, v->dims, e, 1, &hit);
+	ball_flags(q, v, NULL, e, 1, &hit);
+	return hit;
+}
+
+/// Whether some image of the shape meets entity e: every product of its axes' moves.
+static bool entity_meets_wrapped(const shape *q, const bp_view *v, uint32_t e)
+{
+	double first[3] = {0, 0, 0};
+	uint32_t count[3] = {1, 1, 1};
+	for (int a = 0; a < v->dims; ++a) {
+		axis_moves(q, v, a, v->soa.min[a][e], v->soa.max[a][e], &first[a], &count[a]);
+		if (!count[a])
+			return false;
+	}
+	for (uint32_t i = 0; i < count[0]; ++i)
+		for (uint32_t j = 0; j < count[1]; ++j)
+			for (uint32_t l = 0; l < count[2]; ++l) {
+				const double k[3] = {first[0] + i, first[1] + j, first[2] + l};
+				shape m;
+				image_of(q, v, k, &m);
+				if (entity_meets(&m, v, e))
+					return true;
+			}
+	return false;
+}
+
+/// The box every entity lies in, from the hierarchy's roots or a scan.
+static void entity_span(const bp_view *v, float *lo, float *hi)
+{
+	for (int a = 0; a < 3; ++a)
+		lo[a] = INFINITY, hi[a] = -INFINITY;
+	bpi_bvh_part parts[2];
+	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
+	for (int k = 0; k < part_count; ++k) {
+		const bpi_box_arrays root = bpi_node_arrays(parts[k].bvh, 0);
+		for (int a = 0; a < v->dims; ++a) {
+			lo[a] = root.min[a][0] < lo[a] ? root.min[a][0] : lo[a];
+			hi[a] = root.max[a][0] > hi[a] ? root.max[a][0] : hi[a];
+		}
+	}
+	for (uint32_t e = 0; e < v->count && !part_count; ++e)
+		for (int a = 0; a < v->dims; ++a) {
+			lo[a] = v->soa.min[a][e] < lo[a] ? v->soa.min[a][e] : lo[a];
+			hi[a] = v->soa.max[a][e] > hi[a] ? v->soa.max[a][e] : hi[a];
+		}
+}
+
+/// A growing list of entities, from the library's allocator.
+typedef struct entity_list {
+	uint32_t *e;
+	size_t size, capacity;
+	bool full; ///< an allocation failed
+} entity_list;
+
+static bool list_visit(uint32_t e, void *user)
+{
+	entity_list *l = user;
+	if (l->size == l->capacity) {
+		const size_t grown = BP_MAX(2 * l->capacity, (size_t)64);
+		uint32_t *more = bpi_alloc(grown * sizeof *more);
+		if (!more) {
+			l->full = true;
+			return false;
+		}
+		if (l->size)
+			memcpy(more, l->e, l->size * sizeof *more);
+		bpi_free(l->e, l->capacity * sizeof *l->e);
+		l->e = more;
+		l->capacity = grown;
+	}
+	l->e[l->size++] = e;
+	return true;
+}
+
+static int compare_u32(const void *x, const void *y)
+{
+	const uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	return (a > b) - (a < b);
+}
+
+/// Every accepted entity some image of the shape meets, ascending, each once, into
+/// *list; BP_ERR_OUT_OF_MEMORY when the list could not grow.
+static bp_status wrapped_entities(const bp_view *v, const shape *q, const bp_query_filter *filter,
+	entity_list *list)
+{
+	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	float lo[3], hi[3];
+	entity_span(v, lo, hi);
+	double first[3] = {0, 0, 0};
+	uint32_t count[3] = {1, 1, 1}, images = 1;
+	for (int a = 0; a < v->dims; ++a) {
+		axis_moves(q, v, a, lo[a], hi[a], &first[a], &count[a]);
+		images *= count[a];
+	}
+	if (images <= PERIODIC_IMAGES) {
+		for (uint32_t i = 0; i < count[0]; ++i)
+			for (uint32_t j = 0; j < count[1]; ++j)
+				for (uint32_t l = 0; l < count[2]; ++l) {
+					const double k[3] = {first[0] + i, first[1] + j, first[2] + l};
+					shape m;
+					image_of(q, v, k, &m);
+					visit_shape_run(v, &m, filter, list_visit, list);
+				}
+		if (list->size)
+			qsort(list->e, list->size, sizeof *list->e, compare_u32);
+		size_t unique = 0;
+		for (size_t i = 0; i < list->size; ++i)
+			if (!unique || list->e[unique - 1] != list->e[i])
+				list->e[unique++] = list->e[i];
+		list->size = unique;
+	} else {
+		for (uint32_t e = 0; e < v->count && !list->full; ++e)
+			if (entity_meets_wrapped(q, v, e) && bpi_query_accepts(v, filter, e))
+				(void)list_visit(e, list);
+	}
+	return list->full ? BP_ERR_OUT_OF_MEMORY : BP_OK;
+}
+
+/// A list query in a periodic world: the first `capacity` into out, the total into *total.
+static bp_status wrapped_list(const bp_view *v, const shape *q, const bp_query_filter *filter, uint32_t *out,
+	size_t capacity, size_t *total)
+{
+	entity_list list = {0};
+	bp_status status = wrapped_entities(v, q, filter, &list);
+	if (status == BP_OK) {
+		if (list.size)
+			memcpy(out, list.e, BP_MIN(list.size, capacity) * sizeof *out);
+		status = bpi_query_finish(list.size, capacity, total);
+	}
+	bpi_free(list.e, list.capacity * sizeof *list.e);
+	return status;
+}
+
+/// A visitor in a periodic world: the entities in ascending order, after the walk.
+static bp_status wrapped_visit(const bp_view *v, const shape *q, const bp_query_filter *filter,
+	bool (*visit)(uint32_t entity, void *user), void *user)
+{
+	entity_list list = {0};
+	bp_status status = wrapped_entities(v, q, filter, &list);
+	for (size_t i = 0; i < list.size && status == BP_OK; ++i)
+		if (!visit(list.e[i], user))
+			break;
+	bpi_free(list.e, list.capacity * sizeof *list.e);
+	return status;
+}
+
 bp_status bp_view_query_aabb_filtered(const bp_view *v, const float *min, const float *max,
 	const bp_query_filter *filter, uint32_t *out, size_t capacity, size_t *total)
 {
@@ -558,6 +780,8 @@ bp_status bp_view_query_aabb_filtered(const bp_view *v, const float *min, const 
 		status = box_shape(v, min, max, filter, &q);
 	if (status != BP_OK)
 		return status;
+	if (v->settings.periodic)
+		return wrapped_list(v, &q, filter, out, capacity, total);
 	return bpi_query_finish(query_shape_run(v, &q, filter, out, capacity), capacity, total);
 }
 
@@ -587,6 +811,8 @@ bp_status bp_view_query_sphere_filtered(const bp_view *v, const float *center, f
 		status = sphere_shape(v, center, radius, filter, &q);
 	if (status != BP_OK)
 		return status;
+	if (v->settings.periodic)
+		return wrapped_list(v, &q, filter, out, capacity, total);
 	return bpi_query_finish(query_shape_run(v, &q, filter, out, capacity), capacity, total);
 }
 
@@ -601,6 +827,8 @@ bp_status bp_view_visit_aabb(const bp_view *v, const float *min, const float *ma
 {
 	shape q;
 	bp_status status = visit ? box_shape(v, min, max, filter, &q) : BP_ERR_INVALID_ARGUMENT;
+	if (status == BP_OK && v->settings.periodic)
+		return wrapped_visit(v, &q, filter, visit, user);
 	if (status == BP_OK)
 		visit_shape_run(v, &q, filter, visit, user);
 	return status;
@@ -611,6 +839,8 @@ bp_status bp_view_visit_sphere(const bp_view *v, const float *center, float radi
 {
 	shape q;
 	bp_status status = visit ? sphere_shape(v, center, radius, filter, &q) : BP_ERR_INVALID_ARGUMENT;
+	if (status == BP_OK && v->settings.periodic)
+		return wrapped_visit(v, &q, filter, visit, user);
 	if (status == BP_OK)
 		visit_shape_run(v, &q, filter, visit, user);
 	return status;
@@ -800,6 +1030,86 @@ static void nearest_bvh(const bp_view *v, const bpi_bvh_part *part, const float 
 	}
 }
 
+// ---- nearest in periodic worlds --------------------------------------------------------
+
+/// The squared distance from the point's nearest image to entity e: per axis the least
+/// gap over its moves (the sum of squares is monotone in each gap), in the operations of
+/// box_distance2.
+static float wrapped_distance2(const bp_view *v, const float *p, uint32_t e)
+{
+	float g[3] = {0, 0, 0};
+	for (int a = 0; a < v->dims; ++a) {
+		const float period = v->settings.period[a], lo = v->soa.min[a][e], hi = v->soa.max[a][e];
+		const double k0 = floor(((double)lo - p[a]) / period) - 1.0, k1 = ceil(((double)hi - p[a]) / period) + 1.0;
+		g[a] = INFINITY;
+		for (double k = k0; k <= k1; ++k) {
+			const float gap = axis_gap(moved(p[a], k, period), lo, hi);
+			g[a] = gap < g[a] ? gap : g[a];
+		}
+	}
+	float d2 = g[0] * g[0] + g[1] * g[1];
+	if (v->dims == 3)
+		d2 += g[2] * g[2];
+	return d2;
+}
+
+static int compare_index_then_distance(const void *x, const void *y)
+{
+	const bp_hit *a = x, *b = y;
+	if (a->index != b->index)
+		return a->index < b->index ? -1 : 1;
+	return (a->distance > b->distance) - (a->distance < b->distance);
+}
+
+/// k nearest in a periodic world into best (squared distances): the point's images
+/// near the entities' span each through the hierarchy, k apiece, merged by entity
+/// (its least distance); past PERIODIC_IMAGES images, or without memory, a scan.
+static void wrapped_nearest(const bp_view *v, const float *p, const bp_query_filter *filter, bpi_best_k *best)
+{
+	float lo[3], hi[3];
+	entity_span(v, lo, hi);
+	double first[3] = {0, 0, 0};
+	uint32_t count[3] = {1, 1, 1}, images = 1;
+	const shape point = {.kind = SHAPE_SPHERE, .c = {p[0], p[1], v->dims == 3 ? p[2] : 0.0f}};
+	for (int a = 0; a < v->dims; ++a) {
+		// The image nearest an entity on an axis lies within a period of it (one more
+		// move brings it nearer), so within a period and a little of the span.
+		const float margin = v->settings.period[a] * 1.01f;
+		axis_moves(&point, v, a, lo[a] - margin, hi[a] + margin, &first[a], &count[a]);
+		images *= count[a];
+	}
+	bpi_bvh_part parts[2];
+	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
+	bp_hit *all = images <= PERIODIC_IMAGES && part_count ? bpi_alloc((size_t)images * best->capacity * sizeof *all)
+	                                                      : NULL;
+	if (!all) {
+		for (uint32_t e = 0; e < v->count; ++e) {
+			const bp_hit x = {e, wrapped_distance2(v, p, e)};
+			if ((best->size < best->capacity || bpi_hit_before(x, best->heap[0])) && bpi_query_accepts(v, filter, e))
+				bpi_best_offer(best, x);
+		}
+		return;
+	}
+	size_t found = 0;
+	for (uint32_t i = 0; i < count[0]; ++i)
+		for (uint32_t j = 0; j < count[1]; ++j)
+			for (uint32_t l = 0; l < count[2]; ++l) {
+				const double k[3] = {first[0] + i, first[1] + j, first[2] + l};
+				float image[3] = {p[0], p[1], v->dims == 3 ? p[2] : 0.0f};
+				for (int a = 0; a < v->dims; ++a)
+					image[a] = moved(p[a], k[a], v->settings.period[a]);
+				bpi_best_k one = {all + found, 0, best->capacity};
+				for (int part = 0; part < part_count; ++part)
+					nearest_bvh(v, &parts[part], image, filter, &one);
+				found += one.size;
+			}
+	qsort(all, found, sizeof *all, compare_index_then_distance);
+	for (size_t i = 0; i < found; ++i)
+		if (i == 0 || all[i].index != all[i - 1].index)
+			bpi_best_offer(best, all[i]);
+	bpi_free(all, (size_t)images * best->capacity * sizeof *all);
+}
+
 bp_status bp_view_query_nearest_filtered(const bp_view *v, const float *point, uint32_t k,
 	const bp_query_filter *filter, bp_hit *out, size_t *count)
 {
@@ -811,7 +1121,9 @@ bp_status bp_view_query_nearest_filtered(const bp_view *v, const float *point, u
 	bpi_bvh_part parts[2];
 	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
 	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
-	if (best.capacity && part_count) {
+	if (best.capacity && v->settings.periodic) {
+		wrapped_nearest(v, point, filter, &best);
+	} else if (best.capacity && part_count) {
 		for (int part = 0; part < part_count; ++part)
 			nearest_bvh(v, &parts[part], point, filter, &best);
 	} else {

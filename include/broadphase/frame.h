@@ -209,12 +209,13 @@ BP_API bp_status bp_view_query_nearest(const bp_view *view, const float *point, 
 // view (perf/README.md: 1-8% on box queries whose filter rejects half the hits).
 // Visitors (bp_view_visit_*) call visit(entity or hit, user) per accepted
 // result and stop as soon as visit returns false; they need no buffer.
-// Periodic worlds: queries do not wrap. They test the snapshot's bounds as the
-// host gave them, in plain Euclidean space, not on the torus: wrapping a ray
-// or a box cast around the seam would make every result depend on how many
-// laps it takes, and the bounds are not reduced to [0, period) in the view.
-// To find what lies across the seam, query again with the shape moved by
-// -period or +period along the axes it crosses.
+// Periodic worlds: box, point, sphere and nearest queries (and their visitors)
+// wrap. An entity is met when some image of the shape, moved by whole periods on
+// each axis (each moved coordinate rounded once to float from double), meets it as
+// in plain space, and nearest measures from the point's nearest image; each entity
+// is reported once, visitors see ascending indices, and a filter's accept may run
+// once per image. Rays and box casts do not wrap: a ray's images would go on
+// without end; cast again from the origin moved by a period to look across a seam.
 
 /// bp_query_filter.kinds bits.
 enum {

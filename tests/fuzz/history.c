@@ -961,15 +961,48 @@ static bool bf_ray(const float *box, int dims, const float *o, const float *d, f
 }
 
 /// Squared distance from p to a box, in the operations frame.h's nearest uses.
-static float bf_distance2(const float *box, int dims, const float *p)
+/// A coordinate moved by k periods, rounded once from double (as a periodic query's images).
+static float moved(float x, int k, float period)
+{
+	return (float)((double)x + (double)k * (double)period);
+}
+
+/// Moves a periodic query's images may need: bounds lie within four periods of the origin.
+enum { MOVES = 10 };
+
+/// The axis gap from p to [lo, hi]; in a periodic world the least over p's images.
+static float bf_gap(const hist_config *cfg, int a, float p, float lo, float hi)
+{
+	float best = INFINITY;
+	for (int k = cfg->periodic ? -MOVES : 0; k <= (cfg->periodic ? MOVES : 0); ++k) {
+		const float q = cfg->periodic ? moved(p, k, cfg->period[a]) : p;
+		float below = lo - q, above = q - hi;
+		float g = (below > 0.0f ? below : 0.0f) + (above > 0.0f ? above : 0.0f);
+		best = g < best ? g : best;
+	}
+	return best;
+}
+
+static float bf_distance2(const hist_config *cfg, const float *box, int dims, const float *p)
 {
 	float d2 = 0.0f;
 	for (int a = 0; a < dims; ++a) {
-		float below = box[a] - p[a], above = p[a] - box[3 + a];
-		float g = (below > 0.0f ? below : 0.0f) + (above > 0.0f ? above : 0.0f);
+		float g = bf_gap(cfg, a, p[a], box[a], box[3 + a]);
 		d2 = a == 0 ? g * g : d2 + g * g;
 	}
 	return d2;
+}
+
+/// Whether [lo, hi] meets the box along axis a; in a periodic world some image of it.
+static bool bf_axis_meets(const hist_config *cfg, int a, float lo, float hi, const float *box)
+{
+	for (int k = cfg->periodic ? -MOVES : 0; k <= (cfg->periodic ? MOVES : 0); ++k) {
+		const float l = cfg->periodic ? moved(lo, k, cfg->period[a]) : lo;
+		const float h = cfg->periodic ? moved(hi, k, cfg->period[a]) : hi;
+		if (box[a] <= h && l <= box[3 + a])
+			return true;
+	}
+	return false;
 }
 
 /// What a visitor was handed, in order.
@@ -1070,7 +1103,7 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		for (uint32_t i = 0; i < x->n; ++i) {
 			bool in = true;
 			for (int a = 0; a < c->dims; ++a)
-				in = in && x->box[i][a] <= hi[a] && lo[a] <= x->box[i][3 + a];
+				in = in && bf_axis_meets(c->cfg, a, lo[a], hi[a], x->box[i]);
 			if (in)
 				ids[box_n++] = i;
 		}
@@ -1106,7 +1139,7 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		for (uint32_t i = 0; i < x->n; ++i) {
 			bool in = true;
 			for (int a = 0; a < c->dims; ++a)
-				in = in && x->box[i][a] <= hi[a] && lo[a] <= x->box[i][3 + a];
+				in = in && bf_axis_meets(c->cfg, a, lo[a], hi[a], x->box[i]);
 			if (in)
 				ids[box_n++] = i;
 		}
@@ -1119,7 +1152,7 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 				status_name(st), in_box.count, box_n);
 		uint32_t k = 1 + (uint32_t)(r >> 40) % 9;
 		for (uint32_t i = 0; i < x->n; ++i)
-			want[i] = (bp_hit){i, bf_distance2(x->box[i], c->dims, p)};
+			want[i] = (bp_hit){i, bf_distance2(c->cfg, x->box[i], c->dims, p)};
 		qsort(want, x->n, sizeof *want, hit_cmp);
 		want_n = k < x->n ? k : x->n;
 		for (size_t i = 0; i < want_n; ++i)
