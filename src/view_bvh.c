@@ -101,6 +101,12 @@ static void code_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 
 // ---- topology ----------------------------------------------------------------------
 
+/// The leading bits codes x and y share (32 when equal: clz of 0 is undefined).
+static int shared_bits(uint32_t x, uint32_t y)
+{
+	return x == y ? 32 : __builtin_clz(x ^ y);
+}
+
 /// The first item of the second half of sorted items [lo, hi) (hi - lo >= 2): where
 /// the highest bit in which the range's codes differ turns from 0 to 1, or the middle
 /// of a range of equal codes.
@@ -109,11 +115,11 @@ static uint32_t split_of(const bpi_sort_item *items, uint32_t lo, uint32_t hi)
 	const uint32_t first = bpi_sort_item_key(items[lo]), last = bpi_sort_item_key(items[hi - 1]);
 	if (first == last)
 		return lo + (hi - lo) / 2;
-	const int common = __builtin_clz(first ^ last);
+	const int common = shared_bits(first, last);
 	uint32_t a = lo, b = hi - 1; // code(a) shares more than `common` bits with first; code(b) does not
 	while (b - a > 1) {
 		const uint32_t mid = a + (b - a) / 2;
-		if (__builtin_clz(first ^ bpi_sort_item_key(items[mid])) > common)
+		if (shared_bits(first, bpi_sort_item_key(items[mid])) > common)
 			a = mid;
 		else
 			b = mid;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Queries on the views of consecutive frames while the world moves, grows and shrinks, against
 // brute force: the hierarchy's shared rest with its out-of-date entries and the movers part
-// (docs/design.md "The hierarchy costs what changed"), in incremental and plain worlds.
+// (docs/design.md "Queries": the hierarchy that costs what changed), in incremental and plain worlds.
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Queries in periodic worlds (docs/design.md "Spheres and periodic worlds") against brute force
+// Queries in periodic worlds (docs/design.md "Queries") against brute force
 // over the shape's images: every move by whole periods in a window wider than any image that can
 // meet an entity, each moved coordinate rounded once to float from double.
 #include <criterion/criterion.h>

@@ -1162,8 +1162,9 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 			failf(c, w, "view %llu: %u nearest: %s, %zu, brute force %zu (or others, or another order)", frame, k,
 				status_name(st), got_n, want_n);
 	}
-	bp_status st = bp_view_raycast_closest_batch(v, rays, (size_t)ray_count, NULL, got);
-	if (st != BP_OK || (ray_count && memcmp(got, closest, (size_t)ray_count * sizeof *got)))
+	bp_hit batch[4];
+	bp_status st = bp_view_raycast_closest_batch(v, rays, (size_t)ray_count, NULL, batch);
+	if (st != BP_OK || (ray_count && memcmp(batch, closest, (size_t)ray_count * sizeof *batch)))
 		failf(c, w, "view %llu: a batch of %d rays: %s, or answers other than brute force's", frame, ray_count,
 			status_name(st));
 	free(got), free(want);
