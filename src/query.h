@@ -39,7 +39,7 @@ static inline bool bpi_all_finite(const float *v, int dims)
 static inline bp_status bpi_query_finish(size_t total, size_t capacity, size_t *out_total)
 {
 	*out_total = total;
-	return total > capacity ? BP_ERR_OUT_OF_RANGE : BP_OK;
+	return BPI_BUFFER_STATUS(total, capacity);
 }
 
 /// A filter a query can use: NULL or with known kinds bits.

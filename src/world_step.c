@@ -75,7 +75,7 @@ bp_status bp_world_step(bp_world *w)
 	bpi_executor_leave();
 	if (status != BP_OK)
 		BPI_MARK_FRAME_END(stats.frame, 0, bpi_now_ns() - t0, status);
-	if (status == BP_ERR_OUT_OF_RANGE && w->periodic) {
+	if ((status == BP_ERR_OUT_OF_RANGE || status == BP_ERR_PERIODIC_EXTENT) && w->periodic) {
 		if (fault.axis < 0)
 			return bpi_world_fail(w, status, "periodic step: %u entities need more than %u boxes with ghosts",
 				fault.entity, UINT32_MAX - 1);

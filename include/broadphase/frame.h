@@ -76,11 +76,11 @@ BP_API bp_status bp_frame_submit(bp_world *world, uint64_t *out_frame);
 /// Blocks until frame `frame` or a later one has been built. Returns BP_OK when
 /// a frame numbered `frame` or later is published, the build's error status when
 /// the build of the frame that covered `frame` failed (the previous frame stays
-/// published), BP_ERR_OUT_OF_RANGE when `frame` was not submitted yet (waiting
+/// published), BP_ERR_NOT_SUBMITTED when `frame` was not submitted yet (waiting
 /// would never end). frame 0 returns BP_OK at once. Any thread.
 BP_API bp_status bp_frame_wait(bp_world *world, uint64_t frame);
 
-/// Takes a reference on the latest published frame. BP_ERR_OUT_OF_RANGE (and
+/// Takes a reference on the latest published frame. BP_ERR_NO_FRAME (and
 /// *out NULL) when no frame was published yet. Any thread, any number at once;
 /// costs one short, uncontended-in-practice mutex section (the pointer load and
 /// the reference increment must be one step with respect to the swap).
@@ -153,9 +153,9 @@ BP_API const bp_entity *bp_view_entities(const bp_view *view);
 // cost of acquire + release, are measured in perf/README.md.
 // Buffers: functions that fill a caller buffer take its capacity and return the
 // full result count in *total. They write min(capacity, *total) results and
-// return BP_ERR_OUT_OF_RANGE when *total > capacity, so a short buffer is never
-// silently truncated: call again with *total entries. `out` may be NULL when
-// capacity is 0 (to count).
+// return BP_ERR_OUT_OF_RANGE when 0 < capacity < *total, so a short buffer is never
+// silently truncated: call again with *total entries. Capacity 0 asks for the
+// count alone: `out` may then be NULL, and the call returns BP_OK with *total set.
 
 /// A ray, box-cast or nearest hit: dense index, and `distance`: for rays and
 /// casts the ray parameter t (the hit point is origin + t * dir, a length only
@@ -348,8 +348,9 @@ typedef struct bp_pair_event {
 /// an entity destroyed and another created in its slot are different entities.
 /// The previous frame is the previous *published* one (coalesced snapshots are
 /// skipped); for the first published frame every pair began. Writes up to each
-/// capacity and sets each total; BP_ERR_OUT_OF_RANGE when a buffer was short.
-/// Either buffer may be NULL with capacity 0 (to count). Any thread holding the view.
+/// capacity and sets each total; BP_ERR_OUT_OF_RANGE when a buffer with room
+/// (capacity > 0) was short. Either buffer may be NULL with capacity 0: that side
+/// is only counted, and counts alone return BP_OK. Any thread holding the view.
 BP_API bp_status bp_view_events(const bp_view *view, bp_pair_event *began, size_t began_capacity,
 	size_t *began_total, bp_pair_event *ended, size_t ended_capacity, size_t *ended_total);
 

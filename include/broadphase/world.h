@@ -71,7 +71,7 @@ typedef struct bp_world_def {
 	/// multiple of the period (touching across the seam counts); filters and
 	/// static kinds apply as usual. Every box's extent must be <= period / 2 on
 	/// each axis (minimum image): bp_world_step otherwise returns
-	/// BP_ERR_OUT_OF_RANGE, names the entity (dense index) and axis in
+	/// BP_ERR_PERIODIC_EXTENT, names the entity (dense index) and axis in
 	/// bp_world_last_error, and keeps the previous pairs. Works with every
 	/// algorithm; the pairs are always sorted by (lo, hi), whatever
 	/// canonical_pairs says. Bounds are reduced modulo the period in double and
@@ -324,8 +324,9 @@ BP_API size_t bp_world_memory_limit(const bp_world *world);
 /// BP_ERR_OUT_OF_MEMORY (an allocation failed, the pairs would pass
 /// memory_limit, or the step's threads could not start); BP_ERR_UNSUPPORTED when grid or hash, chosen by name,
 /// cannot lay cells over the bounds (spans beyond float range, near +-3e38;
-/// AUTO then runs sap instead); BP_ERR_OUT_OF_RANGE in a periodic world when
-/// an extent exceeds period / 2. bp_world_last_error says which.
+/// AUTO then runs sap instead); BP_ERR_PERIODIC_EXTENT in a periodic world when
+/// an extent exceeds period / 2 (BP_ERR_OUT_OF_RANGE when the copies across the
+/// seam would pass the entity limit). bp_world_last_error says which.
 BP_API bp_status bp_world_step(bp_world *world);
 /// Pairs of the last successful step, in the algorithm's deterministic order
 /// (identical for every thread count), or by (lo, hi) with canonical_pairs.

@@ -143,7 +143,7 @@ static void *reader_main(void *arg)
 	reader *r = arg;
 	while (!atomic_load(r->stop)) {
 		bp_view *view = NULL;
-		if (bp_frame_acquire(r->world, &view) == BP_OK) { // BP_ERR_OUT_OF_RANGE before the first frame
+		if (bp_frame_acquire(r->world, &view) == BP_OK) { // BP_ERR_NO_FRAME before the first frame
 			uint32_t n = bp_view_entity_count(view);
 			for (int q = 0; q < 64; ++q)
 				query_around(r, view, (uint32_t)(random01(&r->rng) * (float)n) % n);

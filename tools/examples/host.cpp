@@ -135,7 +135,7 @@ struct Reader {
 		Random rng{seed};
 		while (!stop.load()) {
 			bp_view *view = nullptr;
-			if (bp_frame_acquire(world, &view) == BP_OK) { // BP_ERR_OUT_OF_RANGE before the first frame
+			if (bp_frame_acquire(world, &view) == BP_OK) { // BP_ERR_NO_FRAME before the first frame
 				uint32_t n = bp_view_entity_count(view);
 				for (int q = 0; q < 64; ++q)
 					query_around(view, uint32_t(rng.next() * float(n)) % n);
