@@ -354,23 +354,66 @@ bp_status bpi_world_check_kind(bp_world *w, bp_kind kind, const char *what)
 	return BP_OK;
 }
 
-bp_status bp_world_create_entities(bp_world *w, uint32_t count, const bp_bounds_arrays *bounds,
+/// The settings of new entity i: `common`, with each array given taking over its field.
+static bp_entity_def entity_def_at(const bp_entity_arrays *a, const bp_entity_def *common, uint32_t i)
+{
+	bp_entity_def def = *common;
+	if (a->category)
+		def.category = a->category[i];
+	if (a->mask)
+		def.mask = a->mask[i];
+	if (a->kind)
+		def.kind = a->kind[i];
+	if (a->user_key)
+		def.user_key = a->user_key[i];
+	if (a->shape)
+		def.shape = a->shape[i];
+	return def;
+}
+
+/// Checks the kind and shape of every new entity; the error names the array element,
+/// or the common def's field when no array was given.
+static bp_status check_new_settings(bp_world *w, uint32_t count, const bp_entity_arrays *a, const bp_entity_def *common)
+{
+	for (uint32_t i = 0; i < (a->kind ? count : 1); ++i) {
+		bp_kind kind = a->kind ? a->kind[i] : common->kind;
+		if (kind != BP_KIND_DYNAMIC && kind != BP_KIND_STATIC) {
+			char what[32] = "kind";
+			if (a->kind)
+				snprintf(what, sizeof what, "kind[%u]: kind", i);
+			return bpi_world_check_kind(w, kind, what);
+		}
+	}
+	for (uint32_t i = 0; i < (a->shape ? count : 1); ++i) {
+		bp_shape shape = a->shape ? a->shape[i] : common->shape;
+		if (shape != BP_SHAPE_BOX && shape != BP_SHAPE_SPHERE) {
+			if (a->shape)
+				return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "shape[%u]: shape %d is neither box nor sphere",
+					i, (int)shape);
+			return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "shape %d is neither box nor sphere", (int)shape);
+		}
+	}
+	return BP_OK;
+}
+
+bp_status bp_world_create_entities_from_arrays(bp_world *w, uint32_t count, const bp_entity_arrays *arrays,
 	const bp_entity_def *common, bp_entity *out_handles)
 {
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
+	if (!arrays)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "entity arrays are NULL");
+	bp_entity_def defaults = bp_entity_def_default();
 	if (!common)
-		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "entity def is NULL");
+		common = &defaults;
 	if (count == 0)
 		return BP_OK;
 	if (count > BP_MAX_ENTITIES - w->count)
 		return bpi_world_fail(w, BP_ERR_OUT_OF_RANGE, "%u more entities would exceed the limit of %u", count,
 			(uint32_t)BP_MAX_ENTITIES);
-	bp_status status = bpi_world_check_kind(w, common->kind, "kind");
-	if (status == BP_OK && common->shape != BP_SHAPE_BOX && common->shape != BP_SHAPE_SPHERE)
-		status = bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "shape %d is neither box nor sphere", (int)common->shape);
+	bp_status status = check_new_settings(w, count, arrays, common);
 	if (status == BP_OK)
-		status = bpi_world_check_arrays(w, bounds, count);
+		status = bpi_world_check_arrays(w, &arrays->bounds, count);
 	if (status == BP_OK)
 		status = reserve_entities(w, w->count + count);
 	if (status == BP_OK) {
@@ -383,14 +426,30 @@ bp_status bp_world_create_entities(bp_world *w, uint32_t count, const bp_bounds_
 		return status;
 	for (uint32_t i = 0; i < count; ++i) {
 		float min[3], max[3];
-		bpi_world_array_box(w, bounds, i, min, max);
+		bpi_world_array_box(w, &arrays->bounds, i, min, max);
 		uint32_t d = w->count++;
-		store_entity(w, d, min, max, common);
+		bp_entity_def def = entity_def_at(arrays, common, i);
+		store_entity(w, d, min, max, &def);
 		bp_entity e = take_slot(w, d);
 		if (out_handles)
 			out_handles[i] = e;
 	}
 	return BP_OK;
+}
+
+bp_status bp_world_create_entities(bp_world *w, uint32_t count, const bp_bounds_arrays *bounds,
+	const bp_entity_def *common, bp_entity *out_handles)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	if (!common)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "entity def is NULL");
+	if (count == 0)
+		return BP_OK;
+	if (!bounds)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "bounds arrays: a required array is NULL");
+	bp_entity_arrays arrays = {.bounds = *bounds};
+	return bp_world_create_entities_from_arrays(w, count, &arrays, common, out_handles);
 }
 
 bp_status bp_entity_create(bp_world *w, const bp_entity_def *def, bp_entity *out)

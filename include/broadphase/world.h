@@ -190,7 +190,8 @@ typedef struct bp_entity_def {
 
 BP_API bp_entity_def bp_entity_def_default(void);
 
-/// Creates one entity at dense index bp_world_entity_count() - 1.
+/// Creates one entity; it takes the next dense index, bp_world_entity_count() before the
+/// call (so bp_world_entity_count() - 1 after it).
 BP_API bp_status bp_entity_create(bp_world *world, const bp_entity_def *def, bp_entity *out);
 /// Destroys an entity. The last dense entity moves into its dense index.
 BP_API bp_status bp_entity_destroy(bp_world *world, bp_entity entity);
@@ -228,27 +229,82 @@ typedef struct bp_bounds_arrays {
 } bp_bounds_arrays;
 
 /// Creates `count` entities in one call with bounds from the arrays and the
-/// other settings from `common` (its bounds are ignored). Handles are written to
-/// out_handles when it is not NULL. All or nothing: on any bad bound no entity is
-/// created and bp_world_last_error names the offending array index.
+/// other settings from `common` (its bounds are ignored). Order: with n =
+/// bp_world_entity_count() before the call, element i becomes dense index n + i,
+/// and its handle is out_handles[i] (when out_handles is not NULL; handles reuse
+/// free slots, so they need not ascend). All or nothing: on any bad bound no entity
+/// is created and bp_world_last_error names the offending array index.
 BP_API bp_status bp_world_create_entities(bp_world *world, uint32_t count, const bp_bounds_arrays *bounds,
 	const bp_entity_def *common, bp_entity *out_handles);
+
+/// Per-entity settings for bp_world_create_entities_from_arrays. `bounds` is
+/// required; each other array, `count` entries, may be NULL, and then every new
+/// entity takes that setting from the common def. A sphere's bounds are its
+/// centre -+ radius (bp_shape).
+typedef struct bp_entity_arrays {
+	bp_bounds_arrays bounds;
+	const uint32_t *category; ///< as bp_entity_def.category
+	const uint32_t *mask;     ///< as bp_entity_def.mask
+	const bp_kind *kind;      ///< as bp_entity_def.kind
+	const uint64_t *user_key; ///< as bp_entity_def.user_key
+	const bp_shape *shape;    ///< as bp_entity_def.shape
+} bp_entity_arrays;
+
+/// Creates a mixed batch (teams, kinds, shapes, keys) in one call: entity i takes
+/// its bounds and every setting whose array is given from element i, the rest from
+/// `common` (NULL: bp_entity_def_default()). Order as bp_world_create_entities:
+/// element i becomes dense index bp_world_entity_count() (before the call) + i.
+/// All or nothing: a bad bound, kind or shape creates nothing and
+/// bp_world_last_error names its array and index ("bounds[3]: ...", "kind[2]: ...").
+BP_API bp_status bp_world_create_entities_from_arrays(bp_world *world, uint32_t count,
+	const bp_entity_arrays *arrays, const bp_entity_def *common, bp_entity *out_handles);
 
 /// Sets the bounds of dense entities [first, first + count) from the arrays
 /// (element i goes to dense index first + i). All or nothing.
 BP_API bp_status bp_world_set_bounds(bp_world *world, uint32_t first, uint32_t count, const bp_bounds_arrays *bounds);
 
-/// Sets the user keys of dense entities [first, first + count) from keys[0 .. count).
-/// BP_ERR_OUT_OF_RANGE (nothing changed) when the range leaves the world.
+// ---- Bulk setters -------------------------------------------------------------------
+//
+// Every per-entity setting has three bulk forms, all or nothing (any bad target or value
+// changes nothing, and bp_world_last_error names the array and index at fault):
+// - bp_world_set_X(world, first, count, ...): dense entities [first, first + count);
+//   BP_ERR_OUT_OF_RANGE when the range leaves the world.
+// - bp_world_set_X_indexed(world, count, dense_indices, ...): dense index dense_indices[i];
+//   BP_ERR_OUT_OF_RANGE for an index >= bp_world_entity_count().
+// - bp_world_set_X_by_handle(world, count, entities, ...): the entity entities[i], wherever
+//   destroys moved it; BP_ERR_STALE_HANDLE for a null, destroyed or foreign handle.
+// Element i of the value arrays goes to the i-th target. In the list forms an entity listed
+// twice takes its last values. A NULL list or value array with count > 0 is
+// BP_ERR_INVALID_ARGUMENT. Bounds have these forms too (bp_world_set_bounds and the two in
+// "Incremental steps" below).
+
+/// Sets the user keys of the targets from keys[0 .. count).
 BP_API bp_status bp_world_set_user_keys(bp_world *world, uint32_t first, uint32_t count, const uint64_t *keys);
-/// Sets category[i] and mask[i] of dense entity first + i, as bp_entity_set_filter.
-/// All or nothing.
+BP_API bp_status bp_world_set_user_keys_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
+	const uint64_t *keys);
+BP_API bp_status bp_world_set_user_keys_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
+	const uint64_t *keys);
+/// Sets category[i] and mask[i] of target i, as bp_entity_set_filter.
 BP_API bp_status bp_world_set_filters(bp_world *world, uint32_t first, uint32_t count, const uint32_t *category,
 	const uint32_t *mask);
-/// Sets kinds[i] of dense entity first + i, as bp_entity_set_kind. All or nothing:
-/// a kind that is neither dynamic nor static changes nothing and
-/// bp_world_last_error names its array index.
+BP_API bp_status bp_world_set_filters_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
+	const uint32_t *category, const uint32_t *mask);
+BP_API bp_status bp_world_set_filters_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
+	const uint32_t *category, const uint32_t *mask);
+/// Sets kinds[i] of target i, as bp_entity_set_kind: a kind that is neither dynamic
+/// nor static changes nothing (BP_ERR_INVALID_ARGUMENT, "kinds[i]" named).
 BP_API bp_status bp_world_set_kinds(bp_world *world, uint32_t first, uint32_t count, const bp_kind *kinds);
+BP_API bp_status bp_world_set_kinds_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
+	const bp_kind *kinds);
+BP_API bp_status bp_world_set_kinds_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
+	const bp_kind *kinds);
+/// Sets shapes[i] of target i, as bp_entity_set_shape (bounds kept): a shape that is
+/// neither box nor sphere changes nothing (BP_ERR_INVALID_ARGUMENT, "shapes[i]" named).
+BP_API bp_status bp_world_set_shapes(bp_world *world, uint32_t first, uint32_t count, const bp_shape *shapes);
+BP_API bp_status bp_world_set_shapes_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
+	const bp_shape *shapes);
+BP_API bp_status bp_world_set_shapes_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
+	const bp_shape *shapes);
 
 // ---- Incremental steps -------------------------------------------------------------
 //
@@ -295,11 +351,15 @@ typedef struct bp_sphere_arrays {
 	const float *radius;
 } bp_sphere_arrays;
 
-/// Makes dense entities [first, first + count) spheres with bounds
-/// centre -+ radius from the arrays (element i goes to dense index first + i).
-/// All or nothing: a non-finite centre or radius, a negative radius or bounds
-/// that overflow float change nothing and bp_world_last_error names the index.
+/// Makes the targets spheres with bounds centre -+ radius from the arrays (element i
+/// goes to target i; the three forms of "Bulk setters" above). All or nothing: a
+/// non-finite centre or radius, a negative radius or bounds that overflow float
+/// change nothing and bp_world_last_error names the index ("spheres[i]").
 BP_API bp_status bp_world_set_spheres(bp_world *world, uint32_t first, uint32_t count, const bp_sphere_arrays *spheres);
+BP_API bp_status bp_world_set_spheres_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
+	const bp_sphere_arrays *spheres);
+BP_API bp_status bp_world_set_spheres_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
+	const bp_sphere_arrays *spheres);
 
 BP_API bp_status bp_world_set_algorithm(bp_world *world, bp_algorithm algorithm);
 BP_API bp_algorithm bp_world_algorithm(const bp_world *world);
