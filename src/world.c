@@ -219,12 +219,22 @@ bp_status bpi_world_stale_element(bp_world *w, const char *array, uint32_t i)
 	return bpi_world_fail(w, BP_ERR_STALE_HANDLE, "%s[%u]: %s", array, i, handle_error);
 }
 
-const char *bpi_entity_name_text(bpi_entity_name name, char *buf, size_t size)
+const char *bpi_handle_text(const bp_world *w, bp_entity e, char *buf, size_t size)
+{
+	uint32_t tag = bp_entity_world_tag(e);
+	if (tag == w->handle_tag || e.index1 == 0)
+		snprintf(buf, size, "entity {%u, %u}", e.index1, bp_entity_reuse_count(e));
+	else
+		snprintf(buf, size, "entity {%u, %u} of world tag %u", e.index1, bp_entity_reuse_count(e), tag);
+	return buf;
+}
+
+const char *bpi_entity_name_text(const bp_world *w, bpi_entity_name name, char *buf, size_t size)
 {
 	if (name.array)
 		snprintf(buf, size, "%s[%llu]", name.array, (unsigned long long)name.index);
 	else if (name.handle.index1)
-		snprintf(buf, size, "entity {%u, %u}", name.handle.index1, name.handle.generation);
+		bpi_handle_text(w, name.handle, buf, size);
 	else
 		snprintf(buf, size, "new entity");
 	return buf;
@@ -237,11 +247,11 @@ bp_status bpi_world_check_box(bp_world *w, const float *min, const float *max, b
 	for (int axis = 0; axis < w->dims; ++axis) {
 		if (!isfinite(min[axis]) || !isfinite(max[axis]))
 			return bpi_world_fail(w, BP_ERR_NOT_FINITE, "%s: %s_%c is %g",
-				bpi_entity_name_text(name, text, sizeof text), isfinite(min[axis]) ? "max" : "min",
+				bpi_entity_name_text(w, name, text, sizeof text), isfinite(min[axis]) ? "max" : "min",
 				axis_names[axis], (double)(isfinite(min[axis]) ? max[axis] : min[axis]));
 		if (min[axis] > max[axis])
 			return bpi_world_fail(w, BP_ERR_INVERTED_BOUNDS, "%s: min_%c > max_%c (%.9g > %.9g)",
-				bpi_entity_name_text(name, text, sizeof text), axis_names[axis], axis_names[axis],
+				bpi_entity_name_text(w, name, text, sizeof text), axis_names[axis], axis_names[axis],
 				(double)min[axis], (double)max[axis]);
 	}
 	return BP_OK;
@@ -290,14 +300,15 @@ bpi_slot *bpi_world_live_slot(const bp_world *cw, bp_entity e)
 {
 	bp_world *w = (bp_world *)cw;
 	const char *unknown = unknown_handle(w, e);
+	char text[64];
 	if (unknown) {
-		bpi_world_fail(w, BP_ERR_STALE_HANDLE, "entity {%u, %u}: %s", e.index1, e.generation, unknown);
+		bpi_world_fail(w, BP_ERR_STALE_HANDLE, "%s: %s", bpi_handle_text(w, e, text, sizeof text), unknown);
 		return NULL;
 	}
 	bpi_slot *slot = &w->slots[e.index1 - 1];
 	if (slot->dense == BP_NO_DENSE || slot->generation != e.generation) {
-		bpi_world_fail(w, BP_ERR_STALE_HANDLE, "entity {%u, %u}: destroyed (slot now at generation %u)", e.index1,
-			e.generation, slot->generation);
+		bpi_world_fail(w, BP_ERR_STALE_HANDLE, "%s: destroyed (slot now at generation %u)",
+			bpi_handle_text(w, e, text, sizeof text), slot->generation & BPI_GENERATION_COUNT_MAX);
 		return NULL;
 	}
 	return slot;

@@ -28,6 +28,8 @@ typedef struct bpi_slot {
 	uint32_t next_free;  ///< next free slot index when free
 } bpi_slot;
 _Static_assert(sizeof(bpi_slot) == 12, "bpi_slot is 12 bytes");
+_Static_assert(BPI_GENERATION_COUNT_MAX == 0xFFFFFu && BPI_WORLD_TAG_BITS == 12u,
+	"bp_entity_reuse_count and bp_entity_world_tag (types.h) read these fields");
 
 /// Dense indices marked since some moment, each once.
 typedef struct bpi_marks {
@@ -193,8 +195,8 @@ uint32_t bpi_target_dense(const bp_world *world, const bpi_targets *targets, uin
 /// Slot of a live entity, or NULL with the error recorded.
 bpi_slot *bpi_world_live_slot(const bp_world *world, bp_entity entity);
 /// How an error names an entity, the same way everywhere: "entity {index1,
-/// generation}" by handle, "ARRAY[i]" by index into the caller's array, or
-/// "new entity". Formatted only when an error is written.
+/// count}" by handle (bpi_handle_text), "ARRAY[i]" by index into the caller's
+/// array, or "new entity". Formatted only when an error is written.
 typedef struct bpi_entity_name {
 	const char *array; ///< the caller's array, or NULL
 	uint64_t index;    ///< index into it
@@ -208,7 +210,12 @@ static inline bpi_entity_name bpi_name_element(const char *array, uint64_t i)
 }
 
 /// The text of a name, in buf.
-const char *bpi_entity_name_text(bpi_entity_name name, char *buf, size_t size);
+const char *bpi_entity_name_text(const bp_world *world, bpi_entity_name name, char *buf, size_t size);
+
+/// A handle as messages print it, in buf: "entity {index1, count}", the slot's reuse
+/// count without the world's tag (bp_entity_reuse_count), as the README shows handles;
+/// a handle whose tag is not this world's gets " of world tag T" after it.
+const char *bpi_handle_text(const bp_world *world, bp_entity e, char *buf, size_t size);
 
 /// Checks one box of dims floats per corner; `name` names it in the error.
 bp_status bpi_world_check_box(bp_world *world, const float *min, const float *max, bpi_entity_name name);

@@ -65,9 +65,11 @@ bp_status bp_world_destroy_entities(bp_world *w, uint32_t count, const bp_entity
 		if (slots[i] == slots[i - 1])
 			repeated = slots[i];
 	bpi_free(slots, (size_t)count * sizeof *slots);
-	if (repeated)
-		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "entity {%u, %u} is listed twice", repeated,
-			w->slots[repeated - 1].generation);
+	if (repeated) {
+		char text[64];
+		bp_entity e = {repeated, w->slots[repeated - 1].generation};
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "%s is listed twice", bpi_handle_text(w, e, text, sizeof text));
+	}
 	for (uint32_t i = 0; i < count; ++i)
 		bp_entity_destroy(w, entities[i]); // cannot fail: every handle was checked live and distinct
 	return BP_OK;

@@ -22,7 +22,7 @@ static bp_status sphere_bounds(bp_world *w, const float *centre, float radius, b
 	char text[64];
 	if (!isfinite(radius) || radius < 0.0f)
 		return bpi_world_fail(w, isfinite(radius) ? BP_ERR_INVALID_ARGUMENT : BP_ERR_NOT_FINITE,
-			"%s: radius is %g (must be finite and >= 0)", bpi_entity_name_text(name, text, sizeof text),
+			"%s: radius is %g (must be finite and >= 0)", bpi_entity_name_text(w, name, text, sizeof text),
 			(double)radius);
 	for (int axis = 0; axis < w->dims; ++axis) {
 		min[axis] = centre[axis] - radius;

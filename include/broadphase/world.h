@@ -169,8 +169,10 @@ BP_API void bp_world_destroy(bp_world *world);
 /// ("entity {12, 1}: min_x > max_x ..."), by its place in the array the caller
 /// passed ("bounds[3]: min_y is nan", "entities[2]: entity {7, 3}: destroyed
 /// ...", "dense_indices[1]: dense index 99 is outside [0, 10)"), or by dense
-/// index when a step finds it ("dense index 5: extent_x ..."). Empty when no
-/// call has failed. Valid until the next call on the world. The writer only.
+/// index when a step finds it ("dense index 5: extent_x ..."). A handle prints as
+/// {index1, bp_entity_reuse_count(e)}, without the world's tag that generation also
+/// holds; a handle of another world adds its tag apart ("entity {3, 1} of world tag
+/// 7: a handle of another world"). Empty when no call has failed. Valid until the next call on the world. The writer only.
 /// Calls any thread may make (bp_frame_acquire, bp_frame_wait, queries) do not
 /// write it: their status says all.
 BP_API const char *bp_world_last_error(const bp_world *world);
