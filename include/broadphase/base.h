@@ -18,6 +18,17 @@
 #define BP_API __attribute__((visibility("default")))
 #endif
 
+/// Marks a declaration that is going away: compilers warn where it is used, with `msg`
+/// naming what replaces it. Define BP_NO_DEPRECATION_WARNINGS before including a
+/// broadphase header to silence them.
+#if defined(BP_NO_DEPRECATION_WARNINGS)
+#define BP_DEPRECATED(msg)
+#elif defined(__GNUC__) || defined(__clang__)
+#define BP_DEPRECATED(msg) __attribute__((deprecated(msg)))
+#else
+#define BP_DEPRECATED(msg)
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif

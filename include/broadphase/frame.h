@@ -96,8 +96,10 @@ BP_API bp_status bp_frame_acquire(bp_world *world, bp_view **out);
 /// another reader's reference takes it, and that reader's own release is then
 /// the one refused; once the buffer is freed, a release is a use after free.
 BP_API bp_status bp_view_release(bp_view *view);
-/// The name of bp_view_release before 0.5; it will go at 1.0.
-BP_API bp_status bp_frame_release(bp_view *view);
+/// Deprecated: the name of bp_view_release before 0.5, kept so that older hosts build
+/// (with a deprecation warning, see BP_DEPRECATED in base.h); it will go at 1.0. It
+/// does exactly what bp_view_release does.
+BP_API bp_status bp_frame_release(bp_view *view) BP_DEPRECATED("use bp_view_release");
 
 /// Synchronous frame through the scheduler: submit, wait for that frame, and
 /// acquire it. *out is the view of exactly the submitted frame (release it).
@@ -332,6 +334,15 @@ BP_API bp_status bp_view_for_each_neighbour(const bp_view *view, uint32_t entity
 /// user), starting from init; the result goes to *out. fn runs on the calling thread.
 BP_API bp_status bp_view_reduce_neighbours(const bp_view *view, uint32_t entity,
 	double (*fn)(double acc, uint32_t neighbour, void *user), void *user, double init, double *out);
+
+// Pair events. Two calls give the same events named two ways, and the names do not say which:
+// - bp_view_events (and bp_view_events_since) name each pair by the entities' handles, with
+//   their user keys beside them (bp_pair_event). Handles never repeat, so every event is a
+//   distinct pair; use these when keys may be 0 or repeat, or to call back into the world.
+// - bp_view_pair_events names each pair by user keys alone (bp_key_pair, a <= b), sorted by
+//   key: for hosts whose keys are their own unique ids. Two events may read the same when
+//   keys repeat. Its key pairs are made on first use, once per view.
+// Both count from bp_view_previous_frame and return the same totals.
 
 /// A pair that began or ended, named by what stays the same while dense indices
 /// move: the entities' handles and their user keys (as they were in the frame
