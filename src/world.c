@@ -202,6 +202,7 @@ void bp_world_destroy(bp_world *w)
 	bpi_free_aligned(w->slots, (size_t)w->slot_capacity * sizeof(bpi_slot));
 	bpi_pair_buffer_free(&w->pairs);
 	bpi_array_free(&w->sort_scratch);
+	bpi_world_events_free(&w->events);
 	bpi_free(w, sizeof *w);
 }
 

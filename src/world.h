@@ -43,6 +43,27 @@ typedef struct bpi_marks {
 /// Bits of bp_world.changed: which mark lists hold the index.
 enum { BPI_MARK_STEP = 1, BPI_MARK_FRAME = 2 };
 
+/// Step events (bp_world_set_events): the last step's selected pairs by handle, sorted,
+/// and what began and ended against the step before.
+typedef struct bpi_step_events {
+	uint32_t categories;              ///< 0: off
+	BPI_ARRAY(bp_pair_event) named;   ///< the last step's selected pairs, handle order
+	size_t named_count;
+	BPI_ARRAY(bp_pair_event) scratch; ///< the new step's names, swapped with `named`
+	BPI_ARRAY(bp_pair_event) began, ended;
+	size_t began_count, ended_count;
+	bool valid; ///< began/ended describe the last successful step
+	bool lost;  ///< the last successful step found no memory for its events
+} bpi_step_events;
+
+/// After a successful step: names the selected pairs, compares them with the last
+/// named step, and keeps began and ended. Never fails the step: without memory the
+/// events of this step are marked lost and the last names are kept, so the next
+/// step's events are the net change since them.
+void bpi_world_events_step(bp_world *world);
+/// Frees the events' memory; they are off afterwards.
+void bpi_world_events_free(bpi_step_events *events);
+
 struct bp_world {
 	int dims;
 	int thread_count; ///< as requested; 0 = all cores
@@ -92,6 +113,7 @@ struct bp_world {
 	bpi_pair_buffer pairs;
 	BPI_ARRAY(bp_pair) sort_scratch; ///< canonical_pairs: the O(count) sort's second buffer
 	bp_frame_stats stats;
+	bpi_step_events events; ///< began and ended pairs of bp_world_step (world_events.c)
 	struct bpi_frames *frames; ///< the frame scheduler (frame.c); its thread starts on the first submit
 
 	char last_error[192];

@@ -91,6 +91,7 @@ bp_status bp_world_step(bp_world *w)
 		return bpi_world_fail(w, status, "%s step: %s", bp_algorithm_name(stats.algorithm),
 			bp_status_string(status));
 	bpi_world_clear_changes(w);
+	bpi_world_events_step(w);
 	stats.ns_total = bpi_now_ns() - t0;
 	BPI_MARK_FRAME_END(stats.frame, stats.pair_count, stats.ns_total, BP_OK);
 	w->stats = stats;

@@ -350,14 +350,7 @@ BP_API bp_status bp_view_reduce_neighbours(const bp_view *view, uint32_t entity,
 //   keys repeat. Its key pairs are made on first use, once per view.
 // Both count from bp_view_previous_frame and return the same totals.
 
-/// A pair that began or ended, named by what stays the same while dense indices
-/// move: the entities' handles and their user keys (as they were in the frame
-/// where the pair existed). a comes before b in handle order (index1, then
-/// generation).
-typedef struct bp_pair_event {
-	bp_entity a, b;
-	uint64_t key_a, key_b;
-} bp_pair_event;
+// bp_pair_event (types.h) names a pair that began or ended by its entities' handles.
 
 /// Pairs that began (in this frame, not in the one bp_view_previous_frame names)
 /// and ended (there, not here), sorted by (a, b) in handle order. Pairs are

@@ -396,6 +396,36 @@ BP_API bp_status bp_world_step(bp_world *world);
 BP_API const bp_pair *bp_world_pairs(const bp_world *world, size_t *count);
 BP_API bp_frame_stats bp_world_stats(const bp_world *world);
 
+// ---- Step events --------------------------------------------------------------------
+//
+// Contact begin and end for hosts that step with bp_world_step, in the form of the views'
+// bp_view_events (frame.h): after each successful step, the pairs that began (in this step,
+// not in the last) and ended (there, not here), compared by handle, so an entity destroyed
+// and another created in its slot are different entities, and sorted by (a, b) in handle
+// order. Only the pairs selected by categories are reported: a pair is selected when
+// (a.category | b.category) & categories != 0 at that step. Give sensors a category bit of
+// their own and select it, and the step reports only their pairs, without the host
+// diffing every pair. Costs nothing while off; on, each step names its selected pairs by
+// handle and sorts them (O(p log p) for p selected pairs, skipped while handles ascend
+// with dense indices) and keeps them, 24 bytes per selected pair, for the next step.
+
+/// Selects the pairs bp_world_step reports events for: 0 (the default) turns events off
+/// and frees their memory; UINT32_MAX selects every pair. A new selection starts from no
+/// pairs: the next step reports every selected pair as begun. The writer only.
+BP_API bp_status bp_world_set_events(bp_world *world, uint32_t categories);
+/// The selection bp_world_set_events set (0: off).
+BP_API uint32_t bp_world_events_categories(const bp_world *world);
+/// The events of the last successful bp_world_step, as bp_view_events: writes up to each
+/// capacity, sets each total, BP_ERR_OUT_OF_RANGE only for a short buffer with room
+/// (capacity 0 counts, BP_OK); keys are as they were at the step where the pair existed.
+/// A failed step keeps the events of the one before. Zero events before the first step
+/// after bp_world_set_events. BP_ERR_UNSUPPORTED while events are off;
+/// BP_ERR_OUT_OF_MEMORY when the last step found no memory for its events (the step
+/// itself succeeded), and then the next step's events are the net change since the
+/// last step that made them. The writer only.
+BP_API bp_status bp_world_events(const bp_world *world, bp_pair_event *began, size_t began_capacity,
+	size_t *began_total, bp_pair_event *ended, size_t ended_capacity, size_t *ended_total);
+
 /// Sorts pairs by lo, then hi (the caller's array; any thread). From 4,096 pairs
 /// in linear time with a temporary buffer of the same size, in place by
 /// comparison when that buffer cannot be had.
