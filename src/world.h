@@ -82,6 +82,7 @@ struct bp_world {
 	bool incremental;
 	float margin; ///< incremental steps' fat-box margin; 0 = from observed motion
 	size_t memory_limit; ///< bytes of pair memory a step may hold; 0 = no limit
+	double origin[3];    ///< subtracted from double bounds before they are rounded (world_large.c)
 
 	// Dense SoA store: `count` live entities, room for `capacity`.
 	uint32_t count;

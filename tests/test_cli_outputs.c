@@ -305,7 +305,7 @@ Test(cli_outputs, pairs_to_standard_output)
 	char home[4096];
 	cr_assert_not_null(getcwd(home, sizeof home));
 	cr_assert_eq(chdir(test_tmp_dir), 0);
-	size_t entries = test_dir_entry_count(test_tmp_dir);
+	int entries = test_dir_entry_count(test_tmp_dir);
 	cli_result r = BP("pairs", scene, "-o", "-", "--stats");
 	expect_code(&r, 0, "bp pairs -o -");
 	cr_assert(strlen(r.out) == want_size && memcmp(r.out, want, want_size) == 0,

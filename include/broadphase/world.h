@@ -347,6 +347,45 @@ BP_API bp_status bp_world_set_bounds_by_handle(bp_world *world, uint32_t count, 
 /// twice, destroys nothing.
 BP_API bp_status bp_world_destroy_entities(bp_world *world, uint32_t count, const bp_entity *entities);
 
+// ---- Large worlds ---------------------------------------------------------------------
+//
+// The index works in float. A host whose positions are double (open worlds, planets) gives
+// its bounds in double: each is taken relative to the world's origin (default 0) in double
+// and rounded outward to float, min down and max up, so the float box always holds the
+// double box and no pair of the double boxes is ever missed. The float box exceeds the
+// double box by less than one float ulp of the coordinate relative to the origin, on each
+// side: 2^-14 m (0.06 mm) at 1 km from the origin, 2^-7 m (7.8 mm) at 100 km, 1 m at
+// 10,000 km; pairs closer than that may be reported without touching (a broadphase
+// over-reports, never under-reports). The guarantee is the boxes': a sphere whose bounds
+// come in double is read from its rounded box (bp_shape), so its pairs are decided within
+// the same padding. Move the origin near the action to keep the padding
+// small: bp_world_set_origin changes no stored box, so set the bounds of the entities again
+// after it. Pairs, views and queries work in the float frame (subtract the origin from
+// query coordinates). Cost: one subtraction and one rounding per bound on the way in,
+// nothing per step.
+
+/// Bounds as double structure-of-arrays; z arrays are ignored (may be NULL) in 2D.
+typedef struct bp_bounds_arrays_f64 {
+	const double *min_x, *min_y, *min_z;
+	const double *max_x, *max_y, *max_z;
+} bp_bounds_arrays_f64;
+
+/// Sets bounds from double arrays, relative to the origin and rounded outward (above), in
+/// the three forms of "Bulk setters". All or nothing: a NaN or infinite bound
+/// (BP_ERR_NOT_FINITE), min > max (BP_ERR_INVERTED_BOUNDS) or a coordinate beyond float
+/// range from the origin (BP_ERR_OUT_OF_RANGE) changes nothing, "bounds[i]" named.
+BP_API bp_status bp_world_set_bounds_f64(bp_world *world, uint32_t first, uint32_t count,
+	const bp_bounds_arrays_f64 *bounds);
+BP_API bp_status bp_world_set_bounds_f64_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
+	const bp_bounds_arrays_f64 *bounds);
+BP_API bp_status bp_world_set_bounds_f64_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
+	const bp_bounds_arrays_f64 *bounds);
+/// The point (dims doubles, finite) that double bounds are taken relative to. Stored
+/// boxes do not move: set the bounds again after moving the origin. The writer only.
+BP_API bp_status bp_world_set_origin(bp_world *world, const double *origin);
+/// Writes the origin (dims doubles) to out.
+BP_API bp_status bp_world_origin(const bp_world *world, double *out);
+
 /// Sphere centres and radii as structure-of-arrays; z is ignored (may be NULL) in 2D.
 typedef struct bp_sphere_arrays {
 	const float *x, *y, *z;
