@@ -172,7 +172,8 @@ BP_API void bp_world_destroy(bp_world *world);
 /// index when a step finds it ("dense index 5: extent_x ..."). A handle prints as
 /// {index1, bp_entity_reuse_count(e)}, without the world's tag that generation also
 /// holds; a handle of another world adds its tag apart ("entity {3, 1} of world tag
-/// 7: a handle of another world"). Empty when no call has failed. Valid until the next call on the world. The writer only.
+/// 7: a handle of another world"). Empty when no call has failed. Valid until
+/// the next call on the world. The writer only.
 /// Calls any thread may make (bp_frame_acquire, bp_frame_wait, queries) do not
 /// write it: their status says all.
 BP_API const char *bp_world_last_error(const bp_world *world);
@@ -358,9 +359,9 @@ BP_API bp_status bp_world_destroy_entities(bp_world *world, uint32_t count, cons
 // 10,000 km; pairs closer than that may be reported without touching (a broadphase
 // over-reports, never under-reports). The guarantee is the boxes': a sphere whose bounds
 // come in double is read from its rounded box (bp_shape), so its pairs are decided within
-// the same padding. Move the origin near the action to keep the padding
-// small: bp_world_set_origin changes no stored box, so set the bounds of the entities again
-// after it. Pairs, views and queries work in the float frame (subtract the origin from
+// the same padding. Move the origin near the action to keep the padding small:
+// bp_world_set_origin changes no stored box, so set the bounds of the entities again after
+// it. Pairs, views and queries work in the float frame (subtract the origin from
 // query coordinates). Cost: one subtraction and one rounding per bound on the way in,
 // nothing per step.
 
