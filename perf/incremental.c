@@ -7,6 +7,9 @@
 //   churn          N entities, a fraction destroyed and as many created per frame;
 //   static_moving_frames  static_moving through the frame scheduler (bp_frame_step), with
 //                  the view's extras (sorted pairs, adjacency, events, query index).
+//   static_moving_readers  the incremental world of static_moving through the scheduler, with
+//                  and without a reader that queries every view (a box, a ray, 8 nearest): what
+//                  keeping the query index costs the frame.
 // Movers move by up to 5% of their extent per frame and axis: a random walk, or with --steady
 // at a fixed velocity each (as bodies in flight, and `bp frames`, move). With --host-busy a
 // host thread spins on one core the whole time, as a simulating host does. CSV: workload,dims,
@@ -49,6 +52,8 @@ typedef struct subject {
 	double *ms;
 	size_t pairs;
 	bool scheduler; ///< frames through bp_frame_step (submit, build, publish) rather than bp_world_step
+	bool reader;    ///< queries each view (not counted in ms; in query_ms)
+	double *query_ms;
 	double *searched; ///< per frame, bp_frame_stats.searched_count
 	double *stage[3]; ///< per frame, the stats' build, find and merge times (ms)
 } subject;
@@ -59,6 +64,7 @@ static void subjects_start(subject *subjects, int count, const options *o)
 	for (int s = 0; s < count; ++s) {
 		subjects[s].ms = malloc(o->frames * sizeof(double));
 		subjects[s].searched = malloc(o->frames * sizeof(double));
+		subjects[s].query_ms = malloc(o->frames * sizeof(double));
 		for (int k = 0; k < 3; ++k)
 			subjects[s].stage[k] = malloc(o->frames * sizeof(double));
 	}
@@ -77,6 +83,7 @@ static void subjects_finish(subject *subjects, int count)
 				held / 1048576.0, held / subjects[s].count, subjects[s].pairs ? held / (double)subjects[s].pairs : 0);
 		free(subjects[s].ms);
 		free(subjects[s].searched);
+		free(subjects[s].query_ms);
 		for (int k = 0; k < 3; ++k)
 			free(subjects[s].stage[k]);
 	}
@@ -192,6 +199,27 @@ static void report(FILE *csv, const options *o, const char *workload, uint32_t n
 			o->threads, o->host_busy, s->name, med, min, s->pairs, searched, o->frames, motion, mean, p99);
 }
 
+/// A game's reads of a view: a box around one entity, a short ray from it, its 8 nearest.
+static void read_view(const bp_view *view, const bp_scene *scene, uint64_t *rng)
+{
+	*rng = bp_splitmix64(*rng);
+	const uint32_t e = (uint32_t)(*rng % bp_view_entity_count(view));
+	float lo[3] = {0}, hi[3] = {0}, centre[3] = {0}, dir[3] = {1.0f, 0.5f, 0.25f};
+	for (int a = 0; a < scene->dims; ++a) {
+		const float extent = scene->max[a][e] - scene->min[a][e];
+		lo[a] = scene->min[a][e] - extent;
+		hi[a] = scene->max[a][e] + extent;
+		centre[a] = 0.5f * (scene->min[a][e] + scene->max[a][e]);
+	}
+	uint32_t hits[64];
+	size_t total;
+	bp_hit hit, nearest[8];
+	bool found;
+	(void)bp_view_query_aabb(view, lo, hi, hits, 64, &total);
+	(void)bp_view_raycast_closest(view, centre, dir, 20.0f * (hi[0] - lo[0]), &hit, &found);
+	(void)bp_view_query_nearest(view, centre, 8, nearest, &total);
+}
+
 /// Steps every subject once per frame, interleaved; `change` applies a frame's
 /// changes to the scene and the worlds first.
 typedef void change_fn(bp_scene *scene, subject *subjects, int count, uint64_t *rng, void *ctx);
@@ -218,6 +246,12 @@ static void run(const options *o, bp_scene *scene, subject *subjects, int count,
 			}
 			if (status != BP_OK)
 				fprintf(stderr, "bp_perf_incremental: %s\n", bp_world_last_error(w));
+			if (view && subjects[s].reader) {
+				double q0 = now_ms();
+				read_view(view, scene, &rng);
+				if (f >= 0)
+					subjects[s].query_ms[f] = now_ms() - q0;
+			}
 			if (view)
 				bp_view_pairs(view, &subjects[s].pairs);
 			else
@@ -284,6 +318,35 @@ static void static_moving(const options *o, FILE *csv, bool scheduler)
 	printf("%s ratios: incremental / movers_only = %.2f, full_grid / incremental = %.1f\n", workload,
 		med[0] / med[2], med[1] / med[0]);
 	subjects_finish(subjects, MAX_WORLDS);
+	free(m.index);
+	free(m.velocity);
+	bp_scene_destroy(scene);
+}
+
+/// static_moving's incremental world through the scheduler, twice: without and with a reader.
+static void static_moving_readers(const options *o, FILE *csv)
+{
+	uint32_t n = o->n_static + o->n_moving;
+	bp_scene *scene = generate(o, n);
+	if (!scene)
+		return;
+	movers m = {o->n_static, o->n_moving, malloc(o->n_moving * sizeof(uint32_t)), NULL, o->steady};
+	subject subjects[2] = {
+		{.name = "no_reader", .world = world_of(scene, 0, n, o->n_static, true, BP_ALGO_AUTO, o), .count = n},
+		{.name = "reader", .world = world_of(scene, 0, n, o->n_static, true, BP_ALGO_AUTO, o), .count = n,
+			.reader = true},
+	};
+	subjects_start(subjects, 2, o);
+	subjects[0].scheduler = subjects[1].scheduler = true;
+	run(o, scene, subjects, 2, move_movers, &m);
+	double med[2];
+	for (int s = 0; s < 2; ++s) {
+		report(csv, o, "static_moving_readers", n, o->n_moving, &subjects[s]);
+		med[s] = subjects[s].ms[o->frames / 2];
+	}
+	printf("static_moving_readers: reader / no_reader = %.2f; the reader's queries %.3f ms a frame (median)\n",
+		med[1] / med[0], median_sorting(subjects[1].query_ms, o->frames));
+	subjects_finish(subjects, 2);
 	free(m.index);
 	free(m.velocity);
 	bp_scene_destroy(scene);
@@ -418,7 +481,7 @@ static bool parse(int argc, char **argv, options *o)
 		else {
 			fprintf(stderr, "usage: bp_perf_incremental [--dims 2|3] [--static S] [--moving M] [--n N] [--churn F]\n"
 					"       [--threads T] [--frames F] [--host-busy] [--steady]\n"
-					"       [--only static_moving|static_moving_frames|all_moving|churn]\n"
+					"       [--only static_moving|static_moving_frames|static_moving_readers|all_moving|churn]\n"
 					"       [--skip-full] [--margin M] [--csv FILE]\n");
 			return false;
 		}
@@ -450,6 +513,8 @@ int main(int argc, char **argv)
 		static_moving(&o, csv, false);
 	if (!o.only || strcmp(o.only, "static_moving_frames") == 0)
 		static_moving(&o, csv, true);
+	if (!o.only || strcmp(o.only, "static_moving_readers") == 0)
+		static_moving_readers(&o, csv);
 	if (!o.only || strcmp(o.only, "all_moving") == 0)
 		all_moving(&o, csv);
 	if (!o.only || strcmp(o.only, "churn") == 0)

@@ -5,15 +5,11 @@
 
 #include "query.h"
 
-// Box, point, sphere, ray and nearest go through the view's sorted-axis index
-// (view_index.h), and are linear scans over the snapshot's SoA arrays otherwise
-// (small views) or when the index would visit most of the view anyway. The
-// index and the adjacency are the only state a query writes: made once, under
-// the view's lock, by the first query that needs them (bpi_view_ensure) when
-// the builder did not make them.
-//
-// The index makes a small query cost far less than a scan of a big view
-// (perf/README.md, "Queries").
+// Box, point, sphere, ray and nearest walk the view's hierarchy (view_hierarchy.h), and are
+// linear scans over the snapshot's SoA arrays when the view has none (small views, or no
+// memory). The hierarchy and the adjacency are the only state a query writes: made once,
+// under the view's lock, by the first query that needs them (bpi_view_ensure) when the
+// builder did not make them.
 
 #define SCAN_BLOCK 64
 
@@ -76,14 +72,14 @@ static inline float box_distance2(const bpi_box_arrays *b, int dims, uint32_t j,
 	return d2;
 }
 
-// ---- index results: the `capacity` lowest dense indices, ascending -------------
+// ---- hierarchy results: the `capacity` lowest dense indices, ascending -------------
 
-/// Where an indexed box or sphere query puts its hits. The index visits
-/// entities in axis order, but the contract is ascending dense indices and, for
-/// a short buffer, the lowest ones: out is filled, then kept as a max-heap of
-/// the lowest `capacity` indices, and sorted at the end. Sorting costs
-/// O(h log h) for h hits, so past `limit` hits the query gives up on the index
-/// and scans (already ascending): the index never costs much more than the scan.
+/// Where a box or sphere query through the hierarchy puts its hits. The walk
+/// visits entities in hierarchy order, but the contract is ascending dense
+/// indices and, for a short buffer, the lowest ones: out is filled, then kept as
+/// a max-heap of the lowest `capacity` indices, and sorted at the end. Sorting
+/// costs O(h log h) for h hits, so past `limit` hits the query gives up on the
+/// hierarchy and scans (already ascending): it never costs much more than the scan.
 typedef struct index_sink {
 	uint32_t *out;
 	size_t capacity, total, limit;
@@ -259,39 +255,7 @@ typedef struct shape {
 	const float *lo, *hi; ///< box
 	float c[3];           ///< sphere
 	float r2;
-	float reach; ///< sphere: a bound on the axis gap of any box within reach (sphere_shape)
 } shape;
-
-/// The interval that bounds the shape along an axis, for the index's run.
-static void shape_axis(const shape *q, int a, float *lo, float *hi)
-{
-	if (q->kind == SHAPE_BOX) {
-		*lo = q->lo[a];
-		*hi = q->hi[a];
-	} else { // rounded outwards one ulp, so no rounding cuts a hit from the run
-		*lo = nextafterf(q->c[a] - q->reach, -INFINITY);
-		*hi = nextafterf(q->c[a] + q->reach, INFINITY);
-	}
-}
-
-/// Entries [*begin, *end) of the index that can overlap the shape along its axis;
-/// false when the run is too much of the view for the index to pay (then scan).
-/// The cut-off: a run of half the view scans as fast as the whole view in
-/// dense order, and its hits still need sorting.
-static bool index_run(const bp_view *v, const struct shape *q, uint32_t *begin, uint32_t *end)
-{
-	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
-	const bpi_view_index *ix = &v->index;
-	if (!ix->count)
-		return false;
-	float lo, hi;
-	shape_axis(q, ix->axis, &lo, &hi);
-	*begin = bpi_view_index_lower(ix, lo);
-	*end = bpi_view_index_upper(ix, hi);
-	if (*end < *begin)
-		*end = *begin;
-	return *end - *begin <= ix->count / 2;
-}
 
 /// Hits past which sorting them costs about a quarter of a full scan (heap
 /// sort ~30 ns per hit at h ~ n / 256, scan ~1 ns per entity). A filter with a
@@ -324,34 +288,81 @@ static bool shape_reaches_node(const shape *q, const bpi_box_arrays *nodes, int 
 	return true;
 }
 
-/// The shape's accepted entities through the hierarchy, as query_shape_run gives
-/// them; false (nothing written that counts) when the hits pass the sink's limit.
-static bool query_shape_bvh(const bp_view *v, const shape *q, const bp_query_filter *filter, uint32_t *out,
-	size_t capacity, size_t *total)
+/// Calls leaf(leaf index, ctx) for every leaf of the part whose box the shape
+/// reaches (closed tests, monotone in the bounds), depth first; stops when it
+/// returns false. Returns false when stopped.
+static bool shape_leaves(const bpi_view_bvh *h, const shape *q, int dims, bool (*leaf)(uint32_t leaf, void *ctx),
+	void *ctx)
 {
-	const bpi_view_bvh *h = &v->bvh;
-	const bpi_box_arrays nodes = {{h->node_min[0], h->node_min[1], h->node_min[2]},
-		{h->node_max[0], h->node_max[1], h->node_max[2]}};
-	const bpi_box_arrays boxes = {{h->min[0], h->min[1], h->min[2]}, {h->max[0], h->max[1], h->max[2]}};
-	index_sink s = {out, capacity, 0, sink_limit(v, filter)};
-	hit_batch batch = {.n = 0};
-	uint8_t hit[BPI_BVH_LEAF];
-	uint32_t stack[64], top = 0; // a node pops one entry and pushes two: depth + 1 at most
-	if (shape_reaches_node(q, &nodes, v->dims, 1))
-		stack[top++] = 1;
+	uint32_t stack[BPI_BVH_STACK], top = 0;
+	const bpi_box_arrays root = bpi_node_arrays(h, 0);
+	if (shape_reaches_node(q, &root, dims, 0))
+		stack[top++] = bpi_bvh_ref(h, 0, 0);
 	while (top) {
-		const uint32_t node = stack[--top];
-		if (node < h->first_leaf) {
-			for (uint32_t c = 2 * node; c <= 2 * node + 1; ++c)
-				if (shape_reaches_node(q, &nodes, v->dims, c))
-					stack[top++] = c;
+		const uint32_t ref = stack[--top];
+		if (ref & BPI_BVH_LEAF_BIT) {
+			if (!leaf(ref & ~BPI_BVH_LEAF_BIT, ctx))
+				return false;
 			continue;
 		}
-		const uint32_t begin = (node - h->first_leaf) * BPI_BVH_LEAF, end = BP_MIN(begin + BPI_BVH_LEAF, h->count);
-		shape_flags(q, &boxes, v->dims, begin, end - begin, hit);
-		if (!sink_flags(&s, hit, end - begin, h->order.data + begin, v, filter, &batch))
-			return false;
+		const bpi_box_arrays kids = bpi_node_arrays(h, ref);
+		for (uint32_t c = 0; c < 2; ++c)
+			if (shape_reaches_node(q, &kids, dims, c))
+				stack[top++] = bpi_bvh_ref(h, ref, c);
 	}
+	return true;
+}
+
+/// The entities of leaf `leaf` of the part the shape meets, as flags (skipped ones cleared).
+static uint32_t leaf_flags(const bp_view *v, const bpi_bvh_part *part, const shape *q, uint32_t leaf, uint8_t *hit)
+{
+	const bpi_view_bvh *h = part->bvh;
+	const uint32_t size = h->leaf_size.data[leaf];
+	const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
+	shape_flags(q, &boxes, v->dims, 0, size, hit);
+	if (part->changed)
+		for (uint32_t lane = 0; lane < size; ++lane)
+			hit[lane] &= !bpi_part_skips(part, h->order.data[(size_t)leaf * BPI_BVH_LEAF + lane]);
+	return size;
+}
+
+typedef struct shape_sinking {
+	const bp_view *v;
+	const bpi_bvh_part *part;
+	const shape *q;
+	const bp_query_filter *filter;
+	index_sink *sink;
+	hit_batch *batch;
+} shape_sinking;
+
+static bool sink_leaf(uint32_t leaf, void *ctx)
+{
+	const shape_sinking *x = ctx;
+	uint8_t hit[BPI_BVH_LEAF];
+	const uint32_t size = leaf_flags(x->v, x->part, x->q, leaf, hit);
+	return sink_flags(x->sink, hit, size, x->part->bvh->order.data + (size_t)leaf * BPI_BVH_LEAF, x->v, x->filter,
+		x->batch);
+}
+
+/// Pushes the part's entities the shape meets into the sink; false once the hits
+/// pass the sink's limit.
+static bool shape_part(const bp_view *v, const bpi_bvh_part *part, const shape *q, const bp_query_filter *filter,
+	index_sink *s, hit_batch *batch)
+{
+	shape_sinking x = {v, part, q, filter, s, batch};
+	return shape_leaves(part->bvh, q, v->dims, sink_leaf, &x);
+}
+
+/// The shape's accepted entities through the hierarchy, as query_shape_run gives
+/// them; false (nothing written that counts) when the hits pass the sink's limit.
+static bool query_shape_bvh(const bp_view *v, const bpi_bvh_part *parts, int part_count, const shape *q,
+	const bp_query_filter *filter, uint32_t *out, size_t capacity, size_t *total)
+{
+	index_sink s = {out, capacity, 0, sink_limit(v, filter)};
+	hit_batch batch = {.n = 0};
+	for (int k = 0; k < part_count; ++k)
+		if (!shape_part(v, &parts[k], q, filter, &s, &batch))
+			return false;
 	sink_flush(&s, v, filter, &batch);
 	sink_sort(&s);
 	*total = s.total;
@@ -364,28 +375,13 @@ static size_t query_shape_run(const bp_view *v, const shape *q, const bp_query_f
 	size_t capacity)
 {
 	size_t found;
+	bpi_bvh_part parts[2];
 	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
-	if (v->bvh.count && query_shape_bvh(v, q, filter, out, capacity, &found))
+	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
+	if (part_count && query_shape_bvh(v, parts, part_count, q, filter, out, capacity, &found))
 		return found;
 	uint8_t hit[SCAN_BLOCK];
 	hit_batch batch = {.n = 0};
-	uint32_t begin, end;
-	if (index_run(v, q, &begin, &end)) {
-		const bpi_box_arrays b = bpi_sorted_arrays(&v->index);
-		index_sink s = {out, capacity, 0, sink_limit(v, filter)};
-		bool within = true;
-		for (uint32_t base = begin; base < end && within; base += SCAN_BLOCK) {
-			const uint32_t m = BP_MIN(end - base, (uint32_t)SCAN_BLOCK);
-			shape_flags(q, &b, v->dims, base, m, hit);
-			within = sink_flags(&s, hit, m, v->index.order + base, v, filter, &batch);
-		}
-		if (within) {
-			sink_flush(&s, v, filter, &batch);
-			sink_sort(&s);
-			return s.total;
-		}
-		batch.n = 0;
-	}
 	const bpi_box_arrays b = bpi_dense_arrays(v);
 	size_t total = 0;
 	for (uint32_t base = 0; base < v->count; base += SCAN_BLOCK) {
@@ -409,34 +405,70 @@ static bool visit_batch(hit_batch *batch, const bp_view *v, const bp_query_filte
 
 /// Calls visit on every accepted entity in the shape, in index order (dense
 /// order when scanning), until it returns false. No sorting, so no hit limit.
+/// Hands entity e to visit, or to the batch of the filter; false once visit said stop.
+static bool visit_one(uint32_t e, hit_batch *batch, const bp_view *v, const bp_query_filter *filter,
+	bool (*visit)(uint32_t entity, void *user), void *user)
+{
+	if (!filter)
+		return visit(e, user);
+	batch->e[batch->n++] = e;
+	return batch->n < FILTER_BATCH || visit_batch(batch, v, filter, visit, user);
+}
+
+typedef struct shape_visiting {
+	const bp_view *v;
+	const bpi_bvh_part *part;
+	const shape *q;
+	const bp_query_filter *filter;
+	hit_batch *batch;
+	bool (*visit)(uint32_t entity, void *user);
+	void *user;
+} shape_visiting;
+
+static bool visit_leaf(uint32_t leaf, void *ctx)
+{
+	const shape_visiting *x = ctx;
+	uint8_t hit[BPI_BVH_LEAF];
+	const uint32_t size = leaf_flags(x->v, x->part, x->q, leaf, hit);
+	const uint32_t *order = x->part->bvh->order.data + (size_t)leaf * BPI_BVH_LEAF;
+	for (uint32_t lane = 0; lane < size; ++lane)
+		if (hit[lane] && !visit_one(order[lane], x->batch, x->v, x->filter, x->visit, x->user))
+			return false;
+	return true;
+}
+
+/// visit_shape_run through one part of the hierarchy; false once visit said stop.
+static bool visit_shape_part(const bp_view *v, const bpi_bvh_part *part, const shape *q,
+	const bp_query_filter *filter, hit_batch *batch, bool (*visit)(uint32_t entity, void *user), void *user)
+{
+	shape_visiting x = {v, part, q, filter, batch, visit, user};
+	return shape_leaves(part->bvh, q, v->dims, visit_leaf, &x);
+}
+
 static void visit_shape_run(const bp_view *v, const shape *q, const bp_query_filter *filter,
 	bool (*visit)(uint32_t entity, void *user), void *user)
 {
+	bpi_bvh_part parts[2];
+	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
+	if (part_count) {
+		hit_batch batch = {.n = 0};
+		for (int k = 0; k < part_count; ++k)
+			if (!visit_shape_part(v, &parts[k], q, filter, &batch, visit, user))
+				return;
+		if (filter)
+			visit_batch(&batch, v, filter, visit, user);
+		return;
+	}
 	uint8_t hit[SCAN_BLOCK];
 	hit_batch batch = {.n = 0};
-	uint32_t begin, end;
-	const bool indexed = index_run(v, q, &begin, &end);
-	const bpi_box_arrays b = indexed ? bpi_sorted_arrays(&v->index) : bpi_dense_arrays(v);
-	if (!indexed) {
-		begin = 0;
-		end = v->count;
-	}
-	for (uint32_t base = begin; base < end; base += SCAN_BLOCK) {
-		const uint32_t m = BP_MIN(end - base, (uint32_t)SCAN_BLOCK);
+	const bpi_box_arrays b = bpi_dense_arrays(v);
+	for (uint32_t base = 0; base < v->count; base += SCAN_BLOCK) {
+		const uint32_t m = BP_MIN(v->count - base, (uint32_t)SCAN_BLOCK);
 		shape_flags(q, &b, v->dims, base, m, hit);
-		for (uint32_t k = 0; k < m; ++k) {
-			if (!hit[k])
-				continue;
-			const uint32_t e = indexed ? v->index.order[base + k] : base + k;
-			if (!filter) {
-				if (!visit(e, user))
-					return;
-				continue;
-			}
-			batch.e[batch.n++] = e;
-			if (batch.n == FILTER_BATCH && !visit_batch(&batch, v, filter, visit, user))
+		for (uint32_t k = 0; k < m; ++k)
+			if (hit[k] && !visit_one(base + k, &batch, v, filter, visit, user))
 				return;
-		}
 	}
 	if (filter)
 		visit_batch(&batch, v, filter, visit, user);
@@ -469,10 +501,6 @@ static bp_status sphere_shape(const bp_view *v, const float *center, float radiu
 		return BP_ERR_INVALID_ARGUMENT;
 	*q = (shape){.kind = SHAPE_SPHERE, .c = {center[0], center[1], v->dims == 3 ? center[2] : 0.0f},
 		.r2 = radius * radius};
-	// A box within reach has axis gap g with fl(g * g) <= fl(radius^2), so g <=
-	// radius * (1 + 2^-23) (or g <= 2^-63 where the squares underflow). reach
-	// bounds that with room; the exact test decides.
-	q->reach = fmaxf(radius * (1.0f + 0x1p-20f), 0x1p-62f);
 	return BP_OK;
 }
 
@@ -606,76 +634,124 @@ static inline void nearest_offer(bpi_best_k *best, const bpi_box_arrays *b, int 
 		bpi_best_offer(best, x);
 }
 
-/// k nearest through the index: two cursors walk out from the point along the
-/// axis, always advancing the side with the smaller distance bound, and stop
-/// when the smaller bound exceeds the k-th best squared distance. Bounds, as
-/// squares of one axis gap, never exceed the box's fl(d^2) (the other terms
-/// only add): right of the point the gap is exactly fl(min - p); left of it the
-/// gap fl(p - max) >= fl(p - fl(min + E)). Ties at the k-th distance are still
-/// visited (the stop is strict), so the lower index wins as in the scan.
-static void nearest_indexed(const bp_view *v, const float *p, const bp_query_filter *filter, bpi_best_k *best)
+/// Offers leaf `leaf`'s entities of the part.
+static void nearest_leaf(const bp_view *v, const bpi_bvh_part *part, uint32_t leaf, const float *p,
+	const bp_query_filter *filter, bpi_best_k *best)
 {
-	const bpi_view_index *ix = &v->index;
-	const bpi_box_arrays b = bpi_sorted_arrays(ix);
-	const float *min = ix->min[ix->axis];
-	const float pa = p[ix->axis], E = ix->extent;
-	uint32_t right = bpi_view_index_upper(ix, pa), left = right; // left: entries [0, left) remain
-	for (;;) {
-		float br = INFINITY, bl = INFINITY;
-		if (right < ix->count) {
-			float g = min[right] - pa;
-			br = g * g;
+	const bpi_view_bvh *h = part->bvh;
+	const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
+	const uint32_t *order = h->order.data + (size_t)leaf * BPI_BVH_LEAF;
+	for (uint32_t lane = 0; lane < h->leaf_size.data[leaf]; ++lane)
+		if (!bpi_part_skips(part, order[lane]))
+			nearest_offer(best, &boxes, v->dims, lane, order[lane], p, v, filter);
+}
+
+/// Whether a node at squared distance d2 may hold one of the k nearest: ties are
+/// walked (the stop is strict), since they may hold a lower index.
+static bool nearest_may_hold(const bpi_best_k *best, float d2)
+{
+	return best->size < best->capacity || d2 <= best->heap[0].distance;
+}
+
+/// k nearest under `root` (a reference), depth first, nearer child first.
+static void nearest_subtree(const bp_view *v, const bpi_bvh_part *part, uint32_t root, float root_d2, const float *p,
+	const bp_query_filter *filter, bpi_best_k *best)
+{
+	const bpi_view_bvh *h = part->bvh;
+	struct {
+		uint32_t ref;
+		float d2;
+	} stack[BPI_BVH_STACK];
+	uint32_t top = 0;
+	stack[top].ref = root;
+	stack[top++].d2 = root_d2;
+	while (top) {
+		--top;
+		const uint32_t ref = stack[top].ref;
+		if (!nearest_may_hold(best, stack[top].d2))
+			continue;
+		if (ref & BPI_BVH_LEAF_BIT) {
+			nearest_leaf(v, part, ref & ~BPI_BVH_LEAF_BIT, p, filter, best);
+			continue;
 		}
-		if (left > 0) {
-			float g = pa - (min[left - 1] + E);
-			g = g > 0.0f ? g : 0.0f;
-			bl = g * g;
-		}
-		const float bound = br < bl ? br : bl;
-		if (bound == INFINITY && right >= ix->count && left == 0)
-			return;
-		if (best->size == best->capacity && bound > best->heap[0].distance)
-			return;
-		uint32_t j = br < bl || (br == bl && right < ix->count) ? right++ : --left;
-		nearest_offer(best, &b, v->dims, j, ix->order[j], p, v, filter);
+		const bpi_box_arrays kids = bpi_node_arrays(h, ref);
+		const float d0 = box_distance2(&kids, v->dims, 0, p), d1 = box_distance2(&kids, v->dims, 1, p);
+		const uint32_t second = d0 <= d1 ? 1u : 0u;
+		stack[top].ref = bpi_bvh_ref(h, ref, second);
+		stack[top++].d2 = d0 <= d1 ? d1 : d0;
+		stack[top].ref = bpi_bvh_ref(h, ref, 1u - second);
+		stack[top++].d2 = d0 <= d1 ? d0 : d1;
 	}
 }
 
-/// k nearest through the hierarchy, nearer child first. A node's fl(d^2) is at
-/// most that of any box under it (each gap is monotone in the box's bounds, and
-/// so are the squares and the sum), so a node farther than the k-th best holds
-/// none nearer; ties are still walked (the stop is strict) for the lower index.
-static void nearest_bvh(const bp_view *v, const float *p, const bp_query_filter *filter, bpi_best_k *best)
+/// Nodes waiting in the best-first walk; past this many a node is walked depth first
+/// at once instead, which gives the same answer.
+#define NEAREST_QUEUE 128
+
+typedef struct node_entry {
+	float d2;
+	uint32_t ref;
+} node_entry;
+
+static void queue_push(node_entry *q, uint32_t *size, node_entry x)
 {
-	const bpi_view_bvh *h = &v->bvh;
-	const bpi_box_arrays nodes = {{h->node_min[0], h->node_min[1], h->node_min[2]},
-		{h->node_max[0], h->node_max[1], h->node_max[2]}};
-	const bpi_box_arrays boxes = {{h->min[0], h->min[1], h->min[2]}, {h->max[0], h->max[1], h->max[2]}};
-	struct {
-		uint32_t node;
-		float d2;
-	} stack[64]; // a node pops one entry and pushes two: depth + 1 at most
-	uint32_t top = 0;
-	stack[top].node = 1;
-	stack[top++].d2 = box_distance2(&nodes, v->dims, 1, p);
-	while (top) {
-		--top;
-		const uint32_t node = stack[top].node;
-		if (best->size == best->capacity && stack[top].d2 > best->heap[0].distance)
-			continue;
-		if (node < h->first_leaf) {
-			const float near = box_distance2(&nodes, v->dims, 2 * node, p);
-			const float far = box_distance2(&nodes, v->dims, 2 * node + 1, p);
-			const uint32_t first = near <= far ? 2 * node + 1 : 2 * node; // walked second
-			stack[top].node = first;
-			stack[top++].d2 = near <= far ? far : near;
-			stack[top].node = first ^ 1u;
-			stack[top++].d2 = near <= far ? near : far;
+	uint32_t i = (*size)++;
+	while (i && q[(i - 1) / 2].d2 > x.d2) {
+		q[i] = q[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	q[i] = x;
+}
+
+static node_entry queue_pop(node_entry *q, uint32_t *size)
+{
+	const node_entry top = q[0], last = q[--*size];
+	uint32_t i = 0;
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= *size)
+			break;
+		if (c + 1 < *size && q[c + 1].d2 < q[c].d2)
+			++c;
+		if (!(q[c].d2 < last.d2))
+			break;
+		q[i] = q[c];
+		i = c;
+	}
+	q[i] = last;
+	return top;
+}
+
+/// k nearest through the hierarchy, nearest node first. A node's fl(d^2) is at
+/// most that of any box under it (each gap is monotone in the box's bounds, and
+/// so are the squares and the sum), so once the nearest waiting node is farther
+/// than the k-th best, no node left holds one nearer.
+static void nearest_bvh(const bp_view *v, const bpi_bvh_part *part, const float *p, const bp_query_filter *filter,
+	bpi_best_k *best)
+{
+	const bpi_view_bvh *h = part->bvh;
+	node_entry queue[NEAREST_QUEUE];
+	uint32_t size = 0;
+	const bpi_box_arrays root = bpi_node_arrays(h, 0);
+	queue_push(queue, &size, (node_entry){box_distance2(&root, v->dims, 0, p), bpi_bvh_ref(h, 0, 0)});
+	while (size) {
+		const node_entry x = queue_pop(queue, &size);
+		if (!nearest_may_hold(best, x.d2))
+			break;
+		if (x.ref & BPI_BVH_LEAF_BIT) {
+			nearest_leaf(v, part, x.ref & ~BPI_BVH_LEAF_BIT, p, filter, best);
 			continue;
 		}
-		const uint32_t begin = (node - h->first_leaf) * BPI_BVH_LEAF, end = BP_MIN(begin + BPI_BVH_LEAF, h->count);
-		for (uint32_t j = begin; j < end; ++j)
-			nearest_offer(best, &boxes, v->dims, j, h->order.data[j], p, v, filter);
+		const bpi_box_arrays kids = bpi_node_arrays(h, x.ref);
+		for (uint32_t c = 0; c < 2; ++c) {
+			const node_entry kid = {box_distance2(&kids, v->dims, c, p), bpi_bvh_ref(h, x.ref, c)};
+			if (!nearest_may_hold(best, kid.d2))
+				continue;
+			if (size < NEAREST_QUEUE)
+				queue_push(queue, &size, kid);
+			else
+				nearest_subtree(v, part, kid.ref, kid.d2, p, filter, best);
+		}
 	}
 }
 
@@ -687,12 +763,12 @@ bp_status bp_view_query_nearest_filtered(const bp_view *v, const float *point, u
 	if (!bpi_all_finite(point, v->dims))
 		return BP_ERR_NOT_FINITE;
 	bpi_best_k best = {out, 0, BP_MIN(k, v->count)};
+	bpi_bvh_part parts[2];
 	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
-	if (best.capacity && v->bvh.count) {
-		nearest_bvh(v, point, filter, &best);
-	} else if (best.capacity && bpi_view_ensure(v, BPI_VIEW_INDEX) == BP_OK && v->index.count &&
-		   best.capacity < v->count / 2) {
-		nearest_indexed(v, point, filter, &best);
+	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
+	if (best.capacity && part_count) {
+		for (int part = 0; part < part_count; ++part)
+			nearest_bvh(v, &parts[part], point, filter, &best);
 	} else {
 		const bpi_box_arrays b = bpi_dense_arrays(v);
 		for (uint32_t i = 0; i < v->count && best.capacity; ++i)

@@ -47,13 +47,22 @@ static inline bool sweep_box(const bpi_box_arrays *b, const sweep *s, uint32_t j
 	return true;
 }
 
-static bp_status make_ray(const bp_view *v, const float *origin, const float *dir, float max_t,
-	const bp_query_filter *filter, sweep *s)
+bp_status bpi_ray_check(const bp_view *v, const float *origin, const float *dir, float max_t,
+	const bp_query_filter *filter)
 {
 	if (!v || !origin || !dir || isnan(max_t) || max_t < 0 || !bpi_query_filter_valid(filter))
 		return BP_ERR_INVALID_ARGUMENT;
 	if (!bpi_all_finite(origin, v->dims) || !bpi_all_finite(dir, v->dims))
 		return BP_ERR_NOT_FINITE;
+	return BP_OK;
+}
+
+static bp_status make_ray(const bp_view *v, const float *origin, const float *dir, float max_t,
+	const bp_query_filter *filter, sweep *s)
+{
+	const bp_status status = bpi_ray_check(v, origin, dir, max_t, filter);
+	if (status != BP_OK)
+		return status;
 	*s = (sweep){.max_t = max_t, .dims = v->dims};
 	for (int axis = 0; axis < v->dims; ++axis) {
 		s->lo[axis] = s->hi[axis] = origin[axis];
@@ -80,84 +89,6 @@ static bp_status make_box_cast(const bp_view *v, const float *min, const float *
 	return BP_OK;
 }
 
-// A sweep against the sorted axis (lo, hi, d its components there, E the
-// index's extent). t(x, o) = fl(fl(x - o) / d) is monotone in x, and sweep_box
-// computes a box [blo, bhi]'s slab from t(blo, hi) and t(bhi, lo); since
-// bhi <= fl(blo + E):
-// - d > 0: entry >= t(min, hi) and the exit t(max, lo) <= t(fl(min + E), lo). A
-//   box can be hit only if t(min, hi) <= max_t and t(fl(min + E), lo) >= 0 (the
-//   exit must not be behind the start: sweep_box rejects exit < entry >= 0).
-// - d < 0: entry = t(max, lo) >= t(fl(min + E), lo) and the exit is t(min, hi):
-//   hit only if t(fl(min + E), lo) <= max_t and t(min, hi) >= 0.
-// Both conditions are monotone along the sorted mins, so they cut one run by
-// binary search, and in sweep order the entry bound only grows: the closest-hit
-// search stops once it passes the best t, and the visitors hand out every hit
-// the bound has passed.
-
-static inline float axis_t(float x, float o, float d) { return (x - o) / d; }
-
-typedef struct ray_run {
-	uint32_t begin, end;
-} ray_run;
-
-enum ray_cut { EXIT_NOT_BEHIND, ENTRY_PAST_MAX, ENTRY_WITHIN_MAX, EXIT_BEHIND };
-
-static inline bool ray_cut_holds(enum ray_cut cut, float min, float E, float lo, float hi, float d, float max_t)
-{
-	switch (cut) {
-	case EXIT_NOT_BEHIND:
-		return axis_t(min + E, lo, d) >= 0.0f;
-	case ENTRY_PAST_MAX:
-		return axis_t(min, hi, d) > max_t;
-	case ENTRY_WITHIN_MAX:
-		return axis_t(min + E, lo, d) <= max_t;
-	default:
-		return axis_t(min, hi, d) < 0.0f;
-	}
-}
-
-/// First entry for which `cut` holds (it is monotone false -> true along the index).
-static uint32_t first_cut(const bpi_view_index *ix, enum ray_cut cut, const sweep *s)
-{
-	const int a = ix->axis;
-	const float *min = ix->min[a];
-	uint32_t lo = 0, hi = ix->count;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		if (ray_cut_holds(cut, min[mid], ix->extent, s->lo[a], s->hi[a], s->d[a], s->max_t))
-			hi = mid;
-		else
-			lo = mid + 1;
-	}
-	return lo;
-}
-
-static ray_run sweep_candidates(const bpi_view_index *ix, const sweep *s)
-{
-	const float d = s->d[ix->axis];
-	ray_run r;
-	if (d == 0.0f) {
-		r.begin = bpi_view_index_lower(ix, s->lo[ix->axis]);
-		r.end = bpi_view_index_upper(ix, s->hi[ix->axis]);
-	} else {
-		bool ahead = d > 0.0f;
-		r.begin = first_cut(ix, ahead ? EXIT_NOT_BEHIND : ENTRY_WITHIN_MAX, s);
-		r.end = first_cut(ix, ahead ? ENTRY_PAST_MAX : EXIT_BEHIND, s);
-	}
-	if (r.end < r.begin)
-		r.end = r.begin;
-	return r;
-}
-
-/// The least entry t of index entry j and of every entry after it in sweep
-/// order (ascending j for d > 0, descending for d < 0; d != 0).
-static inline float entry_bound(const bpi_view_index *ix, const sweep *s, uint32_t j)
-{
-	const int a = ix->axis;
-	const float d = s->d[a];
-	return d > 0.0f ? axis_t(ix->min[a][j], s->hi[a], d) : axis_t(ix->min[a][j] + ix->extent, s->lo[a], d);
-}
-
 static inline bool closer(float t, uint32_t e, bp_hit best)
 {
 	return best.index == UINT32_MAX || t < best.distance || (t == best.distance && e < best.index);
@@ -172,105 +103,105 @@ static inline bool closer(float t, uint32_t e, bp_hit best)
 
 typedef struct bvh_walk {
 	const bpi_view_bvh *h;
-	bpi_box_arrays nodes, boxes;
 	struct {
-		uint32_t node;
+		uint32_t ref;
 		float t;
-	} stack[64]; ///< a node pops one entry and pushes two: depth + 1 at most
+	} stack[BPI_BVH_STACK];
 	uint32_t top;
 } bvh_walk;
 
 static void walk_start(bvh_walk *w, const bpi_view_bvh *h, const sweep *s)
 {
 	w->h = h;
-	w->nodes = (bpi_box_arrays){{h->node_min[0], h->node_min[1], h->node_min[2]},
-		{h->node_max[0], h->node_max[1], h->node_max[2]}};
-	w->boxes = (bpi_box_arrays){{h->min[0], h->min[1], h->min[2]}, {h->max[0], h->max[1], h->max[2]}};
 	w->top = 0;
+	const bpi_box_arrays root = bpi_node_arrays(h, 0);
 	float t;
-	if (sweep_box(&w->nodes, s, 1, &t)) {
-		w->stack[0].node = 1;
+	if (sweep_box(&root, s, 0, &t)) {
+		w->stack[0].ref = bpi_bvh_ref(h, 0, 0);
 		w->stack[0].t = t;
 		w->top = 1;
 	}
 }
 
-/// Pushes the children of `node` the sweep reaches and that enter at or before
-/// `bound`, the nearer last so that it is walked first.
-static void walk_children(bvh_walk *w, const sweep *s, uint32_t node, float bound)
+/// Pushes the children of node block j the sweep reaches and that enter at or
+/// before `bound`, the nearer last so that it is walked first.
+static void walk_children(bvh_walk *w, const sweep *s, uint32_t block, float bound)
 {
 	float t[2];
 	bool hit[2];
+	const bpi_box_arrays kids = bpi_node_arrays(w->h, block);
 	for (int c = 0; c < 2; ++c)
-		hit[c] = sweep_box(&w->nodes, s, 2 * node + (uint32_t)c, &t[c]) && t[c] <= bound;
+		hit[c] = sweep_box(&kids, s, (uint32_t)c, &t[c]) && t[c] <= bound;
 	const int near = hit[0] && hit[1] ? t[1] < t[0] : hit[1];
 	for (int k = 0; k < 2; ++k) {
 		const int c = k == 0 ? 1 - near : near;
 		if (hit[c]) {
-			w->stack[w->top].node = 2 * node + (uint32_t)c;
+			w->stack[w->top].ref = bpi_bvh_ref(w->h, block, (uint32_t)c);
 			w->stack[w->top++].t = t[c];
 		}
 	}
 }
 
-/// Positions [first, last) of leaf node `node`.
-static void leaf_range(const bpi_view_bvh *h, uint32_t node, uint32_t *first, uint32_t *last)
-{
-	*first = (node - h->first_leaf) * BPI_BVH_LEAF;
-	*last = BP_MIN(*first + BPI_BVH_LEAF, h->count);
-}
-
-/// The next leaf the walk reaches whose entry is at or before `bound`: its
-/// positions into [*first, *last). False when none is left.
-static bool walk_next_leaf(bvh_walk *w, const sweep *s, float bound, uint32_t *first, uint32_t *last)
+/// The next leaf the walk reaches whose entry is at or before `bound`, into
+/// *leaf. False when none is left.
+static bool walk_next_leaf(bvh_walk *w, const sweep *s, float bound, uint32_t *leaf)
 {
 	while (w->top) {
 		--w->top;
-		const uint32_t node = w->stack[w->top].node;
+		const uint32_t ref = w->stack[w->top].ref;
 		if (w->stack[w->top].t > bound)
 			continue;
-		if (node < w->h->first_leaf) {
-			walk_children(w, s, node, bound);
+		if (!(ref & BPI_BVH_LEAF_BIT)) {
+			walk_children(w, s, ref, bound);
 			continue;
 		}
-		leaf_range(w->h, node, first, last);
+		*leaf = ref & ~BPI_BVH_LEAF_BIT;
 		return true;
 	}
 	return false;
 }
 
-static bp_hit bvh_closest(const bp_view *v, const bpi_view_bvh *h, const sweep *s, const bp_query_filter *filter)
+/// Offers the part's hits to `best`, walking only nodes that enter at or before it.
+static void bvh_closest(const bp_view *v, const bpi_bvh_part *part, const sweep *s, const bp_query_filter *filter,
+	bp_hit *best)
 {
-	bp_hit best = {UINT32_MAX, INFINITY};
+	const bpi_view_bvh *h = part->bvh;
 	bvh_walk w;
-	uint32_t first, last;
+	uint32_t leaf;
 	float t;
 	walk_start(&w, h, s);
-	while (walk_next_leaf(&w, s, best.distance, &first, &last))
-		for (uint32_t p = first; p < last; ++p) {
-			const uint32_t e = h->order.data[p];
-			if (sweep_box(&w.boxes, s, p, &t) && closer(t, e, best) && bpi_query_accepts(v, filter, e))
-				best = (bp_hit){e, t};
+	while (walk_next_leaf(&w, s, best->distance, &leaf)) {
+		const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
+		const uint32_t *order = h->order.data + (size_t)leaf * BPI_BVH_LEAF;
+		for (uint32_t lane = 0; lane < h->leaf_size.data[leaf]; ++lane) {
+			const uint32_t e = order[lane];
+			if (sweep_box(&boxes, s, lane, &t) && closer(t, e, *best) && !bpi_part_skips(part, e) &&
+				bpi_query_accepts(v, filter, e))
+				*best = (bp_hit){e, t};
 		}
-	return best;
+	}
 }
 
-static size_t bvh_all(const bp_view *v, const bpi_view_bvh *h, const sweep *s, const bp_query_filter *filter,
+static size_t bvh_all(const bp_view *v, const bpi_bvh_part *part, const sweep *s, const bp_query_filter *filter,
 	bpi_best_k *best)
 {
+	const bpi_view_bvh *h = part->bvh;
 	size_t count = 0;
 	bvh_walk w;
-	uint32_t first, last;
+	uint32_t leaf;
 	float t;
 	walk_start(&w, h, s);
-	while (walk_next_leaf(&w, s, INFINITY, &first, &last))
-		for (uint32_t p = first; p < last; ++p) {
-			const uint32_t e = h->order.data[p];
-			if (sweep_box(&w.boxes, s, p, &t) && bpi_query_accepts(v, filter, e)) {
+	while (walk_next_leaf(&w, s, INFINITY, &leaf)) {
+		const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
+		const uint32_t *order = h->order.data + (size_t)leaf * BPI_BVH_LEAF;
+		for (uint32_t lane = 0; lane < h->leaf_size.data[leaf]; ++lane) {
+			const uint32_t e = order[lane];
+			if (sweep_box(&boxes, s, lane, &t) && !bpi_part_skips(part, e) && bpi_query_accepts(v, filter, e)) {
 				bpi_best_offer(best, (bp_hit){e, t});
 				count++;
 			}
 		}
+	}
 	return count;
 }
 
@@ -278,34 +209,21 @@ static size_t bvh_all(const bp_view *v, const bpi_view_bvh *h, const sweep *s, c
 /// only about hits that would beat the best so far.
 static bp_hit sweep_closest(const bp_view *v, const sweep *s, const bp_query_filter *filter)
 {
-	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
-	if (v->bvh.count)
-		return bvh_closest(v, &v->bvh, s, filter);
 	bp_hit best = {UINT32_MAX, INFINITY};
-	float t;
-	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
-	const bpi_view_index *ix = &v->index;
-	if (!ix->count) {
-		const bpi_box_arrays b = bpi_dense_arrays(v);
-		for (uint32_t i = 0; i < v->count; ++i)
-			// Strictly closer only: scanning upwards keeps the lowest index on ties.
-			if (sweep_box(&b, s, i, &t) && (best.index == UINT32_MAX || t < best.distance) &&
-				bpi_query_accepts(v, filter, i))
-				best = (bp_hit){i, t};
+	bpi_bvh_part parts[2];
+	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
+	for (int k = 0; k < part_count; ++k)
+		bvh_closest(v, &parts[k], s, filter, &best);
+	if (part_count)
 		return best;
-	}
-	const bpi_box_arrays b = bpi_sorted_arrays(ix);
-	const float d = s->d[ix->axis];
-	const ray_run r = sweep_candidates(ix, s);
-	const bool down = d < 0.0f;
-	for (uint32_t n = r.begin; n < r.end; ++n) {
-		const uint32_t j = down ? r.end - 1 - (n - r.begin) : n;
-		if (d != 0.0f && best.index != UINT32_MAX && entry_bound(ix, s, j) > best.distance)
-			break; // every later entry enters later still
-		const uint32_t e = ix->order[j];
-		if (sweep_box(&b, s, j, &t) && closer(t, e, best) && bpi_query_accepts(v, filter, e))
-			best = (bp_hit){e, t};
-	}
+	float t;
+	const bpi_box_arrays b = bpi_dense_arrays(v);
+	for (uint32_t i = 0; i < v->count; ++i)
+		// Strictly closer only: scanning upwards keeps the lowest index on ties.
+		if (sweep_box(&b, s, i, &t) && (best.index == UINT32_MAX || t < best.distance) &&
+			bpi_query_accepts(v, filter, i))
+			best = (bp_hit){i, t};
 	return best;
 }
 
@@ -314,33 +232,21 @@ static bp_hit sweep_closest(const bp_view *v, const sweep *s, const bp_query_fil
 /// change the answer.
 static size_t sweep_all(const bp_view *v, const sweep *s, const bp_query_filter *filter, bpi_best_k *best)
 {
-	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
-	if (v->bvh.count)
-		return bvh_all(v, &v->bvh, s, filter, best);
 	size_t count = 0;
+	bpi_bvh_part parts[2];
+	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
+	for (int k = 0; k < part_count; ++k)
+		count += bvh_all(v, &parts[k], s, filter, best);
+	if (part_count)
+		return count;
 	float t;
-	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
-	const bpi_view_index *ix = &v->index;
-	ray_run r = {0, 0};
-	if (ix->count)
-		r = sweep_candidates(ix, s);
-	if (ix->count && r.end - r.begin <= ix->count / 2) {
-		const bpi_box_arrays b = bpi_sorted_arrays(ix);
-		for (uint32_t j = r.begin; j < r.end; ++j) {
-			if (sweep_box(&b, s, j, &t) && bpi_query_accepts(v, filter, ix->order[j])) {
-				bpi_best_offer(best, (bp_hit){ix->order[j], t});
-				count++;
-			}
+	const bpi_box_arrays b = bpi_dense_arrays(v);
+	for (uint32_t i = 0; i < v->count; ++i)
+		if (sweep_box(&b, s, i, &t) && bpi_query_accepts(v, filter, i)) {
+			bpi_best_offer(best, (bp_hit){i, t});
+			count++;
 		}
-	} else {
-		const bpi_box_arrays b = bpi_dense_arrays(v);
-		for (uint32_t i = 0; i < v->count; ++i) {
-			if (sweep_box(&b, s, i, &t) && bpi_query_accepts(v, filter, i)) {
-				bpi_best_offer(best, (bp_hit){i, t});
-				count++;
-			}
-		}
-	}
 	return count;
 }
 
@@ -414,45 +320,91 @@ static bool pending_visit(pending *p, float bound, bool (*visit)(bp_hit hit, voi
 	return true;
 }
 
-/// Walks the sweep's candidates in sweep order and hands each hit to visit as
-/// soon as no later candidate can enter before it. Without an index, or when
-/// the sweep does not move along the index's axis, every hit waits for the end.
+static void pending_init(pending *p)
+{
+	p->heap = p->local;
+	p->size = 0;
+	p->capacity = PENDING_LOCAL;
+}
+
+static void pending_free(pending *p)
+{
+	if (p->heap != p->local)
+		bpi_free(p->heap, p->capacity * sizeof *p->heap);
+}
+
+/// Walks the hierarchy's nodes in order of entry t (one queue per part, the
+/// nearer head first) and hands each hit to visit as soon as no node left to walk
+/// can enter before it: a node's entry t is at most that of anything under it.
+static bp_status walk_visit(const bp_view *v, const bpi_bvh_part *parts, int part_count, const sweep *s,
+	const bp_query_filter *filter, bool (*visit)(bp_hit hit, void *user), void *user)
+{
+	pending hits, nodes[2];
+	pending_init(&hits);
+	pending_init(&nodes[0]);
+	pending_init(&nodes[1]);
+	bool go = true, room = true;
+	float t;
+	for (int k = 0; k < part_count; ++k) {
+		const bpi_box_arrays root = bpi_node_arrays(parts[k].bvh, 0);
+		if (sweep_box(&root, s, 0, &t))
+			room = room && pending_push(&nodes[k], (bp_hit){bpi_bvh_ref(parts[k].bvh, 0, 0), t});
+	}
+	while (go && room && (nodes[0].size || nodes[1].size)) {
+		const int k = !nodes[0].size || (nodes[1].size && bpi_hit_before(nodes[1].heap[0], nodes[0].heap[0]));
+		const bp_hit x = pending_pop(&nodes[k]);
+		const bpi_bvh_part *part = &parts[k];
+		const bpi_view_bvh *h = part->bvh;
+		go = pending_visit(&hits, x.distance, visit, user);
+		if (!go)
+			break;
+		if (!(x.index & BPI_BVH_LEAF_BIT)) {
+			const bpi_box_arrays kids = bpi_node_arrays(h, x.index);
+			for (uint32_t c = 0; c < 2 && room; ++c)
+				if (sweep_box(&kids, s, c, &t))
+					room = pending_push(&nodes[k], (bp_hit){bpi_bvh_ref(h, x.index, c), t});
+			continue;
+		}
+		const uint32_t leaf = x.index & ~BPI_BVH_LEAF_BIT;
+		const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
+		const uint32_t *order = h->order.data + (size_t)leaf * BPI_BVH_LEAF;
+		for (uint32_t lane = 0; lane < h->leaf_size.data[leaf] && room; ++lane) {
+			const uint32_t e = order[lane];
+			if (sweep_box(&boxes, s, lane, &t) && !bpi_part_skips(part, e) && bpi_query_accepts(v, filter, e))
+				room = pending_push(&hits, (bp_hit){e, t});
+		}
+	}
+	// The rest, in order (not through pending_visit: hits at t = inf go out too).
+	while (go && room && hits.size)
+		go = visit(pending_pop(&hits), user);
+	pending_free(&hits);
+	pending_free(&nodes[0]);
+	pending_free(&nodes[1]);
+	return room ? BP_OK : BP_ERR_OUT_OF_MEMORY;
+}
+
+/// Hands each hit to visit in (t, index) order: through the hierarchy as soon as
+/// no node left can enter before it; without one, every hit waits for the end of a scan.
 static bp_status sweep_visit(const bp_view *v, const sweep *s, const bp_query_filter *filter,
 	bool (*visit)(bp_hit hit, void *user), void *user)
 {
+	bpi_bvh_part parts[2];
+	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
+	if (part_count)
+		return walk_visit(v, parts, part_count, s, filter, visit, user);
 	pending p;
-	p.heap = p.local;
-	p.size = 0;
-	p.capacity = PENDING_LOCAL;
-	bp_status status = BP_OK;
-	bool go = true;
+	pending_init(&p);
+	bool room = true, go = true;
 	float t;
-	(void)bpi_view_ensure(v, BPI_VIEW_INDEX);
-	const bpi_view_index *ix = &v->index;
-	if (ix->count && s->d[ix->axis] != 0.0f) {
-		const bpi_box_arrays b = bpi_sorted_arrays(ix);
-		const ray_run r = sweep_candidates(ix, s);
-		const bool down = s->d[ix->axis] < 0.0f;
-		for (uint32_t n = r.begin; n < r.end && go; ++n) {
-			const uint32_t j = down ? r.end - 1 - (n - r.begin) : n;
-			go = pending_visit(&p, entry_bound(ix, s, j), visit, user);
-			const uint32_t e = ix->order[j];
-			if (go && sweep_box(&b, s, j, &t) && bpi_query_accepts(v, filter, e) && !pending_push(&p, (bp_hit){e, t}))
-				status = BP_ERR_OUT_OF_MEMORY;
-			go = go && status == BP_OK;
-		}
-	} else {
-		const bpi_box_arrays b = bpi_dense_arrays(v);
-		for (uint32_t i = 0; i < v->count && status == BP_OK; ++i)
-			if (sweep_box(&b, s, i, &t) && bpi_query_accepts(v, filter, i) && !pending_push(&p, (bp_hit){i, t}))
-				status = BP_ERR_OUT_OF_MEMORY;
-	}
-	// The rest, in order (not through pending_visit: hits at t = inf go out too).
-	while (go && status == BP_OK && p.size)
+	const bpi_box_arrays b = bpi_dense_arrays(v);
+	for (uint32_t i = 0; i < v->count && room; ++i)
+		if (sweep_box(&b, s, i, &t) && bpi_query_accepts(v, filter, i))
+			room = pending_push(&p, (bp_hit){i, t});
+	while (go && room && p.size)
 		go = visit(pending_pop(&p), user);
-	if (p.heap != p.local)
-		bpi_free(p.heap, p.capacity * sizeof *p.heap);
-	return status;
+	pending_free(&p);
+	return room ? BP_OK : BP_ERR_OUT_OF_MEMORY;
 }
 
 // ---- entry points -------------------------------------------------------------

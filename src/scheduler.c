@@ -42,7 +42,6 @@ struct bpi_frames {
 	/// world gives its bytes back here.
 	bpi_budget budget;
 	bpi_build_changes changes; ///< builder thread only
-	bpi_view_index_scratch index_scratch; ///< builder thread only: the query index's sort buffers
 
 	bpi_submit_log log; ///< host thread only
 };
@@ -110,8 +109,11 @@ static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 		status = bpi_stepper_run(&fr->stepper, &f->settings, &f->soa, f->count, f->unfiltered, &changes,
 			&f->pairs, &stats, &fault);
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_VIEW);
+	// The hierarchy shares the last frame's rest when what changed is known.
+	if (status == BP_OK && changes.all && prev && (atomic_load_explicit(&prev->asked, memory_order_relaxed) & BPI_VIEW_BVH))
+		changes = bpi_build_changes_find(&fr->changes, f, prev);
 	if (status == BP_OK)
-		status = bpi_view_derive(f, prev, changes.all ? NULL : changes.list, changes.count, &fr->index_scratch,
+		status = bpi_view_derive(f, prev, changes.all ? NULL : changes.list, changes.count,
 			stats.thread_count);
 	bpi_executor_leave();
 	// The next build measures its changes from the latest frame, which this one
@@ -197,7 +199,6 @@ void bpi_frames_shutdown(bpi_frames *fr)
 	// The builder is gone; from here only releases of held views touch the pool.
 	bpi_stepper_free(&fr->stepper);
 	bpi_build_changes_free(&fr->changes);
-	bpi_view_index_scratch_free(&fr->index_scratch);
 	bpi_submit_log_free(&fr->log);
 	pthread_mutex_lock(&fr->publish);
 	bp_view *latest = fr->latest;
@@ -253,8 +254,10 @@ static bp_status snapshot(bpi_frames *fr, bp_view *f, const bpi_frame_source *sr
 	if (f->capacity != capacity)
 		f->content = 0; // new arrays: nothing kept
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_PREPARE);
-	if (!bpi_submit_log_copy(&fr->log, f, src->soa, src->count, number))
+	if (!bpi_submit_log_copy(&fr->log, f, src->soa, src->count, number)) {
 		bpi_soa_copy(&f->soa, src->soa, f->dims, src->count);
+		f->slots_kept = false;
+	}
 	f->content = number;
 	f->count = src->count;
 	f->unfiltered = src->unfiltered;
@@ -263,8 +266,7 @@ static bp_status snapshot(bpi_frames *fr, bp_view *f, const bpi_frame_source *sr
 	f->pairs.count = 0;
 	f->began_count = f->ended_count = 0;
 	f->previous = 0;
-	f->index.count = 0;
-	f->bvh.count = 0;
+	bpi_view_hierarchy_clear(&f->hierarchy);
 	atomic_store_explicit(&f->ready, 0u, memory_order_relaxed);
 	atomic_store_explicit(&f->asked, 0u, memory_order_relaxed);
 	f->adjacency_status = BP_OK;

@@ -30,6 +30,12 @@ bool bpi_submit_log_copy(const bpi_submit_log *log, bp_view *f, const bpi_soa *s
 		// Indices past the count were destroyed since.
 		bpi_soa_copy_listed(&f->soa, src, f->dims, e->list.data, e->count, count, e->bounds_only);
 	}
+	// Once every entity is in place: an index listed early may hold a later submit's entity.
+	for (uint64_t k = f->content + 1; k <= number; ++k) {
+		const bpi_submit_entry *e = &log->entry[k % BPI_SUBMIT_LOG];
+		if (!e->bounds_only)
+			bpi_view_slots_note(f, e->list.data, e->count, count);
+	}
 	return true;
 }
 

@@ -43,8 +43,8 @@ void bpi_view_free(bp_view *f)
 	bpi_budget_array_free(f->budget, &f->neighbours);
 	bpi_view_events_free(f);
 	bpi_array_free(&f->changes);
-	bpi_view_index_free(&f->index, f->dims);
-	bpi_view_bvh_free(&f->bvh);
+	bpi_view_hierarchy_free(&f->hierarchy);
+	bpi_array_free(&f->slot_dense);
 	bpi_free(f, sizeof *f);
 }
 
@@ -119,26 +119,18 @@ static bp_status build_adjacency(bp_view *f)
 	return BP_OK;
 }
 
-/// The query index, from prev's when that was made and few entities changed.
-static void make_index(bp_view *f, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
-	bpi_view_index_scratch *scratch, int threads)
+/// The hierarchy, sharing prev's rest when prev made one and `changed` lists what differs.
+static void make_hierarchy(bp_view *f, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
+	int threads)
 {
-	if (changed && prev && (atomic_load_explicit(&prev->ready, memory_order_acquire) & BPI_VIEW_INDEX)) {
-		bpi_view_index_changes changes = {&prev->index, prev->count, changed, changed_count};
-		(void)bpi_view_index_update(&f->index, scratch, &f->soa, f->count, f->dims, threads, &changes);
-	} else {
-		(void)bpi_view_index_build(&f->index, scratch, &f->soa, f->count, f->dims, threads);
-	}
-}
-
-/// Entities the hierarchy covers: none in a view so small that a scan is as fast.
-static uint32_t bvh_count(const bp_view *v)
-{
-	return v->count < BPI_VIEW_INDEX_MIN_COUNT ? 0 : v->count;
+	bpi_hierarchy_changes changes = {NULL, changed, changed_count};
+	if (changed && prev && (atomic_load_explicit(&prev->ready, memory_order_acquire) & BPI_VIEW_BVH))
+		changes.prev = &prev->hierarchy;
+	(void)bpi_view_hierarchy_make(&f->hierarchy, &changes, &f->soa, f->count, f->dims, threads);
 }
 
 bp_status bpi_view_derive(bp_view *f, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
-	bpi_view_index_scratch *index_scratch, int threads)
+	int threads)
 {
 	bool named = false;
 	bp_status status = sort_pairs(f, threads);
@@ -150,11 +142,9 @@ bp_status bpi_view_derive(bp_view *f, const bp_view *prev, const uint32_t *chang
 	// does not wait. A host that uses neither pays for neither: each is a sizeable
 	// share of a frame (perf/README.md, "Views: extras and pair events").
 	unsigned asked = atomic_load_explicit(&prev->asked, memory_order_relaxed);
-	if (asked & BPI_VIEW_INDEX)
-		make_index(f, prev, changed, changed_count, index_scratch, threads);
 	if (asked & BPI_VIEW_BVH)
-		(void)bpi_view_bvh_build(&f->bvh, &f->soa, bvh_count(f), f->dims, threads);
-	unsigned made = (asked & (BPI_VIEW_INDEX | BPI_VIEW_BVH)) | (named ? BPI_VIEW_NAMES : 0u);
+		make_hierarchy(f, prev, changed, changed_count, threads);
+	unsigned made = (asked & BPI_VIEW_BVH) | (named ? BPI_VIEW_NAMES : 0u);
 	if (asked & BPI_VIEW_ADJACENCY) {
 		// Lists that found no memory are not made: the first reader to ask tries again.
 		f->adjacency_status = build_adjacency(f);
@@ -174,15 +164,8 @@ bp_status bpi_view_ensure(const bp_view *view, unsigned what)
 	if ((ready & what) != what) {
 		pthread_mutex_lock(&v->lazy_lock);
 		ready = atomic_load_explicit(&v->ready, memory_order_relaxed);
-		if ((what & BPI_VIEW_INDEX) && !(ready & BPI_VIEW_INDEX)) {
-			bpi_view_index_scratch scratch = {0};
-			(void)bpi_view_index_build(&v->index, &scratch, &v->soa, v->count, v->dims,
-				bpi_step_threads(&v->settings, v->count));
-			bpi_view_index_scratch_free(&scratch);
-		}
 		if ((what & BPI_VIEW_BVH) && !(ready & BPI_VIEW_BVH))
-			(void)bpi_view_bvh_build(&v->bvh, &v->soa, bvh_count(v), v->dims,
-				bpi_step_threads(&v->settings, v->count));
+			make_hierarchy(v, NULL, NULL, 0, bpi_step_threads(&v->settings, v->count));
 		// What found no memory is not made: a later call tries again.
 		if ((what & BPI_VIEW_ADJACENCY) && !(ready & BPI_VIEW_ADJACENCY) &&
 			(v->adjacency_status = build_adjacency(v)) == BP_ERR_OUT_OF_MEMORY) {
@@ -192,6 +175,9 @@ bp_status bpi_view_ensure(const bp_view *view, unsigned what)
 		if ((what & BPI_VIEW_NAMES) && !(ready & BPI_VIEW_NAMES) && status == BP_OK &&
 			(status = bpi_view_names_build(v)) != BP_OK)
 			what &= ~(unsigned)BPI_VIEW_NAMES;
+		if ((what & BPI_VIEW_SLOTS) && !(ready & BPI_VIEW_SLOTS) && status == BP_OK && !v->slots_kept &&
+			(status = bpi_view_slots_build(v)) != BP_OK)
+			what &= ~(unsigned)BPI_VIEW_SLOTS;
 		if ((what & BPI_VIEW_KEYS) && !(ready & BPI_VIEW_KEYS) && status == BP_OK &&
 			(status = bpi_view_keys_build(v)) != BP_OK)
 			what &= ~(unsigned)BPI_VIEW_KEYS;

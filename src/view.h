@@ -8,8 +8,7 @@
 #include <stdatomic.h>
 #include "soa.h"
 #include "step.h"
-#include "view_bvh.h"
-#include "view_index.h"
+#include "view_hierarchy.h"
 
 /// bp_view.refs: the readers' references, plus this bit while the buffer is the
 /// latest frame. Kept apart so that a release finding no reader reference left
@@ -62,11 +61,18 @@ struct bp_view {
 	BPI_ARRAY(bp_key_pair) began_keys, ended_keys; ///< the same, as key pairs sorted by (a, b) (BPI_VIEW_KEYS)
 	size_t began_count, ended_count;
 	uint64_t previous; ///< the published frame the events are counted from; 0: none
-	bpi_view_index index; ///< spatial index for the box, point, sphere and nearest queries, and visitors of casts
-	bpi_view_bvh bvh;     ///< hierarchy for the closest and all-hits rays and box casts
+	bpi_view_hierarchy hierarchy; ///< for the rays, casts, list queries and nearest
 	bp_frame_stats stats;
 
-	// The query index and the adjacency are made by the builder when the last
+	/// Dense index by handle slot (index1 - 1), NOWHERE where none: made on first
+	/// use (BPI_VIEW_SLOTS), then kept by later submits into this buffer while
+	/// slots_kept (view_slots.c). Read only where the entity at that index has
+	/// the handle asked for.
+	BPI_ARRAY(uint32_t) slot_dense;
+	uint32_t slot_span;
+	bool slots_kept;
+
+	// The hierarchy and the adjacency are made by the builder when the last
 	// frame's were used, else by the first reader that needs them (bpi_view_ensure),
 	// and are read only once their `ready` bit is set.
 	atomic_uint ready;         ///< BPI_VIEW_* made
@@ -76,7 +82,8 @@ struct bp_view {
 };
 
 /// The extras a view makes on first use.
-enum { BPI_VIEW_INDEX = 1u, BPI_VIEW_ADJACENCY = 2u, BPI_VIEW_NAMES = 4u, BPI_VIEW_KEYS = 8u, BPI_VIEW_BVH = 16u };
+enum { BPI_VIEW_ADJACENCY = 2u, BPI_VIEW_NAMES = 4u, BPI_VIEW_KEYS = 8u, BPI_VIEW_BVH = 16u,
+	BPI_VIEW_SLOTS = 32u };
 
 /// A new, empty frame buffer of `pool`, or NULL without memory.
 bp_view *bpi_view_create(struct bpi_frames *pool, int dims);
@@ -89,12 +96,12 @@ void bpi_view_free(bp_view *view);
 /// Derives the view's extras from its (freshly found) pairs: sorts them by
 /// (lo, hi), builds the sorted key pairs, the pairs begun and ended since
 /// `prev` (NULL: none before) and, those of prev's that a reader asked for, the
-/// adjacency and the query index (which may fail to build for lack of memory:
-/// queries then scan), updated from prev's when `changed` lists what differs
-/// from prev's snapshot (NULL: built afresh). On error the view must not be
-/// published. Builder thread only.
+/// adjacency and the query hierarchy (which may fail to build for lack of
+/// memory: queries then scan), sharing prev's rest when `changed` lists what
+/// differs from prev's snapshot (NULL: built afresh). On error the view must not
+/// be published. Builder thread only.
 bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
-	bpi_view_index_scratch *index_scratch, int threads);
+	int threads);
 
 /// The pairs begun and ended since `prev` (NULL: every pair began). When prev's
 /// layout differs it names both frames' pairs by handle (view->names, and prev's
@@ -106,8 +113,15 @@ bp_status bpi_view_names_build(bp_view *view);
 bp_status bpi_view_keys_build(bp_view *view);
 void bpi_view_events_free(bp_view *view);
 
+/// The slot table of bp_view_dense_index: sets it for the listed indices below
+/// `count` (their entities' slots now lead there) while it is kept; a table that
+/// cannot grow is no longer kept. Host thread, on submit into this buffer.
+void bpi_view_slots_note(bp_view *view, const uint32_t *list, uint32_t listed, uint32_t count);
+/// The slot table afresh, under the view's lazy lock.
+bp_status bpi_view_slots_build(bp_view *view);
+
 /// Makes the extras `what` (BPI_VIEW_* bits) that nobody has made yet, under the
-/// view's lock, and notes that they were asked for. A query index that finds no
+/// view's lock, and notes that they were asked for. A hierarchy that finds no
 /// memory leaves the queries scanning; the adjacency's status is returned (BP_OK
 /// when not asked for). Any reader thread.
 bp_status bpi_view_ensure(const bp_view *view, unsigned what);

@@ -6,7 +6,7 @@
 set -euo pipefail
 library=$1
 include=$2
-declared=$(cat "$include"/broadphase/{base,types,world,frame,cell_grid}.h | grep -v "^#" |
+declared=$(cat "$include"/broadphase/{base,types,world,frame,cell_grid,trace}.h | grep -v "^#" |
 	tr '\n' ' ' | grep -oE 'BP_API [^;(]*\(' | sed -E 's/.*[ *]([a-z_0-9]+)\($/\1/' | sort -u)
 exported=$(nm -D --defined-only "$library" | awk '{print $3}' | sort -u)
 missing=$(comm -23 <(printf '%s\n' "$declared") <(printf '%s\n' "$exported"))

@@ -37,7 +37,8 @@ endif()
 
 # The differential history engine (tests/fuzz/history.c) as a plain program: the scripted
 # reproductions, the fuzz_history corpus, then random seeds (BP_HISTORY_SEEDS; tests/fuzz/README.md).
-add_executable(history_soak ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/history_soak.c ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/history.c)
+add_executable(history_soak ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/history_soak.c ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/history.c
+  ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/history_trace.c)
 target_link_libraries(history_soak PRIVATE broadphase_static bp_warnings bp_sanitize)
 add_test(NAME history_soak COMMAND history_soak --corpus ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/fuzz_history)
 set_tests_properties(history_soak PROPERTIES TIMEOUT 900 LABELS history)

@@ -7,89 +7,7 @@
 #include <string.h>
 
 #include "oracle.h"
-
-/// memcmp that accepts NULL pointers for zero lengths (views and buffers may hold NULL then).
-static bool same_bytes(const void *a, const void *b, size_t n)
-{
-	return n == 0 || memcmp(a, b, n) == 0;
-}
-
-// ---- brute force over oracle_box (array of structs: shares nothing with the view) ----
-
-static size_t bf_box(const oracle_box *b, uint32_t n, int dims, const float *lo, const float *hi, uint32_t *out)
-{
-	size_t count = 0;
-	for (uint32_t i = 0; i < n; ++i) {
-		bool hit = true;
-		for (int k = 0; k < dims; ++k)
-			hit = hit && b[i].min[k] <= hi[k] && lo[k] <= b[i].max[k];
-		if (hit)
-			out[count++] = i;
-	}
-	return count;
-}
-
-static float bf_distance2(const oracle_box *b, int dims, const float *p)
-{
-	float d2 = 0;
-	for (int k = 0; k < dims; ++k) {
-		float g = 0;
-		if (p[k] < b->min[k])
-			g = b->min[k] - p[k];
-		else if (p[k] > b->max[k])
-			g = p[k] - b->max[k];
-		d2 += g * g;
-	}
-	return d2;
-}
-
-static size_t bf_sphere(const oracle_box *b, uint32_t n, int dims, const float *c, float r, uint32_t *out)
-{
-	size_t count = 0;
-	for (uint32_t i = 0; i < n; ++i)
-		if (bf_distance2(&b[i], dims, c) <= r * r)
-			out[count++] = i;
-	return count;
-}
-
-/// Every hit of the ray, sorted by (t, index). The interval of t inside each slab,
-/// intersected with [0, max_t]; an axis with d = 0 needs the origin inside the slab.
-static size_t bf_ray(const oracle_box *b, uint32_t n, int dims, const float *o, const float *d, float max_t,
-	bp_hit *out)
-{
-	size_t count = 0;
-	for (uint32_t i = 0; i < n; ++i) {
-		float enter = 0, leave = max_t;
-		bool hit = true;
-		for (int k = 0; k < dims && hit; ++k) {
-			if (d[k] == 0) {
-				hit = o[k] >= b[i].min[k] && o[k] <= b[i].max[k];
-				continue;
-			}
-			float ta = (b[i].min[k] - o[k]) / d[k], tb = (b[i].max[k] - o[k]) / d[k];
-			enter = fmaxf(enter, fminf(ta, tb));
-			leave = fminf(leave, fmaxf(ta, tb));
-			hit = enter <= leave;
-		}
-		if (hit)
-			out[count++] = (bp_hit){i, enter};
-	}
-	qsort(out, count, sizeof *out, oracle_compare_hits);
-	return count;
-}
-
-static size_t bf_nearest(const oracle_box *b, uint32_t n, int dims, const float *p, uint32_t k, bp_hit *out)
-{
-	bp_hit *all = malloc((n ? n : 1) * sizeof *all);
-	for (uint32_t i = 0; i < n; ++i)
-		all[i] = (bp_hit){i, bf_distance2(&b[i], dims, p)};
-	qsort(all, n, sizeof *all, oracle_compare_hits);
-	size_t count = k < n ? k : n;
-	for (size_t i = 0; i < count; ++i)
-		out[i] = (bp_hit){all[i].index, sqrtf(all[i].distance)};
-	free(all);
-	return count;
-}
+#include "query_oracle.h"
 
 static bool pair_in(const oracle_pairs *p, uint32_t a, uint32_t b)
 {
@@ -127,89 +45,6 @@ static void random_scene(oracle_box *boxes, uint32_t n, int dims, bool snap, uin
 				boxes[i].max[k] = boxes[i].min[k];
 		}
 	}
-}
-
-static void check_box_query(const bp_view *v, const oracle_box *boxes, uint32_t n, int dims, const float *lo,
-	const float *hi, bool point)
-{
-	uint32_t *want = malloc((n + 1) * sizeof *want), *got = malloc((n + 1) * sizeof *got);
-	size_t want_n = bf_box(boxes, n, dims, lo, hi, want), got_n = 0;
-	bp_status status = point ? bp_view_query_point(v, lo, got, n + 1, &got_n)
-	                         : bp_view_query_aabb(v, lo, hi, got, n + 1, &got_n);
-	cr_assert_eq(status, BP_OK);
-	cr_assert_eq(got_n, want_n, "%s query: %zu hits, brute force %zu", point ? "point" : "box", got_n, want_n);
-	cr_assert(same_bytes(got, want, want_n * sizeof *got));
-	free(want);
-	free(got);
-}
-
-static void check_queries(const bp_view *v, const oracle_box *boxes, uint32_t n, int dims, bool snap, uint64_t seed)
-{
-	test_rng rng = {seed};
-	float world = dims == 2 ? sqrtf((float)n) * 2.5f : cbrtf((float)n) * 2.5f;
-	uint32_t *want = malloc((n + 1) * sizeof *want), *got = malloc((n + 1) * sizeof *got);
-	bp_hit *want_hits = malloc((n + 8) * sizeof *want_hits), *got_hits = malloc((n + 8) * sizeof *got_hits);
-	for (int q = 0; q < 40; ++q) {
-		float lo[3], hi[3], ext[3], p[3], d[3];
-		test_rng_vec(&rng, lo, dims, -2, world + 2, snap);
-		test_rng_vec(&rng, ext, dims, 0, 4, snap);
-		for (int k = 0; k < dims; ++k)
-			hi[k] = lo[k] + ext[k];
-		check_box_query(v, boxes, n, dims, lo, hi, false);
-		test_rng_vec(&rng, p, dims, -1, world + 1, snap);
-		check_box_query(v, boxes, n, dims, p, p, true);
-
-		float radius = snap ? (float)test_rng_below(&rng, 4) : test_rng_float(&rng, 0, 4);
-		size_t want_n = bf_sphere(boxes, n, dims, p, radius, want), got_n = 0;
-		cr_assert_eq(bp_view_query_sphere(v, p, radius, got, n + 1, &got_n), BP_OK);
-		cr_assert_eq(got_n, want_n, "sphere: %zu vs %zu", got_n, want_n);
-		cr_assert(same_bytes(got, want, want_n * sizeof *got));
-
-		// Rays: random directions, with some components zeroed (axis-parallel rays).
-		test_rng_vec(&rng, p, dims, -3, world + 3, false);
-		test_rng_vec(&rng, d, dims, -1, 1, false);
-		for (int k = 0; k < dims; ++k)
-			if (test_rng_below(&rng, 3) == 0)
-				d[k] = 0;
-		float max_t = test_rng_below(&rng, 2) ? INFINITY : test_rng_float(&rng, 0, world);
-		size_t want_hits_n = bf_ray(boxes, n, dims, p, d, max_t, want_hits), got_hits_n = 0;
-		cr_assert_eq(bp_view_raycast_all(v, p, d, max_t, got_hits, n + 8, &got_hits_n), BP_OK);
-		cr_assert_eq(got_hits_n, want_hits_n, "ray: %zu vs %zu hits", got_hits_n, want_hits_n);
-		for (size_t i = 0; i < want_hits_n; ++i) {
-			cr_assert_eq(got_hits[i].index, want_hits[i].index, "ray hit %zu", i);
-			cr_assert_eq(got_hits[i].distance, want_hits[i].distance);
-		}
-		bp_hit closest;
-		bool found;
-		cr_assert_eq(bp_view_raycast_closest(v, p, d, max_t, &closest, &found), BP_OK);
-		cr_assert_eq(found, want_hits_n > 0);
-		if (found) {
-			cr_assert_eq(closest.index, want_hits[0].index);
-			cr_assert_eq(closest.distance, want_hits[0].distance);
-		}
-		// A short buffer gets the nearest hits and the full count.
-		if (want_hits_n > 2) {
-			cr_assert_eq(bp_view_raycast_all(v, p, d, max_t, got_hits, 2, &got_hits_n), BP_ERR_OUT_OF_RANGE);
-			cr_assert_eq(got_hits_n, want_hits_n);
-			cr_assert_eq(got_hits[0].index, want_hits[0].index);
-			cr_assert_eq(got_hits[1].index, want_hits[1].index);
-		}
-
-		uint32_t ks[] = {0, 1, 7, n + 3};
-		uint32_t k = ks[q % 4];
-		test_rng_vec(&rng, p, dims, -2, world + 2, snap);
-		want_n = bf_nearest(boxes, n, dims, p, k, want_hits);
-		cr_assert_eq(bp_view_query_nearest(v, p, k, got_hits, &got_n), BP_OK);
-		cr_assert_eq(got_n, want_n, "k=%u: %zu vs %zu", k, got_n, want_n);
-		for (size_t i = 0; i < want_n; ++i) {
-			cr_assert_eq(got_hits[i].index, want_hits[i].index, "nearest %zu of k=%u", i, k);
-			cr_assert_eq(got_hits[i].distance, want_hits[i].distance);
-		}
-	}
-	free(want);
-	free(got);
-	free(want_hits);
-	free(got_hits);
 }
 
 static double sum_indices(double acc, uint32_t neighbour, void *user)
@@ -274,11 +109,11 @@ static void check_pair_queries(const bp_view *v, const oracle_pairs *want, uint3
 		size_t list_n;
 		cr_assert_eq(bp_view_neighbours(v, e, &list, &list_n), BP_OK);
 		cr_assert_eq(list_n, m, "entity %u: %zu neighbours, oracle %zu", e, list_n, m);
-		cr_assert(same_bytes(list, expect, m * sizeof *list), "entity %u neighbours", e);
+		cr_assert(oracle_same_bytes(list, expect, m * sizeof *list), "entity %u neighbours", e);
 		collected c = {seen, 0};
 		cr_assert_eq(bp_view_for_each_neighbour(v, e, collect, &c), BP_OK);
 		cr_assert_eq(c.count, m);
-		cr_assert(same_bytes(seen, expect, m * sizeof *seen));
+		cr_assert(oracle_same_bytes(seen, expect, m * sizeof *seen));
 		double reduced = -1;
 		cr_assert_eq(bp_view_reduce_neighbours(v, e, sum_indices, NULL, 0.5, &reduced), BP_OK);
 		cr_assert_eq(reduced, sum + 0.5);
@@ -309,7 +144,7 @@ static void run_random(int dims, bool snap, uint32_t n, uint64_t seed)
 		cr_assert_eq(stats.pair_count, want.count);
 		cr_assert(a == BP_ALGO_AUTO || stats.algorithm == (bp_algorithm)a);
 		check_pair_queries(v, &want, n, seed + a);
-		check_queries(v, boxes, n, dims, snap, seed * 31 + a);
+		oracle_check_view_queries(v, boxes, n, dims, snap, seed * 31 + a);
 		bp_view_release(v);
 		bp_world_destroy(w);
 	}
@@ -360,8 +195,8 @@ Test(query, pair_events_follow_the_oracle, .timeout = 120)
 		cr_assert_eq(bp_view_pair_events(v, began, n * n, &got_b, ended, n * n, &got_e), BP_OK);
 		cr_assert_eq(got_b, want_b, "frame %d began %zu vs %zu", frame, got_b, want_b);
 		cr_assert_eq(got_e, want_e, "frame %d ended %zu vs %zu", frame, got_e, want_e);
-		cr_assert(same_bytes(began, want_began, want_b * sizeof *began));
-		cr_assert(same_bytes(ended, want_ended, want_e * sizeof *ended));
+		cr_assert(oracle_same_bytes(began, want_began, want_b * sizeof *began));
+		cr_assert(oracle_same_bytes(ended, want_ended, want_e * sizeof *ended));
 		if (want_b > 1) { // a short buffer reports the full counts
 			cr_assert_eq(bp_view_pair_events(v, began, 1, &got_b, NULL, 0, &got_e), BP_ERR_OUT_OF_RANGE);
 			cr_assert_eq(got_b, want_b);
@@ -547,16 +382,16 @@ static void clustered_scene(oracle_box *boxes, uint32_t n, int dims, bool snap, 
 static void check_sphere_query(const bp_view *v, const oracle_box *boxes, uint32_t n, int dims, const float *c,
 	float r, uint32_t *want, uint32_t *got)
 {
-	size_t want_n = bf_sphere(boxes, n, dims, c, r, want), got_n = 0;
+	size_t want_n = oracle_query_sphere(boxes, n, dims, c, r, want), got_n = 0;
 	cr_assert_eq(bp_view_query_sphere(v, c, r, got, n + 1, &got_n), BP_OK);
 	cr_assert_eq(got_n, want_n, "sphere r=%g: %zu vs %zu", (double)r, got_n, want_n);
-	cr_assert(same_bytes(got, want, want_n * sizeof *got));
+	cr_assert(oracle_same_bytes(got, want, want_n * sizeof *got));
 }
 
 static void check_ray_query(const bp_view *v, const oracle_box *boxes, uint32_t n, int dims, const float *o,
 	const float *d, float max_t, bp_hit *want, bp_hit *got)
 {
-	size_t want_n = bf_ray(boxes, n, dims, o, d, max_t, want), got_n = 0;
+	size_t want_n = oracle_query_ray(boxes, n, dims, o, d, max_t, want), got_n = 0;
 	cr_assert_eq(bp_view_raycast_all(v, o, d, max_t, got, n + 8, &got_n), BP_OK);
 	cr_assert_eq(got_n, want_n, "ray: %zu vs %zu hits", got_n, want_n);
 	for (size_t i = 0; i < want_n; ++i)
@@ -573,7 +408,7 @@ static void check_ray_query(const bp_view *v, const oracle_box *boxes, uint32_t 
 static void check_nearest_query(const bp_view *v, const oracle_box *boxes, uint32_t n, int dims, const float *p,
 	uint32_t k, bp_hit *want, bp_hit *got)
 {
-	size_t want_n = bf_nearest(boxes, n, dims, p, k, want), got_n = 0;
+	size_t want_n = oracle_query_nearest(boxes, n, dims, p, k, want), got_n = 0;
 	cr_assert_eq(bp_view_query_nearest(v, p, k, got, &got_n), BP_OK);
 	cr_assert_eq(got_n, want_n);
 	for (size_t i = 0; i < want_n; ++i)
@@ -596,17 +431,14 @@ static void run_large(int dims, bool snap, bool huge, uint64_t seed)
 	bp_world *w = test_world_from_boxes(boxes, n, dims, BP_ALGO_AUTO, 2);
 	bp_view *v = NULL;
 	cr_assert_eq(bp_frame_step(w, &v), BP_OK, "%s", bp_world_last_error(w));
-	cr_assert(!(atomic_load(&v->ready) & (BPI_VIEW_INDEX | BPI_VIEW_BVH)), "an index before any query asked for one");
+	cr_assert(!(atomic_load(&v->ready) & BPI_VIEW_BVH), "a hierarchy before any query asked for one");
 	const float nowhere[3] = {-1e5f, -1e5f, -1e5f};
 	uint32_t first[1];
 	size_t first_n;
 	cr_assert_eq(bp_view_query_point(v, nowhere, first, 1, &first_n), BP_OK);
-	cr_assert_eq(v->bvh.count, n, "the first query made no hierarchy");
-	// The visitors walk the sorted-axis index instead.
+	cr_assert(v->hierarchy.rest && v->hierarchy.rest->bvh.count == n, "the first query made no hierarchy");
+	// The visitors walk the same hierarchy.
 	cr_assert_eq(bp_view_visit_aabb(v, nowhere, nowhere, NULL, count_visit, &first_n), BP_OK);
-	cr_assert_eq(v->index.count, n, "the first visitor made no query index");
-	if (!huge) // the index cuts a run: most boxes cannot reach a small query
-		cr_assert_lt(v->index.extent, 11.0f);
 	uint32_t *want = malloc((n + 1) * sizeof *want), *got = malloc((n + 1) * sizeof *got);
 	bp_hit *want_hits = malloc((n + 8) * sizeof *want_hits), *got_hits = malloc((n + 8) * sizeof *got_hits);
 	test_rng rng = {seed * 7 + 1};
@@ -618,7 +450,7 @@ static void run_large(int dims, bool snap, bool huge, uint64_t seed)
 		test_rng_vec(&rng, ext, dims, 0, 6, snap);
 		for (int k = 0; k < dims; ++k)
 			hi[k] = lo[k] + ext[k];
-		check_box_query(v, boxes, n, dims, lo, hi, false);
+		oracle_check_box_query(v, boxes, n, dims, lo, hi, false);
 		int face = (int)test_rng_below(&rng, (uint32_t)dims);
 		for (int k = 0; k < dims; ++k) {
 			lo[k] = e->min[k] - 0.5f;
@@ -626,13 +458,13 @@ static void run_large(int dims, bool snap, bool huge, uint64_t seed)
 		}
 		float keep_lo = lo[face], keep_hi = hi[face];
 		lo[face] = hi[face] = e->max[face]; // touches e's max face (a zero-width slab)
-		check_box_query(v, boxes, n, dims, lo, hi, false);
+		oracle_check_box_query(v, boxes, n, dims, lo, hi, false);
 		lo[face] = keep_lo;
 		hi[face] = e->min[face]; // ends exactly on e's min face
-		check_box_query(v, boxes, n, dims, lo, hi, false);
+		oracle_check_box_query(v, boxes, n, dims, lo, hi, false);
 		hi[face] = keep_hi;
-		check_box_query(v, boxes, n, dims, e->max, e->max, true); // a corner is in the closed box
-		check_box_query(v, boxes, n, dims, e->min, e->min, true);
+		oracle_check_box_query(v, boxes, n, dims, e->max, e->max, true); // a corner is in the closed box
+		oracle_check_box_query(v, boxes, n, dims, e->min, e->min, true);
 
 		// Far outside the scene: nothing, and nearest walks in from one end.
 		float far = (q % 2 ? 1 : -1) * 1e5f;
@@ -640,7 +472,7 @@ static void run_large(int dims, bool snap, bool huge, uint64_t seed)
 			lo[k] = far + (float)q;
 			hi[k] = lo[k] + 10;
 		}
-		check_box_query(v, boxes, n, dims, lo, hi, false);
+		oracle_check_box_query(v, boxes, n, dims, lo, hi, false);
 
 		check_sphere_query(v, boxes, n, dims, e->max, 0, want, got); // touching at zero radius
 		test_rng_vec(&rng, p, dims, -10, 210, snap);
@@ -673,31 +505,32 @@ static void run_large(int dims, bool snap, bool huge, uint64_t seed)
 	}
 	// Everything, in full and through a short buffer (the lowest indices, ascending).
 	float all_lo[3] = {-1e6f, -1e6f, -1e6f}, all_hi[3] = {1e6f, 1e6f, 1e6f};
-	check_box_query(v, boxes, n, dims, all_lo, all_hi, false);
+	oracle_check_box_query(v, boxes, n, dims, all_lo, all_hi, false);
 	for (int q = 0; q < 8; ++q) {
 		float lo[3], hi[3];
 		test_rng_vec(&rng, lo, dims, 0, 200, snap);
 		for (int k = 0; k < dims; ++k)
 			hi[k] = lo[k] + 30;
-		size_t want_n = bf_box(boxes, n, dims, lo, hi, want), got_n = 0;
+		size_t want_n = oracle_query_box(boxes, n, dims, lo, hi, want), got_n = 0;
 		if (want_n < 4)
 			continue;
 		size_t short_n = want_n / 3;
 		cr_assert_eq(bp_view_query_aabb(v, lo, hi, got, short_n, &got_n), BP_ERR_OUT_OF_RANGE);
 		cr_assert_eq(got_n, want_n);
-		cr_assert(same_bytes(got, want, short_n * sizeof *got), "short buffer: not the lowest indices");
+		cr_assert(oracle_same_bytes(got, want, short_n * sizeof *got), "short buffer: not the lowest indices");
 		cr_assert_eq(bp_view_query_sphere(v, lo, 20, got, short_n, &got_n),
-			bf_sphere(boxes, n, dims, lo, 20, want) > short_n ? BP_ERR_OUT_OF_RANGE : BP_OK);
-		cr_assert(same_bytes(got, want, BP_MIN(short_n, got_n) * sizeof *got));
+			oracle_query_sphere(boxes, n, dims, lo, 20, want) > short_n ? BP_ERR_OUT_OF_RANGE : BP_OK);
+		cr_assert(oracle_same_bytes(got, want, BP_MIN(short_n, got_n) * sizeof *got));
 	}
 	free(want);
 	free(got);
 	free(want_hits);
 	free(got_hits);
 	bp_view_release(v);
-	// This frame's index was asked for: the builder makes the next one's.
+	// This frame's hierarchy was asked for: the builder makes the next one's.
 	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
-	cr_assert((atomic_load(&v->ready) & BPI_VIEW_INDEX) && v->index.count == n, "the builder made no query index");
+	cr_assert((atomic_load(&v->ready) & BPI_VIEW_BVH) && v->hierarchy.rest && v->hierarchy.rest->bvh.count == n,
+		"the builder made no hierarchy");
 	bp_view_release(v);
 	bp_world_destroy(w);
 	free(boxes);

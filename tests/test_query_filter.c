@@ -461,7 +461,7 @@ static void run_random(int dims, uint32_t n, bool snap, float crowd, uint64_t se
 	free_scene(&s);
 }
 
-// 400 entities get the view's sorted-axis index, 120 are scanned.
+// 400 entities get the view's hierarchy, 120 are scanned.
 Test(query_filter, random_2d, .timeout = 300)
 {
 	for (uint64_t seed = 1; seed <= 24; ++seed)

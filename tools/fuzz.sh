@@ -3,7 +3,7 @@
 # Long libFuzzer runs. Builds the fuzz targets (clang, BP_FUZZ=ON) in build/fuzz and runs one
 # with a persistent corpus in build/fuzz/corpus-TARGET, seeded from tests/fuzz/corpus/TARGET.
 # Usage: tools/fuzz.sh TARGET [SECONDS] [-- extra libFuzzer flags]
-#   TARGET   fuzz_scene | fuzz_api | fuzz_pairs | fuzz_history
+#   TARGET   fuzz_scene | fuzz_api | fuzz_pairs | fuzz_history | fuzz_trace
 #   SECONDS  total time (default 600)
 # BP_FUZZ_JOBS (default: the number of cores) parallel jobs and workers. Crashes, timeouts
 # and leaks are saved as build/fuzz/run-TARGET/{crash,timeout,leak,oom}-*; the exit status is
@@ -13,9 +13,9 @@ cd "$(dirname "$0")/.."
 
 target=${1:-}
 case $target in
-fuzz_scene | fuzz_api | fuzz_pairs | fuzz_history) ;;
+fuzz_scene | fuzz_api | fuzz_pairs | fuzz_history | fuzz_trace) ;;
 *)
-	echo "usage: tools/fuzz.sh fuzz_scene|fuzz_api|fuzz_pairs|fuzz_history [SECONDS] [-- libFuzzer flags]" >&2
+	echo "usage: tools/fuzz.sh fuzz_scene|fuzz_api|fuzz_pairs|fuzz_history|fuzz_trace [SECONDS] [-- libFuzzer flags]" >&2
 	exit 1
 	;;
 esac

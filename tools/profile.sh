@@ -24,7 +24,7 @@
 #   merge    *merge* compare_pairs bp_pairs_sort                       (chunk buffers into one array,
 #                                                                     canonical order when asked)
 #   view     sort_pairs counting_pass build_adjacency build_keys build_events key_difference
-#            bpi_view_index_* gather                                  (scheduler only: bp frames)
+#            bpi_view_bvh_* bpi_view_hierarchy_* gather               (scheduler only: bp frames)
 #   tool     bp_scene_* scenefile_* cli_* bp_world_create_entities bpi_world_check_box
 #            bp_pairs_checksum bp_splitmix64 strto* *printf*          (bp itself: load, checksum)
 #   openmp   anything in libgomp (workers waiting at barriers: OMP_WAIT_POLICY=active spins)
@@ -126,7 +126,7 @@ function stage(dso, sym) {
 	if (sym ~ /^(bpi_scene_of_soa|bpi_soa_copy|snapshot)$/) return "prepare"
 	if (sym ~ /merge/ || sym ~ /^(compare_pairs|bp_pairs_sort)$/) return "merge"
 	if (sym ~ /^(sort_pairs|counting_pass|build_adjacency|build_keys|build_events|key_difference|gather)$/ ||
-		sym ~ /^bpi_view_index_/) return "view"
+		sym ~ /^bpi_view_(bvh|hierarchy)_/) return "view"
 	if (sym ~ /^(bp_scene_|scenefile_|cli_|strto|bp_world_create_entities|bpi_world_check_box|bp_pairs_checksum|bp_splitmix64)/ ||
 		sym ~ /printf/) return "tool"
 	if (sym ~ /^(find_chunk|brute_rows|sap_corner_ok|table_row|bpi_pair_push)$/ || sym ~ /sweep/ ||

@@ -8,5 +8,6 @@
 #include "world.h"
 #include "frame.h"
 #include "cell_grid.h"
+#include "trace.h"
 
 #endif

@@ -229,8 +229,9 @@ enum {
 #define BP_QUERY_NO_EXCLUDE UINT32_MAX
 
 /// Which entities a query sees. An entity e is accepted iff it passes the layer
-/// test, the bit of e's kind is in `kinds`, e != exclude, and then, tested last,
-/// accept is NULL or accept(e, user) returns true. The layer test is the AND rule
+/// test, the bit of e's kind is in `kinds`, e != exclude, e's handle is not
+/// exclude_entity, and then, tested last, accept is NULL or accept(e, user)
+/// returns true. The layer test is the AND rule
 /// of pairs with the query as the other party,
 ///     (filter.category & e.mask) != 0 && (e.category & filter.mask) != 0,
 /// except that a filter whose category and mask are both all bits (UINT32_MAX, as
@@ -253,6 +254,10 @@ typedef struct bp_query_filter {
 	uint32_t exclude;
 	bool (*accept)(uint32_t entity, void *user); ///< optional last test. Default NULL.
 	void *user;                                  ///< passed to accept. Default NULL.
+	/// An entity the query never returns, by handle (the caster, which the host
+	/// knows by handle while its dense index moves), or the null handle {0, 0}.
+	/// Default null.
+	bp_entity exclude_entity;
 } bp_query_filter;
 
 /// All bits in category and mask (no layer test), both kinds, nothing excluded, no
@@ -280,6 +285,26 @@ BP_API bp_status bp_view_raycast_all_filtered(const bp_view *view, const float *
 /// entities (fewer when fewer are accepted).
 BP_API bp_status bp_view_query_nearest_filtered(const bp_view *view, const float *point, uint32_t k,
 	const bp_query_filter *filter, bp_hit *out, size_t *count);
+
+/// One ray of a batch: origin + t * dir, 0 <= t <= max_t (z ignored in 2D).
+typedef struct bp_ray {
+	float origin[3];
+	float dir[3];
+	float max_t;
+} bp_ray;
+
+/// bp_hit.index of a batch's ray that hit nothing (its distance is INFINITY).
+#define BP_HIT_NONE UINT32_MAX
+
+/// The closest hit of each ray, as bp_view_raycast_closest_filtered finds it,
+/// into out[i] for rays[i] (BP_HIT_NONE when it hits nothing). The rays run on
+/// the world's executor and thread count as of the frame's submit, from the
+/// calling thread (the library's workers belong to the thread that calls);
+/// the answers do not depend on the thread count. The filter's accept, if any,
+/// is called from those threads at once. Every ray is checked first: on error
+/// (that of the first bad ray, as the single form reports it) nothing is written.
+BP_API bp_status bp_view_raycast_closest_batch(const bp_view *view, const bp_ray *rays, size_t count,
+	const bp_query_filter *filter, bp_hit *out);
 
 /// Calls visit(entity, user) for each accepted entity whose box overlaps the
 /// closed box [min, max], each once, in index order (not ascending), until
@@ -320,6 +345,14 @@ BP_API bp_status bp_view_boxcast_all(const bp_view *view, const float *min, cons
 /// bp_view_visit_ray for a box cast: hits in the order of bp_view_boxcast_all.
 BP_API bp_status bp_view_visit_boxcast(const bp_view *view, const float *min, const float *max, const float *dir,
 	float max_t, const bp_query_filter *filter, bool (*visit)(bp_hit hit, void *user), void *user);
+
+/// The dense index of `entity` in this view: BP_OK and *out, or
+/// BP_ERR_STALE_HANDLE when the entity was not alive at this frame's submit
+/// (destroyed before it, created after it, or null). The first call on a view
+/// makes a table by handle slot, O(entities); later submits into the same
+/// frame buffer keep it for what they changed, so a reader that looks up
+/// handles every frame pays for what changed. Any thread holding the view.
+BP_API bp_status bp_view_dense_index(const bp_view *view, bp_entity entity, uint32_t *out);
 
 /// True when dense entities a and b form a pair in this frame (binary search in
 /// the sorted pairs). False for out-of-range indices.

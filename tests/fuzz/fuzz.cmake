@@ -25,7 +25,7 @@ target_include_directories(bp_fuzz_scene PUBLIC ${PROJECT_SOURCE_DIR}/tools/scen
 target_compile_options(bp_fuzz_scene PRIVATE ${BP_FUZZ_FLAGS} -fsanitize=fuzzer-no-link)
 target_link_libraries(bp_fuzz_scene PUBLIC bp_fuzz_lib PRIVATE bp_output bp_warnings)
 
-foreach(target fuzz_scene fuzz_api fuzz_pairs fuzz_history)
+foreach(target fuzz_scene fuzz_api fuzz_pairs fuzz_history fuzz_trace)
   add_executable(${target} ${CMAKE_CURRENT_LIST_DIR}/${target}.c)
   target_compile_options(${target} PRIVATE ${BP_FUZZ_FLAGS} -fsanitize=fuzzer)
   target_link_options(${target} PRIVATE -fsanitize=fuzzer,address,undefined)
@@ -38,4 +38,4 @@ endforeach()
 target_link_libraries(fuzz_scene PRIVATE bp_fuzz_scene)
 # fuzz_history: the history engine of tests/fuzz/history.c (history_soak in extra.cmake is its ctest).
 target_sources(fuzz_history PRIVATE ${CMAKE_CURRENT_LIST_DIR}/history.c)
-add_custom_target(fuzz DEPENDS fuzz_scene fuzz_api fuzz_pairs fuzz_history)
+add_custom_target(fuzz DEPENDS fuzz_scene fuzz_api fuzz_pairs fuzz_history fuzz_trace)

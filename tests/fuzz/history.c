@@ -11,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-// Test hooks of the library (src/step.h, src/incremental.h), as tests/common uses them: steps of
-// any size on every thread asked for, and settling in worlds of fewer than 1,024 entities.
+// Test hooks of the library (src/step.h, src/incremental.h, src/view_hierarchy.h), as tests/common
+// uses them: steps of any size on every thread asked for, settling in worlds of fewer than 1,024
+// entities, and query hierarchies in small views whose shared part is kept or rebuilt at will.
 void bpi_set_serial_step_entities(uint32_t count);
 void bpi_set_settle_min(uint32_t count);
+void bpi_set_hierarchy_rules(uint32_t count, uint32_t share);
 
 static const char *const code_names[OP_COUNT] = {"create", "create_bulk", "destroy", "destroy_bulk", "move",
 	"move_bulk", "teleport", "face", "attr", "step", "frame_step", "submit", "acquire", "release", "config"};
@@ -74,6 +76,8 @@ static const float extent_special[15] = {0, 0, 0, FLT_MAX, 3e38f, 1e38f, 1e20f, 
 static const float margin_table[16] = {0, 0, 0, 0, 0.5f, 1, 4, 100, 1e6f, 1e20f, 1e38f, 1.5e38f, 3e38f, FLT_MAX,
 	0.1f, 0.25f};
 static const uint8_t settle_table[4] = {0, 1, 4, 16};
+/// hist_config.hierarchy: {views below this get none, the rest is rebuilt past 1 / this out of date}.
+static const uint32_t hierarchy_rules[4][2] = {{256, 16}, {0, 1}, {1, 16}, {8, 3}};
 
 /// A coordinate (or extent) from 16 bits: the top 16 values are special (0xFFFF: raw float),
 /// the others follow the profile: integers 0..grid, decimals 0..grid by 0.1, or wide floats.
@@ -106,7 +110,7 @@ static void io_config(codec *c, hist_config *g)
 		b[1] = (uint8_t)(g->threads + 9 * g->executor), b[2] = (uint8_t)(m | s << 4);
 		b[3] = (uint8_t)((g->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL ? 1 : 0) | (g->debug_flags & 3) << 2 |
 			(g->debug_flags & BP_DEBUG_ALWAYS_FULL ? 0xF0 : 0));
-		b[4] = (uint8_t)(g->grid - 4), b[5] = (uint8_t)((g->algo_target ? g->algo_target + 7 : 0) |
+		b[4] = (uint8_t)((g->grid - 4) | g->hierarchy << 6), b[5] = (uint8_t)((g->algo_target ? g->algo_target + 7 : 0) |
 			(g->algo_plain ? g->algo_plain + 7 : 0) << 4);
 		b[6] = (uint8_t)(g->period[0] - 8), b[7] = (uint8_t)(g->period[1] - 8);
 	}
@@ -118,6 +122,7 @@ static void io_config(codec *c, hist_config *g)
 		.profile = (b[0] >> 5) & 3, .threads_on_small = b[0] >> 7, .threads = b[1] % 9,
 		.executor = (uint8_t)((b[1] / 9) % 3), .margin = margin_table[b[2] & 15],
 		.settle_min = settle_table[(b[2] >> 4) & 3], .grid = (uint8_t)(4 + b[4] % 64),
+		.hierarchy = b[4] >> 6,
 		.algo_target = (b[5] & 15) < 8 ? 0 : (b[5] & 15) - 7, .algo_plain = (b[5] >> 4) < 8 ? 0 : (b[5] >> 4) - 7,
 		.period = {(float)(8 + b[6] % 57), (float)(8 + b[7] % 57), (float)(8 + b[6] % 57)}};
 	g->debug_flags = (uint8_t)(((b[3] & 3) ? BP_DEBUG_ALWAYS_INCREMENTAL : 0) | ((b[3] >> 2) & 3) |
@@ -962,6 +967,35 @@ static float bf_distance2(const float *box, int dims, const float *p)
 	return d2;
 }
 
+/// What a visitor was handed, in order.
+typedef struct visited {
+	bp_hit *hits;
+	uint32_t *ids;
+	size_t count, capacity;
+} visited;
+
+static bool visit_hit(bp_hit hit, void *user)
+{
+	visited *s = user;
+	if (s->count < s->capacity)
+		s->hits[s->count] = hit;
+	return ++s->count < s->capacity + 1;
+}
+
+static bool visit_id(uint32_t e, void *user)
+{
+	visited *s = user;
+	if (s->count < s->capacity)
+		s->ids[s->count] = e;
+	return ++s->count < s->capacity + 1;
+}
+
+static int id_cmp(const void *x, const void *y)
+{
+	const uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	return (a > b) - (a < b);
+}
+
 /// Rays (all hits and the closest), box queries and k nearest from points drawn from the
 /// view's own boxes and its frame number, against brute force: hits and order to the bit.
 static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
@@ -971,6 +1005,9 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		return;
 	bp_hit *got = xalloc((x->n + 1) * sizeof *got), *want = xalloc((x->n + 1) * sizeof *want);
 	uint64_t r = frame * 0x9E3779B97F4A7C15ull + x->n;
+	bp_ray rays[4];
+	bp_hit closest[4];
+	int ray_count = 0;
 	for (int q = 0; q < 4; ++q) {
 		r = r * 6364136223846793005ull + 1442695040888963407ull;
 		const float *from = x->box[(r >> 33) % x->n], *to = x->box[(r >> 13) % x->n];
@@ -995,10 +1032,30 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 				(double)o[2], (double)d[0], (double)d[1], (double)d[2], (double)max_t, status_name(st), got_n, want_n,
 				got_n ? got[0].index : UINT32_MAX, got_n ? (double)got[0].distance : 0.0,
 				want_n ? want[0].index : UINT32_MAX, want_n ? (double)want[0].distance : 0.0);
+		rays[ray_count] = (bp_ray){{o[0], o[1], o[2]}, {d[0], d[1], d[2]}, max_t};
+		closest[ray_count++] = want_n ? want[0] : (bp_hit){BP_HIT_NONE, INFINITY};
+		visited seen = {.hits = got, .capacity = x->n + 1};
+		st = bp_view_visit_ray(v, o, d, max_t, NULL, visit_hit, &seen);
+		if (st != BP_OK || seen.count != want_n || (want_n && memcmp(got, want, want_n * sizeof *got)))
+			failf(c, w, "view %llu: ray %d visited: %s, %zu hits, brute force %zu (or other hits or order)", frame, q,
+				status_name(st), seen.count, want_n);
 		bool found = false;
 		st = bp_view_raycast_closest(v, o, d, max_t, got, &found);
 		if (st != BP_OK || found != (want_n > 0) || (found && memcmp(got, want, sizeof *got)))
 			failf(c, w, "view %llu: closest of ray %d: %s, %s", frame, q, status_name(st), found ? "a hit" : "none");
+		if (want_n) { // the closest left out by handle, as by dense index
+			bp_query_filter by_handle = bp_query_filter_default(), by_index = by_handle;
+			by_handle.exclude_entity = x->handles[want[0].index];
+			by_index.exclude = want[0].index;
+			bp_hit h[2];
+			bool f[2];
+			bp_status s2[2] = {bp_view_raycast_closest_filtered(v, o, d, max_t, &by_handle, &h[0], &f[0]),
+				bp_view_raycast_closest_filtered(v, o, d, max_t, &by_index, &h[1], &f[1])};
+			if (s2[0] != BP_OK || s2[1] != BP_OK || f[0] != f[1] || (f[0] && (h[0].index != h[1].index ||
+				h[0].index == want[0].index)))
+				failf(c, w, "view %llu: ray %d leaving out entity %u by handle and by index: %s %s, %s %s", frame, q,
+					want[0].index, status_name(s2[0]), f[0] ? "a hit" : "none", status_name(s2[1]), f[1] ? "a hit" : "none");
+		}
 		float lo[3], hi[3];
 		for (int a = 0; a < 3; ++a) {
 			lo[a] = from[a] < to[3 + a] ? from[a] : to[3 + a];
@@ -1016,6 +1073,13 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		if (st != BP_OK || got_n != box_n || (box_n && memcmp(got_ids, ids, box_n * sizeof *ids)))
 			failf(c, w, "view %llu: box query %d: %s, %zu hits, brute force %u (or others)", frame, q, status_name(st),
 				got_n, box_n);
+		visited in_box = {.ids = got_ids, .capacity = x->n + 1};
+		st = bp_view_visit_aabb(v, lo, hi, NULL, visit_id, &in_box);
+		if (in_box.count <= in_box.capacity)
+			qsort(got_ids, in_box.count, sizeof *got_ids, id_cmp);
+		if (st != BP_OK || in_box.count != box_n || (box_n && memcmp(got_ids, ids, box_n * sizeof *ids)))
+			failf(c, w, "view %llu: box %d visited: %s, %zu entities, brute force %u (or others)", frame, q,
+				status_name(st), in_box.count, box_n);
 		uint32_t k = 1 + (uint32_t)(r >> 40) % 9;
 		for (uint32_t i = 0; i < x->n; ++i)
 			want[i] = (bp_hit){i, bf_distance2(x->box[i], c->dims, p)};
@@ -1028,7 +1092,32 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 			failf(c, w, "view %llu: %u nearest: %s, %zu, brute force %zu (or others, or another order)", frame, k,
 				status_name(st), got_n, want_n);
 	}
+	bp_status st = bp_view_raycast_closest_batch(v, rays, (size_t)ray_count, NULL, got);
+	if (st != BP_OK || (ray_count && memcmp(got, closest, (size_t)ray_count * sizeof *got)))
+		failf(c, w, "view %llu: a batch of %d rays: %s, or answers other than brute force's", frame, ray_count,
+			status_name(st));
 	free(got), free(want);
+}
+
+/// Every handle of the view leads to its dense index; the next generation of a live
+/// slot, a slot past every handle and the null handle to BP_ERR_STALE_HANDLE.
+static void check_handles(ctx *c, int w, const bp_view *v, const frame_exp *x)
+{
+	unsigned long long frame = (unsigned long long)bp_view_frame(v);
+	uint32_t dense = 0;
+	for (uint32_t i = 0; i < x->n; ++i) {
+		bp_status s = bp_view_dense_index(v, x->handles[i], &dense);
+		if (s != BP_OK || dense != i)
+			failf(c, w, "view %llu: dense index of entity {%u, %u}: %s, %u, expected %u", frame, x->handles[i].index1,
+				x->handles[i].generation, status_name(s), dense, i);
+		bp_entity next = {x->handles[i].index1, x->handles[i].generation + 1};
+		if (i < 16 && bp_view_dense_index(v, next, &dense) != BP_ERR_STALE_HANDLE)
+			failf(c, w, "view %llu: the next generation of entity {%u, %u} found", frame, next.index1, next.generation);
+	}
+	const bp_entity none[2] = {{0, 0}, {UINT32_MAX, 1}};
+	for (int k = 0; k < 2; ++k)
+		if (bp_view_dense_index(v, none[k], &dense) != BP_ERR_STALE_HANDLE)
+			failf(c, w, "view %llu: handle {%u, %u} found", frame, none[k].index1, none[k].generation);
 }
 
 /// A view against its expectation: entities, keys, pairs, colliding, every neighbour list, events.
@@ -1069,6 +1158,7 @@ static void check_view(ctx *c, int w, const bp_view *v, const frame_exp *x)
 	free(degree), free(at), free(adj);
 	check_events(c, w, v, x);
 	check_queries(c, w, v, x);
+	check_handles(c, w, v, x);
 }
 
 static void tr_view(const ctx *c, int w, const bp_pair *pairs, size_t count)
@@ -1289,6 +1379,9 @@ static void tr_header(ctx *c, const bp_world_def *d, const char *name, uint32_t 
 		fputs("\tbpi_set_serial_step_entities(0); // step.h\n", f);
 	if (c->cfg->settle_min)
 		fprintf(f, "\tbpi_set_settle_min(%u); // incremental.h\n", c->cfg->settle_min);
+	if (c->cfg->hierarchy)
+		fprintf(f, "\tbpi_set_hierarchy_rules(%u, %u); // view_hierarchy.h\n", hierarchy_rules[c->cfg->hierarchy][0],
+			hierarchy_rules[c->cfg->hierarchy][1]);
 	fprintf(f, "\tbp_world_def def = bp_world_def_default();\n\tdef.dims = %d, def.thread_count = %d, def.executor = %d;\n"
 		"\tdef.algorithm = %d, def.canonical_pairs = %d, def.incremental = %d, def.debug_flags = %#x, def.margin = %s;\n",
 		d->dims, d->thread_count, (int)d->executor, (int)d->algorithm, d->canonical_pairs, d->incremental, d->debug_flags,
@@ -1317,6 +1410,7 @@ uint64_t hist_run(const history *h, const hist_options *options)
 		.tr = o.trace, .tw = o.trace_world, .progress = o.progress};
 	bpi_set_serial_step_entities(h->cfg.threads_on_small ? 0 : 2048);
 	bpi_set_settle_min(h->cfg.settle_min ? h->cfg.settle_min : 1024);
+	bpi_set_hierarchy_rules(hierarchy_rules[h->cfg.hierarchy][0], hierarchy_rules[h->cfg.hierarchy][1]);
 	bp_world_def def[2];
 	for (int w = 0; w < 2; ++w) {
 		bp_world_def *d = &def[w];
@@ -1381,8 +1475,9 @@ uint64_t hist_run(const history *h, const hist_options *options)
 		free(c.sd[w].last);
 	}
 	if (c.tr)
-		fprintf(c.tr, "\tfree(e);\n%s%s}\n", c.cfg->threads_on_small ? "\tbpi_set_serial_step_entities(2048);\n" : "",
-			c.cfg->settle_min ? "\tbpi_set_settle_min(1024);\n" : "");
+		fprintf(c.tr, "\tfree(e);\n%s%s%s}\n", c.cfg->threads_on_small ? "\tbpi_set_serial_step_entities(2048);\n" : "",
+			c.cfg->settle_min ? "\tbpi_set_settle_min(1024);\n" : "",
+			c.cfg->hierarchy ? "\tbpi_set_hierarchy_rules(256, 16);\n" : "");
 	if (bp_allocated_bytes() != 0)
 		failf(&c, -1, "leak: %lld bytes still allocated after every world and view is gone",
 			(long long)bp_allocated_bytes());

@@ -19,6 +19,7 @@ typedef struct hist_config {
 	uint8_t settle_min;                         ///< bpi_set_settle_min: 0 = default (1,024)
 	uint8_t threads_on_small;                   ///< bpi_set_serial_step_entities(0)
 	uint8_t grid;                               ///< coordinate range of the profiles (4..67)
+	uint8_t hierarchy;                          ///< bpi_set_hierarchy_rules: 0 the library's, else hierarchy_rules[]
 	float margin;                               ///< incremental world's def.margin
 	float period[3];
 } hist_config;
@@ -50,6 +51,14 @@ size_t hist_encode(const history *h, uint8_t **out);
 /// A random history: splitmix64 bytes of `seed`, decoded.
 void hist_from_seed(uint64_t seed, history *h);
 void hist_free(history *h);
+/// The most entities a trace may hold at once to become a history (picks are 16-bit, and the
+/// engine holds at most hist_options.max_entities, 6,000 by default).
+#define HIST_TRACE_MAX_ENTITIES 6000u
+/// A trace file (docs/trace.md) as a history (history_trace.c): per frame its destroys, creates,
+/// attribute changes and moves as single-entity operations on the same dense indices, then a
+/// world step and a frame step. False, with why in `error`, for a file the reader refuses or a
+/// filter outside those a history draws from.
+bool hist_from_trace(const char *path, history *h, char *error, size_t size);
 void hist_push(history *h, hist_op op);
 
 typedef struct hist_options {

@@ -6,7 +6,8 @@
 //   history_soak [--corpus DIR]      the scripted reproductions, DIR's files, seeds 1..N
 //                                    (N: BP_HISTORY_SEEDS, or 8000; 1000 with BP_TEST_QUICK=1)
 //   history_soak --seed S [--print]  one seed, verbosely (--print: as a test even if it passes)
-//   history_soak --file F [--print]  a byte file: a corpus entry or a saved minimal history
+//   history_soak --file F [--print]  a byte file: a corpus entry or a saved minimal history, or a
+//                                    trace (docs/trace.md), its frames as operations (history_trace.c)
 //   history_soak --seconds T | --hours H [--first S]   soak from seed S (default: from the clock)
 //   history_soak --write-corpus DIR  the scripted cases and seeds 1..4 as byte files
 // --seeds N, --minimise N (failures to minimise, default 2), --no-fork (run here, no minimising).
@@ -207,9 +208,10 @@ static void minimise(history *h, const outcome *first, int *tries)
 			else
 				*o = save;
 		}
-		for (int i = 0; i < 5; ++i) { // simpler settings, one at a time
+		for (int i = 0; i < 6; ++i) { // simpler settings, one at a time
 			hist_config save = h->cfg, *g = &h->cfg;
-			uint8_t *field[5] = {&g->threads, &g->executor, &g->threads_on_small, &g->settle_min, &g->debug_flags};
+			uint8_t *field[6] = {&g->threads, &g->executor, &g->threads_on_small, &g->settle_min, &g->debug_flags,
+				&g->hierarchy};
 			uint8_t value = i == 0 ? 1 : i == 4 ? g->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL : 0;
 			if (*field[i] != value && (*field[i] = value, !try_smaller(h, h, first, tries)))
 				h->cfg = save;
@@ -290,6 +292,22 @@ static bool file_io(const char *path, history *h, bool write)
 	return ok;
 }
 
+/// A history from a file: a trace (by its magic) or history bytes.
+static bool load(const char *path, history *h)
+{
+	char magic[8] = {0}, error[600];
+	FILE *f = fopen(path, "rb");
+	bool trace = f && fread(magic, 1, sizeof magic, f) == sizeof magic && memcmp(magic, "BPTRACE1", 8) == 0;
+	if (f)
+		fclose(f);
+	if (!trace)
+		return file_io(path, h, false);
+	if (hist_from_trace(path, h, error, sizeof error))
+		return true;
+	fprintf(stderr, "history_soak: %s\n", error);
+	return false;
+}
+
 static double now(void)
 {
 	struct timespec t;
@@ -334,7 +352,7 @@ int main(int argc, char **argv)
 	}
 	if (write_dir)
 		return 0;
-	if (file && !file_io(file, &h, false))
+	if (file && !load(file, &h))
 		return fprintf(stderr, "history_soak: cannot read %s\n", file), 2;
 	if (file)
 		check(&h, file, "replay", true), hist_free(&h), ++histories, seeds = 0;
@@ -345,7 +363,7 @@ int main(int argc, char **argv)
 	}
 	DIR *d = corpus ? opendir(corpus) : NULL;
 	for (struct dirent *e; d && (e = readdir(d));)
-		if (e->d_name[0] != '.' && snprintf(label, sizeof label, "%s/%s", corpus, e->d_name) && file_io(label, &h, false))
+		if (e->d_name[0] != '.' && snprintf(label, sizeof label, "%s/%s", corpus, e->d_name) && load(label, &h))
 			snprintf(name, sizeof name, "corpus_%.100s", e->d_name), check(&h, label, name, false), hist_free(&h),
 				++histories;
 	if (d)

@@ -16,6 +16,7 @@ static const cli_command commands[] = {
 	{"frames", cli_frames},
 	{"bench", cli_bench},
 	{"render", cli_render},
+	{"record", cli_record},
 	{"help", cli_help},
 };
 

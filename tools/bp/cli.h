@@ -16,7 +16,7 @@ enum {
 	CLI_EXIT_USAGE = 1,    ///< unknown command/flag, missing value, bad number or name
 	CLI_EXIT_INPUT = 2,    ///< scene file unreadable or malformed
 	CLI_EXIT_RESOURCE = 3, ///< out of memory, output file not writable
-	CLI_EXIT_MISMATCH = 4, ///< `bp verify`: an algorithm's pairs differ from brute
+	CLI_EXIT_MISMATCH = 4, ///< `bp verify`, `bp bench`, `bp frames --replay`: pairs that differ
 };
 
 /// The program named at the start of every diagnostic of the shared pieces below:
@@ -33,6 +33,7 @@ int cli_verify(int argc, char **argv, FILE *out, FILE *err);
 int cli_frames(int argc, char **argv, FILE *out, FILE *err);
 int cli_bench(int argc, char **argv, FILE *out, FILE *err);
 int cli_render(int argc, char **argv, FILE *out, FILE *err);
+int cli_record(int argc, char **argv, FILE *out, FILE *err);
 extern const char cli_frames_usage[]; ///< `bp help frames`, kept next to the command
 /// `bp help [COMMAND]`.
 int cli_help(int argc, char **argv, FILE *out, FILE *err);
@@ -105,6 +106,27 @@ int cli_world_from_scene(const char *command, const bp_scene *scene, uint32_t fr
 /// changes); its dims and capacity are taken from the scene.
 int cli_world_from_scene_def(const char *command, const bp_scene *scene, uint32_t frame, const bp_world_def *def,
 	bp_world **out, FILE *err);
+
+// ---- traces (cli_trace.c) -------------------------------------------------
+
+/// True when the file starts with the trace magic (docs/trace.md); false for scenes and
+/// for files that cannot be read (the scene reader then says why).
+bool cli_is_trace(const char *path);
+/// Opens a trace; on failure prints "PROGRAM COMMAND: <why>" and returns the exit code.
+int cli_open_trace(const char *command, const char *path, bp_trace_reader **out, FILE *err);
+/// The world settings `def` (dims taken from the trace, capacity its most entities).
+bp_world_def cli_trace_world_def(const bp_trace_reader *reader, const bp_world_def *def);
+/// A world holding frame `frame` of a trace, read through its index and nearest keyframe;
+/// *ids (free it) maps the world's dense indices to trace ids.
+int cli_world_from_trace(const char *command, const char *path, uint32_t frame, const bp_world_def *def,
+	bp_world **out, uint32_t **ids, FILE *err);
+/// `bp frames --replay FILE` (cli_replay.c): the trace through a plain world, an incremental
+/// world and the frame scheduler, every frame checked to agree byte for byte.
+int cli_replay(const char *path, bp_algorithm algorithm, int threads, bool verbose, FILE *out, FILE *err);
+/// `bp verify` on a trace (cli_verify_trace.c): every frame, or frame `frame` when `one`,
+/// of each checked algorithm's world and an incremental world against brute force.
+int cli_verify_trace(const char *path, const bool *checked, bool all, int threads, bool one, uint32_t frame,
+	FILE *out, FILE *err);
 
 /// Exit code for a library status from loading or stepping.
 int cli_exit_for_status(bp_status status);

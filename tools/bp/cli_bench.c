@@ -23,8 +23,8 @@ static int count_configs(const bench_plan *plan, double *work, bool *brute_skipp
 	*brute_skipped = false;
 	for (int s = 0; s < plan->scene_count; ++s) {
 		const bench_scene *scene = &plan->scenes[s];
-		for (int k = 0; k < (scene->loaded ? 1 : plan->n_count); ++k) {
-			uint32_t n = scene->loaded ? scene->loaded->count : plan->n[k];
+		for (int k = 0; k < (scene->loaded || scene->trace ? 1 : plan->n_count); ++k) {
+			uint32_t n = scene->trace ? scene->trace_n : scene->loaded ? scene->loaded->count : plan->n[k];
 			for (int a = 0; a < plan->algo_count; ++a) {
 				if (!bench_runs_config(plan->algos[a], n)) {
 					*brute_skipped = true;
@@ -90,28 +90,31 @@ static int run_scene(const bench_plan *plan, int s, int k, bench_row *rows, int 
 	bp_scene *generated = NULL;
 	const bp_scene *scene = spec->loaded;
 	int code = CLI_EXIT_OK;
-	if (!scene) {
+	if (!scene && !spec->trace) {
 		code = generate(plan, spec, plan->n[k], &generated, err);
 		scene = generated;
 	}
+	const uint32_t n = spec->trace ? spec->trace_n : code == CLI_EXIT_OK ? scene->count : 0;
 	const int first = *count;
 	for (int a = 0; a < plan->algo_count && code == CLI_EXIT_OK; ++a) {
-		if (!bench_runs_config(plan->algos[a], scene->count))
+		if (!bench_runs_config(plan->algos[a], n))
 			continue;
 		for (int w = 0; w < plan->world_count && code == CLI_EXIT_OK; ++w) {
 			for (int t = 0; t < plan->thread_count && code == CLI_EXIT_OK; ++t) {
 				char line[BENCH_NAME_MAX];
 				bench_progress_show(progress, spec->name,
-					bench_line_name(plan->algos[a], plan->incremental[w], line, sizeof line), scene->count,
-					plan->threads[t]);
+					bench_line_name(plan->algos[a], plan->incremental[w], line, sizeof line), n, plan->threads[t]);
 				bench_row *row = &rows[*count];
-				code = bench_measure(scene, plan, plan->algos[a], plan->threads[t], plan->incremental[w], row, err);
+				code = spec->trace ? bench_measure_trace(spec->trace, plan, plan->algos[a], plan->threads[t],
+							     plan->incremental[w], row, err)
+						   : bench_measure(scene, plan, plan->algos[a], plan->threads[t],
+							     plan->incremental[w], row, err);
 				if (code != CLI_EXIT_OK)
 					break;
 				row->scene = s;
 				*mismatch |= !agrees(plan, &rows[first], row, err);
 				++*count;
-				bench_progress_step(progress, step_work(plan->algos[a], scene->count) * (plan->runs + 1));
+				bench_progress_step(progress, step_work(plan->algos[a], n) * (plan->runs + 1));
 			}
 		}
 	}
@@ -149,7 +152,8 @@ int cli_bench(int argc, char **argv, FILE *out, FILE *err)
 	int count = 0;
 	bool mismatch = false;
 	for (int s = 0; s < plan.scene_count && code == CLI_EXIT_OK; ++s)
-		for (int k = 0; k < (plan.scenes[s].loaded ? 1 : plan.n_count) && code == CLI_EXIT_OK; ++k)
+		for (int k = 0; k < (plan.scenes[s].loaded || plan.scenes[s].trace ? 1 : plan.n_count) && code == CLI_EXIT_OK;
+			++k)
 			code = run_scene(&plan, s, k, rows, &count, &progress, &mismatch, err);
 	bench_progress_finish(&progress);
 	if (code == CLI_EXIT_OK)

@@ -19,6 +19,8 @@ typedef struct bench_scene {
 	int dims;
 	const char *path;  ///< NULL for a generated scene
 	bp_scene *loaded;  ///< the file's scene (frame 0 is measured); owned
+	const char *trace; ///< a trace file (every frame is measured), else NULL
+	uint32_t trace_n;  ///< the trace's most entities live at once
 } bench_scene;
 
 typedef struct bench_plan {
@@ -85,6 +87,12 @@ bool bench_runs_config(bp_algorithm algo, uint32_t n);
 /// plan's statics and motion applied (cli_bench_run.c). Fills every field of *row but
 /// scene and speedup.
 int bench_measure(const bp_scene *scene, const bench_plan *plan, bp_algorithm algo, int threads, bool incremental,
+	bench_row *row, FILE *err);
+
+/// As bench_measure for a trace (cli_bench_trace.c): a world that follows the trace, every
+/// frame applied (not timed) and stepped (timed); runs is its frame count, pairs and checksum
+/// those of its last frame, by trace id.
+int bench_measure_trace(const char *path, const bench_plan *plan, bp_algorithm algo, int threads, bool incremental,
 	bench_row *row, FILE *err);
 
 /// The name of a row's line in messages and plots: the algorithm, "-incremental" added

@@ -333,12 +333,21 @@ int bench_parse(int argc, char **argv, bench_plan *plan, bool *help, FILE *out, 
 			return CLI_EXIT_USAGE;
 		}
 		bench_scene *s = &plan->scenes[plan->scene_count];
-		code = cli_load_scene(files[i], &s->loaded, err);
-		if (code != CLI_EXIT_OK)
-			return code;
+		if (cli_is_trace(files[i])) {
+			bp_trace_reader *reader = NULL;
+			if ((code = cli_open_trace("bench", files[i], &reader, err)) != CLI_EXIT_OK)
+				return code;
+			s->trace = files[i];
+			s->trace_n = bp_trace_reader_info(reader).max_entities;
+			s->dims = bp_trace_reader_info(reader).dims;
+			bp_trace_reader_close(reader);
+		} else {
+			if ((code = cli_load_scene(files[i], &s->loaded, err)) != CLI_EXIT_OK)
+				return code;
+			s->dims = s->loaded->dims;
+		}
 		++plan->scene_count;
 		s->path = files[i];
-		s->dims = s->loaded->dims;
 		scene_name_of_path(files[i], s->name, sizeof s->name);
 	}
 	plan->custom = file_count > 0 || options[OPT_SCENES].seen || options[OPT_ALGOS].seen || options[OPT_N].seen ||

@@ -11,13 +11,18 @@ static const char tool_usage[] =
 	"  gen     generate a scene file\n"
 	"  pairs   find the overlapping pairs of a scene file\n"
 	"  verify  check algorithms against the brute-force oracle\n"
-	"  frames  run moving frames through the frame scheduler with host work\n"
+	"  frames  run moving frames through the frame scheduler with host work, or replay a trace\n"
+	"  record  write a trace (recorded motion) of a generated scene\n"
 	"  render  draw a scene, its cells and its overlapping entities as PNG or SVG\n"
 	"  bench   time algorithms x scenes x sizes x threads; CSV and PNG plots\n"
 	"  help    show this text, or 'bp help COMMAND'\n"
 	"\n"
+	"FILE may be a scene file or, for pairs, verify, bench and frames --replay, a trace\n"
+	"(docs/trace.md).\n"
+	"\n"
 	"exit codes: 0 success, 1 usage error, 2 bad input file, 3 resource error\n"
-	"            (out of memory, output not writable), 4 verify found a difference\n";
+	"            (out of memory, output not writable), 4 verify, bench or frames --replay\n"
+	"            found a difference\n";
 
 static const char gen_usage[] =
 	"usage: bp gen --dist NAME --n N [--dims 2|3] [--seed S] [--frames F] [--binary] [--max-memory SIZE]\n"
@@ -43,7 +48,8 @@ static const char pairs_usage[] =
 	"  --algo NAME   auto (default), brute, or another built-in algorithm\n"
 	"  --threads T   worker threads, 0 = all cores (default 0)\n"
 	"  --runs R      steps to time; ms is their median (default 1). Loading is not timed.\n"
-	"  --frame K     frame of a moving scene (default 0)\n"
+	"  --frame K     frame of a moving scene or of a trace (default 0); a trace's frame K is\n"
+	"                read through its index and nearest keyframe, not by replaying every frame\n"
 	"  -o PAIRS      write one \"lo hi\" line of scene ids per pair, in the library's order; -o -\n"
 	"                writes them to standard output, and the summary lines to standard error\n"
 	"  --stats       print a second line with the step's statistics as key=value\n"
@@ -59,7 +65,31 @@ static const char verify_usage[] =
 	"says \"<algo> skipped: <why>\"; with all it is left out, named alone it exits 2.\n"
 	"  --algo NAME   one algorithm, or all (default): every built-in one except brute\n"
 	"  --threads T   worker threads, 0 = all cores (default 0)\n"
-	"  --frame K     frame of a moving scene (default 0)\n";
+	"  --frame K     frame of a moving scene (default 0); of a trace, that frame alone\n"
+	"A trace (docs/trace.md) is checked frame by frame: every frame is replayed into one world\n"
+	"per algorithm, an incremental world and a brute-force world, and each frame's pairs must\n"
+	"equal brute force's byte for byte. One line per world:\n"
+	"\"<algo> ok frames=F pairs=<total over the frames>\" or \"<algo> FAIL frame K: <why>\".\n";
+
+static const char record_usage[] =
+	"usage: bp record --n N -o FILE [--dist NAME] [--dims 2|3] [--frames F] [--seed S] [--moving M]\n"
+	"                 [--churn C] [--keyframes K]\n"
+	"\n"
+	"Writes a trace (docs/trace.md) of F frames: frame 0 creates the generated scene (trace id =\n"
+	"scene id), and from frame 1 on the movers move as in 'bp frames' (up to 5% of their extent\n"
+	"per axis, bouncing). The entities that do not move are static. Prints one line:\n"
+	"  recorded=FILE frames=F n=N dims=D creates=.. destroys=.. moves=..\n"
+	"  --n N         number of entities (required)\n"
+	"  --dist NAME   uniform (default), clustered, mixed, line or boxprune\n"
+	"  --dims D      2 or 3 (default 3)\n"
+	"  --frames F    frames to record (default 100)\n"
+	"  --seed S      scene and motion seed (default 1)\n"
+	"  --moving M    fraction of the entities that move, in (0, 1] (default 1), every (1/M)-th\n"
+	"  --churn C     fraction of the movers, in [0, 1] (default 0), destroyed each frame and\n"
+	"                created again where they now are under a new id (ids from N on)\n"
+	"  --keyframes K a keyframe (every live entity) after every K-th frame, so frame K of the\n"
+	"                trace reads without the frames before it; 0 = none (default 64)\n"
+	"  -o FILE       the trace to write\n";
 
 static const char render_usage[] =
 	"usage: bp render FILE -o OUT.png|OUT.svg [--algo NAME] [--threads T] [--frame K] [--size PIXELS]\n"
@@ -100,7 +130,11 @@ static const char bench_usage[] =
 	"  --preset P     small (default): uniform3,clustered3,uniform2 at n=1e3,1e4,1e5, all algorithms,\n"
 	"                 3 runs; medium: also mixed3, up to 1e6; large: uniform3,uniform2 at 1e5..1e7, sap,grid\n"
 	"  --scenes LIST  generated scenes, distribution + dims (uniform, clustered, mixed, line, boxprune3)\n"
-	"  FILE...        scene files (frame 0, n from the file); they replace the preset's scenes\n"
+	"  FILE...        scene files (frame 0, n from the file); they replace the preset's scenes.\n"
+	"                 A trace (docs/trace.md) is replayed whole: each configuration steps every\n"
+	"                 frame in order, the frame's changes handed over untimed; runs is its frame\n"
+	"                 count, n its most entities, pairs and checksum its last frame's, and\n"
+	"                 --runs, --static and --moving do not apply to it\n"
 	"  --algos LIST   algorithm names, or all (default): every built-in one but auto.\n"
 	"                 brute is skipped above 20000 entities\n"
 	"  --n LIST       sizes of the generated scenes\n"
@@ -147,6 +181,8 @@ bool cli_usage(const char *command, FILE *to)
 		text = verify_usage;
 	else if (strcmp(command, "frames") == 0)
 		text = cli_frames_usage;
+	else if (strcmp(command, "record") == 0)
+		text = record_usage;
 	else if (strcmp(command, "render") == 0)
 		text = render_usage;
 	else if (strcmp(command, "bench") == 0)

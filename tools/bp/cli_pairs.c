@@ -152,9 +152,18 @@ int cli_pairs(int argc, char **argv, FILE *out, FILE *err)
 	bp_scene *scene = NULL;
 	bp_world *world = NULL;
 	uint64_t *ns = NULL;
-	code = cli_load_scene(args.scene_path, &scene, err);
-	if (code == CLI_EXIT_OK)
-		code = cli_world_from_scene("pairs", scene, args.frame, args.algorithm, args.threads, &world, err);
+	uint32_t *trace_ids = NULL; ///< dense -> trace id, for a trace
+	if (cli_is_trace(args.scene_path)) {
+		bp_world_def def = bp_world_def_default();
+		def.algorithm = args.algorithm;
+		def.thread_count = args.threads;
+		code = cli_world_from_trace("pairs", args.scene_path, args.frame, &def, &world, &trace_ids, err);
+	} else {
+		code = cli_load_scene(args.scene_path, &scene, err);
+		if (code == CLI_EXIT_OK)
+			code = cli_world_from_scene("pairs", scene, args.frame, args.algorithm, args.threads, &world, err);
+	}
+	const uint32_t *ids = trace_ids ? trace_ids : scene ? scene->ids : NULL;
 	if (code == CLI_EXIT_OK)
 		bp_world_set_memory_limit(world, args.max_memory);
 	// Checked before the steps so that a bad path fails before minutes of work; written only
@@ -180,19 +189,20 @@ int cli_pairs(int argc, char **argv, FILE *out, FILE *err)
 	size_t count = 0;
 	const bp_pair *pairs = code == CLI_EXIT_OK ? bp_world_pairs(world, &count) : NULL;
 	if (code == CLI_EXIT_OK && args.out_path)
-		code = write_pairs_file(args.out_path, pairs, count, scene->ids, out, err);
+		code = write_pairs_file(args.out_path, pairs, count, ids, out, err);
 	// The summary only once the pairs are safely written: a script that sees it may trust -o.
 	// With `-o -` it goes to standard error, so standard output holds the pairs alone.
 	if (code == CLI_EXIT_OK) {
 		bp_frame_stats stats = bp_world_stats(world);
 		FILE *summary = is_stdout(args.out_path) ? err : out;
 		fprintf(summary, "pairs=%zu checksum=%016" PRIx64 " algo=%s threads=%d ms=%.3f\n", count,
-			bp_pairs_checksum(pairs, count, scene->ids), bp_algorithm_name(stats.algorithm), stats.thread_count,
+			bp_pairs_checksum(pairs, count, ids), bp_algorithm_name(stats.algorithm), stats.thread_count,
 			cli_median_ms(ns, args.runs));
 		if (args.stats)
 			print_stats(summary, &stats);
 	}
 	free(ns);
+	free(trace_ids);
 	bp_world_destroy(world);
 	bp_scene_destroy(scene);
 	return code;

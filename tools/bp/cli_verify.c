@@ -90,6 +90,8 @@ int cli_verify(int argc, char **argv, FILE *out, FILE *err)
 		!cli_parse_frame("verify", &options[OPT_FRAME], &frame, err))
 		return CLI_EXIT_USAGE;
 
+	if (cli_is_trace(positional[0]))
+		return cli_verify_trace(positional[0], checked, all, threads, options[OPT_FRAME].seen, frame, out, err);
 	bp_scene *scene = NULL;
 	bp_world *world = NULL;
 	id_pairs want = {0};

@@ -2,6 +2,8 @@
 // An example host: a 2D crowd of two teams walking over static terrain, stepped through the
 // frame scheduler while two reader threads query the latest frame and the host thread reads
 // each frame's pair events. At the end it checks the last frame against its own brute force.
+// Given a path (host TRACE), it also records its motion there as a trace (docs/trace.md), which
+// `bp frames --replay TRACE` and `bp verify TRACE` replay.
 #define _POSIX_C_SOURCE 200809L // nanosleep
 #include <broadphase/broadphase.h>
 #include <pthread.h>
@@ -89,6 +91,30 @@ static bp_status create_scene(bp_world *world)
 	free(kinds);
 	free(keys);
 	return status;
+}
+
+// ---- Recording: the crowd as a trace, ids = dense indices ---------------------------------
+
+// Frame 0: every entity with its id, bounds, filter and kind.
+static bp_status record_start(bp_trace_writer *trace)
+{
+	bp_trace_entity *all = malloc(ENTITIES * sizeof *all);
+	if (!all)
+		return BP_ERR_OUT_OF_MEMORY;
+	for (uint32_t i = 0; i < ENTITIES; ++i)
+		all[i] = (bp_trace_entity){.id = i, .min = {min_x[i], min_y[i]}, .max = {max_x[i], max_y[i]},
+			.category = category[i], .mask = mask[i], .kind = i < TERRAIN ? BP_KIND_STATIC : BP_KIND_DYNAMIC};
+	bp_status status = bp_trace_create(trace, ENTITIES, all);
+	free(all);
+	return status == BP_OK ? bp_trace_end_frame(trace) : status;
+}
+
+// Each later frame: the agents' new boxes, the same arrays the world was given.
+static bp_status record_moves(bp_trace_writer *trace, const uint32_t *agent_ids)
+{
+	bp_bounds_arrays agents = bounds_from(TERRAIN);
+	bp_status status = bp_trace_move(trace, AGENTS, agent_ids, &agents);
+	return status == BP_OK ? bp_trace_end_frame(trace) : status;
 }
 
 // ---- Readers: any thread may acquire the latest published frame and query it ----------
@@ -181,9 +207,23 @@ static bool same_team(uint64_t key_a, uint64_t key_b)
 	return category[key_a - 1] == category[key_b - 1];
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	setup_scene();
+	bp_trace_writer *trace = NULL;
+	uint32_t *agent_ids = malloc(AGENTS * sizeof *agent_ids);
+	if (!agent_ids)
+		return 1;
+	for (uint32_t i = 0; i < AGENTS; ++i)
+		agent_ids[i] = TERRAIN + i;
+	if (argc > 1) {
+		bp_trace_writer_def trace_def = bp_trace_writer_def_default();
+		trace_def.dims = 2;
+		if (bp_trace_writer_open(argv[1], &trace_def, &trace) != BP_OK || record_start(trace) != BP_OK) {
+			fprintf(stderr, "host: %s\n", trace ? bp_trace_writer_error(trace) : bp_trace_open_error());
+			return 1;
+		}
+	}
 	bp_world_def def = bp_world_def_default();
 	def.dims = 2;
 	def.capacity = ENTITIES;
@@ -223,6 +263,10 @@ int main(void)
 			move_agents();
 			if ((status = bp_world_set_bounds(world, TERRAIN, AGENTS, &agents)) != BP_OK)
 				break;
+			if (trace && (status = record_moves(trace, agent_ids)) != BP_OK) {
+				fprintf(stderr, "host: %s\n", bp_trace_writer_error(trace));
+				break;
+			}
 		}
 		// Wait for this frame, so that every frame is published and its events are read: a
 		// submit while the previous frame still waits to build replaces that frame.
@@ -268,6 +312,11 @@ int main(void)
 		brute_force(&expected, &expected_checksum);
 	}
 	bp_world_destroy(world);
+	free(agent_ids);
+	if (trace && bp_trace_writer_close(trace) != BP_OK) {
+		fprintf(stderr, "host: %s\n", bp_trace_open_error());
+		status = BP_ERR_IO;
+	}
 
 	bool ok = status == BP_OK && failures == 0 && count == expected && checksum == expected_checksum;
 	printf("host: %d entities, %d frames, %llu events, %llu reader queries, %llu failed checks; "

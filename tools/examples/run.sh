@@ -12,7 +12,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/../../tests/consumer/scratch_install.sh" "$1" "${2:-}" example-test
 warnings="-Wall -Wextra -Wshadow -Werror"
 
-# examples NAME PACKAGE_ARGS...: configure, build and run both hosts with find_package pointed there.
+# examples NAME PACKAGE_ARGS...: configure, build and run both hosts with find_package pointed
+# there; host_c records its motion in NAME.bpt.
 examples()
 {
 	local dir=$work/$1
@@ -23,10 +24,17 @@ examples()
 		{ cat "$dir.configure.log"; exit 1; }
 	cmake --build "$dir" >"$dir.build.log" 2>&1 || { cat "$dir.build.log"; exit 1; }
 	echo "== host_c ($dir)"
-	"$dir/host_c"
+	"$dir/host_c" "$dir.bpt"
 	echo "== host_cpp ($dir)"
 	"$dir/host_cpp"
 }
 
 examples installed -DCMAKE_PREFIX_PATH="$prefix"
+# The motion it recorded, replayed by the tool: every frame against brute force, and the
+# plain, incremental and scheduled worlds against each other.
+if [ -x "$build/tools/bp/bp" ]; then
+	echo "== bp verify installed.bpt; bp frames --replay installed.bpt"
+	"$build/tools/bp/bp" verify "$work/installed.bpt" --algo sap
+	"$build/tools/bp/bp" frames --replay "$work/installed.bpt" | tail -n 1
+fi
 examples build_tree -Dbroadphase_DIR="$build"

@@ -1,0 +1,223 @@
+// SPDX-License-Identifier: MIT
+// Queries on the views of consecutive frames while the world moves, grows and shrinks, against
+// brute force: the hierarchy's shared rest with its out-of-date entries and the movers part
+// (docs/design.md "The hierarchy costs what changed"), in incremental and plain worlds.
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include "query_oracle.h"
+#include "view.h" // the view's layout: whether its hierarchy shares the last frame's rest
+
+typedef struct frames_run {
+	oracle_box *boxes; ///< the world's entities in dense order
+	bp_entity *handles; ///< and their handles
+	bp_entity gone[64]; ///< handles destroyed (the latest 64)
+	uint32_t gone_count;
+	uint32_t n, capacity;
+	int dims;
+	bool snap;
+	float world;
+	test_rng rng;
+} frames_run;
+
+static void random_box(frames_run *r, oracle_box *b)
+{
+	float lo[3], ext[3];
+	test_rng_vec(&r->rng, lo, r->dims, 0, r->world, r->snap);
+	test_rng_vec(&r->rng, ext, r->dims, 0, 3, r->snap);
+	*b = (oracle_box){.category = 1, .mask = 1};
+	for (int k = 0; k < r->dims; ++k) {
+		b->min[k] = lo[k];
+		b->max[k] = lo[k] + ext[k];
+	}
+}
+
+static void set_bounds(bp_world *w, uint32_t e, const oracle_box *b)
+{
+	cr_assert_eq(bp_entity_set_bounds(w, bp_world_entity_at(w, e), b->min, b->max), BP_OK);
+}
+
+/// One frame's changes: `moves` entities get new boxes (near their old ones or anywhere),
+/// some are destroyed (the last moves into their index) and some created.
+static void change(frames_run *r, bp_world *w, uint32_t moves, uint32_t destroys, uint32_t creates)
+{
+	for (uint32_t m = 0; m < moves && r->n; ++m) {
+		const uint32_t e = test_rng_below(&r->rng, r->n);
+		oracle_box *b = &r->boxes[e];
+		if (test_rng_below(&r->rng, 4) == 0) {
+			random_box(r, b);
+		} else {
+			const float d = r->snap ? (float)test_rng_below(&r->rng, 3) - 1.0f : test_rng_float(&r->rng, -0.5f, 0.5f);
+			for (int k = 0; k < r->dims; ++k)
+				b->min[k] += d, b->max[k] += d;
+		}
+		set_bounds(w, e, b);
+	}
+	for (uint32_t k = 0; k < destroys && r->n; ++k) {
+		const uint32_t e = test_rng_below(&r->rng, r->n);
+		cr_assert_eq(bp_entity_destroy(w, r->handles[e]), BP_OK);
+		r->gone[r->gone_count++ % 64] = r->handles[e];
+		r->boxes[e] = r->boxes[--r->n];
+		r->handles[e] = r->handles[r->n];
+	}
+	for (uint32_t k = 0; k < creates && r->n < r->capacity; ++k) {
+		oracle_box *b = &r->boxes[r->n];
+		random_box(r, b);
+		bp_entity_def d = bp_entity_def_default();
+		for (int a = 0; a < r->dims; ++a)
+			d.min[a] = b->min[a], d.max[a] = b->max[a];
+		cr_assert_eq(bp_entity_create(w, &d, &r->handles[r->n++]), BP_OK);
+	}
+}
+
+/// Every live handle leads to its dense index, every destroyed one and the null
+/// handle to BP_ERR_STALE_HANDLE.
+static void check_handles(const frames_run *r, const bp_view *v)
+{
+	uint32_t dense;
+	for (uint32_t i = 0; i < r->n; ++i) {
+		cr_assert_eq(bp_view_dense_index(v, r->handles[i], &dense), BP_OK, "entity %u", i);
+		cr_assert_eq(dense, i);
+	}
+	for (uint32_t k = 0; k < r->gone_count && k < 64; ++k)
+		cr_assert_eq(bp_view_dense_index(v, r->gone[k], &dense), BP_ERR_STALE_HANDLE);
+	cr_assert_eq(bp_view_dense_index(v, (bp_entity){0, 0}, &dense), BP_ERR_STALE_HANDLE);
+	cr_assert_eq(bp_view_dense_index(v, r->handles[0], NULL), BP_ERR_INVALID_ARGUMENT);
+}
+
+/// A ray from inside an entity, its caster left out by handle: the closest hit is
+/// brute force's first hit that is not the caster.
+static void check_caster_excluded(const frames_run *r, const bp_view *v)
+{
+	bp_hit *want = malloc((r->n + 1) * sizeof *want);
+	for (int q = 0; q < 20 && r->n; ++q) {
+		test_rng rng = {r->rng.state + (uint64_t)q};
+		const uint32_t caster = test_rng_below(&rng, r->n);
+		float o[3], d[3];
+		test_rng_vec(&rng, d, r->dims, -1, 1, false);
+		for (int k = 0; k < r->dims; ++k)
+			o[k] = 0.5f * (r->boxes[caster].min[k] + r->boxes[caster].max[k]);
+		size_t hits = oracle_query_ray(r->boxes, r->n, r->dims, o, d, INFINITY, want), first = 0;
+		while (first < hits && want[first].index == caster)
+			++first;
+		bp_query_filter filter = bp_query_filter_default();
+		filter.category = filter.mask = 1;
+		filter.exclude_entity = r->handles[caster];
+		bp_hit got;
+		bool found;
+		cr_assert_eq(bp_view_raycast_closest_filtered(v, o, d, INFINITY, &filter, &got, &found), BP_OK);
+		cr_assert_eq(found, first < hits);
+		if (found)
+			cr_assert_eq(got.index, want[first].index, "caster %u", caster);
+	}
+	free(want);
+}
+
+/// A batch of rays from random points, some from inside entities: each answer is
+/// brute force's closest hit.
+static void check_ray_batch(const oracle_box *boxes, uint32_t n, int dims, float world, const bp_view *v,
+	uint64_t seed)
+{
+	enum { RAYS = 700 };
+	bp_ray *rays = malloc(RAYS * sizeof *rays);
+	bp_hit *got = malloc(RAYS * sizeof *got), *want = malloc((n + 1) * sizeof *want);
+	test_rng rng = {seed};
+	for (int i = 0; i < RAYS; ++i) {
+		rays[i] = (bp_ray){.max_t = test_rng_below(&rng, 2) ? INFINITY : test_rng_float(&rng, 0, world / 4)};
+		test_rng_vec(&rng, rays[i].origin, dims, -1, world + 1, false);
+		test_rng_vec(&rng, rays[i].dir, dims, -1, 1, false);
+	}
+	cr_assert_eq(bp_view_raycast_closest_batch(v, rays, RAYS, NULL, got), BP_OK);
+	for (int i = 0; i < RAYS; ++i) {
+		const size_t hits = oracle_query_ray(boxes, n, dims, rays[i].origin, rays[i].dir, rays[i].max_t, want);
+		cr_assert_eq(got[i].index, hits ? want[0].index : BP_HIT_NONE, "ray %d", i);
+		if (hits)
+			cr_assert_eq(got[i].distance, want[0].distance, "ray %d", i);
+	}
+	// Checked in full before any is answered: one bad ray, nothing written.
+	rays[RAYS / 2].max_t = NAN;
+	got[0].index = 12345;
+	cr_assert_eq(bp_view_raycast_closest_batch(v, rays, RAYS, NULL, got), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(got[0].index, 12345u);
+	rays[RAYS / 2].max_t = 1.0f, rays[RAYS / 3].dir[0] = INFINITY;
+	cr_assert_eq(bp_view_raycast_closest_batch(v, rays, RAYS, NULL, got), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_raycast_closest_batch(v, NULL, 0, NULL, NULL), BP_OK);
+	free(rays);
+	free(got);
+	free(want);
+}
+
+static void run_frames(int dims, bool incremental, bool snap, uint64_t seed)
+{
+	frames_run r = {.n = 1500, .capacity = 2500, .dims = dims, .snap = snap, .rng = {seed}};
+	r.world = dims == 2 ? sqrtf((float)r.n) * 2.5f : cbrtf((float)r.n) * 2.5f;
+	r.boxes = malloc(r.capacity * sizeof *r.boxes);
+	r.handles = malloc(r.capacity * sizeof *r.handles);
+	for (uint32_t i = 0; i < r.n; ++i)
+		random_box(&r, &r.boxes[i]);
+	bp_world_def def = bp_world_def_default();
+	def.dims = dims;
+	def.incremental = incremental;
+	def.thread_count = 2;
+	bp_world *w = test_world_from_def(r.boxes, r.n, &def);
+	for (uint32_t i = 0; i < r.n; ++i)
+		r.handles[i] = bp_world_entity_at(w, i);
+	bp_view *prev = NULL;
+	int shared = 0, rebuilt = 0;
+	// Per frame: entities moved, destroyed, created. Few changes share the rest; the
+	// frames past an eighth of the world rebuild it; shrinking and growing leave gone
+	// and new dense indices.
+	static const uint32_t plan[][3] = {{0, 0, 0}, {3, 0, 0}, {20, 0, 0}, {0, 5, 0}, {10, 0, 7}, {0, 0, 0},
+		{400, 0, 0}, {5, 40, 0}, {5, 0, 60}, {1, 1, 1}, {60, 10, 10}, {0, 300, 0}, {0, 0, 300}, {2, 0, 0}};
+	for (size_t f = 0; f < sizeof plan / sizeof plan[0]; ++f) {
+		change(&r, w, plan[f][0], plan[f][1], plan[f][2]);
+		bp_view *v = NULL;
+		cr_assert_eq(bp_frame_step(w, &v), BP_OK, "%s", bp_world_last_error(w));
+		cr_assert_eq(bp_view_entity_count(v), r.n);
+		oracle_check_view_queries(v, r.boxes, r.n, dims, snap, seed + f);
+		check_handles(&r, v);
+		check_caster_excluded(&r, v);
+		check_ray_batch(r.boxes, r.n, dims, r.world, v, seed * 100 + f);
+		if (f > 0 && v->hierarchy.rest && prev->hierarchy.rest) {
+			shared += v->hierarchy.rest == prev->hierarchy.rest;
+			rebuilt += v->hierarchy.rest != prev->hierarchy.rest;
+		}
+		bp_view_release(prev);
+		prev = v;
+	}
+	bp_view_release(prev);
+	bp_world_destroy(w);
+	free(r.boxes);
+	free(r.handles);
+	cr_assert_geq(shared, 6, "the rest was shared on %d frames", shared);
+	cr_assert_geq(rebuilt, 2, "the rest was rebuilt on %d frames", rebuilt);
+}
+
+Test(query_frames, incremental_3d, .timeout = 120) { run_frames(3, true, false, 31); }
+Test(query_frames, incremental_2d_integer, .timeout = 120) { run_frames(2, true, true, 32); }
+Test(query_frames, plain_3d_integer, .timeout = 120) { run_frames(3, false, true, 33); }
+Test(query_frames, plain_2d, .timeout = 120) { run_frames(2, false, false, 34); }
+
+/// A batch answers the same on any number of threads and on each executor.
+Test(query_frames, batch_on_any_thread_count, .timeout = 120)
+{
+	enum { N = 3000 };
+	oracle_box *boxes = malloc(N * sizeof *boxes);
+	const float world = cbrtf((float)N) * 2.5f;
+	test_random_boxes(boxes, N, 3, world, 3.0f, false, 41);
+	const int threads[] = {1, 2, 3, 8};
+	const bp_executor executors[] = {BP_EXECUTOR_WORKERS, BP_EXECUTOR_OPENMP};
+	for (int e = 0; e < 2; ++e)
+		for (int t = 0; t < 4; ++t) {
+			bp_world_def def = bp_world_def_default();
+			def.dims = 3, def.thread_count = threads[t], def.executor = executors[e];
+			bp_world *w = test_world_from_def(boxes, N, &def);
+			bp_view *v = NULL;
+			cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+			check_ray_batch(boxes, N, 3, world, v, 42);
+			bp_view_release(v);
+			bp_world_destroy(w);
+		}
+	free(boxes);
+}
