@@ -1,5 +1,6 @@
 # SPDX-License-Identifier: MIT
-# Installs headers, both libraries, the CMake package and broadphase.pc.
+# Installs headers, both libraries, the CMake package and broadphase.pc; the build tree is a
+# package too (find_package with broadphase_DIR set to the build directory).
 include(CMakePackageConfigHelpers)
 
 # mpi.h goes with broadphase::mpi (src/mpi), only where MPI is found.
@@ -11,6 +12,12 @@ install(TARGETS broadphase broadphase_static EXPORT broadphaseTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(EXPORT broadphaseTargets NAMESPACE broadphase::
   DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/broadphase)
+# The same targets from the build tree, beside the broadphaseConfig.cmake configured below, so
+# that find_package works before any install. The static library links the build's
+# sanitizer and warning interfaces (empty in a plain build) as link-only dependencies, so they
+# are exported with it here; the installed package has neither.
+export(TARGETS broadphase broadphase_static bp_sanitize bp_warnings NAMESPACE broadphase::
+  FILE ${PROJECT_BINARY_DIR}/broadphaseTargets.cmake)
 
 configure_package_config_file(cmake/broadphaseConfig.cmake.in
   ${PROJECT_BINARY_DIR}/broadphaseConfig.cmake

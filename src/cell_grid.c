@@ -428,5 +428,5 @@ bp_status bp_cell_grid_near_point(const bp_cell_grid *g, const float *point, uin
 		total += end - begin;
 	}
 	*total_out = total;
-	return total > capacity ? BP_ERR_OUT_OF_RANGE : BP_OK;
+	return BPI_BUFFER_STATUS(total, capacity);
 }

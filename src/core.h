@@ -18,6 +18,11 @@ void bpi_assert_failed(const char *cond, const char *file, int line);
 #endif
 
 #define BP_MIN(a, b) ((a) < (b) ? (a) : (b))
+/// The status of a call that fills a caller's buffer of `capacity` results out of
+/// `total`: BP_ERR_OUT_OF_RANGE only for a short buffer that is not empty; a
+/// capacity of 0 asks for the count alone and gets BP_OK.
+#define BPI_BUFFER_STATUS(total, capacity) \
+	((capacity) != 0 && (total) > (capacity) ? BP_ERR_OUT_OF_RANGE : BP_OK)
 #define BP_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 /// Allocation through the host hook (mimalloc by default, the C heap in

@@ -48,7 +48,7 @@ bp_status bp_frame_acquire(bp_world *w, bp_view **out)
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
 	*out = bpi_frames_acquire(w->frames);
-	return *out ? BP_OK : BP_ERR_OUT_OF_RANGE;
+	return *out ? BP_OK : BP_ERR_NO_FRAME;
 }
 
 bp_status bp_frame_step(bp_world *w, bp_view **out)

@@ -283,7 +283,7 @@ bp_status bpi_periodic_step(bpi_periodic **scratch, bpi_indexes *indexes, bp_alg
 			uint32_t i = p->chunk_fault.data[c];
 			int axis = p->chunk_fault_axis.data[c];
 			*fault = (bpi_periodic_fault){i, axis, (double)scene->max[axis][i] - (double)scene->min[axis][i]};
-			return BP_ERR_OUT_OF_RANGE;
+			return BP_ERR_PERIODIC_EXTENT;
 		}
 		uint32_t chunk_ghosts = p->chunk_ghosts.data[c];
 		p->chunk_ghosts.data[c] = (uint32_t)ghosts; // exclusive prefix sum (checked below)

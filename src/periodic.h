@@ -9,7 +9,7 @@
 /// first use by bpi_periodic_step, freed with bpi_periodic_free.
 typedef struct bpi_periodic bpi_periodic;
 
-/// What made a periodic step fail with BP_ERR_OUT_OF_RANGE.
+/// What made a periodic step fail (BP_ERR_PERIODIC_EXTENT, or BP_ERR_OUT_OF_RANGE for the ghosts).
 typedef struct bpi_periodic_fault {
 	uint32_t entity; ///< dense index of the first entity (lowest index) that is too large
 	int axis;        ///< its axis; -1 when the ghosts would exceed the entity limit
@@ -21,7 +21,8 @@ typedef struct bpi_periodic_fault {
 /// with lo < hi, sorted by (lo, hi), into `pairs`. Fills stats like
 /// bpi_pipeline_run, then sets entity_count to scene->count and pair_count to
 /// the final pairs, and adds its own passes to ns_prepare and ns_merge.
-/// BP_ERR_OUT_OF_RANGE (with *fault filled) when an extent exceeds period / 2.
+/// BP_ERR_PERIODIC_EXTENT (with *fault filled) when an extent exceeds period / 2,
+/// BP_ERR_OUT_OF_RANGE (fault axis -1) when the ghosts would pass the entity limit.
 /// On any error `pairs` is unchanged.
 /// Warning: one caller at a time per scratch; period[k] > 0 and finite.
 bp_status bpi_periodic_step(bpi_periodic **scratch, bpi_indexes *indexes, bp_algorithm requested,

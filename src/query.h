@@ -54,7 +54,7 @@ static inline bool bpi_all_finite(const float *v, int dims)
 static inline bp_status bpi_query_finish(size_t total, size_t capacity, size_t *out_total)
 {
 	*out_total = total;
-	return total > capacity ? BP_ERR_OUT_OF_RANGE : BP_OK;
+	return BPI_BUFFER_STATUS(total, capacity);
 }
 
 /// A filter a query can use: NULL or with known kinds bits.
@@ -63,14 +63,16 @@ static inline bool bpi_query_filter_valid(const bp_query_filter *f)
 	return !f || !(f->kinds & ~(uint32_t)BP_QUERY_ALL_KINDS);
 }
 
-/// The filter rule of frame.h less the callback: category, mask, kind and
-/// exclusion (f not NULL). Combined with & rather than ||: one branch per entity,
-/// and one more where the filter excludes a handle.
+/// The filter rule of frame.h less the callback: category and mask (no test when
+/// both are all bits, as in the default filter), kind and exclusion (f not NULL).
+/// Combined with & and | rather than || and &&: one branch per entity, and one more
+/// where the filter excludes a handle.
 static inline bool bpi_query_passes(const bp_view *v, const bp_query_filter *f, uint32_t e)
 {
 	const uint32_t kind = BP_QUERY_DYNAMIC + (uint32_t)(v->soa.flags[e] & BP_FLAG_STATIC); // STATIC = DYNAMIC + 1
-	return ((f->category & v->soa.mask[e]) != 0) & ((v->soa.category[e] & f->mask) != 0) & ((f->kinds & kind) != 0) &
-	       (e != f->exclude) &&
+	const bool all_layers = (f->category & f->mask) == UINT32_MAX;
+	return (all_layers | (((f->category & v->soa.mask[e]) != 0) & ((v->soa.category[e] & f->mask) != 0))) &
+	       ((f->kinds & kind) != 0) & (e != f->exclude) &&
 	       (!f->exclude_entity.index1 || v->soa.entity[e].index1 != f->exclude_entity.index1 ||
 		       v->soa.entity[e].generation != f->exclude_entity.generation);
 }

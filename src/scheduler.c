@@ -334,7 +334,7 @@ bp_status bpi_frames_wait(bpi_frames *fr, uint64_t frame)
 	pthread_mutex_lock(&fr->mutex);
 	if (frame > fr->submitted) {
 		pthread_mutex_unlock(&fr->mutex);
-		return BP_ERR_OUT_OF_RANGE;
+		return BP_ERR_NOT_SUBMITTED;
 	}
 	while (fr->done_frame < frame && !fr->stop)
 		pthread_cond_wait(&fr->done, &fr->mutex);

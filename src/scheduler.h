@@ -33,7 +33,7 @@ void bpi_frames_shutdown(bpi_frames *frames);
 bp_status bpi_frames_submit(bpi_frames *frames, const bpi_frame_source *source, uint64_t *out_frame,
 	const char **why);
 /// Waits until `frame` is built: BP_OK when it (or a later one) was published,
-/// else the failed build's status. BP_ERR_OUT_OF_RANGE for a frame never submitted.
+/// else the failed build's status. BP_ERR_NOT_SUBMITTED for a frame never submitted.
 bp_status bpi_frames_wait(bpi_frames *frames, uint64_t frame);
 /// A new reference to the latest published frame, or NULL before the first. Any thread.
 bp_view *bpi_frames_acquire(bpi_frames *frames);

@@ -14,6 +14,9 @@ static const char *const status_text[BP_STATUS_COUNT] = {
 	[BP_ERR_PARSE] = "malformed scene file",
 	[BP_ERR_IO] = "file could not be read or written",
 	[BP_ERR_UNSUPPORTED] = "not supported",
+	[BP_ERR_NO_FRAME] = "no frame published yet",
+	[BP_ERR_NOT_SUBMITTED] = "frame not submitted yet",
+	[BP_ERR_PERIODIC_EXTENT] = "extent exceeds period / 2",
 };
 
 const char *bp_status_string(bp_status status)

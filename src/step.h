@@ -39,7 +39,7 @@ typedef struct bpi_stepper {
 	bpi_budget *budget; ///< the owner's account for pair memory; set by the owner, NULL for none
 } bpi_stepper;
 
-/// Why a step failed with BP_ERR_OUT_OF_RANGE (periodic worlds only).
+/// Why a periodic step failed with BP_ERR_PERIODIC_EXTENT or BP_ERR_OUT_OF_RANGE.
 typedef bpi_periodic_fault bpi_step_fault;
 
 /// Finds the pairs of the first `count` entities of `soa` under `settings` into
@@ -47,7 +47,7 @@ typedef bpi_periodic_fault bpi_step_fault;
 /// step when settings->incremental and the caller knows what changed (`changes`
 /// not NULL), else the plain pipeline. Fills every field of `stats` but frame,
 /// ns_prepare (it adds its own) and ns_total. On error `pairs` is unchanged;
-/// BP_ERR_OUT_OF_RANGE fills *fault. `unfiltered`: no entity is static,
+/// BP_ERR_PERIODIC_EXTENT and BP_ERR_OUT_OF_RANGE fill *fault. `unfiltered`: no entity is static,
 /// filtered or a sphere.
 /// Warning: one caller at a time per stepper.
 bp_status bpi_stepper_run(bpi_stepper *stepper, const bpi_step_settings *settings, const bpi_soa *soa,

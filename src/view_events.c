@@ -323,7 +323,8 @@ static bp_status copy_events(const bp_view *v, const void *began_items, const vo
 		memcpy(ended, ended_items, BP_MIN(ended_capacity, v->ended_count) * size);
 	*began_total = v->began_count;
 	*ended_total = v->ended_count;
-	return v->began_count > began_capacity || v->ended_count > ended_capacity ? BP_ERR_OUT_OF_RANGE : BP_OK;
+	bp_status began_status = BPI_BUFFER_STATUS(v->began_count, began_capacity);
+	return began_status != BP_OK ? began_status : BPI_BUFFER_STATUS(v->ended_count, ended_capacity);
 }
 
 bp_status bp_view_events(const bp_view *v, bp_pair_event *began, size_t began_capacity, size_t *began_total,
@@ -371,5 +372,6 @@ bp_status bp_view_events_since(const bp_view *v, const bp_view *earlier, bp_pair
 	diff_names(v, earlier, &sink);
 	*began_total = sink.began_total;
 	*ended_total = sink.ended_total;
-	return sink.began_total > began_capacity || sink.ended_total > ended_capacity ? BP_ERR_OUT_OF_RANGE : BP_OK;
+	bp_status began_status = BPI_BUFFER_STATUS(sink.began_total, began_capacity);
+	return began_status != BP_OK ? began_status : BPI_BUFFER_STATUS(sink.ended_total, ended_capacity);
 }

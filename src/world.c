@@ -202,6 +202,7 @@ void bp_world_destroy(bp_world *w)
 	bpi_free_aligned(w->slots, (size_t)w->slot_capacity * sizeof(bpi_slot));
 	bpi_pair_buffer_free(&w->pairs);
 	bpi_array_free(&w->sort_scratch);
+	bpi_world_events_free(&w->events);
 	bpi_free(w, sizeof *w);
 }
 
@@ -219,12 +220,22 @@ bp_status bpi_world_stale_element(bp_world *w, const char *array, uint32_t i)
 	return bpi_world_fail(w, BP_ERR_STALE_HANDLE, "%s[%u]: %s", array, i, handle_error);
 }
 
-const char *bpi_entity_name_text(bpi_entity_name name, char *buf, size_t size)
+const char *bpi_handle_text(const bp_world *w, bp_entity e, char *buf, size_t size)
+{
+	uint32_t tag = bp_entity_world_tag(e);
+	if (tag == w->handle_tag || e.index1 == 0)
+		snprintf(buf, size, "entity {%u, %u}", e.index1, bp_entity_reuse_count(e));
+	else
+		snprintf(buf, size, "entity {%u, %u} of world tag %u", e.index1, bp_entity_reuse_count(e), tag);
+	return buf;
+}
+
+const char *bpi_entity_name_text(const bp_world *w, bpi_entity_name name, char *buf, size_t size)
 {
 	if (name.array)
 		snprintf(buf, size, "%s[%llu]", name.array, (unsigned long long)name.index);
 	else if (name.handle.index1)
-		snprintf(buf, size, "entity {%u, %u}", name.handle.index1, name.handle.generation);
+		bpi_handle_text(w, name.handle, buf, size);
 	else
 		snprintf(buf, size, "new entity");
 	return buf;
@@ -237,11 +248,11 @@ bp_status bpi_world_check_box(bp_world *w, const float *min, const float *max, b
 	for (int axis = 0; axis < w->dims; ++axis) {
 		if (!isfinite(min[axis]) || !isfinite(max[axis]))
 			return bpi_world_fail(w, BP_ERR_NOT_FINITE, "%s: %s_%c is %g",
-				bpi_entity_name_text(name, text, sizeof text), isfinite(min[axis]) ? "max" : "min",
+				bpi_entity_name_text(w, name, text, sizeof text), isfinite(min[axis]) ? "max" : "min",
 				axis_names[axis], (double)(isfinite(min[axis]) ? max[axis] : min[axis]));
 		if (min[axis] > max[axis])
 			return bpi_world_fail(w, BP_ERR_INVERTED_BOUNDS, "%s: min_%c > max_%c (%.9g > %.9g)",
-				bpi_entity_name_text(name, text, sizeof text), axis_names[axis], axis_names[axis],
+				bpi_entity_name_text(w, name, text, sizeof text), axis_names[axis], axis_names[axis],
 				(double)min[axis], (double)max[axis]);
 	}
 	return BP_OK;
@@ -290,14 +301,15 @@ bpi_slot *bpi_world_live_slot(const bp_world *cw, bp_entity e)
 {
 	bp_world *w = (bp_world *)cw;
 	const char *unknown = unknown_handle(w, e);
+	char text[64];
 	if (unknown) {
-		bpi_world_fail(w, BP_ERR_STALE_HANDLE, "entity {%u, %u}: %s", e.index1, e.generation, unknown);
+		bpi_world_fail(w, BP_ERR_STALE_HANDLE, "%s: %s", bpi_handle_text(w, e, text, sizeof text), unknown);
 		return NULL;
 	}
 	bpi_slot *slot = &w->slots[e.index1 - 1];
 	if (slot->dense == BP_NO_DENSE || slot->generation != e.generation) {
-		bpi_world_fail(w, BP_ERR_STALE_HANDLE, "entity {%u, %u}: destroyed (slot now at generation %u)", e.index1,
-			e.generation, slot->generation);
+		bpi_world_fail(w, BP_ERR_STALE_HANDLE, "%s: destroyed (slot now at generation %u)",
+			bpi_handle_text(w, e, text, sizeof text), slot->generation & BPI_GENERATION_COUNT_MAX);
 		return NULL;
 	}
 	return slot;
@@ -354,23 +366,66 @@ bp_status bpi_world_check_kind(bp_world *w, bp_kind kind, const char *what)
 	return BP_OK;
 }
 
-bp_status bp_world_create_entities(bp_world *w, uint32_t count, const bp_bounds_arrays *bounds,
+/// The settings of new entity i: `common`, with each array given taking over its field.
+static bp_entity_def entity_def_at(const bp_entity_arrays *a, const bp_entity_def *common, uint32_t i)
+{
+	bp_entity_def def = *common;
+	if (a->category)
+		def.category = a->category[i];
+	if (a->mask)
+		def.mask = a->mask[i];
+	if (a->kind)
+		def.kind = a->kind[i];
+	if (a->user_key)
+		def.user_key = a->user_key[i];
+	if (a->shape)
+		def.shape = a->shape[i];
+	return def;
+}
+
+/// Checks the kind and shape of every new entity; the error names the array element,
+/// or the common def's field when no array was given.
+static bp_status check_new_settings(bp_world *w, uint32_t count, const bp_entity_arrays *a, const bp_entity_def *common)
+{
+	for (uint32_t i = 0; i < (a->kind ? count : 1); ++i) {
+		bp_kind kind = a->kind ? a->kind[i] : common->kind;
+		if (kind != BP_KIND_DYNAMIC && kind != BP_KIND_STATIC) {
+			char what[32] = "kind";
+			if (a->kind)
+				snprintf(what, sizeof what, "kind[%u]: kind", i);
+			return bpi_world_check_kind(w, kind, what);
+		}
+	}
+	for (uint32_t i = 0; i < (a->shape ? count : 1); ++i) {
+		bp_shape shape = a->shape ? a->shape[i] : common->shape;
+		if (shape != BP_SHAPE_BOX && shape != BP_SHAPE_SPHERE) {
+			if (a->shape)
+				return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "shape[%u]: shape %d is neither box nor sphere",
+					i, (int)shape);
+			return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "shape %d is neither box nor sphere", (int)shape);
+		}
+	}
+	return BP_OK;
+}
+
+bp_status bp_world_create_entities_from_arrays(bp_world *w, uint32_t count, const bp_entity_arrays *arrays,
 	const bp_entity_def *common, bp_entity *out_handles)
 {
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
+	if (!arrays)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "entity arrays are NULL");
+	bp_entity_def defaults = bp_entity_def_default();
 	if (!common)
-		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "entity def is NULL");
+		common = &defaults;
 	if (count == 0)
 		return BP_OK;
 	if (count > BP_MAX_ENTITIES - w->count)
 		return bpi_world_fail(w, BP_ERR_OUT_OF_RANGE, "%u more entities would exceed the limit of %u", count,
 			(uint32_t)BP_MAX_ENTITIES);
-	bp_status status = bpi_world_check_kind(w, common->kind, "kind");
-	if (status == BP_OK && common->shape != BP_SHAPE_BOX && common->shape != BP_SHAPE_SPHERE)
-		status = bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "shape %d is neither box nor sphere", (int)common->shape);
+	bp_status status = check_new_settings(w, count, arrays, common);
 	if (status == BP_OK)
-		status = bpi_world_check_arrays(w, bounds, count);
+		status = bpi_world_check_arrays(w, &arrays->bounds, count);
 	if (status == BP_OK)
 		status = reserve_entities(w, w->count + count);
 	if (status == BP_OK) {
@@ -383,14 +438,30 @@ bp_status bp_world_create_entities(bp_world *w, uint32_t count, const bp_bounds_
 		return status;
 	for (uint32_t i = 0; i < count; ++i) {
 		float min[3], max[3];
-		bpi_world_array_box(w, bounds, i, min, max);
+		bpi_world_array_box(w, &arrays->bounds, i, min, max);
 		uint32_t d = w->count++;
-		store_entity(w, d, min, max, common);
+		bp_entity_def def = entity_def_at(arrays, common, i);
+		store_entity(w, d, min, max, &def);
 		bp_entity e = take_slot(w, d);
 		if (out_handles)
 			out_handles[i] = e;
 	}
 	return BP_OK;
+}
+
+bp_status bp_world_create_entities(bp_world *w, uint32_t count, const bp_bounds_arrays *bounds,
+	const bp_entity_def *common, bp_entity *out_handles)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	if (!common)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "entity def is NULL");
+	if (count == 0)
+		return BP_OK;
+	if (!bounds)
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "bounds arrays: a required array is NULL");
+	bp_entity_arrays arrays = {.bounds = *bounds};
+	return bp_world_create_entities_from_arrays(w, count, &arrays, common, out_handles);
 }
 
 bp_status bp_entity_create(bp_world *w, const bp_entity_def *def, bp_entity *out)

@@ -28,6 +28,8 @@ typedef struct bpi_slot {
 	uint32_t next_free;  ///< next free slot index when free
 } bpi_slot;
 _Static_assert(sizeof(bpi_slot) == 12, "bpi_slot is 12 bytes");
+_Static_assert(BPI_GENERATION_COUNT_MAX == 0xFFFFFu && BPI_WORLD_TAG_BITS == 12u,
+	"bp_entity_reuse_count and bp_entity_world_tag (types.h) read these fields");
 
 /// Dense indices marked since some moment, each once.
 typedef struct bpi_marks {
@@ -40,6 +42,27 @@ typedef struct bpi_marks {
 
 /// Bits of bp_world.changed: which mark lists hold the index.
 enum { BPI_MARK_STEP = 1, BPI_MARK_FRAME = 2 };
+
+/// Step events (bp_world_set_events): the last step's selected pairs by handle, sorted,
+/// and what began and ended against the step before.
+typedef struct bpi_step_events {
+	uint32_t categories;              ///< 0: off
+	BPI_ARRAY(bp_pair_event) named;   ///< the last step's selected pairs, handle order
+	size_t named_count;
+	BPI_ARRAY(bp_pair_event) scratch; ///< the new step's names, swapped with `named`
+	BPI_ARRAY(bp_pair_event) began, ended;
+	size_t began_count, ended_count;
+	bool valid; ///< began/ended describe the last successful step
+	bool lost;  ///< the last successful step found no memory for its events
+} bpi_step_events;
+
+/// After a successful step: names the selected pairs, compares them with the last
+/// named step, and keeps began and ended. Never fails the step: without memory the
+/// events of this step are marked lost and the last names are kept, so the next
+/// step's events are the net change since them.
+void bpi_world_events_step(bp_world *world);
+/// Frees the events' memory; they are off afterwards.
+void bpi_world_events_free(bpi_step_events *events);
 
 struct bp_world {
 	int dims;
@@ -59,6 +82,7 @@ struct bp_world {
 	bool incremental;
 	float margin; ///< incremental steps' fat-box margin; 0 = from observed motion
 	size_t memory_limit; ///< bytes of pair memory a step may hold; 0 = no limit
+	double origin[3];    ///< subtracted from double bounds before they are rounded (world_large.c)
 
 	// Dense SoA store: `count` live entities, room for `capacity`.
 	uint32_t count;
@@ -90,6 +114,7 @@ struct bp_world {
 	bpi_pair_buffer pairs;
 	BPI_ARRAY(bp_pair) sort_scratch; ///< canonical_pairs: the O(count) sort's second buffer
 	bp_frame_stats stats;
+	bpi_step_events events; ///< began and ended pairs of bp_world_step (world_events.c)
 	struct bpi_frames *frames; ///< the frame scheduler (frame.c); its thread starts on the first submit
 
 	char last_error[192];
@@ -141,6 +166,8 @@ void bpi_world_store_bounds(bp_world *world, uint32_t d, const float *min, const
 void bpi_world_store_filter(bp_world *world, uint32_t d, uint32_t category, uint32_t mask);
 void bpi_world_store_kind(bp_world *world, uint32_t d, bp_kind kind);
 void bpi_world_store_user_key(bp_world *world, uint32_t d, uint64_t user_key);
+/// Makes dense entity d a sphere or a box (its bounds stay), keeping sphere_count.
+void bpi_world_store_shape(bp_world *world, uint32_t d, bool sphere);
 /// BP_ERR_INVALID_ARGUMENT, naming `what`, unless kind is dynamic or static.
 bp_status bpi_world_check_kind(bp_world *world, bp_kind kind, const char *what);
 
@@ -156,11 +183,43 @@ void bpi_world_clear_frame_changes(bp_world *world);
 /// BP_ERR_OUT_OF_RANGE with the error recorded.
 bp_status bpi_world_check_range(bp_world *world, uint32_t first, uint32_t count);
 
+/// The entities a bulk call names, in the three forms every bulk setter takes: a
+/// dense range [first, first + count) (both lists NULL), a list of dense indices,
+/// or a list of handles. Element i of the caller's value arrays goes to the i-th.
+typedef struct bpi_targets {
+	uint32_t count;
+	uint32_t first;            ///< the range's start, when both lists are NULL
+	const uint32_t *dense;     ///< dense indices, or NULL
+	const bp_entity *entities; ///< handles, or NULL
+	bool listed;               ///< a list form (dense or entities), even when count is 0
+} bpi_targets;
+
+static inline bpi_targets bpi_targets_range(uint32_t first, uint32_t count)
+{
+	return (bpi_targets){count, first, NULL, NULL, false};
+}
+static inline bpi_targets bpi_targets_indexed(uint32_t count, const uint32_t *dense)
+{
+	return (bpi_targets){count, 0, dense, NULL, true};
+}
+static inline bpi_targets bpi_targets_handles(uint32_t count, const bp_entity *entities)
+{
+	return (bpi_targets){count, 0, NULL, entities, true};
+}
+
+/// Checks every target before anything is written: the range lies inside the
+/// world, each dense index is below the count, each handle is live (errors name
+/// the array element). BP_ERR_INVALID_ARGUMENT for a NULL list with count > 0.
+bp_status bpi_targets_check(bp_world *world, const bpi_targets *targets);
+
+/// Dense index of target i (checked by bpi_targets_check).
+uint32_t bpi_target_dense(const bp_world *world, const bpi_targets *targets, uint32_t i);
+
 /// Slot of a live entity, or NULL with the error recorded.
 bpi_slot *bpi_world_live_slot(const bp_world *world, bp_entity entity);
 /// How an error names an entity, the same way everywhere: "entity {index1,
-/// generation}" by handle, "ARRAY[i]" by index into the caller's array, or
-/// "new entity". Formatted only when an error is written.
+/// count}" by handle (bpi_handle_text), "ARRAY[i]" by index into the caller's
+/// array, or "new entity". Formatted only when an error is written.
 typedef struct bpi_entity_name {
 	const char *array; ///< the caller's array, or NULL
 	uint64_t index;    ///< index into it
@@ -174,7 +233,12 @@ static inline bpi_entity_name bpi_name_element(const char *array, uint64_t i)
 }
 
 /// The text of a name, in buf.
-const char *bpi_entity_name_text(bpi_entity_name name, char *buf, size_t size);
+const char *bpi_entity_name_text(const bp_world *world, bpi_entity_name name, char *buf, size_t size);
+
+/// A handle as messages print it, in buf: "entity {index1, count}", the slot's reuse
+/// count without the world's tag (bp_entity_reuse_count), as the README shows handles;
+/// a handle whose tag is not this world's gets " of world tag T" after it.
+const char *bpi_handle_text(const bp_world *world, bp_entity e, char *buf, size_t size);
 
 /// Checks one box of dims floats per corner; `name` names it in the error.
 bp_status bpi_world_check_box(bp_world *world, const float *min, const float *max, bpi_entity_name name);

@@ -4,20 +4,18 @@
 
 #include <stdlib.h>
 
-/// Checks the arrays, then stores box i at dense index dense[i], or at the dense
-/// index of handle entities[i] when dense is NULL (the caller checked them).
-static bp_status store_listed(bp_world *w, uint32_t count, const uint32_t *dense, const bp_entity *entities,
-	const bp_bounds_arrays *bounds)
+/// Checks the targets and the arrays, then stores box i at target i.
+static bp_status store_listed(bp_world *w, const bpi_targets *targets, const bp_bounds_arrays *bounds)
 {
-	bp_status status = bpi_world_check_arrays(w, bounds, count);
-	if (status != BP_OK)
-		return status;
-	for (uint32_t i = 0; i < count; ++i) {
+	bp_status status = bpi_targets_check(w, targets);
+	if (status == BP_OK)
+		status = bpi_world_check_arrays(w, bounds, targets->count);
+	for (uint32_t i = 0; status == BP_OK && i < targets->count; ++i) {
 		float min[3], max[3];
 		bpi_world_array_box(w, bounds, i, min, max);
-		bpi_world_store_bounds(w, dense ? dense[i] : w->slots[entities[i].index1 - 1].dense, min, max);
+		bpi_world_store_bounds(w, bpi_target_dense(w, targets, i), min, max);
 	}
-	return BP_OK;
+	return status;
 }
 
 bp_status bp_world_set_bounds_indexed(bp_world *w, uint32_t count, const uint32_t *dense_indices,
@@ -25,13 +23,8 @@ bp_status bp_world_set_bounds_indexed(bp_world *w, uint32_t count, const uint32_
 {
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
-	if (count && !dense_indices)
-		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "dense index array is NULL");
-	for (uint32_t i = 0; i < count; ++i)
-		if (dense_indices[i] >= w->count)
-			return bpi_world_fail(w, BP_ERR_OUT_OF_RANGE, "dense_indices[%u]: dense index %u is outside [0, %u)",
-				i, dense_indices[i], w->count);
-	return store_listed(w, count, dense_indices, NULL, bounds);
+	bpi_targets targets = bpi_targets_indexed(count, dense_indices);
+	return store_listed(w, &targets, bounds);
 }
 
 bp_status bp_world_set_bounds_by_handle(bp_world *w, uint32_t count, const bp_entity *entities,
@@ -39,12 +32,8 @@ bp_status bp_world_set_bounds_by_handle(bp_world *w, uint32_t count, const bp_en
 {
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
-	if (count && !entities)
-		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "handle array is NULL");
-	for (uint32_t i = 0; i < count; ++i)
-		if (!bpi_world_live_slot(w, entities[i]))
-			return bpi_world_stale_element(w, "entities", i);
-	return store_listed(w, count, NULL, entities, bounds);
+	bpi_targets targets = bpi_targets_handles(count, entities);
+	return store_listed(w, &targets, bounds);
 }
 
 static int compare_u32(const void *a, const void *b)
@@ -76,9 +65,11 @@ bp_status bp_world_destroy_entities(bp_world *w, uint32_t count, const bp_entity
 		if (slots[i] == slots[i - 1])
 			repeated = slots[i];
 	bpi_free(slots, (size_t)count * sizeof *slots);
-	if (repeated)
-		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "entity {%u, %u} is listed twice", repeated,
-			w->slots[repeated - 1].generation);
+	if (repeated) {
+		char text[64];
+		bp_entity e = {repeated, w->slots[repeated - 1].generation};
+		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "%s is listed twice", bpi_handle_text(w, e, text, sizeof text));
+	}
 	for (uint32_t i = 0; i < count; ++i)
 		bp_entity_destroy(w, entities[i]); // cannot fail: every handle was checked live and distinct
 	return BP_OK;

@@ -75,7 +75,7 @@ bp_status bp_world_step(bp_world *w)
 	bpi_executor_leave();
 	if (status != BP_OK)
 		BPI_MARK_FRAME_END(stats.frame, 0, bpi_now_ns() - t0, status);
-	if (status == BP_ERR_OUT_OF_RANGE && w->periodic) {
+	if ((status == BP_ERR_OUT_OF_RANGE || status == BP_ERR_PERIODIC_EXTENT) && w->periodic) {
 		if (fault.axis < 0)
 			return bpi_world_fail(w, status, "periodic step: %u entities need more than %u boxes with ghosts",
 				fault.entity, UINT32_MAX - 1);
@@ -91,6 +91,7 @@ bp_status bp_world_step(bp_world *w)
 		return bpi_world_fail(w, status, "%s step: %s", bp_algorithm_name(stats.algorithm),
 			bp_status_string(status));
 	bpi_world_clear_changes(w);
+	bpi_world_events_step(w);
 	stats.ns_total = bpi_now_ns() - t0;
 	BPI_MARK_FRAME_END(stats.frame, stats.pair_count, stats.ns_total, BP_OK);
 	w->stats = stats;

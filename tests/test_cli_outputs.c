@@ -291,6 +291,35 @@ Test(cli_outputs, pairs_through_a_link_and_into_a_fifo)
 	free(want);
 }
 
+/// `-o -` writes the pairs to standard output, the bytes a file would get, with the summary
+/// on standard error; no file named "-" appears.
+Test(cli_outputs, pairs_to_standard_output)
+{
+	const char *scene = scene_of("2000");
+	size_t want_size;
+	char *want = pairs_bytes(scene, &want_size);
+	size_t lines = 0;
+	for (size_t i = 0; i < want_size; ++i)
+		lines += want[i] == '\n';
+	cr_assert_gt(lines, 0, "the scene has pairs");
+	char home[4096];
+	cr_assert_not_null(getcwd(home, sizeof home));
+	cr_assert_eq(chdir(test_tmp_dir), 0);
+	int entries = test_dir_entry_count(test_tmp_dir);
+	cli_result r = BP("pairs", scene, "-o", "-", "--stats");
+	expect_code(&r, 0, "bp pairs -o -");
+	cr_assert(strlen(r.out) == want_size && memcmp(r.out, want, want_size) == 0,
+		"standard output holds %zu bytes, want the %zu of the pairs file", strlen(r.out), want_size);
+	char summary[64];
+	snprintf(summary, sizeof summary, "pairs=%zu checksum=", lines);
+	cr_assert_not_null(strstr(r.err, summary), "the summary goes to standard error: '%s'", r.err);
+	cr_assert_not_null(strstr(r.err, "ns_total="), "--stats too: '%s'", r.err);
+	result_free(&r);
+	cr_assert_eq(test_dir_entry_count(test_tmp_dir), entries, "a file was written instead");
+	cr_assert_eq(chdir(home), 0);
+	free(want);
+}
+
 Test(cli_outputs, missing_directory_fails_before_the_step)
 {
 	const char *scene = scene_of("100");

@@ -140,8 +140,8 @@ Test(events, an_entity_that_changes_partner_reports_both_events_whatever_the_key
 	cr_assert_eq(bp_view_pair_events(v2, kb, 4, &nb, ke, 4, &ne), BP_OK);
 	cr_assert(nb == 1 && ne == 1 && kb[0].a == 0 && kb[0].b == 0 && ke[0].a == 0 && ke[0].b == 0);
 
-	// A buffer too short: the totals, as much as fits, and BP_ERR_OUT_OF_RANGE.
-	cr_assert_eq(bp_view_events(v2, NULL, 0, &nb, ended, 4, &ne), BP_ERR_OUT_OF_RANGE);
+	// Counting one side while reading the other: BP_OK, both totals.
+	cr_assert_eq(bp_view_events(v2, NULL, 0, &nb, ended, 4, &ne), BP_OK);
 	cr_assert(nb == 1 && ne == 1);
 	cr_assert_eq(bp_view_events(v2, NULL, 1, &nb, NULL, 0, &ne), BP_ERR_INVALID_ARGUMENT);
 
@@ -349,7 +349,11 @@ Test(names, the_release_of_a_view_under_its_name_before_0_5)
 	create_box(w, 0, 0, 0, 1, 0);
 	bp_view *v = NULL;
 	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+	// The old name is deprecated: the warning is what this test does not want to see.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 	cr_assert_eq(bp_frame_release(v), BP_OK);
+#pragma GCC diagnostic pop
 	cr_assert_eq(bp_view_release(v), BP_ERR_STALE_HANDLE, "the old name released the view's one reference");
 	bp_world_destroy(w);
 }

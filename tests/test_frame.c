@@ -118,9 +118,9 @@ Test(frame, nothing_published_yet, .timeout = 30)
 	oracle_box boxes[N];
 	bp_world *w = make_world(boxes, N, 3, 1);
 	bp_view *v = (bp_view *)boxes; // any non-NULL value: acquire must clear it
-	cr_assert_eq(bp_frame_acquire(w, &v), BP_ERR_OUT_OF_RANGE);
+	cr_assert_eq(bp_frame_acquire(w, &v), BP_ERR_NO_FRAME);
 	cr_assert_null(v);
-	cr_assert_eq(bp_frame_wait(w, 1), BP_ERR_OUT_OF_RANGE, "frame 1 was never submitted");
+	cr_assert_eq(bp_frame_wait(w, 1), BP_ERR_NOT_SUBMITTED, "frame 1 was never submitted");
 	cr_assert_eq(bp_frame_wait(w, 0), BP_OK);
 	cr_assert_eq(bp_frame_submit(NULL, NULL), BP_ERR_INVALID_ARGUMENT);
 	cr_assert_eq(bp_frame_acquire(w, NULL), BP_ERR_INVALID_ARGUMENT);
@@ -162,7 +162,7 @@ Test(frame, submit_wait_acquire, .timeout = 30)
 		move_boxes(w, boxes, N, 3, &rng);
 	}
 	cr_assert_eq(bp_frame_wait(w, 2), BP_OK, "an older frame is done at once");
-	cr_assert_eq(bp_frame_wait(w, 5), BP_ERR_OUT_OF_RANGE);
+	cr_assert_eq(bp_frame_wait(w, 5), BP_ERR_NOT_SUBMITTED);
 	bp_world_destroy(w);
 	cr_assert_eq(bp_allocated_bytes(), 0);
 }
@@ -182,7 +182,7 @@ Test(frame, submits_coalesce_to_the_newest, .timeout = 30)
 		cr_assert_eq(frame, i);
 	}
 	bp_view *v;
-	cr_assert_eq(bp_frame_acquire(w, &v), BP_ERR_OUT_OF_RANGE, "nothing built while paused");
+	cr_assert_eq(bp_frame_acquire(w, &v), BP_ERR_NO_FRAME, "nothing built while paused");
 	// Only the pending snapshot and spares: replaced snapshots went back to the pool.
 	cr_assert_leq(bpi_world_live_frames(w), 3);
 	bpi_world_pause_frames(w, false);
@@ -192,8 +192,7 @@ Test(frame, submits_coalesce_to_the_newest, .timeout = 30)
 	check_pairs(v, boxes, N, 2); // the newest state, not an older one
 	// Every pair began: it is the first published frame.
 	size_t began, ended;
-	cr_assert_eq(bp_view_pair_events(v, NULL, 0, &began, NULL, 0, &ended),
-		bp_view_stats(v).pair_count ? BP_ERR_OUT_OF_RANGE : BP_OK);
+	cr_assert_eq(bp_view_pair_events(v, NULL, 0, &began, NULL, 0, &ended), BP_OK, "a count is not an error");
 	cr_assert_eq(began, bp_view_stats(v).pair_count);
 	cr_assert_eq(ended, 0);
 	bp_view_release(v);
@@ -759,7 +758,8 @@ Test(frame, count_only_pair_events_beside_a_reader_that_builds_them)
 	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
 	test_rng rng = {31};
 	size_t began, ended;
-	cr_assert_eq(bp_view_events(v, NULL, 0, &began, NULL, 0, &ended), BP_ERR_OUT_OF_RANGE, "every pair began");
+	cr_assert_eq(bp_view_events(v, NULL, 0, &began, NULL, 0, &ended), BP_OK, "a count is not an error");
+	cr_assert_gt(began, 0, "every pair began");
 	cr_assert_eq(bp_view_release(v), BP_OK);
 	for (int round = 0; round < ROUNDS; ++round) {
 		// Every other box shifts by up to two units: some pairs end, others begin.
@@ -774,9 +774,9 @@ Test(frame, count_only_pair_events_beside_a_reader_that_builds_them)
 			cr_assert_eq(pthread_create(&threads[t], NULL, read_pair_events, &r[t]), 0);
 		for (int t = 0; t < 2; ++t)
 			cr_assert_eq(pthread_join(threads[t], NULL), 0);
-		// A count with no room says OUT_OF_RANGE whenever there is something to count.
+		// A count with no room is a count, not an error, whatever there is to count.
 		bp_status counted = bp_view_events(v, NULL, 0, &began, NULL, 0, &ended);
-		cr_assert_eq(counted, began || ended ? BP_ERR_OUT_OF_RANGE : BP_OK);
+		cr_assert_eq(counted, BP_OK);
 		cr_assert_gt(began + ended, 0, "round %d: no events to read", round);
 		cr_assert_eq(r[0].status, counted);
 		cr_assert_eq(r[1].status, began > 4 || ended > 4 ? BP_ERR_OUT_OF_RANGE : BP_OK);

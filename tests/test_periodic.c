@@ -396,7 +396,7 @@ Test(periodic, too_large_extent_keeps_previous_pairs, .timeout = 60)
 			float min[3] = {4, 4, 4}, max[3] = {4.5f, 4.5f, 4.5f};
 			max[axis] = min[axis] + period[axis] / 2 + 0.125f;
 			cr_assert_eq(bp_entity_set_bounds(w, bp_world_entity_at(w, 2), min, max), BP_OK);
-			cr_assert_eq(bp_world_step(w), BP_ERR_OUT_OF_RANGE, "dims=%d axis=%d", dims, axis);
+			cr_assert_eq(bp_world_step(w), BP_ERR_PERIODIC_EXTENT, "dims=%d axis=%d", dims, axis);
 			const char *error = bp_world_last_error(w);
 			char axis_word[16];
 			snprintf(axis_word, sizeof axis_word, "extent_%c", "xyz"[axis]);
@@ -445,7 +445,7 @@ Test(periodic, first_offender_is_named_for_any_thread_count, .timeout = 120)
 		bp_entity_def common = bp_entity_def_default();
 		cr_assert_eq(bp_world_create_entities(w, n, &arrays, &common, NULL), BP_OK);
 		free(columns);
-		cr_assert_eq(bp_world_step(w), BP_ERR_OUT_OF_RANGE);
+		cr_assert_eq(bp_world_step(w), BP_ERR_PERIODIC_EXTENT);
 		const char *error = bp_world_last_error(w);
 		cr_assert(mentions(error, "dense index 5000:") && mentions(error, "extent_x"), "threads=%d: %s", thread_counts[t],
 			error);

@@ -266,7 +266,8 @@ Test(query, hand_worked_2d, .timeout = 30)
 	// Short buffer: three hits, room for one -> the lowest index and the full count.
 	cr_assert_eq(bp_view_query_aabb(v, (float[]){1, 1}, (float[]){2, 1}, out, 1, &total), BP_ERR_OUT_OF_RANGE);
 	cr_assert(total == 3 && out[0] == 0);
-	cr_assert_eq(bp_view_query_aabb(v, (float[]){1, 1}, (float[]){2, 1}, NULL, 0, &total), BP_ERR_OUT_OF_RANGE);
+	// Capacity 0 counts: BP_OK and the full count.
+	cr_assert_eq(bp_view_query_aabb(v, (float[]){1, 1}, (float[]){2, 1}, NULL, 0, &total), BP_OK);
 	cr_assert_eq(total, 3);
 
 	// Sphere at (5, 2) radius 3: box 2 at distance 3 (touching), box 1 at distance 2

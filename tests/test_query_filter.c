@@ -28,14 +28,17 @@ static bool log_accept(uint32_t e, void *user)
 	return callback_verdict(e, log->salt);
 }
 
-/// Everything but the callback: the AND rule, the kind and the excluded entity.
+/// Everything but the callback: the AND rule (none when category and mask are both all
+/// bits), the kind and the excluded entity.
 static bool bf_checks(const oracle_box *b, uint32_t i, const bp_query_filter *f)
 {
 	if (!f)
 		return true;
 	uint32_t kind = b->is_static ? BP_QUERY_STATIC : BP_QUERY_DYNAMIC;
-	return (f->category & b->mask) != 0 && (b->category & f->mask) != 0 && (f->kinds & kind) != 0 &&
-	       i != f->exclude;
+	bool layers = f->category == UINT32_MAX && f->mask == UINT32_MAX;
+	if (!layers)
+		layers = (f->category & b->mask) != 0 && (b->category & f->mask) != 0;
+	return layers && (f->kinds & kind) != 0 && i != f->exclude;
 }
 
 static bool bf_accepts(const oracle_box *b, uint32_t i, const bp_query_filter *f)
@@ -172,6 +175,8 @@ static scene make_scene(int dims, uint32_t n, bool snap, float crowd, uint64_t s
 		}
 		if (test_rng_below(&rng, 16) == 0)
 			b->category = 0;
+		if (test_rng_below(&rng, 16) == 0)
+			b->mask = 0;
 	}
 	s.w = test_world_from_boxes(s.boxes, n, dims, BP_ALGO_AUTO, 1);
 	cr_assert_eq(bp_frame_step(s.w, &s.v), BP_OK);
@@ -641,35 +646,90 @@ Test(query_filter, bad_input, .timeout = 60)
 	free_scene(&s);
 }
 
-/// Periodic worlds: queries test the bounds as given, in plain space (frame.h),
-/// so a box across the seam is not found from the other side.
-Test(query_filter, periodic_queries_do_not_wrap, .timeout = 60)
+/// Periodic worlds (frame.h): a box query finds a box across the seam from the other
+/// side, through its image; a ray does not wrap. Worked by hand, period 40.
+Test(query_filter, periodic_box_queries_wrap_and_rays_do_not, .timeout = 60)
 {
-	const uint32_t n = 300;
-	oracle_box *boxes = calloc(n, sizeof *boxes);
-	test_random_boxes(boxes, n, 2, 40.0f, 3.0f, false, 9);
+	const oracle_box boxes[2] = {{.min = {38.0f, 10.0f}, .max = {39.5f, 12.0f}, .category = 1, .mask = 1},
+		{.min = {5.0f, 10.0f}, .max = {6.0f, 12.0f}, .category = 1, .mask = 1}};
 	bp_world_def def = bp_world_def_default();
 	def.dims = 2;
 	def.periodic = true;
 	def.period[0] = def.period[1] = 40.0f;
-	bp_world *w = test_world_from_def(boxes, n, &def);
+	bp_world *w = test_world_from_def(boxes, 2, &def);
 	bp_view *v;
 	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
-	uint32_t *want = malloc(n * sizeof *want), *got = malloc(n * sizeof *got);
-	test_rng rng = {10};
-	for (int q = 0; q < 100; ++q) {
-		float lo[2], hi[2];
-		test_rng_vec(&rng, lo, 2, -6, 42, false);
-		hi[0] = lo[0] + 5;
-		hi[1] = lo[1] + 5;
-		size_t want_n = bf_box(boxes, n, 2, lo, hi, NULL, want), got_n;
-		cr_assert_eq(bp_view_query_aabb(v, lo, hi, got, n, &got_n), BP_OK);
-		cr_assert(got_n == want_n && (want_n == 0 || memcmp(got, want, want_n * sizeof *got) == 0));
-	}
-	free(want);
-	free(got);
+	uint32_t got[2];
+	size_t got_n;
+	// [-1, 0.5] moved by +40 is [39, 40.5]: it meets box 0 at [38, 39.5].
+	const float lo[2] = {-1.0f, 10.0f}, hi[2] = {0.5f, 11.0f};
+	cr_assert_eq(bp_view_query_aabb(v, lo, hi, got, 2, &got_n), BP_OK);
+	cr_assert_eq(got_n, 1);
+	cr_assert_eq(got[0], 0);
+	// The point 79 is 39 two periods back: inside box 0 only.
+	const float point[2] = {79.0f, 51.0f};
+	cr_assert_eq(bp_view_query_point(v, point, got, 2, &got_n), BP_OK);
+	cr_assert(got_n == 1 && got[0] == 0);
+	// A ray from 0.5 to the left for 2 units ends at -1.5 in plain space: no hit.
+	const float origin[2] = {0.5f, 11.0f}, left[2] = {-1.0f, 0.0f};
+	bp_hit hit;
+	bool found = true;
+	cr_assert_eq(bp_view_raycast_closest(v, origin, left, 2.0f, &hit, &found), BP_OK);
+	cr_assert(!found);
 	bp_view_release(v);
 	bp_world_destroy(w);
-	free(boxes);
 	cr_assert_eq(bp_allocated_bytes(), 0);
+}
+
+/// One meaning for "no filter": bp_query_filter_default() sees what NULL sees, entities in
+/// no layer (category or mask 0) included; a filter that names layers applies the pair rule.
+Test(query_filter, the_default_filter_sees_what_no_filter_sees)
+{
+	// Four boxes on one spot: A plain, B category 0, C mask 0, D static.
+	oracle_box boxes[4] = {
+		{{0, 0, 0}, {1, 1, 1}, 1, UINT32_MAX, false, false},
+		{{0, 0, 0}, {1, 1, 1}, 0, UINT32_MAX, false, false},
+		{{0, 0, 0}, {1, 1, 1}, 1, 0, false, false},
+		{{0, 0, 0}, {1, 1, 1}, 1, UINT32_MAX, true, false},
+	};
+	bp_world *w = test_world_from_boxes(boxes, 4, 3, BP_ALGO_AUTO, 1);
+	bp_view *v = NULL;
+	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+	const float lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1}, p[3] = {0.5f, 0.5f, 0.5f}, dir[3] = {1, 0, 0};
+	const float from[3] = {-5, 0.5f, 0.5f};
+	bp_query_filter f = bp_query_filter_default();
+	uint32_t got[4];
+	bp_hit hits[4];
+	size_t n = 0;
+	bool found = false;
+	cr_assert_eq(bp_view_query_aabb_filtered(v, lo, hi, &f, got, 4, &n), BP_OK);
+	cr_assert(n == 4 && got[0] == 0 && got[1] == 1 && got[2] == 2 && got[3] == 3, "default: %zu hits", n);
+	cr_assert_eq(bp_view_query_point_filtered(v, p, &f, got, 4, &n), BP_OK);
+	cr_assert_eq(n, 4);
+	cr_assert_eq(bp_view_query_sphere_filtered(v, p, 0.1f, &f, got, 4, &n), BP_OK);
+	cr_assert_eq(n, 4);
+	cr_assert_eq(bp_view_raycast_all_filtered(v, from, dir, 10, &f, hits, 4, &n), BP_OK);
+	cr_assert_eq(n, 4);
+	cr_assert_eq(bp_view_query_nearest_filtered(v, p, 4, &f, hits, &n), BP_OK);
+	cr_assert_eq(n, 4);
+	cr_assert_eq(bp_view_boxcast_all(v, lo, hi, dir, 1, &f, hits, 4, &n), BP_OK);
+	cr_assert_eq(n, 4);
+	// Changing kinds alone narrows just the kinds: the dynamic three, B and C included.
+	f.kinds = BP_QUERY_DYNAMIC;
+	cr_assert_eq(bp_view_query_aabb_filtered(v, lo, hi, &f, got, 4, &n), BP_OK);
+	cr_assert(n == 3 && got[0] == 0 && got[1] == 1 && got[2] == 2);
+	f.exclude = 1;
+	cr_assert_eq(bp_view_raycast_closest_filtered(v, from, dir, 10, &f, &hits[0], &found), BP_OK);
+	cr_assert(found && hits[0].index == 0);
+	// Naming a layer applies the pair rule: B (category 0) and C (mask 0) are never seen.
+	f = bp_query_filter_default();
+	f.category = 1;
+	cr_assert_eq(bp_view_query_aabb_filtered(v, lo, hi, &f, got, 4, &n), BP_OK);
+	cr_assert(n == 2 && got[0] == 0 && got[1] == 3, "category 1: %zu hits", n);
+	f = bp_query_filter_default();
+	f.mask = UINT32_MAX - 2; // every layer but bit 1: A's and D's category 1 is in it
+	cr_assert_eq(bp_view_query_aabb_filtered(v, lo, hi, &f, got, 4, &n), BP_OK);
+	cr_assert(n == 2 && got[0] == 0 && got[1] == 3, "mask all but one bit: %zu hits", n);
+	cr_assert_eq(bp_view_release(v), BP_OK);
+	bp_world_destroy(w);
 }

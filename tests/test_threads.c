@@ -221,7 +221,7 @@ Test(threads, a_builder_the_system_refuses_fails_the_submit, .timeout = 60)
 	cr_assert(strstr(bp_world_last_error(w), "cannot start the frame builder thread") != NULL);
 	cr_assert_eq(bpi_world_live_frames(w), 0, "a refused submit kept a frame buffer");
 	bp_view *view = NULL;
-	cr_assert_eq(bp_frame_acquire(w, &view), BP_ERR_OUT_OF_RANGE, "nothing was published");
+	cr_assert_eq(bp_frame_acquire(w, &view), BP_ERR_NO_FRAME, "nothing was published");
 	bpi_thread_set_creator(NULL);
 
 	cr_assert_eq(bp_world_step(w), BP_OK, "%s", bp_world_last_error(w));
@@ -241,7 +241,7 @@ Test(threads, a_team_the_system_refuses_fails_the_frame, .timeout = 60)
 	cr_assert_eq(bp_frame_wait(w, frame), BP_ERR_OUT_OF_MEMORY);
 	cr_assert_eq(atomic_load(&refused_starts), 1);
 	bp_view *view = NULL;
-	cr_assert_eq(bp_frame_acquire(w, &view), BP_ERR_OUT_OF_RANGE, "a frame whose team did not start was published");
+	cr_assert_eq(bp_frame_acquire(w, &view), BP_ERR_NO_FRAME, "a frame whose team did not start was published");
 	bpi_thread_set_creator(NULL);
 
 	cr_assert_eq(assert_frame_pairs(w, s).thread_count, 6);

@@ -235,6 +235,12 @@ static void expect_stale(bp_world *w, bp_entity e)
 	const float lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
 	const float lo_x = 0, lo_y = 0, lo_z = 0, hi_x = 1, hi_y = 1, hi_z = 1;
 	const bp_bounds_arrays one = {&lo_x, &lo_y, &lo_z, &hi_x, &hi_y, &hi_z};
+	const uint32_t category = 2;
+	const bp_kind kind = BP_KIND_STATIC;
+	const uint64_t key = 42;
+	const bp_shape shape = BP_SHAPE_SPHERE;
+	const float radius = 1;
+	const bp_sphere_arrays sphere = {&lo_x, &lo_y, &lo_z, &radius};
 	bp_entity_def d;
 	uint32_t dense;
 	bp_status got[] = {
@@ -247,6 +253,11 @@ static void expect_stale(bp_world *w, bp_entity e)
 		bp_entity_set_shape(w, e, BP_SHAPE_SPHERE),
 		bp_entity_set_sphere(w, e, lo, 1.0f),
 		bp_world_set_bounds_by_handle(w, 1, &e, &one),
+		bp_world_set_filters_by_handle(w, 1, &e, &category, &category),
+		bp_world_set_kinds_by_handle(w, 1, &e, &kind),
+		bp_world_set_user_keys_by_handle(w, 1, &e, &key),
+		bp_world_set_shapes_by_handle(w, 1, &e, &shape),
+		bp_world_set_spheres_by_handle(w, 1, &e, &sphere),
 		bp_world_destroy_entities(w, 1, &e),
 		bp_entity_destroy(w, e),
 	};
@@ -255,8 +266,9 @@ static void expect_stale(bp_world *w, bp_entity e)
 			got[i]);
 	const char *text = bp_world_last_error(w);
 	cr_assert_str_not_empty(text);
-	cr_assert(mentions(text, e.index1) && mentions(text, e.generation), "'%s' does not name {%u, %u}", text,
-		e.index1, e.generation);
+	char named[32];
+	snprintf(named, sizeof named, "entity {%u, %u}", e.index1, bp_entity_reuse_count(e));
+	cr_assert(strstr(text, named) != NULL, "'%s' does not name %s", text, named);
 	assert_unchanged(w, &before);
 }
 
@@ -957,8 +969,8 @@ Test(world, messages_name_entities_by_handle_array_element_or_dense_index)
 	create(w, &d);
 	float lo[3] = {0, 0, 0}, hi[3] = {1, -1, 1};
 	cr_assert_eq(bp_entity_set_bounds(w, a, lo, hi), BP_ERR_INVERTED_BOUNDS);
-	char handle[48];
-	snprintf(handle, sizeof handle, "entity {%u, %u}: min_y > max_y", a.index1, a.generation);
+	char handle[96];
+	snprintf(handle, sizeof handle, "entity {%u, 1}: min_y > max_y", a.index1);
 	expect_error_mentions(w, handle);
 
 	float xs[3] = {0, NAN, 0}, ones[3] = {1, 1, 1};
@@ -973,8 +985,46 @@ Test(world, messages_name_entities_by_handle_array_element_or_dense_index)
 	cr_assert_eq(bp_entity_destroy(w, b), BP_OK);
 	const bp_entity handles[3] = {a, a, b};
 	cr_assert_eq(bp_world_set_bounds_by_handle(w, 3, handles, &arrays), BP_ERR_STALE_HANDLE);
-	snprintf(handle, sizeof handle, "entities[2]: entity {%u, %u}: destroyed", b.index1, b.generation);
+	snprintf(handle, sizeof handle, "entities[2]: entity {%u, 1}: destroyed (slot now at generation 2)", b.index1);
 	expect_error_mentions(w, handle);
+	bp_world_destroy(w);
+}
+
+/// README and world.h show handles in messages as {index1, count}: the slot's reuse count,
+/// never the generation word with the world's tag in it; another world's tag is printed apart.
+Test(world, messages_print_handles_as_the_readme_shows_them)
+{
+	bp_world *w = new_world(3), *other = new_world(3);
+	bp_entity_def d = box_def(0, 0, 0, 1, 1, 1);
+	bp_entity a = create(w, &d), b = create(w, &d);
+	cr_assert_eq(bp_entity_reuse_count(a), 1);
+	cr_assert_neq(a.generation, 1u, "the generation word carries the world's tag");
+	cr_assert_eq(bp_entity_world_tag(a), a.generation >> 20);
+	// Slot 2 reused twice: its third entity has count 3.
+	for (int k = 0; k < 2; ++k) {
+		cr_assert_eq(bp_entity_destroy(w, b), BP_OK);
+		b = create(w, &d);
+	}
+	cr_assert(b.index1 == 2 && bp_entity_reuse_count(b) == 3);
+	float lo[3] = {0, 0, 0}, hi[3] = {1, 1, -1};
+	cr_assert_eq(bp_entity_set_bounds(w, b, lo, hi), BP_ERR_INVERTED_BOUNDS);
+	expect_error_mentions(w, "entity {2, 3}: min_z > max_z");
+	bp_entity old = {2, (b.generation & ~0xFFFFFu) | 1u};
+	cr_assert_eq(bp_entity_set_kind(w, old, BP_KIND_STATIC), BP_ERR_STALE_HANDLE);
+	expect_error_mentions(w, "entity {2, 1}: destroyed (slot now at generation 3)");
+	bp_entity twice[2] = {a, a};
+	cr_assert_eq(bp_world_destroy_entities(w, 2, twice), BP_ERR_INVALID_ARGUMENT);
+	expect_error_mentions(w, "entity {1, 1} is listed twice");
+	// Another world's handle: same slot and count, its tag printed apart.
+	bp_entity foreign = create(other, &d);
+	char text[96];
+	snprintf(text, sizeof text, "entity {1, 1} of world tag %u: a handle of another world",
+		bp_entity_world_tag(foreign));
+	cr_assert_eq(bp_entity_destroy(w, foreign), BP_ERR_STALE_HANDLE);
+	expect_error_mentions(w, text);
+	cr_assert_eq(bp_entity_destroy(w, (bp_entity){0, 0}), BP_ERR_STALE_HANDLE);
+	expect_error_mentions(w, "entity {0, 0}: null handle");
+	bp_world_destroy(other);
 	bp_world_destroy(w);
 }
 

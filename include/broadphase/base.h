@@ -18,12 +18,23 @@
 #define BP_API __attribute__((visibility("default")))
 #endif
 
+/// Marks a declaration that is going away: compilers warn where it is used, with `msg`
+/// naming what replaces it. Define BP_NO_DEPRECATION_WARNINGS before including a
+/// broadphase header to silence them.
+#if defined(BP_NO_DEPRECATION_WARNINGS)
+#define BP_DEPRECATED(msg)
+#elif defined(__GNUC__) || defined(__clang__)
+#define BP_DEPRECATED(msg) __attribute__((deprecated(msg)))
+#else
+#define BP_DEPRECATED(msg)
+#endif
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 #define BP_VERSION_MAJOR 0
-#define BP_VERSION_MINOR 5
+#define BP_VERSION_MINOR 6
 #define BP_VERSION_PATCH 0
 
 /// Result of every call that can fail. BP_OK is zero; every error leaves the
@@ -34,12 +45,16 @@ typedef enum bp_status {
 	BP_ERR_NOT_FINITE,       ///< a bound is NaN or infinite
 	BP_ERR_INVERTED_BOUNDS,  ///< min > max on some axis (bounds are checked axis by axis, x first: the first at fault decides)
 	BP_ERR_STALE_HANDLE,     ///< null handle, destroyed entity, handle of another world, view released twice
-	BP_ERR_OUT_OF_RANGE,     ///< first/count outside the entity range, too many entities
+	BP_ERR_OUT_OF_RANGE,     ///< first/count outside the entity range, too many entities, a short (non-empty) result buffer
 	BP_ERR_OUT_OF_MEMORY,    ///< an allocation failed, a memory limit was reached, or threads could not start
 	BP_ERR_UNKNOWN_ALGORITHM,///< no algorithm with that id or name
 	BP_ERR_PARSE,            ///< malformed input file (the bp tool's scene files)
 	BP_ERR_IO,               ///< a file could not be opened, read or written
 	BP_ERR_UNSUPPORTED,      ///< valid request this algorithm or build cannot serve
+	// Appended in 0.6 (the values above keep their numbers):
+	BP_ERR_NO_FRAME,         ///< bp_frame_acquire: no frame has been published yet
+	BP_ERR_NOT_SUBMITTED,    ///< bp_frame_wait: that frame number was not submitted yet
+	BP_ERR_PERIODIC_EXTENT,  ///< periodic world: a box's extent exceeds period / 2 on some axis
 	BP_STATUS_COUNT
 } bp_status;
 

@@ -122,9 +122,9 @@ BP_API bp_status bp_cell_grid_reduce_near(const bp_cell_grid *grid, uint32_t cel
 /// The entities in the cell holding a point (bp_cell_grid_cell_of) and in its
 /// neighbour cells, in for-each order. Writes at most `capacity` of them to out
 /// (out may be NULL when capacity is 0) and sets *total to how many there are in
-/// all; when that is more than capacity it returns BP_ERR_OUT_OF_RANGE (as the
-/// view queries do) and the first `capacity` are written: call again with a
-/// buffer of *total. BP_ERR_INVALID_ARGUMENT for NULL; BP_ERR_NOT_FINITE for a
+/// all; when that is more than a capacity > 0 it returns BP_ERR_OUT_OF_RANGE (as
+/// the view queries do) and the first `capacity` are written: call again with a
+/// buffer of *total. Capacity 0 counts: BP_OK with *total set. BP_ERR_INVALID_ARGUMENT for NULL; BP_ERR_NOT_FINITE for a
 /// NaN/infinite coordinate. Any thread.
 BP_API bp_status bp_cell_grid_near_point(const bp_cell_grid *grid, const float *point, uint32_t *out,
 	size_t capacity, size_t *total);

@@ -76,11 +76,11 @@ BP_API bp_status bp_frame_submit(bp_world *world, uint64_t *out_frame);
 /// Blocks until frame `frame` or a later one has been built. Returns BP_OK when
 /// a frame numbered `frame` or later is published, the build's error status when
 /// the build of the frame that covered `frame` failed (the previous frame stays
-/// published), BP_ERR_OUT_OF_RANGE when `frame` was not submitted yet (waiting
+/// published), BP_ERR_NOT_SUBMITTED when `frame` was not submitted yet (waiting
 /// would never end). frame 0 returns BP_OK at once. Any thread.
 BP_API bp_status bp_frame_wait(bp_world *world, uint64_t frame);
 
-/// Takes a reference on the latest published frame. BP_ERR_OUT_OF_RANGE (and
+/// Takes a reference on the latest published frame. BP_ERR_NO_FRAME (and
 /// *out NULL) when no frame was published yet. Any thread, any number at once;
 /// costs one short, uncontended-in-practice mutex section (the pointer load and
 /// the reference increment must be one step with respect to the swap).
@@ -96,8 +96,10 @@ BP_API bp_status bp_frame_acquire(bp_world *world, bp_view **out);
 /// another reader's reference takes it, and that reader's own release is then
 /// the one refused; once the buffer is freed, a release is a use after free.
 BP_API bp_status bp_view_release(bp_view *view);
-/// The name of bp_view_release before 0.5; it will go at 1.0.
-BP_API bp_status bp_frame_release(bp_view *view);
+/// Deprecated: the name of bp_view_release before 0.5, kept so that older hosts build
+/// (with a deprecation warning, see BP_DEPRECATED in base.h); it will go at 1.0. It
+/// does exactly what bp_view_release does.
+BP_API bp_status bp_frame_release(bp_view *view) BP_DEPRECATED("use bp_view_release");
 
 /// Synchronous frame through the scheduler: submit, wait for that frame, and
 /// acquire it. *out is the view of exactly the submitted frame (release it).
@@ -153,9 +155,9 @@ BP_API const bp_entity *bp_view_entities(const bp_view *view);
 // cost of acquire + release, are measured in perf/README.md.
 // Buffers: functions that fill a caller buffer take its capacity and return the
 // full result count in *total. They write min(capacity, *total) results and
-// return BP_ERR_OUT_OF_RANGE when *total > capacity, so a short buffer is never
-// silently truncated: call again with *total entries. `out` may be NULL when
-// capacity is 0 (to count).
+// return BP_ERR_OUT_OF_RANGE when 0 < capacity < *total, so a short buffer is never
+// silently truncated: call again with *total entries. Capacity 0 asks for the
+// count alone: `out` may then be NULL, and the call returns BP_OK with *total set.
 
 /// A ray, box-cast or nearest hit: dense index, and `distance`: for rays and
 /// casts the ray parameter t (the hit point is origin + t * dir, a length only
@@ -227,21 +229,26 @@ enum {
 /// bp_query_filter.exclude when no entity is left out.
 #define BP_QUERY_NO_EXCLUDE UINT32_MAX
 
-/// Which entities a query sees. An entity e is accepted iff
-///     (filter.category & e.mask) != 0 && (e.category & filter.mask) != 0
-/// (the AND rule of pairs, with the query as the other party), the
-/// bit of e's kind is in `kinds`, e != exclude, e's handle is not
-/// exclude_entity, and then, tested last, accept
-/// is NULL or accept(e, user) returns true. So the default filter, like a pair,
-/// never sees an entity whose category or mask is 0; pass NULL to see those.
-/// accept runs on the querying thread, only for entities that passed the
+/// Which entities a query sees. An entity e is accepted iff it passes the layer
+/// test, the bit of e's kind is in `kinds`, e != exclude, e's handle is not
+/// exclude_entity, and then, tested last, accept is NULL or accept(e, user)
+/// returns true. The layer test is the AND rule
+/// of pairs with the query as the other party,
+///     (filter.category & e.mask) != 0 && (e.category & filter.mask) != 0,
+/// except that a filter whose category and mask are both all bits (UINT32_MAX, as
+/// bp_query_filter_default() sets them) tests no layers: it sees every layer,
+/// entities whose category or mask is 0 included. So the default filter sees
+/// exactly what NULL sees, and changing only kinds, exclude or accept narrows
+/// just that; a filter that names layers (any bit clear in category or mask)
+/// applies the rule, and never sees an entity whose category or mask is 0, as a
+/// pair would not. accept runs on the querying thread, only for entities that passed the
 /// geometric test and every other check, at most once per entity and query,
 /// in no set order; it may be skipped for entities that cannot change the
 /// result (ray hits past the closest accepted one, nearest candidates beyond
 /// the k-th). It must not release the view. Start from bp_query_filter_default().
 typedef struct bp_query_filter {
-	uint32_t category; ///< bits the query is (tested against entity masks). Default all.
-	uint32_t mask;     ///< entity categories it sees. Default all.
+	uint32_t category; ///< bits the query is (tested against entity masks). Default all (with mask all: no layer test).
+	uint32_t mask;     ///< entity categories it sees. Default all (with category all: no layer test).
 	uint32_t kinds;    ///< BP_QUERY_* bits; other bits are BP_ERR_INVALID_ARGUMENT. Default BP_QUERY_ALL_KINDS.
 	/// A dense index the query never returns (the agent a ray starts in), or
 	/// BP_QUERY_NO_EXCLUDE. Default BP_QUERY_NO_EXCLUDE.
@@ -260,7 +267,8 @@ typedef struct bp_query_filter {
 	bool spheres_as_balls;
 } bp_query_filter;
 
-/// All bits in category and mask, both kinds, nothing excluded, no callback.
+/// All bits in category and mask (no layer test), both kinds, nothing excluded, no
+/// callback: it accepts every entity, as NULL does.
 BP_API bp_query_filter bp_query_filter_default(void);
 
 /// bp_view_query_aabb through a filter (NULL: none). Errors as the plain form,
@@ -373,14 +381,16 @@ BP_API bp_status bp_view_for_each_neighbour(const bp_view *view, uint32_t entity
 BP_API bp_status bp_view_reduce_neighbours(const bp_view *view, uint32_t entity,
 	double (*fn)(double acc, uint32_t neighbour, void *user), void *user, double init, double *out);
 
-/// A pair that began or ended, named by what stays the same while dense indices
-/// move: the entities' handles and their user keys (as they were in the frame
-/// where the pair existed). a comes before b in handle order (index1, then
-/// generation).
-typedef struct bp_pair_event {
-	bp_entity a, b;
-	uint64_t key_a, key_b;
-} bp_pair_event;
+// Pair events. Two calls give the same events named two ways, and the names do not say which:
+// - bp_view_events (and bp_view_events_since) name each pair by the entities' handles, with
+//   their user keys beside them (bp_pair_event). Handles never repeat, so every event is a
+//   distinct pair; use these when keys may be 0 or repeat, or to call back into the world.
+// - bp_view_pair_events names each pair by user keys alone (bp_key_pair, a <= b), sorted by
+//   key: for hosts whose keys are their own unique ids. Two events may read the same when
+//   keys repeat. Its key pairs are made on first use, once per view.
+// Both count from bp_view_previous_frame and return the same totals.
+
+// bp_pair_event (types.h) names a pair that began or ended by its entities' handles.
 
 /// Pairs that began (in this frame, not in the one bp_view_previous_frame names)
 /// and ended (there, not here), sorted by (a, b) in handle order. Pairs are
@@ -388,8 +398,9 @@ typedef struct bp_pair_event {
 /// an entity destroyed and another created in its slot are different entities.
 /// The previous frame is the previous *published* one (coalesced snapshots are
 /// skipped); for the first published frame every pair began. Writes up to each
-/// capacity and sets each total; BP_ERR_OUT_OF_RANGE when a buffer was short.
-/// Either buffer may be NULL with capacity 0 (to count). Any thread holding the view.
+/// capacity and sets each total; BP_ERR_OUT_OF_RANGE when a buffer with room
+/// (capacity > 0) was short. Either buffer may be NULL with capacity 0: that side
+/// is only counted, and counts alone return BP_OK. Any thread holding the view.
 BP_API bp_status bp_view_events(const bp_view *view, bp_pair_event *began, size_t began_capacity,
 	size_t *began_total, bp_pair_event *ended, size_t ended_capacity, size_t *ended_total);
 

@@ -97,7 +97,8 @@ BP_API void bp_mpi_destroy(bp_mpi *mpi);
 /// step and when imbalance passes rebalance_threshold. Errors: bad bounds
 /// (BP_ERR_NOT_FINITE, BP_ERR_INVERTED_BOUNDS), an id listed twice over the ranks is
 /// not detected (its pairs are then reported twice), BP_ERR_OUT_OF_RANGE for more than
-/// 2^31 bytes to one rank or, in a periodic world, an extent over period / 2, and
+/// 2^31 bytes to one rank, BP_ERR_PERIODIC_EXTENT in a periodic world for an extent
+/// over period / 2, and
 /// whatever the local step returns. Collective.
 BP_API bp_status bp_mpi_step(bp_mpi *mpi, const bp_mpi_entities *local);
 

@@ -25,6 +25,22 @@ typedef struct bp_entity {
 	uint32_t generation;
 } bp_entity;
 
+/// The slot's reuse count of a handle (the low 20 bits of generation): what
+/// messages print after index1, as in "entity {12, 1}".
+static inline uint32_t bp_entity_reuse_count(bp_entity e) { return e.generation & 0xFFFFFu; }
+/// The tag of the world that made a handle (the top 12 bits of generation), 1 .. 4095;
+/// messages print it ("entity {3, 1} of world tag 7") only for another world's handle.
+static inline uint32_t bp_entity_world_tag(bp_entity e) { return e.generation >> 20; }
+
+/// A pair that began or ended (bp_view_events, bp_world_events), named by what
+/// stays the same while dense indices move: the entities' handles and their user
+/// keys (as they were in the frame or step where the pair existed). a comes
+/// before b in handle order (index1, then generation).
+typedef struct bp_pair_event {
+	bp_entity a, b;
+	uint64_t key_a, key_b;
+} bp_pair_event;
+
 /// An overlapping pair of the last step, as dense entity indices with lo < hi.
 /// Dense indices are positions in the world's SoA arrays at the time of that step
 /// (see bp_world_entity_at). 8 bytes.

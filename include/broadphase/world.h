@@ -71,7 +71,7 @@ typedef struct bp_world_def {
 	/// multiple of the period (touching across the seam counts); filters and
 	/// static kinds apply as usual. Every box's extent must be <= period / 2 on
 	/// each axis (minimum image): bp_world_step otherwise returns
-	/// BP_ERR_OUT_OF_RANGE, names the entity (dense index) and axis in
+	/// BP_ERR_PERIODIC_EXTENT, names the entity (dense index) and axis in
 	/// bp_world_last_error, and keeps the previous pairs. Works with every
 	/// algorithm; the pairs are always sorted by (lo, hi), whatever
 	/// canonical_pairs says. Bounds are reduced modulo the period in double and
@@ -169,8 +169,11 @@ BP_API void bp_world_destroy(bp_world *world);
 /// ("entity {12, 1}: min_x > max_x ..."), by its place in the array the caller
 /// passed ("bounds[3]: min_y is nan", "entities[2]: entity {7, 3}: destroyed
 /// ...", "dense_indices[1]: dense index 99 is outside [0, 10)"), or by dense
-/// index when a step finds it ("dense index 5: extent_x ..."). Empty when no
-/// call has failed. Valid until the next call on the world. The writer only.
+/// index when a step finds it ("dense index 5: extent_x ..."). A handle prints as
+/// {index1, bp_entity_reuse_count(e)}, without the world's tag that generation also
+/// holds; a handle of another world adds its tag apart ("entity {3, 1} of world tag
+/// 7: a handle of another world"). Empty when no call has failed. Valid until
+/// the next call on the world. The writer only.
 /// Calls any thread may make (bp_frame_acquire, bp_frame_wait, queries) do not
 /// write it: their status says all.
 BP_API const char *bp_world_last_error(const bp_world *world);
@@ -190,7 +193,8 @@ typedef struct bp_entity_def {
 
 BP_API bp_entity_def bp_entity_def_default(void);
 
-/// Creates one entity at dense index bp_world_entity_count() - 1.
+/// Creates one entity; it takes the next dense index, bp_world_entity_count() before the
+/// call (so bp_world_entity_count() - 1 after it).
 BP_API bp_status bp_entity_create(bp_world *world, const bp_entity_def *def, bp_entity *out);
 /// Destroys an entity. The last dense entity moves into its dense index.
 BP_API bp_status bp_entity_destroy(bp_world *world, bp_entity entity);
@@ -228,27 +232,82 @@ typedef struct bp_bounds_arrays {
 } bp_bounds_arrays;
 
 /// Creates `count` entities in one call with bounds from the arrays and the
-/// other settings from `common` (its bounds are ignored). Handles are written to
-/// out_handles when it is not NULL. All or nothing: on any bad bound no entity is
-/// created and bp_world_last_error names the offending array index.
+/// other settings from `common` (its bounds are ignored). Order: with n =
+/// bp_world_entity_count() before the call, element i becomes dense index n + i,
+/// and its handle is out_handles[i] (when out_handles is not NULL; handles reuse
+/// free slots, so they need not ascend). All or nothing: on any bad bound no entity
+/// is created and bp_world_last_error names the offending array index.
 BP_API bp_status bp_world_create_entities(bp_world *world, uint32_t count, const bp_bounds_arrays *bounds,
 	const bp_entity_def *common, bp_entity *out_handles);
+
+/// Per-entity settings for bp_world_create_entities_from_arrays. `bounds` is
+/// required; each other array, `count` entries, may be NULL, and then every new
+/// entity takes that setting from the common def. A sphere's bounds are its
+/// centre -+ radius (bp_shape).
+typedef struct bp_entity_arrays {
+	bp_bounds_arrays bounds;
+	const uint32_t *category; ///< as bp_entity_def.category
+	const uint32_t *mask;     ///< as bp_entity_def.mask
+	const bp_kind *kind;      ///< as bp_entity_def.kind
+	const uint64_t *user_key; ///< as bp_entity_def.user_key
+	const bp_shape *shape;    ///< as bp_entity_def.shape
+} bp_entity_arrays;
+
+/// Creates a mixed batch (teams, kinds, shapes, keys) in one call: entity i takes
+/// its bounds and every setting whose array is given from element i, the rest from
+/// `common` (NULL: bp_entity_def_default()). Order as bp_world_create_entities:
+/// element i becomes dense index bp_world_entity_count() (before the call) + i.
+/// All or nothing: a bad bound, kind or shape creates nothing and
+/// bp_world_last_error names its array and index ("bounds[3]: ...", "kind[2]: ...").
+BP_API bp_status bp_world_create_entities_from_arrays(bp_world *world, uint32_t count,
+	const bp_entity_arrays *arrays, const bp_entity_def *common, bp_entity *out_handles);
 
 /// Sets the bounds of dense entities [first, first + count) from the arrays
 /// (element i goes to dense index first + i). All or nothing.
 BP_API bp_status bp_world_set_bounds(bp_world *world, uint32_t first, uint32_t count, const bp_bounds_arrays *bounds);
 
-/// Sets the user keys of dense entities [first, first + count) from keys[0 .. count).
-/// BP_ERR_OUT_OF_RANGE (nothing changed) when the range leaves the world.
+// ---- Bulk setters -------------------------------------------------------------------
+//
+// Every per-entity setting has three bulk forms, all or nothing (any bad target or value
+// changes nothing, and bp_world_last_error names the array and index at fault):
+// - bp_world_set_X(world, first, count, ...): dense entities [first, first + count);
+//   BP_ERR_OUT_OF_RANGE when the range leaves the world.
+// - bp_world_set_X_indexed(world, count, dense_indices, ...): dense index dense_indices[i];
+//   BP_ERR_OUT_OF_RANGE for an index >= bp_world_entity_count().
+// - bp_world_set_X_by_handle(world, count, entities, ...): the entity entities[i], wherever
+//   destroys moved it; BP_ERR_STALE_HANDLE for a null, destroyed or foreign handle.
+// Element i of the value arrays goes to the i-th target. In the list forms an entity listed
+// twice takes its last values. A NULL list or value array with count > 0 is
+// BP_ERR_INVALID_ARGUMENT. Bounds have these forms too (bp_world_set_bounds and the two in
+// "Incremental steps" below).
+
+/// Sets the user keys of the targets from keys[0 .. count).
 BP_API bp_status bp_world_set_user_keys(bp_world *world, uint32_t first, uint32_t count, const uint64_t *keys);
-/// Sets category[i] and mask[i] of dense entity first + i, as bp_entity_set_filter.
-/// All or nothing.
+BP_API bp_status bp_world_set_user_keys_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
+	const uint64_t *keys);
+BP_API bp_status bp_world_set_user_keys_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
+	const uint64_t *keys);
+/// Sets category[i] and mask[i] of target i, as bp_entity_set_filter.
 BP_API bp_status bp_world_set_filters(bp_world *world, uint32_t first, uint32_t count, const uint32_t *category,
 	const uint32_t *mask);
-/// Sets kinds[i] of dense entity first + i, as bp_entity_set_kind. All or nothing:
-/// a kind that is neither dynamic nor static changes nothing and
-/// bp_world_last_error names its array index.
+BP_API bp_status bp_world_set_filters_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
+	const uint32_t *category, const uint32_t *mask);
+BP_API bp_status bp_world_set_filters_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
+	const uint32_t *category, const uint32_t *mask);
+/// Sets kinds[i] of target i, as bp_entity_set_kind: a kind that is neither dynamic
+/// nor static changes nothing (BP_ERR_INVALID_ARGUMENT, "kinds[i]" named).
 BP_API bp_status bp_world_set_kinds(bp_world *world, uint32_t first, uint32_t count, const bp_kind *kinds);
+BP_API bp_status bp_world_set_kinds_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
+	const bp_kind *kinds);
+BP_API bp_status bp_world_set_kinds_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
+	const bp_kind *kinds);
+/// Sets shapes[i] of target i, as bp_entity_set_shape (bounds kept): a shape that is
+/// neither box nor sphere changes nothing (BP_ERR_INVALID_ARGUMENT, "shapes[i]" named).
+BP_API bp_status bp_world_set_shapes(bp_world *world, uint32_t first, uint32_t count, const bp_shape *shapes);
+BP_API bp_status bp_world_set_shapes_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
+	const bp_shape *shapes);
+BP_API bp_status bp_world_set_shapes_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
+	const bp_shape *shapes);
 
 // ---- Incremental steps -------------------------------------------------------------
 //
@@ -289,17 +348,60 @@ BP_API bp_status bp_world_set_bounds_by_handle(bp_world *world, uint32_t count, 
 /// twice, destroys nothing.
 BP_API bp_status bp_world_destroy_entities(bp_world *world, uint32_t count, const bp_entity *entities);
 
+// ---- Large worlds ---------------------------------------------------------------------
+//
+// The index works in float. A host whose positions are double (open worlds, planets) gives
+// its bounds in double: each is taken relative to the world's origin (default 0) in double
+// and rounded outward to float, min down and max up, so the float box always holds the
+// double box and no pair of the double boxes is ever missed. The float box exceeds the
+// double box by less than one float ulp of the coordinate relative to the origin, on each
+// side: 2^-14 m (0.06 mm) at 1 km from the origin, 2^-7 m (7.8 mm) at 100 km, 1 m at
+// 10,000 km; pairs closer than that may be reported without touching (a broadphase
+// over-reports, never under-reports). The guarantee is the boxes': a sphere whose bounds
+// come in double is read from its rounded box (bp_shape), so its pairs are decided within
+// the same padding. Move the origin near the action to keep the padding small:
+// bp_world_set_origin changes no stored box, so set the bounds of the entities again after
+// it. Pairs, views and queries work in the float frame (subtract the origin from
+// query coordinates). Cost: one subtraction and one rounding per bound on the way in,
+// nothing per step.
+
+/// Bounds as double structure-of-arrays; z arrays are ignored (may be NULL) in 2D.
+typedef struct bp_bounds_arrays_f64 {
+	const double *min_x, *min_y, *min_z;
+	const double *max_x, *max_y, *max_z;
+} bp_bounds_arrays_f64;
+
+/// Sets bounds from double arrays, relative to the origin and rounded outward (above), in
+/// the three forms of "Bulk setters". All or nothing: a NaN or infinite bound
+/// (BP_ERR_NOT_FINITE), min > max (BP_ERR_INVERTED_BOUNDS) or a coordinate beyond float
+/// range from the origin (BP_ERR_OUT_OF_RANGE) changes nothing, "bounds[i]" named.
+BP_API bp_status bp_world_set_bounds_f64(bp_world *world, uint32_t first, uint32_t count,
+	const bp_bounds_arrays_f64 *bounds);
+BP_API bp_status bp_world_set_bounds_f64_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
+	const bp_bounds_arrays_f64 *bounds);
+BP_API bp_status bp_world_set_bounds_f64_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
+	const bp_bounds_arrays_f64 *bounds);
+/// The point (dims doubles, finite) that double bounds are taken relative to. Stored
+/// boxes do not move: set the bounds again after moving the origin. The writer only.
+BP_API bp_status bp_world_set_origin(bp_world *world, const double *origin);
+/// Writes the origin (dims doubles) to out.
+BP_API bp_status bp_world_origin(const bp_world *world, double *out);
+
 /// Sphere centres and radii as structure-of-arrays; z is ignored (may be NULL) in 2D.
 typedef struct bp_sphere_arrays {
 	const float *x, *y, *z;
 	const float *radius;
 } bp_sphere_arrays;
 
-/// Makes dense entities [first, first + count) spheres with bounds
-/// centre -+ radius from the arrays (element i goes to dense index first + i).
-/// All or nothing: a non-finite centre or radius, a negative radius or bounds
-/// that overflow float change nothing and bp_world_last_error names the index.
+/// Makes the targets spheres with bounds centre -+ radius from the arrays (element i
+/// goes to target i; the three forms of "Bulk setters" above). All or nothing: a
+/// non-finite centre or radius, a negative radius or bounds that overflow float
+/// change nothing and bp_world_last_error names the index ("spheres[i]").
 BP_API bp_status bp_world_set_spheres(bp_world *world, uint32_t first, uint32_t count, const bp_sphere_arrays *spheres);
+BP_API bp_status bp_world_set_spheres_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
+	const bp_sphere_arrays *spheres);
+BP_API bp_status bp_world_set_spheres_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
+	const bp_sphere_arrays *spheres);
 
 BP_API bp_status bp_world_set_algorithm(bp_world *world, bp_algorithm algorithm);
 BP_API bp_algorithm bp_world_algorithm(const bp_world *world);
@@ -324,14 +426,45 @@ BP_API size_t bp_world_memory_limit(const bp_world *world);
 /// BP_ERR_OUT_OF_MEMORY (an allocation failed, the pairs would pass
 /// memory_limit, or the step's threads could not start); BP_ERR_UNSUPPORTED when grid or hash, chosen by name,
 /// cannot lay cells over the bounds (spans beyond float range, near +-3e38;
-/// AUTO then runs sap instead); BP_ERR_OUT_OF_RANGE in a periodic world when
-/// an extent exceeds period / 2. bp_world_last_error says which.
+/// AUTO then runs sap instead); BP_ERR_PERIODIC_EXTENT in a periodic world when
+/// an extent exceeds period / 2 (BP_ERR_OUT_OF_RANGE when the copies across the
+/// seam would pass the entity limit). bp_world_last_error says which.
 BP_API bp_status bp_world_step(bp_world *world);
 /// Pairs of the last successful step, in the algorithm's deterministic order
 /// (identical for every thread count), or by (lo, hi) with canonical_pairs.
 /// Valid until the next step or destroy.
 BP_API const bp_pair *bp_world_pairs(const bp_world *world, size_t *count);
 BP_API bp_frame_stats bp_world_stats(const bp_world *world);
+
+// ---- Step events --------------------------------------------------------------------
+//
+// Contact begin and end for hosts that step with bp_world_step, in the form of the views'
+// bp_view_events (frame.h): after each successful step, the pairs that began (in this step,
+// not in the last) and ended (there, not here), compared by handle, so an entity destroyed
+// and another created in its slot are different entities, and sorted by (a, b) in handle
+// order. Only the pairs selected by categories are reported: a pair is selected when
+// (a.category | b.category) & categories != 0 at that step. Give sensors a category bit of
+// their own and select it, and the step reports only their pairs, without the host
+// diffing every pair. Costs nothing while off; on, each step names its selected pairs by
+// handle and sorts them (O(p log p) for p selected pairs, skipped while handles ascend
+// with dense indices) and keeps them, 24 bytes per selected pair, for the next step.
+
+/// Selects the pairs bp_world_step reports events for: 0 (the default) turns events off
+/// and frees their memory; UINT32_MAX selects every pair. A new selection starts from no
+/// pairs: the next step reports every selected pair as begun. The writer only.
+BP_API bp_status bp_world_set_events(bp_world *world, uint32_t categories);
+/// The selection bp_world_set_events set (0: off).
+BP_API uint32_t bp_world_events_categories(const bp_world *world);
+/// The events of the last successful bp_world_step, as bp_view_events: writes up to each
+/// capacity, sets each total, BP_ERR_OUT_OF_RANGE only for a short buffer with room
+/// (capacity 0 counts, BP_OK); keys are as they were at the step where the pair existed.
+/// A failed step keeps the events of the one before. Zero events before the first step
+/// after bp_world_set_events. BP_ERR_UNSUPPORTED while events are off;
+/// BP_ERR_OUT_OF_MEMORY when the last step found no memory for its events (the step
+/// itself succeeded), and then the next step's events are the net change since the
+/// last step that made them. The writer only.
+BP_API bp_status bp_world_events(const bp_world *world, bp_pair_event *began, size_t began_capacity,
+	size_t *began_total, bp_pair_event *ended, size_t ended_capacity, size_t *ended_total);
 
 /// Sorts pairs by lo, then hi (the caller's array; any thread). From 4,096 pairs
 /// in linear time with a temporary buffer of the same size, in place by

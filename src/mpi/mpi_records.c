@@ -23,7 +23,7 @@ static bp_status reduce_periodic(bp_mpi *mpi, bpi_mpi_record *r, uint32_t index)
 		double period = mpi->world_def.period[axis];
 		double lo = r->min[axis], extent = (double)r->max[axis] - lo;
 		if (extent > period / 2)
-			return bpi_mpi_fail(mpi, BP_ERR_OUT_OF_RANGE, "entity %u (id %llu): extent on %s exceeds period / 2",
+			return bpi_mpi_fail(mpi, BP_ERR_PERIODIC_EXTENT, "entity %u (id %llu): extent on %s exceeds period / 2",
 				index, (unsigned long long)r->id, axis_names[axis]);
 		double reduced = lo - floor(lo / period) * period;
 		if (reduced >= period) // floor rounding can leave exactly one period

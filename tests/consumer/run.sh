@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Installs a built broadphase into a scratch prefix and uses it as a host would: find_package
 # from C, C++-only and mixed projects, shared and static, with no OpenMP flag or private
-# dependency reaching the consumer; pkg-config; and checks the shared library exports only bp_*.
+# dependency reaching the consumer, from the install and from the build tree itself;
+# pkg-config; and checks the shared library exports only bp_*.
 # Usage: run.sh BUILD_DIR [C_COMPILER]
 set -euo pipefail
 
@@ -11,6 +12,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/scratch_install.sh" "$1" "${2:-}" consumer-test
 
 step() { printf '== %s\n' "$*"; }
+
+# Where find_package looks: the install (the default) or, for the build-tree run, the build dir.
+package=(-DCMAKE_PREFIX_PATH="$prefix")
 
 # consumer NAME LANGUAGES EXECUTABLES...: configure the consumer project with those languages
 # enabled, build it, and run each executable. What a consumer compiles must carry no flag of
@@ -23,7 +27,7 @@ consumer()
 	shift 2
 	step "find_package(broadphase) from a $languages project: $*"
 	cmake -S "$here" -B "$dir" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_EXPORT_COMPILE_COMMANDS=ON \
-		-DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" -DCMAKE_PREFIX_PATH="$prefix" \
+		-DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" "${package[@]}" \
 		-DCMAKE_EXE_LINKER_FLAGS=-Wl,--no-as-needed "-DBP_CONSUMER_LANGUAGES=$languages" >"$dir.configure.log" 2>&1 ||
 		{ cat "$dir.configure.log"; exit 1; }
 	cmake --build "$dir" >"$dir.build.log" 2>&1 || { cat "$dir.build.log"; exit 1; }
@@ -46,6 +50,17 @@ consumer()
 consumer c C consumer consumer_static
 consumer cxx CXX consumer_cxx consumer_cxx_static
 consumer c_cxx "C;CXX" consumer consumer_static consumer_cxx consumer_cxx_static
+
+# The build tree's broadphaseConfig.cmake, before any install: broadphase_DIR names the build dir.
+package=(-Dbroadphase_DIR="$build")
+consumer build_tree "C;CXX" consumer consumer_static consumer_cxx consumer_cxx_static
+package=(-DCMAKE_PREFIX_PATH="$prefix")
+
+# A build with the tools installs them beside the library.
+if grep -q '^BP_BUILD_TOOLS:BOOL=ON' "$build/CMakeCache.txt"; then
+	step "bp installed"
+	"$prefix/bin/bp" --help >/dev/null || { echo "the install has no working bin/bp" >&2; exit 1; }
+fi
 
 step "pkg-config consumer"
 libdir=$(PKG_CONFIG_PATH="$prefix/lib/pkgconfig:$prefix/lib64/pkgconfig:$prefix/share/pkgconfig" \

@@ -524,7 +524,7 @@ static void op_acquire(state *st)
 	bp_view *view = NULL;
 	bp_status s = bp_frame_acquire(st->world, &view);
 	if (s != BP_OK) {
-		FUZZ_CHECK(s == BP_ERR_OUT_OF_RANGE && view == NULL, "acquire: %s", bp_status_string(s));
+		FUZZ_CHECK(s == BP_ERR_NO_FRAME && view == NULL, "acquire: %s", bp_status_string(s));
 		return;
 	}
 	FUZZ_CHECK(bp_view_frame(view) >= 1 && bp_view_frame(view) <= st->last_submit, "acquired frame %llu of %llu",
@@ -538,7 +538,7 @@ static void op_wait(state *st)
 	uint64_t frame = st->last_submit + (fuzz_byte(&st->in) & 1);
 	bp_status s = bp_frame_wait(st->world, frame);
 	if (frame > st->last_submit)
-		FUZZ_CHECK(s == BP_ERR_OUT_OF_RANGE, "wait for unsubmitted %llu: %s", (unsigned long long)frame,
+		FUZZ_CHECK(s == BP_ERR_NOT_SUBMITTED, "wait for unsubmitted %llu: %s", (unsigned long long)frame,
 			bp_status_string(s));
 	else
 		FUZZ_CHECK(s == BP_OK || (s == BP_ERR_UNSUPPORTED && st->overflow_submitted), "wait %llu: %s",

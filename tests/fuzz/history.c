@@ -261,8 +261,8 @@ typedef struct frame_exp {
 	uint8_t *traits; ///< per entity: TRAIT_* bits
 } frame_exp;
 
-/// frame_exp.traits: a sphere; seen by a filter of all bits (category and mask not 0).
-enum { TRAIT_SPHERE = 1, TRAIT_FILTERED_IN = 2 };
+/// frame_exp.traits: a sphere.
+enum { TRAIT_SPHERE = 1 };
 
 typedef struct side {
 	bp_world *w;
@@ -370,13 +370,13 @@ static bp_pair *oracle(const ctx *c, size_t *count)
 	return out;
 }
 
-/// What a step must return: BP_ERR_OUT_OF_RANGE when an extent passes period / 2.
+/// What a step must return: BP_ERR_PERIODIC_EXTENT when an extent passes period / 2.
 static bp_status step_expected(const ctx *c)
 {
 	for (uint32_t i = 0; i < c->n && c->cfg->periodic; ++i)
 		for (int k = 0; k < c->dims; ++k)
 			if ((double)c->e[c->dense[i]].max[k] - c->e[c->dense[i]].min[k] > c->cfg->period[k] / 2.0)
-				return BP_ERR_OUT_OF_RANGE;
+				return BP_ERR_PERIODIC_EXTENT;
 	return BP_OK;
 }
 
@@ -409,7 +409,8 @@ static const char *status_name(bp_status s)
 {
 	static const char *const names[] = {"BP_OK", "BP_ERR_INVALID_ARGUMENT", "BP_ERR_NOT_FINITE",
 		"BP_ERR_INVERTED_BOUNDS", "BP_ERR_STALE_HANDLE", "BP_ERR_OUT_OF_RANGE", "BP_ERR_OUT_OF_MEMORY",
-		"BP_ERR_UNKNOWN_ALGORITHM", "BP_ERR_PARSE", "BP_ERR_IO", "BP_ERR_UNSUPPORTED"};
+		"BP_ERR_UNKNOWN_ALGORITHM", "BP_ERR_PARSE", "BP_ERR_IO", "BP_ERR_UNSUPPORTED", "BP_ERR_NO_FRAME",
+		"BP_ERR_NOT_SUBMITTED", "BP_ERR_PERIODIC_EXTENT"};
 	return (unsigned)s < sizeof names / sizeof *names ? names[s] : "?";
 }
 
@@ -854,7 +855,7 @@ static frame_exp expectation(const ctx *c, int w, const bp_pair *pairs, size_t c
 	for (uint32_t i = 0; i < c->n; ++i) {
 		const ent *e = &c->e[c->dense[i]];
 		x.handles[i] = e->h[w], x.keys[i] = e->key;
-		x.traits[i] = (uint8_t)((e->sphere ? TRAIT_SPHERE : 0) | (e->category && e->mask ? TRAIT_FILTERED_IN : 0));
+		x.traits[i] = e->sphere ? TRAIT_SPHERE : 0;
 		for (int a = 0; a < 3; ++a)
 			x.box[i][a] = e->min[a], x.box[i][3 + a] = e->max[a];
 	}
@@ -906,7 +907,7 @@ static void check_events(ctx *c, int w, const bp_view *v, const frame_exp *x)
 	size_t nb = 0, ne = 0;
 	unsigned long long frame = (unsigned long long)bp_view_frame(v), prev = bp_view_previous_frame(v);
 	bp_status s = bp_view_events(v, NULL, 0, &nb, NULL, 0, &ne);
-	if (s != BP_OK && !(s == BP_ERR_OUT_OF_RANGE && nb + ne))
+	if (s != BP_OK)
 		failf(c, w, "view %llu: bp_view_events (count): %s", frame, status_name(s));
 	bp_pair_event *began = xalloc(nb * sizeof *began), *ended = xalloc(ne * sizeof *ended);
 	if ((s = bp_view_events(v, began, nb, &nb, ended, ne, &ne)) != BP_OK)
@@ -1111,14 +1112,15 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		if (st != BP_OK || got_n != box_n || (box_n && memcmp(got_ids, ids, box_n * sizeof *ids)))
 			failf(c, w, "view %llu: box query %d: %s, %zu hits, brute force %u (or others)", frame, q, status_name(st),
 				got_n, box_n);
-		// The same box through a filter of all bits that tests spheres as balls (double, as shapes.c).
+		// The same box through a filter of all bits (which sees every entity) that tests
+		// spheres as balls (double, as shapes.c).
 		bp_query_filter balls = bp_query_filter_default();
 		balls.spheres_as_balls = true;
 		uint32_t ball_n = 0;
 		for (uint32_t k = 0; k < box_n; ++k) {
 			const uint32_t i = ids[k];
-			bool in = x->traits[i] & TRAIT_FILTERED_IN;
-			if (in && (x->traits[i] & TRAIT_SPHERE)) {
+			bool in = true;
+			if (x->traits[i] & TRAIT_SPHERE) {
 				double centre[3], radius = INFINITY, d2 = 0.0;
 				for (int a = 0; a < c->dims; ++a) {
 					centre[a] = 0.5 * ((double)x->box[i][a] + x->box[i][3 + a]);
@@ -1380,7 +1382,7 @@ static void op_acquire(ctx *c, const hist_op *op)
 		drain(c, w);
 		bp_status st = bp_frame_acquire(s->w, &v);
 		if (st != BP_OK) {
-			if (st != BP_ERR_OUT_OF_RANGE || v || s->published)
+			if (st != BP_ERR_NO_FRAME || v || s->published)
 				failf(c, w, "bp_frame_acquire: %s", status_name(st));
 			continue;
 		}

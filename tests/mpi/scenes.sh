@@ -33,7 +33,7 @@ for dist in uniform clustered mixed line boxprune; do
 		got=$(run pairs "$scene" --threads 1 -o "$dir/got.pairs" | summary)
 		[ "$want" = "$oracle" ] || fail "$dist ${dims}D: bp pairs ($want) differs from brute ($oracle)"
 		[ "$got" = "$want" ] || fail "$dist ${dims}D on $ranks ranks: $got, one process: $want"
-		sort -n -k1,1 -k2,2 "$dir/want.pairs" >"$dir/want.sorted"
+		sort -k1,1n -k2,2n "$dir/want.pairs" >"$dir/want.sorted"
 		cmp -s "$dir/want.sorted" "$dir/got.pairs" || fail "$dist ${dims}D on $ranks ranks: -o lists differ"
 		# The pair list is not empty, or the comparison proves little.
 		[ -s "$dir/got.pairs" ] || fail "$dist ${dims}D: no pairs"

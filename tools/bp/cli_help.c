@@ -50,7 +50,8 @@ static const char pairs_usage[] =
 	"  --runs R      steps to time; ms is their median (default 1). Loading is not timed.\n"
 	"  --frame K     frame of a moving scene or of a trace (default 0); a trace's frame K is\n"
 	"                read through its index and nearest keyframe, not by replaying every frame\n"
-	"  -o PAIRS      write one \"lo hi\" line of scene ids per pair, in the library's order\n"
+	"  -o PAIRS      write one \"lo hi\" line of scene ids per pair, in the library's order; -o -\n"
+	"                writes them to standard output, and the summary lines to standard error\n"
 	"  --stats       print a second line with the step's statistics as key=value\n"
 	"  --max-memory SIZE  the most memory for pairs (the world's memory_limit), bytes or\n"
 	"                with K, M, G (powers of 1024); past it the step fails (exit 3)\n";

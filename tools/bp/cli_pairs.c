@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "output_file.h"
 
@@ -57,9 +58,22 @@ static int write_pairs(FILE *file, const bp_pair *pairs, size_t count, const uin
 	return error;
 }
 
-/// Writes the pairs file whole or not at all (output_file.h); returns the exit code.
-static int write_pairs_file(const char *path, const bp_pair *pairs, size_t count, const uint32_t *ids, FILE *err)
+/// True for `-o -`: the pairs go to standard output (and the summary to standard error).
+static bool is_stdout(const char *path) { return path && strcmp(path, "-") == 0; }
+
+/// Writes the pairs file whole or not at all (output_file.h), or to `out` for `-o -`;
+/// returns the exit code.
+static int write_pairs_file(const char *path, const bp_pair *pairs, size_t count, const uint32_t *ids, FILE *out,
+	FILE *err)
 {
+	if (is_stdout(path)) {
+		int error = write_pairs(out, pairs, count, ids);
+		if (!error && fflush(out) != 0)
+			error = errno ? errno : EIO;
+		if (error)
+			fprintf(err, "bp pairs: cannot write the pairs to standard output: %s\n", strerror(error));
+		return error ? CLI_EXIT_RESOURCE : CLI_EXIT_OK;
+	}
 	bp_output output;
 	if (!bp_output_open(&output, path)) {
 		fprintf(err, "bp pairs: %s\n", output.message);
@@ -155,7 +169,7 @@ int cli_pairs(int argc, char **argv, FILE *out, FILE *err)
 	// Checked before the steps so that a bad path fails before minutes of work; written only
 	// after them, so that a failed step leaves an existing file as it was.
 	bp_output probe;
-	if (code == CLI_EXIT_OK && args.out_path && !bp_output_check(&probe, args.out_path)) {
+	if (code == CLI_EXIT_OK && args.out_path && !is_stdout(args.out_path) && !bp_output_check(&probe, args.out_path)) {
 		fprintf(err, "bp pairs: %s\n", probe.message);
 		code = CLI_EXIT_RESOURCE;
 	}
@@ -175,15 +189,17 @@ int cli_pairs(int argc, char **argv, FILE *out, FILE *err)
 	size_t count = 0;
 	const bp_pair *pairs = code == CLI_EXIT_OK ? bp_world_pairs(world, &count) : NULL;
 	if (code == CLI_EXIT_OK && args.out_path)
-		code = write_pairs_file(args.out_path, pairs, count, ids, err);
+		code = write_pairs_file(args.out_path, pairs, count, ids, out, err);
 	// The summary only once the pairs are safely written: a script that sees it may trust -o.
+	// With `-o -` it goes to standard error, so standard output holds the pairs alone.
 	if (code == CLI_EXIT_OK) {
 		bp_frame_stats stats = bp_world_stats(world);
-		fprintf(out, "pairs=%zu checksum=%016" PRIx64 " algo=%s threads=%d ms=%.3f\n", count,
+		FILE *summary = is_stdout(args.out_path) ? err : out;
+		fprintf(summary, "pairs=%zu checksum=%016" PRIx64 " algo=%s threads=%d ms=%.3f\n", count,
 			bp_pairs_checksum(pairs, count, ids), bp_algorithm_name(stats.algorithm), stats.thread_count,
 			cli_median_ms(ns, args.runs));
 		if (args.stats)
-			print_stats(out, &stats);
+			print_stats(summary, &stats);
 	}
 	free(ns);
 	free(trace_ids);

@@ -71,24 +71,24 @@ static void move_agents(void)
 	}
 }
 
-// Creates entities [first, first + count) of one group (same filter and kind) from the host's
-// arrays in one call, then gives each its own user key: pair events name entities by key.
-static bp_status create_group(bp_world *world, uint32_t first, uint32_t count, bp_kind kind)
+// Creates every entity in one call from the host's arrays: each gets its own filter, kind
+// and user key (pair events name entities by key). Created into an empty world, element i
+// becomes dense index i.
+static bp_status create_scene(bp_world *world)
 {
-	bp_entity_def def = bp_entity_def_default();
-	def.category = category[first];
-	def.mask = mask[first];
-	def.kind = kind;
-	bp_bounds_arrays bounds = bounds_from(first);
-	uint64_t *keys = malloc(count * sizeof *keys);
-	if (!keys)
-		return BP_ERR_OUT_OF_MEMORY;
-	for (uint32_t i = 0; i < count; ++i)
-		keys[i] = (uint64_t)first + i + 1;
-	// Created in order into this world, the group holds dense indices [first, first + count).
-	bp_status status = bp_world_create_entities(world, count, &bounds, &def, NULL);
-	if (status == BP_OK)
-		status = bp_world_set_user_keys(world, first, count, keys);
+	bp_status status = BP_ERR_OUT_OF_MEMORY;
+	bp_kind *kinds = malloc(ENTITIES * sizeof *kinds);
+	uint64_t *keys = malloc(ENTITIES * sizeof *keys);
+	if (kinds && keys) {
+		for (uint32_t i = 0; i < ENTITIES; ++i) {
+			kinds[i] = i < TERRAIN ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
+			keys[i] = (uint64_t)i + 1;
+		}
+		bp_entity_arrays arrays = {
+			.bounds = bounds_from(0), .category = category, .mask = mask, .kind = kinds, .user_key = keys};
+		status = bp_world_create_entities_from_arrays(world, ENTITIES, &arrays, NULL, NULL);
+	}
+	free(kinds);
 	free(keys);
 	return status;
 }
@@ -169,7 +169,7 @@ static void *reader_main(void *arg)
 	reader *r = arg;
 	while (!atomic_load(r->stop)) {
 		bp_view *view = NULL;
-		if (bp_frame_acquire(r->world, &view) == BP_OK) { // BP_ERR_OUT_OF_RANGE before the first frame
+		if (bp_frame_acquire(r->world, &view) == BP_OK) { // BP_ERR_NO_FRAME before the first frame
 			uint32_t n = bp_view_entity_count(view);
 			for (int q = 0; q < 64; ++q)
 				query_around(r, view, (uint32_t)(random01(&r->rng) * (float)n) % n);
@@ -233,9 +233,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "host: bp_world_create: %s\n", bp_status_string(status));
 		return 1;
 	}
-	if ((status = create_group(world, 0, TERRAIN, BP_KIND_STATIC)) != BP_OK ||
-		(status = create_group(world, TERRAIN, AGENTS / 2, BP_KIND_DYNAMIC)) != BP_OK ||
-		(status = create_group(world, TERRAIN + AGENTS / 2, AGENTS - AGENTS / 2, BP_KIND_DYNAMIC)) != BP_OK) {
+	if ((status = create_scene(world)) != BP_OK) {
 		fprintf(stderr, "host: creating entities: %s\n", bp_world_last_error(world));
 		bp_world_destroy(world);
 		return 1;

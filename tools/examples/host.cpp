@@ -81,23 +81,24 @@ void move_agents(Scene &s)
 	}
 }
 
-// Creates entities [first, first + count) of one group (same filter and kind) from the host's
-// arrays in one call, then gives each its own user key: pair events name entities by key.
-bp_status create_group(bp_world *world, const Scene &s, uint32_t first, uint32_t count, bp_kind kind)
+// Creates every entity in one call from the host's arrays: each gets its own filter, kind
+// and user key (pair events name entities by key). Created into an empty world, element i
+// becomes dense index i.
+bp_status create_scene(bp_world *world, const Scene &s)
 {
-	bp_entity_def def = bp_entity_def_default();
-	def.category = s.category[first];
-	def.mask = s.mask[first];
-	def.kind = kind;
-	bp_bounds_arrays bounds = s.bounds_from(first);
-	std::vector<uint64_t> keys(count);
-	for (uint32_t i = 0; i < count; ++i)
-		keys[i] = uint64_t(first) + i + 1;
-	// Created in order into this world, the group holds dense indices [first, first + count).
-	bp_status status = bp_world_create_entities(world, count, &bounds, &def, nullptr);
-	if (status == BP_OK)
-		status = bp_world_set_user_keys(world, first, count, keys.data());
-	return status;
+	std::vector<bp_kind> kinds(entities);
+	std::vector<uint64_t> keys(entities);
+	for (uint32_t i = 0; i < entities; ++i) {
+		kinds[i] = i < terrain ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
+		keys[i] = uint64_t(i) + 1;
+	}
+	bp_entity_arrays arrays{};
+	arrays.bounds = s.bounds_from(0);
+	arrays.category = s.category.data();
+	arrays.mask = s.mask.data();
+	arrays.kind = kinds.data();
+	arrays.user_key = keys.data();
+	return bp_world_create_entities_from_arrays(world, entities, &arrays, nullptr, nullptr);
 }
 
 // ---- Readers: any thread may acquire the latest published frame and query it ----------
@@ -135,7 +136,7 @@ struct Reader {
 		Random rng{seed};
 		while (!stop.load()) {
 			bp_view *view = nullptr;
-			if (bp_frame_acquire(world, &view) == BP_OK) { // BP_ERR_OUT_OF_RANGE before the first frame
+			if (bp_frame_acquire(world, &view) == BP_OK) { // BP_ERR_NO_FRAME before the first frame
 				uint32_t n = bp_view_entity_count(view);
 				for (int q = 0; q < 64; ++q)
 					query_around(view, uint32_t(rng.next() * float(n)) % n);
@@ -182,9 +183,7 @@ int main()
 		std::fprintf(stderr, "host: bp_world_create: %s\n", bp_status_string(status));
 		return 1;
 	}
-	if ((status = create_group(world, scene, 0, terrain, BP_KIND_STATIC)) != BP_OK ||
-		(status = create_group(world, scene, terrain, agents / 2, BP_KIND_DYNAMIC)) != BP_OK ||
-		(status = create_group(world, scene, terrain + agents / 2, agents - agents / 2, BP_KIND_DYNAMIC)) != BP_OK) {
+	if ((status = create_scene(world, scene)) != BP_OK) {
 		std::fprintf(stderr, "host: creating entities: %s\n", bp_world_last_error(world));
 		bp_world_destroy(world);
 		return 1;

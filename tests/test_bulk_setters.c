@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: MIT
+// The bulk setters' three forms (dense range, dense index list, handle list) for keys,
+// filters, kinds, shapes and spheres, and mixed batches from bp_world_create_entities_from_arrays:
+// checked against a model the test keeps by handle and the brute-force pair oracle, after
+// swap-removes have moved dense indices; bad input changes nothing.
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "oracle.h"
+
+enum { N = 300, DESTROYED = 70, ROUNDS = 12 };
+
+/// The test's own record of one entity, kept by handle slot: what the world must hold.
+typedef struct model_entity {
+	oracle_box box;
+	uint64_t key;
+	bool live;
+} model_entity;
+
+typedef struct model {
+	bp_world *w;
+	model_entity e[N];
+	bp_entity handles[N];
+	test_rng rng;
+} model;
+
+static uint32_t slot_of(bp_entity e) { return e.index1 - 1; }
+
+static model *make_model(uint64_t seed, bool incremental)
+{
+	model *m = calloc(1, sizeof *m);
+	m->rng.state = seed;
+	bp_world_def def = bp_world_def_default();
+	def.thread_count = 1;
+	def.incremental = incremental;
+	cr_assert_eq(bp_world_create(&def, &m->w), BP_OK);
+	oracle_box boxes[N];
+	test_random_boxes(boxes, N, 3, 60, 8, true, seed);
+	for (uint32_t i = 0; i < N; ++i) {
+		bp_entity_def d = bp_entity_def_default();
+		memcpy(d.min, boxes[i].min, sizeof d.min);
+		memcpy(d.max, boxes[i].max, sizeof d.max);
+		d.category = boxes[i].category, d.mask = boxes[i].mask;
+		d.kind = boxes[i].is_static ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
+		d.user_key = 1000 + i;
+		bp_entity h;
+		cr_assert_eq(bp_entity_create(m->w, &d, &h), BP_OK);
+		cr_assert_eq(slot_of(h), i, "a fresh world hands out slots in order");
+		m->handles[i] = h;
+		m->e[i] = (model_entity){boxes[i], 1000 + i, true};
+	}
+	// Swap-removes: every destroy moves the last dense entity into the hole.
+	for (uint32_t k = 0; k < DESTROYED; ++k) {
+		uint32_t i;
+		do
+			i = test_rng_below(&m->rng, N);
+		while (!m->e[i].live);
+		cr_assert_eq(bp_entity_destroy(m->w, m->handles[i]), BP_OK);
+		m->e[i].live = false;
+	}
+	return m;
+}
+
+static void free_model(model *m)
+{
+	bp_world_destroy(m->w);
+	free(m);
+}
+
+/// `count` distinct live entities picked at random.
+static uint32_t pick(model *m, uint32_t count, uint32_t *slots)
+{
+	bool taken[N] = {false};
+	for (uint32_t k = 0; k < count; ++k) {
+		uint32_t i;
+		do
+			i = test_rng_below(&m->rng, N);
+		while (!m->e[i].live || taken[i]);
+		taken[i] = true;
+		slots[k] = i;
+	}
+	return count;
+}
+
+/// Every live entity reads back as the model holds it, and the pairs of a step are the
+/// oracle's over the world's dense order.
+static void check_world(model *m)
+{
+	uint32_t n = bp_world_entity_count(m->w);
+	cr_assert_eq(n, N - DESTROYED);
+	const bp_entity *dense = bp_world_entities(m->w);
+	oracle_box *boxes = calloc(n, sizeof *boxes);
+	for (uint32_t d = 0; d < n; ++d) {
+		const model_entity *e = &m->e[slot_of(dense[d])];
+		cr_assert(e->live);
+		bp_entity_def got;
+		cr_assert_eq(bp_entity_get(m->w, dense[d], &got), BP_OK);
+		cr_assert(got.category == e->box.category && got.mask == e->box.mask, "dense %u: filter", d);
+		cr_assert_eq(got.kind, e->box.is_static ? BP_KIND_STATIC : BP_KIND_DYNAMIC, "dense %u: kind", d);
+		cr_assert_eq(got.shape, e->box.is_sphere ? BP_SHAPE_SPHERE : BP_SHAPE_BOX, "dense %u: shape", d);
+		cr_assert_eq(got.user_key, e->key, "dense %u: key", d);
+		cr_assert_eq(bp_world_user_keys(m->w)[d], e->key);
+		cr_assert(memcmp(got.min, e->box.min, sizeof got.min) == 0 && memcmp(got.max, e->box.max, sizeof got.max) == 0,
+			"dense %u: bounds", d);
+		boxes[d] = e->box;
+	}
+	cr_assert_eq(bp_world_step(m->w), BP_OK, "%s", bp_world_last_error(m->w));
+	size_t count = 0;
+	const bp_pair *pairs = bp_world_pairs(m->w, &count);
+	oracle_pairs want = oracle_find_pairs(boxes, n, 3);
+	cr_assert(oracle_same_pair_set(pairs, count, &want));
+	oracle_pairs_free(&want);
+	free(boxes);
+}
+
+static void dense_of(model *m, uint32_t count, const uint32_t *slots, uint32_t *dense)
+{
+	for (uint32_t k = 0; k < count; ++k)
+		cr_assert_eq(bp_entity_dense_index(m->w, m->handles[slots[k]], &dense[k]), BP_OK);
+}
+
+/// One round: each setting changed for a random set of entities, by handle and by dense
+/// index in turn, then the whole world checked.
+static void round_of_changes(model *m, int round)
+{
+	enum { K = 40 };
+	uint32_t slots[K], dense[K];
+	bp_entity handles[K];
+	bool by_handle = round % 2 == 0;
+	uint32_t count = pick(m, K, slots);
+	dense_of(m, count, slots, dense);
+	for (uint32_t k = 0; k < count; ++k)
+		handles[k] = m->handles[slots[k]];
+
+	uint32_t category[K], mask[K];
+	uint64_t keys[K];
+	bp_kind kinds[K];
+	bp_shape shapes[K];
+	for (uint32_t k = 0; k < count; ++k) {
+		category[k] = 1u << test_rng_below(&m->rng, 3);
+		mask[k] = test_rng_below(&m->rng, 4) == 0 ? 0 : (uint32_t)test_rng_next(&m->rng) | 1u;
+		keys[k] = test_rng_next(&m->rng);
+		kinds[k] = test_rng_below(&m->rng, 3) == 0 ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
+		shapes[k] = test_rng_below(&m->rng, 3) == 0 ? BP_SHAPE_SPHERE : BP_SHAPE_BOX;
+	}
+	if (by_handle) {
+		cr_assert_eq(bp_world_set_filters_by_handle(m->w, count, handles, category, mask), BP_OK);
+		cr_assert_eq(bp_world_set_user_keys_by_handle(m->w, count, handles, keys), BP_OK);
+		cr_assert_eq(bp_world_set_kinds_by_handle(m->w, count, handles, kinds), BP_OK);
+		cr_assert_eq(bp_world_set_shapes_by_handle(m->w, count, handles, shapes), BP_OK);
+	} else {
+		cr_assert_eq(bp_world_set_filters_indexed(m->w, count, dense, category, mask), BP_OK);
+		cr_assert_eq(bp_world_set_user_keys_indexed(m->w, count, dense, keys), BP_OK);
+		cr_assert_eq(bp_world_set_kinds_indexed(m->w, count, dense, kinds), BP_OK);
+		cr_assert_eq(bp_world_set_shapes_indexed(m->w, count, dense, shapes), BP_OK);
+	}
+	for (uint32_t k = 0; k < count; ++k) {
+		oracle_box *b = &m->e[slots[k]].box;
+		b->category = category[k], b->mask = mask[k];
+		b->is_static = kinds[k] == BP_KIND_STATIC;
+		b->is_sphere = shapes[k] == BP_SHAPE_SPHERE;
+		m->e[slots[k]].key = keys[k];
+	}
+	check_world(m);
+
+	// Spheres for a fresh set, by the other form.
+	count = pick(m, K / 2, slots);
+	dense_of(m, count, slots, dense);
+	float x[K], y[K], z[K], radius[K];
+	for (uint32_t k = 0; k < count; ++k) {
+		handles[k] = m->handles[slots[k]];
+		x[k] = test_rng_float(&m->rng, 0, 60), y[k] = test_rng_float(&m->rng, 0, 60);
+		z[k] = test_rng_float(&m->rng, 0, 60), radius[k] = test_rng_float(&m->rng, 0, 5);
+	}
+	bp_sphere_arrays spheres = {x, y, z, radius};
+	if (by_handle)
+		cr_assert_eq(bp_world_set_spheres_indexed(m->w, count, dense, &spheres), BP_OK);
+	else
+		cr_assert_eq(bp_world_set_spheres_by_handle(m->w, count, handles, &spheres), BP_OK);
+	for (uint32_t k = 0; k < count; ++k) {
+		oracle_box *b = &m->e[slots[k]].box;
+		const float c[3] = {x[k], y[k], z[k]};
+		for (int a = 0; a < 3; ++a)
+			b->min[a] = c[a] - radius[k], b->max[a] = c[a] + radius[k];
+		b->is_sphere = true;
+	}
+	check_world(m);
+}
+
+Test(bulk_setters, by_handle_and_by_index_after_swap_removes_match_brute_force, .timeout = 120)
+{
+	for (int incremental = 0; incremental < 2; ++incremental) {
+		model *m = make_model(41 + (uint64_t)incremental, incremental);
+		check_world(m);
+		for (int round = 0; round < ROUNDS; ++round)
+			round_of_changes(m, round);
+		free_model(m);
+	}
+	cr_assert_eq(bp_allocated_bytes(), 0);
+}
+
+Test(bulk_setters, the_range_forms_of_shapes_and_the_old_setters_agree)
+{
+	model *m = make_model(5, false);
+	// The range [10, 20): shapes by range; then keys by range, and the model follows dense order.
+	const bp_entity *dense = bp_world_entities(m->w);
+	bp_shape shapes[10];
+	uint64_t keys[10];
+	for (uint32_t i = 0; i < 10; ++i) {
+		shapes[i] = i % 2 ? BP_SHAPE_SPHERE : BP_SHAPE_BOX;
+		keys[i] = 7 * i;
+	}
+	cr_assert_eq(bp_world_set_shapes(m->w, 10, 10, shapes), BP_OK);
+	cr_assert_eq(bp_world_set_user_keys(m->w, 10, 10, keys), BP_OK);
+	for (uint32_t i = 0; i < 10; ++i) {
+		m->e[slot_of(dense[10 + i])].box.is_sphere = i % 2;
+		m->e[slot_of(dense[10 + i])].key = 7 * i;
+	}
+	check_world(m);
+	cr_assert_eq(bp_world_set_shapes(m->w, 225, 10, shapes), BP_ERR_OUT_OF_RANGE, "[225, 235) leaves 230 entities");
+	free_model(m);
+}
+
+Test(bulk_setters, an_entity_listed_twice_takes_its_last_values)
+{
+	model *m = make_model(9, false);
+	bp_entity h = bp_world_entity_at(m->w, 3);
+	bp_entity twice[2] = {h, h};
+	uint32_t category[2] = {4, 8}, mask[2] = {1, 2};
+	bp_kind kinds[2] = {BP_KIND_STATIC, BP_KIND_DYNAMIC};
+	uint64_t keys[2] = {11, 22};
+	cr_assert_eq(bp_world_set_filters_by_handle(m->w, 2, twice, category, mask), BP_OK);
+	cr_assert_eq(bp_world_set_kinds_indexed(m->w, 2, (uint32_t[]){3, 3}, kinds), BP_OK);
+	cr_assert_eq(bp_world_set_user_keys_by_handle(m->w, 2, twice, keys), BP_OK);
+	bp_entity_def got;
+	cr_assert_eq(bp_entity_get(m->w, h, &got), BP_OK);
+	cr_assert(got.category == 8 && got.mask == 2 && got.kind == BP_KIND_DYNAMIC && got.user_key == 22);
+	m->e[slot_of(h)].box.category = 8, m->e[slot_of(h)].box.mask = 2;
+	m->e[slot_of(h)].box.is_static = false, m->e[slot_of(h)].key = 22;
+	check_world(m); // the world's static and filtered counts survived the double write
+	free_model(m);
+}
+
+/// Every entity's settings, in dense order, to compare before and after a refused call.
+typedef struct snapshot {
+	uint32_t n;
+	bp_entity_def defs[N];
+	bp_entity handles[N];
+} snapshot;
+
+static void take(const bp_world *w, snapshot *s)
+{
+	s->n = bp_world_entity_count(w);
+	for (uint32_t d = 0; d < s->n; ++d) {
+		s->handles[d] = bp_world_entity_at(w, d);
+		cr_assert_eq(bp_entity_get(w, s->handles[d], &s->defs[d]), BP_OK);
+	}
+}
+
+static bool same_snapshot(const snapshot *a, const snapshot *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (uint32_t d = 0; d < a->n; ++d) {
+		const bp_entity_def *x = &a->defs[d], *y = &b->defs[d];
+		if (a->handles[d].index1 != b->handles[d].index1 || a->handles[d].generation != b->handles[d].generation ||
+			memcmp(x->min, y->min, sizeof x->min) || memcmp(x->max, y->max, sizeof x->max) ||
+			x->category != y->category || x->mask != y->mask || x->kind != y->kind || x->user_key != y->user_key ||
+			x->shape != y->shape)
+			return false;
+	}
+	return true;
+}
+
+/// The call was refused with `want`, its message names `names`, and the world is as `before`.
+static void expect_refused(model *m, const snapshot *before, bp_status got, bp_status want, const char *names,
+	const char *what)
+{
+	static snapshot after;
+	cr_assert_eq(got, want, "%s: %s, want %s (%s)", what, bp_status_string(got), bp_status_string(want),
+		bp_world_last_error(m->w));
+	cr_assert(strstr(bp_world_last_error(m->w), names) != NULL, "%s: message '%s' does not name '%s'", what,
+		bp_world_last_error(m->w), names);
+	take(m->w, &after);
+	cr_assert(same_snapshot(before, &after), "%s: a refused call changed the world", what);
+}
+
+Test(bulk_setters, bad_input_is_refused_whole_and_named)
+{
+	model *m = make_model(17, false);
+	static snapshot before;
+	take(m->w, &before);
+	enum { K = 4 };
+	bp_entity handles[K];
+	uint32_t dense[K] = {0, 5, 9, 2};
+	for (uint32_t k = 0; k < K; ++k)
+		handles[k] = bp_world_entity_at(m->w, dense[k]);
+	uint32_t category[K] = {2, 2, 2, 2}, mask[K] = {2, 2, 2, 2};
+	uint64_t keys[K] = {5, 6, 7, 8};
+	bp_kind kinds[K] = {BP_KIND_STATIC, BP_KIND_STATIC, BP_KIND_STATIC, BP_KIND_STATIC};
+	bp_shape shapes[K] = {BP_SHAPE_SPHERE, BP_SHAPE_SPHERE, BP_SHAPE_SPHERE, BP_SHAPE_SPHERE};
+	float x[K] = {1, 2, 3, 4}, radius[K] = {1, 1, 1, 1};
+	bp_sphere_arrays spheres = {x, x, x, radius};
+
+	// A destroyed entity last in the list: nothing of the first three changes.
+	uint32_t dead = 0;
+	while (m->e[dead].live)
+		++dead;
+	bp_entity gone = m->handles[dead];
+	bp_entity stale[K] = {handles[0], handles[1], handles[2], gone};
+	expect_refused(m, &before, bp_world_set_filters_by_handle(m->w, K, stale, category, mask), BP_ERR_STALE_HANDLE,
+		"entities[3]: entity", "filters by handle");
+	expect_refused(m, &before, bp_world_set_user_keys_by_handle(m->w, K, stale, keys), BP_ERR_STALE_HANDLE, "entities[3]",
+		"keys by handle");
+	expect_refused(m, &before, bp_world_set_kinds_by_handle(m->w, K, stale, kinds), BP_ERR_STALE_HANDLE, "entities[3]",
+		"kinds by handle");
+	expect_refused(m, &before, bp_world_set_shapes_by_handle(m->w, K, stale, shapes), BP_ERR_STALE_HANDLE, "entities[3]",
+		"shapes by handle");
+	expect_refused(m, &before, bp_world_set_spheres_by_handle(m->w, K, stale, &spheres), BP_ERR_STALE_HANDLE, "entities[3]",
+		"spheres by handle");
+
+	// A dense index past the end, last in the list.
+	uint32_t far[K] = {0, 5, 9, N - DESTROYED};
+	expect_refused(m, &before, bp_world_set_filters_indexed(m->w, K, far, category, mask), BP_ERR_OUT_OF_RANGE,
+		"dense_indices[3]: dense index 230", "filters indexed");
+	expect_refused(m, &before, bp_world_set_user_keys_indexed(m->w, K, far, keys), BP_ERR_OUT_OF_RANGE, "dense_indices[3]",
+		"keys indexed");
+	expect_refused(m, &before, bp_world_set_kinds_indexed(m->w, K, far, kinds), BP_ERR_OUT_OF_RANGE, "dense_indices[3]",
+		"kinds indexed");
+	expect_refused(m, &before, bp_world_set_shapes_indexed(m->w, K, far, shapes), BP_ERR_OUT_OF_RANGE, "dense_indices[3]",
+		"shapes indexed");
+	expect_refused(m, &before, bp_world_set_spheres_indexed(m->w, K, far, &spheres), BP_ERR_OUT_OF_RANGE,
+		"dense_indices[3]", "spheres indexed");
+
+	// Bad values last in the list, good targets.
+	bp_kind bad_kinds[K] = {BP_KIND_STATIC, BP_KIND_STATIC, BP_KIND_STATIC, (bp_kind)7};
+	bp_shape bad_shapes[K] = {BP_SHAPE_SPHERE, BP_SHAPE_SPHERE, BP_SHAPE_SPHERE, (bp_shape)9};
+	float bad_radius[K] = {1, 1, 1, -1};
+	bp_sphere_arrays bad_spheres = {x, x, x, bad_radius};
+	expect_refused(m, &before, bp_world_set_kinds_by_handle(m->w, K, handles, bad_kinds), BP_ERR_INVALID_ARGUMENT,
+		"kinds[3]", "bad kind");
+	expect_refused(m, &before, bp_world_set_shapes_indexed(m->w, K, dense, bad_shapes), BP_ERR_INVALID_ARGUMENT,
+		"shapes[3]", "bad shape");
+	expect_refused(m, &before, bp_world_set_spheres_by_handle(m->w, K, handles, &bad_spheres), BP_ERR_INVALID_ARGUMENT,
+		"spheres[3]", "negative radius");
+	expect_refused(m, &before, bp_world_set_shapes(m->w, 0, K, bad_shapes), BP_ERR_INVALID_ARGUMENT, "shapes[3]",
+		"bad shape by range");
+
+	// NULL lists and arrays.
+	expect_refused(m, &before, bp_world_set_filters_by_handle(m->w, K, NULL, category, mask), BP_ERR_INVALID_ARGUMENT,
+		"NULL", "NULL handles");
+	expect_refused(m, &before, bp_world_set_kinds_indexed(m->w, K, NULL, kinds), BP_ERR_INVALID_ARGUMENT, "NULL",
+		"NULL indices");
+	expect_refused(m, &before, bp_world_set_filters_indexed(m->w, K, dense, category, NULL), BP_ERR_INVALID_ARGUMENT,
+		"NULL", "NULL mask");
+	expect_refused(m, &before, bp_world_set_user_keys_by_handle(m->w, K, handles, NULL), BP_ERR_INVALID_ARGUMENT, "NULL",
+		"NULL keys");
+	cr_assert_eq(bp_world_set_filters_by_handle(NULL, K, handles, category, mask), BP_ERR_INVALID_ARGUMENT);
+
+	// Count 0 with NULL arrays is a no-op in every form.
+	cr_assert_eq(bp_world_set_kinds_by_handle(m->w, 0, NULL, NULL), BP_OK);
+	cr_assert_eq(bp_world_set_spheres_indexed(m->w, 0, NULL, &spheres), BP_OK);
+	check_world(m);
+	free_model(m);
+}
+
+Test(bulk_setters, create_entities_from_arrays_makes_a_mixed_batch_in_dense_order, .timeout = 60)
+{
+	model *m = make_model(23, false);
+	enum { B = 50 };
+	uint32_t n = bp_world_entity_count(m->w);
+	float lo[3][B], hi[3][B];
+	uint32_t category[B], mask[B];
+	bp_kind kinds[B];
+	uint64_t keys[B];
+	bp_shape shapes[B];
+	oracle_box boxes[N];
+	for (uint32_t i = 0; i < B; ++i) {
+		float c[3];
+		test_rng_vec(&m->rng, c, 3, 0, 60, false);
+		float r = test_rng_float(&m->rng, 0, 6);
+		for (int a = 0; a < 3; ++a)
+			lo[a][i] = c[a] - r, hi[a][i] = c[a] + r;
+		category[i] = i % 2 ? 1u : 2u; // two teams
+		mask[i] = i % 2 ? 2u : 1u;      // each sees the other
+		kinds[i] = i % 5 == 0 ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
+		keys[i] = 5000 + i;
+		shapes[i] = i % 3 == 0 ? BP_SHAPE_SPHERE : BP_SHAPE_BOX;
+	}
+	bp_entity_arrays arrays = {
+		.bounds = {lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]},
+		.category = category,
+		.mask = mask,
+		.kind = kinds,
+		.user_key = keys,
+		.shape = shapes,
+	};
+	// A bad kind at the end creates nothing.
+	kinds[B - 1] = (bp_kind)3;
+	bp_entity made[B];
+	cr_assert_eq(bp_world_create_entities_from_arrays(m->w, B, &arrays, NULL, made), BP_ERR_INVALID_ARGUMENT);
+	cr_assert(strstr(bp_world_last_error(m->w), "kind[49]") != NULL, "%s", bp_world_last_error(m->w));
+	shapes[B - 1] = (bp_shape)4;
+	kinds[B - 1] = BP_KIND_DYNAMIC;
+	cr_assert_eq(bp_world_create_entities_from_arrays(m->w, B, &arrays, NULL, made), BP_ERR_INVALID_ARGUMENT);
+	cr_assert(strstr(bp_world_last_error(m->w), "shape[49]") != NULL, "%s", bp_world_last_error(m->w));
+	shapes[B - 1] = BP_SHAPE_BOX;
+	hi[1][B - 2] = lo[1][B - 2] - 1;
+	cr_assert_eq(bp_world_create_entities_from_arrays(m->w, B, &arrays, NULL, made), BP_ERR_INVERTED_BOUNDS);
+	cr_assert(strstr(bp_world_last_error(m->w), "bounds[48]") != NULL, "%s", bp_world_last_error(m->w));
+	cr_assert_eq(bp_world_entity_count(m->w), n, "refused batches created nothing");
+	hi[1][B - 2] = lo[1][B - 2] + 1;
+
+	// Mask from the common def: every other array given.
+	bp_entity_def common = bp_entity_def_default();
+	common.mask = 3;
+	arrays.mask = NULL;
+	cr_assert_eq(bp_world_create_entities_from_arrays(m->w, B, &arrays, &common, made), BP_OK);
+	cr_assert_eq(bp_world_entity_count(m->w), n + B);
+	for (uint32_t i = 0; i < B; ++i) {
+		bp_entity at = bp_world_entity_at(m->w, n + i);
+		cr_assert(at.index1 == made[i].index1 && at.generation == made[i].generation, "element %u is dense %u", i,
+			n + i);
+		bp_entity_def got;
+		cr_assert_eq(bp_entity_get(m->w, made[i], &got), BP_OK);
+		cr_assert(got.category == category[i] && got.mask == 3 && got.kind == kinds[i] && got.user_key == keys[i] &&
+			  got.shape == shapes[i]);
+	}
+	// The pairs of the whole world against brute force over its dense order.
+	const bp_entity *dense = bp_world_entities(m->w);
+	for (uint32_t d = 0; d < n; ++d)
+		boxes[d] = m->e[slot_of(dense[d])].box;
+	for (uint32_t i = 0; i < B; ++i) {
+		oracle_box *b = &boxes[n + i];
+		for (int a = 0; a < 3; ++a)
+			b->min[a] = lo[a][i], b->max[a] = hi[a][i];
+		b->category = category[i], b->mask = 3;
+		b->is_static = kinds[i] == BP_KIND_STATIC;
+		b->is_sphere = shapes[i] == BP_SHAPE_SPHERE;
+	}
+	cr_assert_eq(bp_world_step(m->w), BP_OK);
+	size_t count = 0;
+	const bp_pair *pairs = bp_world_pairs(m->w, &count);
+	oracle_pairs want = oracle_find_pairs(boxes, n + B, 3);
+	cr_assert(oracle_same_pair_set(pairs, count, &want));
+	oracle_pairs_free(&want);
+
+	// No arrays but bounds and no common def: bp_entity_def_default() for all.
+	bp_entity_arrays plain = {.bounds = arrays.bounds};
+	cr_assert_eq(bp_world_create_entities_from_arrays(m->w, 2, &plain, NULL, made), BP_OK);
+	bp_entity_def got, want_def = bp_entity_def_default();
+	cr_assert_eq(bp_entity_get(m->w, made[1], &got), BP_OK);
+	cr_assert(got.category == want_def.category && got.mask == want_def.mask && got.kind == want_def.kind &&
+		  got.user_key == 0 && got.shape == BP_SHAPE_BOX);
+	cr_assert_eq(bp_world_create_entities_from_arrays(m->w, 2, NULL, NULL, made), BP_ERR_INVALID_ARGUMENT);
+	free_model(m);
+}
