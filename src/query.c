@@ -364,10 +364,11 @@ static uint32_t leaf_flags(const bp_view *v, const bpi_bvh_part *part, const sha
 	const uint32_t size = h->leaf_size.data[leaf];
 	const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
 	shape_flags(q, &boxes, v->dims, 0, size, hit);
-	ball_flags(q, v, h->order.data + (size_t)leaf * BPI_BVH_LEAF, 0, size, hit);
+	// Skipped entries first: an out-of-date one may name an index past the view's count.
 	if (part->changed)
 		for (uint32_t lane = 0; lane < size; ++lane)
 			hit[lane] &= !bpi_part_skips(part, h->order.data[(size_t)leaf * BPI_BVH_LEAF + lane]);
+	ball_flags(q, v, h->order.data + (size_t)leaf * BPI_BVH_LEAF, 0, size, hit);
 	return size;
 }
 
