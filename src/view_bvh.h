@@ -1,9 +1,8 @@
 // SPDX-License-Identifier: MIT
-// A bounding volume hierarchy over a published frame's entities, for the rays and box casts
-// of a view: entities in Morton order of their centres, cut into leaves of BPI_BVH_LEAF, and
-// an implicit complete binary tree over the leaves whose node boxes are the exact float
-// unions of their children's. A cast walks it near child first, so it visits about log n
-// nodes where one sorted axis reads a slab of the world.
+// A bounding volume hierarchy over entities of a published frame, for every query of a view:
+// entities in Morton order of their centres, split where the codes' highest differing bit
+// changes into leaves of at most BPI_BVH_LEAF, node boxes the exact float unions of their
+// children's. A query walks about log n nodes where a scan reads the whole world.
 #ifndef BP_VIEW_BVH_H
 #define BP_VIEW_BVH_H
 
