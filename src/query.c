@@ -620,6 +620,40 @@ static void axis_moves(const shape *q, const bp_view *v, int a, float lo, float 
 		}
 }
 
+/// The move vectors whose images of the shape can reach the box [lo - margin, hi + margin]:
+/// per axis the moves [first, first + count), walked in order by next_moves.
+typedef struct moves {
+	double first[3];
+	uint32_t count[3], at[3];
+	uint32_t total; ///< vectors in all; 0 when some axis has none
+	bool begun;
+} moves;
+
+static moves moves_reaching(const shape *q, const bp_view *v, const float *lo, const float *hi, const float *margin)
+{
+	moves m = {.count = {1, 1, 1}, .total = 1};
+	for (int a = 0; a < v->dims; ++a) {
+		axis_moves(q, v, a, lo[a] - margin[a], hi[a] + margin[a], &m.first[a], &m.count[a]);
+		m.total *= m.count[a];
+	}
+	return m;
+}
+
+/// The next move vector into k; false after the last.
+static bool next_moves(moves *m, double *k)
+{
+	if (!m->total)
+		return false;
+	int a = 0;
+	if (m->begun)
+		for (; a < 3 && ++m->at[a] == m->count[a]; ++a)
+			m->at[a] = 0;
+	m->begun = true;
+	for (int b = 0; b < 3; ++b)
+		k[b] = m->first[b] + m->at[b];
+	return a < 3;
+}
+
 /// Whether entity e meets the shape as it is (the same tests as the walks').
 static bool entity_meets(const shape *q, const bp_view *v, uint32_t e)
 {
@@ -633,22 +667,17 @@ static bool entity_meets(const shape *q, const bp_view *v, uint32_t e)
 /// Whether some image of the shape meets entity e: every product of its axes' moves.
 static bool entity_meets_wrapped(const shape *q, const bp_view *v, uint32_t e)
 {
-	double first[3] = {0, 0, 0};
-	uint32_t count[3] = {1, 1, 1};
-	for (int a = 0; a < v->dims; ++a) {
-		axis_moves(q, v, a, v->soa.min[a][e], v->soa.max[a][e], &first[a], &count[a]);
-		if (!count[a])
-			return false;
+	const float lo[3] = {v->soa.min[0][e], v->soa.min[1][e], v->dims == 3 ? v->soa.min[2][e] : 0.0f};
+	const float hi[3] = {v->soa.max[0][e], v->soa.max[1][e], v->dims == 3 ? v->soa.max[2][e] : 0.0f};
+	const float none[3] = {0, 0, 0};
+	moves m = moves_reaching(q, v, lo, hi, none);
+	double k[3];
+	while (next_moves(&m, k)) {
+		shape image;
+		image_of(q, v, k, &image);
+		if (entity_meets(&image, v, e))
+			return true;
 	}
-	for (uint32_t i = 0; i < count[0]; ++i)
-		for (uint32_t j = 0; j < count[1]; ++j)
-			for (uint32_t l = 0; l < count[2]; ++l) {
-				const double k[3] = {first[0] + i, first[1] + j, first[2] + l};
-				shape m;
-				image_of(q, v, k, &m);
-				if (entity_meets(&m, v, e))
-					return true;
-			}
 	return false;
 }
 
@@ -713,22 +742,16 @@ static bp_status wrapped_entities(const bp_view *v, const shape *q, const bp_que
 {
 	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
 	float lo[3], hi[3];
+	const float none[3] = {0, 0, 0};
 	entity_span(v, lo, hi);
-	double first[3] = {0, 0, 0};
-	uint32_t count[3] = {1, 1, 1}, images = 1;
-	for (int a = 0; a < v->dims; ++a) {
-		axis_moves(q, v, a, lo[a], hi[a], &first[a], &count[a]);
-		images *= count[a];
-	}
-	if (images <= PERIODIC_IMAGES) {
-		for (uint32_t i = 0; i < count[0]; ++i)
-			for (uint32_t j = 0; j < count[1]; ++j)
-				for (uint32_t l = 0; l < count[2]; ++l) {
-					const double k[3] = {first[0] + i, first[1] + j, first[2] + l};
-					shape m;
-					image_of(q, v, k, &m);
-					visit_shape_run(v, &m, filter, list_visit, list);
-				}
+	moves m = moves_reaching(q, v, lo, hi, none);
+	if (m.total <= PERIODIC_IMAGES) {
+		double k[3];
+		while (next_moves(&m, k)) {
+			shape image;
+			image_of(q, v, k, &image);
+			visit_shape_run(v, &image, filter, list_visit, list);
+		}
 		if (list->size)
 			qsort(list->e, list->size, sizeof *list->e, compare_u32);
 		size_t unique = 0;
@@ -1069,16 +1092,13 @@ static void wrapped_nearest(const bp_view *v, const float *p, const bp_query_fil
 {
 	float lo[3], hi[3];
 	entity_span(v, lo, hi);
-	double first[3] = {0, 0, 0};
-	uint32_t count[3] = {1, 1, 1}, images = 1;
 	const shape point = {.kind = SHAPE_SPHERE, .c = {p[0], p[1], v->dims == 3 ? p[2] : 0.0f}};
-	for (int a = 0; a < v->dims; ++a) {
-		// The image nearest an entity on an axis lies within a period of it (one more
-		// move brings it nearer), so within a period and a little of the span.
-		const float margin = v->settings.period[a] * 1.01f;
-		axis_moves(&point, v, a, lo[a] - margin, hi[a] + margin, &first[a], &count[a]);
-		images *= count[a];
-	}
+	// The image nearest an entity on an axis lies within a period of it (one more move
+	// brings it nearer), so within a period and a little of the span.
+	const float margin[3] = {v->settings.period[0] * 1.01f, v->settings.period[1] * 1.01f,
+		v->settings.period[2] * 1.01f};
+	moves m = moves_reaching(&point, v, lo, hi, margin);
+	const uint32_t images = m.total;
 	bpi_bvh_part parts[2];
 	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
 	bp_hit *all = images <= PERIODIC_IMAGES && part_count ? bpi_alloc((size_t)images * best->capacity * sizeof *all)
@@ -1092,18 +1112,16 @@ static void wrapped_nearest(const bp_view *v, const float *p, const bp_query_fil
 		return;
 	}
 	size_t found = 0;
-	for (uint32_t i = 0; i < count[0]; ++i)
-		for (uint32_t j = 0; j < count[1]; ++j)
-			for (uint32_t l = 0; l < count[2]; ++l) {
-				const double k[3] = {first[0] + i, first[1] + j, first[2] + l};
-				float image[3] = {p[0], p[1], v->dims == 3 ? p[2] : 0.0f};
-				for (int a = 0; a < v->dims; ++a)
-					image[a] = moved(p[a], k[a], v->settings.period[a]);
-				bpi_best_k one = {all + found, 0, best->capacity};
-				for (int part = 0; part < part_count; ++part)
-					nearest_bvh(v, &parts[part], image, filter, &one);
-				found += one.size;
-			}
+	double k[3];
+	while (next_moves(&m, k)) {
+		float image[3] = {p[0], p[1], v->dims == 3 ? p[2] : 0.0f};
+		for (int a = 0; a < v->dims; ++a)
+			image[a] = moved(p[a], k[a], v->settings.period[a]);
+		bpi_best_k one = {all + found, 0, best->capacity};
+		for (int part = 0; part < part_count; ++part)
+			nearest_bvh(v, &parts[part], image, filter, &one);
+		found += one.size;
+	}
 	qsort(all, found, sizeof *all, compare_index_then_distance);
 	for (size_t i = 0; i < found; ++i)
 		if (i == 0 || all[i].index != all[i - 1].index)
