@@ -30,18 +30,27 @@
 /// bounds finds every pair and nothing is kept, as it is then faster
 /// (perf/README.md, "Incremental: active entities").
 #define ACTIVE_SWEEP_ROWS 32.0
+/// When the caller keeps the pairs either way, the pipeline runs over the fat boxes,
+/// which costs this many times more.
+#define ACTIVE_SWEEP_ROWS_KEPT 96.0
 /// Fat boxes wider on x than this many times the mean are tested against every
 /// searcher rather than swept, so one huge box does not widen every scan.
 #define ACTIVE_WIDE_FACTOR 2.0f
 /// Moves the insertion pass may make before a radix sort of the keys replaces it.
 #define ACTIVE_INSERTION_MOVES(count) (4 * (uint64_t)(count) + 1024)
+/// The columns are laid out again once the searchers since have read this many
+/// entries of the extra list per active entity: laying them out reads every box.
+#define ACTIVE_EXTRA_READS 16
 
 void bpi_active_free(bpi_active_pairs *ap)
 {
 	bpi_array_free(&ap->kept);
 	bpi_array_free(&ap->order);
-	bpi_array_free(&ap->rows);
-	bpi_array_free(&ap->wide);
+	bpi_columns_free(&ap->columns);
+	bpi_array_free(&ap->boxes);
+	bpi_array_free(&ap->searched);
+	bpi_array_free(&ap->extra);
+	bpi_array_free(&ap->in_extra);
 	bpi_array_free(&ap->fat_bounds);
 	bpi_array_free(&ap->fat_flags);
 	bpi_radix_sort_free(&ap->radix);
@@ -50,9 +59,21 @@ void bpi_active_free(bpi_active_pairs *ap)
 	*ap = (bpi_active_pairs){0};
 }
 
-static bool searched(const bpi_active_input *in, uint32_t k)
+static bool searched(const bpi_active_pairs *ap, uint32_t k)
 {
-	return in->fat[k].queried_at == in->now;
+	return ap->searched.data[k];
+}
+
+void bpi_active_truncate(bpi_active_pairs *ap, uint32_t count)
+{
+	size_t live = 0;
+	for (size_t i = 0; i < ap->kept_count; ++i) {
+		ap->kept.data[live] = ap->kept.data[i];
+		live += ap->kept.data[i].hi < count; // lo < hi
+	}
+	ap->kept_count = live;
+	ap->order_count = 0; // the next sweep sorts afresh
+	ap->columns_current = false;
 }
 
 static bool fats_overlap(const bpi_fat *a, const bpi_fat *b, int dims)
@@ -111,6 +132,7 @@ static bp_status find_all(bpi_active_pairs *ap, const bpi_active_input *in, bp_f
 		memcpy(ap->kept.data, ap->found.data, ap->found.count * sizeof(bp_pair));
 	ap->kept_count = ap->found.count;
 	ap->order_count = 0; // the next sweep sorts afresh
+	ap->columns_current = false;
 	return BP_OK;
 }
 
@@ -128,60 +150,35 @@ static bp_status find_true(bpi_active_pairs *ap, const bpi_active_input *in, bpi
 		out->data[out->count++] = (bp_pair){in->active[p.lo], in->active[p.hi]};
 	}
 	ap->order_count = 0;
+	ap->columns_current = false;
 	return BP_OK;
 }
 
-// ---- the searchers' pairs: a sweep over the fat boxes in x order ----------------------------
+// ---- the searchers' pairs: a sweep over the fat boxes in columns ----------------------------
 
-/// Whether a box [lo, hi] on x is within the sweep's reach: hi <= fl(lo + reach).
-/// Rounded the same way as the sweep's start, so exact for any bounds: a box
-/// within reach whose fl(lo + reach) is below a searcher's lo cannot meet it.
-static inline bool within_reach(float lo, float hi, float reach)
-{
-	return hi <= lo + reach;
-}
-
-/// The positions by fat lo x into ap->order, and their fat boxes into ap->rows;
-/// the boxes not within the sweep's reach into ap->wide. Returns the reach.
-static bp_status sort_by_x(bpi_active_pairs *ap, const bpi_active_input *in, float *reach)
+/// The positions by fat lo x into ap->order, mended from last step's order, and the
+/// fat boxes in columns.
+static bp_status sort_by_x(bpi_active_pairs *ap, const bpi_active_input *in)
 {
 	const uint32_t n = in->count;
-	if (!bpi_array_reserve(&ap->rows, n) || !bpi_array_reserve(&ap->wide, n))
-		return BP_ERR_OUT_OF_MEMORY;
 	bool reuse = ap->order_count == n;
 	if (!reuse && !bpi_array_reserve(&ap->order, n))
 		return BP_ERR_OUT_OF_MEMORY;
 	bpi_sort_item *items = ap->order.data;
-	double width = 0;
 	for (uint32_t k = 0; k < n; ++k) {
 		uint32_t at = reuse ? bpi_sort_item_index(items[k]) : k;
 		items[k] = bpi_sort_item_make(bpi_radix_float_key(in->fat[at].lo[0]), at);
-		width += (double)in->fat[at].hi[0] - in->fat[at].lo[0];
 	}
-	*reach = ACTIVE_WIDE_FACTOR * (float)(width / BP_MAX(n, 1u));
 	ap->order_count = n;
 	if (!reuse || !bpi_insertion_sort_items(items, n, ACTIVE_INSERTION_MOVES(n))) {
 		bp_status status = bpi_radix_sort_items(&ap->radix, items, n, 1);
 		if (status != BP_OK) {
 			ap->order_count = 0;
+			ap->columns_current = false;
 			return status;
 		}
 	}
-	uint32_t wide = 0;
-	for (uint32_t j = 0; j < n; ++j) {
-		uint32_t at = bpi_sort_item_index(items[j]);
-		const bpi_fat *f = &in->fat[at];
-		bpi_active_row *r = &ap->rows.data[j];
-		*r = (bpi_active_row){.at = at};
-		for (int axis = 0; axis < in->scene->dims; ++axis) {
-			r->rec[axis] = f->lo[axis];
-			r->rec[3 + axis] = -f->hi[axis];
-		}
-		if (!within_reach(f->lo[0], f->hi[0], *reach)) // also a NaN reach
-			ap->wide.data[wide++] = at;
-	}
-	ap->wide_count = wide;
-	return BP_OK;
+	return bpi_columns_build(&ap->columns, items, n, in->fat, in->scene->dims);
 }
 
 /// Other entity k, whose fat box overlaps searcher s's: a pair when the filters
@@ -189,14 +186,79 @@ static bp_status sort_by_x(bpi_active_pairs *ap, const bpi_active_input *in, flo
 static void consider(bpi_active_pairs *ap, const bpi_active_input *in, uint32_t s, uint32_t k, bool *failed)
 {
 	const bpi_scene *o = in->scene;
-	if (k != s && !(k < s && searched(in, k)) && (o->unfiltered || bpi_scene_filters_accept(o, s, k)))
+	if (k != s && !(k < s && searched(ap, k)) && (o->unfiltered || bpi_scene_filters_accept(o, s, k)))
 		*failed |= !keep(ap, s, k);
+}
+
+/// The columns, laid out again when they are not current or the extra list has
+/// been read enough; then the extra list lists this step's searchers not in it yet,
+/// whose rows are out of date.
+static bp_status plan_columns(bpi_active_pairs *ap, const bpi_active_input *in)
+{
+	const uint32_t n = in->count;
+	if (!bpi_array_grow(&ap->extra, ap->columns_current ? ap->extra_count : 0, n) ||
+		!bpi_array_grow(&ap->in_extra, ap->columns_current ? n : 0, n))
+		return BP_ERR_OUT_OF_MEMORY;
+	if (!ap->columns_current || ap->extra_reads > ACTIVE_EXTRA_READS * (uint64_t)n) {
+		bp_status status = sort_by_x(ap, in);
+		if (status != BP_OK)
+			return status;
+		memset(ap->in_extra.data, 0, (size_t)n * sizeof *ap->in_extra.data);
+		ap->extra_count = 0;
+		ap->extra_reads = 0;
+		ap->columns_current = true;
+		return BP_OK; // every box is in the columns as it is now
+	}
+	for (uint32_t k = 0; k < n; ++k) {
+		if (!searched(ap, k))
+			continue;
+		if (!ap->in_extra.data[k])
+			ap->in_extra.data[k] = ++ap->extra_count;
+		ap->extra.data[ap->in_extra.data[k] - 1] = bpi_columns_row(&in->fat[k], k, in->scene->dims);
+	}
+	return BP_OK;
+}
+
+/// Searcher s against every other fat box once: the rows of the columns it reaches
+/// that are current, the wide boxes, and the extra list.
+static uint64_t sweep_one(bpi_active_pairs *ap, const bpi_active_input *in, uint32_t s, bool *failed)
+{
+	const bpi_columns *c = &ap->columns;
+	const bpi_active_row *rows = c->rows.data;
+	const uint32_t *stale = ap->in_extra.data;
+	const int dims = in->scene->dims;
+	const bpi_fat *f = &in->fat[s];
+	float q[6];
+	bpi_rec6_query(f->lo, f->hi, dims, q);
+	uint32_t first[3], last[3];
+	bpi_columns_reach(c, f->lo, f->hi, first, last);
+	uint64_t read = c->wide_count + ap->extra_count;
+	for (uint32_t y = first[1]; y <= last[1]; ++y)
+		for (uint32_t z = first[2]; z <= last[2]; ++z) {
+			uint32_t j, end;
+			bpi_columns_rows(c, y, z, f->lo[0], &j, &end);
+			uint32_t from = j;
+			for (; j < end && rows[j].rec[0] <= f->hi[0]; ++j)
+				if (bpi_rec6_overlap(rows[j].rec, q) && !stale[rows[j].at])
+					consider(ap, in, s, rows[j].at, failed);
+			read += j - from + 1;
+		}
+	for (uint32_t w = 0; w < c->wide_count; ++w) {
+		uint32_t k = c->wide.data[w];
+		if (!stale[k] && fats_overlap(f, &in->fat[k], dims))
+			consider(ap, in, s, k, failed);
+	}
+	for (uint32_t e = 0; e < ap->extra_count; ++e)
+		if (bpi_rec6_overlap(ap->extra.data[e].rec, q))
+			consider(ap, in, s, ap->extra.data[e].at, failed);
+	return read;
 }
 
 static bp_status find_searchers(bpi_active_pairs *ap, const bpi_active_input *in, uint32_t searchers)
 {
-	float reach;
-	bp_status status = sort_by_x(ap, in, &reach);
+	if (searchers == 0)
+		return BP_OK; // every kept pair stands
+	bp_status status = plan_columns(ap, in);
 	if (status != BP_OK)
 		return status;
 	const uint32_t n = in->count;
@@ -205,38 +267,15 @@ static bp_status find_searchers(bpi_active_pairs *ap, const bpi_active_input *in
 	for (size_t i = 0; i < ap->kept_count; ++i) {
 		bp_pair p = ap->kept.data[i];
 		ap->kept.data[live] = p;
-		live += !searched(in, p.lo) && !searched(in, p.hi);
+		live += !searched(ap, p.lo) && !searched(ap, p.hi);
 	}
 	ap->kept_count = live;
-	const bpi_active_row *rows = ap->rows.data;
-	const int dims = in->scene->dims;
 	bool failed = false;
 	uint64_t read = 0;
-	for (uint32_t s = 0; s < n && !failed; ++s) {
-		if (!searched(in, s))
-			continue;
-		const bpi_fat *f = &in->fat[s];
-		// The first row that may reach lo, by binary search: fl(row lo + reach) is
-		// monotone in the row's lo, so the rows it leaves out are a prefix.
-		uint32_t first = 0, last = n;
-		while (first < last) {
-			uint32_t mid = first + (last - first) / 2;
-			if (rows[mid].rec[0] + reach < f->lo[0])
-				first = mid + 1;
-			else
-				last = mid;
-		}
-		float q[6];
-		bpi_rec6_query(f->lo, f->hi, dims, q);
-		uint32_t j = first;
-		for (; j < n && rows[j].rec[0] <= f->hi[0]; ++j)
-			if (bpi_rec6_overlap(rows[j].rec, q) && within_reach(rows[j].rec[0], -rows[j].rec[3], reach))
-				consider(ap, in, s, rows[j].at, &failed);
-		read += j - first + ap->wide_count;
-		for (uint32_t w = 0; w < ap->wide_count; ++w)
-			if (fats_overlap(f, &in->fat[ap->wide.data[w]], dims))
-				consider(ap, in, s, ap->wide.data[w], &failed);
-	}
+	for (uint32_t s = 0; s < n && !failed; ++s)
+		if (searched(ap, s))
+			read += sweep_one(ap, in, s, &failed);
+	ap->extra_reads += (uint64_t)searchers * ap->extra_count;
 	float measured = (float)read / (float)BP_MAX(searchers, 1u);
 	ap->rows_per_search = ap->rows_per_search > 0 ? 0.75f * ap->rows_per_search + 0.25f * measured : measured;
 	return failed ? BP_ERR_OUT_OF_MEMORY : BP_OK;
@@ -261,30 +300,54 @@ static double expected_rows(const bpi_active_pairs *ap, const bpi_active_input *
 
 // ---- the step -------------------------------------------------------------------------
 
-bp_status bpi_active_find(bpi_active_pairs *ap, const bpi_active_input *in, bpi_pair_buffer *out, bp_frame_stats *stats)
+/// The kept pairs whose true bounds overlap (and shapes, for spheres) into `out`. The
+/// bounds are packed by position first: the test is then two loads per entity and no
+/// branch, where most candidates fail.
+static bp_status retest(bpi_active_pairs *ap, const bpi_active_input *in, bpi_pair_buffer *out, bp_frame_stats *stats)
 {
-	const uint32_t n = in->count;
-	uint32_t searchers = 0;
-	for (uint32_t k = 0; k < n; ++k)
-		searchers += searched(in, k);
-	const bool few = searchers * expected_rows(ap, in) <= ACTIVE_SWEEP_ROWS * n;
-	const bool sweep = ap->valid && few;
-	ap->valid = false; // until the kept pairs are whole again
-	if (!few)
-		return find_true(ap, in, out, stats);
-	bp_status status = sweep ? find_searchers(ap, in, searchers) : find_all(ap, in, stats);
-	if (status != BP_OK)
-		return status;
-	ap->valid = true;
-	if (!bpi_pair_buffer_reserve(out, ap->kept_count))
-		return BP_ERR_OUT_OF_MEMORY;
 	const bpi_scene *s = in->scene;
+	if (!bpi_pair_buffer_reserve(out, ap->kept_count) || !bpi_array_reserve(&ap->boxes, in->count))
+		return BP_ERR_OUT_OF_MEMORY;
+	bpi_box4 *boxes = ap->boxes.data;
+	for (uint32_t k = 0; k < in->count; ++k) {
+		boxes[k] = (bpi_box4){{0, 0, 0, 0}, {0, 0, 0, 0}};
+		for (int axis = 0; axis < s->dims; ++axis) {
+			boxes[k].lo[axis] = s->min[axis][k];
+			boxes[k].hi[axis] = s->max[axis][k];
+		}
+	}
+	const bool shapes = !s->unfiltered;
 	for (size_t i = 0; i < ap->kept_count; ++i) {
 		bp_pair p = ap->kept.data[i];
-		bool hit = bpi_scene_overlap(s, p.lo, p.hi) && bpi_scene_shapes_accept(s, p.lo, p.hi);
+		bool hit = bpi_box4_overlap(&boxes[p.lo], &boxes[p.hi]);
+		if (shapes && hit)
+			hit = bpi_scene_shapes_accept(s, p.lo, p.hi);
 		out->data[out->count] = (bp_pair){in->active[p.lo], in->active[p.hi]};
 		out->count += hit;
 	}
 	stats->candidate_tests += ap->kept_count;
 	return BP_OK;
+}
+
+bp_status bpi_active_find(bpi_active_pairs *ap, const bpi_active_input *in, bpi_pair_buffer *out, bp_frame_stats *stats)
+{
+	const uint32_t n = in->count;
+	if (!bpi_array_reserve(&ap->searched, n))
+		return BP_ERR_OUT_OF_MEMORY;
+	uint32_t searchers = 0;
+	for (uint32_t k = 0; k < n; ++k) {
+		ap->searched.data[k] = in->fat[k].queried_at == in->now;
+		searchers += ap->searched.data[k];
+	}
+	const double rows = in->keep ? ACTIVE_SWEEP_ROWS_KEPT : ACTIVE_SWEEP_ROWS;
+	const bool few = searchers * expected_rows(ap, in) <= rows * n;
+	const bool sweep = ap->valid && few;
+	ap->valid = false; // until the kept pairs are whole again
+	if (!few && !in->keep)
+		return find_true(ap, in, out, stats);
+	bp_status status = sweep ? find_searchers(ap, in, searchers) : find_all(ap, in, stats);
+	if (status != BP_OK)
+		return status;
+	ap->valid = true;
+	return retest(ap, in, out, stats);
 }

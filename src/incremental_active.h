@@ -4,17 +4,10 @@
 #ifndef BP_INCREMENTAL_ACTIVE_H
 #define BP_INCREMENTAL_ACTIVE_H
 
+#include "incremental_columns.h"
 #include "incremental_cross.h"
 #include "pipeline.h"
 #include "sort.h"
-
-/// A fat box in the sweep's order, read in sequence rather than through its
-/// position, as a six-lane record (bpi_rec6_overlap).
-typedef struct bpi_active_row {
-	float rec[6];
-	uint32_t at; ///< its position in the active list
-	uint32_t pad;
-} bpi_active_row;
 
 /// State kept across incremental steps; zero-initialised is empty (and not valid).
 typedef struct bpi_active_pairs {
@@ -25,9 +18,14 @@ typedef struct bpi_active_pairs {
 	size_t kept_count;
 	BPI_ARRAY(bpi_sort_item) order; ///< positions by fat lo x, as last sorted
 	uint32_t order_count;           ///< 0: sort afresh
-	BPI_ARRAY(bpi_active_row) rows;    ///< the fat boxes in that order
-	BPI_ARRAY(uint32_t) wide;       ///< positions whose fat box is wider on x than the sweep reaches
-	uint32_t wide_count;
+	bpi_columns columns;            ///< the fat boxes in columns, for the searchers' sweep
+	bool columns_current;           ///< they hold every fat box but those in `extra`
+	BPI_ARRAY(bpi_active_row) extra; ///< fat boxes of the positions that searched since the columns were laid out
+	uint32_t extra_count;
+	BPI_ARRAY(uint32_t) in_extra;   ///< by position: 1 + its entry in `extra` (its row is out of date), or 0
+	uint64_t extra_reads;           ///< entries of `extra` read since the columns were laid out
+	BPI_ARRAY(bpi_box4) boxes;      ///< scratch: the true bounds by position, for the re-test
+	BPI_ARRAY(uint8_t) searched;    ///< scratch: by position, 1 when it searched this step
 	BPI_ARRAY(float) fat_bounds;    ///< the fat boxes as a scene, to find them all again
 	BPI_ARRAY(uint8_t) fat_flags;
 	bpi_radix_scratch radix;
@@ -44,6 +42,10 @@ typedef struct bpi_active_input {
 	const uint32_t *active; ///< by position: the dense index, ascending
 	uint32_t count;
 	uint32_t now;           ///< fat[k].queried_at == now: k searched this step
+	/// When many searched, find every pair of the fat boxes again and keep them,
+	/// rather than the true pairs keeping nothing: the caller expects few searches
+	/// in the steps that follow.
+	bool keep;
 } bpi_active_input;
 
 /// The pairs among the active entities, as dense (lo, hi), appended to `out` in
@@ -51,16 +53,20 @@ typedef struct bpi_active_input {
 /// not search since; those of entities that did are found again by a sweep over the
 /// fat boxes, or for all by the pipeline over the fat boxes when the list changed.
 /// When too many searched, the pipeline over the true bounds finds them all and
-/// nothing is kept. Fills the stats the pipeline fills when it runs. On error the
+/// nothing is kept (unless `keep`). Fills the stats the pipeline fills when it runs. On error the
 /// state is not valid, and `out` may hold some of the pairs.
 bp_status bpi_active_find(bpi_active_pairs *ap, const bpi_active_input *in, bpi_pair_buffer *out,
 	bp_frame_stats *stats);
+
+/// The active list lost its positions from `count` on, and kept the others: their
+/// kept pairs stand.
+void bpi_active_truncate(bpi_active_pairs *ap, uint32_t count);
 
 /// The active list changed (positions mean other entities): the next call finds
 /// every pair again.
 static inline void bpi_active_invalidate(bpi_active_pairs *ap)
 {
-	ap->valid = false;
+	ap->valid = ap->columns_current = false;
 }
 
 void bpi_active_free(bpi_active_pairs *ap);

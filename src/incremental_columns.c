@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: MIT
+// Columns of fat boxes (incremental_columns.h). A box whose extent on some axis passes
+// twice the mean there is "wide" and left to the caller to test against every searcher;
+// the others go to the column of the bands their lo y and lo z fall in, in x order. Bands
+// are at least that reach high, so a box that meets a searcher starts at most one band
+// below the band of the searcher's lo minus the reach.
+//
+// Why this is exact: the band of a value is monotone in it, a row's box starts within
+// the reach below its hi on y and z, and within a column the rows are in x order, so
+// the rows a searcher skips (columns out of its bands, rows before the binary search's
+// start) cannot reach its box. Double arithmetic and the precision floor below keep
+// every rounding far smaller than a band.
+#include "incremental_columns.h"
+
+#include <math.h>
+#include <string.h>
+
+/// A box beyond this many times the mean extent on an axis is wide.
+#define COLUMNS_WIDE_FACTOR 2.0
+/// At most one column per this many boxes: a column's binary search then pays.
+#define COLUMNS_MIN_ROWS 4u
+/// Bands are never thinner than this share of the coordinates' magnitude, so the
+/// rounding of a band's bounds stays far below a band.
+#define COLUMNS_PRECISION 0x1p-20
+
+void bpi_columns_free(bpi_columns *c)
+{
+	bpi_array_free(&c->rows);
+	bpi_array_free(&c->start);
+	bpi_array_free(&c->wide);
+	*c = (bpi_columns){0};
+}
+
+static uint32_t band_of(const bpi_columns *c, int axis, double v)
+{
+	double t = floor((v - c->origin[axis]) * c->scale[axis]);
+	if (!(t > 0))
+		return 0;
+	return t >= c->bands[axis] - 1 ? c->bands[axis] - 1 : (uint32_t)t;
+}
+
+static uint32_t column_of(const bpi_columns *c, const bpi_fat *f)
+{
+	return band_of(c, 1, f->lo[1]) * c->bands[2] + band_of(c, 2, f->lo[2]);
+}
+
+/// Bands on `axis` from the fat boxes' lo values and mean extent: as many as the
+/// span holds bands of the reach, within `most`.
+static void plan_axis(bpi_columns *c, int axis, const bpi_fat *fat, const bpi_sort_item *by_x, uint32_t n,
+	uint32_t most)
+{
+	double extent = 0, lo = INFINITY, hi = -INFINITY;
+	for (uint32_t k = 0; k < n; ++k) {
+		const bpi_fat *f = &fat[bpi_sort_item_index(by_x[k])];
+		extent += (double)f->hi[axis] - f->lo[axis];
+		lo = fmin(lo, f->lo[axis]);
+		hi = fmax(hi, f->lo[axis]);
+	}
+	double reach = COLUMNS_WIDE_FACTOR * extent / BP_MAX(n, 1u);
+	double span = hi - lo, bands = span / reach;
+	c->band_reach[axis] = reach;
+	c->origin[axis] = lo;
+	c->bands[axis] = 1;
+	c->scale[axis] = 0;
+	if (!(bands >= 2) || reach < COLUMNS_PRECISION * fmax(fabs(lo), fabs(hi)))
+		return; // one band: too few boxes across, or too thin to round safely
+	c->bands[axis] = (uint32_t)fmin(floor(bands), most);
+	c->scale[axis] = c->bands[axis] / span;
+}
+
+static bool is_wide(const bpi_columns *c, const bpi_fat *f, int dims)
+{
+	if (!(f->hi[0] <= f->lo[0] + c->reach)) // also a NaN reach
+		return true;
+	for (int axis = 1; axis < dims; ++axis)
+		if (!((double)f->hi[axis] - f->lo[axis] <= c->band_reach[axis]))
+			return true;
+	return false;
+}
+
+bp_status bpi_columns_build(bpi_columns *c, const bpi_sort_item *by_x, uint32_t n, const bpi_fat *fat, int dims)
+{
+	double width = 0;
+	for (uint32_t k = 0; k < n; ++k)
+		width += (double)fat[k].hi[0] - fat[k].lo[0];
+	c->reach = (float)(COLUMNS_WIDE_FACTOR * width / BP_MAX(n, 1u));
+	const uint32_t columns_most = BP_MAX(n / COLUMNS_MIN_ROWS, 1u);
+	const uint32_t per_axis = dims == 3 ? (uint32_t)sqrt((double)columns_most) : columns_most;
+	c->bands[0] = c->bands[1] = c->bands[2] = 1;
+	for (int axis = 1; axis < dims; ++axis)
+		plan_axis(c, axis, fat, by_x, n, BP_MAX(per_axis, 1u));
+	const uint32_t columns = c->bands[1] * c->bands[2];
+	if (!bpi_array_reserve(&c->rows, n) || !bpi_array_reserve(&c->wide, n) ||
+		!bpi_array_reserve(&c->start, (size_t)columns + 1))
+		return BP_ERR_OUT_OF_MEMORY;
+	uint32_t *start = c->start.data, wide = 0;
+	memset(start, 0, ((size_t)columns + 1) * sizeof *start);
+	for (uint32_t k = 0; k < n; ++k) {
+		const uint32_t at = bpi_sort_item_index(by_x[k]);
+		if (is_wide(c, &fat[at], dims))
+			c->wide.data[wide++] = at;
+		else
+			++start[column_of(c, &fat[at]) + 1];
+	}
+	c->wide_count = wide;
+	for (uint32_t col = 0; col < columns; ++col)
+		start[col + 1] += start[col];
+	// Scatter in x order, each column's cursor in the slot of the column before it,
+	// which ends where the column starts: the starts are whole again at the end.
+	for (uint32_t col = columns; col > 0; --col)
+		start[col] = start[col - 1];
+	for (uint32_t k = 0; k < n; ++k) {
+		const uint32_t at = bpi_sort_item_index(by_x[k]);
+		const bpi_fat *f = &fat[at];
+		if (is_wide(c, f, dims))
+			continue;
+		c->rows.data[start[column_of(c, f) + 1]++] = bpi_columns_row(f, at, dims);
+	}
+	return BP_OK;
+}
+
+void bpi_columns_reach(const bpi_columns *c, const float lo[3], const float hi[3], uint32_t first[3],
+	uint32_t last[3])
+{
+	for (int axis = 1; axis < 3; ++axis) {
+		if (c->bands[axis] == 1) {
+			first[axis] = last[axis] = 0;
+			continue;
+		}
+		uint32_t from = band_of(c, axis, (double)lo[axis] - c->band_reach[axis]);
+		first[axis] = from ? from - 1 : 0;
+		last[axis] = band_of(c, axis, hi[axis]);
+	}
+}
+
+void bpi_columns_rows(const bpi_columns *c, uint32_t band_y, uint32_t band_z, float lo_x, uint32_t *first,
+	uint32_t *end)
+{
+	const uint32_t col = band_y * c->bands[2] + band_z;
+	const bpi_active_row *rows = c->rows.data;
+	uint32_t a = c->start.data[col], b = c->start.data[col + 1];
+	*end = b;
+	// fl(row lo + reach) is monotone in the row's lo, so the rows it leaves
+	// below lo_x are a prefix of the column.
+	while (a < b) {
+		uint32_t mid = a + (b - a) / 2;
+		if (rows[mid].rec[0] + c->reach < lo_x)
+			a = mid + 1;
+		else
+			b = mid;
+	}
+	*first = a;
+}
