@@ -23,6 +23,15 @@
 // did not change and is below the entity count holds the same entity as at the build (a
 // destroy marks the entity it moves, a create marks the new one).
 //
+// When most entities change every step (a pile settling, a crowd walking), resting is
+// not worth it: the state goes "moving". Every entity is then active with a fat box of
+// its own and none rests, so a step costs what left a fat box: entities still inside
+// one re-test the pairs their fat boxes keep, and the others search the fat boxes
+// (incremental_active.c). A moving step is taken while its counted work, from the last
+// moving step's counts, is predicted well below a full step's; otherwise the world
+// takes full steps for a while, twice as long after each stay that did not pay, and
+// tries again.
+//
 // A step costs far less than a rebuild. What it pays beyond a world of the movers alone is
 // the cache misses of querying a big resting index: the fat boxes keep those queries few, and
 // prefetching overlaps their misses (perf/README.md, "Incremental path").
@@ -44,6 +53,21 @@
 #define INCREMENTAL_FULL_COST 150.0
 #define INCREMENTAL_ACTIVE_COST 1000.0
 
+/// The model of a moving step, in the units of a full step's entity at this size
+/// of world: per active entity, per kept pair re-tested, per entity that searched
+/// (perf/README.md, "Incremental: moving worlds"). A moving step is taken while
+/// predicted at most MOVING_FRACTION of a full one.
+#define MOVING_FULL_COST 100.0
+#define MOVING_ENTITY_COST 20.0
+#define MOVING_KEPT_COST 4.0
+#define MOVING_SEARCH_COST 600.0
+#define MOVING_FRACTION 0.75
+/// A stay of at least this many moving steps paid for its start; after a shorter
+/// one the full steps before the next try double, from the least to the most.
+#define MOVING_PAYS_STEPS 8u
+#define MOVING_WAIT_LEAST 16u
+#define MOVING_WAIT_MOST 1024u
+
 /// A position of the settled level carries this bit (positions are below 2^31).
 #define SETTLED_BIT 0x80000000u
 /// Quiet active entities settle once there are at least this many (and at least
@@ -61,8 +85,10 @@
 #define SETTLED_FRACTION 0.25
 
 static _Atomic uint32_t settle_min = SETTLE_MIN_DEFAULT;
+static _Atomic bool moving_always = false;
 
 void bpi_set_settle_min(uint32_t count) { atomic_store(&settle_min, count); }
+void bpi_set_moving_always(bool on) { atomic_store(&moving_always, on); }
 
 struct bpi_incremental {
 	bpi_indexes full;      ///< the grid of the last full step: its cells are the resting index
@@ -101,6 +127,12 @@ struct bpi_incremental {
 	bpi_pair_buffer fresh;            ///< active pairs, then sorted
 	BPI_ARRAY(bp_pair) sort_scratch;
 	bool stepped; ///< a step succeeded since the state was made
+
+	bool moving;             ///< every entity is active (in dense order) and none rests
+	uint32_t moving_steps;   ///< moving steps of the current stay
+	uint32_t moving_wait;    ///< full steps before moving is tried again
+	uint32_t moving_backoff; ///< the wait after the last stay that did not pay
+	uint64_t moving_work;    ///< the last moving step's counted work, by the model
 };
 
 void bpi_incremental_free(bpi_incremental *x)
@@ -135,12 +167,21 @@ void bpi_incremental_free(bpi_incremental *x)
 void bpi_incremental_forget(bpi_incremental *x)
 {
 	if (x)
-		x->resting_valid = false;
+		x->resting_valid = x->moving = false;
 }
 
 static bpi_cells *resting_cells(bpi_incremental *x)
 {
 	return &((bpi_cells_index *)x->full.of[BP_ALGO_GRID])->cells;
+}
+
+/// Frees the grid of the last full step, the resting index no longer in use.
+static void drop_grid(bpi_incremental *x)
+{
+	bpi_indexes grid = {0};
+	grid.of[BP_ALGO_GRID] = x->full.of[BP_ALGO_GRID];
+	x->full.of[BP_ALGO_GRID] = NULL;
+	bpi_indexes_free(&grid);
 }
 
 /// Copies `from` into `to`; false (to untouched) when `to` cannot grow.
@@ -168,24 +209,26 @@ static bool sort_canonical(bpi_incremental *x, bpi_pair_buffer *p, int threads)
 
 // ---- the full path --------------------------------------------------------------
 
-/// Every pair by the grid, sorted. With `keep`, its cells become the resting
-/// index and every entity rests; without, nothing rests and the next step is
-/// full again (a world moving all over does not pay for keeping an index it
-/// would not use). Without a grid (spans beyond float) AUTO's choice runs and
-/// nothing rests either.
-static bp_status full_step(bpi_incremental *x, const bpi_scene *scene, bool keep, bpi_pair_buffer *pairs,
-	bp_frame_stats *stats)
+/// Every pair, sorted. With `keep`, by the grid, whose cells become the resting
+/// index, and every entity rests; without, by `algorithm`, as the plain world
+/// finds them, and nothing rests, so the next step is full again (a world moving
+/// all over does not pay for keeping an index it would not use). Without a grid
+/// (spans beyond float) AUTO's choice runs and nothing rests either.
+static bp_status full_step(bpi_incremental *x, const bpi_scene *scene, bool keep, bp_algorithm algorithm,
+	bpi_pair_buffer *pairs, bp_frame_stats *stats)
 {
 	const uint32_t n = scene->count;
-	x->resting_valid = false;
+	x->resting_valid = x->moving = false;
 	bpi_active_invalidate(&x->among);
 	bpi_pair_buffer *found = &x->fresh;
-	bp_status status = bpi_pipeline_run(&x->full, BP_ALGO_GRID, scene, found, stats);
+	bp_status status = bpi_pipeline_run(&x->full, keep ? BP_ALGO_GRID : algorithm, scene, found, stats);
 	keep = keep && status == BP_OK;
 	if (status == BP_ERR_UNSUPPORTED)
 		status = bpi_pipeline_run(&x->full, BP_ALGO_AUTO, scene, found, stats);
 	if (status != BP_OK)
 		return status;
+	if (!keep && stats->algorithm != BP_ALGO_GRID)
+		drop_grid(x); // its cells and pairs are of no use now, and its pair memory counts
 	uint64_t t1 = bpi_now_ns();
 	// Everything that can fail before the caller's pairs change.
 	if (!sort_canonical(x, found, scene->threads) ||
@@ -309,6 +352,64 @@ static bp_status update_sets(bpi_incremental *x, const bpi_scene *scene, const b
 	return BP_OK;
 }
 
+// ---- moving ----------------------------------------------------------------------------
+
+/// Every entity active in dense order with its bounds as its fat box, none resting:
+/// the next step is moving. False (nothing changed) when memory runs out.
+static bool enter_moving(bpi_incremental *x, const bpi_scene *scene)
+{
+	const uint32_t n = scene->count;
+	if (!bpi_array_reserve(&x->gone, n) || !bpi_array_grow(&x->is_active, 0, n) ||
+		!bpi_array_reserve(&x->position, n) || !bpi_array_reserve(&x->filter, n) ||
+		!bpi_array_reserve(&x->active, n) || !bpi_cross_start_exact(&x->cross, scene))
+		return false;
+	if (n) {
+		memset(x->gone.data, 1, n);
+		memset(x->is_active.data, 1, n);
+	}
+	for (uint32_t k = 0; k < n; ++k)
+		x->active.data[k] = k;
+	bpi_active_invalidate(&x->among);
+	x->active_count = x->span = n;
+	x->resting_count = x->settled_count = x->settled_left = 0;
+	x->settled_full = false;
+	x->resting_pairs.count = 0;
+	x->moving_steps = 0;
+	x->moving_work = 0;
+	x->moving = x->resting_valid = true;
+	return true;
+}
+
+/// Leaves the moving state: full steps follow, for longer after a short stay.
+static void leave_moving(bpi_incremental *x)
+{
+	x->moving = x->resting_valid = false;
+	uint32_t doubled = x->moving_backoff ? 2 * x->moving_backoff : MOVING_WAIT_LEAST;
+	x->moving_backoff = x->moving_steps >= MOVING_PAYS_STEPS ? MOVING_WAIT_LEAST : BP_MIN(doubled, MOVING_WAIT_MOST);
+	x->moving_wait = x->moving_backoff;
+}
+
+/// The moving state's sets after creates and destroys: the active list stays every
+/// dense index, so the positions that remain keep their fat boxes and kept pairs.
+/// An entity a destroy moved into a hole checks the fat box there, which holds
+/// every pair of any bounds inside it with its filter.
+static bp_status update_moving(bpi_incremental *x, uint32_t n)
+{
+	const uint32_t before = x->active_count;
+	if (n > before && (!cover(x, n) || !bpi_array_grow(&x->is_active, before, n) ||
+				  !bpi_array_grow(&x->active, before, n) || !bpi_array_grow(&x->cross.fat, before, n)))
+		return BP_ERR_OUT_OF_MEMORY;
+	for (uint32_t k = before; k < n; ++k) {
+		x->active.data[k] = k;
+		x->is_active.data[k] = 1;
+		x->cross.fat.data[k] = bpi_fat_none();
+	}
+	if (n != before)
+		bpi_active_truncate(&x->among, BP_MIN(n, before));
+	x->active_count = n;
+	return BP_OK;
+}
+
 /// Merges the kept pairs, less those of entities that stopped resting, with the
 /// sorted fresh ones into `out` (room for both), in one pass that also drops the
 /// stale kept pairs for good. Returns the pairs written.
@@ -377,8 +478,8 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 	uint64_t t0 = bpi_now_ns();
 	const uint32_t m = x->active_count;
 	// The active entities' bounds and filters in list order, for both passes.
-	bpi_scene sub;
-	bp_status status = subset_scene(x, scene, x->active.data, x->active_count, &sub);
+	bpi_scene sub = *scene; // moving: the active list is every dense index
+	bp_status status = x->moving ? BP_OK : subset_scene(x, scene, x->active.data, x->active_count, &sub);
 	if (status != BP_OK)
 		return status;
 	uint64_t t1 = bpi_now_ns();
@@ -386,7 +487,7 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 	// active x resting, per fixed chunk of the active list.
 	bpi_cross_input in = {
 		.scene = scene,
-		.cells = resting_cells(x),
+		.cells = x->moving ? NULL : resting_cells(x),
 		.settled = x->settled_count ? &x->settled : NULL,
 		.settled_of = x->settled_of.data,
 		.filter = x->filter.data,
@@ -396,6 +497,7 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 		.active_count = m,
 		.active_scene = &sub,
 		.margin = scene->margin,
+		.moving = x->moving,
 	};
 	uint64_t tests = 0;
 	uint32_t searched = 0;
@@ -406,7 +508,7 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 	if (status == BP_OK)
 		status = bpi_pair_chunks_merge(&x->cross.pairs, &x->fresh, scene->threads);
 	if (status == BP_OK) {
-		bpi_active_input among = {&sub, x->cross.fat.data, x->active.data, m, x->cross.step};
+		bpi_active_input among = {&sub, x->cross.fat.data, x->active.data, m, x->cross.step, x->moving};
 		status = bpi_active_find(&x->among, &among, &x->fresh, &among_stats);
 	}
 	if (status != BP_OK)
@@ -554,8 +656,33 @@ static uint32_t active_bound(const bpi_incremental *x, const bpi_changes *change
 	return x->active_count + joining;
 }
 
+/// Counted work of the moving step just taken, by the model: what the next one is
+/// predicted to cost. Searches of the first moving step, and of created entities,
+/// do not count: they leave bounds held without a margin, or none.
+static uint64_t moving_work(const bpi_incremental *x)
+{
+	uint32_t escaped = x->moving_steps ? x->cross.escaped : 0;
+	return (uint64_t)(MOVING_ENTITY_COST * x->active_count + MOVING_KEPT_COST * x->among.kept_count +
+			  MOVING_SEARCH_COST * escaped);
+}
+
+/// Whether a moving state takes this step moving, leaving it when not.
+static bool stays_moving(bpi_incremental *x, const bpi_scene *scene, const bpi_changes *changes)
+{
+	if (!x->moving)
+		return false;
+	bool forced_full = scene->debug_flags & BP_DEBUG_ALWAYS_FULL;
+	bool forced_incremental = scene->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL;
+	bool cheaper = x->moving_work <= MOVING_FRACTION * MOVING_FULL_COST * scene->count;
+	bool always = atomic_load_explicit(&moving_always, memory_order_relaxed);
+	if (!changes->all && !forced_full && (cheaper || forced_incremental || always))
+		return true;
+	leave_moving(x);
+	return false;
+}
+
 bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, const bpi_changes *changes,
-	bpi_pair_buffer *pairs, bp_frame_stats *stats)
+	bp_algorithm algorithm, bpi_pair_buffer *pairs, bp_frame_stats *stats)
 {
 	if (!*state) {
 		*state = bpi_alloc(sizeof **state);
@@ -568,6 +695,7 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 	bp_status status = BP_OK;
 	bool forced_full = scene->debug_flags & BP_DEBUG_ALWAYS_FULL;
 	bool forced_incremental = scene->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL;
+	bool moving = stays_moving(x, scene, changes);
 	bool usable = x->resting_valid && !changes->all;
 	// The cheaper path by the model, judged before any work; without a resting
 	// index, on the entities the next step would find active.
@@ -577,22 +705,39 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 	double active_cost = INCREMENTAL_ACTIVE_COST * active;
 	bool worth = !forced_full &&
 		     (forced_incremental || active_cost <= INCREMENTAL_REBUILD_FRACTION * INCREMENTAL_FULL_COST * scene->count);
-	bool incremental = usable && worth && (!x->settled_full || forced_incremental);
+	bool incremental = moving || (usable && worth && (!x->settled_full || forced_incremental));
 	bool left_rest = false;
-	if (incremental)
+	if (moving)
+		status = update_moving(x, scene->count);
+	else if (incremental)
 		status = update_sets(x, scene, changes, scene->threads, &left_rest);
 	uint64_t ns_sets = bpi_now_ns() - t0;
 	// A full step keeps a resting index when the next step is likely to use it.
+	bool keep = worth || forced_full || !x->stepped;
 	if (status == BP_OK)
 		status = incremental ? incremental_path(x, scene, left_rest, pairs, stats)
-				     : full_step(x, scene, worth || forced_full || !x->stepped, pairs, stats);
+				     : full_step(x, scene, keep, algorithm, pairs, stats);
 	if (status != BP_OK) {
-		x->resting_valid = false; // the sets may be half updated: start over
+		x->resting_valid = x->moving = false; // the sets may be half updated: start over
 		return status;
 	}
 	x->stepped = true;
-	if (incremental)
+	if (moving) {
+		// Blended: searches come in waves, as fat boxes made in one step are left
+		// in another.
+		uint64_t work = moving_work(x);
+		x->moving_work = x->moving_steps ? (3 * x->moving_work + work) / 4 : work;
+		x->moving_steps++;
+	} else if (incremental) {
 		settle(x, scene, changes, pairs);
+	} else if (atomic_load_explicit(&moving_always, memory_order_relaxed) && !forced_full) {
+		enter_moving(x, scene);
+	} else if (!keep) { // most entities change: moving may pay, once the wait is over
+		if (x->moving_wait > 0)
+			x->moving_wait--;
+		else
+			enter_moving(x, scene);
+	}
 	stats->ns_build += ns_sets;
 	stats->pair_count = pairs->count;
 	return BP_OK;

@@ -21,13 +21,14 @@ typedef struct bpi_changes {
 
 /// Finds every pair of `scene` into `pairs`, sorted by (lo, hi): from the pairs
 /// and index kept since the last step plus those of the changed entities, or in
-/// full when that is predicted cheaper (or nothing is kept yet). Fills stats like
-/// bpi_pipeline_run, and changed_count. On error `pairs` is unchanged and the
-/// next step takes the full path.
+/// full when that is predicted cheaper (or nothing is kept yet). A full step that
+/// keeps nothing for the next one runs `algorithm`, as the plain world would. Fills
+/// stats like bpi_pipeline_run, and changed_count. On error `pairs` is unchanged and
+/// the next step takes the full path.
 /// Warning: one caller at a time per state; `changes` must describe every
 /// change since the last successful call with this state.
 bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, const bpi_changes *changes,
-	bpi_pair_buffer *pairs, bp_frame_stats *stats);
+	bp_algorithm algorithm, bpi_pair_buffer *pairs, bp_frame_stats *stats);
 
 /// Forgets what the state kept: the next step takes the full path. For a caller
 /// whose step succeeded but whose frame did not, so the changes it will pass next
@@ -37,6 +38,10 @@ void bpi_incremental_forget(bpi_incremental *state);
 /// Test hook: active entities that did not change settle once at least `count`
 /// of them (1,024 by default) are there. Warning: call only while no step runs.
 void bpi_set_settle_min(uint32_t count);
+
+/// Test hook: every full step leaves the state moving and a moving state stays so,
+/// whatever the model predicts. Warning: call only while no step runs.
+void bpi_set_moving_always(bool on);
 
 /// Frees the state. NULL is ignored.
 void bpi_incremental_free(bpi_incremental *state);

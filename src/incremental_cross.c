@@ -194,11 +194,16 @@ static void retest_moving(const bpi_cross_input *in, bpi_fat *f, const bpi_candi
 	retest_in_place(candidates_from(to, first), f->count, p);
 }
 
-static void query_start(const bpi_cross_input *in, bpi_fat *f, const bpi_box3 *b, float margin, uint32_t now,
+static void query_start(const bpi_cross *x, const bpi_cross_input *in, bpi_fat *f, const bpi_box3 *b, float margin,
 	bpi_cells_query_plan *plan)
 {
+	const uint32_t now = x->step;
 	float lead[3], drift[3];
 	bpi_margin_lead(f, b, in->scene->dims, now, in->margin, lead, drift);
+	if (in->margin == 0 && in->moving)
+		margin = bpi_margin_of_own_motion(&x->margin, f, b, in->scene->dims, now, margin);
+	if (in->margin == 0)
+		margin = bpi_margin_own(margin, b, in->scene->dims);
 	// fl(lo - m) <= lo and fl(hi + m) >= hi for m >= 0, and adding a lead that
 	// moves a side outward keeps it so: the fat box holds the bounds. Clamped to
 	// the finite range, which still holds finite bounds: an infinite fat box
@@ -211,7 +216,8 @@ static void query_start(const bpi_cross_input *in, bpi_fat *f, const bpi_box3 *b
 	}
 	f->margin = margin;
 	f->queried_at = now;
-	bpi_cells_plan_query(in->cells, f->lo, f->hi, plan);
+	if (in->cells)
+		bpi_cells_plan_query(in->cells, f->lo, f->hi, plan);
 }
 
 /// Starts loading the candidates of an entity some places ahead: a list is a few
@@ -272,9 +278,9 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 		if (q < queued) {
 			uint32_t k = queue[q];
 			bpi_box3 b = box_of(in->active_scene, k);
-			query_start(in, &x->fat.data[k], &b, job->margin, now, &plans[q % CROSS_IN_FLIGHT]);
+			query_start(x, in, &x->fat.data[k], &b, job->margin, &plans[q % CROSS_IN_FLIGHT]);
 		}
-		if (q >= 1 && q - 1 < queued)
+		if (q >= 1 && q - 1 < queued && in->cells)
 			bpi_cells_fetch_query(in->cells, &plans[(q - 1) % CROSS_IN_FLIGHT]);
 		if (q >= 2) {
 			uint32_t k = queue[q - 2];
@@ -284,7 +290,8 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 			f->filter = p.searcher;
 			f->buffer = buffer;
 			f->first = (uint32_t)p.candidates->count;
-			tests += bpi_cells_run_query(in->cells, &plans[(q - 2) % CROSS_IN_FLIGHT], probe_hit, &p);
+			if (in->cells)
+				tests += bpi_cells_run_query(in->cells, &plans[(q - 2) % CROSS_IN_FLIGHT], probe_hit, &p);
 			if (in->settled) { // the second level is small: queried at once
 				p.dense_of = in->settled_of;
 				tests += bpi_cells_query(in->settled, f->lo, f->hi, probe_hit, &p);
@@ -359,12 +366,31 @@ bp_status bpi_cross_find(bpi_cross *x, const bpi_cross_input *in, uint64_t *test
 	for (uint32_t c = 0; c < chunks; ++c)
 		if (x->buffers.data[x->writing.data[c]].failed)
 			return BP_ERR_OUT_OF_MEMORY;
-	bpi_margin_observe(&x->margin, x->tally.data, chunks, x->held);
+	bpi_margin_observe(&x->margin, x->tally.data, chunks, x->held, in->moving);
 	*tests = bpi_pair_chunks_tests(&x->pairs);
-	*searched = 0;
-	for (uint32_t c = 0; c < chunks; ++c)
+	*searched = x->escaped = 0;
+	for (uint32_t c = 0; c < chunks; ++c) {
 		*searched += x->tally.data[c].searched;
+		x->escaped += x->tally.data[c].escaped;
+	}
 	return BP_OK;
+}
+
+bool bpi_cross_start_exact(bpi_cross *x, const bpi_scene *scene)
+{
+	const uint32_t n = scene->count;
+	if (!bpi_array_reserve(&x->fat, n) || (x->buffer_count == 0 && !bpi_array_reserve(&x->buffers, 1)))
+		return false;
+	if (x->buffer_count == 0) {
+		x->buffers.data[0] = (bpi_candidate_buffer){0};
+		x->buffer_count = 1;
+	}
+	for (uint32_t i = 0; i < n; ++i) {
+		bpi_box3 b = box_of(scene, i);
+		x->fat.data[i] = (bpi_fat){.lo = {b.lo[0], b.lo[1], b.lo[2]}, .hi = {b.hi[0], b.hi[1], b.hi[2]},
+			.filter = filter_of(scene, i), .queried_at = x->step};
+	}
+	return true;
 }
 
 bool bpi_cross_reserve(bpi_cross *x, uint32_t active_count)

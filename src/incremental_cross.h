@@ -38,13 +38,14 @@ typedef struct bpi_cross {
 	BPI_ARRAY(bpi_margin_tally) tally; ///< per chunk
 	bpi_margin margin; ///< the motion observed
 	uint32_t held;     ///< active entities with a fat box at this step's start
+	uint32_t escaped;  ///< of those, the ones the last call found out of it (or with another filter)
 	bpi_pair_chunks pairs; ///< per chunk of the active list
 } bpi_cross;
 
 /// One step's view of the resting index and the active entities.
 typedef struct bpi_cross_input {
 	const bpi_scene *scene;
-	const bpi_cells *cells;        ///< the resting index (records of non-resting entities hidden)
+	const bpi_cells *cells;        ///< the resting index (records of non-resting entities hidden); NULL: none rests
 	const bpi_cells *settled;      ///< its second level, or NULL (see incremental.c)
 	const uint32_t *settled_of;    ///< per entity of the settled grid: its dense index
 	const bpi_rest_filter *filter; ///< per resting index
@@ -56,7 +57,15 @@ typedef struct bpi_cross_input {
 	/// read in list order, not at the dense indices they are scattered over.
 	const bpi_scene *active_scene;
 	float margin;                  ///< the world's setting; 0 = from observed motion
+	/// Every entity is active and none rests (incremental.c): `cells` is NULL, and a
+	/// margin comes from the entity's own motion.
+	bool moving;
 } bpi_cross_input;
+
+/// Every entity of `scene` active, in dense order, its fat box its bounds as they are,
+/// as if it searched in the last step with no margin and found nothing: one that does
+/// not move never searches. False (nothing changed) when memory runs out.
+bool bpi_cross_start_exact(bpi_cross *cross, const bpi_scene *scene);
 
 /// Room for the next active list's entries (next_fat).
 bool bpi_cross_reserve(bpi_cross *cross, uint32_t active_count);

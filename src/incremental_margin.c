@@ -20,6 +20,10 @@
 /// the last search under-reads a random walk, more so as its boxes age.
 #define MARGIN_ESCAPES_HIGH 0.02f
 #define MARGIN_ESCAPES_LOW 0.005f
+/// In a moving world every entity holds a fat box, most of them still or slow, and a
+/// search costs far more than the re-test of a kept pair: fewer are left.
+#define MARGIN_MOVING_ESCAPES_HIGH 0.005f
+#define MARGIN_MOVING_ESCAPES_LOW 0.00125f
 #define MARGIN_STRETCH_MIN 0.25f
 #define MARGIN_STRETCH_MAX 16.0f
 /// A box that moved more than this many of its extents since its search jumped (a
@@ -98,17 +102,19 @@ static float stretch_of(const bpi_margin *m)
 	return m->stretch > 0 ? m->stretch : 1.0f;
 }
 
-void bpi_margin_observe(bpi_margin *m, const bpi_margin_tally *tallies, uint32_t chunks, uint32_t held)
+void bpi_margin_observe(bpi_margin *m, const bpi_margin_tally *tallies, uint32_t chunks, uint32_t held, bool moving)
 {
+	const float high = moving ? MARGIN_MOVING_ESCAPES_HIGH : MARGIN_ESCAPES_HIGH;
+	const float low = moving ? MARGIN_MOVING_ESCAPES_LOW : MARGIN_ESCAPES_LOW;
 	size_t n = 0, escaped = 0;
 	for (uint32_t c = 0; c < chunks; ++c) {
 		n += tallies[c].count;
 		escaped += tallies[c].escaped;
 	}
 	float stretch = stretch_of(m);
-	if (escaped > MARGIN_ESCAPES_HIGH * held)
+	if (escaped > high * held)
 		stretch = fminf(stretch * 1.25f, MARGIN_STRETCH_MAX);
-	else if (escaped < MARGIN_ESCAPES_LOW * held)
+	else if (escaped < low * held)
 		stretch = fmaxf(stretch * 0.97f, MARGIN_STRETCH_MIN);
 	m->stretch = stretch;
 	if (n == 0 || !bpi_array_reserve(&m->gathered, 2 * n))
@@ -129,6 +135,31 @@ float bpi_margin_value(const bpi_margin *m, float setting)
 	if (setting > 0)
 		return setting;
 	return fminf(stretch_of(m) * MARGIN_STEPS * m->speed, MARGIN_EXTENTS * m->extent);
+}
+
+float bpi_margin_of_own_motion(const bpi_margin *m, const bpi_fat *f, const bpi_box3 *b, int dims, uint32_t now,
+	float world)
+{
+	if (f->lo[0] == INFINITY)
+		return world;
+	bpi_box3 o = origin_of(f);
+	float moved = 0, extent = 0;
+	for (int axis = 0; axis < dims; ++axis) {
+		moved = fmaxf(moved, fmaxf(fabsf(b->lo[axis] - o.lo[axis]), fabsf(b->hi[axis] - o.hi[axis])));
+		extent = fmaxf(extent, b->hi[axis] - b->lo[axis]);
+	}
+	if (!(moved <= MARGIN_JUMP_EXTENTS * extent))
+		return world; // a jump, or bounds beyond float
+	float speed = moved / (float)BP_MAX(now - f->queried_at, 1u);
+	return fminf(stretch_of(m) * MARGIN_STEPS * speed, MARGIN_EXTENTS * extent);
+}
+
+float bpi_margin_own(float world, const bpi_box3 *b, int dims)
+{
+	float extent = 0;
+	for (int axis = 0; axis < dims; ++axis)
+		extent = fmaxf(extent, b->hi[axis] - b->lo[axis]);
+	return fminf(world, MARGIN_EXTENTS * extent); // a NaN extent (infinite bounds) keeps the world's
 }
 
 void bpi_margin_free(bpi_margin *m)

@@ -36,10 +36,20 @@ void bpi_margin_sample(bpi_margin_tally *tally, const bpi_fat *f, const bpi_box3
 void bpi_margin_lead(const bpi_fat *f, const bpi_box3 *b, int dims, uint32_t now, float setting, float lead[3],
 	float drift[3]);
 /// Folds one step's tallies (one per chunk) into the estimates; `held` fat boxes
-/// existed at the step's start.
-void bpi_margin_observe(bpi_margin *m, const bpi_margin_tally *tallies, uint32_t chunks, uint32_t held);
+/// existed at the step's start, in a `moving` world (incremental.c) or not.
+void bpi_margin_observe(bpi_margin *m, const bpi_margin_tally *tallies, uint32_t chunks, uint32_t held,
+	bool moving);
 /// The margin the next searches use: the setting, or from the motion observed.
 float bpi_margin_value(const bpi_margin *m, float setting);
+/// The margin of an entity that left its fat box `f`, now at `b`, from its own motion
+/// since `f` was made, as the world's margin is from all of it; `world` when it had
+/// none or jumped. So a still entity's box stays tight and a fast one's reaches far.
+float bpi_margin_of_own_motion(const bpi_margin *m, const bpi_fat *f, const bpi_box3 *b, int dims, uint32_t now,
+	float world);
+/// The chosen margin `world` as one entity with bounds `b` takes it: at most its
+/// own share of its extent, so a few large fast entities do not widen the fat
+/// boxes of the many small ones.
+float bpi_margin_own(float world, const bpi_box3 *b, int dims);
 void bpi_margin_free(bpi_margin *m);
 /// Test hook: the steps of its own motion a steady entity's fat box leads by (8;
 /// 0: none). Warning: call only while no step runs.

@@ -49,7 +49,7 @@ static bp_status find_pairs(bpi_stepper *stepper, const bpi_step_settings *setti
 		return status;
 	}
 	if (settings->incremental && changes)
-		return bpi_incremental_step(&stepper->incremental, &scene, changes, pairs, stats);
+		return bpi_incremental_step(&stepper->incremental, &scene, changes, settings->algorithm, pairs, stats);
 	return bpi_pipeline_run(&stepper->indexes, settings->algorithm, &scene, pairs, stats);
 }
 

@@ -17,6 +17,7 @@
 void bpi_set_serial_step_entities(uint32_t count);
 void bpi_set_settle_min(uint32_t count);
 void bpi_set_hierarchy_rules(uint32_t count, uint32_t share);
+void bpi_set_moving_always(bool on);
 
 static const char *const code_names[OP_COUNT] = {"create", "create_bulk", "destroy", "destroy_bulk", "move",
 	"move_bulk", "teleport", "face", "attr", "step", "frame_step", "submit", "acquire", "release", "config"};
@@ -107,7 +108,7 @@ static void io_config(codec *c, hist_config *g)
 			++s;
 		b[0] = (uint8_t)((g->dims == 3) | g->canonical << 1 | (!g->periodic) << 2 | (g->profile & 3) << 5 |
 			g->threads_on_small << 7);
-		b[1] = (uint8_t)(g->threads + 9 * g->executor), b[2] = (uint8_t)(m | s << 4);
+		b[1] = (uint8_t)(g->threads + 9 * g->executor), b[2] = (uint8_t)(m | s << 4 | g->moving << 7);
 		b[3] = (uint8_t)((g->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL ? 1 : 0) | (g->debug_flags & 3) << 2 |
 			(g->debug_flags & BP_DEBUG_ALWAYS_FULL ? 0xF0 : 0));
 		b[4] = (uint8_t)((g->grid - 4) | g->hierarchy << 6), b[5] = (uint8_t)((g->algo_target ? g->algo_target + 7 : 0) |
@@ -122,7 +123,7 @@ static void io_config(codec *c, hist_config *g)
 		.profile = (b[0] >> 5) & 3, .threads_on_small = b[0] >> 7, .threads = b[1] % 9,
 		.executor = (uint8_t)((b[1] / 9) % 3), .margin = margin_table[b[2] & 15],
 		.settle_min = settle_table[(b[2] >> 4) & 3], .grid = (uint8_t)(4 + b[4] % 64),
-		.hierarchy = b[4] >> 6,
+		.hierarchy = b[4] >> 6, .moving = b[2] >> 7,
 		.algo_target = (b[5] & 15) < 8 ? 0 : (b[5] & 15) - 7, .algo_plain = (b[5] >> 4) < 8 ? 0 : (b[5] >> 4) - 7,
 		.period = {(float)(8 + b[6] % 57), (float)(8 + b[7] % 57), (float)(8 + b[6] % 57)}};
 	g->debug_flags = (uint8_t)(((b[3] & 3) ? BP_DEBUG_ALWAYS_INCREMENTAL : 0) | ((b[3] >> 2) & 3) |
@@ -1456,6 +1457,8 @@ static void tr_header(ctx *c, const bp_world_def *d, const char *name, uint32_t 
 	if (c->cfg->hierarchy)
 		fprintf(f, "\tbpi_set_hierarchy_rules(%u, %u); // view_hierarchy.h\n", hierarchy_rules[c->cfg->hierarchy][0],
 			hierarchy_rules[c->cfg->hierarchy][1]);
+	if (c->cfg->moving)
+		fputs("\tbpi_set_moving_always(true); // incremental.h\n", f);
 	fprintf(f, "\tbp_world_def def = bp_world_def_default();\n\tdef.dims = %d, def.thread_count = %d, def.executor = %d;\n"
 		"\tdef.algorithm = %d, def.canonical_pairs = %d, def.incremental = %d, def.debug_flags = %#x, def.margin = %s;\n",
 		d->dims, d->thread_count, (int)d->executor, (int)d->algorithm, d->canonical_pairs, d->incremental, d->debug_flags,
@@ -1485,6 +1488,7 @@ uint64_t hist_run(const history *h, const hist_options *options)
 	bpi_set_serial_step_entities(h->cfg.threads_on_small ? 0 : 2048);
 	bpi_set_settle_min(h->cfg.settle_min ? h->cfg.settle_min : 1024);
 	bpi_set_hierarchy_rules(hierarchy_rules[h->cfg.hierarchy][0], hierarchy_rules[h->cfg.hierarchy][1]);
+	bpi_set_moving_always(h->cfg.moving);
 	bp_world_def def[2];
 	for (int w = 0; w < 2; ++w) {
 		bp_world_def *d = &def[w];
@@ -1549,9 +1553,10 @@ uint64_t hist_run(const history *h, const hist_options *options)
 		free(c.sd[w].last);
 	}
 	if (c.tr)
-		fprintf(c.tr, "\tfree(e);\n%s%s%s}\n", c.cfg->threads_on_small ? "\tbpi_set_serial_step_entities(2048);\n" : "",
+		fprintf(c.tr, "\tfree(e);\n%s%s%s%s}\n", c.cfg->threads_on_small ? "\tbpi_set_serial_step_entities(2048);\n" : "",
 			c.cfg->settle_min ? "\tbpi_set_settle_min(1024);\n" : "",
-			c.cfg->hierarchy ? "\tbpi_set_hierarchy_rules(256, 16);\n" : "");
+			c.cfg->hierarchy ? "\tbpi_set_hierarchy_rules(256, 16);\n" : "",
+			c.cfg->moving ? "\tbpi_set_moving_always(false);\n" : "");
 	if (bp_allocated_bytes() != 0)
 		failf(&c, -1, "leak: %lld bytes still allocated after every world and view is gone",
 			(long long)bp_allocated_bytes());

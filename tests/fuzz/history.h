@@ -20,6 +20,7 @@ typedef struct hist_config {
 	uint8_t threads_on_small;                   ///< bpi_set_serial_step_entities(0)
 	uint8_t grid;                               ///< coordinate range of the profiles (4..67)
 	uint8_t hierarchy;                          ///< bpi_set_hierarchy_rules: 0 the library's, else hierarchy_rules[]
+	uint8_t moving;                             ///< bpi_set_moving_always(true): incremental steps in the moving state
 	float margin;                               ///< incremental world's def.margin
 	float period[3];
 } hist_config;
