@@ -1,25 +1,53 @@
 // SPDX-License-Identifier: MIT
-// `bp record`: a generated scene moved as `bp frames` moves it, written frame by frame to a
-// trace through the library's writer, with churn (movers destroyed and created again under a
-// new id) when asked.
+// `bp record`: the options, and the default motion (walk): a generated scene moved as `bp
+// frames` moves it, written frame by frame to a trace through the library's writer, with churn
+// (movers destroyed and created again under a new id) when asked. The physics-like motions
+// are in cli_record_physics.c.
 #include "cli_motion.h"
+#include "cli_record.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_DIST, OPT_N, OPT_DIMS, OPT_FRAMES, OPT_SEED, OPT_MOVING, OPT_CHURN, OPT_KEYFRAMES, OPT_OUT, OPT_COUNT };
+enum {
+	OPT_MOTION,
+	OPT_DIST,
+	OPT_N,
+	OPT_DIMS,
+	OPT_FRAMES,
+	OPT_SEED,
+	OPT_MOVING,
+	OPT_CHURN,
+	OPT_KEYFRAMES,
+	OPT_OUT,
+	OPT_COUNT
+};
 
-typedef struct record_args {
-	bp_gen_def gen;
-	double moving, churn;
-	uint32_t keyframes;
-	const char *path;
-} record_args;
+/// --motion NAME into a->model (NULL for walk); --dist, --moving and --churn only with walk.
+static bool parse_motion(const cli_option *options, record_args *a, FILE *err)
+{
+	if (!options[OPT_MOTION].seen || strcmp(options[OPT_MOTION].value, "walk") == 0)
+		return true;
+	if (!(a->model = cli_physics_find(options[OPT_MOTION].value))) {
+		fprintf(err, "bp record: --motion: unknown motion '%s' (known: walk pile rain crowd)\n",
+			options[OPT_MOTION].value);
+		return false;
+	}
+	const int walk_only[] = {OPT_DIST, OPT_MOVING, OPT_CHURN};
+	for (size_t i = 0; i < sizeof walk_only / sizeof walk_only[0]; ++i)
+		if (options[walk_only[i]].seen) {
+			fprintf(err, "bp record: %s applies to --motion walk only, not %s\n", options[walk_only[i]].name,
+				a->model->name);
+			return false;
+		}
+	return true;
+}
 
 static int parse_args(int argc, char **argv, record_args *a, FILE *out, FILE *err, bool *help)
 {
-	cli_option options[OPT_COUNT] = {[OPT_DIST] = CLI_VALUE("--dist"), [OPT_N] = CLI_VALUE("--n"),
-		[OPT_DIMS] = CLI_VALUE("--dims"), [OPT_FRAMES] = CLI_VALUE("--frames"), [OPT_SEED] = CLI_VALUE("--seed"),
+	cli_option options[OPT_COUNT] = {[OPT_MOTION] = CLI_VALUE("--motion"), [OPT_DIST] = CLI_VALUE("--dist"),
+		[OPT_N] = CLI_VALUE("--n"), [OPT_DIMS] = CLI_VALUE("--dims"), [OPT_FRAMES] = CLI_VALUE("--frames"),
+		[OPT_SEED] = CLI_VALUE("--seed"),
 		[OPT_MOVING] = CLI_VALUE("--moving"), [OPT_CHURN] = CLI_VALUE("--churn"),
 		[OPT_KEYFRAMES] = CLI_VALUE("--keyframes"), [OPT_OUT] = CLI_VALUE("-o")};
 	int positional_count;
@@ -36,6 +64,8 @@ static int parse_args(int argc, char **argv, record_args *a, FILE *out, FILE *er
 	}
 	*a = (record_args){.gen = bp_gen_def_default(), .moving = 1, .keyframes = 64, .path = options[OPT_OUT].value};
 	a->gen.frames = 100;
+	if (!parse_motion(options, a, err))
+		return CLI_EXIT_USAGE;
 	if (options[OPT_DIST].seen && bp_distribution_from_name(options[OPT_DIST].value, &a->gen.dist) != BP_OK) {
 		fprintf(err, "bp record: --dist: unknown distribution '%s' (known:", options[OPT_DIST].value);
 		for (int i = 0; i < BP_DIST_COUNT; ++i)
@@ -82,13 +112,10 @@ static int parse_args(int argc, char **argv, record_args *a, FILE *out, FILE *er
 typedef struct recording {
 	bp_trace_writer *writer;
 	cli_motion motion;
-	uint32_t *id;       ///< per scene entity, its trace id now
-	uint32_t next_id;   ///< the next fresh id
-	uint32_t *gone;     ///< ids destroyed this frame
-	bp_trace_entity *born;
-	uint32_t *move_ids; ///< ids of the movers that stay
-	float *bounds[6];
-	uint64_t creates, destroys, moves;
+	uint32_t *id;     ///< per scene entity, its trace id now
+	uint32_t next_id; ///< the next fresh id
+	cli_changes changes;
+	record_totals totals;
 } recording;
 
 static bp_trace_entity entity_of(const recording *rec, uint32_t entity, uint32_t j, bool is_static)
@@ -117,8 +144,8 @@ static bp_status record_first(recording *rec)
 	}
 	bp_status status = bp_trace_create(rec->writer, m->n, all);
 	free(all);
-	rec->creates += m->n;
-	return status;
+	rec->totals.creates += m->n;
+	return status == BP_OK ? bp_trace_end_frame(rec->writer) : status;
 }
 
 /// Frame f > 0: `churn` movers, a window that walks over them frame by frame, are destroyed and
@@ -126,58 +153,33 @@ static bp_status record_first(recording *rec)
 static bp_status record_next(recording *rec, uint32_t f, uint32_t churn)
 {
 	cli_motion *m = &rec->motion;
+	cli_changes *c = &rec->changes;
 	cli_motion_step(m);
+	cli_changes_clear(c);
 	const uint32_t first = (uint32_t)(((uint64_t)f * churn) % (m->count ? m->count : 1));
-	uint32_t gone = 0, moved = 0;
 	for (uint32_t j = 0; j < m->count; ++j) {
 		const uint32_t i = m->index ? m->index[j] : j;
 		const bool churned = (j + m->count - first) % m->count < churn;
 		if (churned) {
-			rec->gone[gone] = rec->id[i];
+			cli_changes_destroy(c, rec->id[i]);
 			rec->id[i] = rec->next_id++;
-			rec->born[gone++] = entity_of(rec, i, j, false);
+			c->creates[c->create_count++] = entity_of(rec, i, j, false);
 			continue;
 		}
-		rec->move_ids[moved] = rec->id[i];
+		c->move_ids[c->move_count] = rec->id[i];
 		for (int a = 0; a < m->dims; ++a) {
-			rec->bounds[a][moved] = m->min[a][j];
-			rec->bounds[3 + a][moved] = m->max[a][j];
+			c->bounds[a][c->move_count] = m->min[a][j];
+			c->bounds[3 + a][c->move_count] = m->max[a][j];
 		}
-		++moved;
+		++c->move_count;
 	}
-	bp_bounds_arrays bounds = {rec->bounds[0], rec->bounds[1], rec->bounds[2], rec->bounds[3], rec->bounds[4],
-		rec->bounds[5]};
-	bp_status status = bp_trace_destroy(rec->writer, gone, rec->gone);
-	if (status == BP_OK)
-		status = bp_trace_create(rec->writer, gone, rec->born);
-	if (status == BP_OK)
-		status = bp_trace_move(rec->writer, moved, rec->move_ids, &bounds);
-	rec->destroys += gone;
-	rec->creates += gone;
-	rec->moves += moved;
-	return status;
-}
-
-static bool allocate(recording *rec, uint32_t n, uint32_t movers)
-{
-	rec->id = malloc(((size_t)n + 1) * sizeof *rec->id);
-	rec->gone = malloc(((size_t)movers + 1) * sizeof *rec->gone);
-	rec->born = malloc(((size_t)movers + 1) * sizeof *rec->born);
-	rec->move_ids = malloc(((size_t)movers + 1) * sizeof *rec->move_ids);
-	bool ok = rec->id && rec->gone && rec->born && rec->move_ids;
-	for (int c = 0; c < 6; ++c)
-		ok &= (rec->bounds[c] = calloc((size_t)movers + 1, sizeof(float))) != NULL;
-	return ok;
+	return cli_record_frame(rec->writer, c, &rec->totals);
 }
 
 static void release(recording *rec)
 {
 	free(rec->id);
-	free(rec->gone);
-	free(rec->born);
-	free(rec->move_ids);
-	for (int c = 0; c < 6; ++c)
-		free(rec->bounds[c]);
+	cli_changes_free(&rec->changes);
 	cli_motion_free(&rec->motion);
 }
 
@@ -188,6 +190,8 @@ int cli_record(int argc, char **argv, FILE *out, FILE *err)
 	int code = parse_args(argc, argv, &args, out, err, &help);
 	if (code != CLI_EXIT_OK || help)
 		return code;
+	if (args.model)
+		return cli_record_physics(&args, out, err);
 	bp_gen_def one = args.gen;
 	one.frames = 1;
 	bp_scene *scene = NULL;
@@ -209,8 +213,9 @@ int cli_record(int argc, char **argv, FILE *out, FILE *err)
 	uint32_t *index = movers < n ? malloc((size_t)movers * sizeof *index) : NULL;
 	if (index)
 		cli_spread(n, movers, index);
+	rec.id = malloc(((size_t)n + 1) * sizeof *rec.id);
 	bool ready = (index || movers == n) && cli_motion_init(&rec.motion, scene, args.gen.seed, movers, index) &&
-		     allocate(&rec, n, movers);
+		     rec.id && cli_changes_init(&rec.changes, scene->dims, movers, movers);
 	free(index);
 	if (!ready) {
 		fprintf(err, "bp record: out of memory\n");
@@ -219,34 +224,16 @@ int cli_record(int argc, char **argv, FILE *out, FILE *err)
 		return CLI_EXIT_RESOURCE;
 	}
 	memcpy(rec.id, scene->ids, (size_t)n * sizeof *rec.id);
-	bp_trace_writer_def def = bp_trace_writer_def_default();
-	def.dims = scene->dims;
-	def.keyframe_interval = args.keyframes;
-	if ((status = bp_trace_writer_open(args.path, &def, &rec.writer)) != BP_OK) {
-		fprintf(err, "bp record: %s\n", bp_trace_open_error());
+	if ((code = cli_record_open(&args, scene->dims, &rec.writer, err)) != CLI_EXIT_OK) {
 		release(&rec);
 		bp_scene_destroy(scene);
-		return CLI_EXIT_RESOURCE;
+		return code;
 	}
 	status = record_first(&rec);
-	for (uint32_t f = 0; status == BP_OK && f < args.gen.frames; ++f) {
-		if (f > 0)
-			status = record_next(&rec, f, churn);
-		if (status == BP_OK)
-			status = bp_trace_end_frame(rec.writer);
-	}
-	if (status != BP_OK)
-		fprintf(err, "bp record: %s: %s\n", args.path, bp_trace_writer_error(rec.writer));
-	bp_status closed = bp_trace_writer_close(rec.writer);
-	if (status == BP_OK && closed != BP_OK)
-		fprintf(err, "bp record: %s\n", bp_trace_open_error());
-	if (status == BP_OK)
-		status = closed;
-	if (status == BP_OK)
-		fprintf(out, "recorded=%s frames=%u n=%u dims=%d creates=%llu destroys=%llu moves=%llu\n", args.path,
-			args.gen.frames, n, scene->dims, (unsigned long long)rec.creates, (unsigned long long)rec.destroys,
-			(unsigned long long)rec.moves);
+	for (uint32_t f = 1; status == BP_OK && f < args.gen.frames; ++f)
+		status = record_next(&rec, f, churn);
+	code = cli_record_close(rec.writer, status, &args, n, scene->dims, &rec.totals, "", out, err);
 	release(&rec);
 	bp_scene_destroy(scene);
-	return status == BP_OK ? CLI_EXIT_OK : status == BP_ERR_IO ? CLI_EXIT_RESOURCE : cli_exit_for_status(status);
+	return code;
 }
