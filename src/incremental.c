@@ -53,15 +53,24 @@
 #define INCREMENTAL_FULL_COST 150.0
 #define INCREMENTAL_ACTIVE_COST 1000.0
 
-/// The model of a moving step, in the units of a full step's entity at this size
-/// of world: per active entity, per kept pair re-tested, per entity that searched
-/// (perf/README.md, "Incremental: moving worlds"). A moving step is taken while
-/// predicted at most MOVING_FRACTION of a full one.
-#define MOVING_FULL_COST 100.0
-#define MOVING_ENTITY_COST 20.0
+/// The model of the moving state, from counted work only (perf/README.md,
+/// "Incremental: moving worlds"): a full step costs so much per entity and per pair;
+/// a moving step per entity, per kept pair re-tested, per entity that searched and
+/// per row its sweep read, and a step that found every kept pair again as much as a
+/// full step with those pairs. A moving step is taken while the moving steps so far
+/// are predicted at most MOVING_FRACTION of a full one.
+#define FULL_ENTITY_COST 57.0
+#define FULL_PAIR_COST 28.0
+#define MOVING_ENTITY_COST 25.0
 #define MOVING_KEPT_COST 4.0
-#define MOVING_SEARCH_COST 600.0
-#define MOVING_FRACTION 0.75
+#define MOVING_SEARCH_COST 300.0
+#define MOVING_ROW_COST 2.0
+#define MOVING_FRACTION 0.7
+/// A moving step gives up for a full one when more than this share of the entities
+/// search, and the first one when finding the pairs of the fat boxes would cost
+/// more than this many full steps.
+#define MOVING_SEARCH_SHARE 0.1
+#define MOVING_ENTRY_MOST 2.0
 /// A stay of at least this many moving steps paid for its start; after a shorter
 /// one the full steps before the next try double, from the least to the most.
 #define MOVING_PAYS_STEPS 8u
@@ -132,7 +141,8 @@ struct bpi_incremental {
 	uint32_t moving_steps;   ///< moving steps of the current stay
 	uint32_t moving_wait;    ///< full steps before moving is tried again
 	uint32_t moving_backoff; ///< the wait after the last stay that did not pay
-	uint64_t moving_work;    ///< the last moving step's counted work, by the model
+	double moving_work;      ///< the moving steps' counted work by the model, blended
+	size_t moving_pairs;     ///< pairs of the last step
 };
 
 void bpi_incremental_free(bpi_incremental *x)
@@ -478,8 +488,8 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 	uint64_t t0 = bpi_now_ns();
 	const uint32_t m = x->active_count;
 	// The active entities' bounds and filters in list order, for both passes.
-	bpi_scene sub = *scene; // moving: the active list is every dense index
-	bp_status status = x->moving ? BP_OK : subset_scene(x, scene, x->active.data, x->active_count, &sub);
+	bpi_scene sub;
+	bp_status status = subset_scene(x, scene, x->active.data, x->active_count, &sub);
 	if (status != BP_OK)
 		return status;
 	uint64_t t1 = bpi_now_ns();
@@ -487,7 +497,7 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 	// active x resting, per fixed chunk of the active list.
 	bpi_cross_input in = {
 		.scene = scene,
-		.cells = x->moving ? NULL : resting_cells(x),
+		.cells = resting_cells(x),
 		.settled = x->settled_count ? &x->settled : NULL,
 		.settled_of = x->settled_of.data,
 		.filter = x->filter.data,
@@ -497,7 +507,6 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 		.active_count = m,
 		.active_scene = &sub,
 		.margin = scene->margin,
-		.moving = x->moving,
 	};
 	uint64_t tests = 0;
 	uint32_t searched = 0;
@@ -508,7 +517,8 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 	if (status == BP_OK)
 		status = bpi_pair_chunks_merge(&x->cross.pairs, &x->fresh, scene->threads);
 	if (status == BP_OK) {
-		bpi_active_input among = {&sub, x->cross.fat.data, x->active.data, m, x->cross.step, x->moving};
+		bpi_active_input among = {.scene = &sub, .fat = x->cross.fat.data, .active = x->active.data, .count = m,
+			.now = x->cross.step};
 		status = bpi_active_find(&x->among, &among, &x->fresh, &among_stats);
 	}
 	if (status != BP_OK)
@@ -539,6 +549,96 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 	stats->ns_build += t1 - t0;
 	stats->ns_find += t2 - t1;
 	stats->ns_merge += t3 - t2;
+	return BP_OK;
+}
+
+/// Counted work of the moving step just taken, by the model: what the next one is
+/// predicted to cost. Searches of the first moving step, and of created entities,
+/// do not count: they leave bounds held without a margin, or none.
+static double moving_work(const bpi_incremental *x, uint32_t searched)
+{
+	const bpi_active_pairs *a = &x->among;
+	if (x->moving_steps == 0)
+		searched = 0;
+	double work = MOVING_ENTITY_COST * x->active_count + MOVING_KEPT_COST * a->kept_count +
+		      MOVING_SEARCH_COST * searched + MOVING_ROW_COST * a->rows_read;
+	if (a->found_all && x->moving_steps)
+		work += FULL_ENTITY_COST * x->active_count + FULL_PAIR_COST * a->kept_count;
+	return work;
+}
+
+/// What a full step is predicted to cost, by the same model.
+static double full_work(uint32_t count, size_t pairs)
+{
+	return FULL_ENTITY_COST * count + FULL_PAIR_COST * pairs;
+}
+
+/// Whether the first moving step, whose fat boxes have just been made, is worth
+/// finding every pair of them: the kept pairs are predicted from the pairs of the
+/// last step, scaled on each axis by how much wider the fat boxes are than the
+/// bounds, as is the chance that two boxes meet. Finding them costs a full step
+/// with that many pairs, and the steps after re-test them.
+static bool worth_entering(const bpi_incremental *x, const bpi_scene *scene)
+{
+	const uint32_t n = scene->count;
+	const bpi_fat *fat = x->cross.fat.data;
+	double grown = 1;
+	for (int axis = 0; axis < scene->dims; ++axis) {
+		double fat_sum = 0, true_sum = 0;
+		for (uint32_t i = 0; i < n; ++i) {
+			fat_sum += (double)fat[i].hi[axis] - fat[i].lo[axis];
+			true_sum += (double)scene->max[axis][i] - scene->min[axis][i];
+		}
+		grown *= true_sum > 0 ? fat_sum / true_sum : 1;
+	}
+	double kept = grown * (double)x->moving_pairs, full = full_work(n, x->moving_pairs);
+	return MOVING_ENTITY_COST * n + MOVING_KEPT_COST * kept <= MOVING_FRACTION * full &&
+	       full_work(n, (size_t)kept) <= MOVING_ENTRY_MOST * full;
+}
+
+/// The moving state's step: the changed entities that left their fat boxes search
+/// the others' fat boxes, and the kept pairs of the fat boxes, sorted, are re-tested
+/// straight into the caller's pairs.
+static bp_status moving_path(bpi_incremental *x, const bpi_scene *scene, const bpi_changes *changes,
+	bpi_pair_buffer *pairs, bp_frame_stats *stats, bool *gave_up)
+{
+	uint64_t t0 = bpi_now_ns();
+	const uint32_t m = x->active_count;
+	bpi_cross_input in = {.scene = scene, .active = x->active.data, .active_count = m, .active_scene = scene,
+		.margin = scene->margin, .moving = true};
+	uint32_t searched = 0;
+	bp_status status = bpi_cross_moving(&x->cross, &in, changes->list, changes->count, &searched);
+	if (status != BP_OK)
+		return status;
+	bool forced = (scene->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL) ||
+		      atomic_load_explicit(&moving_always, memory_order_relaxed);
+	if (!forced && (x->moving_steps == 0 ? !worth_entering(x, scene) : searched > MOVING_SEARCH_SHARE * m)) {
+		*gave_up = true; // before any work that would cost more than the full step taken instead
+		return BP_OK;
+	}
+	uint64_t t1 = bpi_now_ns();
+	bp_frame_stats among_stats = {0};
+	bpi_pair_buffer *found = &x->fresh;
+	bpi_pair_buffer_adopt(found, scene->budget);
+	found->count = 0;
+	found->failed = false;
+	bpi_active_input among = {scene, x->cross.fat.data, x->active.data, m, x->cross.step, true, changes->list,
+		changes->count};
+	status = bpi_active_find(&x->among, &among, found, &among_stats);
+	if (status == BP_OK && (found->failed || !bpi_pair_buffer_may_hold(pairs, found->count)))
+		status = BP_ERR_OUT_OF_MEMORY;
+	if (status != BP_OK)
+		return status;
+	bpi_pair_buffer_hand_over(found, pairs);
+	uint64_t t2 = bpi_now_ns();
+	stats->algorithm = BP_ALGO_GRID;
+	stats->thread_count = scene->threads;
+	stats->candidate_tests += among_stats.candidate_tests;
+	stats->entity_count = scene->count;
+	stats->active_count = m;
+	stats->searched_count = searched;
+	stats->ns_build += t1 - t0;
+	stats->ns_find += t2 - t1;
 	return BP_OK;
 }
 
@@ -656,16 +756,6 @@ static uint32_t active_bound(const bpi_incremental *x, const bpi_changes *change
 	return x->active_count + joining;
 }
 
-/// Counted work of the moving step just taken, by the model: what the next one is
-/// predicted to cost. Searches of the first moving step, and of created entities,
-/// do not count: they leave bounds held without a margin, or none.
-static uint64_t moving_work(const bpi_incremental *x)
-{
-	uint32_t escaped = x->moving_steps ? x->cross.escaped : 0;
-	return (uint64_t)(MOVING_ENTITY_COST * x->active_count + MOVING_KEPT_COST * x->among.kept_count +
-			  MOVING_SEARCH_COST * escaped);
-}
-
 /// Whether a moving state takes this step moving, leaving it when not.
 static bool stays_moving(bpi_incremental *x, const bpi_scene *scene, const bpi_changes *changes)
 {
@@ -673,7 +763,7 @@ static bool stays_moving(bpi_incremental *x, const bpi_scene *scene, const bpi_c
 		return false;
 	bool forced_full = scene->debug_flags & BP_DEBUG_ALWAYS_FULL;
 	bool forced_incremental = scene->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL;
-	bool cheaper = x->moving_work <= MOVING_FRACTION * MOVING_FULL_COST * scene->count;
+	bool cheaper = x->moving_work <= MOVING_FRACTION * full_work(scene->count, x->moving_pairs);
 	bool always = atomic_load_explicit(&moving_always, memory_order_relaxed);
 	if (!changes->all && !forced_full && (cheaper || forced_incremental || always))
 		return true;
@@ -714,7 +804,14 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 	uint64_t ns_sets = bpi_now_ns() - t0;
 	// A full step keeps a resting index when the next step is likely to use it.
 	bool keep = worth || forced_full || !x->stepped;
-	if (status == BP_OK)
+	bool gave_up = false;
+	if (status == BP_OK && moving)
+		status = moving_path(x, scene, changes, pairs, stats, &gave_up);
+	if (gave_up) {
+		leave_moving(x);
+		moving = incremental = false;
+	}
+	if (status == BP_OK && !moving)
 		status = incremental ? incremental_path(x, scene, left_rest, pairs, stats)
 				     : full_step(x, scene, keep, algorithm, pairs, stats);
 	if (status != BP_OK) {
@@ -725,8 +822,8 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 	if (moving) {
 		// Blended: searches come in waves, as fat boxes made in one step are left
 		// in another.
-		uint64_t work = moving_work(x);
-		x->moving_work = x->moving_steps ? (3 * x->moving_work + work) / 4 : work;
+		double work = moving_work(x, stats->searched_count);
+		x->moving_work = x->moving_steps > 1 ? 0.75 * x->moving_work + 0.25 * work : work;
 		x->moving_steps++;
 	} else if (incremental) {
 		settle(x, scene, changes, pairs);
@@ -738,6 +835,7 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 		else
 			enter_moving(x, scene);
 	}
+	x->moving_pairs = pairs->count;
 	stats->ns_build += ns_sets;
 	stats->pair_count = pairs->count;
 	return BP_OK;

@@ -47,8 +47,11 @@ void bpi_active_free(bpi_active_pairs *ap)
 	bpi_array_free(&ap->kept);
 	bpi_array_free(&ap->order);
 	bpi_columns_free(&ap->columns);
+	bpi_columns_free(&ap->coarse);
+	bpi_array_free(&ap->wide_items);
 	bpi_array_free(&ap->boxes);
 	bpi_array_free(&ap->searched);
+	bpi_array_free(&ap->spare);
 	bpi_array_free(&ap->extra);
 	bpi_array_free(&ap->in_extra);
 	bpi_array_free(&ap->fat_bounds);
@@ -133,7 +136,28 @@ static bp_status find_all(bpi_active_pairs *ap, const bpi_active_input *in, bp_f
 	ap->kept_count = ap->found.count;
 	ap->order_count = 0; // the next sweep sorts afresh
 	ap->columns_current = false;
+	ap->sorted = false;
+	if (in->keep) {
+		if (!bpi_array_reserve(&ap->spare, ap->kept_count) ||
+			!bpi_pairs_sort_canonical(ap->kept.data, ap->kept_count, ap->spare.data, 1))
+			return BP_ERR_OUT_OF_MEMORY;
+		ap->sorted = true;
+	}
 	return BP_OK;
+}
+
+/// The kept pairs from `from` on, found this step, sorted and merged into those
+/// before, which are sorted: one pass instead of sorting them all.
+static bool merge_found(bpi_active_pairs *ap, size_t from)
+{
+	size_t fresh = ap->kept_count - from;
+	if (!bpi_array_reserve(&ap->spare, ap->kept_count))
+		return false;
+	if (!bpi_pairs_sort_canonical(ap->kept.data + from, fresh, ap->spare.data, 1))
+		return false;
+	bpi_pairs_merge(ap->kept.data, from, ap->kept.data + from, fresh, ap->spare.data);
+	bpi_array_swap(&ap->kept, &ap->spare);
+	return true;
 }
 
 /// Too many searched for the kept pairs to pay: the pipeline over the true bounds,
@@ -170,15 +194,24 @@ static bp_status sort_by_x(bpi_active_pairs *ap, const bpi_active_input *in)
 		items[k] = bpi_sort_item_make(bpi_radix_float_key(in->fat[at].lo[0]), at);
 	}
 	ap->order_count = n;
+	bp_status status = BP_OK;
 	if (!reuse || !bpi_insertion_sort_items(items, n, ACTIVE_INSERTION_MOVES(n))) {
-		bp_status status = bpi_radix_sort_items(&ap->radix, items, n, 1);
+		status = bpi_radix_sort_items(&ap->radix, items, n, 1);
 		if (status != BP_OK) {
 			ap->order_count = 0;
 			ap->columns_current = false;
 			return status;
 		}
 	}
-	return bpi_columns_build(&ap->columns, items, n, in->fat, in->scene->dims);
+	status = bpi_columns_build(&ap->columns, items, n, in->fat, in->scene->dims);
+	// The boxes too wide for the columns (large ones, or fast ones with wide fat
+	// boxes among still ones) in coarser columns of their own.
+	const uint32_t wide = ap->columns.wide_count;
+	if (status != BP_OK || !bpi_array_reserve(&ap->wide_items, wide))
+		return status != BP_OK ? status : BP_ERR_OUT_OF_MEMORY;
+	for (uint32_t w = 0; w < wide; ++w)
+		ap->wide_items.data[w] = bpi_sort_item_make(0, ap->columns.wide.data[w]);
+	return bpi_columns_build(&ap->coarse, ap->wide_items.data, wide, in->fat, in->scene->dims);
 }
 
 /// Other entity k, whose fat box overlaps searcher s's: a pair when the filters
@@ -219,20 +252,17 @@ static bp_status plan_columns(bpi_active_pairs *ap, const bpi_active_input *in)
 	return BP_OK;
 }
 
-/// Searcher s against every other fat box once: the rows of the columns it reaches
-/// that are current, the wide boxes, and the extra list.
-static uint64_t sweep_one(bpi_active_pairs *ap, const bpi_active_input *in, uint32_t s, bool *failed)
+/// The current rows of the columns of `c` that searcher s's fat box `f` (query `q`)
+/// reaches, its pairs considered. Returns the rows read.
+static uint64_t sweep_columns(bpi_active_pairs *ap, const bpi_columns *c, const bpi_active_input *in, uint32_t s,
+	const float q[6], bool *failed)
 {
-	const bpi_columns *c = &ap->columns;
 	const bpi_active_row *rows = c->rows.data;
 	const uint32_t *stale = ap->in_extra.data;
-	const int dims = in->scene->dims;
 	const bpi_fat *f = &in->fat[s];
-	float q[6];
-	bpi_rec6_query(f->lo, f->hi, dims, q);
 	uint32_t first[3], last[3];
 	bpi_columns_reach(c, f->lo, f->hi, first, last);
-	uint64_t read = c->wide_count + ap->extra_count;
+	uint64_t read = 0;
 	for (uint32_t y = first[1]; y <= last[1]; ++y)
 		for (uint32_t z = first[2]; z <= last[2]; ++z) {
 			uint32_t j, end;
@@ -243,6 +273,21 @@ static uint64_t sweep_one(bpi_active_pairs *ap, const bpi_active_input *in, uint
 					consider(ap, in, s, rows[j].at, failed);
 			read += j - from + 1;
 		}
+	return read;
+}
+
+/// Searcher s against every other fat box once: the current rows of the columns and
+/// of the coarse columns it reaches, the boxes too wide for both, and the extra list.
+static uint64_t sweep_one(bpi_active_pairs *ap, const bpi_active_input *in, uint32_t s, bool *failed)
+{
+	const bpi_columns *c = &ap->coarse;
+	const uint32_t *stale = ap->in_extra.data;
+	const int dims = in->scene->dims;
+	const bpi_fat *f = &in->fat[s];
+	float q[6];
+	bpi_rec6_query(f->lo, f->hi, dims, q);
+	uint64_t read = sweep_columns(ap, &ap->columns, in, s, q, failed) + sweep_columns(ap, c, in, s, q, failed) +
+			c->wide_count + ap->extra_count;
 	for (uint32_t w = 0; w < c->wide_count; ++w) {
 		uint32_t k = c->wide.data[w];
 		if (!stale[k] && fats_overlap(f, &in->fat[k], dims))
@@ -275,7 +320,10 @@ static bp_status find_searchers(bpi_active_pairs *ap, const bpi_active_input *in
 	for (uint32_t s = 0; s < n && !failed; ++s)
 		if (searched(ap, s))
 			read += sweep_one(ap, in, s, &failed);
+	if (!failed && ap->sorted && !merge_found(ap, live))
+		failed = true;
 	ap->extra_reads += (uint64_t)searchers * ap->extra_count;
+	ap->rows_read = read;
 	float measured = (float)read / (float)BP_MAX(searchers, 1u);
 	ap->rows_per_search = ap->rows_per_search > 0 ? 0.75f * ap->rows_per_search + 0.25f * measured : measured;
 	return failed ? BP_ERR_OUT_OF_MEMORY : BP_OK;
@@ -335,14 +383,27 @@ bp_status bpi_active_find(bpi_active_pairs *ap, const bpi_active_input *in, bpi_
 	if (!bpi_array_reserve(&ap->searched, n))
 		return BP_ERR_OUT_OF_MEMORY;
 	uint32_t searchers = 0;
-	for (uint32_t k = 0; k < n; ++k) {
-		ap->searched.data[k] = in->fat[k].queried_at == in->now;
-		searchers += ap->searched.data[k];
+	if (in->changed) {
+		memset(ap->searched.data, 0, n);
+		for (uint32_t c = 0; c < in->changed_count; ++c) {
+			uint32_t k = in->changed[c];
+			if (k < n && !ap->searched.data[k] && in->fat[k].queried_at == in->now) {
+				ap->searched.data[k] = 1;
+				searchers++;
+			}
+		}
+	} else {
+		for (uint32_t k = 0; k < n; ++k) {
+			ap->searched.data[k] = in->fat[k].queried_at == in->now;
+			searchers += ap->searched.data[k];
+		}
 	}
 	const double rows = in->keep ? ACTIVE_SWEEP_ROWS_KEPT : ACTIVE_SWEEP_ROWS;
 	const bool few = searchers * expected_rows(ap, in) <= rows * n;
 	const bool sweep = ap->valid && few;
 	ap->valid = false; // until the kept pairs are whole again
+	ap->rows_read = 0;
+	ap->found_all = !sweep;
 	if (!few && !in->keep)
 		return find_true(ap, in, out, stats);
 	bp_status status = sweep ? find_searchers(ap, in, searchers) : find_all(ap, in, stats);

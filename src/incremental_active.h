@@ -19,6 +19,8 @@ typedef struct bpi_active_pairs {
 	BPI_ARRAY(bpi_sort_item) order; ///< positions by fat lo x, as last sorted
 	uint32_t order_count;           ///< 0: sort afresh
 	bpi_columns columns;            ///< the fat boxes in columns, for the searchers' sweep
+	bpi_columns coarse;             ///< those too wide for them, in columns of their own
+	BPI_ARRAY(bpi_sort_item) wide_items; ///< scratch: the wide ones in x order
 	bool columns_current;           ///< they hold every fat box but those in `extra`
 	BPI_ARRAY(bpi_active_row) extra; ///< fat boxes of the positions that searched since the columns were laid out
 	uint32_t extra_count;
@@ -26,12 +28,16 @@ typedef struct bpi_active_pairs {
 	uint64_t extra_reads;           ///< entries of `extra` read since the columns were laid out
 	BPI_ARRAY(bpi_box4) boxes;      ///< scratch: the true bounds by position, for the re-test
 	BPI_ARRAY(uint8_t) searched;    ///< scratch: by position, 1 when it searched this step
+	BPI_ARRAY(bp_pair) spare;       ///< scratch: sorting and merging the kept pairs
+	bool sorted;                    ///< `kept` is sorted by (lo, hi)
 	BPI_ARRAY(float) fat_bounds;    ///< the fat boxes as a scene, to find them all again
 	BPI_ARRAY(uint8_t) fat_flags;
 	bpi_radix_scratch radix;
 	bpi_pair_buffer found;          ///< the pipeline's pairs of fat boxes
 	bpi_indexes indexes;
 	float rows_per_search;          ///< rows a searcher's sweep read, blended; 0 = none yet
+	uint64_t rows_read;             ///< by the searchers of the last call
+	bool found_all;                 ///< the last call ran the pipeline over every box
 	bool valid;                     ///< `kept` is whole for the active list as it stands
 } bpi_active_pairs;
 
@@ -46,6 +52,11 @@ typedef struct bpi_active_input {
 	/// rather than the true pairs keeping nothing: the caller expects few searches
 	/// in the steps that follow.
 	bool keep;
+	/// When not NULL, only these positions (any order, repeats and positions past
+	/// `count` allowed) can have searched this step. With `keep`, the pairs come out
+	/// sorted by (lo, hi) of positions.
+	const uint32_t *changed;
+	uint32_t changed_count;
 } bpi_active_input;
 
 /// The pairs among the active entities, as dense (lo, hi), appended to `out` in

@@ -26,6 +26,7 @@
 void bpi_columns_free(bpi_columns *c)
 {
 	bpi_array_free(&c->rows);
+	bpi_array_free(&c->staged);
 	bpi_array_free(&c->start);
 	bpi_array_free(&c->wide);
 	*c = (bpi_columns){0};
@@ -39,22 +40,20 @@ static uint32_t band_of(const bpi_columns *c, int axis, double v)
 	return t >= c->bands[axis] - 1 ? c->bands[axis] - 1 : (uint32_t)t;
 }
 
-static uint32_t column_of(const bpi_columns *c, const bpi_fat *f)
+static uint32_t column_of(const bpi_columns *c, const bpi_active_row *r)
 {
-	return band_of(c, 1, f->lo[1]) * c->bands[2] + band_of(c, 2, f->lo[2]);
+	return band_of(c, 1, r->rec[1]) * c->bands[2] + band_of(c, 2, r->rec[2]);
 }
 
-/// Bands on `axis` from the fat boxes' lo values and mean extent: as many as the
-/// span holds bands of the reach, within `most`.
-static void plan_axis(bpi_columns *c, int axis, const bpi_fat *fat, const bpi_sort_item *by_x, uint32_t n,
-	uint32_t most)
+/// Bands on `axis` from the rows' lo values and mean extent: as many as the span
+/// holds bands of the reach, within `most`.
+static void plan_axis(bpi_columns *c, int axis, const bpi_active_row *rows, uint32_t n, uint32_t most)
 {
 	double extent = 0, lo = INFINITY, hi = -INFINITY;
 	for (uint32_t k = 0; k < n; ++k) {
-		const bpi_fat *f = &fat[bpi_sort_item_index(by_x[k])];
-		extent += (double)f->hi[axis] - f->lo[axis];
-		lo = fmin(lo, f->lo[axis]);
-		hi = fmax(hi, f->lo[axis]);
+		extent += -(double)rows[k].rec[3 + axis] - rows[k].rec[axis];
+		lo = fmin(lo, rows[k].rec[axis]);
+		hi = fmax(hi, rows[k].rec[axis]);
 	}
 	double reach = COLUMNS_WIDE_FACTOR * extent / BP_MAX(n, 1u);
 	double span = hi - lo, bands = span / reach;
@@ -68,27 +67,34 @@ static void plan_axis(bpi_columns *c, int axis, const bpi_fat *fat, const bpi_so
 	c->scale[axis] = c->bands[axis] / span;
 }
 
-static bool is_wide(const bpi_columns *c, const bpi_fat *f, int dims)
+static bool is_wide(const bpi_columns *c, const bpi_active_row *r, int dims)
 {
-	if (!(f->hi[0] <= f->lo[0] + c->reach)) // also a NaN reach
+	if (!(-r->rec[3] <= r->rec[0] + c->reach)) // also a NaN reach
 		return true;
 	for (int axis = 1; axis < dims; ++axis)
-		if (!((double)f->hi[axis] - f->lo[axis] <= c->band_reach[axis]))
+		if (!(-(double)r->rec[3 + axis] - r->rec[axis] <= c->band_reach[axis]))
 			return true;
 	return false;
 }
 
 bp_status bpi_columns_build(bpi_columns *c, const bpi_sort_item *by_x, uint32_t n, const bpi_fat *fat, int dims)
 {
+	if (!bpi_array_reserve(&c->staged, n))
+		return BP_ERR_OUT_OF_MEMORY;
+	// One pass reads the fat boxes, in x order; the others read these rows in turn.
+	bpi_active_row *staged = c->staged.data;
 	double width = 0;
-	for (uint32_t k = 0; k < n; ++k)
-		width += (double)fat[k].hi[0] - fat[k].lo[0];
+	for (uint32_t k = 0; k < n; ++k) {
+		const uint32_t at = bpi_sort_item_index(by_x[k]);
+		staged[k] = bpi_columns_row(&fat[at], at, dims);
+		width += (double)fat[at].hi[0] - fat[at].lo[0];
+	}
 	c->reach = (float)(COLUMNS_WIDE_FACTOR * width / BP_MAX(n, 1u));
 	const uint32_t columns_most = BP_MAX(n / COLUMNS_MIN_ROWS, 1u);
 	const uint32_t per_axis = dims == 3 ? (uint32_t)sqrt((double)columns_most) : columns_most;
 	c->bands[0] = c->bands[1] = c->bands[2] = 1;
 	for (int axis = 1; axis < dims; ++axis)
-		plan_axis(c, axis, fat, by_x, n, BP_MAX(per_axis, 1u));
+		plan_axis(c, axis, staged, n, BP_MAX(per_axis, 1u));
 	const uint32_t columns = c->bands[1] * c->bands[2];
 	if (!bpi_array_reserve(&c->rows, n) || !bpi_array_reserve(&c->wide, n) ||
 		!bpi_array_reserve(&c->start, (size_t)columns + 1))
@@ -96,11 +102,10 @@ bp_status bpi_columns_build(bpi_columns *c, const bpi_sort_item *by_x, uint32_t 
 	uint32_t *start = c->start.data, wide = 0;
 	memset(start, 0, ((size_t)columns + 1) * sizeof *start);
 	for (uint32_t k = 0; k < n; ++k) {
-		const uint32_t at = bpi_sort_item_index(by_x[k]);
-		if (is_wide(c, &fat[at], dims))
-			c->wide.data[wide++] = at;
+		if (is_wide(c, &staged[k], dims))
+			c->wide.data[wide++] = staged[k].at;
 		else
-			++start[column_of(c, &fat[at]) + 1];
+			++start[column_of(c, &staged[k]) + 1];
 	}
 	c->wide_count = wide;
 	for (uint32_t col = 0; col < columns; ++col)
@@ -109,13 +114,9 @@ bp_status bpi_columns_build(bpi_columns *c, const bpi_sort_item *by_x, uint32_t 
 	// which ends where the column starts: the starts are whole again at the end.
 	for (uint32_t col = columns; col > 0; --col)
 		start[col] = start[col - 1];
-	for (uint32_t k = 0; k < n; ++k) {
-		const uint32_t at = bpi_sort_item_index(by_x[k]);
-		const bpi_fat *f = &fat[at];
-		if (is_wide(c, f, dims))
-			continue;
-		c->rows.data[start[column_of(c, f) + 1]++] = bpi_columns_row(f, at, dims);
-	}
+	for (uint32_t k = 0; k < n; ++k)
+		if (!is_wide(c, &staged[k], dims))
+			c->rows.data[start[column_of(c, &staged[k]) + 1]++] = staged[k];
 	return BP_OK;
 }
 

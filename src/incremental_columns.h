@@ -30,6 +30,7 @@ static inline bpi_active_row bpi_columns_row(const bpi_fat *f, uint32_t at, int 
 /// Zero-initialised is empty.
 typedef struct bpi_columns {
 	BPI_ARRAY(bpi_active_row) rows; ///< the boxes within reach, column by column, each in x order
+	BPI_ARRAY(bpi_active_row) staged; ///< scratch: every box in x order
 	BPI_ARRAY(uint32_t) start;      ///< per column its first row, then the row count
 	BPI_ARRAY(uint32_t) wide;       ///< positions of the boxes beyond reach on some axis
 	uint32_t wide_count;

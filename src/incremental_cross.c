@@ -194,14 +194,15 @@ static void retest_moving(const bpi_cross_input *in, bpi_fat *f, const bpi_candi
 	retest_in_place(candidates_from(to, first), f->count, p);
 }
 
-static void query_start(const bpi_cross *x, const bpi_cross_input *in, bpi_fat *f, const bpi_box3 *b, float margin,
+static void query_start(const bpi_cross *x, const bpi_cross_input *in, uint32_t k, const bpi_box3 *b, float margin,
 	bpi_cells_query_plan *plan)
 {
+	bpi_fat *f = &x->fat.data[k];
 	const uint32_t now = x->step;
 	float lead[3], drift[3];
 	bpi_margin_lead(f, b, in->scene->dims, now, in->margin, lead, drift);
 	if (in->margin == 0 && in->moving)
-		margin = bpi_margin_of_own_motion(&x->margin, f, b, in->scene->dims, now, margin);
+		margin = bpi_margin_of_own_motion(&x->margin, f, b, in->scene->dims, now, margin, k);
 	if (in->margin == 0)
 		margin = bpi_margin_own(margin, b, in->scene->dims);
 	// fl(lo - m) <= lo and fl(hi + m) >= hi for m >= 0, and adding a lead that
@@ -278,7 +279,7 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 		if (q < queued) {
 			uint32_t k = queue[q];
 			bpi_box3 b = box_of(in->active_scene, k);
-			query_start(x, in, &x->fat.data[k], &b, job->margin, &plans[q % CROSS_IN_FLIGHT]);
+			query_start(x, in, k, &b, job->margin, &plans[q % CROSS_IN_FLIGHT]);
 		}
 		if (q >= 1 && q - 1 < queued && in->cells)
 			bpi_cells_fetch_query(in->cells, &plans[(q - 1) % CROSS_IN_FLIGHT]);
@@ -373,6 +374,39 @@ bp_status bpi_cross_find(bpi_cross *x, const bpi_cross_input *in, uint64_t *test
 		*searched += x->tally.data[c].searched;
 		x->escaped += x->tally.data[c].escaped;
 	}
+	return BP_OK;
+}
+
+bp_status bpi_cross_moving(bpi_cross *x, const bpi_cross_input *in, const uint32_t *changed, uint32_t count,
+	uint32_t *searched)
+{
+	if (!bpi_array_reserve(&x->tally, 1))
+		return BP_ERR_OUT_OF_MEMORY;
+	const bpi_scene *s = in->scene;
+	const uint32_t now = ++x->step, n = in->active_count;
+	const float margin = bpi_margin_value(&x->margin, in->margin);
+	bpi_margin_tally *tally = &x->tally.data[0];
+	*tally = (bpi_margin_tally){0};
+	for (uint32_t c = 0; c < count; ++c) {
+		const uint32_t k = changed[c];
+		if (k >= n)
+			continue; // marked, then destroyed from the end
+		bpi_fat *f = &x->fat.data[k];
+		bpi_box3 b = box_of(s, k);
+		bpi_rest_filter filter = filter_of(s, k);
+		if (f->queried_at == now || (inside(f, &b, s->dims) && same_filter(f->filter, filter)))
+			continue; // listed twice, or still held
+		tally->escaped += f->lo[0] != INFINITY;
+		bpi_margin_sample(tally, f, &b, s->dims, now);
+		query_start(x, in, k, &b, margin, NULL);
+		f->filter = filter;
+		f->count = 0;
+		tally->searched++;
+	}
+	x->held = n;
+	bpi_margin_observe(&x->margin, x->tally.data, 1, n, true);
+	x->escaped = tally->escaped;
+	*searched = tally->searched;
 	return BP_OK;
 }
 

@@ -62,6 +62,14 @@ typedef struct bpi_cross_input {
 	bool moving;
 } bpi_cross_input;
 
+/// The moving state's pass (incremental.c): every entity is active in dense order and
+/// none rests, so only the `count` entities of `changed` (dense indices, any order,
+/// those past the active count ignored) can have left their fat boxes or changed
+/// filter; those that did get a new fat box, as by a search that finds nothing, and
+/// queried_at of the step. Counts them in `searched`.
+bp_status bpi_cross_moving(bpi_cross *cross, const bpi_cross_input *in, const uint32_t *changed, uint32_t count,
+	uint32_t *searched);
+
 /// Every entity of `scene` active, in dense order, its fat box its bounds as they are,
 /// as if it searched in the last step with no margin and found nothing: one that does
 /// not move never searches. False (nothing changed) when memory runs out.

@@ -14,6 +14,8 @@
 /// the entities that moved, so that a few teleports or steady motion do not make
 /// fat boxes hold more candidates than their searches save.
 #define MARGIN_STEPS 8.0f
+/// An entity's own steps are within this share of the steps above, chosen by its index.
+#define MARGIN_STEPS_SPREAD 0.25f
 #define MARGIN_EXTENTS 0.5f
 /// The steps are stretched while more than the high share of the fat boxes is left
 /// in a step and shrunk while less than the low share is: motion measured since
@@ -138,7 +140,7 @@ float bpi_margin_value(const bpi_margin *m, float setting)
 }
 
 float bpi_margin_of_own_motion(const bpi_margin *m, const bpi_fat *f, const bpi_box3 *b, int dims, uint32_t now,
-	float world)
+	float world, uint32_t who)
 {
 	if (f->lo[0] == INFINITY)
 		return world;
@@ -151,7 +153,11 @@ float bpi_margin_of_own_motion(const bpi_margin *m, const bpi_fat *f, const bpi_
 	if (!(moved <= MARGIN_JUMP_EXTENTS * extent))
 		return world; // a jump, or bounds beyond float
 	float speed = moved / (float)BP_MAX(now - f->queried_at, 1u);
-	return fminf(stretch_of(m) * MARGIN_STEPS * speed, MARGIN_EXTENTS * extent);
+	// Entities that start moving together would leave their boxes together, step
+	// after step: a spread of the steps per entity breaks the waves.
+	uint32_t h = who * 0x9E3779B1u;
+	float spread = 1.0f - MARGIN_STEPS_SPREAD + 2.0f * MARGIN_STEPS_SPREAD * (float)(h >> 16) / 65536.0f;
+	return fminf(stretch_of(m) * MARGIN_STEPS * spread * speed, MARGIN_EXTENTS * extent);
 }
 
 float bpi_margin_own(float world, const bpi_box3 *b, int dims)

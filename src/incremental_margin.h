@@ -44,8 +44,9 @@ float bpi_margin_value(const bpi_margin *m, float setting);
 /// The margin of an entity that left its fat box `f`, now at `b`, from its own motion
 /// since `f` was made, as the world's margin is from all of it; `world` when it had
 /// none or jumped. So a still entity's box stays tight and a fast one's reaches far.
+/// `who` (its position) spreads the steps a little from entity to entity.
 float bpi_margin_of_own_motion(const bpi_margin *m, const bpi_fat *f, const bpi_box3 *b, int dims, uint32_t now,
-	float world);
+	float world, uint32_t who);
 /// The chosen margin `world` as one entity with bounds `b` takes it: at most its
 /// own share of its extent, so a few large fast entities do not widen the fat
 /// boxes of the many small ones.
