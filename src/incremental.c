@@ -268,6 +268,7 @@ static bp_status full_step(bpi_incremental *x, const bpi_scene *scene, bool keep
 	stats->ns_merge += bpi_now_ns() - t1;
 	stats->active_count = n;
 	stats->searched_count = n;
+	stats->path = BP_PATH_FULL;
 	return BP_OK;
 }
 
@@ -546,6 +547,7 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 	stats->entity_count = scene->count;
 	stats->active_count = m;
 	stats->searched_count = searched;
+	stats->path = BP_PATH_RESTING;
 	stats->ns_build += t1 - t0;
 	stats->ns_find += t2 - t1;
 	stats->ns_merge += t3 - t2;
@@ -637,6 +639,7 @@ static bp_status moving_path(bpi_incremental *x, const bpi_scene *scene, const b
 	stats->entity_count = scene->count;
 	stats->active_count = m;
 	stats->searched_count = searched;
+	stats->path = BP_PATH_MOVING;
 	stats->ns_build += t1 - t0;
 	stats->ns_find += t2 - t1;
 	return BP_OK;

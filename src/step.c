@@ -44,8 +44,10 @@ static bp_status find_pairs(bpi_stepper *stepper, const bpi_step_settings *setti
 	if (settings->periodic) {
 		bp_status status = bpi_periodic_step(&stepper->periodic, &stepper->indexes, settings->algorithm, &scene,
 			settings->period, pairs, stats, fault);
-		if (settings->incremental) // a periodic step is a full one: every entity searched
+		if (settings->incremental) { // a periodic step is a full one: every entity searched
 			stats->active_count = stats->searched_count = count;
+			stats->path = BP_PATH_FULL;
+		}
 		return status;
 	}
 	if (settings->incremental && changes)

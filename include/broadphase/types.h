@@ -150,6 +150,14 @@ typedef struct bp_task_system {
 	int worker_count; ///< 1 to BP_MAX_THREADS: the workers a task may run on
 } bp_task_system;
 
+/// How a step found its pairs (bp_frame_stats.path).
+typedef enum bp_step_path {
+	BP_PATH_PLAIN = 0, ///< a world that is not incremental, or a periodic one: every pair found afresh
+	BP_PATH_FULL,      ///< an incremental world's full step: every pair found afresh
+	BP_PATH_RESTING,   ///< an incremental step over the resting index (few entities changed)
+	BP_PATH_MOVING,    ///< an incremental step of the moving state (most entities change a little)
+} bp_step_path;
+
 /// Per-step statistics. Times are wall-clock nanoseconds.
 typedef struct bp_frame_stats {
 	/// bp_world_stats: bp_world_step calls completed, this one included. A view's
@@ -177,6 +185,9 @@ typedef struct bp_frame_stats {
 	/// their last search found (see bp_world_def.margin). entity_count on the full
 	/// path, 0 in other worlds.
 	uint32_t searched_count;
+	/// The path the step took (docs/design.md, "Incremental path"). Chosen from
+	/// counted work only, so a history takes the same paths on every machine.
+	bp_step_path path;
 } bp_frame_stats;
 
 #ifdef __cplusplus

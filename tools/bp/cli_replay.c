@@ -16,8 +16,11 @@ typedef struct replay_run {
 	bp_world *world[WORLD_COUNT];
 	uint64_t *ns[WORLD_COUNT]; ///< per frame: the step, or the scheduler's build
 	uint32_t frames;
+	uint32_t paths[BP_PATH_MOVING + 1]; ///< frames by the incremental world's path
 	FILE *out, *err;
 } replay_run;
+
+static const char *const path_names[BP_PATH_MOVING + 1] = {"plain", "full", "resting", "moving"};
 
 static int create_worlds(replay_run *r, bp_algorithm algorithm, int threads)
 {
@@ -83,10 +86,13 @@ static int step_frame(replay_run *r, uint32_t k, bool lines, size_t changes)
 		bp_frame_stats s = bp_world_stats(r->world[WORLD_INCREMENTAL]);
 		fprintf(r->out,
 			"frame=%u entities=%u changes=%zu pairs=%zu plain_ms=%.3f incremental_ms=%.3f build_ms=%.3f "
-			"active=%u\n",
+			"active=%u searched=%u path=%s\n",
 			k, bp_world_entity_count(r->world[WORLD_PLAIN]), changes, n_plain, (double)r->ns[WORLD_PLAIN][k] / 1e6,
-			(double)r->ns[WORLD_INCREMENTAL][k] / 1e6, (double)r->ns[WORLD_SCHEDULED][k] / 1e6, s.active_count);
+			(double)r->ns[WORLD_INCREMENTAL][k] / 1e6, (double)r->ns[WORLD_SCHEDULED][k] / 1e6, s.active_count,
+			s.searched_count, path_names[s.path]);
 	}
+	if (code == CLI_EXIT_OK)
+		r->paths[bp_world_stats(r->world[WORLD_INCREMENTAL]).path]++;
 	bp_view_release(view);
 	return code;
 }
@@ -126,13 +132,19 @@ int cli_replay(const char *path, bp_algorithm algorithm, int threads, bool verbo
 		double ms[WORLD_COUNT];
 		for (int w = 0; w < WORLD_COUNT; ++w)
 			ms[w] = r.frames ? cli_median_ms(r.ns[w], r.frames) : 0;
+		double total[WORLD_COUNT] = {0};
+		for (int w = 0; w < WORLD_COUNT; ++w)
+			for (uint32_t k = 0; k < r.frames; ++k)
+				total[w] += (double)r.ns[w][k];
 		fprintf(out,
 			"frames=%u entities_max=%u algo=%s plain_ms_median=%.3f incremental_ms_median=%.3f "
-			"build_ms_median=%.3f incremental_vs_plain=%.3f pairs_last=%zu\n",
+			"build_ms_median=%.3f incremental_vs_plain=%.3f incremental_vs_plain_total=%.3f full=%u resting=%u "
+			"moving=%u pairs_last=%zu\n",
 			r.frames, bp_trace_reader_info(r.reader).max_entities,
 			bp_algorithm_name(bp_world_stats(r.world[WORLD_PLAIN]).algorithm), ms[WORLD_PLAIN],
 			ms[WORLD_INCREMENTAL], ms[WORLD_SCHEDULED], ms[WORLD_PLAIN] > 0 ? ms[WORLD_INCREMENTAL] / ms[WORLD_PLAIN] : 0,
-			pairs);
+			total[WORLD_PLAIN] > 0 ? total[WORLD_INCREMENTAL] / total[WORLD_PLAIN] : 0, r.paths[BP_PATH_FULL],
+			r.paths[BP_PATH_RESTING], r.paths[BP_PATH_MOVING], pairs);
 	}
 	for (int w = 0; w < WORLD_COUNT; ++w) {
 		bp_world_destroy(r.world[w]);
