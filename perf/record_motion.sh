@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# Physics-like motion through the plain and the incremental world: `bp record --motion` pile,
-# rain and crowd (300 frames each) at each size into a temporary directory, then one `bp bench`
-# over the traces (each replayed whole, every frame timed) at 1 thread, the plain world with
-# auto and grid (the incremental world's full path), into perf/results/<machine>/motion_traces.csv.
-# Usage: perf/record_motion.sh [BUILD_DIR] [MACHINE] [SIZES]   (defaults: build/release 2core "10000 100000")
+# Recorded motion through the plain and the incremental world: `bp record --motion` pile, rain and
+# crowd (300 frames each) and a random walk of every entity (walk, 100 frames) at each size into a
+# temporary directory, then `bp frames --replay` over each trace RUNS times at 1 thread: the plain,
+# incremental and scheduled worlds step every frame side by side and must agree byte for byte. One
+# CSV row per trace and run into perf/results/<machine>/motion_replay.csv: the medians, the ratio of
+# total times, and the frames each incremental path took.
+# Usage: perf/record_motion.sh [BUILD_DIR] [MACHINE] [SIZES] [RUNS]
+#        (defaults: build/release 2core "10000 100000" 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=${1:-build/release}
 machine=${2:-2core}
 sizes=${3:-10000 100000}
+runs=${4:-3}
 bp=$build/tools/bp/bp
 out=perf/results/$machine
 if [ ! -x "$bp" ]; then
@@ -21,15 +25,26 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$out"
 
-traces=()
+csv=$out/motion_replay.csv
+echo "trace,n,entities_max,frames,run,plain_ms_median,incremental_ms_median,incremental_vs_plain,incremental_vs_plain_total,full,resting,moving,pairs_last" >"$csv"
+field() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"; }
 for n in $sizes; do
-	for motion in pile rain crowd; do
+	for motion in pile rain crowd walk; do
 		trace=$tmp/${motion}_$n.bpt
-		"$bp" record --motion "$motion" --n "$n" --frames 300 --seed 1 -o "$trace"
-		traces+=("$trace")
+		frames=300
+		[ "$motion" = walk ] && frames=100
+		"$bp" record --motion "$motion" --n "$n" --frames "$frames" --seed 1 -o "$trace" >/dev/null
+		for run in $(seq 1 "$runs"); do
+			line=$("$bp" frames --replay "$trace" --threads 1 | tail -n 1)
+			row="$motion,$n"
+			for f in entities_max frames; do row="$row,$(field "$f" "$line")"; done
+			row="$row,$run"
+			for f in plain_ms_median incremental_ms_median incremental_vs_plain incremental_vs_plain_total full \
+				resting moving pairs_last; do
+				row="$row,$(field "$f" "$line")"
+			done
+			echo "$row" | tee -a "$csv"
+		done
 	done
 done
-"$bp" bench "${traces[@]}" --algos auto,grid --worlds full,incremental --threads 1 --no-plots --no-progress \
-	--out "$tmp" --name motion_traces
-cp "$tmp/bench-motion_traces.csv" "$out/motion_traces.csv"
-echo "csv=$out/motion_traces.csv"
+echo "csv=$csv"
