@@ -137,6 +137,7 @@ struct bpi_incremental {
 	BPI_ARRAY(bp_pair) sort_scratch;
 	bool stepped; ///< a step succeeded since the state was made
 
+	bool neighbours;         ///< every entity is active (in dense order), in the neighbour list
 	bool moving;             ///< every entity is active (in dense order) and none rests
 	uint32_t moving_steps;   ///< moving steps of the current stay
 	uint32_t moving_wait;    ///< full steps before moving is tried again
@@ -177,7 +178,7 @@ void bpi_incremental_free(bpi_incremental *x)
 void bpi_incremental_forget(bpi_incremental *x)
 {
 	if (x)
-		x->resting_valid = x->moving = false;
+		x->resting_valid = x->moving = x->neighbours = false;
 }
 
 static bpi_cells *resting_cells(bpi_incremental *x)
@@ -228,7 +229,7 @@ static bp_status full_step(bpi_incremental *x, const bpi_scene *scene, bool keep
 	bpi_pair_buffer *pairs, bp_frame_stats *stats)
 {
 	const uint32_t n = scene->count;
-	x->resting_valid = x->moving = false;
+	x->resting_valid = x->moving = x->neighbours = false;
 	bpi_active_invalidate(&x->among);
 	bpi_pair_buffer *found = &x->fresh;
 	bp_status status = bpi_pipeline_run(&x->full, keep ? BP_ALGO_GRID : algorithm, scene, found, stats);
@@ -367,12 +368,15 @@ static bp_status update_sets(bpi_incremental *x, const bpi_scene *scene, const b
 
 /// Every entity active in dense order with its bounds as its fat box, none resting:
 /// the next step is moving. False (nothing changed) when memory runs out.
-static bool enter_moving(bpi_incremental *x, const bpi_scene *scene)
+/// Every entity active in dense order, its fat box its bounds grown by `margin`
+/// (bpi_cross_start_grown), none resting and nothing kept. False (nothing changed)
+/// when memory runs out.
+static bool every_active(bpi_incremental *x, const bpi_scene *scene, float margin, bool searched)
 {
 	const uint32_t n = scene->count;
 	if (!bpi_array_reserve(&x->gone, n) || !bpi_array_grow(&x->is_active, 0, n) ||
 		!bpi_array_reserve(&x->position, n) || !bpi_array_reserve(&x->filter, n) ||
-		!bpi_array_reserve(&x->active, n) || !bpi_cross_start_exact(&x->cross, scene))
+		!bpi_array_reserve(&x->active, n) || !bpi_cross_start_grown(&x->cross, scene, margin, searched))
 		return false;
 	if (n) {
 		memset(x->gone.data, 1, n);
@@ -385,6 +389,14 @@ static bool enter_moving(bpi_incremental *x, const bpi_scene *scene)
 	x->resting_count = x->settled_count = x->settled_left = 0;
 	x->settled_full = false;
 	x->resting_pairs.count = 0;
+	x->resting_valid = x->moving = x->neighbours = false;
+	return true;
+}
+
+static bool enter_moving(bpi_incremental *x, const bpi_scene *scene)
+{
+	if (!every_active(x, scene, 0.0f, false))
+		return false;
 	x->moving_steps = 0;
 	x->moving_work = 0;
 	x->moving = x->resting_valid = true;
@@ -575,6 +587,9 @@ static double full_work(uint32_t count, size_t pairs)
 	return FULL_ENTITY_COST * count + FULL_PAIR_COST * pairs;
 }
 
+static bp_status kept_pairs(bpi_incremental *x, const bpi_scene *scene, const uint32_t *changed, uint32_t count,
+	bpi_pair_buffer *pairs, bp_frame_stats *stats);
+
 /// Whether the first moving step, whose fat boxes have just been made, is worth
 /// finding every pair of them: the kept pairs are predicted from the pairs of the
 /// last step, scaled on each axis by how much wider the fat boxes are than the
@@ -618,31 +633,71 @@ static bp_status moving_path(bpi_incremental *x, const bpi_scene *scene, const b
 		*gave_up = true; // before any work that would cost more than the full step taken instead
 		return BP_OK;
 	}
-	uint64_t t1 = bpi_now_ns();
+	stats->ns_build += bpi_now_ns() - t0;
+	stats->searched_count = searched;
+	stats->path = BP_PATH_MOVING;
+	return kept_pairs(x, scene, changes->list, changes->count, pairs, stats);
+}
+
+/// The step's pairs from the pairs of the fat boxes, every entity active in dense
+/// order: those of the entities that searched found again (only `changed`, when not
+/// NULL, can have), then all re-tested, sorted, straight into `pairs`.
+static bp_status kept_pairs(bpi_incremental *x, const bpi_scene *scene, const uint32_t *changed, uint32_t count,
+	bpi_pair_buffer *pairs, bp_frame_stats *stats)
+{
+	uint64_t t0 = bpi_now_ns();
 	bp_frame_stats among_stats = {0};
 	bpi_pair_buffer *found = &x->fresh;
 	bpi_pair_buffer_adopt(found, scene->budget);
 	found->count = 0;
 	found->failed = false;
-	bpi_active_input among = {scene, x->cross.fat.data, x->active.data, m, x->cross.step, true, changes->list,
-		changes->count};
-	status = bpi_active_find(&x->among, &among, found, &among_stats);
+	bpi_active_input among = {scene, x->cross.fat.data, x->active.data, x->active_count, x->cross.step, true,
+		changed, count};
+	bp_status status = bpi_active_find(&x->among, &among, found, &among_stats);
 	if (status == BP_OK && (found->failed || !bpi_pair_buffer_may_hold(pairs, found->count)))
 		status = BP_ERR_OUT_OF_MEMORY;
 	if (status != BP_OK)
 		return status;
 	bpi_pair_buffer_hand_over(found, pairs);
-	uint64_t t2 = bpi_now_ns();
 	stats->algorithm = BP_ALGO_GRID;
 	stats->thread_count = scene->threads;
 	stats->candidate_tests += among_stats.candidate_tests;
 	stats->entity_count = scene->count;
-	stats->active_count = m;
-	stats->searched_count = searched;
-	stats->path = BP_PATH_MOVING;
-	stats->ns_build += t1 - t0;
-	stats->ns_find += t2 - t1;
+	stats->active_count = x->active_count;
+	stats->ns_find += bpi_now_ns() - t0;
 	return BP_OK;
+}
+
+/// A step of the neighbour list (bp_world_def.skin): the kept pairs re-tested while
+/// every changed entity is still inside its box grown by half the skin; otherwise,
+/// or the first time, every box grown again and every pair of them found again.
+static bp_status neighbour_path(bpi_incremental *x, const bpi_scene *scene, const bpi_changes *changes,
+	bpi_pair_buffer *pairs, bp_frame_stats *stats)
+{
+	uint64_t t0 = bpi_now_ns();
+	const float half = scene->skin * 0.5f;
+	uint32_t searched = 0;
+	bp_status status = BP_OK;
+	if (x->neighbours) {
+		status = update_moving(x, scene->count);
+		bpi_cross_input in = {.scene = scene, .active = x->active.data, .active_count = x->active_count,
+			.active_scene = scene, .margin = half, .moving = true};
+		if (status == BP_OK)
+			status = bpi_cross_moving(&x->cross, &in, changes->list, changes->count, &searched);
+		if (status != BP_OK)
+			return status;
+	}
+	bool again = !x->neighbours || searched > 0;
+	if (again) {
+		if (!every_active(x, scene, half, true))
+			return BP_ERR_OUT_OF_MEMORY;
+		x->neighbours = true;
+		searched = scene->count;
+	}
+	stats->ns_build += bpi_now_ns() - t0;
+	stats->searched_count = searched;
+	stats->path = BP_PATH_NEIGHBOURS;
+	return kept_pairs(x, scene, again ? NULL : changes->list, changes->count, pairs, stats);
 }
 
 // ---- settling ---------------------------------------------------------------------
@@ -788,6 +843,16 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 	bp_status status = BP_OK;
 	bool forced_full = scene->debug_flags & BP_DEBUG_ALWAYS_FULL;
 	bool forced_incremental = scene->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL;
+	if (scene->skin > 0 && !changes->all && !forced_full) {
+		status = neighbour_path(x, scene, changes, pairs, stats);
+		if (status != BP_OK) {
+			x->neighbours = false;
+			return status;
+		}
+		x->moving_pairs = pairs->count;
+		stats->pair_count = pairs->count;
+		return BP_OK;
+	}
 	bool moving = stays_moving(x, scene, changes);
 	bool usable = x->resting_valid && !changes->all;
 	// The cheaper path by the model, judged before any work; without a resting

@@ -410,7 +410,7 @@ bp_status bpi_cross_moving(bpi_cross *x, const bpi_cross_input *in, const uint32
 	return BP_OK;
 }
 
-bool bpi_cross_start_exact(bpi_cross *x, const bpi_scene *scene)
+bool bpi_cross_start_grown(bpi_cross *x, const bpi_scene *scene, float margin, bool searched)
 {
 	const uint32_t n = scene->count;
 	if (!bpi_array_reserve(&x->fat, n) || (x->buffer_count == 0 && !bpi_array_reserve(&x->buffers, 1)))
@@ -419,10 +419,15 @@ bool bpi_cross_start_exact(bpi_cross *x, const bpi_scene *scene)
 		x->buffers.data[0] = (bpi_candidate_buffer){0};
 		x->buffer_count = 1;
 	}
+	const uint32_t now = searched ? ++x->step : x->step;
 	for (uint32_t i = 0; i < n; ++i) {
 		bpi_box3 b = box_of(scene, i);
-		x->fat.data[i] = (bpi_fat){.lo = {b.lo[0], b.lo[1], b.lo[2]}, .hi = {b.hi[0], b.hi[1], b.hi[2]},
-			.filter = filter_of(scene, i), .queried_at = x->step};
+		bpi_fat *f = &x->fat.data[i];
+		*f = (bpi_fat){.margin = margin, .filter = filter_of(scene, i), .queried_at = now};
+		for (int axis = 0; axis < 3; ++axis) { // as query_start grows them
+			f->lo[axis] = fmaxf(b.lo[axis] - margin, -FLT_MAX);
+			f->hi[axis] = fminf(b.hi[axis] + margin, FLT_MAX);
+		}
 	}
 	return true;
 }

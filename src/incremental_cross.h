@@ -70,10 +70,11 @@ typedef struct bpi_cross_input {
 bp_status bpi_cross_moving(bpi_cross *cross, const bpi_cross_input *in, const uint32_t *changed, uint32_t count,
 	uint32_t *searched);
 
-/// Every entity of `scene` active, in dense order, its fat box its bounds as they are,
-/// as if it searched in the last step with no margin and found nothing: one that does
-/// not move never searches. False (nothing changed) when memory runs out.
-bool bpi_cross_start_exact(bpi_cross *cross, const bpi_scene *scene);
+/// Every entity of `scene` active, in dense order, its fat box its bounds grown by
+/// `margin`, as if it searched with that margin and found nothing: in a new step
+/// when `searched`, else in the last one (with no margin, one that does not move then
+/// never searches). False (nothing changed) when memory runs out.
+bool bpi_cross_start_grown(bpi_cross *cross, const bpi_scene *scene, float margin, bool searched);
 
 /// Room for the next active list's entries (next_fat).
 bool bpi_cross_reserve(bpi_cross *cross, uint32_t active_count);

@@ -31,6 +31,8 @@ typedef struct bpi_scene {
 	/// Incremental steps: how far an active entity's query box is enlarged
 	/// (bp_world_def.margin); 0 = chosen from the motion observed.
 	float margin;
+	/// Incremental steps: the neighbour list's skin (bp_world_def.skin); 0 = none.
+	float skin;
 	/// The account the step's pair buffers are charged to (NULL: none); its
 	/// stop ends every finder once a growth failed.
 	bpi_budget *budget;

@@ -35,6 +35,7 @@ static bp_status find_pairs(bpi_stepper *stepper, const bpi_step_settings *setti
 		.cell_size = settings->cell_size,
 		.debug_flags = settings->debug_flags,
 		.margin = settings->margin,
+		.skin = settings->skin,
 		.budget = stepper->budget,
 	};
 	for (int axis = 0; axis < settings->dims; ++axis) {

@@ -23,6 +23,7 @@ typedef struct bpi_step_settings {
 	uint32_t debug_flags;
 	bool incremental; ///< keep the pairs across steps; ignored when periodic
 	float margin;     ///< incremental steps' fat-box margin; 0 = from observed motion
+	float skin;       ///< incremental worlds' neighbour-list skin; 0 = none
 	bool periodic;
 	float period[3]; ///< when periodic; z unused in 2D
 	size_t memory_limit; ///< bytes of pair memory (bp_world_def.memory_limit); 0 = no limit

@@ -126,6 +126,8 @@ static bp_status check_def(const bp_world_def *def)
 		return create_fail(BP_ERR_INVALID_ARGUMENT, "cell_size %g is not finite and >= 0", (double)def->cell_size);
 	if (!(def->margin >= 0.0f) || !isfinite(def->margin))
 		return create_fail(BP_ERR_INVALID_ARGUMENT, "margin %g is not finite and >= 0", (double)def->margin);
+	if (!(def->skin >= 0.0f) || !isfinite(def->skin))
+		return create_fail(BP_ERR_INVALID_ARGUMENT, "skin %g is not finite and >= 0", (double)def->skin);
 	if (def->debug_flags & ~(uint32_t)BP_DEBUG_ALL)
 		return create_fail(BP_ERR_INVALID_ARGUMENT, "debug_flags 0x%x: unknown bits 0x%x", def->debug_flags,
 			def->debug_flags & ~(uint32_t)BP_DEBUG_ALL);
@@ -168,6 +170,7 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 		.debug_flags = def->debug_flags,
 		.incremental = def->incremental,
 		.margin = def->margin,
+		.skin = def->skin,
 		.handle_tag = next_world_tag(),
 		.memory_limit = def->memory_limit,
 		.free_head = BP_NO_DENSE,

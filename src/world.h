@@ -81,6 +81,7 @@ struct bp_world {
 	uint32_t debug_flags;
 	bool incremental;
 	float margin; ///< incremental steps' fat-box margin; 0 = from observed motion
+	float skin;   ///< incremental worlds' neighbour-list skin; 0 = none
 	size_t memory_limit; ///< bytes of pair memory a step may hold; 0 = no limit
 	double origin[3];    ///< subtracted from double bounds before they are rounded (world_large.c)
 
@@ -140,6 +141,7 @@ static inline bpi_step_settings bpi_world_settings(const bp_world *w)
 		.debug_flags = w->debug_flags,
 		.incremental = w->incremental,
 		.margin = w->margin,
+		.skin = w->skin,
 		.periodic = w->periodic,
 		.period = {w->period[0], w->period[1], w->period[2]},
 		.memory_limit = w->memory_limit,

@@ -19,14 +19,16 @@ typedef struct moving_world {
 	bp_entity handles[CAPACITY], plain_handles[CAPACITY];
 	bp_world *world, *plain;
 	test_rng rng;
-	uint32_t paths[BP_PATH_MOVING + 1];
+	uint32_t paths[BP_PATH_NEIGHBOURS + 1];
+	uint32_t rebuilds; ///< neighbour-list steps that found every pair again
 } moving_world;
 
-static bp_world *world_of(int dims, bool incremental)
+static bp_world *world_of(int dims, bool incremental, float skin)
 {
 	bp_world_def def = bp_world_def_default();
 	def.dims = dims;
 	def.incremental = incremental;
+	def.skin = skin;
 	def.canonical_pairs = true;
 	bp_world *w = NULL;
 	cr_assert_eq(bp_world_create(&def, &w), BP_OK);
@@ -94,18 +96,21 @@ static void step_and_check(moving_world *m)
 	oracle_pairs_free(&want);
 	cr_assert_eq(count, plain_count);
 	cr_assert(count == 0 || memcmp(got, plain, count * sizeof *got) == 0, "order differs from the plain world");
-	bp_step_path path = bp_world_stats(m->world).path;
-	cr_assert(path == BP_PATH_FULL || path == BP_PATH_RESTING || path == BP_PATH_MOVING);
-	m->paths[path]++;
+	bp_frame_stats stats = bp_world_stats(m->world);
+	cr_assert(stats.path >= BP_PATH_FULL && stats.path <= BP_PATH_NEIGHBOURS);
+	m->paths[stats.path]++;
+	m->rebuilds += stats.path == BP_PATH_NEIGHBOURS && stats.searched_count == stats.entity_count;
 }
 
 /// `step`: how far entities move per step and axis; `churn`: creates and destroys per
-/// step; `filters`: categories, statics and spheres.
-static moving_world *run(int dims, uint32_t n, int steps, float step, uint32_t churn, bool filters, uint64_t seed)
+/// step; `filters`: categories, statics and spheres; `skin`: the incremental world's.
+static moving_world *run(int dims, uint32_t n, int steps, float step, uint32_t churn, bool filters, float skin,
+	uint64_t seed)
 {
 	moving_world *m = calloc(1, sizeof *m);
 	cr_assert(m);
-	*m = (moving_world){.dims = dims, .rng = {seed}, .world = world_of(dims, true), .plain = world_of(dims, false)};
+	*m = (moving_world){.dims = dims, .rng = {seed}, .world = world_of(dims, true, skin),
+		.plain = world_of(dims, false, 0.0f)};
 	for (uint32_t i = 0; i < n; ++i)
 		add(m, filters);
 	step_and_check(m);
@@ -132,21 +137,41 @@ static void finish(moving_world *m)
 
 Test(incremental_moving, jitter_takes_the_moving_state_3d, .timeout = 120)
 {
-	moving_world *m = run(3, 3000, 60, 0.002f, 0, false, 101);
+	moving_world *m = run(3, 3000, 60, 0.002f, 0, false, 0.0f, 101);
 	cr_assert_gt(m->paths[BP_PATH_MOVING], 40, "moving steps: %u of 60", m->paths[BP_PATH_MOVING]);
 	finish(m);
 }
 
 Test(incremental_moving, jitter_with_filters_spheres_and_churn_2d, .timeout = 120)
 {
-	moving_world *m = run(2, 3000, 60, 0.002f, 8, true, 102);
+	moving_world *m = run(2, 3000, 60, 0.002f, 8, true, 0.0f, 102);
 	cr_assert_gt(m->paths[BP_PATH_MOVING], 40, "moving steps: %u of 60", m->paths[BP_PATH_MOVING]);
 	finish(m);
 }
 
 Test(incremental_moving, far_motion_gives_it_up, .timeout = 120)
 {
-	moving_world *m = run(3, 3000, 60, 0.5f, 0, false, 103);
+	moving_world *m = run(3, 3000, 60, 0.5f, 0, false, 0.0f, 103);
 	cr_assert_lt(m->paths[BP_PATH_MOVING], 10, "moving steps: %u of 60", m->paths[BP_PATH_MOVING]);
+	finish(m);
+}
+
+/// A skin of 0.2 holds a random walk of up to 0.002 per step for at least 50 steps
+/// (0.1 on every axis), so the list is found again only a few times.
+Test(incremental_moving, a_neighbour_list_keeps_its_pairs_while_the_skin_holds, .timeout = 120)
+{
+	moving_world *m = run(3, 3000, 60, 0.002f, 0, true, 0.2f, 104);
+	cr_assert_eq(m->paths[BP_PATH_NEIGHBOURS], 61);
+	cr_assert_leq(m->rebuilds, 3, "found again %u times", m->rebuilds);
+	finish(m);
+}
+
+/// Creates and destroys, and motion beyond half the skin, find the list again: exact
+/// throughout.
+Test(incremental_moving, a_neighbour_list_through_churn_and_far_motion, .timeout = 120)
+{
+	moving_world *m = run(2, 3000, 40, 0.3f, 8, true, 0.2f, 105);
+	cr_assert_eq(m->paths[BP_PATH_NEIGHBOURS], 41);
+	cr_assert_eq(m->rebuilds, 41);
 	finish(m);
 }

@@ -156,6 +156,7 @@ typedef enum bp_step_path {
 	BP_PATH_FULL,      ///< an incremental world's full step: every pair found afresh
 	BP_PATH_RESTING,   ///< an incremental step over the resting index (few entities changed)
 	BP_PATH_MOVING,    ///< an incremental step of the moving state (most entities change a little)
+	BP_PATH_NEIGHBOURS, ///< a step of the neighbour list (bp_world_def.skin)
 } bp_step_path;
 
 /// Per-step statistics. Times are wall-clock nanoseconds.

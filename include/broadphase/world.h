@@ -146,6 +146,15 @@ typedef struct bp_world_def {
 	/// can say the same. NULL (the default): every pair is reported.
 	bp_pair_filter_fn *pair_filter;
 	void *pair_filter_user; ///< passed to pair_filter
+	/// Incremental worlds: > 0 keeps a neighbour list, as particle codes do (LAMMPS,
+	/// HOOMD). Every entity's bounds are grown by skin / 2 on every side, the pairs of
+	/// those grown boxes are found once and kept, and each step re-tests the kept
+	/// pairs on the true bounds; when some entity's bounds leave its grown box (it
+	/// moved more than skin / 2) the list is found again for all. Only speed depends
+	/// on it, never a pair: it pays when entities move a small part of the skin per
+	/// step. Must be >= 0 and finite, else bp_world_create returns
+	/// BP_ERR_INVALID_ARGUMENT. Default 0 (no neighbour list).
+	float skin;
 	int32_t internal_value; ///< set by bp_world_def_default; do not touch
 } bp_world_def;
 

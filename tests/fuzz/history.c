@@ -108,7 +108,7 @@ static void io_config(codec *c, hist_config *g)
 			++s;
 		b[0] = (uint8_t)((g->dims == 3) | g->canonical << 1 | (!g->periodic) << 2 | (g->profile & 3) << 5 |
 			g->threads_on_small << 7);
-		b[1] = (uint8_t)(g->threads + 9 * g->executor), b[2] = (uint8_t)(m | s << 4 | g->moving << 7);
+		b[1] = (uint8_t)(g->threads + 9 * g->executor), b[2] = (uint8_t)(m | s << 4 | (g->skin != 0) << 6 | g->moving << 7);
 		b[3] = (uint8_t)((g->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL ? 1 : 0) | (g->debug_flags & 3) << 2 |
 			(g->debug_flags & BP_DEBUG_ALWAYS_FULL ? 0xF0 : 0));
 		b[4] = (uint8_t)((g->grid - 4) | g->hierarchy << 6), b[5] = (uint8_t)((g->algo_target ? g->algo_target + 7 : 0) |
@@ -126,6 +126,7 @@ static void io_config(codec *c, hist_config *g)
 		.hierarchy = b[4] >> 6, .moving = b[2] >> 7,
 		.algo_target = (b[5] & 15) < 8 ? 0 : (b[5] & 15) - 7, .algo_plain = (b[5] >> 4) < 8 ? 0 : (b[5] >> 4) - 7,
 		.period = {(float)(8 + b[6] % 57), (float)(8 + b[7] % 57), (float)(8 + b[6] % 57)}};
+	g->skin = (b[2] >> 6) & 1 ? g->margin : 0.0f;
 	g->debug_flags = (uint8_t)(((b[3] & 3) ? BP_DEBUG_ALWAYS_INCREMENTAL : 0) | ((b[3] >> 2) & 3) |
 		((b[3] >> 4) == 15 ? BP_DEBUG_ALWAYS_FULL : 0));
 }
@@ -1460,9 +1461,10 @@ static void tr_header(ctx *c, const bp_world_def *d, const char *name, uint32_t 
 	if (c->cfg->moving)
 		fputs("\tbpi_set_moving_always(true); // incremental.h\n", f);
 	fprintf(f, "\tbp_world_def def = bp_world_def_default();\n\tdef.dims = %d, def.thread_count = %d, def.executor = %d;\n"
-		"\tdef.algorithm = %d, def.canonical_pairs = %d, def.incremental = %d, def.debug_flags = %#x, def.margin = %s;\n",
+		"\tdef.algorithm = %d, def.canonical_pairs = %d, def.incremental = %d, def.debug_flags = %#x, def.margin = %s;\n"
+		"\tdef.skin = %s;\n",
 		d->dims, d->thread_count, (int)d->executor, (int)d->algorithm, d->canonical_pairs, d->incremental, d->debug_flags,
-		F(d->margin));
+		F(d->margin), F(d->skin));
 	if (d->periodic)
 		fprintf(f, "\tdef.periodic = true, def.period[0] = %s, def.period[1] = %s, def.period[2] = %s;\n", F(d->period[0]),
 			F(d->period[1]), F(d->period[2]));
@@ -1497,6 +1499,7 @@ uint64_t hist_run(const history *h, const hist_options *options)
 		d->algorithm = (bp_algorithm)(w ? h->cfg.algo_plain : h->cfg.algo_target);
 		d->algorithm = bp_algorithm_available(d->algorithm) ? d->algorithm : BP_ALGO_AUTO;
 		d->incremental = !w, d->canonical_pairs = w || h->cfg.canonical, d->margin = w ? 0.0f : h->cfg.margin;
+		d->skin = w ? 0.0f : h->cfg.skin;
 		d->debug_flags = w ? h->cfg.debug_flags & (BP_DEBUG_NO_COHERENCE | BP_DEBUG_NO_SIMD) : h->cfg.debug_flags;
 		d->periodic = h->cfg.periodic;
 		memcpy(d->period, h->cfg.period, sizeof d->period);

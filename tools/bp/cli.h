@@ -122,7 +122,7 @@ int cli_world_from_trace(const char *command, const char *path, uint32_t frame, 
 	bp_world **out, uint32_t **ids, FILE *err);
 /// `bp frames --replay FILE` (cli_replay.c): the trace through a plain world, an incremental
 /// world and the frame scheduler, every frame checked to agree byte for byte.
-int cli_replay(const char *path, bp_algorithm algorithm, int threads, bool verbose, FILE *out, FILE *err);
+int cli_replay(const char *path, bp_algorithm algorithm, int threads, float skin, bool verbose, FILE *out, FILE *err);
 /// `bp verify` on a trace (cli_verify_trace.c): every frame, or frame `frame` when `one`,
 /// of each checked algorithm's world and an incremental world against brute force.
 int cli_verify_trace(const char *path, const bool *checked, bool all, int threads, bool one, uint32_t frame,

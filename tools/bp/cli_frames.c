@@ -15,18 +15,22 @@ const char cli_frames_usage[] =
 	"usage: bp frames --n N [--dist NAME] [--dims 2|3] [--frames F] [--threads T] [--algo NAME]\n"
 	"                 [--seed S] [--host-ms H] [--queries Q] [--moving M] [--incremental]\n"
 	"                 [--max-memory SIZE] [--verbose] [--stats]\n"
-	"       bp frames --replay FILE [--threads T] [--algo NAME] [--verbose]\n"
+	"       bp frames --replay FILE [--threads T] [--algo NAME] [--skin S] [--verbose]\n"
 	"\n"
 	"With --replay, replays the trace FILE (docs/trace.md; 'bp record' writes one) through three\n"
 	"worlds that follow it: a plain world (bp_world_step), an incremental world, and a world\n"
-	"whose frames go through the frame scheduler. Each frame's pairs must be the same in all\n"
-	"three, byte for byte: otherwise the frame is named and the exit code is 4. When stdout is\n"
-	"not a terminal (or with --verbose), one line per frame:\n"
+	"whose frames go through the frame scheduler. With --skin S > 0 the incremental world keeps\n"
+	"a neighbour list with that skin (bp_world_def.skin). Each frame's pairs must be the same\n"
+	"in all three, byte for byte: otherwise the frame is named and the exit code is 4. When\n"
+	"stdout is not a terminal (or with --verbose), one line per frame:\n"
 	"  frame=K entities=.. changes=<destroys + creates + sets + moves> pairs=.. plain_ms=..\n"
 	"  incremental_ms=.. build_ms=<the scheduler's build> active=<incremental active_count>\n"
+	"  searched=<incremental searched_count> path=full|resting|moving|neighbours\n"
 	"then one summary line:\n"
 	"  frames=F entities_max=.. algo=<that ran> plain_ms_median=.. incremental_ms_median=..\n"
-	"  build_ms_median=.. incremental_vs_plain=<ratio of the medians> pairs_last=..\n"
+	"  build_ms_median=.. incremental_vs_plain=<ratio of the medians>\n"
+	"  incremental_vs_plain_total=<ratio of the total times> full=.. resting=.. moving=..\n"
+	"  neighbours=<frames by the incremental world's path> pairs_last=..\n"
 	"\n"
 	"Without --replay:\n"
 	"Runs F frames through the frame scheduler. Frame 1 is the generated scene; from frame 2\n"
@@ -94,6 +98,7 @@ enum {
 	OPT_VERBOSE,
 	OPT_STATS,
 	OPT_REPLAY,
+	OPT_SKIN,
 	OPT_COUNT
 };
 
@@ -113,6 +118,7 @@ typedef struct frames_args {
 	bool stats;
 	size_t max_memory; ///< the world's memory_limit; 0 = none
 	const char *replay; ///< --replay: a trace to replay instead of generated motion
+	double skin;        ///< --skin: the incremental world's neighbour-list skin with --replay
 } frames_args;
 
 static int parse_args(int argc, char **argv, frames_args *a, FILE *out, FILE *err, bool *help)
@@ -124,7 +130,7 @@ static int parse_args(int argc, char **argv, frames_args *a, FILE *out, FILE *er
 		[OPT_QUERIES] = CLI_VALUE("--queries"), [OPT_MOVING] = CLI_VALUE("--moving"),
 		[OPT_INCREMENTAL] = CLI_FLAG("--incremental"), [OPT_MAX_MEMORY] = CLI_VALUE("--max-memory"),
 		[OPT_VERBOSE] = CLI_FLAG("--verbose"),
-		[OPT_STATS] = CLI_FLAG("--stats"), [OPT_REPLAY] = CLI_VALUE("--replay"),
+		[OPT_STATS] = CLI_FLAG("--stats"), [OPT_REPLAY] = CLI_VALUE("--replay"), [OPT_SKIN] = CLI_VALUE("--skin"),
 	};
 	int positional_count;
 	int code = cli_parse("frames", argc, argv, 2, options, OPT_COUNT, NULL, 0, &positional_count, help, err);
@@ -136,12 +142,16 @@ static int parse_args(int argc, char **argv, frames_args *a, FILE *out, FILE *er
 	}
 	if (options[OPT_REPLAY].seen) {
 		for (int i = 0; i < OPT_COUNT; ++i)
-			if (options[i].seen && i != OPT_REPLAY && i != OPT_THREADS && i != OPT_ALGO && i != OPT_VERBOSE) {
+			if (options[i].seen && i != OPT_REPLAY && i != OPT_THREADS && i != OPT_ALGO && i != OPT_VERBOSE &&
+				i != OPT_SKIN) {
 				fprintf(err, "bp frames: %s does not apply to --replay (see 'bp help frames')\n", options[i].name);
 				return CLI_EXIT_USAGE;
 			}
 		*a = (frames_args){.algorithm = BP_ALGO_AUTO, .verbose = options[OPT_VERBOSE].seen,
 			.replay = options[OPT_REPLAY].value};
+		if (options[OPT_SKIN].seen && !cli_parse_decimal("frames", "--skin", options[OPT_SKIN].value, 0, 1e30, false,
+						  "a length >= 0", &a->skin, err))
+			return CLI_EXIT_USAGE;
 		if (!cli_parse_threads("frames", &options[OPT_THREADS], &a->threads, err))
 			return CLI_EXIT_USAGE;
 		if (options[OPT_ALGO].seen &&
@@ -545,7 +555,7 @@ int cli_frames(int argc, char **argv, FILE *out, FILE *err)
 	if (code != CLI_EXIT_OK || help)
 		return code;
 	if (r.args.replay)
-		return cli_replay(r.args.replay, r.args.algorithm, r.args.threads, r.args.verbose, out, err);
+		return cli_replay(r.args.replay, r.args.algorithm, r.args.threads, (float)r.args.skin, r.args.verbose, out, err);
 	const bool tty = isatty(fileno(out)) == 1;
 	r.lines = !tty || r.args.verbose;
 	r.progress = tty;

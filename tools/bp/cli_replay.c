@@ -16,13 +16,13 @@ typedef struct replay_run {
 	bp_world *world[WORLD_COUNT];
 	uint64_t *ns[WORLD_COUNT]; ///< per frame: the step, or the scheduler's build
 	uint32_t frames;
-	uint32_t paths[BP_PATH_MOVING + 1]; ///< frames by the incremental world's path
+	uint32_t paths[BP_PATH_NEIGHBOURS + 1]; ///< frames by the incremental world's path
 	FILE *out, *err;
 } replay_run;
 
-static const char *const path_names[BP_PATH_MOVING + 1] = {"plain", "full", "resting", "moving"};
+static const char *const path_names[BP_PATH_NEIGHBOURS + 1] = {"plain", "full", "resting", "moving", "neighbours"};
 
-static int create_worlds(replay_run *r, bp_algorithm algorithm, int threads)
+static int create_worlds(replay_run *r, bp_algorithm algorithm, int threads, float skin)
 {
 	bp_world_def settings = bp_world_def_default();
 	settings.algorithm = algorithm;
@@ -31,6 +31,7 @@ static int create_worlds(replay_run *r, bp_algorithm algorithm, int threads)
 	for (int w = 0; w < WORLD_COUNT; ++w) {
 		bp_world_def def = cli_trace_world_def(r->reader, &settings);
 		def.incremental = w == WORLD_INCREMENTAL;
+		def.skin = def.incremental ? skin : 0.0f;
 		bp_status status = bp_world_create(&def, &r->world[w]);
 		if (status != BP_OK) {
 			fprintf(r->err, "bp frames: cannot create a world: %s\n", bp_world_create_error());
@@ -116,14 +117,14 @@ static int run_frames(replay_run *r, bool lines)
 	return CLI_EXIT_OK;
 }
 
-int cli_replay(const char *path, bp_algorithm algorithm, int threads, bool verbose, FILE *out, FILE *err)
+int cli_replay(const char *path, bp_algorithm algorithm, int threads, float skin, bool verbose, FILE *out, FILE *err)
 {
 	replay_run r = {.out = out, .err = err};
 	int code = cli_open_trace("frames", path, &r.reader, err);
 	if (code != CLI_EXIT_OK)
 		return code;
 	r.frames = bp_trace_reader_info(r.reader).frame_count;
-	code = create_worlds(&r, algorithm, threads);
+	code = create_worlds(&r, algorithm, threads, skin);
 	if (code == CLI_EXIT_OK)
 		code = run_frames(&r, verbose || isatty(fileno(out)) != 1);
 	if (code == CLI_EXIT_OK) {
@@ -139,12 +140,12 @@ int cli_replay(const char *path, bp_algorithm algorithm, int threads, bool verbo
 		fprintf(out,
 			"frames=%u entities_max=%u algo=%s plain_ms_median=%.3f incremental_ms_median=%.3f "
 			"build_ms_median=%.3f incremental_vs_plain=%.3f incremental_vs_plain_total=%.3f full=%u resting=%u "
-			"moving=%u pairs_last=%zu\n",
+			"moving=%u neighbours=%u pairs_last=%zu\n",
 			r.frames, bp_trace_reader_info(r.reader).max_entities,
 			bp_algorithm_name(bp_world_stats(r.world[WORLD_PLAIN]).algorithm), ms[WORLD_PLAIN],
 			ms[WORLD_INCREMENTAL], ms[WORLD_SCHEDULED], ms[WORLD_PLAIN] > 0 ? ms[WORLD_INCREMENTAL] / ms[WORLD_PLAIN] : 0,
 			total[WORLD_PLAIN] > 0 ? total[WORLD_INCREMENTAL] / total[WORLD_PLAIN] : 0, r.paths[BP_PATH_FULL],
-			r.paths[BP_PATH_RESTING], r.paths[BP_PATH_MOVING], pairs);
+			r.paths[BP_PATH_RESTING], r.paths[BP_PATH_MOVING], r.paths[BP_PATH_NEIGHBOURS], pairs);
 	}
 	for (int w = 0; w < WORLD_COUNT; ++w) {
 		bp_world_destroy(r.world[w]);
