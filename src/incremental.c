@@ -70,6 +70,10 @@
 /// search, and the first one when finding the pairs of the fat boxes would cost
 /// more than this many full steps.
 #define MOVING_SEARCH_SHARE 0.1
+/// The neighbour list is found again for all once more than this share of the
+/// entities left their grown boxes: searches that read many rows cost more than
+/// finding the list again (perf/README.md, "Incremental: moving worlds").
+#define NEIGHBOURS_SEARCH_SHARE 0.02
 #define MOVING_ENTRY_MOST 2.0
 /// A stay of at least this many moving steps paid for its start; after a shorter
 /// one the full steps before the next try double, from the least to the most.
@@ -668,9 +672,10 @@ static bp_status kept_pairs(bpi_incremental *x, const bpi_scene *scene, const ui
 	return BP_OK;
 }
 
-/// A step of the neighbour list (bp_world_def.skin): the kept pairs re-tested while
-/// every changed entity is still inside its box grown by half the skin; otherwise,
-/// or the first time, every box grown again and every pair of them found again.
+/// A step of the neighbour list (bp_world_def.skin): the kept pairs re-tested, those
+/// of the few entities that left their boxes grown by half the skin found again by
+/// their new grown boxes; when many left, or the first time, every box grown again
+/// and every pair of them found again.
 static bp_status neighbour_path(bpi_incremental *x, const bpi_scene *scene, const bpi_changes *changes,
 	bpi_pair_buffer *pairs, bp_frame_stats *stats)
 {
@@ -687,7 +692,7 @@ static bp_status neighbour_path(bpi_incremental *x, const bpi_scene *scene, cons
 		if (status != BP_OK)
 			return status;
 	}
-	bool again = !x->neighbours || searched > 0;
+	bool again = !x->neighbours || searched > NEIGHBOURS_SEARCH_SHARE * scene->count;
 	if (again) {
 		if (!every_active(x, scene, half, true))
 			return BP_ERR_OUT_OF_MEMORY;

@@ -157,7 +157,7 @@ Test(incremental_moving, far_motion_gives_it_up, .timeout = 120)
 }
 
 /// A skin of 0.2 holds a random walk of up to 0.002 per step for at least 50 steps
-/// (0.1 on every axis), so the list is found again only a few times.
+/// (0.1 on every axis), so the list is found again only a few times (the first).
 Test(incremental_moving, a_neighbour_list_keeps_its_pairs_while_the_skin_holds, .timeout = 120)
 {
 	moving_world *m = run(3, 3000, 60, 0.002f, 0, true, 0.2f, 104);

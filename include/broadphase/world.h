@@ -149,8 +149,9 @@ typedef struct bp_world_def {
 	/// Incremental worlds: > 0 keeps a neighbour list, as particle codes do (LAMMPS,
 	/// HOOMD). Every entity's bounds are grown by skin / 2 on every side, the pairs of
 	/// those grown boxes are found once and kept, and each step re-tests the kept
-	/// pairs on the true bounds; when some entity's bounds leave its grown box (it
-	/// moved more than skin / 2) the list is found again for all. Only speed depends
+	/// pairs on the true bounds. An entity whose bounds leave its grown box (it moved
+	/// more than skin / 2) gets a new one and its pairs are found again; when more
+	/// than 2% leave in one step, the list is found again for all. Only speed depends
 	/// on it, never a pair: it pays when entities move a small part of the skin per
 	/// step. Must be >= 0 and finite, else bp_world_create returns
 	/// BP_ERR_INVALID_ARGUMENT. Default 0 (no neighbour list).
