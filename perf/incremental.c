@@ -3,7 +3,8 @@
 // the same frames side by side, interleaved frame by frame so that load hits all alike:
 //   static_moving  S static + M moving entities: incremental, full (grid), and a world of the
 //                  M movers alone (the cost the incremental world is held to);
-//   all_moving     N entities all moving: incremental against full (grid);
+//   all_moving     N entities all moving: incremental against full (grid), and with --skin a
+//                  world keeping a neighbour list;
 //   churn          N entities, a fraction destroyed and as many created per frame;
 //   static_moving_frames  static_moving through the frame scheduler (bp_frame_step), with
 //                  the view's extras (sorted pairs, adjacency, events, query index).
@@ -41,6 +42,7 @@ typedef struct options {
 	bool skip_full;   ///< no full-rebuild world (to profile the incremental one alone)
 	bool steady;      ///< movers keep a velocity rather than walk at random
 	float margin;     ///< the incremental worlds' bp_world_def.margin (0 = from the motion)
+	float skin;       ///< all_moving: a world with this neighbour-list skin too (0 = none)
 } options;
 
 /// One world under test and its frame times.
@@ -102,6 +104,8 @@ static bp_world *world_of(const bp_scene *scene, uint32_t first, uint32_t count,
 	def.algorithm = algorithm;
 	def.incremental = incremental;
 	def.margin = incremental ? o->margin : 0.0f;
+	def.skin = algorithm == BP_ALGO_COUNT ? o->skin : 0.0f; // BP_ALGO_COUNT: the neighbour list's world
+	def.algorithm = algorithm == BP_ALGO_COUNT ? BP_ALGO_AUTO : algorithm;
 	def.capacity = count * 2;
 	bp_world *w = NULL;
 	if (bp_world_create(&def, &w) != BP_OK)
@@ -360,19 +364,25 @@ static void all_moving(const options *o, FILE *csv)
 	if (!scene)
 		return;
 	movers m = {0, o->n_all, malloc(o->n_all * sizeof(uint32_t)), NULL, o->steady};
-	subject subjects[2] = {
+	subject subjects[3] = {
 		{.name = "incremental", .world = world_of(scene, 0, o->n_all, 0, true, BP_ALGO_AUTO, o), .count = o->n_all},
 		{.name = "full_grid", .world = world_of(scene, 0, o->n_all, 0, false, BP_ALGO_GRID, o), .count = o->n_all},
+		{.name = "neighbours", .world = world_of(scene, 0, o->n_all, 0, true, BP_ALGO_COUNT, o), .count = o->n_all},
 	};
-	subjects_start(subjects, 2, o);
-	run(o, scene, subjects, 2, move_movers, &m);
-	double med[2];
-	for (int s = 0; s < 2; ++s) {
+	const int count = o->skin > 0 ? 3 : 2;
+	subjects_start(subjects, count, o);
+	run(o, scene, subjects, count, move_movers, &m);
+	double med[3];
+	for (int s = 0; s < count; ++s) {
 		report(csv, o, "all_moving", o->n_all, o->n_all, &subjects[s]);
 		med[s] = subjects[s].ms[o->frames / 2];
 	}
 	printf("all_moving ratio: full_grid / incremental = %.2f\n", med[1] / med[0]);
-	subjects_finish(subjects, 2);
+	if (count == 3)
+		printf("all_moving ratio: full_grid / neighbours (skin %g) = %.2f\n", (double)o->skin, med[1] / med[2]);
+	subjects_finish(subjects, count);
+	if (count == 2)
+		bp_world_destroy(subjects[2].world);
 	free(m.index);
 	free(m.velocity);
 	bp_scene_destroy(scene);
@@ -474,6 +484,8 @@ static bool parse(int argc, char **argv, options *o)
 			o->frames = (uint32_t)strtoul(v, NULL, 10);
 		else if (strcmp(a, "--margin") == 0)
 			o->margin = strtof(v, NULL);
+		else if (strcmp(a, "--skin") == 0)
+			o->skin = strtof(v, NULL);
 		else if (strcmp(a, "--csv") == 0)
 			o->csv = v;
 		else if (strcmp(a, "--only") == 0)
@@ -482,7 +494,7 @@ static bool parse(int argc, char **argv, options *o)
 			fprintf(stderr, "usage: bp_perf_incremental [--dims 2|3] [--static S] [--moving M] [--n N] [--churn F]\n"
 					"       [--threads T] [--frames F] [--host-busy] [--steady]\n"
 					"       [--only static_moving|static_moving_frames|static_moving_readers|all_moving|churn]\n"
-					"       [--skip-full] [--margin M] [--csv FILE]\n");
+					"       [--skip-full] [--margin M] [--skin S] [--csv FILE]\n");
 			return false;
 		}
 	}
