@@ -24,7 +24,8 @@ static bp_trace_reader *open_reader(const char *path)
 /// A copy of the state (the reader's arrays change with it).
 typedef struct state_copy {
 	uint32_t count;
-	uint32_t *ids, *category, *mask;
+	uint32_t *ids;
+	uint64_t *category, *mask;
 	float *bounds[6];
 	bp_kind *kinds;
 	bp_shape *shapes;
@@ -41,8 +42,8 @@ static void *dup_array(const void *p, size_t bytes)
 static state_copy copy_state(const bp_trace_state *s, int dims)
 {
 	const size_t n = s->count;
-	state_copy c = {.count = s->count, .ids = dup_array(s->ids, n * 4), .category = dup_array(s->category, n * 4),
-		.mask = dup_array(s->mask, n * 4), .kinds = dup_array(s->kinds, n * sizeof(bp_kind)),
+	state_copy c = {.count = s->count, .ids = dup_array(s->ids, n * 4), .category = dup_array(s->category, n * 8),
+		.mask = dup_array(s->mask, n * 8), .kinds = dup_array(s->kinds, n * sizeof(bp_kind)),
 		.shapes = dup_array(s->shapes, n * sizeof(bp_shape))};
 	const float *b[6] = {s->bounds.min_x, s->bounds.min_y, s->bounds.min_z, s->bounds.max_x, s->bounds.max_y,
 		s->bounds.max_z};
@@ -64,8 +65,8 @@ static void expect_same_state(const state_copy *a, const bp_trace_state *s, int 
 	state_copy b = copy_state(s, dims);
 	const size_t n = a->count;
 	cr_assert_eq(a->count, b.count, "frame %u", k);
-	cr_assert(!memcmp(a->ids, b.ids, n * 4) && !memcmp(a->category, b.category, n * 4) &&
-			  !memcmp(a->mask, b.mask, n * 4) && !memcmp(a->kinds, b.kinds, n * sizeof(bp_kind)) &&
+	cr_assert(!memcmp(a->ids, b.ids, n * 4) && !memcmp(a->category, b.category, n * 8) &&
+			  !memcmp(a->mask, b.mask, n * 8) && !memcmp(a->kinds, b.kinds, n * sizeof(bp_kind)) &&
 			  !memcmp(a->shapes, b.shapes, n * sizeof(bp_shape)),
 		"frame %u: the state differs", k);
 	for (int c = 0; c < 6; ++c)

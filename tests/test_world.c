@@ -99,7 +99,7 @@ Test(world, def_defaults)
 		cr_assert_eq(e.max[k], 0.0f);
 	}
 	cr_assert_eq(e.category, 1);
-	cr_assert_eq(e.mask, UINT32_MAX);
+	cr_assert_eq(e.mask, UINT64_MAX);
 	cr_assert_eq(e.kind, BP_KIND_DYNAMIC);
 	cr_assert_eq(e.user_key, 0);
 }
@@ -235,7 +235,7 @@ static void expect_stale(bp_world *w, bp_entity e)
 	const float lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
 	const float lo_x = 0, lo_y = 0, lo_z = 0, hi_x = 1, hi_y = 1, hi_z = 1;
 	const bp_bounds_arrays one = {&lo_x, &lo_y, &lo_z, &hi_x, &hi_y, &hi_z};
-	const uint32_t category = 2;
+	const uint64_t category = 2;
 	const bp_kind kind = BP_KIND_STATIC;
 	const uint64_t key = 42;
 	const bp_shape shape = BP_SHAPE_SPHERE;
@@ -879,8 +879,8 @@ static void check_step(int dims, int threads, uint64_t seed)
 			memcpy(live[first + i].box.max, boxes[i].max, sizeof boxes[i].max);
 	for (uint32_t i = 0; i < n; i += 3) {
 		oracle_box *b = &live[i].box;
-		b->category = 1u << test_rng_below(&rng, 3);
-		b->mask = test_rng_below(&rng, 2) ? UINT32_MAX : 1u << test_rng_below(&rng, 3);
+		b->category = test_layer(test_rng_below(&rng, 3));
+		b->mask = test_rng_below(&rng, 2) ? UINT64_MAX : test_layer(test_rng_below(&rng, 3));
 		b->is_static = test_rng_below(&rng, 3) == 0;
 		cr_assert_eq(bp_entity_set_filter(w, live[i].handle, b->category, b->mask), BP_OK);
 		cr_assert_eq(bp_entity_set_kind(w, live[i].handle, b->is_static ? BP_KIND_STATIC : BP_KIND_DYNAMIC), BP_OK);
