@@ -21,6 +21,17 @@ static bp_trace_reader *open_reader(const char *path)
 	return r;
 }
 
+/// Field by field: bp_trace_entity has padding (after max), whose bytes a copy need not keep.
+static bool same_entities(const bp_trace_entity *a, const bp_trace_entity *b, uint32_t count)
+{
+	for (uint32_t i = 0; i < count; ++i)
+		if (a[i].id != b[i].id || memcmp(a[i].min, b[i].min, sizeof a[i].min) ||
+			memcmp(a[i].max, b[i].max, sizeof a[i].max) || a[i].category != b[i].category ||
+			a[i].mask != b[i].mask || a[i].kind != b[i].kind || a[i].shape != b[i].shape)
+			return false;
+	return true;
+}
+
 /// A copy of the state (the reader's arrays change with it).
 typedef struct state_copy {
 	uint32_t count;
@@ -140,8 +151,8 @@ Test(trace, read_frame_k_alone)
 		cr_assert(a.index == b.index && a.destroy_count == b.destroy_count && a.create_count == b.create_count &&
 			a.set_count == b.set_count && a.move_count == b.move_count);
 		cr_assert(!memcmp(a.destroys, b.destroys, a.destroy_count * 4u));
-		cr_assert(!memcmp(a.creates, b.creates, a.create_count * sizeof *a.creates));
-		cr_assert(!memcmp(a.sets, b.sets, a.set_count * sizeof *a.sets));
+		cr_assert(same_entities(a.creates, b.creates, a.create_count));
+		cr_assert(same_entities(a.sets, b.sets, a.set_count));
 		cr_assert(!memcmp(a.move_ids, b.move_ids, a.move_count * 4u));
 		cr_assert(!memcmp(a.moves.max_z, b.moves.max_z, a.move_count * 4u));
 	}

@@ -40,6 +40,15 @@ static bp_entity create(bp_world *w, const bp_entity_def *d)
 
 static bool same_handle(bp_entity a, bp_entity b) { return a.index1 == b.index1 && a.generation == b.generation; }
 
+/// Field by field: bp_entity_def has padding (after kind, and at the end), whose bytes a copy
+/// need not keep.
+static bool same_def(const bp_entity_def *a, const bp_entity_def *b)
+{
+	return !memcmp(a->min, b->min, sizeof a->min) && !memcmp(a->max, b->max, sizeof a->max) &&
+	       a->category == b->category && a->mask == b->mask && a->kind == b->kind && a->user_key == b->user_key &&
+	       a->shape == b->shape;
+}
+
 /// True when `text` contains the decimal form of v.
 static bool mentions(const char *text, unsigned long long v)
 {
@@ -75,7 +84,7 @@ static void assert_unchanged(const bp_world *w, snapshot *s)
 		cr_assert(same_handle(bp_world_entity_at(w, i), s->handles[i]), "dense %u moved", i);
 		bp_entity_def d;
 		cr_assert_eq(bp_entity_get(w, s->handles[i], &d), BP_OK);
-		cr_assert_eq(memcmp(&d, &s->defs[i], sizeof d), 0, "dense %u changed", i);
+		cr_assert(same_def(&d, &s->defs[i]), "dense %u changed", i);
 	}
 	free(s->handles);
 	free(s->defs);
@@ -187,7 +196,7 @@ Test(world, entity_round_trip_3d)
 	cr_assert(same_handle(bp_world_entity_at(w, 1), (bp_entity){0}), "out of range gives the null handle");
 	bp_entity_def got;
 	cr_assert_eq(bp_entity_get(w, e, &got), BP_OK);
-	cr_assert_eq(memcmp(&got, &d, sizeof d), 0);
+	cr_assert(same_def(&got, &d));
 	cr_assert_eq(bp_world_user_keys(w)[0], d.user_key);
 
 	const float lo[3] = {7, 8, 9}, hi[3] = {7, 10, 9}; // zero extent on x and z is valid
