@@ -134,7 +134,7 @@ struct bpi_incremental {
 	BPI_ARRAY(uint32_t) merged;       ///< the next active list
 	bpi_radix_scratch radix;
 	BPI_ARRAY(float) sub_bounds;      ///< the active entities' bounds, 2 * dims arrays of active_count
-	BPI_ARRAY(uint32_t) sub_filter;   ///< their categories then masks
+	BPI_ARRAY(uint64_t) sub_filter;   ///< their categories then masks
 	BPI_ARRAY(uint8_t) sub_flags;
 	bpi_cross cross;                  ///< active x resting: fat boxes and their candidates
 	bpi_pair_buffer fresh;            ///< active pairs, then sorted
@@ -474,7 +474,7 @@ static bp_status subset_scene(bpi_incremental *x, const bpi_scene *s, const uint
 	*sub = *s;
 	sub->count = m;
 	float *bounds = x->sub_bounds.data;
-	uint32_t *category = x->sub_filter.data, *mask = category + m;
+	uint64_t *category = x->sub_filter.data, *mask = category + m;
 	for (int axis = 0; axis < dims; ++axis) {
 		float *min = bounds + (size_t)(2 * axis) * m, *max = min + m;
 		for (uint32_t k = 0; k < m; ++k) {

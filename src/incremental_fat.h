@@ -19,7 +19,7 @@ typedef struct bpi_box3 {
 /// What a resting entity accepts a pair by, packed: one cache miss per query hit
 /// instead of three (it never changes while the entity rests).
 typedef struct bpi_rest_filter {
-	uint32_t category, mask;
+	uint64_t category, mask;
 	uint32_t flags;
 } bpi_rest_filter;
 

@@ -17,8 +17,8 @@ typedef struct bpi_scene {
 	int dims;
 	const float *min[3];
 	const float *max[3];
-	const uint32_t *category;
-	const uint32_t *mask;
+	const uint64_t *category;
+	const uint64_t *mask;
 	const uint8_t *flags;
 	/// No entity is static or a sphere, and every filter accepts every other:
 	/// algorithms may skip bpi_scene_accepts on their hot path.

@@ -47,7 +47,7 @@
 struct bpi_periodic {
 	// The ghost scene: `n` normalized originals then the ghosts.
 	BPI_ARRAY(float) min[3], max[3];
-	BPI_ARRAY(uint32_t) category, mask;
+	BPI_ARRAY(uint64_t) category, mask;
 	BPI_ARRAY(uint8_t) flags;
 	BPI_ARRAY(uint32_t) origin; ///< ghost g (entry n + g) -> original dense index
 

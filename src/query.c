@@ -1164,7 +1164,7 @@ bp_status bp_view_query_nearest(const bp_view *v, const float *point, uint32_t k
 
 bp_query_filter bp_query_filter_default(void)
 {
-	return (bp_query_filter){.category = ~0u, .mask = ~0u, .kinds = BP_QUERY_ALL_KINDS,
+	return (bp_query_filter){.category = UINT64_MAX, .mask = UINT64_MAX, .kinds = BP_QUERY_ALL_KINDS,
 		.exclude = BP_QUERY_NO_EXCLUDE};
 }
 

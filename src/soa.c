@@ -12,8 +12,8 @@
 			fn((soa)->min[axis_], sizeof(float));                                                   \
 			fn((soa)->max[axis_], sizeof(float));                                                   \
 		}                                                                                               \
-		fn((soa)->category, sizeof(uint32_t));                                                          \
-		fn((soa)->mask, sizeof(uint32_t));                                                              \
+		fn((soa)->category, sizeof(uint64_t));                                                          \
+		fn((soa)->mask, sizeof(uint64_t));                                                              \
 		fn((soa)->flags, sizeof(uint8_t));                                                              \
 		fn((soa)->user_key, sizeof(uint64_t));                                                          \
 		fn((soa)->entity, sizeof(bp_entity));                                                           \
@@ -52,8 +52,8 @@ void bpi_soa_copy(bpi_soa *dst, const bpi_soa *src, int dims, uint32_t count)
 		memcpy(dst->min[axis], src->min[axis], (size_t)count * sizeof(float));
 		memcpy(dst->max[axis], src->max[axis], (size_t)count * sizeof(float));
 	}
-	memcpy(dst->category, src->category, (size_t)count * sizeof(uint32_t));
-	memcpy(dst->mask, src->mask, (size_t)count * sizeof(uint32_t));
+	memcpy(dst->category, src->category, (size_t)count * sizeof(uint64_t));
+	memcpy(dst->mask, src->mask, (size_t)count * sizeof(uint64_t));
 	memcpy(dst->flags, src->flags, (size_t)count * sizeof(uint8_t));
 	memcpy(dst->user_key, src->user_key, (size_t)count * sizeof(uint64_t));
 	memcpy(dst->entity, src->entity, (size_t)count * sizeof(bp_entity));

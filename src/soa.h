@@ -11,8 +11,8 @@
 typedef struct bpi_soa {
 	float *min[3];
 	float *max[3];
-	uint32_t *category;
-	uint32_t *mask;
+	uint64_t *category;
+	uint64_t *mask;
 	uint8_t *flags;
 	uint64_t *user_key;
 	bp_entity *entity; ///< the handle: what names an entity while dense indices move
@@ -21,7 +21,7 @@ typedef struct bpi_soa {
 /// Bytes one entity takes in a bpi_soa of `dims`.
 static inline size_t bpi_soa_entity_bytes(int dims)
 {
-	return (size_t)dims * 2 * sizeof(float) + 2 * sizeof(uint32_t) + sizeof(uint8_t) + sizeof(uint64_t) +
+	return (size_t)dims * 2 * sizeof(float) + 2 * sizeof(uint64_t) + sizeof(uint8_t) + sizeof(uint64_t) +
 	       sizeof(bp_entity);
 }
 

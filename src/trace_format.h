@@ -24,6 +24,8 @@
 #define BPI_TRACE_FLAG_SPHERE 2u
 #define BPI_TRACE_FLAGS_KNOWN 3u
 #define BPI_TRACE_FNV_OFFSET 2166136261u
+/// The oldest version read: version 1 stores categories and masks in one word each.
+#define BPI_TRACE_OLDEST_VERSION 1u
 
 static inline uint32_t bpi_trace_fnv(uint32_t hash, const uint8_t *bytes, size_t count)
 {
@@ -67,12 +69,26 @@ static inline float bpi_trace_bits_float(uint32_t v)
 	return f;
 }
 
+/// Words a category or a mask takes in a file of `version`: a low word then, from version 2,
+/// a high word, each its own column.
+static inline uint32_t bpi_trace_layer_words(uint32_t version)
+{
+	return version >= 2 ? 2u : 1u;
+}
+
+/// Words of an entity's id, category, mask and flags (its bounds apart).
+static inline uint64_t bpi_trace_entity_words(uint32_t layer_words)
+{
+	return 2 + 2 * (uint64_t)layer_words;
+}
+
 /// Words of a frame record's payload: ids of the destroys; per create id, category, mask,
 /// flags and 2 * dims bounds; per set id, category, mask, flags; per move id and 2 * dims bounds.
-static inline uint64_t bpi_trace_frame_words(uint64_t dims, uint64_t destroys, uint64_t creates, uint64_t sets,
-	uint64_t moves)
+static inline uint64_t bpi_trace_frame_words(uint64_t dims, uint32_t layer_words, uint64_t destroys, uint64_t creates,
+	uint64_t sets, uint64_t moves)
 {
-	return destroys + creates * (4 + 2 * dims) + sets * 4 + moves * (1 + 2 * dims);
+	const uint64_t entity = bpi_trace_entity_words(layer_words);
+	return destroys + creates * (entity + 2 * dims) + sets * entity + moves * (1 + 2 * dims);
 }
 
 #endif

@@ -78,14 +78,15 @@ static bp_status read_header_and_trailer(bp_trace_reader *r, uint64_t size)
 		return status;
 	const uint8_t *h = r->record.data;
 	uint32_t version = bpi_trace_get32(h + 8), dims = bpi_trace_get32(h + 12);
-	if (version != BP_TRACE_VERSION)
-		return bpi_trace_reader_fail(r, BP_ERR_PARSE, "trace format version %u; this library reads version %u",
-			version, BP_TRACE_VERSION);
+	if (version < BPI_TRACE_OLDEST_VERSION || version > BP_TRACE_VERSION)
+		return bpi_trace_reader_fail(r, BP_ERR_PARSE, "trace format version %u; this library reads versions %u to %u",
+			version, BPI_TRACE_OLDEST_VERSION, BP_TRACE_VERSION);
 	if (dims != 2 && dims != 3)
 		return bpi_trace_reader_fail(r, BP_ERR_PARSE, "header: dims %u is not 2 or 3", dims);
 	if (bpi_trace_get32(h + 16) || bpi_trace_get32(h + 20))
 		return bpi_trace_reader_fail(r, BP_ERR_PARSE, "header: the flags and reserved words must be 0");
 	r->dims = (int)dims;
+	r->layer_words = bpi_trace_layer_words(version);
 	if ((status = read_at(r, size - BPI_TRACE_TRAILER_BYTES, BPI_TRACE_TRAILER_BYTES, "trailer")) != BP_OK)
 		return status;
 	const uint8_t *t = r->record.data;
@@ -219,13 +220,24 @@ static bp_status read_record(bp_trace_reader *r, uint64_t offset, uint32_t tag, 
 
 static uint64_t frame_words(const bp_trace_reader *r, const uint8_t *head)
 {
-	return bpi_trace_frame_words((uint64_t)r->dims, bpi_trace_get32(head + 8), bpi_trace_get32(head + 12),
-		bpi_trace_get32(head + 16), bpi_trace_get32(head + 20));
+	return bpi_trace_frame_words((uint64_t)r->dims, r->layer_words, bpi_trace_get32(head + 8),
+		bpi_trace_get32(head + 12), bpi_trace_get32(head + 16), bpi_trace_get32(head + 20));
 }
 
 static uint64_t keyframe_words(const bp_trace_reader *r, const uint8_t *head)
 {
-	return (uint64_t)bpi_trace_get32(head + 8) * (4 + 2 * (uint64_t)r->dims);
+	return (uint64_t)bpi_trace_get32(head + 8) * (bpi_trace_entity_words(r->layer_words) + 2 * (uint64_t)r->dims);
+}
+
+/// Element i of the `layer_words` columns of n words at p: a low word, then (version 2 on)
+/// a high word. A version 1 word of all bits stays all bits, so its "every layer" (the default
+/// mask) keeps meaning every layer; any other is zero-extended.
+static uint64_t get_layer(const uint8_t *p, size_t n, size_t i, uint32_t layer_words)
+{
+	const uint32_t low = bpi_trace_get32(p + 4 * i);
+	if (layer_words == 1)
+		return low == UINT32_MAX ? UINT64_MAX : low;
+	return low | (uint64_t)bpi_trace_get32(p + 4 * (n + i)) << 32;
 }
 
 /// Decodes `count` entities from their columns at p (id, category, mask, flags, then with
@@ -233,16 +245,16 @@ static uint64_t keyframe_words(const bp_trace_reader *r, const uint8_t *head)
 static const char *decode_entities(bp_trace_reader *r, const uint8_t *p, uint32_t count, bool bounds,
 	bp_trace_entity *out, uint32_t *bad)
 {
-	const size_t n = count;
+	const size_t n = count, lw = r->layer_words, head = (size_t)bpi_trace_entity_words(r->layer_words);
 	for (uint32_t i = 0; i < count; ++i) {
-		bp_trace_entity e = {.id = bpi_trace_get32(p + 4 * i), .category = bpi_trace_get32(p + 4 * (n + i)),
-			.mask = bpi_trace_get32(p + 4 * (2 * n + i))};
-		uint32_t flags = bpi_trace_get32(p + 4 * (3 * n + i));
+		bp_trace_entity e = {.id = bpi_trace_get32(p + 4 * i), .category = get_layer(p + 4 * n, n, i, r->layer_words),
+			.mask = get_layer(p + 4 * (1 + lw) * n, n, i, r->layer_words)};
+		uint32_t flags = bpi_trace_get32(p + 4 * ((1 + 2 * lw) * n + i));
 		e.kind = flags & BPI_TRACE_FLAG_STATIC ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
 		e.shape = flags & BPI_TRACE_FLAG_SPHERE ? BP_SHAPE_SPHERE : BP_SHAPE_BOX;
 		for (int a = 0; bounds && a < r->dims; ++a) {
-			e.min[a] = bpi_trace_bits_float(bpi_trace_get32(p + 4 * ((4 + (size_t)a) * n + i)));
-			e.max[a] = bpi_trace_bits_float(bpi_trace_get32(p + 4 * ((4 + (size_t)r->dims + a) * n + i)));
+			e.min[a] = bpi_trace_bits_float(bpi_trace_get32(p + 4 * ((head + (size_t)a) * n + i)));
+			e.max[a] = bpi_trace_bits_float(bpi_trace_get32(p + 4 * ((head + (size_t)r->dims + a) * n + i)));
 		}
 		out[i] = e;
 		*bad = i;
@@ -275,11 +287,12 @@ static bp_status decode_frame(bp_trace_reader *r, uint32_t k)
 	if (why)
 		return bpi_trace_reader_fail(r, BP_ERR_PARSE, "frame %u: creates[%u]: id %u: %s", k, bad,
 			r->creates.data[bad].id, why);
-	p += 4 * (size_t)nc * (4 + 2 * (size_t)r->dims);
+	const size_t entity_words = (size_t)bpi_trace_entity_words(r->layer_words);
+	p += 4 * (size_t)nc * (entity_words + 2 * (size_t)r->dims);
 	if ((why = decode_entities(r, p, ns, false, r->sets.data, &bad)))
 		return bpi_trace_reader_fail(r, BP_ERR_PARSE, "frame %u: sets[%u]: id %u: %s", k, bad, r->sets.data[bad].id,
 			why);
-	p += 4 * (size_t)ns * 4;
+	p += 4 * (size_t)ns * entity_words;
 	for (uint32_t i = 0; i < nm; ++i)
 		r->move_ids.data[i] = bpi_trace_get32(p + 4 * (size_t)i);
 	for (int c = 0; c < 2 * r->dims; ++c) {

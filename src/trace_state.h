@@ -14,8 +14,8 @@ typedef struct bpi_trace_state {
 	int dims;
 	uint32_t count;
 	BPI_ARRAY(uint32_t) ids;
-	BPI_ARRAY(uint32_t) category;
-	BPI_ARRAY(uint32_t) mask;
+	BPI_ARRAY(uint64_t) category;
+	BPI_ARRAY(uint64_t) mask;
 	BPI_ARRAY(uint32_t) stamp; ///< per dense entity, for the owner's marks
 	BPI_ARRAY(bp_kind) kind;
 	BPI_ARRAY(bp_shape) shape;

@@ -14,14 +14,14 @@
 enum {
 	COL_DESTROY_ID,
 	COL_CREATE_ID,
-	COL_CREATE_CATEGORY,
-	COL_CREATE_MASK,
-	COL_CREATE_FLAGS,
+	COL_CREATE_CATEGORY, ///< low words, then COL_CREATE_CATEGORY + 1 the high words
+	COL_CREATE_MASK = COL_CREATE_CATEGORY + 2,
+	COL_CREATE_FLAGS = COL_CREATE_MASK + 2,
 	COL_CREATE_BOUNDS, ///< 2 * dims columns: min per axis, then max per axis
 	COL_SET_ID = COL_CREATE_BOUNDS + 6,
 	COL_SET_CATEGORY,
-	COL_SET_MASK,
-	COL_SET_FLAGS,
+	COL_SET_MASK = COL_SET_CATEGORY + 2,
+	COL_SET_FLAGS = COL_SET_MASK + 2,
 	COL_MOVE_ID,
 	COL_MOVE_BOUNDS,
 	COL_COUNT = COL_MOVE_BOUNDS + 6
@@ -90,6 +90,22 @@ static void emit_column(bp_trace_writer *w, int column, uint32_t count)
 {
 	for (uint32_t i = 0; i < count; ++i)
 		emit(w, w->column[column].data[i]);
+}
+
+/// A keyframe's categories or masks: the low words, then the high words (docs/trace.md).
+static void emit_layers(bp_trace_writer *w, const uint64_t *layers, uint32_t count)
+{
+	for (uint32_t d = 0; d < count; ++d)
+		emit(w, (uint32_t)layers[d]);
+	for (uint32_t d = 0; d < count; ++d)
+		emit(w, (uint32_t)(layers[d] >> 32));
+}
+
+/// Element j of a frame's category or mask column pair: low word, high word.
+static void put_layer(bp_trace_writer *w, int column, uint32_t j, uint64_t layer)
+{
+	w->column[column].data[j] = (uint32_t)layer;
+	w->column[column + 1].data[j] = (uint32_t)(layer >> 32);
 }
 
 // ---- opening --------------------------------------------------------------------------
@@ -230,7 +246,7 @@ bp_status bp_trace_create(bp_trace_writer *w, uint32_t count, const bp_trace_ent
 	}
 	if ((status = check_repeats(w, "bp_trace_create", &entities[0].id, sizeof entities[0], count)) != BP_OK)
 		return status;
-	if (!reserve_columns(w, COL_CREATE_ID, 4 + 2 * w->dims, SECTION_CREATE, count) ||
+	if (!reserve_columns(w, COL_CREATE_ID, (int)bpi_trace_entity_words(2) + 2 * w->dims, SECTION_CREATE, count) ||
 		!bpi_trace_state_reserve(&w->state, w->state.count + count))
 		return fail(w, BP_ERR_OUT_OF_MEMORY, "bp_trace_create: out of memory");
 	for (uint32_t i = 0; i < count; ++i) {
@@ -239,8 +255,8 @@ bp_status bp_trace_create(bp_trace_writer *w, uint32_t count, const bp_trace_ent
 		w->state.stamp.data[w->state.count - 1] = w->frames + 1;
 		const uint32_t j = w->section[SECTION_CREATE]++;
 		w->column[COL_CREATE_ID].data[j] = e->id;
-		w->column[COL_CREATE_CATEGORY].data[j] = e->category;
-		w->column[COL_CREATE_MASK].data[j] = e->mask;
+		put_layer(w, COL_CREATE_CATEGORY, j, e->category);
+		put_layer(w, COL_CREATE_MASK, j, e->mask);
 		w->column[COL_CREATE_FLAGS].data[j] = flags_of(e->kind, e->shape);
 		for (int a = 0; a < w->dims; ++a) {
 			w->column[COL_CREATE_BOUNDS + a].data[j] = bpi_trace_float_bits(e->min[a]);
@@ -264,7 +280,7 @@ bp_status bp_trace_set(bp_trace_writer *w, uint32_t count, const bp_trace_entity
 		if (bpi_trace_state_find(&w->state, entities[i].id) == BPI_TRACE_NONE)
 			return fail(w, BP_ERR_INVALID_ARGUMENT, "bp_trace_set: entities[%u]: id %u is not live", i, entities[i].id);
 	}
-	if (!reserve_columns(w, COL_SET_ID, 4, SECTION_SET, count))
+	if (!reserve_columns(w, COL_SET_ID, (int)bpi_trace_entity_words(2), SECTION_SET, count))
 		return fail(w, BP_ERR_OUT_OF_MEMORY, "bp_trace_set: out of memory");
 	for (uint32_t i = 0; i < count; ++i) {
 		const bp_trace_entity *e = &entities[i];
@@ -275,8 +291,8 @@ bp_status bp_trace_set(bp_trace_writer *w, uint32_t count, const bp_trace_entity
 		w->state.shape.data[d] = e->shape;
 		w->state.stamp.data[d] = w->frames + 1;
 		w->column[COL_SET_ID].data[j] = e->id;
-		w->column[COL_SET_CATEGORY].data[j] = e->category;
-		w->column[COL_SET_MASK].data[j] = e->mask;
+		put_layer(w, COL_SET_CATEGORY, j, e->category);
+		put_layer(w, COL_SET_MASK, j, e->mask);
 		w->column[COL_SET_FLAGS].data[j] = flags_of(e->kind, e->shape);
 	}
 	return BP_OK;
@@ -328,10 +344,8 @@ static void emit_keyframe(bp_trace_writer *w)
 	emit(w, s->count);
 	for (uint32_t d = 0; d < s->count; ++d)
 		emit(w, s->ids.data[d]);
-	for (uint32_t d = 0; d < s->count; ++d)
-		emit(w, s->category.data[d]);
-	for (uint32_t d = 0; d < s->count; ++d)
-		emit(w, s->mask.data[d]);
+	emit_layers(w, s->category.data, s->count);
+	emit_layers(w, s->mask.data, s->count);
 	for (uint32_t d = 0; d < s->count; ++d)
 		emit(w, flags_of(s->kind.data[d], s->shape.data[d]));
 	for (int a = 0; a < w->dims; ++a)

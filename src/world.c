@@ -31,7 +31,7 @@ bp_world_def bp_world_def_default(void)
 
 bp_entity_def bp_entity_def_default(void)
 {
-	return (bp_entity_def){.category = 1, .mask = UINT32_MAX, .kind = BP_KIND_DYNAMIC};
+	return (bp_entity_def){.category = 1, .mask = UINT64_MAX, .kind = BP_KIND_DYNAMIC};
 }
 
 // ---- SoA storage ---------------------------------------------------------
@@ -320,9 +320,9 @@ bpi_slot *bpi_world_live_slot(const bp_world *cw, bp_entity e)
 
 // ---- entities ------------------------------------------------------------
 
-static bool filter_is_open(uint32_t category, uint32_t mask)
+static bool filter_is_open(uint64_t category, uint64_t mask)
 {
-	return category != 0 && mask == UINT32_MAX; // then (ca & mb) && (cb & ma) always holds
+	return category != 0 && mask == UINT64_MAX; // then (ca & mb) && (cb & ma) always holds
 }
 
 /// Writes entity settings into dense index d (bounds from min/max).
@@ -550,7 +550,7 @@ bp_status bp_entity_set_bounds(bp_world *w, bp_entity e, const float *min, const
 	return BP_OK;
 }
 
-bp_status bp_entity_set_filter(bp_world *w, bp_entity e, uint32_t category, uint32_t mask)
+bp_status bp_entity_set_filter(bp_world *w, bp_entity e, uint64_t category, uint64_t mask)
 {
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
@@ -561,7 +561,7 @@ bp_status bp_entity_set_filter(bp_world *w, bp_entity e, uint32_t category, uint
 	return BP_OK;
 }
 
-void bpi_world_store_filter(bp_world *w, uint32_t d, uint32_t category, uint32_t mask)
+void bpi_world_store_filter(bp_world *w, uint32_t d, uint64_t category, uint64_t mask)
 {
 	w->filtered_count += !filter_is_open(category, mask);
 	w->filtered_count -= !filter_is_open(w->soa.category[d], w->soa.mask[d]);

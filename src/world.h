@@ -46,7 +46,7 @@ enum { BPI_MARK_STEP = 1, BPI_MARK_FRAME = 2 };
 /// Step events (bp_world_set_events): the last step's selected pairs by handle, sorted,
 /// and what began and ended against the step before.
 typedef struct bpi_step_events {
-	uint32_t categories;              ///< 0: off
+	uint64_t categories;              ///< 0: off
 	BPI_ARRAY(bp_pair_event) named;   ///< the last step's selected pairs, handle order
 	size_t named_count;
 	BPI_ARRAY(bp_pair_event) scratch; ///< the new step's names, swapped with `named`
@@ -165,7 +165,7 @@ void bpi_world_store_bounds(bp_world *world, uint32_t d, const float *min, const
 
 /// Write one attribute of dense entity d, keeping the world's counts (static,
 /// filtered) and marking it when the value differs.
-void bpi_world_store_filter(bp_world *world, uint32_t d, uint32_t category, uint32_t mask);
+void bpi_world_store_filter(bp_world *world, uint32_t d, uint64_t category, uint64_t mask);
 void bpi_world_store_kind(bp_world *world, uint32_t d, bp_kind kind);
 void bpi_world_store_user_key(bp_world *world, uint32_t d, uint64_t user_key);
 /// Makes dense entity d a sphere or a box (its bounds stay), keeping sphere_count.

@@ -23,7 +23,7 @@ static bp_status set_user_keys(bp_world *w, bpi_targets t, const uint64_t *keys)
 	return status;
 }
 
-static bp_status set_filters(bp_world *w, bpi_targets t, const uint32_t *category, const uint32_t *mask)
+static bp_status set_filters(bp_world *w, bpi_targets t, const uint64_t *category, const uint64_t *mask)
 {
 	bp_status status = check_targets_arrays(w, t, category, mask);
 	for (uint32_t i = 0; status == BP_OK && i < t.count; ++i)
@@ -72,20 +72,20 @@ bp_status bp_world_set_user_keys_by_handle(bp_world *w, uint32_t count, const bp
 	return w ? set_user_keys(w, bpi_targets_handles(count, entities), keys) : BP_ERR_INVALID_ARGUMENT;
 }
 
-bp_status bp_world_set_filters(bp_world *w, uint32_t first, uint32_t count, const uint32_t *category,
-	const uint32_t *mask)
+bp_status bp_world_set_filters(bp_world *w, uint32_t first, uint32_t count, const uint64_t *category,
+	const uint64_t *mask)
 {
 	return w ? set_filters(w, bpi_targets_range(first, count), category, mask) : BP_ERR_INVALID_ARGUMENT;
 }
 
-bp_status bp_world_set_filters_indexed(bp_world *w, uint32_t count, const uint32_t *dense_indices, const uint32_t *category,
-	const uint32_t *mask)
+bp_status bp_world_set_filters_indexed(bp_world *w, uint32_t count, const uint32_t *dense_indices, const uint64_t *category,
+	const uint64_t *mask)
 {
 	return w ? set_filters(w, bpi_targets_indexed(count, dense_indices), category, mask) : BP_ERR_INVALID_ARGUMENT;
 }
 
-bp_status bp_world_set_filters_by_handle(bp_world *w, uint32_t count, const bp_entity *entities, const uint32_t *category,
-	const uint32_t *mask)
+bp_status bp_world_set_filters_by_handle(bp_world *w, uint32_t count, const bp_entity *entities, const uint64_t *category,
+	const uint64_t *mask)
 {
 	return w ? set_filters(w, bpi_targets_handles(count, entities), category, mask) : BP_ERR_INVALID_ARGUMENT;
 }

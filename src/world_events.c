@@ -31,7 +31,7 @@ static size_t name_pairs(const bp_world *w, bpi_step_events *ev)
 {
 	const bp_entity *entity = w->soa.entity;
 	const uint64_t *key = w->soa.user_key;
-	const uint32_t *category = w->soa.category;
+	const uint64_t *category = w->soa.category;
 	size_t n = 0;
 	bool sorted = true;
 	for (size_t i = 0; i < w->pairs.count; ++i) {
@@ -82,7 +82,7 @@ void bpi_world_events_step(bp_world *w)
 	ev->lost = false;
 }
 
-bp_status bp_world_set_events(bp_world *w, uint32_t categories)
+bp_status bp_world_set_events(bp_world *w, uint64_t categories)
 {
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
@@ -93,7 +93,7 @@ bp_status bp_world_set_events(bp_world *w, uint32_t categories)
 	return BP_OK;
 }
 
-uint32_t bp_world_events_categories(const bp_world *w) { return w ? w->events.categories : 0; }
+uint64_t bp_world_events_categories(const bp_world *w) { return w ? w->events.categories : 0; }
 
 bp_status bp_world_events(const bp_world *w, bp_pair_event *began, size_t began_capacity, size_t *began_total,
 	bp_pair_event *ended, size_t ended_capacity, size_t *ended_total)

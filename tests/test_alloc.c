@@ -317,7 +317,7 @@ static oracle_box cluster_box(uint32_t i)
 {
 	float lo = 10.0f + 0.01f * (float)i;
 	return (oracle_box){.min = {lo, lo, lo}, .max = {lo + 1.5f, lo + 1.5f, lo + 1.5f}, .category = 1,
-		.mask = UINT32_MAX};
+		.mask = UINT64_MAX};
 }
 
 /// Few changes (the step after takes the incremental path): INC_CLUSTER entities move
@@ -652,7 +652,7 @@ static void failed_growth_stops_the_step(bp_algorithm algorithm, int threads)
 {
 	static oracle_box points[SAME_N];
 	for (uint32_t i = 0; i < SAME_N; ++i)
-		points[i] = (oracle_box){.min = {1, 2, 3}, .max = {1, 2, 3}, .category = 1, .mask = UINT32_MAX};
+		points[i] = (oracle_box){.min = {1, 2, 3}, .max = {1, 2, 3}, .category = 1, .mask = UINT64_MAX};
 	oracle_pairs all = oracle_find_pairs(points, SAME_N, 3);
 	cr_assert_eq(all.count, (size_t)SAME_N * (SAME_N - 1) / 2);
 
@@ -813,7 +813,7 @@ enum { FRAMES_MAX = FRAMES_N + FRAMES * FRAMES_CREATED };
 
 static oracle_box frames_box(test_rng *rng)
 {
-	oracle_box b = {.category = 1, .mask = UINT32_MAX};
+	oracle_box b = {.category = 1, .mask = UINT64_MAX};
 	for (int a = 0; a < 2; ++a) {
 		b.min[a] = test_rng_float(rng, 0, 100);
 		b.max[a] = b.min[a] + test_rng_float(rng, 0.5f, 3);
@@ -953,9 +953,9 @@ Test(alloc, neighbour_lists_that_found_no_memory_are_made_when_asked, .timeout =
 Test(alloc, a_failed_step_leaves_no_stale_order, .timeout = 120)
 {
 	static const oracle_box boxes[3] = {
-		{.min = {0, 0, 0}, .max = {1, 1, 1}, .category = 1, .mask = UINT32_MAX},
-		{.min = {0.5f, 0.5f, 0.5f}, .max = {2, 2, 2}, .category = 1, .mask = UINT32_MAX},
-		{.min = {1.5f, 1.5f, 1.5f}, .max = {3, 3, 3}, .category = 1, .mask = UINT32_MAX},
+		{.min = {0, 0, 0}, .max = {1, 1, 1}, .category = 1, .mask = UINT64_MAX},
+		{.min = {0.5f, 0.5f, 0.5f}, .max = {2, 2, 2}, .category = 1, .mask = UINT64_MAX},
+		{.min = {1.5f, 1.5f, 1.5f}, .max = {3, 3, 3}, .category = 1, .mask = UINT64_MAX},
 	};
 	oracle_pairs none = {0}, all = oracle_find_pairs(boxes, 3, 3);
 	for (int a = BP_ALGO_BRUTE; a < BP_ALGO_COUNT; ++a) {

@@ -210,7 +210,7 @@ static capped_scene *make_capped_scene(void)
 	static capped_scene s;
 	test_random_boxes(s.spread, SAME_N, 3, 30.0f, 1.0f, false, 77);
 	for (uint32_t i = 0; i < SAME_N; ++i) {
-		s.same[i] = (oracle_box){.min = {5, 5, 5}, .max = {5, 5, 5}, .category = 1, .mask = UINT32_MAX};
+		s.same[i] = (oracle_box){.min = {5, 5, 5}, .max = {5, 5, 5}, .category = 1, .mask = UINT64_MAX};
 		for (int k = 0; k < 3; ++k) {
 			s.soa[k][i] = s.same[i].min[k];
 			s.soa[3 + k][i] = s.same[i].max[k];

@@ -132,13 +132,13 @@ static void round_of_changes(model *m, int round)
 	for (uint32_t k = 0; k < count; ++k)
 		handles[k] = m->handles[slots[k]];
 
-	uint32_t category[K], mask[K];
+	uint64_t category[K], mask[K];
 	uint64_t keys[K];
 	bp_kind kinds[K];
 	bp_shape shapes[K];
 	for (uint32_t k = 0; k < count; ++k) {
-		category[k] = 1u << test_rng_below(&m->rng, 3);
-		mask[k] = test_rng_below(&m->rng, 4) == 0 ? 0 : (uint32_t)test_rng_next(&m->rng) | 1u;
+		category[k] = test_layer(test_rng_below(&m->rng, 3));
+		mask[k] = test_rng_below(&m->rng, 4) == 0 ? 0 : test_rng_next(&m->rng) | 1u;
 		keys[k] = test_rng_next(&m->rng);
 		kinds[k] = test_rng_below(&m->rng, 3) == 0 ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
 		shapes[k] = test_rng_below(&m->rng, 3) == 0 ? BP_SHAPE_SPHERE : BP_SHAPE_BOX;
@@ -226,7 +226,7 @@ Test(bulk_setters, an_entity_listed_twice_takes_its_last_values)
 	model *m = make_model(9, false);
 	bp_entity h = bp_world_entity_at(m->w, 3);
 	bp_entity twice[2] = {h, h};
-	uint32_t category[2] = {4, 8}, mask[2] = {1, 2};
+	uint64_t category[2] = {4, 8}, mask[2] = {1, 2};
 	bp_kind kinds[2] = {BP_KIND_STATIC, BP_KIND_DYNAMIC};
 	uint64_t keys[2] = {11, 22};
 	cr_assert_eq(bp_world_set_filters_by_handle(m->w, 2, twice, category, mask), BP_OK);
@@ -295,7 +295,7 @@ Test(bulk_setters, bad_input_is_refused_whole_and_named)
 	uint32_t dense[K] = {0, 5, 9, 2};
 	for (uint32_t k = 0; k < K; ++k)
 		handles[k] = bp_world_entity_at(m->w, dense[k]);
-	uint32_t category[K] = {2, 2, 2, 2}, mask[K] = {2, 2, 2, 2};
+	uint64_t category[K] = {2, 2, 2, 2}, mask[K] = {2, 2, 2, 2};
 	uint64_t keys[K] = {5, 6, 7, 8};
 	bp_kind kinds[K] = {BP_KIND_STATIC, BP_KIND_STATIC, BP_KIND_STATIC, BP_KIND_STATIC};
 	bp_shape shapes[K] = {BP_SHAPE_SPHERE, BP_SHAPE_SPHERE, BP_SHAPE_SPHERE, BP_SHAPE_SPHERE};
@@ -370,7 +370,7 @@ Test(bulk_setters, create_entities_from_arrays_makes_a_mixed_batch_in_dense_orde
 	enum { B = 50 };
 	uint32_t n = bp_world_entity_count(m->w);
 	float lo[3][B], hi[3][B];
-	uint32_t category[B], mask[B];
+	uint64_t category[B], mask[B];
 	bp_kind kinds[B];
 	uint64_t keys[B];
 	bp_shape shapes[B];
@@ -381,8 +381,8 @@ Test(bulk_setters, create_entities_from_arrays_makes_a_mixed_batch_in_dense_orde
 		float r = test_rng_float(&m->rng, 0, 6);
 		for (int a = 0; a < 3; ++a)
 			lo[a][i] = c[a] - r, hi[a][i] = c[a] + r;
-		category[i] = i % 2 ? 1u : 2u; // two teams
-		mask[i] = i % 2 ? 2u : 1u;      // each sees the other
+		category[i] = i % 2 ? 1u : test_layer(2); // two teams, one in the high word
+		mask[i] = i % 2 ? test_layer(2) : 1u;     // each sees the other
 		kinds[i] = i % 5 == 0 ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
 		keys[i] = 5000 + i;
 		shapes[i] = i % 3 == 0 ? BP_SHAPE_SPHERE : BP_SHAPE_BOX;

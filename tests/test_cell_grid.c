@@ -404,7 +404,7 @@ Test(cell_grid, far_points_clamp_or_wrap_by_hand)
 		// And assign agrees with cell_of, as box centres: a point box at each x.
 		oracle_box boxes[7];
 		for (int i = 0; i < 7; ++i)
-			boxes[i] = (oracle_box){.min = {xs[i], 0.5f}, .max = {xs[i], 0.5f}, .category = 1, .mask = UINT32_MAX};
+			boxes[i] = (oracle_box){.min = {xs[i], 0.5f}, .max = {xs[i], 0.5f}, .category = 1, .mask = UINT64_MAX};
 		bp_world *w = make_world(boxes, 7, 2, 1);
 		cr_assert_eq(bp_cell_grid_assign(g, w), BP_OK);
 		for (uint32_t i = 0; i < 7; ++i) {

@@ -89,7 +89,7 @@ static expected oracle_for_file(const char *path, uint32_t frame)
 	cr_assert_not_null(boxes);
 	for (uint32_t i = 0; i < n; ++i) {
 		boxes[i].category = 1;
-		boxes[i].mask = UINT32_MAX;
+		boxes[i].mask = UINT64_MAX;
 		for (int k = 0; k < scene->dims; ++k) {
 			boxes[i].min[k] = scene->min[k][(size_t)frame * n + i];
 			boxes[i].max[k] = scene->max[k][(size_t)frame * n + i];

@@ -64,7 +64,7 @@ static answer oracle_answer_kinds(const bp_scene *scene, const bool *is_static)
 	cr_assert_not_null(boxes);
 	for (uint32_t i = 0; i < n; ++i) {
 		boxes[i].category = 1;
-		boxes[i].mask = UINT32_MAX;
+		boxes[i].mask = UINT64_MAX;
 		boxes[i].is_static = is_static && is_static[i];
 		for (int k = 0; k < scene->dims; ++k) {
 			boxes[i].min[k] = scene->min[k][i];

@@ -121,7 +121,7 @@ static oracle_pairs frame1_oracle(const char *dist, int dims, uint32_t n, uint64
 			boxes[i].max[a] = scene->max[a][i];
 		}
 		boxes[i].category = 1;
-		boxes[i].mask = UINT32_MAX;
+		boxes[i].mask = UINT64_MAX;
 		boxes[i].is_static = movers < scene->count;
 	}
 	for (uint32_t j = 0; movers < scene->count && j < movers; ++j)

@@ -404,7 +404,7 @@ Test(cli_render, random_scene_highlights_match_the_oracle)
 	test_random_boxes(boxes, N, 2, 1000, 12, false, 7);
 	for (uint32_t i = 0; i < N; ++i) {
 		boxes[i].category = 1;
-		boxes[i].mask = UINT32_MAX;
+		boxes[i].mask = UINT64_MAX;
 		scene_boxes[i] = (box2){i, {boxes[i].min[0], boxes[i].min[1]}, {boxes[i].max[0], boxes[i].max[1]}};
 	}
 	const char *scene = test_tmp_path("random.txt"), *png = test_tmp_path("random.png");

@@ -115,7 +115,7 @@ Test(closest, same_pairs_same_order_for_any_thread_count, .timeout = 240)
 
 typedef struct direct_scene {
 	float *min[3], *max[3];
-	uint32_t *category, *mask;
+	uint64_t *category, *mask;
 	uint8_t *flags;
 	bpi_scene scene;
 } direct_scene;
@@ -131,7 +131,7 @@ static void direct_load(direct_scene *d, const oracle_box *boxes, uint32_t n, in
 		d->category[i] = boxes[i].category;
 		d->mask[i] = boxes[i].mask;
 		d->flags[i] = boxes[i].is_static ? BP_FLAG_STATIC : 0;
-		unfiltered = unfiltered && !boxes[i].is_static && boxes[i].category == 1 && boxes[i].mask == UINT32_MAX;
+		unfiltered = unfiltered && !boxes[i].is_static && boxes[i].category == 1 && boxes[i].mask == UINT64_MAX;
 	}
 	d->scene = (bpi_scene){.count = n, .dims = dims, .category = d->category, .mask = d->mask, .flags = d->flags,
 		.unfiltered = unfiltered, .threads = threads};
@@ -171,8 +171,8 @@ static void kept_order_case(int dims, int threads, bool filters)
 		d.max[k] = calloc(n, sizeof(float));
 		cr_assert(d.min[k] && d.max[k]);
 	}
-	d.category = calloc(n, sizeof(uint32_t));
-	d.mask = calloc(n, sizeof(uint32_t));
+	d.category = calloc(n, sizeof(uint64_t));
+	d.mask = calloc(n, sizeof(uint64_t));
 	d.flags = calloc(n, 1);
 	cr_assert(boxes && d.category && d.mask && d.flags);
 	cells_make_scene(boxes, n, dims, CELLS_MIXED, filters, 17 + (uint64_t)dims);

@@ -174,10 +174,10 @@ Test(counts, cell_grid_count_only_is_ok)
 {
 	// Four entities in the 2x1 grid of unit cells: cell 0 holds 0 and 1, cell 1 holds 2 and 3.
 	oracle_box boxes[4] = {
-		{{0.1f, 0.1f, 0}, {0.2f, 0.2f, 0}, 1, UINT32_MAX, false, false},
-		{{0.3f, 0.3f, 0}, {0.4f, 0.4f, 0}, 1, UINT32_MAX, false, false},
-		{{1.1f, 0.1f, 0}, {1.2f, 0.2f, 0}, 1, UINT32_MAX, false, false},
-		{{1.3f, 0.3f, 0}, {1.4f, 0.4f, 0}, 1, UINT32_MAX, false, false},
+		{{0.1f, 0.1f, 0}, {0.2f, 0.2f, 0}, 1, UINT64_MAX, false, false},
+		{{0.3f, 0.3f, 0}, {0.4f, 0.4f, 0}, 1, UINT64_MAX, false, false},
+		{{1.1f, 0.1f, 0}, {1.2f, 0.2f, 0}, 1, UINT64_MAX, false, false},
+		{{1.3f, 0.3f, 0}, {1.4f, 0.4f, 0}, 1, UINT64_MAX, false, false},
 	};
 	bp_world *w = test_world_from_boxes(boxes, 4, 2, BP_ALGO_BRUTE, 1);
 	bp_cell_grid_def def = bp_cell_grid_def_default();
@@ -210,8 +210,8 @@ Test(counts, no_frame_not_submitted_and_periodic_extent_have_statuses_of_their_o
 	}
 
 	oracle_box boxes[2] = {
-		{{0, 0, 0}, {1, 1, 1}, 1, UINT32_MAX, false, false},
-		{{0.5f, 0.5f, 0.5f}, {2, 2, 2}, 1, UINT32_MAX, false, false},
+		{{0, 0, 0}, {1, 1, 1}, 1, UINT64_MAX, false, false},
+		{{0.5f, 0.5f, 0.5f}, {2, 2, 2}, 1, UINT64_MAX, false, false},
 	};
 	bp_world *w = test_world_from_boxes(boxes, 2, 3, BP_ALGO_AUTO, 1);
 	bp_view *v = NULL;

@@ -199,11 +199,11 @@ static void churn(bp_world *w, test_rng *rng, bool lifecycle)
 			test_rng_float(rng, 0.5f, 2.5f), test_rng_below(rng, 3));
 	if (n > 0) { // filters and kinds change too, through the bulk calls
 		uint32_t first = test_rng_below(rng, n), count = 1 + test_rng_below(rng, n - first < 8 ? n - first : 8);
-		uint32_t category[8], mask[8];
+		uint64_t category[8], mask[8];
 		bp_kind kinds[8];
 		for (uint32_t i = 0; i < count; ++i) {
-			category[i] = 1u << test_rng_below(rng, 2);
-			mask[i] = test_rng_below(rng, 4) ? UINT32_MAX : 1u;
+			category[i] = test_layer(test_rng_below(rng, 2));
+			mask[i] = test_rng_below(rng, 4) ? UINT64_MAX : 1u;
 			kinds[i] = test_rng_below(rng, 3) ? BP_KIND_DYNAMIC : BP_KIND_STATIC;
 		}
 		cr_assert_eq(bp_world_set_filters(w, first, count, category, mask), BP_OK);
@@ -325,7 +325,7 @@ Test(bulk, keys_filters_and_kinds_are_all_or_nothing)
 	// Statics 0..2 never pair with each other; filters keep 3 and 4 apart.
 	const bp_kind statics[3] = {BP_KIND_STATIC, BP_KIND_STATIC, BP_KIND_STATIC};
 	cr_assert_eq(bp_world_set_kinds(w, 0, 3, statics), BP_OK);
-	const uint32_t category[2] = {1, 2}, mask[2] = {~2u, ~1u};
+	const uint64_t category[2] = {1, 2}, mask[2] = {~UINT64_C(2), ~UINT64_C(1)};
 	cr_assert_eq(bp_world_set_filters(w, 3, 2, category, mask), BP_OK);
 	cr_assert_eq(bp_world_step(w), BP_OK);
 	size_t count, want_count;

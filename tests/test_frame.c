@@ -369,10 +369,10 @@ Test(frame, entities_created_and_destroyed_between_frames, .timeout = 60)
 	// The last entity (it moves on the destroy below) covers everything, so it has
 	// pairs whose key order flips from (k, N - 1) to dense order (0, k): the events
 	// must still see them as unchanged.
-	boxes[N - 1] = (oracle_box){{0, 0}, {45, 45}, 1, UINT32_MAX, false, false};
+	boxes[N - 1] = (oracle_box){{0, 0}, {45, 45}, 1, UINT64_MAX, false, false};
 	bp_entity last = bp_world_entity_at(w, N - 1);
 	cr_assert_eq(bp_entity_set_bounds(w, last, boxes[N - 1].min, boxes[N - 1].max), BP_OK);
-	cr_assert_eq(bp_entity_set_filter(w, last, 1, UINT32_MAX), BP_OK);
+	cr_assert_eq(bp_entity_set_filter(w, last, 1, UINT64_MAX), BP_OK);
 	cr_assert_eq(bp_entity_set_kind(w, last, BP_KIND_DYNAMIC), BP_OK);
 	bp_view *v1, *v2;
 	cr_assert_eq(bp_frame_step(w, &v1), BP_OK);
@@ -534,8 +534,8 @@ static void shadow_change(shadow *s, int dims, int frame)
 	}
 	if (frame % 4 == 1) { // a filter and a kind, on a frame without new keys
 		uint32_t d = test_rng_below(&s->rng, s->n);
-		s->boxes[d].category = 1u << test_rng_below(&s->rng, 3);
-		s->boxes[d].mask = 1u << test_rng_below(&s->rng, 3);
+		s->boxes[d].category = test_layer(test_rng_below(&s->rng, 3));
+		s->boxes[d].mask = test_layer(test_rng_below(&s->rng, 3));
 		cr_assert_eq(bp_entity_set_filter(s->w, bp_world_entity_at(s->w, d), s->boxes[d].category,
 				     s->boxes[d].mask),
 			BP_OK);

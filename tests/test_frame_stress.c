@@ -54,7 +54,7 @@ static oracle_box *snapshot_boxes(const bp_view *v)
 	oracle_box *boxes = malloc((n + 1) * sizeof *boxes);
 	for (uint32_t i = 0; i < n; ++i) {
 		boxes[i] = (oracle_box){{b.min_x[i], b.min_y[i], b.min_z ? b.min_z[i] : 0},
-			{b.max_x[i], b.max_y[i], b.max_z ? b.max_z[i] : 0}, 1, UINT32_MAX, false, false};
+			{b.max_x[i], b.max_y[i], b.max_z ? b.max_z[i] : 0}, 1, UINT64_MAX, false, false};
 	}
 	return boxes;
 }

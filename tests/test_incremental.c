@@ -48,7 +48,7 @@ static void random_box(history *h, oracle_box *b, bool filters)
 		b->max[k] = k < h->dims ? b->min[k] + extent * test_rng_float(&h->rng, 0.5f, 1.0f) : 0.0f;
 	}
 	b->category = filters && test_rng_below(&h->rng, 4) == 0 ? 2u : 1u;
-	b->mask = filters && test_rng_below(&h->rng, 4) == 0 ? 1u : UINT32_MAX;
+	b->mask = filters && test_rng_below(&h->rng, 4) == 0 ? 1u : UINT64_MAX;
 	b->is_static = filters && test_rng_below(&h->rng, 3) == 0;
 	b->is_sphere = false;
 }
@@ -199,7 +199,7 @@ static int history_run(int dims, int threads, uint32_t start, int steps, bool fi
 		case 4:
 			if (h.n && filters) {
 				uint32_t d = test_rng_below(&h.rng, h.n);
-				uint32_t mask = h.boxes[d].mask == UINT32_MAX ? 1u : UINT32_MAX;
+				uint64_t mask = h.boxes[d].mask == UINT64_MAX ? 1u : UINT64_MAX;
 				cr_assert_eq(bp_entity_set_filter(h.world, h.handles[d], h.boxes[d].category, mask), BP_OK);
 				cr_assert_eq(bp_entity_set_filter(h.full, h.full_handles[d], h.boxes[d].category, mask), BP_OK);
 				h.boxes[d].mask = mask;
@@ -989,7 +989,7 @@ static void probe_apply(probe *p, change c)
 	}
 	case OTHER_FILTER: {
 		oracle_box *b = &p->boxes[n / 2];
-		b->mask = b->mask == UINT32_MAX ? 1u : UINT32_MAX;
+		b->mask = b->mask == UINT64_MAX ? 1u : UINT64_MAX;
 		cr_assert_eq(bp_entity_set_filter(w, p->handles[n / 2], b->category, b->mask), BP_OK);
 		break;
 	}
@@ -1236,7 +1236,7 @@ static const float test_period[3] = {16.0f, 12.0f, 20.0f};
 /// exactly P/2; random filters and kinds.
 static void periodic_box(history *h, oracle_box *b)
 {
-	*b = (oracle_box){.category = 1, .mask = UINT32_MAX};
+	*b = (oracle_box){.category = 1, .mask = UINT64_MAX};
 	for (int k = 0; k < h->dims; ++k) {
 		int p8 = (int)(test_period[k] * 8.0f);
 		int e8 = test_rng_below(&h->rng, 10) == 0 ? p8 / 2 : (int)test_rng_below(&h->rng, (uint32_t)p8 / 4 + 1);
@@ -1245,7 +1245,7 @@ static void periodic_box(history *h, oracle_box *b)
 		b->max[k] = (float)(m8 + e8) / 8.0f;
 	}
 	if (test_rng_below(&h->rng, 4) == 0) {
-		b->category = 1u << test_rng_below(&h->rng, 2);
+		b->category = test_layer(test_rng_below(&h->rng, 2));
 		b->mask = test_rng_below(&h->rng, 2) ? 1u : 2u;
 	}
 	b->is_static = test_rng_below(&h->rng, 5) == 0;
@@ -1341,7 +1341,7 @@ static void periodic_history_run(int dims, int threads, uint32_t start, int step
 		case 2:
 			if (h.n) {
 				uint32_t d = test_rng_below(&h.rng, h.n);
-				uint32_t mask = h.boxes[d].mask == UINT32_MAX ? 2u : UINT32_MAX;
+				uint64_t mask = h.boxes[d].mask == UINT64_MAX ? 2u : UINT64_MAX;
 				cr_assert_eq(bp_entity_set_filter(h.world, h.handles[d], h.boxes[d].category, mask), BP_OK);
 				cr_assert_eq(bp_entity_set_filter(h.full, h.full_handles[d], h.boxes[d].category, mask), BP_OK);
 				h.boxes[d].mask = mask;
@@ -1446,7 +1446,7 @@ Test(incremental, frames_see_filter_kind_and_shape_changes, .timeout = 120)
 					BP_OK);
 				break;
 			case 1:
-				b->mask = b->mask == UINT32_MAX ? 2u : UINT32_MAX;
+				b->mask = b->mask == UINT64_MAX ? 2u : UINT64_MAX;
 				cr_assert_eq(bp_entity_set_filter(h.world, h.handles[d], b->category, b->mask), BP_OK);
 				break;
 			default:

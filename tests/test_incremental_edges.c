@@ -55,7 +55,7 @@ static void edge_host_free(edge_host *h)
 
 static oracle_box edge_box(const float *min, const float *max)
 {
-	oracle_box b = {.category = 1, .mask = UINT32_MAX};
+	oracle_box b = {.category = 1, .mask = UINT64_MAX};
 	for (int k = 0; k < 3; ++k) {
 		b.min[k] = min[k];
 		b.max[k] = max[k];
@@ -325,7 +325,7 @@ Test(incremental_edges, huge_movers_choose_a_huge_margin)
 /// to 2e38, clipped to the float range.
 static oracle_box random_edge_box(test_rng *rng, int dims, bool huge)
 {
-	oracle_box b = {.category = 1, .mask = UINT32_MAX};
+	oracle_box b = {.category = 1, .mask = UINT64_MAX};
 	for (int a = 0; a < dims; ++a) {
 		double lo = huge ? test_rng_float(rng, -1e38f, 1e38f) : test_rng_float(rng, -100, 100);
 		double hi = lo + (huge ? test_rng_float(rng, 0, 2e38f) : test_rng_float(rng, 0, 5));
@@ -368,7 +368,7 @@ static void movers_from_the_start(uint32_t *paths, int steps)
 	test_rng rng = {77};
 	static oracle_box boxes[N];
 	for (uint32_t i = 0; i < N; ++i) {
-		boxes[i] = (oracle_box){.category = 1, .mask = UINT32_MAX};
+		boxes[i] = (oracle_box){.category = 1, .mask = UINT64_MAX};
 		for (int a = 0; a < 2; ++a) {
 			boxes[i].min[a] = test_rng_float(&rng, 0, 400);
 			boxes[i].max[a] = boxes[i].min[a] + 1;

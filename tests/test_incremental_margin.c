@@ -93,8 +93,8 @@ Test(incremental_margin, an_entity_searches_when_it_leaves_its_margin_or_changes
 	f.boxes[a].mask = 0u;
 	cr_assert_eq(step(&f, "mask 0"), 1, "a filter change searches");
 	cr_assert_eq(step(&f, "mask 0 again"), 0);
-	cr_assert_eq(bp_entity_set_filter(f.w, h, 1u, UINT32_MAX), BP_OK);
-	f.boxes[a].mask = UINT32_MAX;
+	cr_assert_eq(bp_entity_set_filter(f.w, h, 1u, UINT64_MAX), BP_OK);
+	f.boxes[a].mask = UINT64_MAX;
 	cr_assert_eq(step(&f, "mask back"), 1);
 	cr_assert_eq(bp_entity_set_kind(f.w, h, BP_KIND_STATIC), BP_OK);
 	f.boxes[a].is_static = true;
@@ -177,13 +177,13 @@ Test(incremental_margin, faces_one_float_apart_are_decided_on_the_floats)
 	enum { NEIGHBOURS = 4 * 3, COUNT = 1 + NEIGHBOURS };
 	oracle_box boxes[COUNT];
 	memset(boxes, 0, sizeof boxes);
-	boxes[0] = (oracle_box){.min = {0, 0, 0}, .max = {1, 1, 1}, .category = 1, .mask = ~0u};
+	boxes[0] = (oracle_box){.min = {0, 0, 0}, .max = {1, 1, 1}, .category = 1, .mask = UINT64_MAX};
 	const float moved_min = 0 + 0.01f, moved_max = 1 + 0.01f; // the mover's faces after its move
 	for (int axis = 0; axis < 3; ++axis)
 		for (int k = 0; k < 4; ++k) {
 			oracle_box *b = &boxes[1 + 4 * axis + k];
 			*b = (oracle_box){.min = {0.25f, 0.25f, 0.25f}, .max = {0.75f, 0.75f, 0.75f}, .category = 1,
-				.mask = ~0u, .is_static = true};
+				.mask = UINT64_MAX, .is_static = true};
 			if (k == 0) // above, touching
 				b->min[axis] = moved_max;
 			if (k == 1) // above, one float apart

@@ -38,7 +38,7 @@ static void check_all(const oracle_box *boxes, uint32_t n, int dims, const char 
 
 static oracle_box box(float x0, float y0, float z0, float x1, float y1, float z1)
 {
-	return (oracle_box){{x0, y0, z0}, {x1, y1, z1}, 1, UINT32_MAX, false, false};
+	return (oracle_box){{x0, y0, z0}, {x1, y1, z1}, 1, UINT64_MAX, false, false};
 }
 
 Test(numeric, negative_zero_touches_positive_zero, .timeout = 60)

@@ -17,9 +17,9 @@ static bp_world *world_of(const oracle_box *boxes, uint32_t n, int dims)
 Test(pairs, touching_boxes_overlap)
 {
 	oracle_box boxes[3] = {
-		{{0, 0, 0}, {1, 1, 1}, 1, ~0u, false, false},
-		{{1, 0, 0}, {2, 1, 1}, 1, ~0u, false, false}, // shares the face x = 1 with box 0
-		{{2.0001f, 0, 0}, {3, 1, 1}, 1, ~0u, false, false}, // a hair away from box 1
+		{{0, 0, 0}, {1, 1, 1}, 1, UINT64_MAX, false, false},
+		{{1, 0, 0}, {2, 1, 1}, 1, UINT64_MAX, false, false}, // shares the face x = 1 with box 0
+		{{2.0001f, 0, 0}, {3, 1, 1}, 1, UINT64_MAX, false, false}, // a hair away from box 1
 	};
 	bp_world *w = world_of(boxes, 3, 3);
 	size_t n;
@@ -33,9 +33,9 @@ Test(pairs, touching_boxes_overlap)
 Test(pairs, zero_extent_points)
 {
 	oracle_box boxes[3] = {
-		{{5, 5}, {5, 5}, 1, ~0u, false, false}, // a point
-		{{5, 5}, {5, 5}, 1, ~0u, false, false}, // the same point
-		{{0, 0}, {5, 4.9f}, 1, ~0u, false, false}, // reaches x = 5 but not y = 5
+		{{5, 5}, {5, 5}, 1, UINT64_MAX, false, false}, // a point
+		{{5, 5}, {5, 5}, 1, UINT64_MAX, false, false}, // the same point
+		{{0, 0}, {5, 4.9f}, 1, UINT64_MAX, false, false}, // reaches x = 5 but not y = 5
 	};
 	bp_world *w = world_of(boxes, 3, 2);
 	size_t n;
@@ -51,7 +51,7 @@ Test(pairs, filters_and_static_pairs)
 	// 0 and 1 are static, so never paired with each other.
 	oracle_box boxes[4] = {
 		{{0, 0}, {10, 10}, 1, 1, true, false}, // accepts only category 1
-		{{0, 0}, {10, 10}, 1, ~0u, true, false},
+		{{0, 0}, {10, 10}, 1, UINT64_MAX, true, false},
 		{{0, 0}, {10, 10}, 2, ~0u, false, false},
 		{{0, 0}, {10, 10}, 1, 2, false, false}, // pairs only with category 2 -> only with 2
 	};

@@ -24,7 +24,7 @@ static void periodic_boxes(oracle_box *boxes, uint32_t n, int dims, const float 
 	test_rng rng = {seed};
 	for (uint32_t i = 0; i < n; ++i) {
 		oracle_box *b = &boxes[i];
-		*b = (oracle_box){.category = 1, .mask = UINT32_MAX};
+		*b = (oracle_box){.category = 1, .mask = UINT64_MAX};
 		for (int axis = 0; axis < dims; ++axis) {
 			int p8 = (int)(period[axis] * 8.0f); // period in eighths
 			int e8_max = (int)(period[axis] * max_fraction * 8.0f);
@@ -46,8 +46,8 @@ static void periodic_boxes(oracle_box *boxes, uint32_t n, int dims, const float 
 			b->max[axis] = (float)(m8 + e8) / 8.0f;
 		}
 		if (test_rng_below(&rng, 4) == 0) {
-			b->category = 1u << test_rng_below(&rng, 3);
-			b->mask = (uint32_t)test_rng_below(&rng, 8);
+			b->category = test_layer(test_rng_below(&rng, 3));
+			b->mask = test_layers(test_rng_below(&rng, 8));
 		}
 		b->is_static = test_rng_below(&rng, 5) == 0;
 	}
@@ -196,12 +196,12 @@ Test(periodic, many_entities_several_chunks, .timeout = 600)
 
 static oracle_box box2(float x0, float y0, float x1, float y1)
 {
-	return (oracle_box){.min = {x0, y0, 0}, .max = {x1, y1, 0}, .category = 1, .mask = UINT32_MAX};
+	return (oracle_box){.min = {x0, y0, 0}, .max = {x1, y1, 0}, .category = 1, .mask = UINT64_MAX};
 }
 
 static oracle_box box3(float x0, float y0, float z0, float x1, float y1, float z1)
 {
-	return (oracle_box){.min = {x0, y0, z0}, .max = {x1, y1, z1}, .category = 1, .mask = UINT32_MAX};
+	return (oracle_box){.min = {x0, y0, z0}, .max = {x1, y1, z1}, .category = 1, .mask = UINT64_MAX};
 }
 
 /// Steps with every algorithm and 1 and 3 threads; the pairs must be exactly

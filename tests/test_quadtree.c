@@ -268,7 +268,7 @@ Test(quadtree, identical_and_zero_size_boxes_stop_at_the_depth_cap, .timeout = 1
 				float p = kind == 2 ? (float)(i % 16 / 4) : 7;
 				float q = kind == 2 ? (float)(i % 4) : 7;
 				float e = kind == 0 ? 1 : 0;
-				boxes[i] = (oracle_box){.min = {p, q, p}, .max = {p + e, q + e, p + e}, .category = ~0u, .mask = ~0u};
+				boxes[i] = (oracle_box){.min = {p, q, p}, .max = {p + e, q + e, p + e}, .category = UINT64_MAX, .mask = UINT64_MAX};
 			}
 			for (int t = 0; t < 4; t += 2) {
 				size_t count;
@@ -288,14 +288,14 @@ Test(quadtree, huge_spans_are_exact, .timeout = 60)
 		test_random_boxes(boxes, N, dims, 1e3f, 4, true, 5 + dims);
 		// Boxes over all of float, at its ends, and points at +-1e38 and +-1e7.
 		boxes[0] = (oracle_box){.min = {-FLT_MAX, -FLT_MAX, -FLT_MAX}, .max = {FLT_MAX, FLT_MAX, FLT_MAX},
-			.category = ~0u, .mask = ~0u};
+			.category = UINT64_MAX, .mask = UINT64_MAX};
 		boxes[1] = (oracle_box){.min = {FLT_MAX, FLT_MAX, FLT_MAX}, .max = {FLT_MAX, FLT_MAX, FLT_MAX},
-			.category = ~0u, .mask = ~0u};
+			.category = UINT64_MAX, .mask = UINT64_MAX};
 		boxes[2] = (oracle_box){.min = {-FLT_MAX, -FLT_MAX, -FLT_MAX}, .max = {-1e38f, -1e38f, -1e38f},
-			.category = ~0u, .mask = ~0u};
+			.category = UINT64_MAX, .mask = UINT64_MAX};
 		for (uint32_t i = 3; i < 40; ++i) {
 			float at = i % 2 ? 1e38f : -1e7f;
-			boxes[i] = (oracle_box){.min = {at, at, at}, .max = {at, at, at}, .category = ~0u, .mask = ~0u,
+			boxes[i] = (oracle_box){.min = {at, at, at}, .max = {at, at, at}, .category = UINT64_MAX, .mask = UINT64_MAX,
 				.is_static = i % 3 == 0};
 		}
 		for (int t = 0; t < 4; ++t) {

@@ -244,10 +244,10 @@ static bp_view *hand_view(const oracle_box *boxes, uint32_t n, int dims, bp_worl
 Test(query, hand_worked_2d, .timeout = 30)
 {
 	oracle_box boxes[4] = {
-		{{0, 0}, {1, 1}, 1, ~0u, false, false},     // 0: unit square
-		{{2, 0}, {3, 1}, 1, ~0u, false, false},     // 1: unit square, 1 to the right of 0
-		{{5, 5}, {5, 5}, 1, ~0u, false, false},     // 2: a point
-		{{1, 1}, {2, 2}, 1, ~0u, false, false},     // 3: touches 0 at corner (1,1) and 1 at corner (2,1)
+		{{0, 0}, {1, 1}, 1, UINT64_MAX, false, false},     // 0: unit square
+		{{2, 0}, {3, 1}, 1, UINT64_MAX, false, false},     // 1: unit square, 1 to the right of 0
+		{{5, 5}, {5, 5}, 1, UINT64_MAX, false, false},     // 2: a point
+		{{1, 1}, {2, 2}, 1, UINT64_MAX, false, false},     // 3: touches 0 at corner (1,1) and 1 at corner (2,1)
 	};
 	bp_world *w;
 	bp_view *v = hand_view(boxes, 4, 2, &w);
@@ -322,8 +322,8 @@ Test(query, hand_worked_2d, .timeout = 30)
 Test(query, ray_from_inside_3d, .timeout = 30)
 {
 	oracle_box boxes[2] = {
-		{{0, 0, 0}, {4, 4, 4}, 1, ~0u, false, false},
-		{{1, 1, 1}, {2, 2, 2}, 1, ~0u, false, false},
+		{{0, 0, 0}, {4, 4, 4}, 1, UINT64_MAX, false, false},
+		{{1, 1, 1}, {2, 2, 2}, 1, UINT64_MAX, false, false},
 	};
 	bp_world *w;
 	bp_view *v = hand_view(boxes, 2, 3, &w);
@@ -360,7 +360,7 @@ static void clustered_scene(oracle_box *boxes, uint32_t n, int dims, bool snap, 
 		const float *at = centre[test_rng_below(&rng, 12)];
 		float size = test_rng_below(&rng, 20) == 0 ? 10.0f : 1.0f;
 		bool point = test_rng_below(&rng, 16) == 0;
-		boxes[i] = (oracle_box){.category = 1, .mask = ~0u};
+		boxes[i] = (oracle_box){.category = 1, .mask = UINT64_MAX};
 		for (int k = 0; k < dims; ++k) {
 			float spread = test_rng_float(&rng, -1, 1) + test_rng_float(&rng, -1, 1) + test_rng_float(&rng, -1, 1);
 			float lo = at[k] + 8.0f * spread, ext = point ? 0.0f : test_rng_float(&rng, 0, size);

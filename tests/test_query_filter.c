@@ -35,7 +35,7 @@ static bool bf_checks(const oracle_box *b, uint32_t i, const bp_query_filter *f)
 	if (!f)
 		return true;
 	uint32_t kind = b->is_static ? BP_QUERY_STATIC : BP_QUERY_DYNAMIC;
-	bool layers = f->category == UINT32_MAX && f->mask == UINT32_MAX;
+	bool layers = f->category == UINT64_MAX && f->mask == UINT64_MAX;
 	if (!layers)
 		layers = (f->category & b->mask) != 0 && (b->category & f->mask) != 0;
 	return layers && (f->kinds & kind) != 0 && i != f->exclude;
@@ -200,9 +200,11 @@ static const bp_query_filter *random_filter(test_rng *rng, scene *s, bp_query_fi
 		return NULL;
 	*f = bp_query_filter_default();
 	if (test_rng_below(rng, 2))
-		f->category = 1u << test_rng_below(rng, 3);
+		f->category = test_layer(test_rng_below(rng, 3));
 	if (test_rng_below(rng, 2))
-		f->mask = (uint32_t)test_rng_below(rng, 8);
+		f->mask = test_layers(test_rng_below(rng, 8));
+	else if (test_rng_below(rng, 4) == 0)
+		f->mask = UINT64_MAX & ~test_layer(test_rng_below(rng, 3)); // one layer short of no layer test
 	f->kinds = 1 + test_rng_below(rng, 3);
 	if (test_rng_below(rng, 2))
 		f->exclude = test_rng_below(rng, s->n);
@@ -687,10 +689,10 @@ Test(query_filter, the_default_filter_sees_what_no_filter_sees)
 {
 	// Four boxes on one spot: A plain, B category 0, C mask 0, D static.
 	oracle_box boxes[4] = {
-		{{0, 0, 0}, {1, 1, 1}, 1, UINT32_MAX, false, false},
+		{{0, 0, 0}, {1, 1, 1}, 1, UINT64_MAX, false, false},
 		{{0, 0, 0}, {1, 1, 1}, 0, UINT32_MAX, false, false},
 		{{0, 0, 0}, {1, 1, 1}, 1, 0, false, false},
-		{{0, 0, 0}, {1, 1, 1}, 1, UINT32_MAX, true, false},
+		{{0, 0, 0}, {1, 1, 1}, 1, UINT64_MAX, true, false},
 	};
 	bp_world *w = test_world_from_boxes(boxes, 4, 3, BP_ALGO_AUTO, 1);
 	bp_view *v = NULL;
@@ -727,7 +729,7 @@ Test(query_filter, the_default_filter_sees_what_no_filter_sees)
 	cr_assert_eq(bp_view_query_aabb_filtered(v, lo, hi, &f, got, 4, &n), BP_OK);
 	cr_assert(n == 2 && got[0] == 0 && got[1] == 3, "category 1: %zu hits", n);
 	f = bp_query_filter_default();
-	f.mask = UINT32_MAX - 2; // every layer but bit 1: A's and D's category 1 is in it
+	f.mask = UINT64_MAX - 2; // every layer but bit 1: A's and D's category 1 is in it
 	cr_assert_eq(bp_view_query_aabb_filtered(v, lo, hi, &f, got, 4, &n), BP_OK);
 	cr_assert(n == 2 && got[0] == 0 && got[1] == 3, "mask all but one bit: %zu hits", n);
 	cr_assert_eq(bp_view_release(v), BP_OK);

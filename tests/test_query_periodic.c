@@ -113,7 +113,7 @@ static void run_periodic(int dims, uint32_t n, float spread, bool snap, uint64_t
 	oracle_box *boxes = malloc(n * sizeof *boxes);
 	test_rng rng = {seed};
 	for (uint32_t i = 0; i < n; ++i) {
-		boxes[i] = (oracle_box){.category = 1, .mask = UINT32_MAX};
+		boxes[i] = (oracle_box){.category = 1, .mask = UINT64_MAX};
 		for (int a = 0; a < dims; ++a) {
 			boxes[i].min[a] = test_rng_float(&rng, -spread * period[a], spread * period[a]);
 			boxes[i].max[a] = boxes[i].min[a] + test_rng_float(&rng, 0.0f, period[a] / 3.0f);

@@ -35,8 +35,8 @@ static float world_edge(uint32_t n, int dims)
 
 static void random_filters(oracle_box *b, test_rng *rng)
 {
-	b->category = 1u << test_rng_below(rng, 3);
-	b->mask = test_rng_below(rng, 4) ? UINT32_MAX : (uint32_t)test_rng_below(rng, 8);
+	b->category = test_layer(test_rng_below(rng, 3));
+	b->mask = test_rng_below(rng, 4) ? UINT64_MAX : test_layers(test_rng_below(rng, 8));
 	b->is_static = test_rng_below(rng, 3) == 0;
 }
 
@@ -51,7 +51,7 @@ static void make_scene(oracle_box *boxes, uint32_t n, int dims, scene_kind kind,
 	const uint32_t side = dims == 3 ? (uint32_t)ceilf(cbrtf((float)n)) : (uint32_t)ceilf(sqrtf((float)n));
 	for (uint32_t i = 0; i < n; ++i) {
 		oracle_box *b = &boxes[i];
-		*b = (oracle_box){.category = 1, .mask = UINT32_MAX};
+		*b = (oracle_box){.category = 1, .mask = UINT64_MAX};
 		for (int k = 0; k < dims; ++k) {
 			float lo, extent;
 			switch (kind) {
@@ -344,7 +344,7 @@ Test(sap_regions, lattice_on_cell_boundaries, .timeout = 240)
 			oracle_box *boxes = malloc(n * sizeof *boxes);
 			for (uint32_t i = 0; i < n; ++i) {
 				uint32_t c[3] = {i % side, (i / side) % side, i / (side * side)};
-				boxes[i] = (oracle_box){.category = 1, .mask = UINT32_MAX};
+				boxes[i] = (oracle_box){.category = 1, .mask = UINT64_MAX};
 				for (int k = 0; k < dims; ++k) {
 					boxes[i].min[k] = (float)(c[k] * size);
 					boxes[i].max[k] = (float)((c[k] + 1) * size);
@@ -366,7 +366,7 @@ static void make_sized(oracle_box *boxes, uint32_t n, int dims, float world, flo
 {
 	test_rng rng = {seed};
 	for (uint32_t i = 0; i < n; ++i) {
-		boxes[i] = (oracle_box){.category = 1, .mask = UINT32_MAX};
+		boxes[i] = (oracle_box){.category = 1, .mask = UINT64_MAX};
 		float extent = i % 97 == 5 ? big : small;
 		for (int k = 0; k < dims; ++k) {
 			boxes[i].min[k] = test_rng_float(&rng, 0.0f, world);
@@ -420,7 +420,7 @@ Test(sap_regions, clamped_coordinates_near_1e7, .timeout = 240)
 	for (int dims = 2; dims <= 3; ++dims) {
 		test_rng rng = {31 + (uint64_t)dims};
 		for (uint32_t i = 0; i < n; ++i) {
-			boxes[i] = (oracle_box){.category = 1, .mask = UINT32_MAX};
+			boxes[i] = (oracle_box){.category = 1, .mask = UINT64_MAX};
 			for (int k = 0; k < dims; ++k) {
 				uint32_t where = test_rng_below(&rng, 3);
 				float lo = where == 0   ? -1e7f + (float)test_rng_below(&rng, 64)

@@ -26,7 +26,7 @@ static float add_at_most(float b, float e)
 
 static oracle_box box2(float x0, float y0, float x1, float y1)
 {
-	return (oracle_box){.min = {x0, y0, 0}, .max = {x1, y1, 0}, .category = 1, .mask = UINT32_MAX};
+	return (oracle_box){.min = {x0, y0, 0}, .max = {x1, y1, 0}, .category = 1, .mask = UINT64_MAX};
 }
 
 // Hand-worked 2D example, cell_size 4. Every extent is 1, so the exact minimum
@@ -138,7 +138,7 @@ Test(shifts, boxes_on_sector_boundaries, .timeout = 120)
 		enum { N = 1200 };
 		static oracle_box boxes[N];
 		test_random_boxes(boxes, 200, dims, 10.0f, 1.0f, false, 7);
-		boxes[0] = (oracle_box){.category = 1, .mask = UINT32_MAX}; // point at the origin
+		boxes[0] = (oracle_box){.category = 1, .mask = UINT64_MAX}; // point at the origin
 		boxes[1] = boxes[0];
 		for (int k = 0; k < dims; ++k)
 			boxes[1].max[k] = 1.0f; // extent exactly 1
@@ -152,7 +152,7 @@ Test(shifts, boxes_on_sector_boundaries, .timeout = 120)
 		float half = sector * 0.5f;
 		for (uint32_t i = 2; i < N; ++i) {
 			oracle_box *b = &boxes[i];
-			*b = (oracle_box){.category = 1, .mask = UINT32_MAX};
+			*b = (oracle_box){.category = 1, .mask = UINT64_MAX};
 			for (int k = 0; k < dims; ++k) {
 				// A whole number of half sectors, or one ulp either side of it.
 				float at = (float)test_rng_below(&rng, 12) * half;
@@ -219,7 +219,7 @@ Test(shifts, zero_extent_boxes, .timeout = 60)
 	static oracle_box boxes[N];
 	for (int dims = 2; dims <= 3; ++dims) {
 		for (uint32_t i = 0; i < N; ++i) {
-			boxes[i] = (oracle_box){.category = 1, .mask = UINT32_MAX};
+			boxes[i] = (oracle_box){.category = 1, .mask = UINT64_MAX};
 			for (int k = 0; k < dims; ++k)
 				boxes[i].min[k] = boxes[i].max[k] = (float)(i % 7) * (k == 0);
 		}

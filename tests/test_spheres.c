@@ -11,12 +11,12 @@
 
 static oracle_box sphere(float x, float y, float z, float r)
 {
-	return (oracle_box){{x - r, y - r, z - r}, {x + r, y + r, z + r}, 1, UINT32_MAX, false, true};
+	return (oracle_box){{x - r, y - r, z - r}, {x + r, y + r, z + r}, 1, UINT64_MAX, false, true};
 }
 
 static oracle_box box(float x0, float y0, float z0, float x1, float y1, float z1)
 {
-	return (oracle_box){{x0, y0, z0}, {x1, y1, z1}, 1, UINT32_MAX, false, false};
+	return (oracle_box){{x0, y0, z0}, {x1, y1, z1}, 1, UINT64_MAX, false, false};
 }
 
 /// Steps every available algorithm at threads 1, 2, 3 and 8; each must equal the
@@ -126,7 +126,7 @@ Test(spheres, spheres_with_filters_and_static, .timeout = 120)
 	test_random_spheres(boxes, n, 3, 60.0f, 5.0f, 60, 99);
 	test_rng rng = {5};
 	for (uint32_t i = 0; i < n; ++i) {
-		boxes[i].category = 1u << test_rng_below(&rng, 3);
+		boxes[i].category = test_layer(test_rng_below(&rng, 3));
 		boxes[i].mask = (uint32_t)test_rng_next(&rng) | 1u;
 		boxes[i].is_static = test_rng_below(&rng, 4) == 0;
 	}

@@ -96,7 +96,8 @@ typedef struct builder {
 	size_t size;
 	uint64_t offsets[8][2];
 	uint32_t frames;
-	size_t record; ///< where the record being built starts
+	size_t record;    ///< where the record being built starts
+	uint32_t version; ///< 1: a category or mask is one word; 2: a low and a high word
 } builder;
 
 static void word(builder *b, uint32_t v)
@@ -112,11 +113,21 @@ static uint32_t fnv(const uint8_t *p, size_t n, uint32_t h)
 	return h;
 }
 
-static void begin(builder *b, int dims)
+/// The category or mask column of n entities: the low words, then from version 2 the high words.
+static void layers(builder *b, uint32_t n, const uint64_t *v)
+{
+	for (uint32_t i = 0; i < n; ++i)
+		word(b, (uint32_t)v[i]);
+	for (uint32_t i = 0; b->version >= 2 && i < n; ++i)
+		word(b, (uint32_t)(v[i] >> 32));
+}
+
+static void begin(builder *b, int dims, uint32_t version)
 {
 	memcpy(b->bytes, "BPTRACE1", 8);
 	b->size = 8;
-	word(b, 1);
+	b->version = version;
+	word(b, version);
 	word(b, (uint32_t)dims);
 	word(b, 0);
 	word(b, 0);
@@ -145,8 +156,8 @@ static void frame_end(builder *b)
 static void create_2d(builder *b, uint32_t id, float x)
 {
 	word(b, id);
-	word(b, 1);
-	word(b, UINT32_MAX);
+	layers(b, 1, (uint64_t[]){1});
+	layers(b, 1, (uint64_t[]){UINT64_MAX});
 	word(b, 0);
 	float v[4] = {x, 0, x + 1, 1};
 	for (int i = 0; i < 4; ++i) {
@@ -181,15 +192,19 @@ static void finish(builder *b, const char *path)
 	write_bytes(path, b->bytes, b->size);
 }
 
+/// The filters of the two entities two_frames creates: in version 2 with bits past the low word.
+static const uint64_t built_category[2][2] = {{5, 1}, {5 | UINT64_C(1) << 40, UINT64_C(1) << 63}};
+static const uint64_t built_mask[2][2] = {{UINT32_MAX, 0x80000001u}, {UINT64_MAX, UINT64_MAX & ~(UINT64_C(1) << 62)}};
+
 /// Frame 0 creates ids 1 and 2; frame 1 is whatever `second` writes.
-static void two_frames(const char *path, void (*second)(builder *b))
+static void two_frames(const char *path, uint32_t version, void (*second)(builder *b))
 {
 	builder b = {0};
-	begin(&b, 2);
+	begin(&b, 2, version);
 	frame_head(&b, 0, 2, 0, 0);
 	word(&b, 1), word(&b, 2);                          // ids
-	word(&b, 1), word(&b, 1);                          // categories
-	word(&b, UINT32_MAX), word(&b, UINT32_MAX);        // masks
+	layers(&b, 2, built_category[version - 1]);
+	layers(&b, 2, built_mask[version - 1]);
 	word(&b, 0), word(&b, 1);                          // flags: id 2 static
 	word(&b, 0), word(&b, 0x3f000000u);                // min_x: 0, 0.5
 	word(&b, 0), word(&b, 0);                          // min_y
@@ -232,7 +247,10 @@ static void move_destroyed(builder *b)
 static void set_unknown_flags(builder *b)
 {
 	frame_head(b, 0, 0, 1, 0);
-	word(b, 1), word(b, 1), word(b, 1), word(b, 8);
+	word(b, 1);
+	layers(b, 1, (uint64_t[]){1});
+	layers(b, 1, (uint64_t[]){1});
+	word(b, 8);
 	frame_end(b);
 }
 
@@ -252,10 +270,10 @@ static void recreate(builder *b)
 	frame_end(b);
 }
 
-static void expect_refused(void (*second)(builder *b), const char *says)
+static void expect_refused(uint32_t version, void (*second)(builder *b), const char *says)
 {
 	const char *path = test_tmp_path("built.bpt");
-	two_frames(path, second);
+	two_frames(path, version, second);
 	bp_trace_reader *r = NULL;
 	cr_assert_eq(bp_trace_reader_open(path, &r), BP_OK, "%s", bp_trace_open_error());
 	bp_trace_frame f;
@@ -271,27 +289,60 @@ static void expect_refused(void (*second)(builder *b), const char *says)
 
 Test(trace_corrupt, impossible_frames_are_refused)
 {
-	expect_refused(destroy_unknown, "frame 1: destroys[0]: id 5 is not live");
-	expect_refused(destroy_twice, "frame 1: destroys[1]: id 1 is listed twice");
-	expect_refused(create_live, "frame 1: creates[0]: id 2 is already live");
-	expect_refused(move_destroyed, "frame 1: moves[0]: id 1 is not live");
-	expect_refused(set_unknown_flags, "frame 1: sets[0]: id 1: unknown flag bits");
-	expect_refused(inverted_move, "frame 1: moves[0]: id 2: min_x > max_x");
+	for (uint32_t version = 1; version <= BP_TRACE_VERSION; ++version) {
+		expect_refused(version, destroy_unknown, "frame 1: destroys[0]: id 5 is not live");
+		expect_refused(version, destroy_twice, "frame 1: destroys[1]: id 1 is listed twice");
+		expect_refused(version, create_live, "frame 1: creates[0]: id 2 is already live");
+		expect_refused(version, move_destroyed, "frame 1: moves[0]: id 1 is not live");
+		expect_refused(version, set_unknown_flags, "frame 1: sets[0]: id 1: unknown flag bits");
+		expect_refused(version, inverted_move, "frame 1: moves[0]: id 2: min_x > max_x");
+	}
 }
 
-/// The document's layout, written by hand, reads back as written.
-Test(trace_corrupt, a_trace_built_from_the_document_reads)
+/// The document's layout, written by hand in `version`, reads back as written; version 1's
+/// filters widened (all bits stay all bits, the rest zero-extended).
+static void built_reads(uint32_t version, const uint64_t category[2], const uint64_t mask[2])
 {
 	const char *path = test_tmp_path("built.bpt");
-	two_frames(path, recreate);
+	two_frames(path, version, recreate);
 	bp_trace_reader *r = NULL;
 	cr_assert_eq(bp_trace_reader_open(path, &r), BP_OK, "%s", bp_trace_open_error());
 	cr_assert_eq(bp_trace_reader_info(r).dims, 2);
+	bp_trace_frame f;
+	cr_assert_eq(bp_trace_reader_next(r, &f), BP_OK, "%s", bp_trace_reader_error(r));
+	cr_assert(f.create_count == 2);
+	for (int i = 0; i < 2; ++i)
+		cr_assert(f.creates[i].category == category[i] && f.creates[i].mask == mask[i],
+			"version %u: creates[%d]: category %#llx, mask %#llx", version, i,
+			(unsigned long long)f.creates[i].category, (unsigned long long)f.creates[i].mask);
 	cr_assert_eq(bp_trace_reader_seek(r, 1), BP_OK, "%s", bp_trace_reader_error(r));
 	bp_trace_state s = bp_trace_reader_state(r);
 	// id 1 destroyed (id 2 moves into dense 0), then created again at dense 1.
 	cr_assert(s.count == 2 && s.ids[0] == 2 && s.ids[1] == 1);
 	cr_assert(s.bounds.min_x[0] == 0.5f && s.bounds.max_x[0] == 2 && s.kinds[0] == BP_KIND_STATIC);
 	cr_assert(s.bounds.min_x[1] == 0.5f && s.bounds.max_x[1] == 1.5f && s.kinds[1] == BP_KIND_DYNAMIC);
+	cr_assert(s.category[0] == category[1] && s.mask[0] == mask[1], "version %u: id 2's filter", version);
+	cr_assert(s.category[1] == 1 && s.mask[1] == UINT64_MAX, "version %u: id 1's new filter", version);
 	bp_trace_reader_close(r);
+}
+
+Test(trace_corrupt, a_trace_built_from_the_document_reads)
+{
+	built_reads(2, built_category[1], built_mask[1]);
+}
+
+Test(trace_corrupt, a_version_1_trace_reads_with_its_filters_widened)
+{
+	built_reads(1, (const uint64_t[]){5, 1}, (const uint64_t[]){UINT64_MAX, 0x80000001u});
+}
+
+Test(trace_corrupt, a_later_version_is_refused_by_name)
+{
+	builder b = {0};
+	begin(&b, 2, BP_TRACE_VERSION + 1);
+	finish(&b, test_tmp_path("later.bpt"));
+	bp_trace_reader *r = NULL;
+	cr_assert_eq(bp_trace_reader_open(test_tmp_path("later.bpt"), &r), BP_ERR_PARSE);
+	cr_assert(strstr(bp_trace_open_error(), "trace format version 3; this library reads versions 1 to 2"), "%s",
+		bp_trace_open_error());
 }

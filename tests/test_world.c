@@ -40,6 +40,15 @@ static bp_entity create(bp_world *w, const bp_entity_def *d)
 
 static bool same_handle(bp_entity a, bp_entity b) { return a.index1 == b.index1 && a.generation == b.generation; }
 
+/// Field by field: bp_entity_def has padding (after kind, and at the end), whose bytes a copy
+/// need not keep.
+static bool same_def(const bp_entity_def *a, const bp_entity_def *b)
+{
+	return !memcmp(a->min, b->min, sizeof a->min) && !memcmp(a->max, b->max, sizeof a->max) &&
+	       a->category == b->category && a->mask == b->mask && a->kind == b->kind && a->user_key == b->user_key &&
+	       a->shape == b->shape;
+}
+
 /// True when `text` contains the decimal form of v.
 static bool mentions(const char *text, unsigned long long v)
 {
@@ -75,7 +84,7 @@ static void assert_unchanged(const bp_world *w, snapshot *s)
 		cr_assert(same_handle(bp_world_entity_at(w, i), s->handles[i]), "dense %u moved", i);
 		bp_entity_def d;
 		cr_assert_eq(bp_entity_get(w, s->handles[i], &d), BP_OK);
-		cr_assert_eq(memcmp(&d, &s->defs[i], sizeof d), 0, "dense %u changed", i);
+		cr_assert(same_def(&d, &s->defs[i]), "dense %u changed", i);
 	}
 	free(s->handles);
 	free(s->defs);
@@ -99,7 +108,7 @@ Test(world, def_defaults)
 		cr_assert_eq(e.max[k], 0.0f);
 	}
 	cr_assert_eq(e.category, 1);
-	cr_assert_eq(e.mask, UINT32_MAX);
+	cr_assert_eq(e.mask, UINT64_MAX);
 	cr_assert_eq(e.kind, BP_KIND_DYNAMIC);
 	cr_assert_eq(e.user_key, 0);
 }
@@ -187,7 +196,7 @@ Test(world, entity_round_trip_3d)
 	cr_assert(same_handle(bp_world_entity_at(w, 1), (bp_entity){0}), "out of range gives the null handle");
 	bp_entity_def got;
 	cr_assert_eq(bp_entity_get(w, e, &got), BP_OK);
-	cr_assert_eq(memcmp(&got, &d, sizeof d), 0);
+	cr_assert(same_def(&got, &d));
 	cr_assert_eq(bp_world_user_keys(w)[0], d.user_key);
 
 	const float lo[3] = {7, 8, 9}, hi[3] = {7, 10, 9}; // zero extent on x and z is valid
@@ -235,7 +244,7 @@ static void expect_stale(bp_world *w, bp_entity e)
 	const float lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
 	const float lo_x = 0, lo_y = 0, lo_z = 0, hi_x = 1, hi_y = 1, hi_z = 1;
 	const bp_bounds_arrays one = {&lo_x, &lo_y, &lo_z, &hi_x, &hi_y, &hi_z};
-	const uint32_t category = 2;
+	const uint64_t category = 2;
 	const bp_kind kind = BP_KIND_STATIC;
 	const uint64_t key = 42;
 	const bp_shape shape = BP_SHAPE_SPHERE;
@@ -879,8 +888,8 @@ static void check_step(int dims, int threads, uint64_t seed)
 			memcpy(live[first + i].box.max, boxes[i].max, sizeof boxes[i].max);
 	for (uint32_t i = 0; i < n; i += 3) {
 		oracle_box *b = &live[i].box;
-		b->category = 1u << test_rng_below(&rng, 3);
-		b->mask = test_rng_below(&rng, 2) ? UINT32_MAX : 1u << test_rng_below(&rng, 3);
+		b->category = test_layer(test_rng_below(&rng, 3));
+		b->mask = test_rng_below(&rng, 2) ? UINT64_MAX : test_layer(test_rng_below(&rng, 3));
 		b->is_static = test_rng_below(&rng, 3) == 0;
 		cr_assert_eq(bp_entity_set_filter(w, live[i].handle, b->category, b->mask), BP_OK);
 		cr_assert_eq(bp_entity_set_kind(w, live[i].handle, b->is_static ? BP_KIND_STATIC : BP_KIND_DYNAMIC), BP_OK);

@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 #define BP_VERSION_MAJOR 0
-#define BP_VERSION_MINOR 6
+#define BP_VERSION_MINOR 7
 #define BP_VERSION_PATCH 0
 
 /// Result of every call that can fail. BP_OK is zero; every error leaves the

@@ -235,7 +235,7 @@ enum {
 /// returns true. The layer test is the AND rule
 /// of pairs with the query as the other party,
 ///     (filter.category & e.mask) != 0 && (e.category & filter.mask) != 0,
-/// except that a filter whose category and mask are both all bits (UINT32_MAX, as
+/// except that a filter whose category and mask are both all bits (UINT64_MAX, as
 /// bp_query_filter_default() sets them) tests no layers: it sees every layer,
 /// entities whose category or mask is 0 included. So the default filter sees
 /// exactly what NULL sees, and changing only kinds, exclude or accept narrows
@@ -247,8 +247,8 @@ enum {
 /// result (ray hits past the closest accepted one, nearest candidates beyond
 /// the k-th). It must not release the view. Start from bp_query_filter_default().
 typedef struct bp_query_filter {
-	uint32_t category; ///< bits the query is (tested against entity masks). Default all (with mask all: no layer test).
-	uint32_t mask;     ///< entity categories it sees. Default all (with category all: no layer test).
+	uint64_t category; ///< bits the query is (tested against entity masks). Default all (with mask all: no layer test).
+	uint64_t mask;     ///< entity categories it sees. Default all (with category all: no layer test).
 	uint32_t kinds;    ///< BP_QUERY_* bits; other bits are BP_ERR_INVALID_ARGUMENT. Default BP_QUERY_ALL_KINDS.
 	/// A dense index the query never returns (the agent a ray starts in), or
 	/// BP_QUERY_NO_EXCLUDE. Default BP_QUERY_NO_EXCLUDE.

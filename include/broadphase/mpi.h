@@ -47,8 +47,8 @@ typedef struct bp_mpi_entities {
 	uint32_t count;
 	const uint64_t *ids;
 	bp_bounds_arrays bounds;
-	const uint32_t *category; ///< may be NULL
-	const uint32_t *mask;     ///< may be NULL
+	const uint64_t *category; ///< may be NULL
+	const uint64_t *mask;     ///< may be NULL
 	const uint8_t *kind;      ///< bp_kind values; may be NULL
 	const uint8_t *shape;     ///< bp_shape values; may be NULL
 } bp_mpi_entities;

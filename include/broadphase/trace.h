@@ -25,8 +25,9 @@ extern "C" {
 // reader's error text names what and where. A malformed file is BP_ERR_PARSE, a file that
 // cannot be opened, read or written BP_ERR_IO.
 
-/// Format version written by this library and the only one it reads.
-#define BP_TRACE_VERSION 1u
+/// Format version written by this library. It reads this one and version 1, whose
+/// 32-bit categories and masks it widens (high bits 0).
+#define BP_TRACE_VERSION 2u
 
 /// One entity as a create holds it, and as an attribute change holds it (then its bounds
 /// are ignored).
@@ -34,8 +35,8 @@ typedef struct bp_trace_entity {
 	uint32_t id;
 	float min[3];      ///< min[2] ignored in 2D
 	float max[3];      ///< max[2] ignored in 2D
-	uint32_t category; ///< as bp_entity_def
-	uint32_t mask;     ///< as bp_entity_def
+	uint64_t category; ///< as bp_entity_def
+	uint64_t mask;     ///< as bp_entity_def
 	bp_kind kind;
 	bp_shape shape;
 } bp_trace_entity;
@@ -118,7 +119,7 @@ typedef struct bp_trace_state {
 	uint32_t count;
 	const uint32_t *ids;
 	bp_bounds_arrays bounds;
-	const uint32_t *category, *mask;
+	const uint64_t *category, *mask;
 	const bp_kind *kinds;
 	const bp_shape *shapes;
 } bp_trace_state;

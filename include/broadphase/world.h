@@ -192,10 +192,10 @@ BP_API const char *bp_world_last_error(const bp_world *world);
 typedef struct bp_entity_def {
 	float min[3];       ///< lower corner; min[2] ignored in 2D. Default 0.
 	float max[3];       ///< upper corner; max[2] ignored in 2D. Default 0.
-	uint32_t category;  ///< bits this entity is. Default 1.
+	uint64_t category;  ///< bits this entity is (64 layers). Default 1.
 	/// Categories it pairs with: a and b pair iff (a.category & b.mask) and
-	/// (b.category & a.mask) are both non-zero. Default all (UINT32_MAX).
-	uint32_t mask;
+	/// (b.category & a.mask) are both non-zero. Default all (UINT64_MAX).
+	uint64_t mask;
 	bp_kind kind;       ///< default BP_KIND_DYNAMIC
 	uint64_t user_key;  ///< opaque to the library; pair events name entities by it. Default 0.
 	bp_shape shape;     ///< default BP_SHAPE_BOX; a sphere's bounds are centre -+ radius
@@ -212,7 +212,7 @@ BP_API bp_status bp_entity_destroy(bp_world *world, bp_entity entity);
 BP_API bp_status bp_entity_get(const bp_world *world, bp_entity entity, bp_entity_def *out);
 /// Sets bounds from `dims` floats each.
 BP_API bp_status bp_entity_set_bounds(bp_world *world, bp_entity entity, const float *min, const float *max);
-BP_API bp_status bp_entity_set_filter(bp_world *world, bp_entity entity, uint32_t category, uint32_t mask);
+BP_API bp_status bp_entity_set_filter(bp_world *world, bp_entity entity, uint64_t category, uint64_t mask);
 BP_API bp_status bp_entity_set_kind(bp_world *world, bp_entity entity, bp_kind kind);
 BP_API bp_status bp_entity_set_user_key(bp_world *world, bp_entity entity, uint64_t user_key);
 /// Keeps the bounds and changes how they are read (see bp_shape).
@@ -256,8 +256,8 @@ BP_API bp_status bp_world_create_entities(bp_world *world, uint32_t count, const
 /// centre -+ radius (bp_shape).
 typedef struct bp_entity_arrays {
 	bp_bounds_arrays bounds;
-	const uint32_t *category; ///< as bp_entity_def.category
-	const uint32_t *mask;     ///< as bp_entity_def.mask
+	const uint64_t *category; ///< as bp_entity_def.category
+	const uint64_t *mask;     ///< as bp_entity_def.mask
 	const bp_kind *kind;      ///< as bp_entity_def.kind
 	const uint64_t *user_key; ///< as bp_entity_def.user_key
 	const bp_shape *shape;    ///< as bp_entity_def.shape
@@ -298,12 +298,12 @@ BP_API bp_status bp_world_set_user_keys_indexed(bp_world *world, uint32_t count,
 BP_API bp_status bp_world_set_user_keys_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
 	const uint64_t *keys);
 /// Sets category[i] and mask[i] of target i, as bp_entity_set_filter.
-BP_API bp_status bp_world_set_filters(bp_world *world, uint32_t first, uint32_t count, const uint32_t *category,
-	const uint32_t *mask);
+BP_API bp_status bp_world_set_filters(bp_world *world, uint32_t first, uint32_t count, const uint64_t *category,
+	const uint64_t *mask);
 BP_API bp_status bp_world_set_filters_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
-	const uint32_t *category, const uint32_t *mask);
+	const uint64_t *category, const uint64_t *mask);
 BP_API bp_status bp_world_set_filters_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
-	const uint32_t *category, const uint32_t *mask);
+	const uint64_t *category, const uint64_t *mask);
 /// Sets kinds[i] of target i, as bp_entity_set_kind: a kind that is neither dynamic
 /// nor static changes nothing (BP_ERR_INVALID_ARGUMENT, "kinds[i]" named).
 BP_API bp_status bp_world_set_kinds(bp_world *world, uint32_t first, uint32_t count, const bp_kind *kinds);
@@ -460,11 +460,11 @@ BP_API bp_frame_stats bp_world_stats(const bp_world *world);
 // with dense indices) and keeps them, 24 bytes per selected pair, for the next step.
 
 /// Selects the pairs bp_world_step reports events for: 0 (the default) turns events off
-/// and frees their memory; UINT32_MAX selects every pair. A new selection starts from no
+/// and frees their memory; UINT64_MAX selects every pair. A new selection starts from no
 /// pairs: the next step reports every selected pair as begun. The writer only.
-BP_API bp_status bp_world_set_events(bp_world *world, uint32_t categories);
+BP_API bp_status bp_world_set_events(bp_world *world, uint64_t categories);
 /// The selection bp_world_set_events set (0: off).
-BP_API uint32_t bp_world_events_categories(const bp_world *world);
+BP_API uint64_t bp_world_events_categories(const bp_world *world);
 /// The events of the last successful bp_world_step, as bp_view_events: writes up to each
 /// capacity, sets each total, BP_ERR_OUT_OF_RANGE only for a short buffer with room
 /// (capacity 0 counts, BP_OK); keys are as they were at the step where the pair existed.

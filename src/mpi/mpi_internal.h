@@ -7,15 +7,15 @@
 #include <broadphase/mpi.h>
 #include "core.h"
 
-/// One entity as it travels between ranks (MPI_BYTE). 48 bytes.
+/// One entity as it travels between ranks (MPI_BYTE). 56 bytes.
 typedef struct bpi_mpi_record {
 	uint64_t id;
 	float min[3], max[3]; ///< periodic worlds: min reduced into [0, period)
-	uint32_t category, mask;
+	uint64_t category, mask;
 	uint8_t kind, shape;
 	uint8_t pad[6];
 } bpi_mpi_record;
-_Static_assert(sizeof(bpi_mpi_record) == 48, "bpi_mpi_record is 48 bytes");
+_Static_assert(sizeof(bpi_mpi_record) == 56, "bpi_mpi_record is 56 bytes");
 
 /// A node of the recursive coordinate bisection: ranks [rank_first, rank_first + rank_count)
 /// split at `cut` on `axis`; centres below go to `left`. A leaf has rank_count 1.
@@ -44,7 +44,7 @@ struct bp_mpi {
 	size_t owned_count;
 	BPI_ARRAY(uint64_t) owned_ids;
 	BPI_ARRAY(float) owned_bounds; ///< six arrays of owned_count, min_x .. max_z
-	BPI_ARRAY(uint32_t) owned_filters; ///< category then mask
+	BPI_ARRAY(uint64_t) owned_filters; ///< category then mask
 	BPI_ARRAY(uint8_t) owned_kinds;   ///< kind then shape
 
 	BPI_ARRAY(bp_mpi_pair) pairs;

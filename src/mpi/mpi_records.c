@@ -65,7 +65,7 @@ bp_status bpi_mpi_records_from_input(bp_mpi *mpi, const bp_mpi_entities *in, bpi
 					(unsigned long long)r->id, axis_names[axis], axis_names[axis]);
 		}
 		r->category = in->category ? in->category[i] : 1u;
-		r->mask = in->mask ? in->mask[i] : ~0u;
+		r->mask = in->mask ? in->mask[i] : UINT64_MAX;
 		r->kind = in->kind ? in->kind[i] : (uint8_t)BP_KIND_DYNAMIC;
 		r->shape = in->shape ? in->shape[i] : (uint8_t)BP_SHAPE_BOX;
 		if (r->kind > BP_KIND_STATIC || r->shape > BP_SHAPE_SPHERE)

@@ -37,7 +37,7 @@ void cells_make_scene(oracle_box *boxes, uint32_t n, int dims, cells_dist dist, 
 			centre[c][k] = test_rng_float(&rng, 0, side);
 	for (uint32_t i = 0; i < n; ++i) {
 		oracle_box *b = &boxes[i];
-		*b = (oracle_box){.category = 1, .mask = UINT32_MAX};
+		*b = (oracle_box){.category = 1, .mask = UINT64_MAX};
 		float lo[3] = {0, 0, 0}, ext[3] = {0, 0, 0};
 		for (int k = 0; k < dims; ++k) {
 			lo[k] = test_rng_float(&rng, 0, side);
@@ -105,8 +105,8 @@ void cells_make_scene(oracle_box *boxes, uint32_t n, int dims, cells_dist dist, 
 		}
 		set_box(b, dims, lo, ext);
 		if (filters) {
-			b->category = 1u << test_rng_below(&rng, 3);
-			b->mask = test_rng_below(&rng, 4) ? UINT32_MAX : (uint32_t)test_rng_below(&rng, 8);
+			b->category = test_layer(test_rng_below(&rng, 3));
+			b->mask = test_rng_below(&rng, 4) ? UINT64_MAX : test_layers(test_rng_below(&rng, 8));
 			b->is_static = test_rng_below(&rng, 4) == 0;
 		}
 	}

@@ -168,20 +168,35 @@ int oracle_compare_hits(const void *x, const void *y)
 	return a->index < b->index ? -1 : a->index > b->index;
 }
 
+uint64_t test_layer(uint32_t k)
+{
+	static const int bits[3] = {0, 33, 63};
+	return UINT64_C(1) << bits[k % 3];
+}
+
+uint64_t test_layers(uint32_t small)
+{
+	uint64_t layers = 0;
+	for (uint32_t k = 0; k < 3; ++k)
+		if (small >> k & 1)
+			layers |= test_layer(k);
+	return layers;
+}
+
 void test_random_boxes(oracle_box *boxes, uint32_t n, int dims, float world, float max_extent, bool filters,
 	uint64_t seed)
 {
 	test_rng rng = {seed};
 	for (uint32_t i = 0; i < n; ++i) {
 		oracle_box *b = &boxes[i];
-		*b = (oracle_box){.category = 1, .mask = UINT32_MAX};
+		*b = (oracle_box){.category = 1, .mask = UINT64_MAX};
 		for (int k = 0; k < dims; ++k) {
 			b->min[k] = test_rng_float(&rng, 0.0f, world);
 			b->max[k] = b->min[k] + test_rng_float(&rng, 0.0f, max_extent);
 		}
 		if (filters) {
-			b->category = 1u << test_rng_below(&rng, 3);
-			b->mask = test_rng_below(&rng, 4) ? UINT32_MAX : (uint32_t)test_rng_below(&rng, 8);
+			b->category = test_layer(test_rng_below(&rng, 3));
+			b->mask = test_rng_below(&rng, 4) ? UINT64_MAX : test_layers(test_rng_below(&rng, 8));
 			b->is_static = test_rng_below(&rng, 4) == 0;
 		}
 	}
@@ -193,7 +208,7 @@ void test_random_spheres(oracle_box *boxes, uint32_t n, int dims, float world, f
 	test_rng rng = {seed};
 	for (uint32_t i = 0; i < n; ++i) {
 		oracle_box *b = &boxes[i];
-		*b = (oracle_box){.category = 1, .mask = UINT32_MAX};
+		*b = (oracle_box){.category = 1, .mask = UINT64_MAX};
 		b->is_sphere = (int)test_rng_below(&rng, 100) < sphere_percent;
 		float r = test_rng_float(&rng, 0.0f, max_radius);
 		for (int k = 0; k < dims; ++k) {

@@ -12,7 +12,7 @@
 /// on purpose, so the oracle shares no layout or code with the library.
 typedef struct oracle_box {
 	float min[3], max[3];
-	uint32_t category, mask;
+	uint64_t category, mask;
 	bool is_static;
 	/// A sphere: the largest ball centred in min/max (bp_shape in world.h).
 	bool is_sphere;
@@ -45,6 +45,11 @@ uint64_t test_rng_next(test_rng *rng);
 /// Uniform float in [lo, hi).
 float test_rng_float(test_rng *rng, float lo, float hi);
 uint32_t test_rng_below(test_rng *rng, uint32_t bound);
+/// Layer k of three (0, 1, 2) as a 64-bit category: bits 0, 33 and 63, so random filters
+/// meet the low word, the high word and the top bit.
+uint64_t test_layer(uint32_t k);
+/// The layers of bits 0-2 of `small` (test_layer of each bit set).
+uint64_t test_layers(uint32_t small);
 /// dims uniform floats in [lo, hi), each rounded down to an integer with `snap`
 /// (integer grids make ties and touching boxes common).
 void test_rng_vec(test_rng *rng, float *v, int dims, float lo, float hi, bool snap);

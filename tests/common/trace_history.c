@@ -26,8 +26,8 @@ static void random_box(test_rng *rng, int dims, oracle_box *box)
 
 static void random_settings(test_rng *rng, oracle_box *box)
 {
-	box->category = 1u << test_rng_below(rng, 3);
-	box->mask = test_rng_below(rng, 4) ? UINT32_MAX : 1u | (1u << test_rng_below(rng, 3));
+	box->category = test_layer(test_rng_below(rng, 3));
+	box->mask = test_rng_below(rng, 4) ? UINT64_MAX : 1u | test_layer(test_rng_below(rng, 3));
 	box->is_static = test_rng_below(rng, 4) == 0;
 }
 

@@ -197,8 +197,7 @@ static void op_create_entity(state *st)
 	bp_entity_def def = bp_entity_def_default();
 	decode_bounds(st, def.min, def.max);
 	uint8_t f = fuzz_byte(&st->in);
-	def.category = (f & 3) + 1u;
-	def.mask = (f >> 2) & 7 ? (f >> 2) & 7 : UINT32_MAX;
+	fuzz_filter(f, &def.category, &def.mask);
 	def.kind = f & 0x20 ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
 	if (live_count(st) >= MAX_RECORDS)
 		return;
@@ -261,7 +260,7 @@ static void op_create_bulk(state *st)
 	for (uint32_t i = 0; i < count; ++i) {
 		record *r = &st->records[st->record_count++];
 		*r = (record){.handle = handles[i], .live = true};
-		r->box = (fuzz_box){.category = 1, .mask = UINT32_MAX};
+		r->box = (fuzz_box){.category = 1, .mask = UINT64_MAX};
 		for (int k = 0; k < st->dims; ++k) {
 			r->box.min[k] = soa[k][i];
 			r->box.max[k] = soa[3 + k][i];
@@ -349,7 +348,8 @@ static void op_set_filter_kind(state *st)
 	bp_entity h = pick_handle(st);
 	uint8_t f = fuzz_byte(&st->in);
 	record *r = find_record(st, h);
-	uint32_t category = (f & 3) + 1u, mask = (f >> 2) & 7 ? (f >> 2) & 7 : UINT32_MAX;
+	uint64_t category, mask;
+	fuzz_filter(f, &category, &mask);
 	bp_status s = (f & 0x40) ? bp_entity_set_kind(st->world, h, (f & 0x20) ? BP_KIND_STATIC : BP_KIND_DYNAMIC)
 				 : bp_entity_set_filter(st->world, h, category, mask);
 	if (!r) {

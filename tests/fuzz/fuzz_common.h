@@ -85,9 +85,23 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 /// One box of the oracle, with the filter fields the library applies.
 typedef struct fuzz_box {
 	float min[3], max[3];
-	uint32_t category, mask;
+	uint64_t category, mask;
 	bool is_static;
 } fuzz_box;
+
+/// Bits 0-2 of `small` as the layers at bits 0, 33 and 63, so that fuzzed filters reach the
+/// high word and the top bit.
+static inline uint64_t fuzz_layers(uint32_t small)
+{
+	return (uint64_t)(small & 1) | (uint64_t)(small >> 1 & 1) << 33 | (uint64_t)(small >> 2 & 1) << 63;
+}
+
+/// A filter from one byte: category bits 0-1 plus 1, mask bits 2-4 (0 means all), as layers.
+static inline void fuzz_filter(uint8_t f, uint64_t *category, uint64_t *mask)
+{
+	*category = fuzz_layers((f & 3) + 1u);
+	*mask = (f >> 2) & 7 ? fuzz_layers((f >> 2) & 7) : UINT64_MAX;
+}
 
 static inline bool fuzz_pair_expected(const fuzz_box *a, const fuzz_box *b, int dims)
 {

@@ -10,7 +10,7 @@ enum { MAX_BOXES = 128 };
 /// step, bits 4-6 cell size, bit 7 canonical pairs. Then per box: `dims` signed
 /// coordinate bytes (lower corner), `dims` extent bytes (low 4 bits, so zero extents and
 /// exact touching are common), and with filters one byte: category (bits 0-1, plus 1),
-/// mask (bits 2-4; 0 means all) and static (bit 5).
+/// mask (bits 2-4; 0 means all), both spread to 64-bit layers by fuzz_filter, and static (bit 5).
 typedef struct decoded {
 	int dims;
 	uint32_t n;
@@ -34,15 +34,14 @@ static void decode(fuzz_reader *r, decoded *d)
 	d->n = 0;
 	while (d->n < MAX_BOXES && r->size - r->pos >= per_box) {
 		fuzz_box *b = &d->boxes[d->n];
-		*b = (fuzz_box){.category = 1, .mask = UINT32_MAX};
+		*b = (fuzz_box){.category = 1, .mask = UINT64_MAX};
 		for (int k = 0; k < d->dims; ++k)
 			b->min[k] = (float)(int8_t)fuzz_byte(r) * step;
 		for (int k = 0; k < d->dims; ++k)
 			b->max[k] = b->min[k] + (float)(fuzz_byte(r) & 15) * step;
 		if (filtered) {
 			uint8_t f = fuzz_byte(r);
-			b->category = (f & 3) + 1u;
-			b->mask = (f >> 2) & 7 ? (f >> 2) & 7 : UINT32_MAX;
+			fuzz_filter(f, &b->category, &b->mask);
 			b->is_static = f & 0x20;
 		}
 		for (int k = 0; k < 3; ++k) {

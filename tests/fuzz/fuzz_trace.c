@@ -136,7 +136,8 @@ static void writer_call(fuzz_reader *in, bp_trace_writer *w, int dims, bool *tou
 	float b[6][4];
 	for (uint32_t i = 0; i < count; ++i) {
 		ids[i] = fuzz_byte(in) % MAX_IDS;
-		e[i] = (bp_trace_entity){.id = ids[i], .category = 1u << (fuzz_byte(in) % 3), .mask = fuzz_byte(in) % 8,
+		e[i] = (bp_trace_entity){.id = ids[i], .category = fuzz_layers(1u << (fuzz_byte(in) % 3)),
+			.mask = fuzz_layers(fuzz_byte(in) % 8),
 			.kind = fuzz_byte(in) % 4 == 0 ? BP_KIND_STATIC : BP_KIND_DYNAMIC};
 		for (int a = 0; a < 3; ++a) {
 			float lo = coordinate(in), extent = coordinate(in) - 1.0f; // -1: inverted, refused

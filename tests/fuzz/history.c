@@ -245,7 +245,8 @@ static void host_finish(void *task, void *user) { (void)task, (void)user; }
 
 typedef struct ent {
 	float min[3], max[3];
-	uint32_t category, mask, dense;
+	uint64_t category, mask;
+	uint32_t dense;
 	uint64_t key;
 	bool is_static, sphere;
 	bp_entity h[2]; ///< in the incremental and the plain world
@@ -510,11 +511,27 @@ static void tr_pairs(const ctx *c, int w, const char *get, const bp_pair *want, 
 
 // ---- entities -------------------------------------------------------------------------------
 
+#define LAYER_1 UINT64_C(1)
+#define LAYER_2 (UINT64_C(1) << 33)
+#define LAYER_3 (UINT64_C(1) << 63)
+
+uint64_t hist_category(int index)
+{
+	static const uint64_t cats[HIST_FILTERS] = {1, 1, 1, 2, 4, 3, 0, UINT64_MAX, LAYER_1, LAYER_2, LAYER_3,
+		LAYER_1 | LAYER_2, LAYER_2 | LAYER_3, LAYER_3, 2 | LAYER_3, UINT64_MAX & ~LAYER_2};
+	return cats[index % HIST_FILTERS];
+}
+
+uint64_t hist_mask(int index)
+{
+	static const uint64_t masks[HIST_FILTERS] = {UINT64_MAX, UINT64_MAX, UINT64_MAX, 1, 3, 6, 0, 5, UINT64_MAX, LAYER_2,
+		LAYER_3, LAYER_1 | LAYER_3, LAYER_2 | LAYER_3, 2 | LAYER_2, UINT64_MAX & ~LAYER_3, UINT64_MAX & ~LAYER_1};
+	return masks[index % HIST_FILTERS];
+}
+
 static void attrs_from(const ctx *c, uint32_t s, uint8_t a, ent *x)
 {
-	static const uint32_t cats[8] = {1, 1, 1, 2, 4, 3, 0, UINT32_MAX};
-	static const uint32_t masks[8] = {UINT32_MAX, UINT32_MAX, UINT32_MAX, 1, 3, 6, 0, 5};
-	x->category = cats[s & 7], x->mask = masks[(s >> 3) & 7];
+	x->category = hist_category((int)(s % HIST_FILTERS)), x->mask = hist_mask((int)(s / HIST_FILTERS % HIST_FILTERS));
 	x->is_static = (a & 3) == 3;
 	x->sphere = !c->cfg->periodic && (a & 0x1C) == 0x1C;
 	x->key = (uint64_t)s * 0x9E3779B97F4A7C15ull >> 16;
@@ -582,8 +599,9 @@ static void op_create(ctx *c, const hist_op *op, bool bulk)
 	bp_entity *handles[2] = {xalloc(count * sizeof(bp_entity)), xalloc(count * sizeof(bp_entity))};
 	for (int w = 0; w < 2; ++w) {
 		at_world(c, w);
-		tr(c, w, "\td = bp_entity_def_default();\n\td.category = %#x, d.mask = %#x, d.user_key = %#llx, d.kind = %d, "
-			"d.shape = %d;\n", d.category, d.mask, (unsigned long long)d.user_key, (int)d.kind, (int)d.shape);
+		tr(c, w, "\td = bp_entity_def_default();\n\td.category = %#llx, d.mask = %#llx, d.user_key = %#llx, d.kind = %d, "
+			"d.shape = %d;\n", (unsigned long long)d.category, (unsigned long long)d.mask, (unsigned long long)d.user_key,
+			(int)d.kind, (int)d.shape);
 		if (!bulk) {
 			for (int k = 0; k < c->dims; ++k)
 				tr(c, w, "\td.min[%d] = %s, d.max[%d] = %s;\n", k, F(d.min[k]), k, F(d.max[k]));
@@ -777,7 +795,7 @@ static void op_attr(ctx *c, const hist_op *op)
 	uint32_t first = op->p % c->n, count = bulk ? op->n % 8u + 1 : 1;
 	count = count < c->n - first ? count : c->n - first;
 	uint64_t rng = op->s, *key = xalloc(count * 8);
-	uint32_t *cat = xalloc(count * 4), *mask = xalloc(count * 4);
+	uint64_t *cat = xalloc(count * 8), *mask = xalloc(count * 8);
 	bp_kind *kinds = xalloc(count * sizeof *kinds);
 	float *f = xalloc(count * 16); // sphere x, y, z and radius, count each
 	for (uint32_t i = 0; i < count; ++i) {
@@ -808,11 +826,12 @@ static void op_attr(ctx *c, const hist_op *op)
 		bp_status s;
 		at_world(c, w);
 		if (!bulk) {
-			static const char *const calls[4] = {"filter(w, e[%u], %#x, %#x)", "kind(w, e[%u], %u)",
+			static const char *const calls[4] = {"filter(w, e[%u], %#llx, %#llx)", "kind(w, e[%u], %u)",
 				"user_key(w, e[%u], %#llx)", "shape(w, e[%u], %u)"};
 			tr(c, w, "\tcr_assert_eq(bp_entity_set_");
 			if (TR(c, w))
-				what == 0 ? fprintf(c->tr, calls[0], c->dense[first], x->category, x->mask) : what == 2 ?
+				what == 0 ? fprintf(c->tr, calls[0], c->dense[first], (unsigned long long)x->category,
+					(unsigned long long)x->mask) : what == 2 ?
 					fprintf(c->tr, calls[2], c->dense[first], (unsigned long long)x->key) :
 					fprintf(c->tr, calls[what], c->dense[first], what == 1 ? (unsigned)kinds[0] : (unsigned)x->sphere);
 			tr(c, w, ", BP_OK);\n");
@@ -825,7 +844,7 @@ static void op_attr(ctx *c, const hist_op *op)
 			if (TR(c, w)) {
 				fputs("\t{\n", c->tr);
 				if (what == 0)
-					tr_ints(c, "static const uint32_t cat", cat, 4, count), tr_ints(c, "static const uint32_t mask", mask, 4, count);
+					tr_ints(c, "static const uint64_t cat", cat, 8, count), tr_ints(c, "static const uint64_t mask", mask, 8, count);
 				for (uint32_t i = 0; i < count && what == 1; ++i)
 					fprintf(c->tr, "%s%d%s", i ? ", " : "\t\tstatic const bp_kind kinds[] = {", (int)kinds[i], i + 1 < count ? "" : "};\n");
 				if (what == 2)

@@ -62,6 +62,13 @@ void hist_free(history *h);
 /// filter outside those a history draws from.
 bool hist_from_trace(const char *path, history *h, char *error, size_t size);
 void hist_push(history *h, hist_op op);
+/// The categories and masks a history draws, by index 0..HIST_FILTERS - 1 (history.c's
+/// attrs_from; history_trace.c maps a trace's back). The first half uses bits 0-2, the second
+/// bits 0, 33 and 63 as well, so the 64-bit rule meets the low word, the high word and the top
+/// bit, alone and mixed.
+#define HIST_FILTERS 16
+uint64_t hist_category(int index);
+uint64_t hist_mask(int index);
 
 typedef struct hist_options {
 	FILE *trace;                 ///< non-NULL: print the calls on trace_world as a Criterion test

@@ -10,10 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/// The categories and masks attrs_from (history.c) draws from, by the index it reads.
-static const uint32_t cats[8] = {1, 1, 1, 2, 4, 3, 0, UINT32_MAX};
-static const uint32_t masks[8] = {UINT32_MAX, UINT32_MAX, UINT32_MAX, 1, 3, 6, 0, 5};
-
 /// history.c's generator: splitmix64 with the state advanced first.
 static uint64_t rng_next(uint64_t *state)
 {
@@ -23,10 +19,11 @@ static uint64_t rng_next(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
-static int index_of(const uint32_t *table, uint32_t value)
+/// The index at which `table` (hist_category or hist_mask) gives value, or -1.
+static int index_of(uint64_t (*table)(int), uint64_t value)
 {
-	for (int i = 0; i < 8; ++i)
-		if (table[i] == value)
+	for (int i = 0; i < HIST_FILTERS; ++i)
+		if (table(i) == value)
 			return i;
 	return -1;
 }
@@ -45,6 +42,10 @@ static bool fail(char *error, size_t size, const char *format, ...)
 /// 3 shape (the fourth draw).
 static uint32_t attr_seed(int what, int cat, int mask, bool is_static, bool sphere)
 {
+	// A filter takes thousands of tries, and a trace sets the same few over and over.
+	static uint32_t filter_seeds[HIST_FILTERS][HIST_FILTERS];
+	if (what == 0 && filter_seeds[cat][mask])
+		return filter_seeds[cat][mask];
 	for (uint32_t s = 1;; ++s) {
 		uint64_t rng = s, d[4];
 		for (int i = 0; i < 4; ++i)
@@ -53,11 +54,11 @@ static uint32_t attr_seed(int what, int cat, int mask, bool is_static, bool sphe
 		for (int i = 0; i < 2 && ok; ++i) {
 			uint32_t filter = (uint32_t)d[i];
 			uint8_t variant = (uint8_t)d[i];
-			ok = what == 0 ? (int)(filter & 7) == cat && (int)((filter >> 3) & 7) == mask :
+			ok = what == 0 ? (int)(filter % HIST_FILTERS) == cat && (int)(filter / HIST_FILTERS % HIST_FILTERS) == mask :
 			     what == 1 ? ((variant & 3) == 3) == is_static : true;
 		}
 		if (ok && (what != 3 || (bool)(d[3] & 1) == sphere))
-			return s;
+			return what == 0 ? (filter_seeds[cat][mask] = s) : s;
 	}
 }
 
@@ -72,10 +73,11 @@ static void push_entity_ops(history *h, const bp_trace_entity *e, uint16_t dense
 /// The filter indices of an entity; false when the history cannot hold its filter.
 static bool filter_indices(const bp_trace_entity *e, uint32_t frame, int *cat, int *mask, char *error, size_t size)
 {
-	*cat = index_of(cats, e->category), *mask = index_of(masks, e->mask);
+	*cat = index_of(hist_category, e->category), *mask = index_of(hist_mask, e->mask);
 	if (*cat < 0 || *mask < 0)
-		return fail(error, size, "frame %u: id %u: category %#x, mask %#x: a history holds categories 0, 1, 2, 3, "
-			"4, all and masks 0, 1, 3, 5, 6, all", frame, e->id, e->category, e->mask);
+		return fail(error, size, "frame %u: id %u: category %#llx, mask %#llx: a history holds only the filters "
+			"hist_category and hist_mask give", frame, e->id, (unsigned long long)e->category,
+			(unsigned long long)e->mask);
 	return true;
 }
 
@@ -95,7 +97,7 @@ static bool push_frame(history *h, const bp_trace_frame *f, uint32_t *dense, uin
 		int cat, mask;
 		if (!filter_indices(e, f->index, &cat, &mask, error, size))
 			return false;
-		hist_op op = {.code = OP_CREATE, .k = 1, .s = (uint32_t)(cat | mask << 3),
+		hist_op op = {.code = OP_CREATE, .k = 1, .s = (uint32_t)(cat + mask * HIST_FILTERS),
 			.a = (uint8_t)((e->kind == BP_KIND_STATIC ? 3 : 0) | (e->shape == BP_SHAPE_SPHERE ? 0x1C : 0))};
 		memcpy(op.min, e->min, sizeof op.min), memcpy(op.max, e->max, sizeof op.max);
 		hist_push(h, op);

@@ -36,7 +36,7 @@ static uint64_t id_of(uint32_t i)
 typedef struct slice {
 	uint64_t *ids;
 	float *bounds; ///< six arrays of count
-	uint32_t *filters; ///< category then mask
+	uint64_t *filters; ///< category then mask
 	uint8_t *kinds;    ///< kind then shape
 	bp_mpi_entities entities;
 } slice;
@@ -44,7 +44,7 @@ typedef struct slice {
 static slice slice_make(const oracle_box *boxes, const uint32_t *which, uint32_t count)
 {
 	size_t room = count ? count : 1;
-	slice s = {malloc(room * sizeof(uint64_t)), malloc(room * 6 * sizeof(float)), malloc(room * 2 * sizeof(uint32_t)),
+	slice s = {malloc(room * sizeof(uint64_t)), malloc(room * 6 * sizeof(float)), malloc(room * 2 * sizeof(uint64_t)),
 		malloc(room * 2), {0}};
 	for (uint32_t i = 0; i < count; ++i) {
 		const oracle_box *b = &boxes[which[i]];
@@ -158,7 +158,7 @@ static oracle_box *periodic_boxes(int dims)
 	oracle_box *boxes = malloc(PERIODIC_N * sizeof *boxes);
 	test_rng rng = {99 + (uint64_t)dims};
 	for (uint32_t i = 0; i < PERIODIC_N; ++i) {
-		boxes[i] = (oracle_box){.category = 1, .mask = UINT32_MAX, .is_static = test_rng_below(&rng, 5) == 0};
+		boxes[i] = (oracle_box){.category = 1, .mask = UINT64_MAX, .is_static = test_rng_below(&rng, 5) == 0};
 		for (int k = 0; k < dims; ++k) {
 			boxes[i].min[k] = (float)((int)test_rng_below(&rng, 3 * 64 * 64) - 64 * 64) / 64.0f;
 			boxes[i].max[k] = boxes[i].min[k] + (float)test_rng_below(&rng, dims == 2 ? 64 : 5 * 64) / 64.0f;
@@ -192,7 +192,7 @@ static void test_periodic(int dims)
 static void frame_box(oracle_box *b, uint32_t i, int dims, int frame)
 {
 	test_rng rng = {1000 + i};
-	*b = (oracle_box){.category = 1, .mask = UINT32_MAX};
+	*b = (oracle_box){.category = 1, .mask = UINT64_MAX};
 	float squeeze = 1.0f / (1.0f + 0.6f * (float)frame);
 	for (int k = 0; k < dims; ++k) {
 		float lo = test_rng_float(&rng, 0.0f, 100.0f) * squeeze + 3.0f * (float)frame;

@@ -121,7 +121,7 @@ typedef struct recording {
 static bp_trace_entity entity_of(const recording *rec, uint32_t entity, uint32_t j, bool is_static)
 {
 	const cli_motion *m = &rec->motion;
-	bp_trace_entity e = {.id = rec->id[entity], .category = 1, .mask = UINT32_MAX,
+	bp_trace_entity e = {.id = rec->id[entity], .category = 1, .mask = UINT64_MAX,
 		.kind = is_static ? BP_KIND_STATIC : BP_KIND_DYNAMIC};
 	for (int a = 0; a < m->dims; ++a) {
 		e.min[a] = m->min[a][j];

@@ -20,14 +20,17 @@ static const float WORLD_SIZE = 1000.0f;
 // Filters: a and b pair iff (a.category & b.mask) && (b.category & a.mask), and two static
 // entities never pair. Each team pairs with the other team and the terrain, never with itself;
 // the terrain's mask takes everything, its kind (static) keeps terrain from pairing with terrain.
-enum { CAT_TERRAIN = 1u << 0, CAT_RED = 1u << 1, CAT_BLUE = 1u << 2 };
+// Layers are 64 bits; blue takes a high one to show that any of the 64 works.
+#define CAT_TERRAIN (UINT64_C(1) << 0)
+#define CAT_RED (UINT64_C(1) << 1)
+#define CAT_BLUE (UINT64_C(1) << 40)
 
 // The host's own state, structure-of-arrays in the world's dense order: terrain first, then
 // the red agents, then the blue ones. Nothing is ever destroyed, so dense index i stays
 // entity i and its user key stays i + 1.
 static float min_x[ENTITIES], min_y[ENTITIES], max_x[ENTITIES], max_y[ENTITIES];
 static float vel_x[ENTITIES], vel_y[ENTITIES];
-static uint32_t category[ENTITIES], mask[ENTITIES];
+static uint64_t category[ENTITIES], mask[ENTITIES];
 
 static float random01(uint64_t *state)
 {

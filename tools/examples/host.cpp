@@ -21,14 +21,15 @@ constexpr float world_size = 1000.0f;
 // Filters: a and b pair iff (a.category & b.mask) && (b.category & a.mask), and two static
 // entities never pair. Each team pairs with the other team and the terrain, never with itself;
 // the terrain's mask takes everything, its kind (static) keeps terrain from pairing with terrain.
-constexpr uint32_t cat_terrain = 1u << 0, cat_red = 1u << 1, cat_blue = 1u << 2;
+// Layers are 64 bits; blue takes a high one to show that any of the 64 works.
+constexpr uint64_t cat_terrain = uint64_t{1} << 0, cat_red = uint64_t{1} << 1, cat_blue = uint64_t{1} << 40;
 
 // The host's own state, structure-of-arrays in the world's dense order: terrain first, then the
 // red agents, then the blue ones. Nothing is ever destroyed, so dense index i stays entity i and
 // its user key stays i + 1.
 struct Scene {
 	std::vector<float> min_x, min_y, max_x, max_y, vel_x, vel_y;
-	std::vector<uint32_t> category, mask;
+	std::vector<uint64_t> category, mask;
 
 	bp_bounds_arrays bounds_from(uint32_t first) const
 	{
