@@ -75,8 +75,13 @@
 /// finding the list again (perf/README.md, "Incremental: moving worlds").
 #define NEIGHBOURS_SEARCH_SHARE 0.02
 #define MOVING_ENTRY_MOST 2.0
+/// How the first moving step predicts an entity's margin: so many steps of its motion,
+/// at most so many of its extents (incremental_margin.c chooses them so).
+#define MOVING_ENTRY_STEPS 8.0f
+#define MOVING_ENTRY_EXTENTS 0.5f
 /// A stay of at least this many moving steps paid for its start; after a shorter
-/// one the full steps before the next try double, from the least to the most.
+/// one the full steps before the next try double, from the least to the most. The
+/// first try waits the least too: a world's first steps say little of its motion.
 #define MOVING_PAYS_STEPS 8u
 #define MOVING_WAIT_LEAST 16u
 #define MOVING_WAIT_MOST 1024u
@@ -594,24 +599,40 @@ static double full_work(uint32_t count, size_t pairs)
 static bp_status kept_pairs(bpi_incremental *x, const bpi_scene *scene, const uint32_t *changed, uint32_t count,
 	bpi_pair_buffer *pairs, bp_frame_stats *stats);
 
-/// Whether the first moving step, whose fat boxes have just been made, is worth
-/// finding every pair of them: the kept pairs are predicted from the pairs of the
-/// last step, scaled on each axis by how much wider the fat boxes are than the
-/// bounds, as is the chance that two boxes meet. Finding them costs a full step
-/// with that many pairs, and the steps after re-test them.
-static bool worth_entering(const bpi_incremental *x, const bpi_scene *scene)
+/// Whether the first moving step is worth finding every pair of the fat boxes it is
+/// about to make: the kept pairs are predicted from the pairs of the last step,
+/// scaled on each axis by how much wider the fat boxes will be than the bounds, as is
+/// the chance that two boxes meet. Each changed entity's margin is predicted from how
+/// far it moved out of its bounds of the last step (the fat box it holds now), as
+/// bpi_margin_of_own_motion takes it; counted before that work, so a world that
+/// moves too far pays one pass over the changes for the try. Finding the pairs costs
+/// a full step with that many pairs, and the steps after re-test them.
+static bool worth_entering(const bpi_incremental *x, const bpi_scene *scene, const bpi_changes *changes)
 {
-	const uint32_t n = scene->count;
+	const uint32_t n = scene->count, held = BP_MIN(changes->previous_count, n);
+	const int dims = scene->dims;
 	const bpi_fat *fat = x->cross.fat.data;
-	double grown = 1;
-	for (int axis = 0; axis < scene->dims; ++axis) {
-		double fat_sum = 0, true_sum = 0;
-		for (uint32_t i = 0; i < n; ++i) {
-			fat_sum += (double)fat[i].hi[axis] - fat[i].lo[axis];
-			true_sum += (double)scene->max[axis][i] - scene->min[axis][i];
+	double extent_sum[3] = {0, 0, 0}, margin_sum = 0;
+	for (int axis = 0; axis < dims; ++axis)
+		for (uint32_t i = 0; i < n; ++i)
+			extent_sum[axis] += (double)scene->max[axis][i] - scene->min[axis][i];
+	for (uint32_t c = 0; c < changes->count; ++c) {
+		uint32_t k = changes->list[c];
+		if (k >= n)
+			continue;
+		float moved = 0, extent = 0;
+		for (int axis = 0; axis < dims; ++axis) {
+			extent = fmaxf(extent, scene->max[axis][k] - scene->min[axis][k]);
+			if (k < held)
+				moved = fmaxf(moved, fmaxf(fabsf(scene->min[axis][k] - fat[k].lo[axis]),
+							     fabsf(scene->max[axis][k] - fat[k].hi[axis])));
 		}
-		grown *= true_sum > 0 ? fat_sum / true_sum : 1;
+		float most = MOVING_ENTRY_EXTENTS * extent;
+		margin_sum += k < held && moved <= most ? fminf(MOVING_ENTRY_STEPS * moved, most) : most;
 	}
+	double grown = 1;
+	for (int axis = 0; axis < dims; ++axis)
+		grown *= extent_sum[axis] > 0 ? (extent_sum[axis] + 2 * margin_sum) / extent_sum[axis] : 1;
 	double kept = grown * (double)x->moving_pairs, full = full_work(n, x->moving_pairs);
 	return MOVING_ENTITY_COST * n + MOVING_KEPT_COST * kept <= MOVING_FRACTION * full &&
 	       full_work(n, (size_t)kept) <= MOVING_ENTRY_MOST * full;
@@ -628,15 +649,15 @@ static bp_status moving_path(bpi_incremental *x, const bpi_scene *scene, const b
 	bpi_cross_input in = {.scene = scene, .active = x->active.data, .active_count = m, .active_scene = scene,
 		.margin = scene->margin, .moving = true};
 	uint32_t searched = 0;
-	bp_status status = bpi_cross_moving(&x->cross, &in, changes->list, changes->count, &searched);
-	if (status != BP_OK)
-		return status;
 	bool forced = (scene->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL) ||
 		      atomic_load_explicit(&moving_always, memory_order_relaxed);
-	if (!forced && (x->moving_steps == 0 ? !worth_entering(x, scene) : searched > MOVING_SEARCH_SHARE * m)) {
-		*gave_up = true; // before any work that would cost more than the full step taken instead
-		return BP_OK;
-	}
+	*gave_up = !forced && x->moving_steps == 0 && !worth_entering(x, scene, changes);
+	bp_status status = *gave_up ? BP_OK : bpi_cross_moving(&x->cross, &in, changes->list, changes->count, &searched);
+	if (status != BP_OK)
+		return status;
+	*gave_up |= !forced && x->moving_steps > 0 && searched > MOVING_SEARCH_SHARE * m;
+	if (*gave_up)
+		return BP_OK; // before any work that would cost more than the full step taken instead
 	stats->ns_build += bpi_now_ns() - t0;
 	stats->searched_count = searched;
 	stats->path = BP_PATH_MOVING;
@@ -841,7 +862,7 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 		*state = bpi_alloc(sizeof **state);
 		if (!*state)
 			return BP_ERR_OUT_OF_MEMORY;
-		**state = (bpi_incremental){0};
+		**state = (bpi_incremental){.moving_wait = MOVING_WAIT_LEAST};
 	}
 	bpi_incremental *x = *state;
 	uint64_t t0 = bpi_now_ns();
