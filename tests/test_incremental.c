@@ -125,17 +125,7 @@ static void set_bounds(history *h, uint32_t d, const oracle_box *b)
 /// for byte, against the full one. Returns the incremental world's stats.
 static bp_frame_stats check_step(history *h)
 {
-	cr_assert_eq(bp_world_step(h->world), BP_OK, "%s", bp_world_last_error(h->world));
-	cr_assert_eq(bp_world_step(h->full), BP_OK);
-	size_t count, full_count;
-	const bp_pair *got = bp_world_pairs(h->world, &count);
-	const bp_pair *want_full = bp_world_pairs(h->full, &full_count);
-	oracle_pairs want = oracle_find_pairs(h->boxes, h->n, h->dims);
-	cr_assert(oracle_same_pair_set(got, count, &want), "n=%u: %zu pairs, oracle %zu", h->n, count, want.count);
-	oracle_pairs_free(&want);
-	cr_assert_eq(count, full_count);
-	cr_assert(count == 0 || memcmp(got, want_full, count * sizeof *got) == 0, "order differs from the full world");
-	bp_frame_stats stats = bp_world_stats(h->world);
+	bp_frame_stats stats = oracle_step_both(h->world, h->full, h->boxes, h->n, h->dims);
 	// Between incremental steps the active set shrinks only when entities settle.
 	h->settled += stats.active_count < h->last_active && stats.active_count < stats.entity_count;
 	h->last_active = stats.active_count < stats.entity_count ? stats.active_count : UINT32_MAX;

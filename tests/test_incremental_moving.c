@@ -86,17 +86,7 @@ static void nudge(moving_world *m, uint32_t d, float step)
 
 static void step_and_check(moving_world *m)
 {
-	cr_assert_eq(bp_world_step(m->world), BP_OK, "%s", bp_world_last_error(m->world));
-	cr_assert_eq(bp_world_step(m->plain), BP_OK);
-	size_t count, plain_count;
-	const bp_pair *got = bp_world_pairs(m->world, &count);
-	const bp_pair *plain = bp_world_pairs(m->plain, &plain_count);
-	oracle_pairs want = oracle_find_pairs(m->boxes, m->n, m->dims);
-	cr_assert(oracle_same_pair_set(got, count, &want), "n=%u: %zu pairs, oracle %zu", m->n, count, want.count);
-	oracle_pairs_free(&want);
-	cr_assert_eq(count, plain_count);
-	cr_assert(count == 0 || memcmp(got, plain, count * sizeof *got) == 0, "order differs from the plain world");
-	bp_frame_stats stats = bp_world_stats(m->world);
+	bp_frame_stats stats = oracle_step_both(m->world, m->plain, m->boxes, m->n, m->dims);
 	cr_assert(stats.path >= BP_PATH_FULL && stats.path <= BP_PATH_NEIGHBOURS);
 	m->paths[stats.path]++;
 	m->rebuilds += stats.path == BP_PATH_NEIGHBOURS && stats.searched_count == stats.entity_count;

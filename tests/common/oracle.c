@@ -291,3 +291,18 @@ oracle_pairs oracle_find_periodic_pairs(const oracle_box *boxes, uint32_t n, int
 		}
 	return out;
 }
+
+bp_frame_stats oracle_step_both(bp_world *world, bp_world *plain, const oracle_box *boxes, uint32_t n, int dims)
+{
+	cr_assert_eq(bp_world_step(world), BP_OK, "%s", bp_world_last_error(world));
+	cr_assert_eq(bp_world_step(plain), BP_OK, "%s", bp_world_last_error(plain));
+	size_t count, plain_count;
+	const bp_pair *got = bp_world_pairs(world, &count);
+	const bp_pair *want_plain = bp_world_pairs(plain, &plain_count);
+	oracle_pairs want = oracle_find_pairs(boxes, n, dims);
+	cr_assert(oracle_same_pair_set(got, count, &want), "n=%u: %zu pairs, oracle %zu", n, count, want.count);
+	oracle_pairs_free(&want);
+	cr_assert_eq(count, plain_count);
+	cr_assert(count == 0 || memcmp(got, want_plain, count * sizeof *got) == 0, "order differs from the other world");
+	return bp_world_stats(world);
+}

@@ -37,6 +37,11 @@ oracle_pairs oracle_sorted_copy(const bp_pair *pairs, size_t count);
 /// difference to stderr otherwise.
 bool oracle_same_pair_set(const bp_pair *got, size_t got_count, const oracle_pairs *want);
 
+/// Steps `world` and `plain` (which must hold the same entities, sorting their pairs)
+/// and asserts that the first's pairs are those of `boxes` by the oracle and, byte
+/// for byte, the second's. Returns the first's stats.
+bp_frame_stats oracle_step_both(bp_world *world, bp_world *plain, const oracle_box *boxes, uint32_t n, int dims);
+
 /// Deterministic PRNG for tests (splitmix64 stream).
 typedef struct test_rng {
 	uint64_t state;
