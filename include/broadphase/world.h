@@ -102,8 +102,10 @@ typedef struct bp_world_def {
 	/// an entity that moves a little each step searches once in many steps. Only
 	/// speed depends on it, never a pair. 0 = chosen from the motion observed
 	/// (about eight steps of it, at most half the typical extent of the entities
-	/// that move, stretched while more than 2% of the enlarged boxes are left each step
-	/// and shrunk while fewer than 0.5% are); an entity that moved at a steady
+	/// that move and half the entity's own, stretched while more than 2% of the
+	/// enlarged boxes are left each step and shrunk while fewer than 0.5% are; when
+	/// most entities change every step, from each entity's own motion, see
+	/// bp_frame_stats.path); an entity that moved at a steady
 	/// velocity between its last two searches then gets a box that also reaches up to
 	/// eight steps of that motion (at most half its extent) further on the side it
 	/// moves to. Enlarged boxes are clamped to the finite float range (they still
