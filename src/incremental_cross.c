@@ -217,7 +217,7 @@ static void query_start(const bpi_cross *x, const bpi_cross_input *in, uint32_t 
 	}
 	f->margin = margin;
 	f->queried_at = now;
-	if (in->cells)
+	if (plan) // bpi_cross_moving makes fat boxes without a query
 		bpi_cells_plan_query(in->cells, f->lo, f->hi, plan);
 }
 
@@ -281,7 +281,7 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 			bpi_box3 b = box_of(in->active_scene, k);
 			query_start(x, in, k, &b, job->margin, &plans[q % CROSS_IN_FLIGHT]);
 		}
-		if (q >= 1 && q - 1 < queued && in->cells)
+		if (q >= 1 && q - 1 < queued)
 			bpi_cells_fetch_query(in->cells, &plans[(q - 1) % CROSS_IN_FLIGHT]);
 		if (q >= 2) {
 			uint32_t k = queue[q - 2];
@@ -291,8 +291,7 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 			f->filter = p.searcher;
 			f->buffer = buffer;
 			f->first = (uint32_t)p.candidates->count;
-			if (in->cells)
-				tests += bpi_cells_run_query(in->cells, &plans[(q - 2) % CROSS_IN_FLIGHT], probe_hit, &p);
+			tests += bpi_cells_run_query(in->cells, &plans[(q - 2) % CROSS_IN_FLIGHT], probe_hit, &p);
 			if (in->settled) { // the second level is small: queried at once
 				p.dense_of = in->settled_of;
 				tests += bpi_cells_query(in->settled, f->lo, f->hi, probe_hit, &p);

@@ -45,7 +45,7 @@ typedef struct bpi_cross {
 /// One step's view of the resting index and the active entities.
 typedef struct bpi_cross_input {
 	const bpi_scene *scene;
-	const bpi_cells *cells;        ///< the resting index (records of non-resting entities hidden); NULL: none rests
+	const bpi_cells *cells;        ///< the resting index (records of non-resting entities hidden); NULL when moving
 	const bpi_cells *settled;      ///< its second level, or NULL (see incremental.c)
 	const uint32_t *settled_of;    ///< per entity of the settled grid: its dense index
 	const bpi_rest_filter *filter; ///< per resting index
