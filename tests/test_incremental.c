@@ -28,18 +28,6 @@ typedef struct history {
 	int settled;          ///< incremental steps with fewer active entities than the one before
 } history;
 
-static bp_entity_def def_of(const oracle_box *b)
-{
-	bp_entity_def e = bp_entity_def_default();
-	memcpy(e.min, b->min, sizeof e.min);
-	memcpy(e.max, b->max, sizeof e.max);
-	e.category = b->category;
-	e.mask = b->mask;
-	e.kind = b->is_static ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
-	e.shape = b->is_sphere ? BP_SHAPE_SPHERE : BP_SHAPE_BOX;
-	return e;
-}
-
 static void random_box(history *h, oracle_box *b, bool filters)
 {
 	float extent = test_rng_float(&h->rng, 0.0f, 2.0f);
@@ -96,7 +84,7 @@ static void history_free(history *h)
 static void create(history *h, const oracle_box *b)
 {
 	cr_assert_lt(h->n, h->capacity);
-	bp_entity_def e = def_of(b);
+	bp_entity_def e = oracle_entity_def(b);
 	cr_assert_eq(bp_entity_create(h->world, &e, &h->handles[h->n]), BP_OK, "%s", bp_world_last_error(h->world));
 	cr_assert_eq(bp_entity_create(h->full, &e, &h->full_handles[h->n]), BP_OK);
 	h->boxes[h->n++] = *b;
@@ -328,7 +316,7 @@ static void bulk_create(history *h, uint32_t count, oracle_box *boxes)
 		boxes[i].is_static = boxes[0].is_static;
 		boxes[i].is_sphere = boxes[0].is_sphere;
 	}
-	bp_entity_def common = def_of(&boxes[0]);
+	bp_entity_def common = oracle_entity_def(&boxes[0]);
 	common.min[0] = 1.0f; // inverted: the common def's bounds are ignored
 	common.max[0] = -1.0f;
 	soa_copy s;
@@ -337,7 +325,7 @@ static void bulk_create(history *h, uint32_t count, oracle_box *boxes)
 		bp_world_last_error(h->world));
 	soa_free(&s);
 	for (uint32_t i = 0; i < count; ++i) {
-		bp_entity_def e = def_of(&boxes[i]);
+		bp_entity_def e = oracle_entity_def(&boxes[i]);
 		cr_assert_eq(bp_entity_create(h->full, &e, &h->full_handles[h->n]), BP_OK);
 		h->boxes[h->n++] = boxes[i];
 	}
@@ -679,7 +667,7 @@ static probe probe_new(uint64_t seed)
 	def.debug_flags = BP_DEBUG_ALWAYS_INCREMENTAL; // the counts below follow the incremental path
 	cr_assert_eq(bp_world_create(&def, &p.w), BP_OK);
 	for (uint32_t i = 0; i < PROBE_N; ++i) {
-		bp_entity_def e = def_of(&p.boxes[i]);
+		bp_entity_def e = oracle_entity_def(&p.boxes[i]);
 		cr_assert_eq(bp_entity_create(p.w, &e, &p.handles[i]), BP_OK);
 	}
 	cr_assert_eq(probe_step(&p, "first step"), PROBE_N, "the first step takes the full path");
@@ -1000,7 +988,7 @@ static void probe_apply(probe *p, change c)
 		oracle_box b = p->boxes[n / 3];
 		b.min[1] += 0.25f;
 		b.max[1] += 0.25f;
-		bp_entity_def e = def_of(&b);
+		bp_entity_def e = oracle_entity_def(&b);
 		cr_assert_eq(bp_entity_create(w, &e, &p->handles[n]), BP_OK);
 		p->boxes[p->n++] = b;
 		if (c == CREATE_THEN_DESTROY) {
@@ -1103,7 +1091,7 @@ Test(incremental, a_few_changed_entities_stay_active_until_a_full_step, .timeout
 	cr_assert_eq(bp_entity_set_bounds(p.w, p.handles[11], b.min, b.max), BP_OK);
 	p.boxes[11] = b;
 	cr_assert_eq(probe_step(&p, "one of them again"), 3);
-	bp_entity_def e = def_of(&p.boxes[40]);
+	bp_entity_def e = oracle_entity_def(&p.boxes[40]);
 	cr_assert_eq(bp_entity_create(p.w, &e, &p.handles[p.n]), BP_OK);
 	p.boxes[p.n++] = p.boxes[40];
 	cr_assert_eq(probe_step(&p, "one created"), 4);

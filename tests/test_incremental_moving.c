@@ -49,13 +49,7 @@ static void add(moving_world *m, bool filters)
 		b->is_static = test_rng_below(&m->rng, 5) == 0;
 		b->is_sphere = test_rng_below(&m->rng, 5) == 0;
 	}
-	bp_entity_def e = bp_entity_def_default();
-	memcpy(e.min, b->min, sizeof e.min);
-	memcpy(e.max, b->max, sizeof e.max);
-	e.category = b->category;
-	e.mask = b->mask;
-	e.kind = b->is_static ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
-	e.shape = b->is_sphere ? BP_SHAPE_SPHERE : BP_SHAPE_BOX;
+	bp_entity_def e = oracle_entity_def(b);
 	cr_assert_eq(bp_entity_create(m->world, &e, &m->handles[m->n]), BP_OK);
 	cr_assert_eq(bp_entity_create(m->plain, &e, &m->plain_handles[m->n]), BP_OK);
 	m->n++;

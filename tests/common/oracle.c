@@ -220,18 +220,24 @@ void test_random_spheres(oracle_box *boxes, uint32_t n, int dims, float world, f
 	}
 }
 
+bp_entity_def oracle_entity_def(const oracle_box *box)
+{
+	bp_entity_def e = bp_entity_def_default();
+	memcpy(e.min, box->min, sizeof e.min);
+	memcpy(e.max, box->max, sizeof e.max);
+	e.category = box->category;
+	e.mask = box->mask;
+	e.kind = box->is_static ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
+	e.shape = box->is_sphere ? BP_SHAPE_SPHERE : BP_SHAPE_BOX;
+	return e;
+}
+
 bp_world *test_world_from_def(const oracle_box *boxes, uint32_t n, const bp_world_def *def)
 {
 	bp_world *world = NULL;
 	cr_assert_eq(bp_world_create(def, &world), BP_OK);
 	for (uint32_t i = 0; i < n; ++i) {
-		bp_entity_def e = bp_entity_def_default();
-		memcpy(e.min, boxes[i].min, sizeof e.min);
-		memcpy(e.max, boxes[i].max, sizeof e.max);
-		e.category = boxes[i].category;
-		e.mask = boxes[i].mask;
-		e.kind = boxes[i].is_static ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
-		e.shape = boxes[i].is_sphere ? BP_SHAPE_SPHERE : BP_SHAPE_BOX;
+		bp_entity_def e = oracle_entity_def(&boxes[i]);
 		e.user_key = i;
 		bp_entity handle;
 		cr_assert_eq(bp_entity_create(world, &e, &handle), BP_OK, "%s", bp_world_last_error(world));
