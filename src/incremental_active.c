@@ -21,6 +21,7 @@
 // them each time, about what a world of the movers alone pays; keeping the pairs is
 // faster (perf/README.md, "Incremental: active entities").
 #include "incremental_active.h"
+#include "parallel.h"
 
 #include <math.h>
 #include <string.h>
@@ -50,6 +51,7 @@ void bpi_active_free(bpi_active_pairs *ap)
 	bpi_columns_free(&ap->coarse);
 	bpi_array_free(&ap->wide_items);
 	bpi_array_free(&ap->boxes);
+	bpi_array_free(&ap->written);
 	bpi_array_free(&ap->searched);
 	bpi_array_free(&ap->spare);
 	bpi_array_free(&ap->extra);
@@ -348,30 +350,75 @@ static double expected_rows(const bpi_active_pairs *ap, const bpi_active_input *
 
 // ---- the step -------------------------------------------------------------------------
 
-/// The kept pairs whose true bounds overlap (and shapes, for spheres) into `out`. The
-/// bounds are packed by position first: the test is then two loads per entity and no
-/// branch, where most candidates fail.
-static bp_status retest(bpi_active_pairs *ap, const bpi_active_input *in, bpi_pair_buffer *out, bp_frame_stats *stats)
+/// Units of kept pairs and chunks of units for the re-test, and entities per chunk of
+/// the packing: fixed cuts, so the pairs close up in chunk order, the kept order, for
+/// any thread count.
+#define RETEST_UNIT 1024u
+#define RETEST_GRAIN 16u
+#define PACK_GRAIN 16384u
+
+typedef struct retest_job {
+	const bpi_active_pairs *ap;
+	const bpi_active_input *in;
+	bp_pair *out;     ///< the pairs of kept pair i are written from out + i on
+	size_t *written;  ///< per chunk
+} retest_job;
+
+static void pack_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
-	const bpi_scene *s = in->scene;
-	if (!bpi_pair_buffer_reserve(out, ap->kept_count) || !bpi_array_reserve(&ap->boxes, in->count))
-		return BP_ERR_OUT_OF_MEMORY;
-	bpi_box4 *boxes = ap->boxes.data;
-	for (uint32_t k = 0; k < in->count; ++k) {
+	(void)chunk;
+	const retest_job *job = ctx;
+	const bpi_scene *s = job->in->scene;
+	bpi_box4 *boxes = job->ap->boxes.data;
+	for (uint32_t k = begin; k < end; ++k) {
 		boxes[k] = (bpi_box4){{0, 0, 0, 0}, {0, 0, 0, 0}};
 		for (int axis = 0; axis < s->dims; ++axis) {
 			boxes[k].lo[axis] = s->min[axis][k];
 			boxes[k].hi[axis] = s->max[axis][k];
 		}
 	}
+}
+
+static void retest_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	const retest_job *job = ctx;
+	const bpi_active_pairs *ap = job->ap;
+	const bpi_scene *s = job->in->scene;
+	const uint32_t *active = job->in->active;
+	const bpi_box4 *boxes = ap->boxes.data;
 	const bool shapes = !s->unfiltered;
-	for (size_t i = 0; i < ap->kept_count; ++i) {
+	const size_t first = (size_t)begin * RETEST_UNIT, last = BP_MIN((size_t)end * RETEST_UNIT, ap->kept_count);
+	bp_pair *to = job->out + first;
+	size_t n = 0;
+	for (size_t i = first; i < last; ++i) {
 		bp_pair p = ap->kept.data[i];
 		bool hit = bpi_box4_overlap(&boxes[p.lo], &boxes[p.hi]);
 		if (shapes && hit)
 			hit = bpi_scene_shapes_accept(s, p.lo, p.hi);
-		out->data[out->count] = (bp_pair){in->active[p.lo], in->active[p.hi]};
-		out->count += hit;
+		to[n] = (bp_pair){active[p.lo], active[p.hi]};
+		n += hit;
+	}
+	job->written[chunk] = n;
+}
+
+/// The kept pairs whose true bounds overlap (and shapes, for spheres) into `out`, in
+/// the kept order. The bounds are packed by position first: the test is then two
+/// loads per entity and no branch, where most candidates fail.
+static bp_status retest(bpi_active_pairs *ap, const bpi_active_input *in, bpi_pair_buffer *out, bp_frame_stats *stats)
+{
+	const int threads = in->scene->threads;
+	const uint32_t units = (uint32_t)((ap->kept_count + RETEST_UNIT - 1) / RETEST_UNIT);
+	const uint32_t chunks = bpi_chunk_count(units, RETEST_GRAIN);
+	if (!bpi_pair_buffer_reserve(out, ap->kept_count) || !bpi_array_reserve(&ap->boxes, in->count) ||
+		!bpi_array_reserve(&ap->written, chunks))
+		return BP_ERR_OUT_OF_MEMORY;
+	retest_job job = {ap, in, out->data + out->count, ap->written.data};
+	bpi_parallel_for(in->count, PACK_GRAIN, threads, pack_chunk, &job);
+	bpi_parallel_for(units, RETEST_GRAIN, threads, retest_chunk, &job);
+	for (uint32_t c = 0; c < chunks; ++c) {
+		size_t first = (size_t)c * RETEST_GRAIN * RETEST_UNIT;
+		memmove(out->data + out->count, job.out + first, job.written[c] * sizeof(bp_pair));
+		out->count += job.written[c];
 	}
 	stats->candidate_tests += ap->kept_count;
 	return BP_OK;

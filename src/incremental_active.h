@@ -27,6 +27,7 @@ typedef struct bpi_active_pairs {
 	BPI_ARRAY(uint32_t) in_extra;   ///< by position: 1 + its entry in `extra` (its row is out of date), or 0
 	uint64_t extra_reads;           ///< entries of `extra` read since the columns were laid out
 	BPI_ARRAY(bpi_box4) boxes;      ///< scratch: the true bounds by position, for the re-test
+	BPI_ARRAY(size_t) written;      ///< scratch: pairs per chunk of the re-test
 	BPI_ARRAY(uint8_t) searched;    ///< scratch: by position, 1 when it searched this step
 	BPI_ARRAY(bp_pair) spare;       ///< scratch: sorting and merging the kept pairs
 	bool sorted;                    ///< `kept` is sorted by (lo, hi)

@@ -34,6 +34,8 @@
 /// Candidates left behind in buffers still in use that a step tolerates beyond
 /// the live ones before it compacts.
 #define CROSS_COMPACT_SLACK 4096
+/// Changed entities per chunk of a moving step's check.
+#define MOVING_GRAIN 4096
 
 static bpi_box3 box_of(const bpi_scene *s, uint32_t i)
 {
@@ -376,36 +378,55 @@ bp_status bpi_cross_find(bpi_cross *x, const bpi_cross_input *in, uint64_t *test
 	return BP_OK;
 }
 
-bp_status bpi_cross_moving(bpi_cross *x, const bpi_cross_input *in, const uint32_t *changed, uint32_t count,
-	uint32_t *searched)
+typedef struct moving_job {
+	bpi_cross *cross;
+	const bpi_cross_input *in;
+	const uint32_t *changed;
+	float margin;
+} moving_job;
+
+static void moving_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
-	if (!bpi_array_reserve(&x->tally, 1))
-		return BP_ERR_OUT_OF_MEMORY;
-	const bpi_scene *s = in->scene;
-	const uint32_t now = ++x->step, n = in->active_count;
-	const float margin = bpi_margin_value(&x->margin, in->margin);
-	bpi_margin_tally *tally = &x->tally.data[0];
+	const moving_job *job = ctx;
+	bpi_cross *x = job->cross;
+	const bpi_scene *s = job->in->scene;
+	const uint32_t now = x->step, n = job->in->active_count;
+	bpi_margin_tally *tally = &x->tally.data[chunk];
 	*tally = (bpi_margin_tally){0};
-	for (uint32_t c = 0; c < count; ++c) {
-		const uint32_t k = changed[c];
+	for (uint32_t c = begin; c < end; ++c) {
+		const uint32_t k = job->changed[c];
 		if (k >= n)
 			continue; // marked, then destroyed from the end
 		bpi_fat *f = &x->fat.data[k];
 		bpi_box3 b = box_of(s, k);
 		bpi_rest_filter filter = filter_of(s, k);
-		if (f->queried_at == now || (inside(f, &b, s->dims) && same_filter(f->filter, filter)))
-			continue; // listed twice, or still held
+		if (inside(f, &b, s->dims) && same_filter(f->filter, filter))
+			continue; // still held
 		tally->escaped += f->lo[0] != INFINITY;
 		bpi_margin_sample(tally, f, &b, s->dims, now);
-		query_start(x, in, k, &b, margin, NULL);
+		query_start(x, job->in, k, &b, job->margin, NULL);
 		f->filter = filter;
 		f->count = 0;
 		tally->searched++;
 	}
-	x->held = n;
-	bpi_margin_observe(&x->margin, x->tally.data, 1, n, true);
-	x->escaped = tally->escaped;
-	*searched = tally->searched;
+}
+
+bp_status bpi_cross_moving(bpi_cross *x, const bpi_cross_input *in, const uint32_t *changed, uint32_t count,
+	uint32_t *searched)
+{
+	const uint32_t chunks = bpi_chunk_count(count, MOVING_GRAIN);
+	if (!bpi_array_reserve(&x->tally, chunks))
+		return BP_ERR_OUT_OF_MEMORY;
+	++x->step;
+	moving_job job = {x, in, changed, bpi_margin_value(&x->margin, in->margin)};
+	bpi_parallel_for(count, MOVING_GRAIN, in->scene->threads, moving_chunk, &job);
+	x->held = in->active_count;
+	bpi_margin_observe(&x->margin, x->tally.data, chunks, x->held, true);
+	x->escaped = *searched = 0;
+	for (uint32_t c = 0; c < chunks; ++c) {
+		x->escaped += x->tally.data[c].escaped;
+		*searched += x->tally.data[c].searched;
+	}
 	return BP_OK;
 }
 

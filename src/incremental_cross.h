@@ -63,7 +63,7 @@ typedef struct bpi_cross_input {
 } bpi_cross_input;
 
 /// The moving state's pass (incremental.c): every entity is active in dense order and
-/// none rests, so only the `count` entities of `changed` (dense indices, any order,
+/// none rests, so only the `count` entities of `changed` (dense indices, each once, any order,
 /// those past the active count ignored) can have left their fat boxes or changed
 /// filter; those that did get a new fat box, as by a search that finds nothing, and
 /// queried_at of the step. Counts them in `searched`.

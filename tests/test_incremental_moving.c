@@ -9,7 +9,7 @@
 
 #include "oracle.h"
 
-enum { CAPACITY = 4000 };
+enum { CAPACITY = 16000 };
 
 /// A shadow of the entities in dense order, an incremental world and a plain one.
 typedef struct moving_world {
@@ -21,12 +21,14 @@ typedef struct moving_world {
 	test_rng rng;
 	uint32_t paths[BP_PATH_NEIGHBOURS + 1];
 	uint32_t rebuilds; ///< neighbour-list steps that found every pair again
+	uint64_t moving_tests; ///< the most candidate tests of one moving step
 } moving_world;
 
-static bp_world *world_of(int dims, bool incremental, float skin)
+static bp_world *world_of(int dims, bool incremental, float skin, int threads)
 {
 	bp_world_def def = bp_world_def_default();
 	def.dims = dims;
+	def.thread_count = threads;
 	def.incremental = incremental;
 	def.skin = skin;
 	def.canonical_pairs = true;
@@ -84,27 +86,42 @@ static void step_and_check(moving_world *m)
 	cr_assert(stats.path >= BP_PATH_FULL && stats.path <= BP_PATH_NEIGHBOURS);
 	m->paths[stats.path]++;
 	m->rebuilds += stats.path == BP_PATH_NEIGHBOURS && stats.searched_count == stats.entity_count;
+	if (stats.path == BP_PATH_MOVING && stats.candidate_tests > m->moving_tests)
+		m->moving_tests = stats.candidate_tests;
 }
 
-/// `step`: how far entities move per step and axis; `churn`: creates and destroys per
-/// step; `filters`: categories, statics and spheres; `skin`: the incremental world's.
-static moving_world *run(int dims, uint32_t n, int steps, float step, uint32_t churn, bool filters, float skin,
-	uint64_t seed)
+/// A run: `n` entities in `dims` moving up to `step` per step and axis for `steps`
+/// steps, with `churn` creates and destroys per step; `filters`: categories, statics
+/// and spheres; `skin`: the incremental world's; both worlds on `threads` threads.
+typedef struct motion {
+	int dims;
+	uint32_t n;
+	int steps;
+	float step;
+	uint32_t churn;
+	bool filters;
+	float skin;
+	uint64_t seed;
+	int threads;
+} motion;
+
+static moving_world *run(const motion *r)
 {
 	moving_world *m = calloc(1, sizeof *m);
 	cr_assert(m);
-	*m = (moving_world){.dims = dims, .rng = {seed}, .world = world_of(dims, true, skin),
-		.plain = world_of(dims, false, 0.0f)};
-	for (uint32_t i = 0; i < n; ++i)
-		add(m, filters);
+	int threads = r->threads ? r->threads : 1;
+	*m = (moving_world){.dims = r->dims, .rng = {r->seed}, .world = world_of(r->dims, true, r->skin, threads),
+		.plain = world_of(r->dims, false, 0.0f, threads)};
+	for (uint32_t i = 0; i < r->n; ++i)
+		add(m, r->filters);
 	step_and_check(m);
-	for (int s = 0; s < steps; ++s) {
+	for (int s = 0; s < r->steps; ++s) {
 		for (uint32_t d = 0; d < m->n; ++d)
 			if (!m->boxes[d].is_static)
-				nudge(m, d, step);
-		for (uint32_t c = 0; c < churn; ++c) {
+				nudge(m, d, r->step);
+		for (uint32_t c = 0; c < r->churn; ++c) {
 			remove_at(m, test_rng_below(&m->rng, m->n));
-			add(m, filters);
+			add(m, r->filters);
 		}
 		step_and_check(m);
 	}
@@ -121,22 +138,34 @@ static void finish(moving_world *m)
 
 Test(incremental_moving, jitter_takes_the_moving_state_3d, .timeout = 120)
 {
-	moving_world *m = run(3, 3000, 60, 0.002f, 0, false, 0.0f, 101);
+	moving_world *m = run(&(motion){.dims = 3, .n = 3000, .steps = 60, .step = 0.002f, .seed = 101});
 	cr_assert_gt(m->paths[BP_PATH_MOVING], 40, "moving steps: %u of 60", m->paths[BP_PATH_MOVING]);
 	finish(m);
 }
 
 Test(incremental_moving, jitter_with_filters_spheres_and_churn_2d, .timeout = 120)
 {
-	moving_world *m = run(2, 3000, 60, 0.002f, 8, true, 0.0f, 102);
+	moving_world *m = run(&(motion){.dims = 2, .n = 3000, .steps = 60, .step = 0.002f, .churn = 8, .filters = true, .seed = 102});
 	cr_assert_gt(m->paths[BP_PATH_MOVING], 40, "moving steps: %u of 60", m->paths[BP_PATH_MOVING]);
 	finish(m);
 }
 
 Test(incremental_moving, far_motion_gives_it_up, .timeout = 120)
 {
-	moving_world *m = run(3, 3000, 60, 0.5f, 0, false, 0.0f, 103);
+	moving_world *m = run(&(motion){.dims = 3, .n = 3000, .steps = 60, .step = 0.5f, .seed = 103});
 	cr_assert_lt(m->paths[BP_PATH_MOVING], 10, "moving steps: %u of 60", m->paths[BP_PATH_MOVING]);
+	finish(m);
+}
+
+/// Enough entities and kept pairs that a moving step's check (4,096 changes a chunk)
+/// and re-test (16,384 kept pairs a chunk) run in several chunks, on three threads:
+/// the pairs still come out in order.
+Test(incremental_moving, many_chunks_on_threads, .timeout = 240)
+{
+	moving_world *m = run(&(motion){.dims = 3, .n = 12000, .steps = 26, .step = 0.002f, .churn = 8, .filters = true,
+		.seed = 106, .threads = 3});
+	cr_assert_gt(m->paths[BP_PATH_MOVING], 4, "moving steps: %u of 26", m->paths[BP_PATH_MOVING]);
+	cr_assert_gt(m->moving_tests, 3 * 16384, "kept pairs re-tested: %llu", (unsigned long long)m->moving_tests);
 	finish(m);
 }
 
@@ -144,7 +173,7 @@ Test(incremental_moving, far_motion_gives_it_up, .timeout = 120)
 /// (0.1 on every axis), so the list is found again only a few times (the first).
 Test(incremental_moving, a_neighbour_list_keeps_its_pairs_while_the_skin_holds, .timeout = 120)
 {
-	moving_world *m = run(3, 3000, 60, 0.002f, 0, true, 0.2f, 104);
+	moving_world *m = run(&(motion){.dims = 3, .n = 3000, .steps = 60, .step = 0.002f, .filters = true, .skin = 0.2f, .seed = 104});
 	cr_assert_eq(m->paths[BP_PATH_NEIGHBOURS], 61);
 	cr_assert_leq(m->rebuilds, 3, "found again %u times", m->rebuilds);
 	finish(m);
@@ -154,7 +183,7 @@ Test(incremental_moving, a_neighbour_list_keeps_its_pairs_while_the_skin_holds, 
 /// throughout.
 Test(incremental_moving, a_neighbour_list_through_churn_and_far_motion, .timeout = 120)
 {
-	moving_world *m = run(2, 3000, 40, 0.3f, 8, true, 0.2f, 105);
+	moving_world *m = run(&(motion){.dims = 2, .n = 3000, .steps = 40, .step = 0.3f, .churn = 8, .filters = true, .skin = 0.2f, .seed = 105});
 	cr_assert_eq(m->paths[BP_PATH_NEIGHBOURS], 41);
 	cr_assert_eq(m->rebuilds, 41);
 	finish(m);
