@@ -5,7 +5,8 @@
 //                  M movers alone (the cost the incremental world is held to);
 //   all_moving     N entities all moving: incremental against full (grid), and with --skin a
 //                  world keeping a neighbour list;
-//   churn          N entities, a fraction destroyed and as many created per frame;
+//   churn          N entities, a fraction destroyed and as many created per frame, beside a
+//                  world of the same N where as many move instead;
 //   static_moving_frames  static_moving through the frame scheduler (bp_frame_step), with
 //                  the view's extras (sorted pairs, adjacency, events, query index).
 //   static_moving_readers  the incremental world of static_moving through the scheduler, with
@@ -395,6 +396,8 @@ typedef struct churn_state {
 	bp_entity *handles[2]; ///< per world, dense order
 	uint32_t count;
 	bp_scene *scene;
+	bp_scene *moving_scene; ///< the same world for the third subject, whose per_frame first entities move
+	movers movers;
 } churn_state;
 
 /// Destroys per_frame random entities and creates as many at random places of the scene.
@@ -411,11 +414,15 @@ static void churn_frame(bp_scene *scene, subject *subjects, int count, uint64_t 
 			e.min[axis] = scene->min[axis][from];
 			e.max[axis] = scene->max[axis][from];
 		}
-		for (int s = 0; s < count; ++s) {
+		for (int s = 0; s < count && s < 2; ++s) {
 			bp_entity_destroy(subjects[s].world, c->handles[s][d]);
 			c->handles[s][d] = c->handles[s][c->count - 1];
 			bp_entity_create(subjects[s].world, &e, &c->handles[s][c->count - 1]);
 		}
+	}
+	if (count > 2) {
+		move(c->moving_scene, &c->movers, rng);
+		push_moves(subjects[2].world, c->moving_scene, 0, 0, c->movers.count, c->movers.index);
 	}
 }
 
@@ -424,26 +431,33 @@ static void churn(const options *o, FILE *csv)
 	bp_scene *scene = generate(o, o->n_all);
 	if (!scene)
 		return;
-	churn_state c = {(uint32_t)(o->churn * o->n_all), {NULL, NULL}, o->n_all, scene};
-	subject subjects[2] = {
+	churn_state c = {(uint32_t)(o->churn * o->n_all), {NULL, NULL}, o->n_all, scene, generate(o, o->n_all), {0}};
+	c.movers = (movers){0, c.per_frame, malloc(c.per_frame * sizeof(uint32_t)), NULL, o->steady};
+	subject subjects[3] = {
 		{.name = "incremental", .world = world_of(scene, 0, o->n_all, 0, true, BP_ALGO_AUTO, o), .count = o->n_all},
 		{.name = "full_grid", .world = world_of(scene, 0, o->n_all, 0, false, BP_ALGO_GRID, o), .count = o->n_all},
+		{.name = "moving", .world = world_of(c.moving_scene, 0, o->n_all, 0, true, BP_ALGO_AUTO, o), .count = o->n_all},
 	};
-	subjects_start(subjects, 2, o);
+	subjects_start(subjects, 3, o);
 	for (int s = 0; s < 2; ++s) {
 		c.handles[s] = malloc(o->n_all * sizeof(bp_entity));
 		for (uint32_t i = 0; i < o->n_all; ++i)
 			c.handles[s][i] = bp_world_entity_at(subjects[s].world, i);
 	}
-	run(o, scene, subjects, 2, churn_frame, &c);
-	double med[2];
-	for (int s = 0; s < 2; ++s) {
+	const int count = o->skip_full ? 1 : 3;
+	run(o, scene, subjects, count, churn_frame, &c);
+	double med[3] = {1, 1, 1};
+	for (int s = 0; s < count; ++s) {
 		report(csv, o, "churn", o->n_all, c.per_frame, &subjects[s]);
 		med[s] = subjects[s].ms[o->frames / 2];
 	}
 	printf("churn ratio: full_grid / incremental = %.2f (%u created and %u destroyed per frame)\n", med[1] / med[0],
 		c.per_frame, c.per_frame);
-	subjects_finish(subjects, 2);
+	printf("churn ratio: incremental / moving = %.2f (as many moving instead)\n", med[0] / med[2]);
+	subjects_finish(subjects, 3);
+	free(c.movers.index);
+	free(c.movers.velocity);
+	bp_scene_destroy(c.moving_scene);
 	for (int s = 0; s < 2; ++s)
 		free(c.handles[s]);
 	bp_scene_destroy(scene);
