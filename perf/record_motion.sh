@@ -2,13 +2,14 @@
 # SPDX-License-Identifier: MIT
 # Recorded motion through the plain and the incremental world: `bp record --motion` pile, rain and
 # crowd (300 frames each) and a random walk of every entity (walk, 100 frames) at each size into a
-# temporary directory, then `bp frames --replay` over each trace RUNS times at 1 thread, without
+# temporary directory, then `bp frames --replay` over each trace RUNS times at each of THREADS, without
 # and with a neighbour list (--skin: 0.4 m for pile and rain, 0.2 m for crowd, 0.4 for walk): the
 # plain, incremental and scheduled worlds step every frame side by side and must agree byte for
-# byte. One CSV row per trace, skin and run into perf/results/<machine>/motion_replay.csv: the
-# medians, the ratio of total times, and the frames each incremental path took.
-# Usage: perf/record_motion.sh [BUILD_DIR] [MACHINE] [SIZES] [RUNS]
-#        (defaults: build/release 2core "10000 100000" 3)
+# byte. One CSV row per trace, skin, thread count and run into perf/results/<machine>/motion_replay.csv:
+# the medians, the ratio of total times, the frames each incremental path took, and the frames in
+# which at most a fifth of the changed entities left their fat boxes (held) with the ratio on them.
+# Usage: perf/record_motion.sh [BUILD_DIR] [MACHINE] [SIZES] [RUNS] [THREADS]
+#        (defaults: build/release 2core "10000 100000" 3 "1 2")
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,6 +17,7 @@ build=${1:-build/release}
 machine=${2:-2core}
 sizes=${3:-10000 100000}
 runs=${4:-3}
+thread_counts=${5:-1 2}
 bp=$build/tools/bp/bp
 out=perf/results/$machine
 if [ ! -x "$bp" ]; then
@@ -27,7 +29,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$out"
 
 csv=$out/motion_replay.csv
-echo "trace,n,skin,entities_max,frames,run,plain_ms_median,incremental_ms_median,incremental_vs_plain,incremental_vs_plain_total,full,resting,moving,neighbours,pairs_last" >"$csv"
+echo "trace,n,skin,threads,entities_max,frames,run,plain_ms_median,incremental_ms_median,incremental_vs_plain,incremental_vs_plain_total,full,resting,moving,neighbours,held,held_vs_plain,pairs_last" >"$csv"
 field() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"; }
 for n in $sizes; do
 	for motion in pile rain crowd walk; do
@@ -38,16 +40,18 @@ for n in $sizes; do
 		skin=0.4
 		[ "$motion" = crowd ] && skin=0.2
 		for s in 0 "$skin"; do
-			for run in $(seq 1 "$runs"); do
-				line=$("$bp" frames --replay "$trace" --threads 1 --skin "$s" | tail -n 1)
-				row="$motion,$n,$s"
-				for f in entities_max frames; do row="$row,$(field "$f" "$line")"; done
-				row="$row,$run"
-				for f in plain_ms_median incremental_ms_median incremental_vs_plain incremental_vs_plain_total \
-					full resting moving neighbours pairs_last; do
-					row="$row,$(field "$f" "$line")"
+			for t in $thread_counts; do
+				for run in $(seq 1 "$runs"); do
+					line=$("$bp" frames --replay "$trace" --threads "$t" --skin "$s" | tail -n 1)
+					row="$motion,$n,$s,$t"
+					for f in entities_max frames; do row="$row,$(field "$f" "$line")"; done
+					row="$row,$run"
+					for f in plain_ms_median incremental_ms_median incremental_vs_plain incremental_vs_plain_total \
+						full resting moving neighbours held held_vs_plain pairs_last; do
+						row="$row,$(field "$f" "$line")"
+					done
+					echo "$row" | tee -a "$csv"
 				done
-				echo "$row" | tee -a "$csv"
 			done
 		done
 	done

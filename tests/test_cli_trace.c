@@ -47,27 +47,54 @@ static int compare_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/// The per-frame "pairs=" values of `bp frames --replay` against brute force on every frame.
-static void expect_replay_matches_oracle(const char *path, uint32_t frames)
+/// The unsigned value of `key=` in line [line, end), which must hold it.
+static unsigned field_of(const char *line, const char *end, const char *key)
 {
-	cli_result r = BP("frames", "--replay", path, "--threads", "2", "--verbose");
+	char pattern[32];
+	snprintf(pattern, sizeof pattern, " %s=", key);
+	const char *p = strstr(line, pattern);
+	unsigned value;
+	cr_assert(p && p < end && sscanf(p + strlen(pattern), "%u", &value) == 1, "no %s in %.*s", key, (int)(end - line),
+		line);
+	return value;
+}
+
+/// Whether line [line, end) holds `needle`.
+static bool line_has(const char *line, const char *end, const char *needle)
+{
+	const char *p = strstr(line, needle);
+	return p && p < end;
+}
+
+/// The per-frame "pairs=" values of `bp frames --replay` (with `skin`, or none when NULL)
+/// against brute force on every frame; the summary's path counts and held frames
+/// against the per-frame lines.
+static void expect_replay_matches_oracle(const char *path, uint32_t frames, const char *skin)
+{
+	cli_result r = skin ? BP("frames", "--replay", path, "--threads", "2", "--verbose", "--skin", skin)
+			    : BP("frames", "--replay", path, "--threads", "2", "--verbose");
 	expect_code(&r, 0, "frames --replay");
-	uint32_t seen = 0;
+	uint32_t seen = 0, kept = 0, held = 0;
 	for (const char *line = r.out; *line;) {
 		const char *end = strchr(line, '\n');
 		cr_assert_not_null(end);
 		unsigned k;
-		size_t pairs;
 		if (sscanf(line, "frame=%u", &k) == 1) {
-			const char *p = strstr(line, " pairs=");
-			cr_assert(p && p < end && sscanf(p, " pairs=%zu", &pairs) == 1);
+			size_t pairs = field_of(line, end, "pairs");
 			cr_assert_eq(k, seen, "frames out of order");
 			size_t want;
 			free(oracle_id_pairs(path, k, &want));
 			cr_assert_eq(pairs, want, "frame %u: %zu pairs, brute force %zu", k, pairs, want);
+			bool moving = line_has(line, end, " path=moving"), neighbours = line_has(line, end, " path=neighbours");
+			unsigned changes = field_of(line, end, "changes"), searched = field_of(line, end, "searched");
+			kept += moving || neighbours;
+			held += (moving || neighbours) && changes > 0 && 5 * searched <= changes;
 			++seen;
 		} else {
 			cr_assert(strncmp(line, "frames=", 7) == 0, "unexpected line: %.*s", (int)(end - line), line);
+			cr_assert_eq(field_of(line, end, "moving") + field_of(line, end, "neighbours"), kept);
+			cr_assert_eq(field_of(line, end, "full") + field_of(line, end, "resting") + kept, frames);
+			cr_assert_eq(field_of(line, end, "held"), held);
 		}
 		line = end + 1;
 	}
@@ -91,7 +118,7 @@ Test(cli_trace, record_then_replay_and_verify)
 	cr_assert(info.dims == 2 && info.frame_count == 12 && info.max_entities == 400 && info.keyframe_interval == 4);
 	bp_trace_reader_close(reader);
 
-	expect_replay_matches_oracle(path, 12);
+	expect_replay_matches_oracle(path, 12, NULL);
 	r = BP("verify", path, "--threads", "2");
 	expect_code(&r, 0, "verify");
 	cr_assert(strstr(r.out, "auto ok frames=12 ") && strstr(r.out, "incremental ok frames=12 "), "%s", r.out);
@@ -99,13 +126,29 @@ Test(cli_trace, record_then_replay_and_verify)
 }
 
 /// Filters, statics, spheres, creates and destroys: a trace written through the library.
+/// A pile settling, its boxes mostly inside their grown ones: the neighbour list holds
+/// them for most frames, and those count as held.
+Test(cli_trace, a_pile_replays_with_a_neighbour_list)
+{
+	const char *path = test_tmp_path("pile.bpt");
+	cli_result r = BP("record", "--motion", "pile", "--n", "300", "--frames", "40", "--seed", "3", "-o", path);
+	expect_code(&r, 0, "record");
+	result_free(&r);
+	expect_replay_matches_oracle(path, 40, "0.4");
+	r = BP("frames", "--replay", path, "--skin", "0.4");
+	const char *summary = strstr(r.out, "\nframes=40 ");
+	cr_assert_not_null(summary, "%s", r.out);
+	cr_assert_gt(field_of(summary, summary + strlen(summary), "held"), 10, "%s", summary);
+	result_free(&r);
+}
+
 Test(cli_trace, a_host_trace_replays_and_verifies)
 {
 	const char *path = test_tmp_path("host.bpt");
 	trace_history h;
 	trace_history_write(path, 3, 250, 15, 6, 31, &h);
 	trace_history_free(&h);
-	expect_replay_matches_oracle(path, 15);
+	expect_replay_matches_oracle(path, 15, NULL);
 	cli_result r = BP("verify", path, "--algo", "grid");
 	expect_code(&r, 0, "verify --algo grid");
 	cr_assert(strstr(r.out, "grid ok frames=15 ") && strstr(r.out, "incremental ok frames=15 "), "%s", r.out);

@@ -11,12 +11,19 @@
 
 enum { WORLD_PLAIN, WORLD_INCREMENTAL, WORLD_SCHEDULED, WORLD_COUNT };
 
+#define HELD_SEARCHED_SHARE 0.2
+
 typedef struct replay_run {
 	bp_trace_reader *reader;
 	bp_world *world[WORLD_COUNT];
 	uint64_t *ns[WORLD_COUNT]; ///< per frame: the step, or the scheduler's build
 	uint32_t frames;
 	uint32_t paths[BP_PATH_NEIGHBOURS + 1]; ///< frames by the incremental world's path
+	/// Frames whose changed entities mostly stayed inside their fat boxes (a moving or
+	/// neighbour-list step in which at most HELD_SEARCHED_SHARE of them searched), and
+	/// the plain and incremental worlds' time on them.
+	uint32_t held;
+	uint64_t held_ns[2];
 	FILE *out, *err;
 } replay_run;
 
@@ -83,8 +90,8 @@ static int step_frame(replay_run *r, uint32_t k, bool lines, size_t changes)
 		code = mismatch(r, k, "incremental", n_incremental, n_plain);
 	else if (n_view != n_plain || (n_plain && memcmp(viewed, plain, n_plain * sizeof(bp_pair))))
 		code = mismatch(r, k, "scheduled", n_view, n_plain);
+	bp_frame_stats s = bp_world_stats(r->world[WORLD_INCREMENTAL]);
 	if (code == CLI_EXIT_OK && lines) {
-		bp_frame_stats s = bp_world_stats(r->world[WORLD_INCREMENTAL]);
 		fprintf(r->out,
 			"frame=%u entities=%u changes=%zu pairs=%zu plain_ms=%.3f incremental_ms=%.3f build_ms=%.3f "
 			"active=%u searched=%u path=%s\n",
@@ -92,8 +99,15 @@ static int step_frame(replay_run *r, uint32_t k, bool lines, size_t changes)
 			(double)r->ns[WORLD_INCREMENTAL][k] / 1e6, (double)r->ns[WORLD_SCHEDULED][k] / 1e6, s.active_count,
 			s.searched_count, path_names[s.path]);
 	}
-	if (code == CLI_EXIT_OK)
-		r->paths[bp_world_stats(r->world[WORLD_INCREMENTAL]).path]++;
+	if (code == CLI_EXIT_OK) {
+		r->paths[s.path]++;
+		bool kept = s.path == BP_PATH_MOVING || s.path == BP_PATH_NEIGHBOURS;
+		if (kept && changes > 0 && s.searched_count <= HELD_SEARCHED_SHARE * (double)changes) {
+			r->held++;
+			r->held_ns[0] += r->ns[WORLD_PLAIN][k];
+			r->held_ns[1] += r->ns[WORLD_INCREMENTAL][k];
+		}
+	}
 	bp_view_release(view);
 	return code;
 }
@@ -140,12 +154,13 @@ int cli_replay(const char *path, bp_algorithm algorithm, int threads, float skin
 		fprintf(out,
 			"frames=%u entities_max=%u algo=%s plain_ms_median=%.3f incremental_ms_median=%.3f "
 			"build_ms_median=%.3f incremental_vs_plain=%.3f incremental_vs_plain_total=%.3f full=%u resting=%u "
-			"moving=%u neighbours=%u pairs_last=%zu\n",
+			"moving=%u neighbours=%u held=%u held_vs_plain=%.3f pairs_last=%zu\n",
 			r.frames, bp_trace_reader_info(r.reader).max_entities,
 			bp_algorithm_name(bp_world_stats(r.world[WORLD_PLAIN]).algorithm), ms[WORLD_PLAIN],
 			ms[WORLD_INCREMENTAL], ms[WORLD_SCHEDULED], ms[WORLD_PLAIN] > 0 ? ms[WORLD_INCREMENTAL] / ms[WORLD_PLAIN] : 0,
 			total[WORLD_PLAIN] > 0 ? total[WORLD_INCREMENTAL] / total[WORLD_PLAIN] : 0, r.paths[BP_PATH_FULL],
-			r.paths[BP_PATH_RESTING], r.paths[BP_PATH_MOVING], r.paths[BP_PATH_NEIGHBOURS], pairs);
+			r.paths[BP_PATH_RESTING], r.paths[BP_PATH_MOVING], r.paths[BP_PATH_NEIGHBOURS], r.held,
+			r.held_ns[0] ? (double)r.held_ns[1] / (double)r.held_ns[0] : 0, pairs);
 	}
 	for (int w = 0; w < WORLD_COUNT; ++w) {
 		bp_world_destroy(r.world[w]);
