@@ -226,21 +226,25 @@ static void consider(bpi_active_pairs *ap, const bpi_active_input *in, uint32_t 
 }
 
 /// The columns, laid out again when they are not current or the extra list has
-/// been read enough; then the extra list lists this step's searchers not in it yet,
+/// been read enough, counting the reads this step's `searchers` would make of it
+/// (each reads it whole, their own rows included: a wave of searchers would read it
+/// in their square); then the extra list lists this step's searchers not in it yet,
 /// whose rows are out of date.
-static bp_status plan_columns(bpi_active_pairs *ap, const bpi_active_input *in)
+static bp_status plan_columns(bpi_active_pairs *ap, const bpi_active_input *in, uint32_t searchers)
 {
 	const uint32_t n = in->count;
 	if (!bpi_array_grow(&ap->extra, ap->columns_current ? ap->extra_count : 0, n) ||
 		!bpi_array_grow(&ap->in_extra, ap->columns_current ? n : 0, n))
 		return BP_ERR_OUT_OF_MEMORY;
-	if (!ap->columns_current || ap->extra_reads > ACTIVE_EXTRA_READS * (uint64_t)n) {
+	const uint64_t reads = ap->extra_reads + (uint64_t)searchers * (ap->extra_count + searchers);
+	if (!ap->columns_current || reads > ACTIVE_EXTRA_READS * (uint64_t)n) {
 		bp_status status = sort_by_x(ap, in);
 		if (status != BP_OK)
 			return status;
 		memset(ap->in_extra.data, 0, (size_t)n * sizeof *ap->in_extra.data);
 		ap->extra_count = 0;
 		ap->extra_reads = 0;
+		ap->laid_out = ap->columns_current; // again, for the reads; a first layout follows finding them all
 		ap->columns_current = true;
 		return BP_OK; // every box is in the columns as it is now
 	}
@@ -305,7 +309,7 @@ static bp_status find_searchers(bpi_active_pairs *ap, const bpi_active_input *in
 {
 	if (searchers == 0)
 		return BP_OK; // every kept pair stands
-	bp_status status = plan_columns(ap, in);
+	bp_status status = plan_columns(ap, in, searchers);
 	if (status != BP_OK)
 		return status;
 	const uint32_t n = in->count;
@@ -450,6 +454,7 @@ bp_status bpi_active_find(bpi_active_pairs *ap, const bpi_active_input *in, bpi_
 	const bool sweep = ap->valid && few;
 	ap->valid = false; // until the kept pairs are whole again
 	ap->rows_read = 0;
+	ap->laid_out = false;
 	ap->found_all = !sweep;
 	if (!few && !in->keep)
 		return find_true(ap, in, out, stats);

@@ -38,6 +38,7 @@ typedef struct bpi_active_pairs {
 	bpi_indexes indexes;
 	float rows_per_search;          ///< rows a searcher's sweep read, blended; 0 = none yet
 	uint64_t rows_read;             ///< by the searchers of the last call
+	bool laid_out;                  ///< the last call laid the columns out again for the extra list's reads
 	bool found_all;                 ///< the last call ran the pipeline over every box
 	bool valid;                     ///< `kept` is whole for the active list as it stands
 } bpi_active_pairs;
