@@ -56,8 +56,9 @@
 /// The model of the moving state, from counted work only (perf/README.md,
 /// "Incremental: moving worlds"): a full step costs so much per entity and per pair;
 /// a moving step per entity, per kept pair re-tested, per entity that searched and
-/// per row its sweep read, and a step that found every kept pair again as much as a
-/// full step with those pairs. A moving step is taken while the moving steps so far
+/// per row its sweep read, per entity again when the searchers' columns were laid out
+/// anew, and a step that found every kept pair again as much as a full step with
+/// those pairs. A moving step is taken while the moving steps so far
 /// are predicted at most MOVING_FRACTION of a full one.
 #define FULL_ENTITY_COST 57.0
 #define FULL_PAIR_COST 28.0
@@ -65,6 +66,7 @@
 #define MOVING_KEPT_COST 4.0
 #define MOVING_SEARCH_COST 300.0
 #define MOVING_ROW_COST 2.0
+#define MOVING_LAYOUT_COST 25.0
 #define MOVING_FRACTION 0.7
 /// A moving step gives up for a full one when more than this share of the entities
 /// search, and the first one when finding the pairs of the fat boxes would cost
@@ -584,7 +586,8 @@ static double moving_work(const bpi_incremental *x, uint32_t searched)
 	if (x->moving_steps == 0)
 		searched = 0;
 	double work = MOVING_ENTITY_COST * x->active_count + MOVING_KEPT_COST * a->kept_count +
-		      MOVING_SEARCH_COST * searched + MOVING_ROW_COST * a->rows_read;
+		      MOVING_SEARCH_COST * searched + MOVING_ROW_COST * a->rows_read +
+		      (a->laid_out ? MOVING_LAYOUT_COST * x->active_count : 0);
 	if (a->found_all && x->moving_steps)
 		work += FULL_ENTITY_COST * x->active_count + FULL_PAIR_COST * a->kept_count;
 	return work;
@@ -606,13 +609,16 @@ static bp_status kept_pairs(bpi_incremental *x, const bpi_scene *scene, const ui
 /// far it moved out of its bounds of the last step (the fat box it holds now), as
 /// bpi_margin_of_own_motion takes it; counted before that work, so a world that
 /// moves too far pays one pass over the changes for the try. Finding the pairs costs
-/// a full step with that many pairs, and the steps after re-test them.
+/// a full step with that many pairs, and the steps after re-test them. An entity whose
+/// motion reaches past the most margin it can take leaves its fat box within a few
+/// steps, searching again each time: when those searches would pass the share at
+/// which a moving step gives up, the try would end at once.
 static bool worth_entering(const bpi_incremental *x, const bpi_scene *scene, const bpi_changes *changes)
 {
 	const uint32_t n = scene->count, held = BP_MIN(changes->previous_count, n);
 	const int dims = scene->dims;
 	const bpi_fat *fat = x->cross.fat.data;
-	double extent_sum[3] = {0, 0, 0}, margin_sum = 0;
+	double extent_sum[3] = {0, 0, 0}, margin_sum = 0, searches = 0;
 	for (int axis = 0; axis < dims; ++axis)
 		for (uint32_t i = 0; i < n; ++i)
 			extent_sum[axis] += (double)scene->max[axis][i] - scene->min[axis][i];
@@ -628,13 +634,18 @@ static bool worth_entering(const bpi_incremental *x, const bpi_scene *scene, con
 							     fabsf(scene->max[axis][k] - fat[k].hi[axis])));
 		}
 		float most = MOVING_ENTRY_EXTENTS * extent;
-		margin_sum += k < held && moved <= most ? fminf(MOVING_ENTRY_STEPS * moved, most) : most;
+		bool known = k < held && moved <= most;
+		margin_sum += known ? fminf(MOVING_ENTRY_STEPS * moved, most) : most;
+		// Searches per step: one per the steps its margin lasts, when it is capped.
+		if (!known || !(MOVING_ENTRY_STEPS * moved <= most))
+			searches += known && most > 0 ? moved / most : 1.0;
 	}
 	double grown = 1;
 	for (int axis = 0; axis < dims; ++axis)
 		grown *= extent_sum[axis] > 0 ? (extent_sum[axis] + 2 * margin_sum) / extent_sum[axis] : 1;
 	double kept = grown * (double)x->moving_pairs, full = full_work(n, x->moving_pairs);
-	return MOVING_ENTITY_COST * n + MOVING_KEPT_COST * kept <= MOVING_FRACTION * full &&
+	return searches <= MOVING_SEARCH_SHARE * n &&
+	       MOVING_ENTITY_COST * n + MOVING_KEPT_COST * kept + MOVING_SEARCH_COST * searches <= MOVING_FRACTION * full &&
 	       full_work(n, (size_t)kept) <= MOVING_ENTRY_MOST * full;
 }
 
