@@ -672,7 +672,7 @@ static bp_status moving_path(bpi_incremental *x, const bpi_scene *scene, const b
 	stats->ns_build += bpi_now_ns() - t0;
 	stats->searched_count = searched;
 	stats->path = BP_PATH_MOVING;
-	return kept_pairs(x, scene, changes->list, changes->count, pairs, stats);
+	return kept_pairs(x, scene, x->cross.searchers.data, x->cross.searcher_count, pairs, stats);
 }
 
 /// The step's pairs from the pairs of the fat boxes, every entity active in dense
@@ -734,7 +734,7 @@ static bp_status neighbour_path(bpi_incremental *x, const bpi_scene *scene, cons
 	stats->ns_build += bpi_now_ns() - t0;
 	stats->searched_count = searched;
 	stats->path = BP_PATH_NEIGHBOURS;
-	return kept_pairs(x, scene, again ? NULL : changes->list, changes->count, pairs, stats);
+	return kept_pairs(x, scene, again ? NULL : x->cross.searchers.data, x->cross.searcher_count, pairs, stats);
 }
 
 // ---- settling ---------------------------------------------------------------------

@@ -407,7 +407,7 @@ static void moving_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx
 		query_start(x, job->in, k, &b, job->margin, NULL);
 		f->filter = filter;
 		f->count = 0;
-		tally->searched++;
+		x->searchers.data[begin + tally->searched++] = k; // within the chunk's own range
 	}
 }
 
@@ -415,18 +415,23 @@ bp_status bpi_cross_moving(bpi_cross *x, const bpi_cross_input *in, const uint32
 	uint32_t *searched)
 {
 	const uint32_t chunks = bpi_chunk_count(count, MOVING_GRAIN);
-	if (!bpi_array_reserve(&x->tally, chunks))
+	// A list even when empty: bpi_active_find takes NULL for "any may have searched".
+	if (!bpi_array_reserve(&x->tally, chunks) || !bpi_array_reserve(&x->searchers, BP_MAX(count, 1u)))
 		return BP_ERR_OUT_OF_MEMORY;
 	++x->step;
 	moving_job job = {x, in, changed, bpi_margin_value(&x->margin, in->margin)};
 	bpi_parallel_for(count, MOVING_GRAIN, in->scene->threads, moving_chunk, &job);
 	x->held = in->active_count;
 	bpi_margin_observe(&x->margin, x->tally.data, chunks, x->held, true);
-	x->escaped = *searched = 0;
-	for (uint32_t c = 0; c < chunks; ++c) {
-		x->escaped += x->tally.data[c].escaped;
-		*searched += x->tally.data[c].searched;
+	x->escaped = x->searcher_count = 0;
+	for (uint32_t c = 0; c < chunks; ++c) { // each chunk's searchers close up, in chunk order
+		const bpi_margin_tally *t = &x->tally.data[c];
+		x->escaped += t->escaped;
+		memmove(x->searchers.data + x->searcher_count, x->searchers.data + (size_t)c * MOVING_GRAIN,
+			t->searched * sizeof *x->searchers.data);
+		x->searcher_count += t->searched;
 	}
+	*searched = x->searcher_count;
 	return BP_OK;
 }
 
@@ -471,6 +476,7 @@ void bpi_cross_free(bpi_cross *x)
 	bpi_array_free(&x->buffers);
 	bpi_array_free(&x->writing);
 	bpi_array_free(&x->tally);
+	bpi_array_free(&x->searchers);
 	bpi_margin_free(&x->margin);
 	bpi_pair_chunks_free(&x->pairs);
 	*x = (bpi_cross){0};

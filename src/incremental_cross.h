@@ -40,6 +40,8 @@ typedef struct bpi_cross {
 	uint32_t held;     ///< active entities with a fat box at this step's start
 	uint32_t escaped;  ///< of those, the ones the last call found out of it (or with another filter)
 	bpi_pair_chunks pairs; ///< per chunk of the active list
+	BPI_ARRAY(uint32_t) searchers; ///< bpi_cross_moving: the positions that got a new fat box
+	uint32_t searcher_count;
 } bpi_cross;
 
 /// One step's view of the resting index and the active entities.
@@ -66,7 +68,7 @@ typedef struct bpi_cross_input {
 /// none rests, so only the `count` entities of `changed` (dense indices, each once, any order,
 /// those past the active count ignored) can have left their fat boxes or changed
 /// filter; those that did get a new fat box, as by a search that finds nothing, and
-/// queried_at of the step. Counts them in `searched`.
+/// queried_at of the step, and are listed in cross->searchers. Counts them in `searched`.
 bp_status bpi_cross_moving(bpi_cross *cross, const bpi_cross_input *in, const uint32_t *changed, uint32_t count,
 	uint32_t *searched);
 
