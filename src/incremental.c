@@ -663,10 +663,12 @@ static bp_status moving_path(bpi_incremental *x, const bpi_scene *scene, const b
 	bool forced = (scene->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL) ||
 		      atomic_load_explicit(&moving_always, memory_order_relaxed);
 	*gave_up = !forced && x->moving_steps == 0 && !worth_entering(x, scene, changes);
-	bp_status status = *gave_up ? BP_OK : bpi_cross_moving(&x->cross, &in, changes->list, changes->count, &searched);
+	const uint32_t most = !forced && x->moving_steps > 0 ? (uint32_t)(MOVING_SEARCH_SHARE * m) : UINT32_MAX;
+	bp_status status =
+		*gave_up ? BP_OK : bpi_cross_moving(&x->cross, &in, changes->list, changes->count, most, &searched);
 	if (status != BP_OK)
 		return status;
-	*gave_up |= !forced && x->moving_steps > 0 && searched > MOVING_SEARCH_SHARE * m;
+	*gave_up |= searched > most; // its searchers got no new fat boxes
 	if (*gave_up)
 		return BP_OK; // before any work that would cost more than the full step taken instead
 	stats->ns_build += bpi_now_ns() - t0;
@@ -713,6 +715,7 @@ static bp_status neighbour_path(bpi_incremental *x, const bpi_scene *scene, cons
 {
 	uint64_t t0 = bpi_now_ns();
 	const float half = scene->skin * 0.5f;
+	const uint32_t most = (uint32_t)(NEIGHBOURS_SEARCH_SHARE * scene->count);
 	uint32_t searched = 0;
 	bp_status status = BP_OK;
 	if (x->neighbours) {
@@ -720,11 +723,11 @@ static bp_status neighbour_path(bpi_incremental *x, const bpi_scene *scene, cons
 		bpi_cross_input in = {.scene = scene, .active = x->active.data, .active_count = x->active_count,
 			.active_scene = scene, .margin = half, .moving = true};
 		if (status == BP_OK)
-			status = bpi_cross_moving(&x->cross, &in, changes->list, changes->count, &searched);
+			status = bpi_cross_moving(&x->cross, &in, changes->list, changes->count, most, &searched);
 		if (status != BP_OK)
 			return status;
 	}
-	bool again = !x->neighbours || searched > NEIGHBOURS_SEARCH_SHARE * scene->count;
+	bool again = !x->neighbours || searched > most; // then no fat box changed
 	if (again) {
 		if (!every_active(x, scene, half, true))
 			return BP_ERR_OUT_OF_MEMORY;

@@ -385,7 +385,9 @@ typedef struct moving_job {
 	float margin;
 } moving_job;
 
-static void moving_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+/// The changed entities of the chunk that left their fat boxes (or changed filter),
+/// listed in the chunk's own range of the searchers and sampled for the margin.
+static void moving_check_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	const moving_job *job = ctx;
 	bpi_cross *x = job->cross;
@@ -397,22 +399,35 @@ static void moving_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx
 		const uint32_t k = job->changed[c];
 		if (k >= n)
 			continue; // marked, then destroyed from the end
-		bpi_fat *f = &x->fat.data[k];
+		const bpi_fat *f = &x->fat.data[k];
 		bpi_box3 b = box_of(s, k);
-		bpi_rest_filter filter = filter_of(s, k);
-		if (inside(f, &b, s->dims) && same_filter(f->filter, filter))
+		if (inside(f, &b, s->dims) && same_filter(f->filter, filter_of(s, k)))
 			continue; // still held
 		tally->escaped += f->lo[0] != INFINITY;
 		bpi_margin_sample(tally, f, &b, s->dims, now);
+		x->searchers.data[begin + tally->searched++] = k;
+	}
+}
+
+/// New fat boxes for the searchers [begin, end).
+static void moving_grow_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
+	const moving_job *job = ctx;
+	bpi_cross *x = job->cross;
+	const bpi_scene *s = job->in->scene;
+	for (uint32_t c = begin; c < end; ++c) {
+		const uint32_t k = x->searchers.data[c];
+		bpi_fat *f = &x->fat.data[k];
+		bpi_box3 b = box_of(s, k);
 		query_start(x, job->in, k, &b, job->margin, NULL);
-		f->filter = filter;
+		f->filter = filter_of(s, k);
 		f->count = 0;
-		x->searchers.data[begin + tally->searched++] = k; // within the chunk's own range
 	}
 }
 
 bp_status bpi_cross_moving(bpi_cross *x, const bpi_cross_input *in, const uint32_t *changed, uint32_t count,
-	uint32_t *searched)
+	uint32_t most, uint32_t *searched)
 {
 	const uint32_t chunks = bpi_chunk_count(count, MOVING_GRAIN);
 	// A list even when empty: bpi_active_find takes NULL for "any may have searched".
@@ -420,7 +435,7 @@ bp_status bpi_cross_moving(bpi_cross *x, const bpi_cross_input *in, const uint32
 		return BP_ERR_OUT_OF_MEMORY;
 	++x->step;
 	moving_job job = {x, in, changed, bpi_margin_value(&x->margin, in->margin)};
-	bpi_parallel_for(count, MOVING_GRAIN, in->scene->threads, moving_chunk, &job);
+	bpi_parallel_for(count, MOVING_GRAIN, in->scene->threads, moving_check_chunk, &job);
 	x->held = in->active_count;
 	bpi_margin_observe(&x->margin, x->tally.data, chunks, x->held, true);
 	x->escaped = x->searcher_count = 0;
@@ -432,6 +447,8 @@ bp_status bpi_cross_moving(bpi_cross *x, const bpi_cross_input *in, const uint32
 		x->searcher_count += t->searched;
 	}
 	*searched = x->searcher_count;
+	if (x->searcher_count <= most)
+		bpi_parallel_for(x->searcher_count, MOVING_GRAIN, in->scene->threads, moving_grow_chunk, &job);
 	return BP_OK;
 }
 

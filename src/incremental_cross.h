@@ -67,10 +67,12 @@ typedef struct bpi_cross_input {
 /// The moving state's pass (incremental.c): every entity is active in dense order and
 /// none rests, so only the `count` entities of `changed` (dense indices, each once, any order,
 /// those past the active count ignored) can have left their fat boxes or changed
-/// filter; those that did get a new fat box, as by a search that finds nothing, and
-/// queried_at of the step, and are listed in cross->searchers. Counts them in `searched`.
+/// filter; those are listed in cross->searchers and counted in `searched`, and when
+/// they are at most `most`, each gets a new fat box, as by a search that finds
+/// nothing, and queried_at of the step. More, and no fat box changes: the caller
+/// gives up its kept pairs, and would have paid for boxes it drops.
 bp_status bpi_cross_moving(bpi_cross *cross, const bpi_cross_input *in, const uint32_t *changed, uint32_t count,
-	uint32_t *searched);
+	uint32_t most, uint32_t *searched);
 
 /// Every entity of `scene` active, in dense order, its fat box its bounds grown by
 /// `margin`, as if it searched with that margin and found nothing: in a new step
