@@ -16,7 +16,8 @@
 // at a fixed velocity each (as bodies in flight, and `bp frames`, move). With --host-busy a
 // host thread spins on one core the whole time, as a simulating host does. CSV: workload,dims,
 // n,moving,threads,host_busy,world,ms_median,ms_min,pairs,searched_median,frames,motion,
-// ms_mean,ms_p99.
+// ms_mean,ms_p99. With --spatial the entities lie in the order of their centres along a Morton
+// curve, as particle codes sort their atoms (motion then reads walk_spatial or steady_spatial).
 #define _POSIX_C_SOURCE 200809L // clock_gettime
 #include <broadphase/broadphase.h>
 #include <bp_scene.h>
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <math.h>
 #include "host_busy.h"
 #include "timing.h"
 
@@ -42,6 +44,7 @@ typedef struct options {
 	const char *only; ///< one workload, or NULL for all
 	bool skip_full;   ///< no full-rebuild world (to profile the incremental one alone)
 	bool steady;      ///< movers keep a velocity rather than walk at random
+	bool spatial;     ///< entities in the order of their centres along a Morton curve
 	float margin;     ///< the incremental worlds' bp_world_def.margin (0 = from the motion)
 	float skin;       ///< all_moving: a world with this neighbour-list skin too (0 = none)
 } options;
@@ -191,7 +194,8 @@ static void report(FILE *csv, const options *o, const char *workload, uint32_t n
 		mean += s->ms[f] / o->frames;
 	double med = median_sorting(s->ms, o->frames), searched = median_sorting(s->searched, o->frames);
 	double p99 = s->ms[(size_t)((o->frames - 1) * 0.99)]; // sorted by the median
-	const char *motion = o->steady ? "steady" : "walk";
+	const char *motion = o->steady ? (o->spatial ? "steady_spatial" : "steady")
+				       : (o->spatial ? "walk_spatial" : "walk");
 	double stage[3];
 	for (int k = 0; k < 3; ++k)
 		stage[k] = median_sorting(s->stage[k], o->frames);
@@ -276,6 +280,70 @@ static void move_movers(bp_scene *scene, subject *subjects, int count, uint64_t 
 		push_moves(subjects[s].world, scene, subjects[s].first, m->first, m->count, m->index);
 }
 
+/// Spreads the low 10 bits of v to every third bit.
+static uint32_t spread_bits(uint32_t v)
+{
+	v &= 0x3FF;
+	v = (v | v << 16) & 0x030000FF;
+	v = (v | v << 8) & 0x0300F00F;
+	v = (v | v << 4) & 0x030C30C3;
+	return (v | v << 2) & 0x09249249;
+}
+
+typedef struct keyed {
+	uint32_t key, index;
+} keyed;
+
+static int by_key(const void *a, const void *b)
+{
+	const keyed *x = a, *y = b;
+	return x->key != y->key ? (x->key > y->key) - (x->key < y->key) : (x->index > y->index) - (x->index < y->index);
+}
+
+/// Reorders the scene's entities by the Morton code of their centres (10 bits an
+/// axis), as particle codes sort their atoms: entities close in space then lie close
+/// in the dense order.
+static void spatial_order(bp_scene *s)
+{
+	float lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
+	for (int a = 0; a < s->dims; ++a) {
+		lo[a] = INFINITY;
+		hi[a] = -INFINITY;
+		for (uint32_t i = 0; i < s->count; ++i) {
+			lo[a] = fminf(lo[a], s->min[a][i]);
+			hi[a] = fmaxf(hi[a], s->max[a][i]);
+		}
+	}
+	keyed *order = malloc((size_t)s->count * sizeof *order);
+	float *moved = malloc((size_t)s->count * sizeof *moved);
+	uint32_t *ids = malloc((size_t)s->count * sizeof *ids);
+	if (!order || !moved || !ids) {
+		free(order), free(moved), free(ids);
+		return;
+	}
+	for (uint32_t i = 0; i < s->count; ++i) {
+		uint32_t key = 0;
+		for (int a = 0; a < s->dims; ++a) {
+			float centre = 0.5f * (s->min[a][i] + s->max[a][i]);
+			uint32_t q = (uint32_t)(1023.0f * (centre - lo[a]) / fmaxf(hi[a] - lo[a], 1e-30f));
+			key |= spread_bits(q) << a;
+		}
+		order[i] = (keyed){key, i};
+	}
+	qsort(order, s->count, sizeof *order, by_key);
+	for (int a = 0; a < s->dims; ++a)
+		for (int side = 0; side < 2; ++side) {
+			float *v = side ? s->max[a] : s->min[a];
+			for (uint32_t i = 0; i < s->count; ++i)
+				moved[i] = v[order[i].index];
+			memcpy(v, moved, (size_t)s->count * sizeof *v);
+		}
+	for (uint32_t i = 0; i < s->count; ++i)
+		ids[i] = s->ids[order[i].index];
+	memcpy(s->ids, ids, (size_t)s->count * sizeof *ids);
+	free(order), free(moved), free(ids);
+}
+
 static bp_scene *generate(const options *o, uint32_t n)
 {
 	bp_gen_def def = bp_gen_def_default();
@@ -284,6 +352,8 @@ static bp_scene *generate(const options *o, uint32_t n)
 	bp_scene *scene = NULL;
 	if (bp_scene_generate(&def, &scene) != BP_OK)
 		fprintf(stderr, "bp_perf_incremental: cannot generate %u entities\n", n);
+	else if (o->spatial)
+		spatial_order(scene);
 	return scene;
 }
 
@@ -472,6 +542,7 @@ static bool parse(int argc, char **argv, options *o)
 		bool *flag = strcmp(a, "--host-busy") == 0   ? &o->host_busy
 			     : strcmp(a, "--skip-full") == 0 ? &o->skip_full
 			     : strcmp(a, "--steady") == 0    ? &o->steady
+			     : strcmp(a, "--spatial") == 0   ? &o->spatial
 							       : NULL;
 		if (flag) {
 			*flag = true;
@@ -508,7 +579,7 @@ static bool parse(int argc, char **argv, options *o)
 			fprintf(stderr, "usage: bp_perf_incremental [--dims 2|3] [--static S] [--moving M] [--n N] [--churn F]\n"
 					"       [--threads T] [--frames F] [--host-busy] [--steady]\n"
 					"       [--only static_moving|static_moving_frames|static_moving_readers|all_moving|churn]\n"
-					"       [--skip-full] [--margin M] [--skin S] [--csv FILE]\n");
+					"       [--skip-full] [--margin M] [--skin S] [--spatial] [--csv FILE]\n");
 			return false;
 		}
 	}
