@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# The committed incremental-step run: bp_perf_incremental's workloads at 1 and 2 threads, idle
-# and beside a busy host, the 2D static_moving, and long runs (random walk and steady motion), into
-# perf/results/<machine>/incremental.csv (and the printed lines as incremental.log, and the
-# machine they came from as machine.txt).
-# Usage: perf/run_incremental.sh [BUILD_DIR] [MACHINE]   (defaults: build/release 2core)
+# The committed incremental-step runs of bp_perf_incremental, into perf/results/<machine>/ (the
+# printed lines beside the CSV as .log, and the machine they came from as machine.txt):
+#   (default) incremental.csv: every workload at 1 and 2 threads, idle and beside a busy host, the
+#             2D static_moving, and long runs (random walk and steady motion);
+#   motion    incremental_moving.csv: the goals for motion: the still world (1M static + 10K
+#             moving, 41 frames, 1 thread), 1M all moving with a neighbour list (skin 0.2) and 1M
+#             with 1% churn beside as many movers (21 frames, 1 and 2 threads), and 1M all moving
+#             in spatial order (1 thread).
+# Usage: perf/run_incremental.sh [BUILD_DIR] [MACHINE] [motion]   (defaults: build/release 2core)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 build=${1:-build/release}
 machine=${2:-2core}
+runs=${3:-steps}
 exe=$build/perf/bp_perf_incremental
 out=perf/results/$machine
 if [ ! -x "$exe" ]; then
@@ -17,8 +22,10 @@ if [ ! -x "$exe" ]; then
 	exit 1
 fi
 mkdir -p "$out"
-csv=$out/incremental.csv
-log=$out/incremental.log
+name=incremental
+[ "$runs" = motion ] && name=incremental_moving
+csv=$out/$name.csv
+log=$out/$name.log
 rm -f "$csv" "$log"
 perf/machine.sh "$out/machine.txt"
 
@@ -26,6 +33,16 @@ run() {
 	echo "## bp_perf_incremental $*" | tee -a "$log"
 	"$exe" --csv "$csv" "$@" | tee -a "$log"
 }
+
+if [ "$runs" = motion ]; then
+	run --threads 1 --frames 41 --only static_moving
+	for threads in 1 2; do
+		run --threads "$threads" --frames 21 --only all_moving --skin 0.2
+		run --threads "$threads" --frames 21 --only churn
+	done
+	run --threads 1 --frames 21 --only all_moving --skin 0.2 --spatial
+	exit 0
+fi
 
 for threads in 1 2; do
 	for busy in "" --host-busy; do
