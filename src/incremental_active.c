@@ -416,7 +416,8 @@ static bp_status retest(bpi_active_pairs *ap, const bpi_active_input *in, bpi_pa
 	if (!bpi_pair_buffer_reserve(out, ap->kept_count) || !bpi_array_reserve(&ap->boxes, in->count) ||
 		!bpi_array_reserve(&ap->written, chunks))
 		return BP_ERR_OUT_OF_MEMORY;
-	retest_job job = {ap, in, out->data + out->count, ap->written.data};
+	// out->data is NULL while nothing was ever kept (no offset may be added to it).
+	retest_job job = {ap, in, out->data ? out->data + out->count : NULL, ap->written.data};
 	bpi_parallel_for(in->count, PACK_GRAIN, threads, pack_chunk, &job);
 	bpi_parallel_for(units, RETEST_GRAIN, threads, retest_chunk, &job);
 	for (uint32_t c = 0; c < chunks; ++c) {
