@@ -21,6 +21,7 @@ typedef struct bpi_active_pairs {
 	bpi_columns columns;            ///< the fat boxes in columns, for the searchers' sweep
 	bpi_columns coarse;             ///< those too wide for them, in columns of their own
 	BPI_ARRAY(bpi_sort_item) wide_items; ///< scratch: the wide ones in x order
+	BPI_ARRAY(bpi_active_row) rows_by_position; ///< scratch: the fat boxes as rows, for a layout
 	bool columns_current;           ///< they hold every fat box but those in `extra`
 	BPI_ARRAY(bpi_active_row) extra; ///< fat boxes of the positions that searched since the columns were laid out
 	uint32_t extra_count;

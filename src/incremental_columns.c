@@ -77,17 +77,17 @@ static bool is_wide(const bpi_columns *c, const bpi_active_row *r, int dims)
 	return false;
 }
 
-bp_status bpi_columns_build(bpi_columns *c, const bpi_sort_item *by_x, uint32_t n, const bpi_fat *fat, int dims)
+bp_status bpi_columns_build(bpi_columns *c, const bpi_sort_item *by_x, uint32_t n, const bpi_active_row *rows,
+	int dims)
 {
 	if (!bpi_array_reserve(&c->staged, n))
 		return BP_ERR_OUT_OF_MEMORY;
-	// One pass reads the fat boxes, in x order; the others read these rows in turn.
+	// One pass gathers the rows in x order; the others read them in turn.
 	bpi_active_row *staged = c->staged.data;
 	double width = 0;
 	for (uint32_t k = 0; k < n; ++k) {
-		const uint32_t at = bpi_sort_item_index(by_x[k]);
-		staged[k] = bpi_columns_row(&fat[at], at, dims);
-		width += (double)fat[at].hi[0] - fat[at].lo[0];
+		staged[k] = rows[bpi_sort_item_index(by_x[k])];
+		width += -(double)staged[k].rec[3] - staged[k].rec[0];
 	}
 	c->reach = (float)(COLUMNS_WIDE_FACTOR * width / BP_MAX(n, 1u));
 	const uint32_t columns_most = BP_MAX(n / COLUMNS_MIN_ROWS, 1u);

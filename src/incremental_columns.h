@@ -40,9 +40,10 @@ typedef struct bpi_columns {
 	uint32_t bands[3];              ///< bands per axis (1 on x, and on z in 2D)
 } bpi_columns;
 
-/// Lays out the fat boxes `fat` (by position) of the `count` positions in `by_x`,
-/// which holds them sorted by fat lo x.
-bp_status bpi_columns_build(bpi_columns *c, const bpi_sort_item *by_x, uint32_t count, const bpi_fat *fat, int dims);
+/// Lays out the fat boxes of the `count` positions in `by_x`, which holds them sorted
+/// by fat lo x; `rows` holds every fat box as its row (bpi_columns_row), by position.
+bp_status bpi_columns_build(bpi_columns *c, const bpi_sort_item *by_x, uint32_t count, const bpi_active_row *rows,
+	int dims);
 
 /// The columns a box [lo, hi] may meet: bands first[a] .. last[a] on y (a = 1) and z
 /// (a = 2). Every row whose box overlaps [lo, hi] lies in them.
