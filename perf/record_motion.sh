@@ -7,7 +7,8 @@
 # plain, incremental and scheduled worlds step every frame side by side and must agree byte for
 # byte. One CSV row per trace, skin, thread count and run into perf/results/<machine>/motion_replay.csv:
 # the medians, the ratio of total times, the frames each incremental path took, and the frames in
-# which at most a fifth of the changed entities left their fat boxes (held) with the ratio on them.
+# which at most a fifth of the changed entities left their fat boxes (held) with the ratio on them;
+# the machine they came from into motion_replay_machine.txt.
 # Usage: perf/record_motion.sh [BUILD_DIR] [MACHINE] [SIZES] [RUNS] [THREADS]
 #        (defaults: build/release 2core "10000 100000" 3 "1 2")
 set -euo pipefail
@@ -29,6 +30,7 @@ trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$out"
 
 csv=$out/motion_replay.csv
+perf/machine.sh "$out/motion_replay_machine.txt"
 echo "trace,n,skin,threads,entities_max,frames,run,plain_ms_median,incremental_ms_median,incremental_vs_plain,incremental_vs_plain_total,full,resting,moving,neighbours,held,held_vs_plain,pairs_last" >"$csv"
 field() { sed -n "s/.*\\b$1=\\([^ ]*\\).*/\\1/p" <<<"$2"; }
 for n in $sizes; do

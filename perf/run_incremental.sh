@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # The committed incremental-step runs of bp_perf_incremental, into perf/results/<machine>/ (the
-# printed lines beside the CSV as .log, and the machine they came from as machine.txt):
+# printed lines beside the CSV as .log, and the machine they came from as machine.txt, or for
+# the motion runs incremental_moving_machine.txt):
 #   (default) incremental.csv: every workload at 1 and 2 threads, idle and beside a busy host, the
 #             2D static_moving, and long runs (random walk and steady motion);
 #   motion    incremental_moving.csv: the goals for motion: the still world (1M static + 10K
@@ -27,7 +28,9 @@ name=incremental
 csv=$out/$name.csv
 log=$out/$name.log
 rm -f "$csv" "$log"
-perf/machine.sh "$out/machine.txt"
+machine_file=machine.txt
+[ "$runs" = motion ] && machine_file=incremental_moving_machine.txt
+perf/machine.sh "$out/$machine_file"
 
 run() {
 	echo "## bp_perf_incremental $*" | tee -a "$log"
