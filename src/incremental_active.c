@@ -251,7 +251,8 @@ static bp_status plan_columns(bpi_active_pairs *ap, const bpi_active_input *in, 
 		memset(ap->in_extra.data, 0, (size_t)n * sizeof *ap->in_extra.data);
 		ap->extra_count = 0;
 		ap->extra_reads = 0;
-		ap->laid_out = ap->columns_current; // again, for the reads; a first layout follows finding them all
+		// Laid out again for the reads; a first layout follows finding every pair.
+		ap->laid_out = ap->columns_current;
 		ap->columns_current = true;
 		return BP_OK; // every box is in the columns as it is now
 	}

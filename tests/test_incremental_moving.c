@@ -145,7 +145,8 @@ Test(incremental_moving, jitter_takes_the_moving_state_3d, .timeout = 120)
 
 Test(incremental_moving, jitter_with_filters_spheres_and_churn_2d, .timeout = 120)
 {
-	moving_world *m = run(&(motion){.dims = 2, .n = 3000, .steps = 60, .step = 0.002f, .churn = 8, .filters = true, .seed = 102});
+	moving_world *m = run(
+		&(motion){.dims = 2, .n = 3000, .steps = 60, .step = 0.002f, .churn = 8, .filters = true, .seed = 102});
 	cr_assert_gt(m->paths[BP_PATH_MOVING], 40, "moving steps: %u of 60", m->paths[BP_PATH_MOVING]);
 	finish(m);
 }
@@ -173,7 +174,8 @@ Test(incremental_moving, many_chunks_on_threads, .timeout = 240)
 /// (0.1 on every axis), so the list is found again only a few times (the first).
 Test(incremental_moving, a_neighbour_list_keeps_its_pairs_while_the_skin_holds, .timeout = 120)
 {
-	moving_world *m = run(&(motion){.dims = 3, .n = 3000, .steps = 60, .step = 0.002f, .filters = true, .skin = 0.2f, .seed = 104});
+	moving_world *m = run(
+		&(motion){.dims = 3, .n = 3000, .steps = 60, .step = 0.002f, .filters = true, .skin = 0.2f, .seed = 104});
 	cr_assert_eq(m->paths[BP_PATH_NEIGHBOURS], 61);
 	cr_assert_leq(m->rebuilds, 3, "found again %u times", m->rebuilds);
 	finish(m);
@@ -183,7 +185,8 @@ Test(incremental_moving, a_neighbour_list_keeps_its_pairs_while_the_skin_holds, 
 /// throughout.
 Test(incremental_moving, a_neighbour_list_through_churn_and_far_motion, .timeout = 120)
 {
-	moving_world *m = run(&(motion){.dims = 2, .n = 3000, .steps = 40, .step = 0.3f, .churn = 8, .filters = true, .skin = 0.2f, .seed = 105});
+	moving_world *m = run(&(motion){
+		.dims = 2, .n = 3000, .steps = 40, .step = 0.3f, .churn = 8, .filters = true, .skin = 0.2f, .seed = 105});
 	cr_assert_eq(m->paths[BP_PATH_NEIGHBOURS], 41);
 	cr_assert_eq(m->rebuilds, 41);
 	finish(m);
