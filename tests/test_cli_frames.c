@@ -15,27 +15,6 @@
 
 // ---- parsing the output ----------------------------------------------------------
 
-/// The text after " key=" (or "key=" at the start) in one line, or NULL.
-static const char *field(const char *line, const char *end, const char *key)
-{
-	size_t k = strlen(key);
-	for (const char *p = line; p + k < end; ++p) {
-		if ((p == line || p[-1] == ' ') && strncmp(p, key, k) == 0 && p[k] == '=')
-			return p + k + 1;
-	}
-	return NULL;
-}
-
-static double number(const char *line, const char *end, const char *key)
-{
-	const char *v = field(line, end, key);
-	cr_assert_not_null(v, "no %s= in: %.*s", key, (int)(end - line), line);
-	char *stop;
-	double x = strtod(v, &stop);
-	cr_assert(stop != v && (*stop == ' ' || *stop == '\n' || *stop == '\0'), "%s: not a number", key);
-	return x;
-}
-
 /// Per-frame numbers and the summary line of one run.
 typedef struct frames_output {
 	int frames;
@@ -51,15 +30,15 @@ static frames_output parse_output(const char *text)
 		cr_assert_not_null(end, "unterminated line: %s", line);
 		if (strncmp(line, "frame=", 6) == 0) {
 			cr_assert_lt(o.frames, 64);
-			cr_assert_eq(number(line, end, "frame"), o.frames + 1, "frames out of order");
+			cr_assert_eq(cli_number(line, end, "frame"), o.frames + 1, "frames out of order");
 			for (size_t i = 0; i < 5; ++i) {
 				static const char *const keys[] = {"build_ms", "host_ms", "query_p50_us", "query_p99_us", "pairs"};
-				cr_assert_geq(number(line, end, keys[i]), 0);
+				cr_assert_geq(cli_number(line, end, keys[i]), 0);
 			}
-			o.pairs[o.frames] = (uint64_t)number(line, end, "pairs");
-			o.began[o.frames] = (uint64_t)number(line, end, "began");
-			o.ended[o.frames] = (uint64_t)number(line, end, "ended");
-			o.active[o.frames] = (uint64_t)number(line, end, "active");
+			o.pairs[o.frames] = (uint64_t)cli_number(line, end, "pairs");
+			o.began[o.frames] = (uint64_t)cli_number(line, end, "began");
+			o.ended[o.frames] = (uint64_t)cli_number(line, end, "ended");
+			o.active[o.frames] = (uint64_t)cli_number(line, end, "active");
 			o.frames++;
 		} else {
 			cr_assert_null(o.summary, "two summary lines");
@@ -82,22 +61,22 @@ Test(cli_frames, summary_and_one_line_per_frame, .timeout = 60)
 	frames_output o = parse_output(r.out);
 	cr_assert_eq(o.frames, 6);
 	const char *s = o.summary, *e = o.summary_end;
-	cr_assert_eq(number(s, e, "frames"), 6);
-	cr_assert_eq(number(s, e, "n"), 2000);
-	cr_assert_eq(number(s, e, "threads"), 2);
-	const char *algo = field(s, e, "algo");
+	cr_assert_eq(cli_number(s, e, "frames"), 6);
+	cr_assert_eq(cli_number(s, e, "n"), 2000);
+	cr_assert_eq(cli_number(s, e, "threads"), 2);
+	const char *algo = cli_field(s, e, "algo");
 	cr_assert_not_null(algo);
 	cr_assert(strncmp(algo, "auto", 4) != 0, "algo names the algorithm that ran");
 	static const char *const keys[] = {"build_ms_median", "frame_ms_median", "overlap", "query_p50_us",
 		"query_p99_us", "host_ms_median", "query_hits_mean"};
 	// A world that is not incremental reports no active entities.
-	cr_assert_eq(number(s, e, "active_median"), 0);
+	cr_assert_eq(cli_number(s, e, "active_median"), 0);
 	for (size_t i = 0; i < sizeof keys / sizeof keys[0]; ++i)
-		cr_assert_gt(number(s, e, keys[i]), 0, "%s", keys[i]);
-	cr_assert_eq(number(s, e, "pairs_last"), o.pairs[5]);
+		cr_assert_gt(cli_number(s, e, keys[i]), 0, "%s", keys[i]);
+	cr_assert_eq(cli_number(s, e, "pairs_last"), o.pairs[5]);
 	// --host-ms 1 is a busy loop of 1 ms, part of the host's time every frame.
-	cr_assert_geq(number(s, e, "host_ms_median"), 1.0);
-	cr_assert_geq(number(s, e, "query_p99_us"), number(s, e, "query_p50_us"));
+	cr_assert_geq(cli_number(s, e, "host_ms_median"), 1.0);
+	cr_assert_geq(cli_number(s, e, "query_p99_us"), cli_number(s, e, "query_p50_us"));
 	result_free(&r);
 }
 
@@ -250,7 +229,7 @@ Test(cli_frames, moving_incremental_matches_brute, .timeout = 120)
 				k + 1, got.active[k]);
 		}
 		cr_assert_gt(changes, 0, "%s: the movers did not move", dists[d][0]);
-		cr_assert_geq(number(got.summary, got.summary_end, "active_median"), 1);
+		cr_assert_geq(cli_number(got.summary, got.summary_end, "active_median"), 1);
 		result_free(&r);
 		result_free(&ref);
 	}
@@ -337,18 +316,18 @@ Test(cli_frames, stats_one_frame_brute, .timeout = 60)
 	cr_assert(t > s, "the stats line follows the summary");
 	double sum = 0;
 	for (size_t i = 0; i < sizeof stage_keys / sizeof stage_keys[0]; ++i) {
-		double ms = number(t, te, stage_keys[i]);
+		double ms = cli_number(t, te, stage_keys[i]);
 		cr_assert_geq(ms, 0, "%s", stage_keys[i]);
 		sum += ms;
 	}
-	const double total = number(t, te, "total_ms");
+	const double total = cli_number(t, te, "total_ms");
 	// Printed to 1 ns (6 decimals of a ms); 5 roundings of at most 0.5 ns each.
 	cr_assert_leq(sum, total + 3e-6, "stages %.6f ms > total %.6f ms", sum, total);
-	cr_assert_gt(number(t, te, "find_ms"), 0, "brute's tests take time");
-	cr_assert_eq(number(t, te, "candidate_tests"), 1999000);
-	cr_assert_eq(number(t, te, "cells"), 0);
-	cr_assert_eq(number(t, te, "pairs_last"), number(s, se, "pairs_last"));
-	cr_assert_eq(number(t, te, "pairs_last"), number(f, fe, "pairs"));
+	cr_assert_gt(cli_number(t, te, "find_ms"), 0, "brute's tests take time");
+	cr_assert_eq(cli_number(t, te, "candidate_tests"), 1999000);
+	cr_assert_eq(cli_number(t, te, "cells"), 0);
+	cr_assert_eq(cli_number(t, te, "pairs_last"), cli_number(s, se, "pairs_last"));
+	cr_assert_eq(cli_number(t, te, "pairs_last"), cli_number(f, fe, "pairs"));
 	result_free(&r);
 }
 
@@ -364,11 +343,11 @@ Test(cli_frames, stats_medians_over_frames, .timeout = 120)
 		const char *s, *se, *t, *te;
 		only_line(r.out, "frames=", &s, &se);
 		only_line(r.out, "stats=median ", &t, &te);
-		const double total = number(t, te, "total_ms");
+		const double total = cli_number(t, te, "total_ms");
 		for (size_t i = 0; i < sizeof stage_keys / sizeof stage_keys[0]; ++i)
-			cr_assert_leq(number(t, te, stage_keys[i]), total, "%s: %s", algos[a], stage_keys[i]);
-		cr_assert_gt(number(t, te, "cells"), 0, "%s reports its cells or regions", algos[a]);
-		cr_assert_eq(number(t, te, "pairs_last"), number(s, se, "pairs_last"), "%s", algos[a]);
+			cr_assert_leq(cli_number(t, te, stage_keys[i]), total, "%s: %s", algos[a], stage_keys[i]);
+		cr_assert_gt(cli_number(t, te, "cells"), 0, "%s reports its cells or regions", algos[a]);
+		cr_assert_eq(cli_number(t, te, "pairs_last"), cli_number(s, se, "pairs_last"), "%s", algos[a]);
 		result_free(&r);
 	}
 	// Without --stats there is no stats line.

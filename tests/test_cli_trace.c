@@ -47,25 +47,6 @@ static int compare_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/// The unsigned value of `key=` in line [line, end), which must hold it.
-static unsigned field_of(const char *line, const char *end, const char *key)
-{
-	char pattern[32];
-	snprintf(pattern, sizeof pattern, " %s=", key);
-	const char *p = strstr(line, pattern);
-	unsigned value;
-	cr_assert(p && p < end && sscanf(p + strlen(pattern), "%u", &value) == 1, "no %s in %.*s", key, (int)(end - line),
-		line);
-	return value;
-}
-
-/// Whether line [line, end) holds `needle`.
-static bool line_has(const char *line, const char *end, const char *needle)
-{
-	const char *p = strstr(line, needle);
-	return p && p < end;
-}
-
 /// The per-frame "pairs=" values of `bp frames --replay` (with `skin`, or none when NULL)
 /// against brute force on every frame; the summary's path counts and held frames
 /// against the per-frame lines.
@@ -80,21 +61,25 @@ static void expect_replay_matches_oracle(const char *path, uint32_t frames, cons
 		cr_assert_not_null(end);
 		unsigned k;
 		if (sscanf(line, "frame=%u", &k) == 1) {
-			size_t pairs = field_of(line, end, "pairs");
+			size_t pairs = (size_t)cli_number(line, end, "pairs");
 			cr_assert_eq(k, seen, "frames out of order");
 			size_t want;
 			free(oracle_id_pairs(path, k, &want));
 			cr_assert_eq(pairs, want, "frame %u: %zu pairs, brute force %zu", k, pairs, want);
-			bool moving = line_has(line, end, " path=moving"), neighbours = line_has(line, end, " path=neighbours");
-			unsigned changes = field_of(line, end, "changes"), searched = field_of(line, end, "searched");
+			const char *path_taken = cli_field(line, end, "path");
+			cr_assert_not_null(path_taken, "no path= in %.*s", (int)(end - line), line);
+			bool moving = strncmp(path_taken, "moving", 6) == 0;
+			bool neighbours = strncmp(path_taken, "neighbours", 10) == 0;
+			unsigned changes = (unsigned)cli_number(line, end, "changes");
+			unsigned searched = (unsigned)cli_number(line, end, "searched");
 			kept += moving || neighbours;
 			held += (moving || neighbours) && changes > 0 && 5 * searched <= changes;
 			++seen;
 		} else {
 			cr_assert(strncmp(line, "frames=", 7) == 0, "unexpected line: %.*s", (int)(end - line), line);
-			cr_assert_eq(field_of(line, end, "moving") + field_of(line, end, "neighbours"), kept);
-			cr_assert_eq(field_of(line, end, "full") + field_of(line, end, "resting") + kept, frames);
-			cr_assert_eq(field_of(line, end, "held"), held);
+			cr_assert_eq(cli_number(line, end, "moving") + cli_number(line, end, "neighbours"), kept);
+			cr_assert_eq(cli_number(line, end, "full") + cli_number(line, end, "resting") + kept, frames);
+			cr_assert_eq(cli_number(line, end, "held"), held);
 		}
 		line = end + 1;
 	}
@@ -138,7 +123,7 @@ Test(cli_trace, a_pile_replays_with_a_neighbour_list)
 	r = BP("frames", "--replay", path, "--skin", "0.4");
 	const char *summary = strstr(r.out, "\nframes=40 ");
 	cr_assert_not_null(summary, "%s", r.out);
-	cr_assert_gt(field_of(summary, summary + strlen(summary), "held"), 10, "%s", summary);
+	cr_assert_gt(cli_number(summary, summary + strlen(summary), "held"), 10, "%s", summary);
 	result_free(&r);
 }
 

@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 
@@ -46,4 +47,24 @@ void result_free(cli_result *r)
 void expect_code(const cli_result *r, int code, const char *what)
 {
 	cr_assert_eq(r->code, code, "%s: exit %d, want %d\nstdout: %s\nstderr: %s", what, r->code, code, r->out, r->err);
+}
+
+const char *cli_field(const char *line, const char *end, const char *key)
+{
+	size_t k = strlen(key);
+	for (const char *p = line; p + k < end; ++p) {
+		if ((p == line || p[-1] == ' ') && strncmp(p, key, k) == 0 && p[k] == '=')
+			return p + k + 1;
+	}
+	return NULL;
+}
+
+double cli_number(const char *line, const char *end, const char *key)
+{
+	const char *v = cli_field(line, end, key);
+	cr_assert_not_null(v, "no %s= in: %.*s", key, (int)(end - line), line);
+	char *stop;
+	double x = strtod(v, &stop);
+	cr_assert(stop != v && (*stop == ' ' || *stop == '\n' || *stop == '\0'), "%s: not a number", key);
+	return x;
 }

@@ -19,4 +19,10 @@ void result_free(cli_result *r);
 /// Asserts the exit code; on failure shows what the tool said.
 void expect_code(const cli_result *r, int code, const char *what);
 
+/// In one line [line, end) of the tool's output: the text after " key=" (or "key=" at
+/// the start), or NULL.
+const char *cli_field(const char *line, const char *end, const char *key);
+/// The number after " key=" in line [line, end), which must hold one.
+double cli_number(const char *line, const char *end, const char *key);
+
 #endif
