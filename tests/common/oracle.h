@@ -74,10 +74,10 @@ void test_random_boxes(oracle_box *boxes, uint32_t n, int dims, float world, flo
 void test_random_spheres(oracle_box *boxes, uint32_t n, int dims, float world, float max_radius, int sphere_percent,
 	uint64_t seed);
 
-/// Creates a world from `def` holding the boxes, in order (dense index = box
-/// index, user key = box index).
 /// The entity def of a box: its bounds, filter, kind and shape.
 bp_entity_def oracle_entity_def(const oracle_box *box);
+/// Creates a world from `def` holding the boxes, in order (dense index = box
+/// index, user key = box index).
 bp_world *test_world_from_def(const oracle_box *boxes, uint32_t n, const bp_world_def *def);
 /// Creates a world of `dims` with the boxes, in order (dense index = box index).
 bp_world *test_world_from_boxes(const oracle_box *boxes, uint32_t n, int dims, bp_algorithm algorithm, int threads);
