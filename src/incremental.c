@@ -636,9 +636,10 @@ static bool worth_entering(const bpi_incremental *x, const bpi_scene *scene, con
 		float most = MOVING_ENTRY_EXTENTS * extent;
 		bool known = k < held && moved <= most;
 		margin_sum += known ? fminf(MOVING_ENTRY_STEPS * moved, most) : most;
-		// Searches per step: one per the steps its margin lasts, when it is capped.
+		// Searches per step: one per the steps its margin lasts, when it is capped
+		// (most > 0 there: a known entity with most 0 did not move).
 		if (!known || !(MOVING_ENTRY_STEPS * moved <= most))
-			searches += known && most > 0 ? moved / most : 1.0;
+			searches += known ? moved / most : 1.0;
 	}
 	double grown = 1;
 	for (int axis = 0; axis < dims; ++axis)
