@@ -516,14 +516,16 @@ static void churn(const options *o, FILE *csv)
 	}
 	const int count = o->skip_full ? 1 : 3;
 	run(o, scene, subjects, count, churn_frame, &c);
-	double med[3] = {1, 1, 1};
+	double med[3];
 	for (int s = 0; s < count; ++s) {
 		report(csv, o, "churn", o->n_all, c.per_frame, &subjects[s]);
 		med[s] = subjects[s].ms[o->frames / 2];
 	}
-	printf("churn ratio: full_grid / incremental = %.2f (%u created and %u destroyed per frame)\n", med[1] / med[0],
-		c.per_frame, c.per_frame);
-	printf("churn ratio: incremental / moving = %.2f (as many moving instead)\n", med[0] / med[2]);
+	if (count == 3) {
+		printf("churn ratio: full_grid / incremental = %.2f (%u created and %u destroyed per frame)\n",
+			med[1] / med[0], c.per_frame, c.per_frame);
+		printf("churn ratio: incremental / moving = %.2f (as many moving instead)\n", med[0] / med[2]);
+	}
 	subjects_finish(subjects, 3);
 	free(c.movers.index);
 	free(c.movers.velocity);
