@@ -101,6 +101,14 @@ bp_status bpi_pair_chunks_merge(const bpi_pair_chunks *chunks, bpi_pair_buffer *
 /// False (pairs untouched) when a small table cannot be allocated or count >
 /// UINT32_MAX.
 bool bpi_pairs_sort_canonical(bp_pair *pairs, size_t count, bp_pair *scratch, int threads);
+/// The buckets take a list once a bucket holds, per thread, this many pairs on average:
+/// each bucket clears and sums two tables of 1,024 counters, which sparser lists (a
+/// step's pairs of a few active entities among a million) do not pay for; LSD sorts
+/// those (perf/README.md, "Pair buffers and sorting").
+#define BPI_PAIRS_BUCKET_PAIRS_MIN 768
+/// Test hook: the buckets take lists down to `pairs` per bucket and thread (0: every
+/// list they can; UINT32_MAX: none). Warning: call only while no sort runs.
+void bpi_pairs_set_bucket_pairs_min(uint32_t pairs);
 /// The same order by comparison, in place: O(count log count), and needs no memory.
 void bpi_pairs_sort_in_place(bp_pair *pairs, size_t count);
 

@@ -9,12 +9,13 @@
 // lo's low bits, and an insertion pass for the pairs that share lo and hi's high bits
 // (rare, so its branch is predicted). Buckets are independent and run in parallel.
 // One scatter through memory beats the LSD radix sort's four passes
-// (perf/README.md, "Pair buffers and sorting"). Small lists, and indices too wide for the
-// buckets, keep the LSD sort.
+// (perf/README.md, "Pair buffers and sorting"). Small lists, sparse ones (too few pairs
+// per bucket to pay for its counters), and indices too wide for the buckets keep the LSD sort.
 #include "pairs.h"
 #include <broadphase/world.h> // the public calls defined here
 #include "parallel.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -87,6 +88,10 @@ static void sort_lsd(bp_pair *pairs, size_t count, bp_pair *scratch, int lo_bits
 #define BUCKET_RUN_MAX 64
 /// Buckets per parallel chunk.
 #define BUCKET_GRAIN 16
+
+static _Atomic uint32_t bucket_pairs_min = BPI_PAIRS_BUCKET_PAIRS_MIN;
+
+void bpi_pairs_set_bucket_pairs_min(uint32_t pairs) { atomic_store(&bucket_pairs_min, pairs); }
 
 typedef struct bucket_job {
 	bp_pair *pairs;       ///< where the sorted buckets go
@@ -254,7 +259,9 @@ bool bpi_pairs_sort_canonical(bp_pair *pairs, size_t count, bp_pair *scratch, in
 		hi_any |= pairs[i].hi;
 	}
 	const int lo_bits = bit_width(lo_any), hi_bits = bit_width(hi_any);
-	if (count >= BUCKETS_MIN_COUNT && lo_bits > BUCKET_LOW_BITS && lo_bits <= BUCKET_LOW_BITS + BUCKET_TOP_MAX_BITS)
+	const uint64_t fill = atomic_load_explicit(&bucket_pairs_min, memory_order_relaxed);
+	if (count >= BUCKETS_MIN_COUNT && lo_bits > BUCKET_LOW_BITS && lo_bits <= BUCKET_LOW_BITS + BUCKET_TOP_MAX_BITS &&
+		(uint64_t)count * (uint64_t)BP_MAX(threads, 1) >= fill << (lo_bits - BUCKET_LOW_BITS))
 		return sort_buckets_by_lo(pairs, (uint32_t)count, scratch, lo_bits, hi_bits, threads);
 	sort_lsd(pairs, count, scratch, lo_bits, hi_bits);
 	return true;

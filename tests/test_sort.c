@@ -295,32 +295,37 @@ Test(sort, pairs_canonical_matches_qsort_at_every_index_width, .timeout = 60)
 
 // Lists large enough to go by buckets of lo: every lo width the buckets take and
 // the ones past them, lo values with many pairs (sorted by comparison), repeats,
-// and hi below and above lo's width; against qsort.
+// and hi below and above lo's width; against qsort. Once as the sort chooses, which
+// leaves sparse lists of wide lo to LSD, and once with every list it can by buckets.
 Test(sort, pairs_canonical_by_buckets_matches_qsort, .timeout = 120)
 {
 	uint64_t rng = 11;
 	const size_t n = 150000;
 	bp_pair *pairs = malloc(n * sizeof *pairs), *ref = malloc(n * sizeof *ref), *scratch = malloc(n * sizeof *scratch);
 	cr_assert(pairs && ref && scratch);
-	for (int lo_bits = 8; lo_bits <= 32; lo_bits += 3)
-		for (int hi_bits = 4; hi_bits <= 32; hi_bits += 14)
-			for (int crowded = 0; crowded < 2; ++crowded) {
-				uint64_t lo_mask = lo_bits == 32 ? UINT32_MAX : ((uint64_t)1 << lo_bits) - 1;
-				uint64_t hi_mask = hi_bits == 32 ? UINT32_MAX : ((uint64_t)1 << hi_bits) - 1;
-				for (size_t i = 0; i < n; ++i) {
-					rng = bp_splitmix64(rng);
-					pairs[i] = (bp_pair){(uint32_t)(rng & lo_mask), (uint32_t)((rng >> 32) & hi_mask)};
-					if (crowded && (rng & 3) == 0)
-						pairs[i].lo = (uint32_t)(lo_mask / 3); // one lo with a quarter of the pairs
-					if (i && ((rng >> 29) & 7) == 0)
-						pairs[i] = pairs[i - 1];
-					ref[i] = pairs[i];
+	for (int forced = 0; forced < 2; ++forced) {
+		for (int lo_bits = 8; lo_bits <= 32; lo_bits += 3)
+			for (int hi_bits = 4; hi_bits <= 32; hi_bits += 14)
+				for (int crowded = 0; crowded < 2; ++crowded) {
+					uint64_t lo_mask = lo_bits == 32 ? UINT32_MAX : ((uint64_t)1 << lo_bits) - 1;
+					uint64_t hi_mask = hi_bits == 32 ? UINT32_MAX : ((uint64_t)1 << hi_bits) - 1;
+					for (size_t i = 0; i < n; ++i) {
+						rng = bp_splitmix64(rng);
+						pairs[i] = (bp_pair){(uint32_t)(rng & lo_mask), (uint32_t)((rng >> 32) & hi_mask)};
+						if (crowded && (rng & 3) == 0)
+							pairs[i].lo = (uint32_t)(lo_mask / 3); // one lo with a quarter of the pairs
+						if (i && ((rng >> 29) & 7) == 0)
+							pairs[i] = pairs[i - 1];
+						ref[i] = pairs[i];
+					}
+					qsort(ref, n, sizeof *ref, compare_pair);
+					bpi_pairs_set_bucket_pairs_min(forced ? 0 : BPI_PAIRS_BUCKET_PAIRS_MIN);
+					cr_assert(bpi_pairs_sort_canonical(pairs, n, scratch, 4));
+					bpi_pairs_set_bucket_pairs_min(BPI_PAIRS_BUCKET_PAIRS_MIN);
+					cr_assert(memcmp(pairs, ref, n * sizeof *ref) == 0, "lo %d bits, hi %d bits, crowded %d, forced %d",
+						lo_bits, hi_bits, crowded, forced);
 				}
-				qsort(ref, n, sizeof *ref, compare_pair);
-				cr_assert(bpi_pairs_sort_canonical(pairs, n, scratch, 4));
-				cr_assert(memcmp(pairs, ref, n * sizeof *ref) == 0, "lo %d bits, hi %d bits, crowded %d", lo_bits,
-					hi_bits, crowded);
-			}
+	}
 	free(pairs);
 	free(ref);
 	free(scratch);
