@@ -33,6 +33,7 @@ typedef struct bpi_columns {
 	BPI_ARRAY(bpi_active_row) staged; ///< scratch: every box in x order
 	BPI_ARRAY(uint32_t) start;      ///< per column its first row, then the row count
 	BPI_ARRAY(uint32_t) wide;       ///< positions of the boxes beyond reach on some axis
+	BPI_ARRAY(uint32_t) column;     ///< scratch: per box in x order, its column (UINT32_MAX: wide)
 	uint32_t wide_count;
 	float reach;                    ///< on x: a row's box holds hi <= fl(lo + reach)
 	double band_reach[3];           ///< on y and z: and hi - lo <= band_reach
