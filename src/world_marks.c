@@ -21,10 +21,21 @@ static void mark(bp_world *w, bpi_marks *marks, uint8_t bit, uint32_t d, bool bo
 	marks->list.data[marks->count++] = d;
 }
 
+/// Marks past this share of the capacity are cleared by one pass over every index, in
+/// order, rather than one scattered write per mark (a world where most entities move
+/// marks most of them every step). Every index: a marked one may lie past the count
+/// since, destroyed from the end.
+#define CLEAR_IN_ORDER_SHARE 8u
+
 static void clear(bp_world *w, bpi_marks *marks, uint8_t bit)
 {
-	for (uint32_t i = 0; i < marks->count; ++i)
-		w->changed[marks->list.data[i]] &= (uint8_t)~bit;
+	if ((uint64_t)marks->count * CLEAR_IN_ORDER_SHARE > w->capacity) {
+		for (uint32_t d = 0; d < w->capacity; ++d)
+			w->changed[d] &= (uint8_t)~bit;
+	} else {
+		for (uint32_t i = 0; i < marks->count; ++i)
+			w->changed[marks->list.data[i]] &= (uint8_t)~bit;
+	}
 	marks->count = 0;
 	marks->all = false;
 	marks->bounds_only = true;
