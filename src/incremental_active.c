@@ -142,7 +142,7 @@ static bp_status find_all(bpi_active_pairs *ap, const bpi_active_input *in, bp_f
 	ap->sorted = false;
 	if (in->keep) {
 		if (!bpi_array_reserve(&ap->spare, ap->kept_count) ||
-			!bpi_pairs_sort_canonical(ap->kept.data, ap->kept_count, ap->spare.data, 1))
+			!bpi_pairs_sort_canonical(ap->kept.data, ap->kept_count, ap->spare.data, in->scene->threads))
 			return BP_ERR_OUT_OF_MEMORY;
 		ap->sorted = true;
 	}
@@ -151,12 +151,12 @@ static bp_status find_all(bpi_active_pairs *ap, const bpi_active_input *in, bp_f
 
 /// The kept pairs from `from` on, found this step, sorted and merged into those
 /// before, which are sorted: one pass instead of sorting them all.
-static bool merge_found(bpi_active_pairs *ap, size_t from)
+static bool merge_found(bpi_active_pairs *ap, size_t from, int threads)
 {
 	size_t fresh = ap->kept_count - from;
 	if (!bpi_array_reserve(&ap->spare, ap->kept_count))
 		return false;
-	if (!bpi_pairs_sort_canonical(ap->kept.data + from, fresh, ap->spare.data, 1))
+	if (!bpi_pairs_sort_canonical(ap->kept.data + from, fresh, ap->spare.data, threads))
 		return false;
 	bpi_pairs_merge(ap->kept.data, from, ap->kept.data + from, fresh, ap->spare.data);
 	bpi_array_swap(&ap->kept, &ap->spare);
@@ -334,7 +334,7 @@ static bp_status find_searchers(bpi_active_pairs *ap, const bpi_active_input *in
 	for (uint32_t s = 0; s < n && !failed; ++s)
 		if (searched(ap, s))
 			read += sweep_one(ap, in, s, &failed);
-	if (!failed && ap->sorted && !merge_found(ap, live))
+	if (!failed && ap->sorted && !merge_found(ap, live, in->scene->threads))
 		failed = true;
 	ap->extra_reads += (uint64_t)searchers * ap->extra_count;
 	ap->rows_read = read;
