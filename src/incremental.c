@@ -110,6 +110,13 @@ static _Atomic bool moving_always = false;
 void bpi_set_settle_min(uint32_t count) { atomic_store(&settle_min, count); }
 void bpi_set_moving_always(bool on) { atomic_store(&moving_always, on); }
 
+/// A moving state asked for whatever the model says: by the scene, or the test hook.
+static bool forced_moving(const bpi_scene *scene)
+{
+	return (scene->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL) ||
+	       atomic_load_explicit(&moving_always, memory_order_relaxed);
+}
+
 struct bpi_incremental {
 	bpi_indexes full;      ///< the grid of the last full step: its cells are the resting index
 	bpi_active_pairs among; ///< active x active: the pairs of their fat boxes
@@ -150,6 +157,11 @@ struct bpi_incremental {
 
 	bool neighbours;         ///< every entity is active (in dense order), in the neighbour list
 	bool moving;             ///< every entity is active (in dense order) and none rests
+	/// A full step kept its bounds for a try of the moving state: the next step decides
+	/// from them whether to enter it, and lays the state out only then.
+	bool entering;
+	BPI_ARRAY(float) entry_bounds; ///< those bounds: 2 * dims arrays of entry_count
+	uint32_t entry_count;
 	uint32_t moving_steps;   ///< moving steps of the current stay
 	uint32_t moving_wait;    ///< full steps before moving is tried again
 	uint32_t moving_backoff; ///< the wait after the last stay that did not pay
@@ -183,13 +195,14 @@ void bpi_incremental_free(bpi_incremental *x)
 	bpi_cross_free(&x->cross);
 	bpi_pair_buffer_free(&x->fresh);
 	bpi_array_free(&x->sort_scratch);
+	bpi_array_free(&x->entry_bounds);
 	bpi_free(x, sizeof *x);
 }
 
 void bpi_incremental_forget(bpi_incremental *x)
 {
 	if (x)
-		x->resting_valid = x->moving = x->neighbours = false;
+		x->resting_valid = x->moving = x->neighbours = x->entering = false;
 }
 
 static bpi_cells *resting_cells(bpi_incremental *x)
@@ -240,7 +253,7 @@ static bp_status full_step(bpi_incremental *x, const bpi_scene *scene, bool keep
 	bpi_pair_buffer *pairs, bp_frame_stats *stats)
 {
 	const uint32_t n = scene->count;
-	x->resting_valid = x->moving = x->neighbours = false;
+	x->resting_valid = x->moving = x->neighbours = x->entering = false;
 	bpi_active_invalidate(&x->among);
 	bpi_pair_buffer *found = &x->fresh;
 	bp_status status = bpi_pipeline_run(&x->full, keep ? BP_ALGO_GRID : algorithm, scene, found, stats);
@@ -377,8 +390,6 @@ static bp_status update_sets(bpi_incremental *x, const bpi_scene *scene, const b
 
 // ---- moving ----------------------------------------------------------------------------
 
-/// Every entity active in dense order with its bounds as its fat box, none resting:
-/// the next step is moving. False (nothing changed) when memory runs out.
 /// Every entity active in dense order, its fat box its bounds grown by `margin`
 /// (bpi_cross_start_grown), none resting and nothing kept. False (nothing changed)
 /// when memory runs out.
@@ -404,14 +415,40 @@ static bool every_active(bpi_incremental *x, const bpi_scene *scene, float margi
 	return true;
 }
 
-static bool enter_moving(bpi_incremental *x, const bpi_scene *scene)
+/// A try of the moving state begins: the bounds of this full step are kept, so the
+/// next step can tell how far its changed entities moved. Laying the state out waits
+/// for that step's decision: a try refused costs a copy of the bounds. False (no try)
+/// when memory runs out.
+static bool begin_entry(bpi_incremental *x, const bpi_scene *scene)
 {
-	if (!every_active(x, scene, 0.0f, false))
+	const uint32_t n = scene->count;
+	const int dims = scene->dims;
+	if (!bpi_array_reserve(&x->entry_bounds, (size_t)2 * dims * n))
 		return false;
-	x->moving_steps = 0;
-	x->moving_work = 0;
-	x->moving = x->resting_valid = true;
+	for (int axis = 0; axis < dims; ++axis) {
+		float *min = x->entry_bounds.data + (size_t)(2 * axis) * n, *max = min + n;
+		if (n) {
+			memcpy(min, scene->min[axis], n * sizeof *min);
+			memcpy(max, scene->max[axis], n * sizeof *max);
+		}
+	}
+	x->entry_count = n;
+	x->entering = true;
 	return true;
+}
+
+/// The scene as the entry's bounds saw it: those bounds for the entities that are
+/// still there, today's filters (the pairs of the first moving step are found again
+/// from them).
+static bpi_scene entry_scene(const bpi_incremental *x, const bpi_scene *scene)
+{
+	bpi_scene at_entry = *scene;
+	at_entry.count = BP_MIN(x->entry_count, scene->count);
+	for (int axis = 0; axis < scene->dims; ++axis) {
+		at_entry.min[axis] = x->entry_bounds.data + (size_t)(2 * axis) * x->entry_count;
+		at_entry.max[axis] = at_entry.min[axis] + x->entry_count;
+	}
+	return at_entry;
 }
 
 /// Leaves the moving state: full steps follow, for longer after a short stay.
@@ -606,7 +643,7 @@ static bp_status kept_pairs(bpi_incremental *x, const bpi_scene *scene, const ui
 /// about to make: the kept pairs are predicted from the pairs of the last step,
 /// scaled on each axis by how much wider the fat boxes will be than the bounds, as is
 /// the chance that two boxes meet. Each changed entity's margin is predicted from how
-/// far it moved out of its bounds of the last step (the fat box it holds now), as
+/// far it moved out of its bounds of the last step (kept by begin_entry), as
 /// bpi_margin_of_own_motion takes it; counted before that work, so a world that
 /// moves too far pays one pass over the changes for the try. Finding the pairs costs
 /// a full step with that many pairs, and the steps after re-test them. An entity whose
@@ -615,9 +652,9 @@ static bp_status kept_pairs(bpi_incremental *x, const bpi_scene *scene, const ui
 /// which a moving step gives up, the try would end at once.
 static bool worth_entering(const bpi_incremental *x, const bpi_scene *scene, const bpi_changes *changes)
 {
-	const uint32_t n = scene->count, held = BP_MIN(changes->previous_count, n);
+	const uint32_t n = scene->count, held = BP_MIN(x->entry_count, n);
 	const int dims = scene->dims;
-	const bpi_fat *fat = x->cross.fat.data;
+	const bpi_scene before = entry_scene(x, scene);
 	double extent_sum[3] = {0, 0, 0}, margin_sum = 0, searches = 0;
 	for (int axis = 0; axis < dims; ++axis)
 		for (uint32_t i = 0; i < n; ++i)
@@ -630,8 +667,8 @@ static bool worth_entering(const bpi_incremental *x, const bpi_scene *scene, con
 		for (int axis = 0; axis < dims; ++axis) {
 			extent = fmaxf(extent, scene->max[axis][k] - scene->min[axis][k]);
 			if (k < held)
-				moved = fmaxf(moved, fmaxf(fabsf(scene->min[axis][k] - fat[k].lo[axis]),
-							     fabsf(scene->max[axis][k] - fat[k].hi[axis])));
+				moved = fmaxf(moved, fmaxf(fabsf(scene->min[axis][k] - before.min[axis][k]),
+							     fabsf(scene->max[axis][k] - before.max[axis][k])));
 		}
 		float most = MOVING_ENTRY_EXTENTS * extent;
 		bool known = k < held && moved <= most;
@@ -661,15 +698,12 @@ static bp_status moving_path(bpi_incremental *x, const bpi_scene *scene, const b
 	bpi_cross_input in = {.scene = scene, .active = x->active.data, .active_count = m, .active_scene = scene,
 		.margin = scene->margin, .moving = true};
 	uint32_t searched = 0;
-	bool forced = (scene->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL) ||
-		      atomic_load_explicit(&moving_always, memory_order_relaxed);
-	*gave_up = !forced && x->moving_steps == 0 && !worth_entering(x, scene, changes);
-	const uint32_t most = !forced && x->moving_steps > 0 ? (uint32_t)(MOVING_SEARCH_SHARE * m) : UINT32_MAX;
-	bp_status status =
-		*gave_up ? BP_OK : bpi_cross_moving(&x->cross, &in, changes->list, changes->count, most, &searched);
+	const uint32_t most = !forced_moving(scene) && x->moving_steps > 0 ? (uint32_t)(MOVING_SEARCH_SHARE * m)
+									    : UINT32_MAX;
+	bp_status status = bpi_cross_moving(&x->cross, &in, changes->list, changes->count, most, &searched);
 	if (status != BP_OK)
 		return status;
-	*gave_up |= searched > most; // its searchers got no new fat boxes
+	*gave_up = searched > most; // its searchers got no new fat boxes
 	if (*gave_up)
 		return BP_OK; // before any work that would cost more than the full step taken instead
 	stats->ns_build += bpi_now_ns() - t0;
@@ -870,6 +904,26 @@ static bool stays_moving(bpi_incremental *x, const bpi_scene *scene, const bpi_c
 	return false;
 }
 
+/// Whether a try begun by the last step enters the moving state now: laid out from the
+/// bounds that step kept, every entity active with them as its fat box, as if the
+/// state had been entered then.
+static bool enters_moving(bpi_incremental *x, const bpi_scene *scene, const bpi_changes *changes)
+{
+	if (!x->entering)
+		return false;
+	x->entering = false;
+	x->moving_steps = 0;
+	const bpi_scene before = entry_scene(x, scene);
+	if (changes->all || (scene->debug_flags & BP_DEBUG_ALWAYS_FULL) ||
+		(!forced_moving(scene) && !worth_entering(x, scene, changes)) || !every_active(x, &before, 0.0f, false)) {
+		leave_moving(x);
+		return false;
+	}
+	x->moving_work = 0;
+	x->moving = x->resting_valid = true;
+	return true;
+}
+
 bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, const bpi_changes *changes,
 	bp_algorithm algorithm, bpi_pair_buffer *pairs, bp_frame_stats *stats)
 {
@@ -894,7 +948,7 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 		stats->pair_count = pairs->count;
 		return BP_OK;
 	}
-	bool moving = stays_moving(x, scene, changes);
+	bool moving = stays_moving(x, scene, changes) || enters_moving(x, scene, changes);
 	bool usable = x->resting_valid && !changes->all;
 	// The cheaper path by the model, judged before any work; without a resting
 	// index, on the entities the next step would find active.
@@ -924,7 +978,7 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 		status = incremental ? incremental_path(x, scene, left_rest, pairs, stats)
 				     : full_step(x, scene, keep, algorithm, pairs, stats);
 	if (status != BP_OK) {
-		x->resting_valid = x->moving = false; // the sets may be half updated: start over
+		x->resting_valid = x->moving = x->entering = false; // the sets may be half updated: start over
 		return status;
 	}
 	x->stepped = true;
@@ -937,12 +991,12 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 	} else if (incremental) {
 		settle(x, scene, changes, pairs);
 	} else if (atomic_load_explicit(&moving_always, memory_order_relaxed) && !forced_full) {
-		enter_moving(x, scene);
+		begin_entry(x, scene);
 	} else if (!keep) { // most entities change: moving may pay, once the wait is over
 		if (x->moving_wait > 0)
 			x->moving_wait--;
 		else
-			enter_moving(x, scene);
+			begin_entry(x, scene);
 	}
 	x->moving_pairs = pairs->count;
 	stats->ns_build += ns_sets;
