@@ -6,6 +6,7 @@
 // a static-heavy scene; periodic worlds; frames.
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -700,6 +701,45 @@ static void probe_assert_unchanged(const probe *p, const char *what)
 				  e.shape == (b->is_sphere ? BP_SHAPE_SPHERE : BP_SHAPE_BOX),
 			"%s: dense %u: another filter, kind or shape", what, d);
 	}
+}
+
+// ---- settling beside entities that keep moving -------------------------------------------
+
+/// Dense entities 0 .. MOVERS move every step, as large boxes that overlap others; the
+/// next QUIET move once, then stay. Once the quiet ones settle, only the movers change:
+/// no entity stops resting, so the kept pairs merge with the step's unpruned, and must
+/// hold none of a mover's.
+enum { MOVERS = 30, QUIET = 90 };
+
+static void move_movers(probe *p, uint32_t step, bool quiet_too)
+{
+	for (uint32_t d = 0; d < MOVERS + (quiet_too ? QUIET : 0); ++d) {
+		oracle_box *b = &p->boxes[d];
+		float shift = d < MOVERS ? 0.35f * (float)((step + d) % 5) - 0.8f : 0.5f; // never 0
+		for (int axis = 0; axis < 3; ++axis) {
+			float centre = 0.5f * (b->min[axis] + b->max[axis]) + (axis == 0 ? shift : 0.0f);
+			float half = d < MOVERS ? 3.0f : 0.5f * (b->max[axis] - b->min[axis]);
+			b->min[axis] = centre - half;
+			b->max[axis] = centre + half;
+		}
+		b->is_sphere = false;
+		cr_assert_eq(bp_entity_set_shape(p->w, p->handles[d], BP_SHAPE_BOX), BP_OK);
+		cr_assert_eq(bp_entity_set_bounds(p->w, p->handles[d], b->min, b->max), BP_OK);
+	}
+}
+
+Test(incremental, movers_keep_moving_after_others_settle, .init = settle_early, .fini = settle_default, .timeout = 60)
+{
+	probe p = probe_new(41);
+	uint32_t only_movers = 0;
+	for (uint32_t step = 0; step < 12; ++step) {
+		move_movers(&p, step, step == 0);
+		char what[64];
+		snprintf(what, sizeof what, "step %u", step);
+		only_movers += probe_step(&p, what) == MOVERS;
+	}
+	cr_assert_geq(only_movers, 5, "the quiet entities settled and the movers stayed active");
+	probe_free(&p);
 }
 
 // ---- errors change nothing ---------------------------------------------------------

@@ -37,7 +37,7 @@ static hist_op op(int code, uint8_t a, uint16_t p, uint16_t q, uint16_t n, uint1
 	return (hist_op){.code = (uint8_t)code, .a = a, .p = p, .q = q, .n = n, .k = k, .s = s};
 }
 
-enum { SCRIPTED = 8 };
+enum { SCRIPTED = 9 };
 
 static const char *scripted(int index, history *h)
 {
@@ -84,6 +84,16 @@ static const char *scripted(int index, history *h)
 		one.a = 0x39, one.s = 452198138, hist_push(h, one);
 		hist_push(h, op(OP_CREATE_BULK, 0xc9, 0, 7250, 29393, 57572, 2406475452u)), hist_push(h, step);
 		return "margin_1_5e38_crashes";
+	case 8: // 5: 72 boxes; 12 move once and settle while 4 keep moving: after the settling only
+		// those 4 change, so nothing stops resting and the kept pairs merge unpruned
+		*g = (hist_config){.dims = 3, .canonical = 1, .threads = 2, .settle_min = 1, .grid = 12,
+			.debug_flags = BP_DEBUG_ALWAYS_INCREMENTAL, .period = {8, 8, 8}};
+		for (uint32_t s = 1; s <= 3; ++s)
+			hist_push(h, op(OP_CREATE_BULK, 0, 0, 0, 23, 1, 40 + s));
+		hist_push(h, step), hist_push(h, op(OP_MOVE_BULK, 1, 4, 0, 11, 1, 7));
+		for (uint32_t s = 0; s < 10; ++s)
+			hist_push(h, op(OP_MOVE_BULK, 1, 0, 0, 3, 1, 90 + s)), hist_push(h, step);
+		return "movers_keep_moving_after_others_settle";
 	default: // 4: 2,000 boxes through frames, moving 20 and creating 10 a frame; an allocation of frame 3 fails
 		g->threads = 1, g->grid = 60, g->profile = index == 5 ? 1 : 0;
 		hist_push(h, op(OP_CREATE_BULK, 0xF8, 0, 0, 0, 1, 21)), hist_push(h, op(OP_FRAME, 0, 0, 0, 0, 1, 0));
