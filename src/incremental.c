@@ -504,6 +504,36 @@ static size_t merge_pruning(bpi_pair_buffer *kept, const uint8_t *gone, const bp
 	return k;
 }
 
+/// merge_pruning for a step that settles: the same pairs into `out`, and into `next`
+/// (room for all) the pairs that rest once it has settled, that is all but those of
+/// an entity changed this step (is_active 2), which stays active. Returns the pairs
+/// written to `out`.
+static size_t merge_settling(const bpi_pair_buffer *kept, const uint8_t *gone, const uint8_t *is_active,
+	const bp_pair *fresh, size_t fresh_count, bp_pair *out, bpi_pair_buffer *next)
+{
+	const bp_pair *p = kept->data;
+	size_t j = 0, k = 0, rest = 0;
+	for (size_t i = 0; i < kept->count; ++i) {
+		bp_pair a = p[i];
+		if (gone[a.lo] || gone[a.hi])
+			continue;
+		for (; j < fresh_count && (fresh[j].lo < a.lo || (fresh[j].lo == a.lo && fresh[j].hi < a.hi)); ++j) {
+			out[k++] = fresh[j];
+			next->data[rest] = fresh[j];
+			rest += is_active[fresh[j].lo] != 2 && is_active[fresh[j].hi] != 2;
+		}
+		out[k++] = a;
+		next->data[rest++] = a;
+	}
+	for (; j < fresh_count; ++j) {
+		out[k++] = fresh[j];
+		next->data[rest] = fresh[j];
+		rest += is_active[fresh[j].lo] != 2 && is_active[fresh[j].hi] != 2;
+	}
+	next->count = rest;
+	return k;
+}
+
 // ---- the active entities as a scene ---------------------------------------------------
 
 /// The entities list[0 .. m) (dense indices) as a scene of their own, in list
@@ -543,8 +573,8 @@ static bp_status subset_scene(bpi_incremental *x, const bpi_scene *s, const uint
 
 /// The pairs of the active entities, merged with the kept ones; `left_rest`:
 /// some entities stopped resting this step, so some kept pairs are stale.
-static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bool left_rest, bpi_pair_buffer *pairs,
-	bp_frame_stats *stats)
+static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bool left_rest, bool settling,
+	bpi_pair_buffer *pairs, bp_frame_stats *stats)
 {
 	uint64_t t0 = bpi_now_ns();
 	const uint32_t m = x->active_count;
@@ -588,10 +618,14 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 	// The active pairs sorted, then merged with the resting pairs.
 	size_t most = x->resting_pairs.count + x->fresh.count;
 	if (!bpi_pair_buffer_may_hold(pairs, most) || !sort_canonical(x, &x->fresh, scene->threads) ||
-		(most > pairs->capacity && !bpi_pair_buffer_reserve(pairs, most - pairs->count)))
+		(most > pairs->capacity && !bpi_pair_buffer_reserve(pairs, most - pairs->count)) ||
+		(settling && !bpi_pair_buffer_reserve(&x->settling_pairs, most)))
 		return BP_ERR_OUT_OF_MEMORY;
 	pairs->failed = false;
-	if (left_rest) {
+	if (settling) {
+		pairs->count = merge_settling(&x->resting_pairs, x->gone.data, x->is_active.data, x->fresh.data,
+			x->fresh.count, pairs->data, &x->settling_pairs);
+	} else if (left_rest) {
 		pairs->count = merge_pruning(&x->resting_pairs, x->gone.data, x->fresh.data, x->fresh.count, pairs->data);
 	} else {
 		bpi_pairs_merge(x->resting_pairs.data, x->resting_pairs.count, x->fresh.data, x->fresh.count, pairs->data);
@@ -794,9 +828,10 @@ static uint32_t gather_members(bpi_incremental *x, uint32_t n)
 	return m;
 }
 
-/// Makes the settled grid just built (in settled_spare, over x->settling's m
-/// members) the second resting level, after `pairs`, this step's. Cannot fail.
-static void commit_settled(bpi_incremental *x, const bpi_scene *scene, uint32_t m, const bpi_pair_buffer *pairs)
+/// Makes the settled grid built before the step (in settled_spare, over x->settling's
+/// m members) the second resting level, and the pairs the step's merge kept for it
+/// (in settling_pairs) the resting pairs. Cannot fail.
+static void commit_settled(bpi_incremental *x, const bpi_scene *scene, uint32_t m)
 {
 	bpi_cells t = x->settled;
 	x->settled = x->settled_spare;
@@ -825,25 +860,19 @@ static void commit_settled(bpi_incremental *x, const bpi_scene *scene, uint32_t 
 	}
 	x->active_count = out;
 	bpi_active_invalidate(&x->among);
-	// The kept pairs: this step's, less those of an active entity.
-	bpi_pair_buffer *next = &x->settling_pairs;
-	size_t kept = 0;
-	for (size_t i = 0; i < pairs->count; ++i) {
-		bp_pair p = pairs->data[i];
-		next->data[kept] = p;
-		kept += !x->gone.data[p.lo] && !x->gone.data[p.hi];
-	}
-	next->count = kept;
 	bpi_pair_buffer t_pairs = x->resting_pairs;
-	x->resting_pairs = *next;
-	*next = t_pairs;
+	x->resting_pairs = x->settling_pairs;
+	x->settling_pairs = t_pairs;
 }
 
-/// After an incremental step: the active entities it did not change settle, with
-/// the members still resting, into a new settled grid, when enough of them are
-/// quiet (see the top). All or nothing: when memory runs out or the grid cannot
-/// be built, they stay active, which is exact too.
-static void settle(bpi_incremental *x, const bpi_scene *scene, const bpi_changes *changes, const bpi_pair_buffer *pairs)
+/// Before an incremental step: whether the active entities it does not change settle
+/// after it, with the members still resting, into a new settled grid, when enough of
+/// them are quiet (see the top). If so the grid is built now, into settled_spare, the
+/// step's merge keeps the resting pairs for it, and commit_settled makes both current:
+/// returns the members. All or nothing: when memory runs out or the grid cannot be
+/// built, 0, and they stay active, which is exact too. The entities changed this step
+/// are marked 2 in is_active until the commit, or past a return of 0.
+static uint32_t prepare_settling(bpi_incremental *x, const bpi_scene *scene, const bpi_changes *changes)
 {
 	const uint32_t n = scene->count;
 	uint8_t *is_active = x->is_active.data;
@@ -860,20 +889,18 @@ static void settle(bpi_incremental *x, const bpi_scene *scene, const bpi_changes
 		x->settled_full = true; // a full step takes them all into one grid
 		worth = false;
 	}
-	x->settling_pairs.count = 0;
-	if (worth && bpi_array_reserve(&x->settling, most) && bpi_pair_buffer_reserve(&x->settling_pairs, pairs->count)) {
+	if (worth && bpi_array_reserve(&x->settling, most)) {
 		uint32_t m = gather_members(x, n);
 		bpi_scene members;
 		bpi_build build = {0};
 		if (subset_scene(x, scene, x->settling.data, m, &members) == BP_OK &&
-			bpi_cells_build(&x->settled_spare, false, &members, &build) == BP_OK) {
-			commit_settled(x, scene, m, pairs);
-			return;
-		}
+			bpi_cells_build(&x->settled_spare, false, &members, &build) == BP_OK)
+			return m;
 	}
 	for (uint32_t c = 0; c < changes->count; ++c)
 		if (changes->list[c] < n)
 			is_active[changes->list[c]] = 1;
+	return 0;
 }
 
 /// The most entities this step can leave active: those active now and the
@@ -974,8 +1001,14 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 		leave_moving(x);
 		moving = incremental = false;
 	}
+	uint32_t settling = 0; // members of the settled grid this step builds, if any
+	if (status == BP_OK && !moving && incremental) {
+		uint64_t t1 = bpi_now_ns();
+		settling = prepare_settling(x, scene, changes);
+		stats->ns_build += bpi_now_ns() - t1;
+	}
 	if (status == BP_OK && !moving)
-		status = incremental ? incremental_path(x, scene, left_rest, pairs, stats)
+		status = incremental ? incremental_path(x, scene, left_rest, settling > 0, pairs, stats)
 				     : full_step(x, scene, keep, algorithm, pairs, stats);
 	if (status != BP_OK) {
 		x->resting_valid = x->moving = x->entering = false; // the sets may be half updated: start over
@@ -988,8 +1021,8 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 		double work = moving_work(x, stats->searched_count);
 		x->moving_work = x->moving_steps > 1 ? 0.75 * x->moving_work + 0.25 * work : work;
 		x->moving_steps++;
-	} else if (incremental) {
-		settle(x, scene, changes, pairs);
+	} else if (settling) {
+		commit_settled(x, scene, settling);
 	} else if (atomic_load_explicit(&moving_always, memory_order_relaxed) && !forced_full) {
 		begin_entry(x, scene);
 	} else if (!keep) { // most entities change: moving may pay, once the wait is over
