@@ -42,6 +42,8 @@
 /// The columns are laid out again once the searchers since have read this many
 /// entries of the extra list per active entity: laying them out reads every box.
 #define ACTIVE_EXTRA_READS 16
+/// Searchers per chunk of the sweep (a fixed cut: their pairs join in chunk order).
+#define SWEEP_GRAIN 64
 
 void bpi_active_free(bpi_active_pairs *ap)
 {
@@ -61,6 +63,8 @@ void bpi_active_free(bpi_active_pairs *ap)
 	bpi_array_free(&ap->fat_flags);
 	bpi_radix_sort_free(&ap->radix);
 	bpi_pair_buffer_free(&ap->found);
+	bpi_pair_chunks_free(&ap->swept);
+	bpi_array_free(&ap->searcher_list);
 	bpi_indexes_free(&ap->indexes);
 	*ap = (bpi_active_pairs){0};
 }
@@ -87,14 +91,6 @@ static bool fats_overlap(const bpi_fat *a, const bpi_fat *b, int dims)
 	for (int axis = 0; axis < dims; ++axis)
 		if (!(a->lo[axis] <= b->hi[axis] && b->lo[axis] <= a->hi[axis]))
 			return false;
-	return true;
-}
-
-static bool keep(bpi_active_pairs *ap, uint32_t a, uint32_t b)
-{
-	if (ap->kept_count == ap->kept.capacity && !bpi_array_grow(&ap->kept, ap->kept_count, ap->kept_count + 1))
-		return false;
-	ap->kept.data[ap->kept_count++] = (bp_pair){BP_MIN(a, b), BP_MAX(a, b)};
 	return true;
 }
 
@@ -225,11 +221,12 @@ static bp_status sort_by_x(bpi_active_pairs *ap, const bpi_active_input *in)
 
 /// Other entity k, whose fat box overlaps searcher s's: a pair when the filters
 /// accept, once (of two searchers, the lower position finds it).
-static void consider(bpi_active_pairs *ap, const bpi_active_input *in, uint32_t s, uint32_t k, bool *failed)
+static void consider(const bpi_active_pairs *ap, const bpi_active_input *in, uint32_t s, uint32_t k,
+	bpi_pair_buffer *out)
 {
 	const bpi_scene *o = in->scene;
 	if (k != s && !(k < s && searched(ap, k)) && (o->unfiltered || bpi_scene_filters_accept(o, s, k)))
-		*failed |= !keep(ap, s, k);
+		bpi_pair_push(out, s, k);
 }
 
 /// The columns, laid out again when they are not current or the extra list has
@@ -268,8 +265,8 @@ static bp_status plan_columns(bpi_active_pairs *ap, const bpi_active_input *in, 
 
 /// The current rows of the columns of `c` that searcher s's fat box `f` (query `q`)
 /// reaches, its pairs considered. Returns the rows read.
-static uint64_t sweep_columns(bpi_active_pairs *ap, const bpi_columns *c, const bpi_active_input *in, uint32_t s,
-	const float q[6], bool *failed)
+static uint64_t sweep_columns(const bpi_active_pairs *ap, const bpi_columns *c, const bpi_active_input *in,
+	uint32_t s, const float q[6], bpi_pair_buffer *out)
 {
 	const bpi_active_row *rows = c->rows.data;
 	const uint32_t *stale = ap->in_extra.data;
@@ -284,7 +281,7 @@ static uint64_t sweep_columns(bpi_active_pairs *ap, const bpi_columns *c, const 
 			uint32_t from = j;
 			for (; j < end && rows[j].rec[0] <= f->hi[0]; ++j)
 				if (bpi_rec6_overlap(rows[j].rec, q) && !stale[rows[j].at])
-					consider(ap, in, s, rows[j].at, failed);
+					consider(ap, in, s, rows[j].at, out);
 			read += j - from + 1;
 		}
 	return read;
@@ -292,7 +289,7 @@ static uint64_t sweep_columns(bpi_active_pairs *ap, const bpi_columns *c, const 
 
 /// Searcher s against every other fat box once: the current rows of the columns and
 /// of the coarse columns it reaches, the boxes too wide for both, and the extra list.
-static uint64_t sweep_one(bpi_active_pairs *ap, const bpi_active_input *in, uint32_t s, bool *failed)
+static uint64_t sweep_one(const bpi_active_pairs *ap, const bpi_active_input *in, uint32_t s, bpi_pair_buffer *out)
 {
 	const bpi_columns *c = &ap->coarse;
 	const uint32_t *stale = ap->in_extra.data;
@@ -300,17 +297,32 @@ static uint64_t sweep_one(bpi_active_pairs *ap, const bpi_active_input *in, uint
 	const bpi_fat *f = &in->fat[s];
 	float q[6];
 	bpi_rec6_query(f->lo, f->hi, dims, q);
-	uint64_t read = sweep_columns(ap, &ap->columns, in, s, q, failed) + sweep_columns(ap, c, in, s, q, failed) +
+	uint64_t read = sweep_columns(ap, &ap->columns, in, s, q, out) + sweep_columns(ap, c, in, s, q, out) +
 			c->wide_count + ap->extra_count;
 	for (uint32_t w = 0; w < c->wide_count; ++w) {
 		uint32_t k = c->wide.data[w];
 		if (!stale[k] && fats_overlap(f, &in->fat[k], dims))
-			consider(ap, in, s, k, failed);
+			consider(ap, in, s, k, out);
 	}
 	for (uint32_t e = 0; e < ap->extra_count; ++e)
 		if (bpi_rec6_overlap(ap->extra.data[e].rec, q))
-			consider(ap, in, s, ap->extra.data[e].at, failed);
+			consider(ap, in, s, ap->extra.data[e].at, out);
 	return read;
+}
+
+typedef struct sweep_job {
+	const bpi_active_pairs *ap;
+	const bpi_active_input *in;
+} sweep_job;
+
+/// The searchers of one chunk of the list, their pairs and rows read into the chunk's buffer.
+static void sweep_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	const sweep_job *job = ctx;
+	const bpi_active_pairs *ap = job->ap;
+	bpi_pair_buffer *out = &ap->swept.buffers[chunk];
+	for (uint32_t i = begin; i < end && !bpi_pair_buffer_stopped(out); ++i)
+		out->tests += sweep_one(ap, job->in, ap->searcher_list.data[i], out);
 }
 
 static bp_status find_searchers(bpi_active_pairs *ap, const bpi_active_input *in, uint32_t searchers)
@@ -329,18 +341,42 @@ static bp_status find_searchers(bpi_active_pairs *ap, const bpi_active_input *in
 		live += !searched(ap, p.lo) && !searched(ap, p.hi);
 	}
 	ap->kept_count = live;
-	bool failed = false;
-	uint64_t read = 0;
-	for (uint32_t s = 0; s < n && !failed; ++s)
+	// The searchers in position order, swept in fixed chunks on the step's threads.
+	if (!bpi_array_reserve(&ap->searcher_list, searchers))
+		return BP_ERR_OUT_OF_MEMORY;
+	for (uint32_t s = 0, listed = 0; s < n; ++s)
 		if (searched(ap, s))
-			read += sweep_one(ap, in, s, &failed);
-	if (!failed && ap->sorted && !merge_found(ap, live, in->scene->threads))
-		failed = true;
+			ap->searcher_list.data[listed++] = s;
+	const uint32_t chunks = bpi_chunk_count(searchers, SWEEP_GRAIN);
+	ap->swept.budget = in->scene->budget;
+	status = bpi_pair_chunks_reset(&ap->swept, chunks);
+	if (status != BP_OK)
+		return status;
+	sweep_job job = {ap, in};
+	bpi_parallel_for(searchers, SWEEP_GRAIN, in->scene->threads, sweep_chunk, &job);
+	uint64_t read = 0;
+	size_t found = 0;
+	for (uint32_t c = 0; c < chunks; ++c) {
+		if (ap->swept.buffers[c].failed)
+			return BP_ERR_OUT_OF_MEMORY;
+		read += ap->swept.buffers[c].tests;
+		found += ap->swept.buffers[c].count;
+	}
+	if (!bpi_array_grow(&ap->kept, live, live + found))
+		return BP_ERR_OUT_OF_MEMORY;
+	for (uint32_t c = 0; c < chunks; ++c) { // in chunk order: the same list for any thread count
+		const bpi_pair_buffer *b = &ap->swept.buffers[c];
+		if (b->count)
+			memcpy(ap->kept.data + ap->kept_count, b->data, b->count * sizeof *b->data);
+		ap->kept_count += b->count;
+	}
+	if (ap->sorted && !merge_found(ap, live, in->scene->threads))
+		return BP_ERR_OUT_OF_MEMORY;
 	ap->extra_reads += (uint64_t)searchers * ap->extra_count;
 	ap->rows_read = read;
 	float measured = (float)read / (float)BP_MAX(searchers, 1u);
 	ap->rows_per_search = ap->rows_per_search > 0 ? 0.75f * ap->rows_per_search + 0.25f * measured : measured;
-	return failed ? BP_ERR_OUT_OF_MEMORY : BP_OK;
+	return BP_OK;
 }
 
 /// Rows a searcher's sweep is expected to read: as measured, or before any sweep
