@@ -201,7 +201,7 @@ static bp_status sort_by_x(bpi_active_pairs *ap, const bpi_active_input *in)
 	ap->order_count = n;
 	bp_status status = BP_OK;
 	if (!reuse || !bpi_insertion_sort_items(items, n, ACTIVE_INSERTION_MOVES(n))) {
-		status = bpi_radix_sort_items(&ap->radix, items, n, 1);
+		status = bpi_radix_sort_items(&ap->radix, items, n, in->scene->threads);
 		if (status != BP_OK) {
 			ap->order_count = 0;
 			ap->columns_current = false;
