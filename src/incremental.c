@@ -98,6 +98,8 @@
 /// settling entities as it holds, within a factor: built again every time, its
 /// cost grows with its members (perf/README.md, "Incremental path").
 #define SETTLED_GROWTH 0.25
+/// Stale kept pairs are dropped for good once they are more than 1 in this many.
+#define REST_STALE_SHARE 8u
 /// The settled level is kept below this fraction of the full step's grid; past it
 /// the next step is full, which takes everything into one grid again: left to the
 /// cost model, the active entities grow and steps slow down first
@@ -133,11 +135,12 @@ struct bpi_incremental {
 	uint32_t settled_left;            ///< members that stopped resting since the settled grid was built
 	bool settled_full;                ///< quiet entities found no room there: the next step is full
 	BPI_ARRAY(uint32_t) settling;     ///< scratch: the next settled members
-	bpi_pair_buffer settling_pairs;   ///< scratch: the next kept pairs
+	bpi_pair_buffer next_pairs;       ///< scratch: the next kept pairs
 	/// Per resting index, the filter and flags a query hit is accepted by, packed:
 	/// one cache miss per hit instead of three (they never change while it rests).
 	BPI_ARRAY(bpi_rest_filter) filter;
 	bpi_pair_buffer resting_pairs; ///< pairs among resting entities, sorted by (lo, hi)
+	bool rest_stale;               ///< resting_pairs may hold pairs of entities gone from rest
 
 	BPI_ARRAY(uint32_t) active; ///< dense indices of the active entities, ascending
 	uint32_t active_count;
@@ -153,6 +156,7 @@ struct bpi_incremental {
 	bpi_cross cross;                  ///< active x resting: fat boxes and their candidates
 	bpi_pair_buffer fresh;            ///< active pairs, then sorted
 	BPI_ARRAY(bp_pair) sort_scratch;
+	BPI_ARRAY(size_t) merge_counts;   ///< scratch of bpi_pairs_merge
 	bool stepped; ///< a step succeeded since the state was made
 
 	bool neighbours;         ///< every entity is active (in dense order), in the neighbour list
@@ -181,7 +185,7 @@ void bpi_incremental_free(bpi_incremental *x)
 	bpi_cells_free(&x->settled_spare);
 	bpi_array_free(&x->settled_of);
 	bpi_array_free(&x->settling);
-	bpi_pair_buffer_free(&x->settling_pairs);
+	bpi_pair_buffer_free(&x->next_pairs);
 	bpi_array_free(&x->filter);
 	bpi_pair_buffer_free(&x->resting_pairs);
 	bpi_array_free(&x->active);
@@ -195,6 +199,7 @@ void bpi_incremental_free(bpi_incremental *x)
 	bpi_cross_free(&x->cross);
 	bpi_pair_buffer_free(&x->fresh);
 	bpi_array_free(&x->sort_scratch);
+	bpi_array_free(&x->merge_counts);
 	bpi_array_free(&x->entry_bounds);
 	bpi_free(x, sizeof *x);
 }
@@ -271,6 +276,7 @@ static bp_status full_step(bpi_incremental *x, const bpi_scene *scene, bool keep
 				 !bpi_array_reserve(&x->position, n) || !bpi_array_reserve(&x->filter, n) ||
 				 !copy_pairs(&x->resting_pairs, found))))
 		return BP_ERR_OUT_OF_MEMORY;
+	x->rest_stale = false;
 	bpi_pair_buffer_hand_over(found, pairs);
 	if (keep) {
 		if (n) {
@@ -411,6 +417,7 @@ static bool every_active(bpi_incremental *x, const bpi_scene *scene, float margi
 	x->resting_count = x->settled_count = x->settled_left = 0;
 	x->settled_full = false;
 	x->resting_pairs.count = 0;
+	x->rest_stale = false;
 	x->resting_valid = x->moving = x->neighbours = false;
 	return true;
 }
@@ -481,33 +488,33 @@ static bp_status update_moving(bpi_incremental *x, uint32_t n)
 	return BP_OK;
 }
 
-/// Merges the kept pairs, less those of entities that stopped resting, with the
-/// sorted fresh ones into `out` (room for both), in one pass that also drops the
-/// stale kept pairs for good. Returns the pairs written.
-static size_t merge_pruning(bpi_pair_buffer *kept, const uint8_t *gone, const bp_pair *fresh, size_t fresh_count,
-	bp_pair *out)
+/// After a merge that left `stale` kept pairs out (`left`: some entity stopped resting
+/// this step): they go for good, in one pass, once they are more than a share of the kept
+/// pairs or when no entity left. While entities leave every step, each merge leaves them
+/// out again instead, which costs less than writing the kept pairs anew at every step.
+/// Stale pairs stay stale: an entity becomes resting again only by a settling or a full
+/// step, which both make the kept pairs anew.
+static void drop_stale(bpi_incremental *x, size_t stale, bool left)
 {
-	bp_pair *p = kept->data;
-	size_t live = 0, j = 0, k = 0;
-	for (size_t i = 0; i < kept->count; ++i) {
-		bp_pair a = p[i];
-		if (gone[a.lo] || gone[a.hi])
-			continue;
-		p[live++] = a;
-		while (j < fresh_count && (fresh[j].lo < a.lo || (fresh[j].lo == a.lo && fresh[j].hi < a.hi)))
-			out[k++] = fresh[j++];
-		out[k++] = a;
+	bpi_pair_buffer *rest = &x->resting_pairs;
+	x->rest_stale = stale > 0;
+	if (stale == 0 || (left && stale * REST_STALE_SHARE <= rest->count))
+		return;
+	size_t live = 0;
+	for (size_t i = 0; i < rest->count; ++i) {
+		bp_pair p = rest->data[i];
+		rest->data[live] = p;
+		live += !x->gone.data[p.lo] && !x->gone.data[p.hi];
 	}
-	kept->count = live;
-	while (j < fresh_count)
-		out[k++] = fresh[j++];
-	return k;
+	rest->count = live;
+	x->rest_stale = false;
 }
 
-/// merge_pruning for a step that settles: the same pairs into `out`, and into `next`
-/// (room for all) the pairs that rest once it has settled, that is all but those of
-/// an entity changed this step (is_active 2), which stays active. Returns the pairs
-/// written to `out`.
+/// The merge of a step that settles: the kept pairs, less those of entities that
+/// stopped resting, and the sorted fresh ones into `out`, and into `next` (room for
+/// all) the pairs that rest once it has settled, that is all but those of an entity
+/// changed this step (is_active 2), which stays active. Returns the pairs written to
+/// `out`.
 static size_t merge_settling(const bpi_pair_buffer *kept, const uint8_t *gone, const uint8_t *is_active,
 	const bp_pair *fresh, size_t fresh_count, bp_pair *out, bpi_pair_buffer *next)
 {
@@ -616,20 +623,22 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 		return status;
 	uint64_t t2 = bpi_now_ns();
 	// The active pairs sorted, then merged with the resting pairs.
-	size_t most = x->resting_pairs.count + x->fresh.count;
+	bpi_pair_buffer *rest = &x->resting_pairs;
+	size_t most = rest->count + x->fresh.count;
 	if (!bpi_pair_buffer_may_hold(pairs, most) || !sort_canonical(x, &x->fresh, scene->threads) ||
 		(most > pairs->capacity && !bpi_pair_buffer_reserve(pairs, most - pairs->count)) ||
-		(settling && !bpi_pair_buffer_reserve(&x->settling_pairs, most)))
+		(settling && !bpi_pair_buffer_reserve(&x->next_pairs, most)) ||
+		!bpi_array_reserve(&x->merge_counts, bpi_pairs_merge_chunks(rest->count)))
 		return BP_ERR_OUT_OF_MEMORY;
 	pairs->failed = false;
 	if (settling) {
-		pairs->count = merge_settling(&x->resting_pairs, x->gone.data, x->is_active.data, x->fresh.data,
-			x->fresh.count, pairs->data, &x->settling_pairs);
-	} else if (left_rest) {
-		pairs->count = merge_pruning(&x->resting_pairs, x->gone.data, x->fresh.data, x->fresh.count, pairs->data);
+		pairs->count = merge_settling(rest, x->gone.data, x->is_active.data, x->fresh.data, x->fresh.count,
+			pairs->data, &x->next_pairs);
 	} else {
-		bpi_pairs_merge(x->resting_pairs.data, x->resting_pairs.count, x->fresh.data, x->fresh.count, pairs->data);
-		pairs->count = most;
+		x->rest_stale |= left_rest;
+		pairs->count = bpi_pairs_merge(rest->data, rest->count, x->fresh.data, x->fresh.count,
+			x->rest_stale ? x->gone.data : NULL, pairs->data, x->merge_counts.data, scene->threads);
+		drop_stale(x, most - pairs->count, left_rest);
 	}
 	uint64_t t3 = bpi_now_ns();
 
@@ -830,7 +839,7 @@ static uint32_t gather_members(bpi_incremental *x, uint32_t n)
 
 /// Makes the settled grid built before the step (in settled_spare, over x->settling's
 /// m members) the second resting level, and the pairs the step's merge kept for it
-/// (in settling_pairs) the resting pairs. Cannot fail.
+/// (in next_pairs) the resting pairs. Cannot fail.
 static void commit_settled(bpi_incremental *x, const bpi_scene *scene, uint32_t m)
 {
 	bpi_cells t = x->settled;
@@ -861,8 +870,9 @@ static void commit_settled(bpi_incremental *x, const bpi_scene *scene, uint32_t 
 	x->active_count = out;
 	bpi_active_invalidate(&x->among);
 	bpi_pair_buffer t_pairs = x->resting_pairs;
-	x->resting_pairs = x->settling_pairs;
-	x->settling_pairs = t_pairs;
+	x->rest_stale = false;
+	x->resting_pairs = x->next_pairs;
+	x->next_pairs = t_pairs;
 }
 
 /// Before an incremental step: whether the active entities it does not change settle

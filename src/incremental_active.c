@@ -64,6 +64,7 @@ void bpi_active_free(bpi_active_pairs *ap)
 	bpi_radix_sort_free(&ap->radix);
 	bpi_pair_buffer_free(&ap->found);
 	bpi_pair_chunks_free(&ap->swept);
+	bpi_array_free(&ap->merge_counts);
 	bpi_array_free(&ap->searcher_list);
 	bpi_indexes_free(&ap->indexes);
 	*ap = (bpi_active_pairs){0};
@@ -150,18 +151,21 @@ static bp_status find_all(bpi_active_pairs *ap, const bpi_active_input *in, bp_f
 static bool merge_found(bpi_active_pairs *ap, size_t from, int threads)
 {
 	size_t fresh = ap->kept_count - from;
-	if (!bpi_array_reserve(&ap->spare, ap->kept_count))
+	if (!bpi_array_reserve(&ap->spare, ap->kept_count) ||
+		!bpi_array_reserve(&ap->merge_counts, bpi_pairs_merge_chunks(from)))
 		return false;
 	if (!bpi_pairs_sort_canonical(ap->kept.data + from, fresh, ap->spare.data, threads))
 		return false;
-	bpi_pairs_merge(ap->kept.data, from, ap->kept.data + from, fresh, ap->spare.data);
+	bpi_pairs_merge(ap->kept.data, from, ap->kept.data + from, fresh, NULL, ap->spare.data, ap->merge_counts.data,
+		threads);
 	bpi_array_swap(&ap->kept, &ap->spare);
 	return true;
 }
 
 /// Too many searched for the kept pairs to pay: the pipeline over the true bounds,
 /// its pairs straight into `out`, keeping nothing (the kept pairs stay not valid).
-static bp_status find_true(bpi_active_pairs *ap, const bpi_active_input *in, bpi_pair_buffer *out, bp_frame_stats *stats)
+static bp_status find_true(bpi_active_pairs *ap, const bpi_active_input *in, bpi_pair_buffer *out,
+	bp_frame_stats *stats)
 {
 	bp_status status = bpi_pipeline_run(&ap->indexes, BP_ALGO_AUTO, in->scene, &ap->found, stats);
 	if (status != BP_OK)

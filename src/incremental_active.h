@@ -38,6 +38,7 @@ typedef struct bpi_active_pairs {
 	bpi_pair_buffer found;          ///< the pipeline's pairs of fat boxes
 	BPI_ARRAY(uint32_t) searcher_list; ///< scratch: the positions that searched, ascending
 	bpi_pair_chunks swept;          ///< scratch: the searchers' new pairs, per chunk of that list
+	BPI_ARRAY(size_t) merge_counts; ///< scratch of bpi_pairs_merge
 	bpi_indexes indexes;
 	float rows_per_search;          ///< rows a searcher's sweep read, blended; 0 = none yet
 	uint64_t rows_read;             ///< by the searchers of the last call

@@ -181,19 +181,6 @@ bp_status bpi_pair_chunks_merge(const bpi_pair_chunks *chunks, bpi_pair_buffer *
 	return BP_OK;
 }
 
-void bpi_pairs_merge(const bp_pair *a, size_t na, const bp_pair *b, size_t nb, bp_pair *out)
-{
-	size_t i = 0, j = 0, k = 0;
-	while (i < na && j < nb) {
-		bool a_first = a[i].lo < b[j].lo || (a[i].lo == b[j].lo && a[i].hi < b[j].hi);
-		out[k++] = a_first ? a[i++] : b[j++];
-	}
-	if (i < na)
-		memcpy(out + k, a + i, (na - i) * sizeof *out);
-	if (j < nb)
-		memcpy(out + k, b + j, (nb - j) * sizeof *out);
-}
-
 uint64_t bp_splitmix64(uint64_t z)
 {
 	z += 0x9E3779B97F4A7C15ull;

@@ -376,3 +376,72 @@ Test(sort, public_pairs_sort_matches_qsort_with_and_without_its_buffer, .timeout
 		}
 	cr_assert_eq(bp_allocated_bytes(), 0);
 }
+
+// ---- merging two sorted lists ------------------------------------------------------------
+
+/// The merge of the two lists, one pair at a time, leaving out a's pairs marked in drop.
+static size_t merge_by_hand(const bp_pair *a, size_t na, const bp_pair *b, size_t nb, const uint8_t *drop,
+	bp_pair *out)
+{
+	size_t i = 0, j = 0, k = 0;
+	while (i < na || j < nb) {
+		bool take_a = j == nb || (i < na && compare_pair(&a[i], &b[j]) < 0);
+		if (!take_a)
+			out[k++] = b[j++];
+		else if (drop && (drop[a[i].lo] || drop[a[i].hi]))
+			++i;
+		else
+			out[k++] = a[i++];
+	}
+	return k;
+}
+
+// Lists of many chunks of the first list and none, the second all before, all after or
+// between the first's pairs, with and without pairs left out, on 1, 2 and 5 threads:
+// the same pairs as merged by hand.
+Test(sort, pairs_merge_matches_a_merge_by_hand, .timeout = 120)
+{
+	enum { ENTITIES = 3000, MOST = 300000 };
+	bp_pair *all = malloc(2 * MOST * sizeof *all), *a = malloc(MOST * sizeof *a), *b = malloc(MOST * sizeof *b);
+	bp_pair *got = malloc(2 * MOST * sizeof *got), *want = malloc(2 * MOST * sizeof *want);
+	bp_pair *scratch = malloc(2 * MOST * sizeof *scratch);
+	uint8_t *drop = malloc(ENTITIES + 2 * MOST); // a repeat's hi may pass ENTITIES
+	size_t *counts = malloc(bpi_pairs_merge_chunks(MOST) * sizeof *counts);
+	cr_assert(all && a && b && got && want && scratch && drop && counts);
+	uint64_t rng = 5;
+	const size_t sizes[][2] = {{0, 0}, {0, 1000}, {1000, 0}, {200000, 30000}, {65536, 1}, {65537, 65536},
+		{280000, 5000}};
+	for (size_t t = 0; t < sizeof sizes / sizeof *sizes; ++t)
+		for (int layout = 0; layout < 3; ++layout)
+			for (int dropping = 0; dropping < 2; ++dropping) {
+				const size_t na = sizes[t][0], nb = sizes[t][1];
+				// Distinct pairs, sorted; a and b drawn from them (layout 0: mixed; 1: b below a; 2: b above).
+				for (size_t i = 0; i < na + nb; ++i) {
+					rng = bp_splitmix64(rng);
+					uint32_t lo = (uint32_t)(rng % (ENTITIES - 1));
+					all[i] = (bp_pair){lo, lo + 1 + (uint32_t)((rng >> 32) % (ENTITIES - 1 - lo))};
+				}
+				cr_assert(bpi_pairs_sort_canonical(all, na + nb, scratch, 1));
+				for (size_t i = 1; i < na + nb; ++i) // distinct: a repeat moves past its predecessor
+					if (compare_pair(&all[i], &all[i - 1]) <= 0)
+						all[i] = (bp_pair){all[i - 1].lo, all[i - 1].hi + 1};
+				size_t ia = 0, ib = 0;
+				for (size_t i = 0; i < na + nb; ++i) {
+					bool to_b = layout == 1 ? i < nb : layout == 2 ? i >= na : (bp_splitmix64(rng + i) % (na + nb)) < nb;
+					if ((to_b && ib < nb) || ia == na)
+						b[ib++] = all[i];
+					else
+						a[ia++] = all[i];
+				}
+				for (uint32_t e = 0; e < ENTITIES + 2 * MOST; ++e)
+					drop[e] = dropping && bp_splitmix64(rng ^ e) % 50 == 0;
+				size_t n_want = merge_by_hand(a, na, b, nb, dropping ? drop : NULL, want);
+				for (int threads = 1; threads <= 5; threads += threads == 1 ? 1 : 3) {
+					size_t n_got = bpi_pairs_merge(a, na, b, nb, dropping ? drop : NULL, got, counts, threads);
+					cr_assert(n_got == n_want && (n_got == 0 || memcmp(got, want, n_got * sizeof *got) == 0),
+						"%zu + %zu pairs, layout %d, dropping %d, %d threads: %zu pairs, want %zu", na, nb, layout,
+						dropping, threads, n_got, n_want);
+				}
+			}
+	free(all), free(a), free(b), free(got), free(want), free(scratch), free(drop), free(counts);
+}
