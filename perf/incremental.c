@@ -360,7 +360,7 @@ static bp_scene *generate(const options *o, uint32_t n)
 /// `scheduler`: every world steps through bp_frame_step, view extras included.
 static void static_moving(const options *o, FILE *csv, bool scheduler)
 {
-	const char *workload = scheduler ? "static_moving_frames" : "static_moving";
+	const char *workload = scheduler ? "static_moving_frames" : o->skip_full ? "static_moving_quiet" : "static_moving";
 	uint32_t n = o->n_static + o->n_moving;
 	bp_scene *scene = generate(o, n);
 	if (!scene)
