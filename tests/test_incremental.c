@@ -742,6 +742,58 @@ Test(incremental, movers_keep_moving_after_others_settle, .init = settle_early, 
 	probe_free(&p);
 }
 
+// ---- many kept pairs: the merge in chunks on threads ------------------------------------
+
+/// The boxes of dense indices [first, first + count) moved by `shift` on x, in both worlds
+/// and the shadow.
+static void shift_boxes(bp_world *worlds[2], oracle_box *boxes, uint32_t first, uint32_t count, float shift)
+{
+	for (uint32_t d = first; d < first + count; ++d) {
+		boxes[d].min[0] += shift;
+		boxes[d].max[0] += shift;
+		for (int w = 0; w < 2; ++w)
+			cr_assert_eq(bp_entity_set_bounds(worlds[w], bp_world_entity_at(worlds[w], d), boxes[d].min,
+					     boxes[d].max),
+				BP_OK);
+	}
+}
+
+/// 1,500 boxes crowded into a small cube hold hundreds of thousands of kept pairs, many
+/// chunks of the merge, which runs on 3 threads. Entities that move stop resting and leave
+/// their kept pairs stale: each merge leaves them out, and they are dropped for good past
+/// an eighth of the list or at a step where none left: even steps move the entities of
+/// the step before again, so no entity stops resting then.
+Test(incremental, many_kept_pairs_merge_in_chunks_on_threads, .timeout = 120)
+{
+	enum { N = 1500 };
+	oracle_box *boxes = calloc(N, sizeof *boxes);
+	cr_assert_not_null(boxes);
+	test_random_boxes(boxes, N, 3, 12.0f, 8.0f, false, 31);
+	bp_world *worlds[2] = {new_world(3, 3, true, 0.0f), new_world(3, 3, false, 0.0f)};
+	for (int w = 0; w < 2; ++w)
+		for (uint32_t i = 0; i < N; ++i) {
+			bp_entity_def e = oracle_entity_def(&boxes[i]);
+			bp_entity handle;
+			cr_assert_eq(bp_entity_create(worlds[w], &e, &handle), BP_OK);
+		}
+	size_t first_count = 0;
+	for (uint32_t step = 0; step < 12; ++step) {
+		if (step > 0) {
+			uint32_t first = 40 * ((step + 1) / 2); // even steps move the last step's again
+			shift_boxes(worlds, boxes, first, 40, step % 2 ? 0.25f : -0.5f);
+		}
+		bp_frame_stats stats = oracle_step_both(worlds[0], worlds[1], boxes, N, 3);
+		if (step == 0)
+			first_count = stats.pair_count;
+		else
+			cr_assert_eq(stats.path, BP_PATH_RESTING, "step %u", step);
+	}
+	cr_assert_gt(first_count, 2 * 65536, "kept pairs: %zu (three chunks of the merge at least)", first_count);
+	for (int w = 0; w < 2; ++w)
+		bp_world_destroy(worlds[w]);
+	free(boxes);
+}
+
 // ---- errors change nothing ---------------------------------------------------------
 
 /// After a call that failed: the status, a message, nothing changed, and the next
