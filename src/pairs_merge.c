@@ -70,7 +70,9 @@ static void count_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 
 /// One chunk of `a` with its range of `b`, as a select per pair written: the compiler
 /// turns it into branches on which list goes next, nearly always predicted, as the
-/// second list is the short one (a step's new pairs among the kept ones).
+/// second list is the short one (a step's new pairs among the kept ones). Both merges
+/// compare the pairs' fields in place: through before() the compare went by vector
+/// registers and the merge took twice as long (perf/README.md, "Incremental: moving worlds").
 static size_t merge_all(const bp_pair *a, size_t na, const bp_pair *b, size_t nb, bp_pair *out)
 {
 	size_t i = 0, j = 0, k = 0;
