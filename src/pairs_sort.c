@@ -10,7 +10,8 @@
 // (rare, so its branch is predicted). Buckets are independent and run in parallel.
 // One scatter through memory beats the LSD radix sort's four passes
 // (perf/README.md, "Pair buffers and sorting"). Small lists, sparse ones (too few pairs
-// per bucket to pay for its counters), and indices too wide for the buckets keep the LSD sort.
+// per bucket to pay for its counters), and indices too wide for the buckets keep the LSD sort;
+// the sparsest of them by lo alone, then by hi within each lo by insertion.
 #include "pairs.h"
 #include <broadphase/world.h> // the public calls defined here
 #include "parallel.h"
@@ -35,28 +36,35 @@ static inline uint64_t canonical_key(bp_pair p, int hi_bits)
 /// At most this many bits per digit: 2,048 counters per pass stay in L1.
 #define LSD_DIGIT_BITS 11
 #define LSD_MAX_PASSES 6
+/// Moves the insertion pass by hi may make per pair (and on top) before the sort by
+/// the whole key replaces it.
+#define RUN_MOVES(count) ((uint64_t)(count) + 1024)
+/// Lists of at most 2^lo_bits >> SPARSE_SHIFT pairs sort by lo first.
+#define SPARSE_SHIFT 2
 
-/// The key (lo << hi_bits) | hi has only the bits the indices use: 40 for a
-/// million entities, four passes of 10 bits where bytes took five or six.
-static void sort_lsd(bp_pair *pairs, size_t count, bp_pair *scratch, int lo_bits, int hi_bits)
+/// A stable radix sort by bits [low_bits, key_bits) of the key (lo << hi_bits) | hi,
+/// in passes of at most LSD_DIGIT_BITS bits: the whole key of a million entities has
+/// 40 bits, four passes of 10 where bytes took five.
+static void radix_by_key_bits(bp_pair *pairs, size_t count, bp_pair *scratch, int key_bits, int low_bits, int hi_bits)
 {
-	const int key_bits = lo_bits + hi_bits;
-	const int passes = (key_bits + LSD_DIGIT_BITS - 1) / LSD_DIGIT_BITS;
+	const int bits = key_bits - low_bits;
+	const int passes = (bits + LSD_DIGIT_BITS - 1) / LSD_DIGIT_BITS;
 	if (passes == 0)
-		return; // every pair is (0, 0)
-	const int digit_bits = (key_bits + passes - 1) / passes;
+		return; // every pair shares these bits
+	const int digit_bits = (bits + passes - 1) / passes;
 	const uint64_t digit_mask = ((uint64_t)1 << digit_bits) - 1;
 	uint32_t histogram[LSD_MAX_PASSES][1 << LSD_DIGIT_BITS];
 	memset(histogram, 0, (size_t)passes * sizeof histogram[0]);
 	for (size_t i = 0; i < count; ++i) {
-		uint64_t key = canonical_key(pairs[i], hi_bits);
+		uint64_t key = canonical_key(pairs[i], hi_bits) >> low_bits;
 		for (int k = 0; k < passes; ++k)
 			histogram[k][(key >> (k * digit_bits)) & digit_mask]++;
 	}
 	bp_pair *from = pairs, *to = scratch;
-	const uint64_t first = canonical_key(pairs[0], hi_bits);
+	const uint64_t first = canonical_key(pairs[0], hi_bits) >> low_bits;
 	for (int k = 0; k < passes; ++k) {
 		uint32_t *h = histogram[k];
+		const int shift = low_bits + k * digit_bits;
 		if (h[(first >> (k * digit_bits)) & digit_mask] == count)
 			continue; // a digit every pair shares
 		uint32_t offset = 0;
@@ -66,13 +74,53 @@ static void sort_lsd(bp_pair *pairs, size_t count, bp_pair *scratch, int lo_bits
 			offset += n;
 		}
 		for (size_t i = 0; i < count; ++i)
-			to[h[(canonical_key(from[i], hi_bits) >> (k * digit_bits)) & digit_mask]++] = from[i];
+			to[h[(canonical_key(from[i], hi_bits) >> shift) & digit_mask]++] = from[i];
 		bp_pair *t = from;
 		from = to;
 		to = t;
 	}
 	if (from != pairs)
 		memcpy(pairs, from, count * sizeof *pairs);
+}
+
+/// Pairs in order of lo put in order of hi within each lo, by insertion: in order
+/// of lo, a pair's key is below the one before it only when they share lo. False
+/// when that took more than `most` moves (the pairs still in order of lo).
+static bool runs_by_hi(bp_pair *pairs, size_t count, uint64_t most)
+{
+	uint64_t moves = 0;
+	for (size_t i = 1; i < count; ++i) {
+		const bp_pair v = pairs[i];
+		const uint64_t key = canonical_key(v, 32);
+		if (canonical_key(pairs[i - 1], 32) <= key)
+			continue;
+		size_t j = i;
+		do {
+			pairs[j] = pairs[j - 1];
+			--j;
+		} while (j > 0 && canonical_key(pairs[j - 1], 32) > key);
+		pairs[j] = v;
+		moves += i - j;
+		if (moves > most)
+			return false;
+	}
+	return true;
+}
+
+/// A sparse list (a pair per four values of lo's width, or fewer) sorts by lo alone,
+/// then by hi within each lo: the pairs of an incremental step come mostly in order
+/// of hi there (each active entity writes its pairs in list order), so the passes
+/// over hi are saved. Denser lists, whose insertion pass mispredicts at every pair
+/// out of order, and lists past the budget of moves take the whole key.
+static void sort_lsd(bp_pair *pairs, size_t count, bp_pair *scratch, int lo_bits, int hi_bits)
+{
+	const int key_bits = lo_bits + hi_bits;
+	if ((uint64_t)count << SPARSE_SHIFT <= (uint64_t)1 << lo_bits) {
+		radix_by_key_bits(pairs, count, scratch, key_bits, hi_bits, hi_bits);
+		if (runs_by_hi(pairs, count, RUN_MOVES(count)))
+			return;
+	}
+	radix_by_key_bits(pairs, count, scratch, key_bits, 0, hi_bits);
 }
 
 // ---- large lists: buckets by lo, finished in cache ------------------------------------

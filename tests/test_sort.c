@@ -293,6 +293,41 @@ Test(sort, pairs_canonical_matches_qsort_at_every_index_width, .timeout = 60)
 	free(scratch);
 }
 
+// Sparse lists, which sort by lo first and then put each lo's pairs in order of hi:
+// pairs written by entity as a step writes them (each lo's run in order of hi, runs
+// shuffled), runs reversed (a few moves each, within the budget), and one lo holding
+// a reversed run longer than the budget of moves allows (the whole key takes over),
+// against qsort.
+Test(sort, pairs_canonical_sparse_lists_with_runs_of_one_lo, .timeout = 60)
+{
+	uint64_t rng = 13;
+	const size_t most = 40000;
+	bp_pair *pairs = malloc(most * sizeof *pairs), *ref = malloc(most * sizeof *ref),
+		*scratch = malloc(most * sizeof *scratch);
+	cr_assert(pairs && ref && scratch);
+	for (int shape = 0; shape < 3; ++shape)
+		for (size_t n = 2; n <= most; n *= 3) {
+			const size_t run = shape == 2 ? n / 2 + 1 : 1 + n % 7;
+			uint32_t lo = 0;
+			for (size_t i = 0; i < n; ++i) {
+				size_t at = i % run;
+				if (at == 0) {
+					rng = bp_splitmix64(rng);
+					lo = (uint32_t)(rng % (1u << 20));
+				}
+				uint32_t hi = shape == 0 ? (uint32_t)at : (uint32_t)(run - at);
+				pairs[i] = (bp_pair){lo, (1u << 20) + 3 * hi + (uint32_t)(rng >> 60)};
+				ref[i] = pairs[i];
+			}
+			qsort(ref, n, sizeof *ref, compare_pair);
+			cr_assert(bpi_pairs_sort_canonical(pairs, n, scratch, 1));
+			cr_assert(memcmp(pairs, ref, n * sizeof *ref) == 0, "shape %d, %zu pairs, runs of %zu", shape, n, run);
+		}
+	free(pairs);
+	free(ref);
+	free(scratch);
+}
+
 // Lists large enough to go by buckets of lo: every lo width the buckets take and
 // the ones past them, lo values with many pairs (sorted by comparison), repeats,
 // and hi below and above lo's width; against qsort. Once as the sort chooses, which
