@@ -124,12 +124,15 @@ static void retest_in_place(const bpi_candidate *c, uint32_t count, cross_probe 
 	}
 	bp_pair *to = out->data;
 	size_t n = out->count;
+	// Locals: stores through `to` would otherwise reload them every candidate.
+	const float q[6] = {p->q[0], p->q[1], p->q[2], p->q[3], p->q[4], p->q[5]};
+	const uint32_t a = p->a, sphere = p->searcher.flags & BP_FLAG_SPHERE;
 	for (uint32_t k = 0; k < count; ++k) {
-		bool hit = bpi_rec6_overlap(c[k].rec, p->q);
-		if (((p->searcher.flags | c[k].flags) & BP_FLAG_SPHERE) && hit)
-			hit = bpi_shapes_overlap(p->scene, p->a, c[k].entity);
+		bool hit = bpi_rec6_overlap(c[k].rec, q);
+		if (((sphere | c[k].flags) & BP_FLAG_SPHERE) && hit)
+			hit = bpi_shapes_overlap(p->scene, a, c[k].entity);
 		uint32_t e = c[k].entity;
-		to[n] = (bp_pair){BP_MIN(p->a, e), BP_MAX(p->a, e)};
+		to[n] = (bp_pair){BP_MIN(a, e), BP_MAX(a, e)};
 		n += hit;
 	}
 	out->count = n;
