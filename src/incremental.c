@@ -616,7 +616,7 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 		status = bpi_pair_chunks_merge(&x->cross.pairs, &x->fresh, scene->threads);
 	if (status == BP_OK) {
 		bpi_active_input among = {.scene = &sub, .fat = x->cross.fat.data, .active = x->active.data, .count = m,
-			.now = x->cross.step};
+			.now = x->cross.step, .changed = x->cross.searchers.data, .changed_count = x->cross.searcher_count};
 		status = bpi_active_find(&x->among, &among, &x->fresh, &among_stats);
 	}
 	if (status != BP_OK)

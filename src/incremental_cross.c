@@ -308,9 +308,24 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	}
 	p.pairs->tests = tests;
 	tally->searched = queued;
+	memcpy(x->searchers.data + begin, queue, queued * sizeof *queue);
 }
 
 // ---- the step ---------------------------------------------------------------------
+
+/// Each chunk of `grain` listed its searchers from its first position on: they close
+/// up in chunk order, and the escapes are summed.
+static void close_up_searchers(bpi_cross *x, uint32_t chunks, uint32_t grain)
+{
+	x->escaped = x->searcher_count = 0;
+	for (uint32_t c = 0; c < chunks; ++c) {
+		const bpi_margin_tally *t = &x->tally.data[c];
+		x->escaped += t->escaped;
+		memmove(x->searchers.data + x->searcher_count, x->searchers.data + (size_t)c * grain,
+			t->searched * sizeof *x->searchers.data);
+		x->searcher_count += t->searched;
+	}
+}
 
 /// Picks a buffer per chunk for this step's candidates among those no fat box
 /// refers to, making more when needed, and decides whether the step compacts:
@@ -363,7 +378,8 @@ bp_status bpi_cross_find(bpi_cross *x, const bpi_cross_input *in, uint64_t *test
 	bp_status status = bpi_pair_chunks_reset(&x->pairs, chunks);
 	if (status != BP_OK)
 		return status;
-	if (!plan_buffers(x, in, chunks) || !bpi_array_reserve(&x->tally, chunks))
+	if (!plan_buffers(x, in, chunks) || !bpi_array_reserve(&x->tally, chunks) ||
+		!bpi_array_reserve(&x->searchers, BP_MAX(in->active_count, 1u)))
 		return BP_ERR_OUT_OF_MEMORY;
 	x->step++;
 	cross_job job = {x, in, bpi_margin_value(&x->margin, in->margin)};
@@ -373,11 +389,8 @@ bp_status bpi_cross_find(bpi_cross *x, const bpi_cross_input *in, uint64_t *test
 			return BP_ERR_OUT_OF_MEMORY;
 	bpi_margin_observe(&x->margin, x->tally.data, chunks, x->held, in->moving);
 	*tests = bpi_pair_chunks_tests(&x->pairs);
-	*searched = x->escaped = 0;
-	for (uint32_t c = 0; c < chunks; ++c) {
-		*searched += x->tally.data[c].searched;
-		x->escaped += x->tally.data[c].escaped;
-	}
+	close_up_searchers(x, chunks, CROSS_GRAIN);
+	*searched = x->searcher_count;
 	return BP_OK;
 }
 
@@ -441,14 +454,7 @@ bp_status bpi_cross_moving(bpi_cross *x, const bpi_cross_input *in, const uint32
 	bpi_parallel_for(count, MOVING_GRAIN, in->scene->threads, moving_check_chunk, &job);
 	x->held = in->active_count;
 	bpi_margin_observe(&x->margin, x->tally.data, chunks, x->held, true);
-	x->escaped = x->searcher_count = 0;
-	for (uint32_t c = 0; c < chunks; ++c) { // each chunk's searchers close up, in chunk order
-		const bpi_margin_tally *t = &x->tally.data[c];
-		x->escaped += t->escaped;
-		memmove(x->searchers.data + x->searcher_count, x->searchers.data + (size_t)c * MOVING_GRAIN,
-			t->searched * sizeof *x->searchers.data);
-		x->searcher_count += t->searched;
-	}
+	close_up_searchers(x, chunks, MOVING_GRAIN);
 	*searched = x->searcher_count;
 	if (x->searcher_count <= most)
 		bpi_parallel_for(x->searcher_count, MOVING_GRAIN, in->scene->threads, moving_grow_chunk, &job);

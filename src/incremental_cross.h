@@ -40,7 +40,7 @@ typedef struct bpi_cross {
 	uint32_t held;     ///< active entities with a fat box at this step's start
 	uint32_t escaped;  ///< of those, the ones the last call found out of it (or with another filter)
 	bpi_pair_chunks pairs; ///< per chunk of the active list
-	BPI_ARRAY(uint32_t) searchers; ///< bpi_cross_moving: the positions that got a new fat box
+	BPI_ARRAY(uint32_t) searchers; ///< the positions that got a new fat box in the last call
 	uint32_t searcher_count;
 } bpi_cross;
 
@@ -87,7 +87,7 @@ void bpi_cross_swap(bpi_cross *cross);
 
 /// Every accepted pair of an active entity with a resting one, into the pair chunks
 /// (a fixed cut of the active list), the candidate tests made and the entities
-/// that searched.
+/// that searched (counted, and listed in cross->searchers by position, ascending).
 /// An active entity whose bounds are still inside its fat box, with the same filter,
 /// re-tests its candidates; any other queries the resting index with its bounds
 /// enlarged by the margin. On error the entries are unusable: the caller must
