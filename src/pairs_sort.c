@@ -107,7 +107,7 @@ static bool runs_by_hi(bp_pair *pairs, size_t count, uint64_t most)
 	return true;
 }
 
-/// A sparse list (a pair per four values of lo's width, or fewer) sorts by lo alone,
+/// A sparse list (at most one pair per four values lo can take) sorts by lo alone,
 /// then by hi within each lo: the pairs of an incremental step come mostly in order
 /// of hi there (each active entity writes its pairs in list order), so the passes
 /// over hi are saved. Denser lists, whose insertion pass mispredicts at every pair
