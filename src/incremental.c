@@ -622,23 +622,32 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 	if (status != BP_OK)
 		return status;
 	uint64_t t2 = bpi_now_ns();
-	// The active pairs sorted, then merged with the resting pairs.
+	// The active pairs sorted, then merged with the resting pairs. None rest where the
+	// resting entities never pair (a static world): the sorted pairs are the step's.
 	bpi_pair_buffer *rest = &x->resting_pairs;
 	size_t most = rest->count + x->fresh.count;
-	if (!bpi_pair_buffer_may_hold(pairs, most) || !sort_canonical(x, &x->fresh, scene->threads) ||
-		(most > pairs->capacity && !bpi_pair_buffer_reserve(pairs, most - pairs->count)) ||
-		(settling && !bpi_pair_buffer_reserve(&x->next_pairs, most)) ||
-		!bpi_array_reserve(&x->merge_counts, bpi_pairs_merge_chunks(rest->count)))
+	if (!bpi_pair_buffer_may_hold(pairs, most) || !sort_canonical(x, &x->fresh, scene->threads))
 		return BP_ERR_OUT_OF_MEMORY;
-	pairs->failed = false;
-	if (settling) {
-		pairs->count = merge_settling(rest, x->gone.data, x->is_active.data, x->fresh.data, x->fresh.count,
-			pairs->data, &x->next_pairs);
+	if (rest->count == 0 && !settling) {
+		bpi_pair_buffer_hand_over(&x->fresh, pairs);
+		pairs->failed = false;
+		x->rest_stale = false;
 	} else {
-		x->rest_stale |= left_rest;
-		pairs->count = bpi_pairs_merge(rest->data, rest->count, x->fresh.data, x->fresh.count,
-			x->rest_stale ? x->gone.data : NULL, pairs->data, x->merge_counts.data, scene->threads);
-		drop_stale(x, most - pairs->count, left_rest);
+		if ((most > pairs->capacity && !bpi_pair_buffer_reserve(pairs, most - pairs->count)) ||
+			(settling && !bpi_pair_buffer_reserve(&x->next_pairs, most)) ||
+			!bpi_array_reserve(&x->merge_counts, bpi_pairs_merge_chunks(rest->count)))
+			return BP_ERR_OUT_OF_MEMORY;
+		pairs->failed = false;
+		if (settling) {
+			pairs->count = merge_settling(rest, x->gone.data, x->is_active.data, x->fresh.data,
+				x->fresh.count, pairs->data, &x->next_pairs);
+		} else {
+			x->rest_stale |= left_rest;
+			pairs->count = bpi_pairs_merge(rest->data, rest->count, x->fresh.data, x->fresh.count,
+				x->rest_stale ? x->gone.data : NULL, pairs->data, x->merge_counts.data,
+				scene->threads);
+			drop_stale(x, most - pairs->count, left_rest);
+		}
 	}
 	uint64_t t3 = bpi_now_ns();
 
