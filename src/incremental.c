@@ -579,9 +579,10 @@ static bp_status subset_scene(bpi_incremental *x, const bpi_scene *s, const uint
 // ---- the incremental path ------------------------------------------------------------
 
 /// The pairs of the active entities, merged with the kept ones; `left_rest`:
-/// some entities stopped resting this step, so some kept pairs are stale.
+/// some entities stopped resting this step, so some kept pairs are stale;
+/// `filters_kept`: only bounds changed since the last step.
 static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bool left_rest, bool settling,
-	bpi_pair_buffer *pairs, bp_frame_stats *stats)
+	bool filters_kept, bpi_pair_buffer *pairs, bp_frame_stats *stats)
 {
 	uint64_t t0 = bpi_now_ns();
 	const uint32_t m = x->active_count;
@@ -605,6 +606,7 @@ static bp_status incremental_path(bpi_incremental *x, const bpi_scene *scene, bo
 		.active_count = m,
 		.active_scene = &sub,
 		.margin = scene->margin,
+		.filters_kept = filters_kept,
 	};
 	uint64_t tests = 0;
 	uint32_t searched = 0;
@@ -748,7 +750,7 @@ static bp_status moving_path(bpi_incremental *x, const bpi_scene *scene, const b
 	uint64_t t0 = bpi_now_ns();
 	const uint32_t m = x->active_count;
 	bpi_cross_input in = {.scene = scene, .active = x->active.data, .active_count = m, .active_scene = scene,
-		.margin = scene->margin, .moving = true};
+		.margin = scene->margin, .moving = true, .filters_kept = changes->bounds_only};
 	uint32_t searched = 0;
 	const uint32_t most = !forced_moving(scene) && x->moving_steps > 0 ? (uint32_t)(MOVING_SEARCH_SHARE * m)
 									    : UINT32_MAX;
@@ -808,7 +810,7 @@ static bp_status neighbour_path(bpi_incremental *x, const bpi_scene *scene, cons
 	if (x->neighbours) {
 		status = update_moving(x, scene->count);
 		bpi_cross_input in = {.scene = scene, .active = x->active.data, .active_count = x->active_count,
-			.active_scene = scene, .margin = half, .moving = true};
+			.active_scene = scene, .margin = half, .moving = true, .filters_kept = changes->bounds_only};
 		if (status == BP_OK)
 			status = bpi_cross_moving(&x->cross, &in, changes->list, changes->count, most, &searched);
 		if (status != BP_OK)
@@ -1027,8 +1029,9 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 		stats->ns_build += bpi_now_ns() - t1;
 	}
 	if (status == BP_OK && !moving)
-		status = incremental ? incremental_path(x, scene, left_rest, settling > 0, pairs, stats)
-				     : full_step(x, scene, keep, algorithm, pairs, stats);
+		status = incremental
+				 ? incremental_path(x, scene, left_rest, settling > 0, changes->bounds_only, pairs, stats)
+				 : full_step(x, scene, keep, algorithm, pairs, stats);
 	if (status != BP_OK) {
 		x->resting_valid = x->moving = x->entering = false; // the sets may be half updated: start over
 		return status;

@@ -263,9 +263,9 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 		bpi_fat *f = &x->fat.data[k];
 		uint32_t a = in->active[k];
 		bpi_box3 b = box_of(in->active_scene, k);
-		bpi_rest_filter filter = filter_of(in->active_scene, k);
-		if (inside(f, &b, s->dims) && same_filter(f->filter, filter)) {
-			probe_set(&p, a, &b, filter);
+		if (inside(f, &b, s->dims) &&
+			(in->filters_kept || same_filter(f->filter, filter_of(in->active_scene, k)))) {
+			probe_set(&p, a, &b, f->filter);
 			const bpi_candidate *kept = candidates_from(&x->buffers.data[f->buffer], f->first);
 			if (x->compacting)
 				retest_moving(in, f, kept, buffer, &p);
@@ -417,7 +417,7 @@ static void moving_check_chunk(uint32_t begin, uint32_t end, uint32_t chunk, voi
 			continue; // marked, then destroyed from the end
 		const bpi_fat *f = &x->fat.data[k];
 		bpi_box3 b = box_of(s, k);
-		if (inside(f, &b, s->dims) && same_filter(f->filter, filter_of(s, k)))
+		if (inside(f, &b, s->dims) && (job->in->filters_kept || same_filter(f->filter, filter_of(s, k))))
 			continue; // still held
 		tally->escaped += f->lo[0] != INFINITY;
 		bpi_margin_sample(tally, f, &b, s->dims, now);

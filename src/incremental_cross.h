@@ -62,6 +62,9 @@ typedef struct bpi_cross_input {
 	/// Every entity is active and none rests (incremental.c): `cells` is NULL, and a
 	/// margin comes from the entity's own motion.
 	bool moving;
+	/// Only bounds changed since the last step (bpi_changes.bounds_only): every fat
+	/// box's filter is still its entity's, so none is compared.
+	bool filters_kept;
 } bpi_cross_input;
 
 /// The moving state's pass (incremental.c): every entity is active in dense order and

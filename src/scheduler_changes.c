@@ -51,6 +51,7 @@ void bpi_view_note_changes(bp_view *f, const bpi_changes *changes, uint64_t numb
 	uint32_t earlier = coalesced ? coalesced->changes_count : 0;
 	f->changes_all = changes->all || (coalesced && coalesced->changes_all) ||
 			 !bpi_array_reserve(&f->changes, (size_t)changes->count + earlier);
+	f->changes_bounds_only = changes->bounds_only && (!coalesced || coalesced->changes_bounds_only);
 	f->changes_count = 0;
 	if (f->changes_all)
 		return;
@@ -112,7 +113,8 @@ bpi_changes bpi_build_changes_find(bpi_build_changes *b, const bp_view *f, const
 	}
 	for (uint32_t k = 0; k < count; ++k)
 		b->seen.data[b->changed.data[k]] = 0;
-	return (bpi_changes){.list = b->changed.data, .count = count, .previous_count = prev->count};
+	return (bpi_changes){
+		.list = b->changed.data, .count = count, .previous_count = prev->count, .bounds_only = f->changes_bounds_only};
 }
 
 void bpi_build_changes_free(bpi_build_changes *b)

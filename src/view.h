@@ -49,6 +49,7 @@ struct bp_view {
 	BPI_ARRAY(uint32_t) changes;
 	uint32_t changes_count;
 	bool changes_all;
+	bool changes_bounds_only; ///< of those, every one changed its bounds alone
 	uint64_t changes_since;
 
 	// Built by the builder.

@@ -66,6 +66,7 @@ bp_status bp_world_step(bp_world *w)
 		.count = w->step_marks.count,
 		.previous_count = w->step_marks.since_count,
 		.all = w->step_marks.all,
+		.bounds_only = w->step_marks.bounds_only,
 	};
 	bpi_budget_begin(&w->budget, settings.memory_limit);
 	bp_status status = bpi_stepper_run(&w->stepper, &settings, &w->soa, w->count, bpi_world_unfiltered(w),

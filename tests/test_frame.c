@@ -617,6 +617,63 @@ Test(frame, incremental_snapshots_copy_only_what_changed, .timeout = 60)
 	cr_assert_eq(bp_allocated_bytes(), 0);
 }
 
+// A build skips comparing the active entities' filters when only bounds changed since the
+// frame it follows. A filter change in a submit that a later submit of bounds alone
+// replaced (coalesced) is still a change of more than bounds: its build must compare
+// filters, or the mover keeps the pairs its new mask refuses.
+Test(frame, filter_change_in_a_coalesced_submit_reaches_the_build, .timeout = 30)
+{
+	enum { ROW = 600, MOVER = ROW };
+	oracle_box boxes[ROW + 1];
+	for (uint32_t i = 0; i < ROW; ++i)
+		boxes[i] = (oracle_box){.min = {2.0f * (float)i, 0, 0}, .max = {2.0f * (float)i + 1, 1, 0}, .category = 1,
+			.mask = UINT64_MAX};
+	boxes[MOVER] = (oracle_box){.min = {0.5f, 0.25f, 0}, .max = {2.5f, 0.75f, 0}, .category = 2, .mask = UINT64_MAX};
+	bp_world_def def = bp_world_def_default();
+	def.dims = 2;
+	def.incremental = true;
+	def.thread_count = 2;
+	bp_world *w = NULL;
+	cr_assert_eq(bp_world_create(&def, &w), BP_OK);
+	bp_entity mover = {0};
+	for (uint32_t i = 0; i <= ROW; ++i) {
+		bp_entity_def e = oracle_entity_def(&boxes[i]);
+		cr_assert_eq(bp_entity_create(w, &e, &mover), BP_OK);
+	}
+	// The mover jitters inside its enlarged box, frame after frame: it keeps its candidates.
+	for (int frame = 0; frame < 12; ++frame) {
+		float d = frame % 2 ? 0.001f : -0.001f;
+		boxes[MOVER].min[1] += d;
+		boxes[MOVER].max[1] += d;
+		cr_assert_eq(bp_entity_set_bounds(w, mover, boxes[MOVER].min, boxes[MOVER].max), BP_OK);
+		bp_view *v = NULL;
+		cr_assert_eq(bp_frame_step(w, &v), BP_OK, "%s", bp_world_last_error(w));
+		check_pairs(v, boxes, ROW + 1, 2);
+		cr_assert_eq(bp_view_stats(v).pair_count, 2, "the mover overlaps two boxes");
+		bp_view_release(v);
+	}
+	// Paused, the builder takes nothing: the second submit replaces the first.
+	bpi_world_pause_frames(w, true);
+	boxes[MOVER].mask = 0;
+	cr_assert_eq(bp_entity_set_filter(w, mover, boxes[MOVER].category, 0), BP_OK);
+	cr_assert_eq(bp_frame_submit(w, NULL), BP_OK);
+	boxes[MOVER].min[1] += 0.001f;
+	boxes[MOVER].max[1] += 0.001f;
+	cr_assert_eq(bp_entity_set_bounds(w, mover, boxes[MOVER].min, boxes[MOVER].max), BP_OK);
+	uint64_t last = 0;
+	cr_assert_eq(bp_frame_submit(w, &last), BP_OK);
+	bpi_world_pause_frames(w, false);
+	cr_assert_eq(bp_frame_wait(w, last), BP_OK);
+	bp_view *v = NULL;
+	cr_assert_eq(bp_frame_acquire(w, &v), BP_OK);
+	cr_assert_eq(bp_view_frame(v), last);
+	check_pairs(v, boxes, ROW + 1, 2);
+	cr_assert_eq(bp_view_stats(v).pair_count, 0, "a mask of 0 accepts nothing");
+	bp_view_release(v);
+	bp_world_destroy(w);
+	cr_assert_eq(bp_allocated_bytes(), 0);
+}
+
 // ---- releasing a view more often than it was acquired (a contract violation) ----
 
 Test(frame, double_release_of_the_latest_frame_is_refused, .timeout = 30)
