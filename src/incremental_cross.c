@@ -57,10 +57,12 @@ static bool same_filter(bpi_rest_filter a, bpi_rest_filter b)
 	return a.category == b.category && a.mask == b.mask && a.flags == b.flags;
 }
 
-static bool inside(const bpi_fat *f, const bpi_box3 *b, int dims)
+/// Entity i of `s` is inside fat box f. Read from the arrays, not from a box built
+/// first: its lanes, stored one by one and loaded whole, stalled every check.
+static bool inside(const bpi_fat *f, const bpi_scene *s, uint32_t i)
 {
-	for (int axis = 0; axis < dims; ++axis)
-		if (!(f->lo[axis] <= b->lo[axis] && b->hi[axis] <= f->hi[axis]))
+	for (int axis = 0; axis < s->dims; ++axis)
+		if (!(f->lo[axis] <= s->min[axis][i] && s->max[axis][i] <= f->hi[axis]))
 			return false;
 	return true;
 }
@@ -262,9 +264,9 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 			prefetch_candidates(x, &x->fat.data[k + CROSS_PREFETCH_AHEAD]);
 		bpi_fat *f = &x->fat.data[k];
 		uint32_t a = in->active[k];
-		bpi_box3 b = box_of(in->active_scene, k);
-		if (inside(f, &b, s->dims) &&
+		if (inside(f, in->active_scene, k) &&
 			(in->filters_kept || same_filter(f->filter, filter_of(in->active_scene, k)))) {
+			bpi_box3 b = box_of(in->active_scene, k);
 			probe_set(&p, a, &b, f->filter);
 			const bpi_candidate *kept = candidates_from(&x->buffers.data[f->buffer], f->first);
 			if (x->compacting)
@@ -273,6 +275,7 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 				retest_in_place(kept, f->count, &p);
 			tests += f->count;
 		} else {
+			bpi_box3 b = box_of(in->active_scene, k);
 			tally->escaped += f->lo[0] != INFINITY;
 			bpi_margin_sample(tally, f, &b, s->dims, now);
 			queue[queued++] = k;
@@ -416,9 +419,9 @@ static void moving_check_chunk(uint32_t begin, uint32_t end, uint32_t chunk, voi
 		if (k >= n)
 			continue; // marked, then destroyed from the end
 		const bpi_fat *f = &x->fat.data[k];
-		bpi_box3 b = box_of(s, k);
-		if (inside(f, &b, s->dims) && (job->in->filters_kept || same_filter(f->filter, filter_of(s, k))))
+		if (inside(f, s, k) && (job->in->filters_kept || same_filter(f->filter, filter_of(s, k))))
 			continue; // still held
+		bpi_box3 b = box_of(s, k);
 		tally->escaped += f->lo[0] != INFINITY;
 		bpi_margin_sample(tally, f, &b, s->dims, now);
 		x->searchers.data[begin + tally->searched++] = k;
