@@ -372,6 +372,7 @@ static bp_status update_sets(bpi_incremental *x, const bpi_scene *scene, const b
 	uint32_t j = 0, out = 0;
 	const uint32_t *old = x->active.data;
 	bpi_fat *fat = x->cross.fat.data, *next_fat = x->cross.next_fat.data;
+	bpi_fat_growth *growth = x->cross.growth.data, *next_growth = x->cross.next_growth.data;
 	for (uint32_t k = 0; k < x->active_count; ++k) {
 		uint32_t i = old[k];
 		if (i >= n)
@@ -381,6 +382,7 @@ static bp_status update_sets(bpi_incremental *x, const bpi_scene *scene, const b
 			x->merged.data[out++] = bpi_sort_item_key(x->joining.data[j++]);
 		}
 		next_fat[out] = fat[k];
+		next_growth[out] = growth[k];
 		x->merged.data[out++] = i;
 	}
 	while (j < joining) {
@@ -475,7 +477,7 @@ static bp_status update_moving(bpi_incremental *x, uint32_t n)
 {
 	const uint32_t before = x->active_count;
 	if (n > before && (!cover(x, n) || !bpi_array_grow(&x->is_active, before, n) ||
-				  !bpi_array_grow(&x->active, before, n) || !bpi_array_grow(&x->cross.fat, before, n)))
+				  !bpi_array_grow(&x->active, before, n) || !bpi_cross_grow(&x->cross, before, n)))
 		return BP_ERR_OUT_OF_MEMORY;
 	for (uint32_t k = before; k < n; ++k) {
 		x->active.data[k] = k;

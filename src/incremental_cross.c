@@ -205,11 +205,12 @@ static void query_start(const bpi_cross *x, const bpi_cross_input *in, uint32_t 
 	bpi_cells_query_plan *plan)
 {
 	bpi_fat *f = &x->fat.data[k];
+	bpi_fat_growth *g = &x->growth.data[k];
 	const uint32_t now = x->step;
 	float lead[3], drift[3];
-	bpi_margin_lead(f, b, in->scene->dims, now, in->margin, lead, drift);
+	bpi_margin_lead(f, g, b, in->scene->dims, now, in->margin, lead, drift);
 	if (in->margin == 0 && in->moving)
-		margin = bpi_margin_of_own_motion(&x->margin, f, b, in->scene->dims, now, margin, k);
+		margin = bpi_margin_of_own_motion(&x->margin, f, g, b, in->scene->dims, now, margin, k);
 	if (in->margin == 0)
 		margin = bpi_margin_own(margin, b, in->scene->dims);
 	// fl(lo - m) <= lo and fl(hi + m) >= hi for m >= 0, and adding a lead that
@@ -219,10 +220,10 @@ static void query_start(const bpi_cross *x, const bpi_cross_input *in, uint32_t 
 	for (int axis = 0; axis < 3; ++axis) {
 		f->lo[axis] = fmaxf((b->lo[axis] - margin) + fminf(lead[axis], 0.0f), -FLT_MAX);
 		f->hi[axis] = fminf((b->hi[axis] + margin) + fmaxf(lead[axis], 0.0f), FLT_MAX);
-		f->lead[axis] = lead[axis];
-		f->drift[axis] = drift[axis];
+		g->lead[axis] = lead[axis];
+		g->drift[axis] = drift[axis];
 	}
-	f->margin = margin;
+	g->margin = margin;
 	f->queried_at = now;
 	if (plan) // bpi_cross_moving makes fat boxes without a query
 		bpi_cells_plan_query(in->cells, f->lo, f->hi, plan);
@@ -277,7 +278,7 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 		} else {
 			bpi_box3 b = box_of(in->active_scene, k);
 			tally->escaped += f->lo[0] != INFINITY;
-			bpi_margin_sample(tally, f, &b, s->dims, now);
+			bpi_margin_sample(tally, f, &x->growth.data[k], &b, s->dims, now);
 			queue[queued++] = k;
 		}
 	}
@@ -423,7 +424,7 @@ static void moving_check_chunk(uint32_t begin, uint32_t end, uint32_t chunk, voi
 			continue; // still held
 		bpi_box3 b = box_of(s, k);
 		tally->escaped += f->lo[0] != INFINITY;
-		bpi_margin_sample(tally, f, &b, s->dims, now);
+		bpi_margin_sample(tally, f, &x->growth.data[k], &b, s->dims, now);
 		x->searchers.data[begin + tally->searched++] = k;
 	}
 }
@@ -467,7 +468,8 @@ bp_status bpi_cross_moving(bpi_cross *x, const bpi_cross_input *in, const uint32
 bool bpi_cross_start_grown(bpi_cross *x, const bpi_scene *scene, float margin, bool searched)
 {
 	const uint32_t n = scene->count;
-	if (!bpi_array_reserve(&x->fat, n) || (x->buffer_count == 0 && !bpi_array_reserve(&x->buffers, 1)))
+	if (!bpi_array_reserve(&x->fat, n) || !bpi_array_reserve(&x->growth, n) ||
+		(x->buffer_count == 0 && !bpi_array_reserve(&x->buffers, 1)))
 		return false;
 	if (x->buffer_count == 0) {
 		x->buffers.data[0] = (bpi_candidate_buffer){0};
@@ -477,7 +479,8 @@ bool bpi_cross_start_grown(bpi_cross *x, const bpi_scene *scene, float margin, b
 	for (uint32_t i = 0; i < n; ++i) {
 		bpi_box3 b = box_of(scene, i);
 		bpi_fat *f = &x->fat.data[i];
-		*f = (bpi_fat){.margin = margin, .filter = filter_of(scene, i), .queried_at = now};
+		*f = (bpi_fat){.filter = filter_of(scene, i), .queried_at = now};
+		x->growth.data[i] = (bpi_fat_growth){.margin = margin};
 		for (int axis = 0; axis < 3; ++axis) { // as query_start grows them
 			f->lo[axis] = fmaxf(b.lo[axis] - margin, -FLT_MAX);
 			f->hi[axis] = fminf(b.hi[axis] + margin, FLT_MAX);
@@ -488,18 +491,26 @@ bool bpi_cross_start_grown(bpi_cross *x, const bpi_scene *scene, float margin, b
 
 bool bpi_cross_reserve(bpi_cross *x, uint32_t active_count)
 {
-	return bpi_array_reserve(&x->next_fat, active_count);
+	return bpi_array_reserve(&x->next_fat, active_count) && bpi_array_reserve(&x->next_growth, active_count);
 }
 
 void bpi_cross_swap(bpi_cross *x)
 {
 	bpi_array_swap(&x->fat, &x->next_fat);
+	bpi_array_swap(&x->growth, &x->next_growth);
+}
+
+bool bpi_cross_grow(bpi_cross *x, uint32_t kept, uint32_t count)
+{
+	return bpi_array_grow(&x->fat, kept, count) && bpi_array_grow(&x->growth, kept, count);
 }
 
 void bpi_cross_free(bpi_cross *x)
 {
 	bpi_array_free(&x->fat);
 	bpi_array_free(&x->next_fat);
+	bpi_array_free(&x->growth);
+	bpi_array_free(&x->next_growth);
 	for (uint32_t b = 0; b < x->buffer_count; ++b)
 		bpi_array_free(&x->buffers.data[b].items);
 	bpi_array_free(&x->buffers);

@@ -30,6 +30,8 @@ typedef struct bpi_candidate_buffer {
 typedef struct bpi_cross {
 	BPI_ARRAY(bpi_fat) fat;      ///< per position of the active list
 	BPI_ARRAY(bpi_fat) next_fat; ///< the next active list's, while the sets are updated
+	BPI_ARRAY(bpi_fat_growth) growth;      ///< beside fat: how each fat box was grown
+	BPI_ARRAY(bpi_fat_growth) next_growth; ///< beside next_fat
 	BPI_ARRAY(bpi_candidate_buffer) buffers;
 	uint32_t buffer_count;          ///< buffers initialised
 	BPI_ARRAY(uint32_t) writing;    ///< per chunk: the buffer it writes this step
@@ -83,10 +85,12 @@ bp_status bpi_cross_moving(bpi_cross *cross, const bpi_cross_input *in, const ui
 /// never searches). False (nothing changed) when memory runs out.
 bool bpi_cross_start_grown(bpi_cross *cross, const bpi_scene *scene, float margin, bool searched);
 
-/// Room for the next active list's entries (next_fat).
+/// Room for the next active list's entries (next_fat, next_growth).
 bool bpi_cross_reserve(bpi_cross *cross, uint32_t active_count);
-/// Makes next_fat the active list's entries.
+/// Makes next_fat and next_growth the active list's entries.
 void bpi_cross_swap(bpi_cross *cross);
+/// Room for `count` entries, the first `kept` kept (fat and growth).
+bool bpi_cross_grow(bpi_cross *cross, uint32_t kept, uint32_t count);
 
 /// Every accepted pair of an active entity with a resting one, into the pair chunks
 /// (a fixed cut of the active list), the candidate tests made and the entities

@@ -81,17 +81,24 @@ static inline bool bpi_box4_overlap(const bpi_box4 *a, const bpi_box4 *b)
 }
 
 /// Per active entity: the box its last query used, and where the candidates it
-/// found are kept.
+/// found are kept. What a step's check of every changed entity reads, in one cache
+/// line: how the box was grown lies apart (bpi_fat_growth).
 typedef struct bpi_fat {
 	float lo[3], hi[3];   ///< the fat box; lo[0] = +inf: none yet (query next step)
-	float margin;         ///< what the true bounds were enlarged by on every side
-	float lead[3];        ///< and on top of it on one side per axis: max for > 0, min for < 0
-	float drift[3];       ///< per axis, how far the box centre moved per step before that search
 	bpi_rest_filter filter;  ///< the entity's filter when it queried
 	uint32_t queried_at;  ///< the step of that query
 	uint32_t buffer;      ///< candidates: the buffer they lie in,
 	uint32_t first, count; ///< and their range in it
 } bpi_fat;
+
+/// How a fat box was grown from the bounds it was made around, which only the choice
+/// of the next margin reads (incremental_margin.h). Meaningless while the fat box is
+/// none.
+typedef struct bpi_fat_growth {
+	float margin;   ///< what the true bounds were enlarged by on every side
+	float lead[3];  ///< and on top of it on one side per axis: max for > 0, min for < 0
+	float drift[3]; ///< per axis, how far the box centre moved per step before that search
+} bpi_fat_growth;
 
 /// An entry for an entity that joins the active set: it queries on its first step.
 static inline bpi_fat bpi_fat_none(void)

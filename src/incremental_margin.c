@@ -45,21 +45,22 @@ static _Atomic uint32_t lead_steps = MARGIN_LEAD_STEPS_DEFAULT;
 void bpi_set_margin_lead_steps(uint32_t steps) { atomic_store(&lead_steps, steps); }
 
 /// The bounds the fat box was made around (to rounding).
-static bpi_box3 origin_of(const bpi_fat *f)
+static bpi_box3 origin_of(const bpi_fat *f, const bpi_fat_growth *g)
 {
 	bpi_box3 o;
 	for (int axis = 0; axis < 3; ++axis) {
-		o.lo[axis] = f->lo[axis] + f->margin - fminf(f->lead[axis], 0.0f);
-		o.hi[axis] = f->hi[axis] - f->margin - fmaxf(f->lead[axis], 0.0f);
+		o.lo[axis] = f->lo[axis] + g->margin - fminf(g->lead[axis], 0.0f);
+		o.hi[axis] = f->hi[axis] - g->margin - fmaxf(g->lead[axis], 0.0f);
 	}
 	return o;
 }
 
-void bpi_margin_sample(bpi_margin_tally *s, const bpi_fat *f, const bpi_box3 *b, int dims, uint32_t now)
+void bpi_margin_sample(bpi_margin_tally *s, const bpi_fat *f, const bpi_fat_growth *g, const bpi_box3 *b, int dims,
+	uint32_t now)
 {
 	if (s->count == BPI_MARGIN_SAMPLES || f->lo[0] == INFINITY)
 		return;
-	bpi_box3 o = origin_of(f);
+	bpi_box3 o = origin_of(f, g);
 	float moved = 0, extent = 0;
 	for (int axis = 0; axis < dims; ++axis) {
 		moved = fmaxf(moved, fabsf(b->lo[axis] - o.lo[axis]));
@@ -72,21 +73,21 @@ void bpi_margin_sample(bpi_margin_tally *s, const bpi_fat *f, const bpi_box3 *b,
 	s->extent[s->count++] = extent;
 }
 
-void bpi_margin_lead(const bpi_fat *f, const bpi_box3 *b, int dims, uint32_t now, float setting, float lead[3],
-	float drift[3])
+void bpi_margin_lead(const bpi_fat *f, const bpi_fat_growth *g, const bpi_box3 *b, int dims, uint32_t now, float setting,
+	float lead[3], float drift[3])
 {
 	for (int axis = 0; axis < 3; ++axis)
 		lead[axis] = drift[axis] = 0;
 	if (f->lo[0] == INFINITY)
 		return;
-	bpi_box3 o = origin_of(f);
+	bpi_box3 o = origin_of(f, g);
 	float steps = (float)BP_MAX(now - f->queried_at, 1u);
 	float ahead = (float)atomic_load_explicit(&lead_steps, memory_order_relaxed);
 	for (int axis = 0; axis < dims; ++axis) {
 		float v = ((b->lo[axis] + b->hi[axis]) - (o.lo[axis] + o.hi[axis])) * 0.5f / steps;
 		float extent = b->hi[axis] - b->lo[axis], cap = MARGIN_LEAD_EXTENTS * extent;
 		drift[axis] = v == v ? v : 0.0f; // an infinite extent
-		bool steady = fabsf(drift[axis] - f->drift[axis]) <= MARGIN_LEAD_AGREE * fabsf(f->drift[axis]);
+		bool steady = fabsf(drift[axis] - g->drift[axis]) <= MARGIN_LEAD_AGREE * fabsf(g->drift[axis]);
 		float reach = fmaxf(fminf(drift[axis] * ahead, cap), -cap);
 		if (setting == 0 && steady && reach == reach)
 			lead[axis] = reach;
@@ -139,12 +140,12 @@ float bpi_margin_value(const bpi_margin *m, float setting)
 	return fminf(stretch_of(m) * MARGIN_STEPS * m->speed, MARGIN_EXTENTS * m->extent);
 }
 
-float bpi_margin_of_own_motion(const bpi_margin *m, const bpi_fat *f, const bpi_box3 *b, int dims, uint32_t now,
-	float world, uint32_t who)
+float bpi_margin_of_own_motion(const bpi_margin *m, const bpi_fat *f, const bpi_fat_growth *g, const bpi_box3 *b, int dims,
+	uint32_t now, float world, uint32_t who)
 {
 	if (f->lo[0] == INFINITY)
 		return world;
-	bpi_box3 o = origin_of(f);
+	bpi_box3 o = origin_of(f, g);
 	float moved = 0, extent = 0;
 	for (int axis = 0; axis < dims; ++axis) {
 		moved = fmaxf(moved, fmaxf(fabsf(b->lo[axis] - o.lo[axis]), fabsf(b->hi[axis] - o.hi[axis])));

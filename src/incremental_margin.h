@@ -29,12 +29,13 @@ typedef struct bpi_margin {
 
 /// Notes how far an entity moved per step since its fat box `f` was made, now at
 /// `b` in step `now`; nothing for an entity without one, or one that jumped.
-void bpi_margin_sample(bpi_margin_tally *tally, const bpi_fat *f, const bpi_box3 *b, int dims, uint32_t now);
+void bpi_margin_sample(bpi_margin_tally *tally, const bpi_fat *f, const bpi_fat_growth *g, const bpi_box3 *b, int dims,
+	uint32_t now);
 /// Per axis, the motion per step of the box centre since the entity's last search
 /// (drift), and the lead its next fat box takes from it: none when `setting` (the
 /// world's margin) is not 0, or the motion was not steady.
-void bpi_margin_lead(const bpi_fat *f, const bpi_box3 *b, int dims, uint32_t now, float setting, float lead[3],
-	float drift[3]);
+void bpi_margin_lead(const bpi_fat *f, const bpi_fat_growth *g, const bpi_box3 *b, int dims, uint32_t now, float setting,
+	float lead[3], float drift[3]);
 /// Folds one step's tallies (one per chunk) into the estimates; `held` fat boxes
 /// existed at the step's start, in a `moving` world (incremental.c) or not.
 void bpi_margin_observe(bpi_margin *m, const bpi_margin_tally *tallies, uint32_t chunks, uint32_t held,
@@ -45,8 +46,8 @@ float bpi_margin_value(const bpi_margin *m, float setting);
 /// since `f` was made, as the world's margin is from all of it; `world` when it had
 /// none or jumped. So a still entity's box stays tight and a fast one's reaches far.
 /// `who` (its position) spreads the steps a little from entity to entity.
-float bpi_margin_of_own_motion(const bpi_margin *m, const bpi_fat *f, const bpi_box3 *b, int dims, uint32_t now,
-	float world, uint32_t who);
+float bpi_margin_of_own_motion(const bpi_margin *m, const bpi_fat *f, const bpi_fat_growth *g, const bpi_box3 *b, int dims,
+	uint32_t now, float world, uint32_t who);
 /// The chosen margin `world` as one entity with bounds `b` takes it: at most its
 /// own share of its extent, so a few large fast entities do not widen the fat
 /// boxes of the many small ones.
