@@ -158,6 +158,9 @@ struct bpi_incremental {
 	BPI_ARRAY(bp_pair) sort_scratch;
 	BPI_ARRAY(size_t) merge_counts;   ///< scratch of bpi_pairs_merge
 	bool stepped; ///< a step succeeded since the state was made
+	/// The last step found its pairs from the kept pairs of every entity in dense
+	/// order (kept_pairs): the true bounds it packed are the last step's.
+	bool kept_last;
 
 	bool neighbours;         ///< every entity is active (in dense order), in the neighbour list
 	bool moving;             ///< every entity is active (in dense order) and none rests
@@ -207,7 +210,7 @@ void bpi_incremental_free(bpi_incremental *x)
 void bpi_incremental_forget(bpi_incremental *x)
 {
 	if (x)
-		x->resting_valid = x->moving = x->neighbours = x->entering = false;
+		x->resting_valid = x->moving = x->neighbours = x->entering = x->kept_last = false;
 }
 
 static bpi_cells *resting_cells(bpi_incremental *x)
@@ -693,7 +696,7 @@ static double full_work(uint32_t count, size_t pairs)
 }
 
 static bp_status kept_pairs(bpi_incremental *x, const bpi_scene *scene, const uint32_t *changed, uint32_t count,
-	bpi_pair_buffer *pairs, bp_frame_stats *stats);
+	const bpi_changes *moved, bpi_pair_buffer *pairs, bp_frame_stats *stats);
 
 /// Whether the first moving step is worth finding every pair of the fat boxes it is
 /// about to make: the kept pairs are predicted from the pairs of the last step,
@@ -747,7 +750,7 @@ static bool worth_entering(const bpi_incremental *x, const bpi_scene *scene, con
 /// the others' fat boxes, and the kept pairs of the fat boxes, sorted, are re-tested
 /// straight into the caller's pairs.
 static bp_status moving_path(bpi_incremental *x, const bpi_scene *scene, const bpi_changes *changes,
-	bpi_pair_buffer *pairs, bp_frame_stats *stats, bool *gave_up)
+	const bpi_changes *moved, bpi_pair_buffer *pairs, bp_frame_stats *stats, bool *gave_up)
 {
 	uint64_t t0 = bpi_now_ns();
 	const uint32_t m = x->active_count;
@@ -765,14 +768,14 @@ static bp_status moving_path(bpi_incremental *x, const bpi_scene *scene, const b
 	stats->ns_build += bpi_now_ns() - t0;
 	stats->searched_count = searched;
 	stats->path = BP_PATH_MOVING;
-	return kept_pairs(x, scene, x->cross.searchers.data, x->cross.searcher_count, pairs, stats);
+	return kept_pairs(x, scene, x->cross.searchers.data, x->cross.searcher_count, moved, pairs, stats);
 }
 
 /// The step's pairs from the pairs of the fat boxes, every entity active in dense
 /// order: those of the entities that searched found again (only `changed`, when not
 /// NULL, can have), then all re-tested, sorted, straight into `pairs`.
 static bp_status kept_pairs(bpi_incremental *x, const bpi_scene *scene, const uint32_t *changed, uint32_t count,
-	bpi_pair_buffer *pairs, bp_frame_stats *stats)
+	const bpi_changes *moved, bpi_pair_buffer *pairs, bp_frame_stats *stats)
 {
 	uint64_t t0 = bpi_now_ns();
 	bp_frame_stats among_stats = {0};
@@ -781,13 +784,14 @@ static bp_status kept_pairs(bpi_incremental *x, const bpi_scene *scene, const ui
 	found->count = 0;
 	found->failed = false;
 	bpi_active_input among = {scene, x->cross.fat.data, x->active.data, x->active_count, x->cross.step, true,
-		changed, count};
+		changed, count, moved ? moved->list : NULL, moved ? moved->count : 0};
 	bp_status status = bpi_active_find(&x->among, &among, found, &among_stats);
 	if (status == BP_OK && (found->failed || !bpi_pair_buffer_may_hold(pairs, found->count)))
 		status = BP_ERR_OUT_OF_MEMORY;
 	if (status != BP_OK)
 		return status;
 	bpi_pair_buffer_hand_over(found, pairs);
+	x->kept_last = true;
 	stats->algorithm = BP_ALGO_GRID;
 	stats->thread_count = scene->threads;
 	stats->candidate_tests += among_stats.candidate_tests;
@@ -802,7 +806,7 @@ static bp_status kept_pairs(bpi_incremental *x, const bpi_scene *scene, const ui
 /// their new grown boxes; when many left, or the first time, every box grown again
 /// and every pair of them found again.
 static bp_status neighbour_path(bpi_incremental *x, const bpi_scene *scene, const bpi_changes *changes,
-	bpi_pair_buffer *pairs, bp_frame_stats *stats)
+	const bpi_changes *moved, bpi_pair_buffer *pairs, bp_frame_stats *stats)
 {
 	uint64_t t0 = bpi_now_ns();
 	const float half = scene->skin * 0.5f;
@@ -828,7 +832,8 @@ static bp_status neighbour_path(bpi_incremental *x, const bpi_scene *scene, cons
 	stats->ns_build += bpi_now_ns() - t0;
 	stats->searched_count = searched;
 	stats->path = BP_PATH_NEIGHBOURS;
-	return kept_pairs(x, scene, again ? NULL : x->cross.searchers.data, x->cross.searcher_count, pairs, stats);
+	return kept_pairs(x, scene, again ? NULL : x->cross.searchers.data, x->cross.searcher_count, moved, pairs,
+		stats);
 }
 
 // ---- settling ---------------------------------------------------------------------
@@ -986,10 +991,13 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 	bpi_incremental *x = *state;
 	uint64_t t0 = bpi_now_ns();
 	bp_status status = BP_OK;
+	// Only this step's changes lie between its bounds and those packed by the last.
+	const bpi_changes *moved = x->kept_last && !changes->all ? changes : NULL;
+	x->kept_last = false;
 	bool forced_full = scene->debug_flags & BP_DEBUG_ALWAYS_FULL;
 	bool forced_incremental = scene->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL;
 	if (scene->skin > 0 && !changes->all && !forced_full) {
-		status = neighbour_path(x, scene, changes, pairs, stats);
+		status = neighbour_path(x, scene, changes, moved, pairs, stats);
 		if (status != BP_OK) {
 			x->neighbours = false;
 			return status;
@@ -1019,7 +1027,7 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 	bool keep = worth || forced_full || !x->stepped;
 	bool gave_up = false;
 	if (status == BP_OK && moving)
-		status = moving_path(x, scene, changes, pairs, stats, &gave_up);
+		status = moving_path(x, scene, changes, moved, pairs, stats, &gave_up);
 	if (gave_up) {
 		leave_moving(x);
 		moving = incremental = false;

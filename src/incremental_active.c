@@ -414,21 +414,34 @@ typedef struct retest_job {
 	const bpi_active_input *in;
 	bp_pair *out;     ///< the pairs of kept pair i are written from out + i on
 	size_t *written;  ///< per chunk
+	bool moved;       ///< pack the positions listed as moved, else those from `from` on
+	uint32_t from;
 } retest_job;
 
+static void pack_one(bpi_box4 *boxes, const bpi_scene *s, uint32_t k)
+{
+	boxes[k] = (bpi_box4){{0, 0, 0, 0}, {0, 0, 0, 0}};
+	for (int axis = 0; axis < s->dims; ++axis) {
+		boxes[k].lo[axis] = s->min[axis][k];
+		boxes[k].hi[axis] = s->max[axis][k];
+	}
+}
+
+/// Positions from `from` on (every one of them, or those listed as moved).
 static void pack_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	(void)chunk;
 	const retest_job *job = ctx;
-	const bpi_scene *s = job->in->scene;
+	const bpi_active_input *in = job->in;
 	bpi_box4 *boxes = job->ap->boxes.data;
-	for (uint32_t k = begin; k < end; ++k) {
-		boxes[k] = (bpi_box4){{0, 0, 0, 0}, {0, 0, 0, 0}};
-		for (int axis = 0; axis < s->dims; ++axis) {
-			boxes[k].lo[axis] = s->min[axis][k];
-			boxes[k].hi[axis] = s->max[axis][k];
-		}
+	if (job->moved) {
+		for (uint32_t c = begin; c < end; ++c)
+			if (in->moved[c] < in->count)
+				pack_one(boxes, in->scene, in->moved[c]);
+		return;
 	}
+	for (uint32_t k = job->from + begin; k < job->from + end; ++k)
+		pack_one(boxes, in->scene, k);
 }
 
 static void retest_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
@@ -453,20 +466,37 @@ static void retest_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx
 	job->written[chunk] = n;
 }
 
+/// The true bounds packed by position: of the first `kept`, packed by the last call,
+/// those listed as moved; all the others.
+static void pack(const bpi_active_input *in, uint32_t kept, retest_job *job)
+{
+	const int threads = in->scene->threads;
+	job->moved = false;
+	job->from = kept;
+	bpi_parallel_for(in->count - kept, PACK_GRAIN, threads, pack_chunk, job);
+	if (kept) {
+		job->moved = true;
+		bpi_parallel_for(in->moved_count, PACK_GRAIN, threads, pack_chunk, job);
+	}
+}
+
 /// The kept pairs whose true bounds overlap (and shapes, for spheres) into `out`, in
 /// the kept order. The bounds are packed by position first: the test is then two
 /// loads per entity and no branch, where most candidates fail.
-static bp_status retest(bpi_active_pairs *ap, const bpi_active_input *in, bpi_pair_buffer *out, bp_frame_stats *stats)
+static bp_status retest(bpi_active_pairs *ap, const bpi_active_input *in, uint32_t packed, bpi_pair_buffer *out,
+	bp_frame_stats *stats)
 {
 	const int threads = in->scene->threads;
 	const uint32_t units = (uint32_t)((ap->kept_count + RETEST_UNIT - 1) / RETEST_UNIT);
 	const uint32_t chunks = bpi_chunk_count(units, RETEST_GRAIN);
-	if (!bpi_pair_buffer_reserve(out, ap->kept_count) || !bpi_array_reserve(&ap->boxes, in->count) ||
+	const uint32_t kept = in->moved ? BP_MIN(packed, in->count) : 0;
+	if (!bpi_pair_buffer_reserve(out, ap->kept_count) || !bpi_array_grow(&ap->boxes, kept, in->count) ||
 		!bpi_array_reserve(&ap->written, chunks))
 		return BP_ERR_OUT_OF_MEMORY;
 	// out->data is NULL while nothing was ever kept (no offset may be added to it).
-	retest_job job = {ap, in, out->data ? out->data + out->count : NULL, ap->written.data};
-	bpi_parallel_for(in->count, PACK_GRAIN, threads, pack_chunk, &job);
+	retest_job job = {ap, in, out->data ? out->data + out->count : NULL, ap->written.data, false, 0};
+	pack(in, kept, &job);
+	ap->boxes_count = in->count;
 	bpi_parallel_for(units, RETEST_GRAIN, threads, retest_chunk, &job);
 	for (uint32_t c = 0; c < chunks; ++c) {
 		size_t first = (size_t)c * RETEST_GRAIN * RETEST_UNIT;
@@ -480,6 +510,10 @@ static bp_status retest(bpi_active_pairs *ap, const bpi_active_input *in, bpi_pa
 bp_status bpi_active_find(bpi_active_pairs *ap, const bpi_active_input *in, bpi_pair_buffer *out, bp_frame_stats *stats)
 {
 	const uint32_t n = in->count;
+	// The bounds packed by the last call, until this one packs them again (not when
+	// it fails, or keeps nothing).
+	const uint32_t packed = ap->boxes_count;
+	ap->boxes_count = 0;
 	if (!bpi_array_reserve(&ap->searched, n))
 		return BP_ERR_OUT_OF_MEMORY;
 	uint32_t searchers = 0;
@@ -511,5 +545,5 @@ bp_status bpi_active_find(bpi_active_pairs *ap, const bpi_active_input *in, bpi_
 	if (status != BP_OK)
 		return status;
 	ap->valid = true;
-	return retest(ap, in, out, stats);
+	return retest(ap, in, packed, out, stats);
 }

@@ -27,7 +27,8 @@ typedef struct bpi_active_pairs {
 	uint32_t extra_count;
 	BPI_ARRAY(uint32_t) in_extra;   ///< by position: 1 + its entry in `extra` (its row is out of date), or 0
 	uint64_t extra_reads;           ///< entries of `extra` read since the columns were laid out
-	BPI_ARRAY(bpi_box4) boxes;      ///< scratch: the true bounds by position, for the re-test
+	BPI_ARRAY(bpi_box4) boxes;      ///< the true bounds by position, packed for the re-test
+	uint32_t boxes_count;           ///< positions of `boxes` packed by the last call; 0: none
 	BPI_ARRAY(size_t) written;      ///< scratch: pairs per chunk of the re-test
 	BPI_ARRAY(uint8_t) searched;    ///< scratch: by position, 1 when it searched this step
 	BPI_ARRAY(bp_pair) spare;       ///< scratch: sorting and merging the kept pairs
@@ -63,6 +64,11 @@ typedef struct bpi_active_input {
 	/// sorted by (lo, hi) of positions.
 	const uint32_t *changed;
 	uint32_t changed_count;
+	/// When not NULL, the list is the last call's (same positions, those past its
+	/// count new) and only these positions' bounds can differ from that call's
+	/// (any order, positions past `count` allowed): the re-test packs those alone.
+	const uint32_t *moved;
+	uint32_t moved_count;
 } bpi_active_input;
 
 /// The pairs among the active entities, as dense (lo, hi), appended to `out` in
@@ -84,6 +90,7 @@ void bpi_active_truncate(bpi_active_pairs *ap, uint32_t count);
 static inline void bpi_active_invalidate(bpi_active_pairs *ap)
 {
 	ap->valid = ap->columns_current = false;
+	ap->boxes_count = 0;
 }
 
 void bpi_active_free(bpi_active_pairs *ap);
