@@ -66,7 +66,8 @@ typedef struct bpi_active_input {
 	uint32_t changed_count;
 	/// When not NULL, the list is the last call's (same positions, those past its
 	/// count new) and only these positions' bounds can differ from that call's
-	/// (any order, positions past `count` allowed): the re-test packs those alone.
+	/// (each once, any order, positions past `count` allowed): the re-test packs
+	/// those alone.
 	const uint32_t *moved;
 	uint32_t moved_count;
 } bpi_active_input;
