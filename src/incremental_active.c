@@ -414,8 +414,7 @@ typedef struct retest_job {
 	const bpi_active_input *in;
 	bp_pair *out;     ///< the pairs of kept pair i are written from out + i on
 	size_t *written;  ///< per chunk
-	bool moved;       ///< pack the positions listed as moved, else those from `from` on
-	uint32_t from;
+	uint32_t from;    ///< positions from here on are packed, whether listed as moved or not
 } retest_job;
 
 static void pack_one(bpi_box4 *boxes, const bpi_scene *s, uint32_t k)
@@ -427,21 +426,24 @@ static void pack_one(bpi_box4 *boxes, const bpi_scene *s, uint32_t k)
 	}
 }
 
-/// Positions from `from` on (every one of them, or those listed as moved).
-static void pack_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+/// Positions from `from` on.
+static void pack_tail_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
+	const retest_job *job = ctx;
+	for (uint32_t k = job->from + begin; k < job->from + end; ++k)
+		pack_one(job->ap->boxes.data, job->in->scene, k);
+}
+
+/// The positions listed as moved.
+static void pack_moved_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	(void)chunk;
 	const retest_job *job = ctx;
 	const bpi_active_input *in = job->in;
-	bpi_box4 *boxes = job->ap->boxes.data;
-	if (job->moved) {
-		for (uint32_t c = begin; c < end; ++c)
-			if (in->moved[c] < in->count)
-				pack_one(boxes, in->scene, in->moved[c]);
-		return;
-	}
-	for (uint32_t k = job->from + begin; k < job->from + end; ++k)
-		pack_one(boxes, in->scene, k);
+	for (uint32_t c = begin; c < end; ++c)
+		if (in->moved[c] < in->count)
+			pack_one(job->ap->boxes.data, in->scene, in->moved[c]);
 }
 
 static void retest_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
@@ -471,13 +473,10 @@ static void retest_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx
 static void pack(const bpi_active_input *in, uint32_t kept, retest_job *job)
 {
 	const int threads = in->scene->threads;
-	job->moved = false;
 	job->from = kept;
-	bpi_parallel_for(in->count - kept, PACK_GRAIN, threads, pack_chunk, job);
-	if (kept) {
-		job->moved = true;
-		bpi_parallel_for(in->moved_count, PACK_GRAIN, threads, pack_chunk, job);
-	}
+	bpi_parallel_for(in->count - kept, PACK_GRAIN, threads, pack_tail_chunk, job);
+	if (kept)
+		bpi_parallel_for(in->moved_count, PACK_GRAIN, threads, pack_moved_chunk, job);
 }
 
 /// The kept pairs whose true bounds overlap (and shapes, for spheres) into `out`, in
@@ -494,7 +493,7 @@ static bp_status retest(bpi_active_pairs *ap, const bpi_active_input *in, uint32
 		!bpi_array_reserve(&ap->written, chunks))
 		return BP_ERR_OUT_OF_MEMORY;
 	// out->data is NULL while nothing was ever kept (no offset may be added to it).
-	retest_job job = {ap, in, out->data ? out->data + out->count : NULL, ap->written.data, false, 0};
+	retest_job job = {ap, in, out->data ? out->data + out->count : NULL, ap->written.data, 0};
 	pack(in, kept, &job);
 	ap->boxes_count = in->count;
 	bpi_parallel_for(units, RETEST_GRAIN, threads, retest_chunk, &job);
