@@ -190,7 +190,7 @@ size_t hist_encode(const history *h, uint8_t **out)
 
 void hist_from_seed(uint64_t seed, history *h)
 {
-	const bool movers = seed % 4 == 0;
+	const bool movers = seed % 4 == 0, held = seed % 8 == 0, wide = seed % 16 == 0;
 	size_t size = 300 + rng_next(&seed) % 1500;
 	uint8_t *bytes = xalloc(size);
 	for (size_t i = 0; i < size; ++i)
@@ -201,15 +201,36 @@ void hist_from_seed(uint64_t seed, history *h)
 	// bodies that keep moving while the rest stay: every move and change of attributes
 	// picks among the first 4 dense indices, a bulk move moves all of them, and nothing
 	// is destroyed (which would move another entity), so the others come to rest (and
-	// settle) while those stay active.
+	// settle) while those stay active. Half of them move those by small steps alone
+	// (op_move's motions 0 .. 7), which stay inside their fat boxes while others settle
+	// as soon as one is quiet. They start from 96 resting boxes, so that the entities
+	// created later are few beside them and settle, not take a full step, and create a
+	// few boxes where the others destroy.
+	if (held) {
+		history g = {.cfg = h->cfg};
+		g.cfg.settle_min = 1, g.cfg.moving = 0, g.cfg.skin = 0; // states that never settle
+		if (wide)
+			g.cfg.margin = 4; // held through several settles
+		for (uint32_t i = 0; i < 4; ++i)
+			hist_push(&g, (hist_op){.code = OP_CREATE_BULK, .n = 23, .s = (uint32_t)seed + i});
+		hist_push(&g, (hist_op){.code = OP_STEP, .k = 1});
+		for (uint32_t i = 0; i < h->count; ++i)
+			hist_push(&g, h->ops[i]);
+		hist_free(h);
+		*h = g;
+	}
 	for (uint32_t i = 0; movers && i < h->count; ++i) {
 		hist_op *o = &h->ops[i];
+		if (held && (o->code == OP_TELEPORT || o->code == OP_FACE))
+			o->code = OP_MOVE;
+		if (held && (o->code == OP_MOVE || o->code == OP_MOVE_BULK))
+			o->a &= 0x1F; // the motion's top bit: large steps and jumps
 		if (o->code == OP_MOVE_BULK)
 			o->a = (uint8_t)((o->a & ~3u) | 1u), o->p = 0, o->n = 3;
 		else if (o->code == OP_MOVE || o->code == OP_TELEPORT || o->code == OP_FACE || o->code == OP_ATTR)
 			o->p %= 4;
 		else if (o->code == OP_DESTROY || o->code == OP_DESTROY_BULK)
-			*o = (hist_op){.code = OP_STEP, .k = 1};
+			*o = held ? (hist_op){.code = OP_CREATE_BULK, .n = o->n % 4, .s = o->s} : (hist_op){.code = OP_STEP, .k = 1};
 	}
 }
 
