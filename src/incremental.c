@@ -12,8 +12,8 @@
 // the entities that came to rest since ("settled"). Active entities that did not change in
 // a step settle once there are as many of them as there are changing ones: the settled
 // grid is built again over its members and them, the kept pairs become this step's pairs
-// among resting entities, and the entities still active search again (their candidates
-// lack the newly settled). A host that creates entities as it goes, or moves some and
+// among resting entities, and the entities still active query the settled grid again
+// (their candidates lack the newly settled). A host that creates entities as it goes, or moves some and
 // leaves them, so pays for them while they change, not ever after.
 //
 // Why this is exact: a resting entity's bounds, filter, kind and shape are those the
@@ -91,7 +91,7 @@
 /// A position of the settled level carries this bit (positions are below 2^31).
 #define SETTLED_BIT 0x80000000u
 /// Quiet active entities settle once there are at least this many (and at least
-/// as many as the changing ones, which then search again).
+/// as many as the changing ones, which then query the settled grid again).
 #define SETTLE_MIN_DEFAULT 1024u
 /// The settled grid is built again only once the quiet entities are this
 /// fraction of its members, so each build's cost is spread over as many
@@ -874,18 +874,21 @@ static void commit_settled(bpi_incremental *x, const bpi_scene *scene, uint32_t 
 		x->filter.data[d] = (bpi_rest_filter){scene->category[d], scene->mask[d], scene->flags[d]};
 		is_active[d] = 0;
 	}
-	// The changing entities stay active and search again: their candidates lack
-	// the newly settled, which the active x active pass no longer pairs them with.
+	// The changing entities stay active with their fat boxes, and query the new
+	// settled level next step: their candidates lack the newly settled, which the
+	// active x active pass no longer pairs them with.
 	uint32_t out = 0;
 	for (uint32_t k = 0; k < x->active_count; ++k) {
 		uint32_t d = x->active.data[k];
 		if (is_active[d]) {
 			is_active[d] = 1;
 			x->active.data[out] = d;
-			x->cross.fat.data[out++] = bpi_fat_none();
+			x->cross.fat.data[out] = x->cross.fat.data[k];
+			x->cross.growth.data[out++] = x->cross.growth.data[k];
 		}
 	}
 	x->active_count = out;
+	x->cross.requery_settled = true;
 	bpi_active_invalidate(&x->among);
 	bpi_pair_buffer t_pairs = x->resting_pairs;
 	x->rest_stale = false;

@@ -36,6 +36,8 @@
 #define CROSS_COMPACT_SLACK 4096
 /// Changed entities per chunk of a moving step's check.
 #define MOVING_GRAIN 4096
+/// A candidate's flag, above the entity's own: found in the settled level.
+#define CANDIDATE_SETTLED (1u << 8)
 
 static bpi_box3 box_of(const bpi_scene *s, uint32_t i)
 {
@@ -102,6 +104,7 @@ typedef struct cross_probe {
 	bpi_candidate_buffer *candidates;
 	bpi_pair_buffer *pairs;
 	const uint32_t *dense_of; ///< the index queried names entities by this map; NULL: dense already
+	uint32_t level;           ///< flags the candidates found get: CANDIDATE_SETTLED or 0
 	uint32_t pending[CROSS_PENDING];
 	const float *pending_rec[CROSS_PENDING];
 	uint32_t pending_count;
@@ -157,7 +160,7 @@ static void probe_flush(cross_probe *p)
 		if (!c)
 			break;
 		const float *r = p->pending_rec[k];
-		*c = (bpi_candidate){.rec = {0, 0, 0, 0, 0, 0}, .entity = e, .flags = f.flags};
+		*c = (bpi_candidate){.rec = {0, 0, 0, 0, 0, 0}, .entity = e, .flags = f.flags | p->level};
 		for (int axis = 0; axis < dims; ++axis) {
 			c->rec[axis] = r[axis];
 			c->rec[3 + axis] = r[dims + axis];
@@ -199,6 +202,42 @@ static void retest_moving(const bpi_cross_input *in, bpi_fat *f, const bpi_candi
 	f->first = (uint32_t)first;
 	f->count = (uint32_t)(to->count - first);
 	retest_in_place(candidates_from(to, first), f->count, p);
+}
+
+/// The settled level of `in` for the entity of fat box f, its hits flushed as candidates.
+static uint64_t query_settled(const bpi_cross_input *in, const bpi_fat *f, cross_probe *p)
+{
+	p->dense_of = in->settled_of;
+	p->level = CANDIDATE_SETTLED;
+	uint64_t tests = bpi_cells_query(in->settled, f->lo, f->hi, probe_hit, p);
+	probe_flush(p);
+	p->dense_of = NULL;
+	p->level = 0;
+	return tests;
+}
+
+/// Re-tests a fat box that still holds the entity after the settled level was built
+/// anew: the candidates of the first level are copied into this chunk's buffer (those
+/// still resting), those of the old settled level dropped, and the new one queried.
+static uint64_t requery_settled(const bpi_cross_input *in, bpi_fat *f, const bpi_candidate *from, uint32_t buffer,
+	cross_probe *p)
+{
+	bpi_candidate_buffer *to = p->candidates;
+	size_t first = to->count;
+	for (uint32_t k = 0; k < f->count; ++k) {
+		if ((from[k].flags & CANDIDATE_SETTLED) || (in->left_rest && in->gone[from[k].entity]))
+			continue;
+		bpi_candidate *c = candidate_push(to);
+		if (!c)
+			return 0;
+		*c = from[k];
+	}
+	retest_in_place(candidates_from(to, first), (uint32_t)(to->count - first), p);
+	uint64_t tests = to->count - first + query_settled(in, f, p);
+	f->buffer = buffer;
+	f->first = (uint32_t)first;
+	f->count = (uint32_t)(to->count - first);
+	return tests;
 }
 
 static void query_start(const bpi_cross *x, const bpi_cross_input *in, uint32_t k, const bpi_box3 *b, float margin,
@@ -270,11 +309,15 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 			bpi_box3 b = box_of(in->active_scene, k);
 			probe_set(&p, a, &b, f->filter);
 			const bpi_candidate *kept = candidates_from(&x->buffers.data[f->buffer], f->first);
-			if (x->compacting)
-				retest_moving(in, f, kept, buffer, &p);
-			else
-				retest_in_place(kept, f->count, &p);
-			tests += f->count;
+			if (x->requery_settled && in->settled) {
+				tests += requery_settled(in, f, kept, buffer, &p);
+			} else {
+				if (x->compacting)
+					retest_moving(in, f, kept, buffer, &p);
+				else
+					retest_in_place(kept, f->count, &p);
+				tests += f->count;
+			}
 		} else {
 			bpi_box3 b = box_of(in->active_scene, k);
 			tally->escaped += f->lo[0] != INFINITY;
@@ -301,12 +344,9 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 			f->buffer = buffer;
 			f->first = (uint32_t)p.candidates->count;
 			tests += bpi_cells_run_query(in->cells, &plans[(q - 2) % CROSS_IN_FLIGHT], probe_hit, &p);
-			if (in->settled) { // the second level is small: queried at once
-				p.dense_of = in->settled_of;
-				tests += bpi_cells_query(in->settled, f->lo, f->hi, probe_hit, &p);
-				p.dense_of = NULL;
-			}
 			probe_flush(&p);
+			if (in->settled) // the second level is small: queried at once
+				tests += query_settled(in, f, &p);
 			f->count = (uint32_t)(p.candidates->count - f->first);
 		}
 	}
@@ -391,6 +431,7 @@ bp_status bpi_cross_find(bpi_cross *x, const bpi_cross_input *in, uint64_t *test
 	for (uint32_t c = 0; c < chunks; ++c)
 		if (x->buffers.data[x->writing.data[c]].failed)
 			return BP_ERR_OUT_OF_MEMORY;
+	x->requery_settled = false;
 	bpi_margin_observe(&x->margin, x->tally.data, chunks, x->held, in->moving);
 	*tests = bpi_pair_chunks_tests(&x->pairs);
 	close_up_searchers(x, chunks, CROSS_GRAIN);
@@ -476,6 +517,7 @@ bool bpi_cross_start_grown(bpi_cross *x, const bpi_scene *scene, float margin, b
 		x->buffer_count = 1;
 	}
 	const uint32_t now = searched ? ++x->step : x->step;
+	x->requery_settled = false; // no fat box has candidates
 	for (uint32_t i = 0; i < n; ++i) {
 		bpi_box3 b = box_of(scene, i);
 		bpi_fat *f = &x->fat.data[i];
