@@ -53,10 +53,11 @@ static uint32_t column_of(const bpi_columns *c, const bpi_active_row *r)
 static void plan_axis(bpi_columns *c, int axis, const bpi_active_row *rows, uint32_t n, uint32_t most)
 {
 	double extent = 0, lo = INFINITY, hi = -INFINITY;
-	for (uint32_t k = 0; k < n; ++k) {
-		extent += -(double)rows[k].rec[3 + axis] - rows[k].rec[axis];
-		lo = fmin(lo, rows[k].rec[axis]);
-		hi = fmax(hi, rows[k].rec[axis]);
+	for (uint32_t k = 0; k < n; ++k) { // compares, not fmin and fmax: calls into libm here
+		double v = rows[k].rec[axis];
+		extent += -(double)rows[k].rec[3 + axis] - v;
+		lo = v < lo ? v : lo;
+		hi = v > hi ? v : hi;
 	}
 	double reach = COLUMNS_WIDE_FACTOR * extent / BP_MAX(n, 1u);
 	double span = hi - lo, bands = span / reach;
