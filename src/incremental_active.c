@@ -44,6 +44,8 @@
 #define ACTIVE_EXTRA_READS 16
 /// Searchers per chunk of the sweep (a fixed cut: their pairs join in chunk order).
 #define SWEEP_GRAIN 64
+/// Positions per chunk of a layout's rows and sort keys.
+#define ROWS_GRAIN 8192u
 
 void bpi_active_free(bpi_active_pairs *ap)
 {
@@ -183,6 +185,33 @@ static bp_status find_true(bpi_active_pairs *ap, const bpi_active_input *in, bpi
 
 // ---- the searchers' pairs: a sweep over the fat boxes in columns ----------------------------
 
+typedef struct rows_job {
+	const bpi_active_input *in;
+	bpi_active_row *rows;
+	bpi_sort_item *items;
+	bool reuse; ///< items hold last step's order
+} rows_job;
+
+static void rows_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
+	const rows_job *job = ctx;
+	for (uint32_t k = begin; k < end; ++k)
+		job->rows[k] = bpi_columns_row(&job->in->fat[k], k, job->in->scene->dims);
+}
+
+/// Each item keyed by its row's lo x: item k names position k, or when reused the
+/// position it named.
+static void keys_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
+	const rows_job *job = ctx;
+	for (uint32_t k = begin; k < end; ++k) {
+		uint32_t at = job->reuse ? bpi_sort_item_index(job->items[k]) : k;
+		job->items[k] = bpi_sort_item_make(bpi_radix_float_key(job->rows[at].rec[0]), at);
+	}
+}
+
 /// The positions by fat lo x into ap->order, mended from last step's order, and the
 /// fat boxes in columns. The fat boxes are read once, in position order, into rows:
 /// the sort and the columns then read those, a third of a fat box each, where reading
@@ -194,25 +223,23 @@ static bp_status sort_by_x(bpi_active_pairs *ap, const bpi_active_input *in)
 	bool reuse = ap->order_count == n;
 	if ((!reuse && !bpi_array_reserve(&ap->order, n)) || !bpi_array_reserve(&ap->rows_by_position, n))
 		return BP_ERR_OUT_OF_MEMORY;
+	const int threads = in->scene->threads;
 	bpi_active_row *rows = ap->rows_by_position.data;
-	for (uint32_t k = 0; k < n; ++k)
-		rows[k] = bpi_columns_row(&in->fat[k], k, dims);
 	bpi_sort_item *items = ap->order.data;
-	for (uint32_t k = 0; k < n; ++k) {
-		uint32_t at = reuse ? bpi_sort_item_index(items[k]) : k;
-		items[k] = bpi_sort_item_make(bpi_radix_float_key(rows[at].rec[0]), at);
-	}
+	rows_job job = {in, rows, items, reuse};
+	bpi_parallel_for(n, ROWS_GRAIN, threads, rows_chunk, &job);
+	bpi_parallel_for(n, ROWS_GRAIN, threads, keys_chunk, &job);
 	ap->order_count = n;
 	bp_status status = BP_OK;
 	if (!reuse || !bpi_insertion_sort_items(items, n, ACTIVE_INSERTION_MOVES(n))) {
-		status = bpi_radix_sort_items(&ap->radix, items, n, in->scene->threads);
+		status = bpi_radix_sort_items(&ap->radix, items, n, threads);
 		if (status != BP_OK) {
 			ap->order_count = 0;
 			ap->columns_current = false;
 			return status;
 		}
 	}
-	status = bpi_columns_build(&ap->columns, items, n, rows, dims);
+	status = bpi_columns_build(&ap->columns, items, n, rows, dims, threads);
 	// The boxes too wide for the columns (large ones, or fast ones with wide fat
 	// boxes among still ones) in coarser columns of their own.
 	const uint32_t wide = ap->columns.wide_count;
@@ -220,7 +247,7 @@ static bp_status sort_by_x(bpi_active_pairs *ap, const bpi_active_input *in)
 		return status != BP_OK ? status : BP_ERR_OUT_OF_MEMORY;
 	for (uint32_t w = 0; w < wide; ++w)
 		ap->wide_items.data[w] = bpi_sort_item_make(0, ap->columns.wide.data[w]);
-	return bpi_columns_build(&ap->coarse, ap->wide_items.data, wide, rows, dims);
+	return bpi_columns_build(&ap->coarse, ap->wide_items.data, wide, rows, dims, threads);
 }
 
 /// Other entity k, whose fat box overlaps searcher s's: a pair when the filters

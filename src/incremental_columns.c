@@ -11,6 +11,7 @@
 // start) cannot reach its box. Double arithmetic and the precision floor below keep
 // every rounding far smaller than a band.
 #include "incremental_columns.h"
+#include "parallel.h"
 
 #include <math.h>
 #include <string.h>
@@ -22,6 +23,9 @@
 /// Bands are never thinner than this share of the coordinates' magnitude, so the
 /// rounding of a band's bounds stays far below a band.
 #define COLUMNS_PRECISION 0x1p-20
+/// Boxes per chunk of a layout's parallel passes: a fixed cut, so the widths sum
+/// in the same order on any number of threads.
+#define COLUMNS_GRAIN 8192u
 
 void bpi_columns_free(bpi_columns *c)
 {
@@ -30,6 +34,7 @@ void bpi_columns_free(bpi_columns *c)
 	bpi_array_free(&c->start);
 	bpi_array_free(&c->wide);
 	bpi_array_free(&c->column);
+	bpi_array_free(&c->widths);
 	*c = (bpi_columns){0};
 }
 
@@ -81,18 +86,50 @@ static bool is_wide(const bpi_columns *c, const bpi_active_row *r, int dims)
 	return false;
 }
 
-bp_status bpi_columns_build(bpi_columns *c, const bpi_sort_item *by_x, uint32_t n, const bpi_active_row *rows,
-	int dims)
+typedef struct layout_job {
+	bpi_columns *c;
+	const bpi_sort_item *by_x;
+	const bpi_active_row *rows;
+	int dims;
+} layout_job;
+
+/// The chunk's rows gathered in x order, their widths summed.
+static void gather_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
-	if (!bpi_array_reserve(&c->staged, n))
-		return BP_ERR_OUT_OF_MEMORY;
-	// One pass gathers the rows in x order; the others read them in turn.
-	bpi_active_row *staged = c->staged.data;
+	const layout_job *job = ctx;
+	bpi_active_row *staged = job->c->staged.data;
 	double width = 0;
-	for (uint32_t k = 0; k < n; ++k) {
-		staged[k] = rows[bpi_sort_item_index(by_x[k])];
+	for (uint32_t k = begin; k < end; ++k) {
+		staged[k] = job->rows[bpi_sort_item_index(job->by_x[k])];
 		width += -(double)staged[k].rec[3] - staged[k].rec[0];
 	}
+	job->c->widths.data[chunk] = width;
+}
+
+static void column_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
+	const layout_job *job = ctx;
+	const bpi_columns *c = job->c;
+	for (uint32_t k = begin; k < end; ++k) {
+		const bpi_active_row *r = &c->staged.data[k];
+		c->column.data[k] = is_wide(c, r, job->dims) ? UINT32_MAX : column_of(c, r);
+	}
+}
+
+bp_status bpi_columns_build(bpi_columns *c, const bpi_sort_item *by_x, uint32_t n, const bpi_active_row *rows,
+	int dims, int threads)
+{
+	const uint32_t chunks = bpi_chunk_count(n, COLUMNS_GRAIN);
+	if (!bpi_array_reserve(&c->staged, n) || !bpi_array_reserve(&c->widths, BP_MAX(chunks, 1u)))
+		return BP_ERR_OUT_OF_MEMORY;
+	// One pass gathers the rows in x order; the others read them in turn.
+	layout_job job = {c, by_x, rows, dims};
+	bpi_parallel_for(n, COLUMNS_GRAIN, threads, gather_chunk, &job);
+	const bpi_active_row *staged = c->staged.data;
+	double width = 0;
+	for (uint32_t chunk = 0; chunk < chunks; ++chunk)
+		width += c->widths.data[chunk];
 	c->reach = (float)(COLUMNS_WIDE_FACTOR * width / BP_MAX(n, 1u));
 	const uint32_t columns_most = BP_MAX(n / COLUMNS_MIN_ROWS, 1u);
 	const uint32_t per_axis = dims == 3 ? (uint32_t)sqrt((double)columns_most) : columns_most;
@@ -103,16 +140,14 @@ bp_status bpi_columns_build(bpi_columns *c, const bpi_sort_item *by_x, uint32_t 
 	if (!bpi_array_reserve(&c->rows, n) || !bpi_array_reserve(&c->wide, n) || !bpi_array_reserve(&c->column, n) ||
 		!bpi_array_reserve(&c->start, (size_t)columns + 1))
 		return BP_ERR_OUT_OF_MEMORY;
+	bpi_parallel_for(n, COLUMNS_GRAIN, threads, column_chunk, &job);
 	uint32_t *start = c->start.data, *column = c->column.data, wide = 0;
 	memset(start, 0, ((size_t)columns + 1) * sizeof *start);
 	for (uint32_t k = 0; k < n; ++k) {
-		if (is_wide(c, &staged[k], dims)) {
+		if (column[k] == UINT32_MAX)
 			c->wide.data[wide++] = staged[k].at;
-			column[k] = UINT32_MAX;
-		} else {
-			column[k] = column_of(c, &staged[k]);
+		else
 			++start[column[k] + 1];
-		}
 	}
 	c->wide_count = wide;
 	for (uint32_t col = 0; col < columns; ++col)

@@ -34,6 +34,7 @@ typedef struct bpi_columns {
 	BPI_ARRAY(uint32_t) start;      ///< per column its first row, then the row count
 	BPI_ARRAY(uint32_t) wide;       ///< positions of the boxes beyond reach on some axis
 	BPI_ARRAY(uint32_t) column;     ///< scratch: per box in x order, its column (UINT32_MAX: wide)
+	BPI_ARRAY(double) widths;       ///< scratch: per fixed chunk of boxes in x order, their x extents summed
 	uint32_t wide_count;
 	float reach;                    ///< on x: a row's box holds hi <= fl(lo + reach)
 	double band_reach[3];           ///< on y and z: and hi - lo <= band_reach
@@ -43,8 +44,9 @@ typedef struct bpi_columns {
 
 /// Lays out the fat boxes of the `count` positions in `by_x`, which holds them sorted
 /// by fat lo x; `rows` holds every fat box as its row (bpi_columns_row), by position.
+/// The same layout on any number of threads.
 bp_status bpi_columns_build(bpi_columns *c, const bpi_sort_item *by_x, uint32_t count, const bpi_active_row *rows,
-	int dims);
+	int dims, int threads);
 
 /// The columns a box [lo, hi] may meet: bands first[a] .. last[a] on y (a = 1) and z
 /// (a = 2). Every row whose box overlaps [lo, hi] lies in them.
