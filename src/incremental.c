@@ -76,6 +76,12 @@
 /// entities left their grown boxes: searches that read many rows cost more than
 /// finding the list again (perf/README.md, "Incremental: moving worlds").
 #define NEIGHBOURS_SEARCH_SHARE 0.02
+/// A list that must be found again the step after it was found never pays: finding
+/// it is a full step over the grown boxes, with more pairs, and more. The world then
+/// takes full steps, as the plain world does, for a wait that doubles after each such
+/// list, and then finds one again. Lists that serve more steps may pay or not, by
+/// how much of the world moves (perf/README.md, "Incremental: moving worlds").
+#define NEIGHBOURS_PAYS_STEPS 2u
 #define MOVING_ENTRY_MOST 2.0
 /// How the first moving step predicts an entity's margin: so many steps of its motion,
 /// at most so many of its extents (incremental_margin.c chooses them so).
@@ -173,6 +179,9 @@ struct bpi_incremental {
 	uint32_t moving_wait;    ///< full steps before moving is tried again
 	uint32_t moving_backoff; ///< the wait after the last stay that did not pay
 	double moving_work;      ///< the moving steps' counted work by the model, blended
+	uint32_t neighbour_steps;   ///< steps the current neighbour list served
+	uint32_t neighbour_wait;    ///< full steps before a neighbour list is found again
+	uint32_t neighbour_backoff; ///< the wait after the last list that did not pay
 	size_t moving_pairs;     ///< pairs of the last step
 };
 
@@ -806,8 +815,12 @@ static bp_status kept_pairs(bpi_incremental *x, const bpi_scene *scene, const ui
 /// their new grown boxes; when many left, or the first time, every box grown again
 /// and every pair of them found again.
 static bp_status neighbour_path(bpi_incremental *x, const bpi_scene *scene, const bpi_changes *changes,
-	const bpi_changes *moved, bpi_pair_buffer *pairs, bp_frame_stats *stats)
+	const bpi_changes *moved, bp_algorithm algorithm, bpi_pair_buffer *pairs, bp_frame_stats *stats)
 {
+	if (x->neighbour_wait > 0) {
+		x->neighbour_wait--;
+		return full_step(x, scene, false, algorithm, pairs, stats);
+	}
 	uint64_t t0 = bpi_now_ns();
 	const float half = scene->skin * 0.5f;
 	const uint32_t most = (uint32_t)(NEIGHBOURS_SEARCH_SHARE * scene->count);
@@ -823,6 +836,15 @@ static bp_status neighbour_path(bpi_incremental *x, const bpi_scene *scene, cons
 			return status;
 	}
 	bool again = !x->neighbours || searched > most; // then no fat box changed
+	if (again && x->neighbours && !(scene->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL)) {
+		bool paid = x->neighbour_steps >= NEIGHBOURS_PAYS_STEPS;
+		uint32_t doubled = x->neighbour_backoff ? 2 * x->neighbour_backoff : MOVING_WAIT_LEAST;
+		x->neighbour_backoff = paid ? 0 : BP_MIN(doubled, MOVING_WAIT_MOST);
+		if (!paid) { // this step is the wait's first
+			x->neighbour_wait = x->neighbour_backoff - 1;
+			return full_step(x, scene, false, algorithm, pairs, stats);
+		}
+	}
 	if (again) {
 		if (!every_active(x, scene, half, true))
 			return BP_ERR_OUT_OF_MEMORY;
@@ -832,6 +854,7 @@ static bp_status neighbour_path(bpi_incremental *x, const bpi_scene *scene, cons
 	stats->ns_build += bpi_now_ns() - t0;
 	stats->searched_count = searched;
 	stats->path = BP_PATH_NEIGHBOURS;
+	x->neighbour_steps = again ? 1 : x->neighbour_steps + 1;
 	return kept_pairs(x, scene, again ? NULL : x->cross.searchers.data, x->cross.searcher_count, moved, pairs,
 		stats);
 }
@@ -1000,7 +1023,7 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 	bool forced_full = scene->debug_flags & BP_DEBUG_ALWAYS_FULL;
 	bool forced_incremental = scene->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL;
 	if (scene->skin > 0 && !changes->all && !forced_full) {
-		status = neighbour_path(x, scene, changes, moved, pairs, stats);
+		status = neighbour_path(x, scene, changes, moved, algorithm, pairs, stats);
 		if (status != BP_OK) {
 			x->neighbours = false;
 			return status;

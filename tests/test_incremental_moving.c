@@ -24,10 +24,11 @@ typedef struct moving_world {
 	uint64_t moving_tests; ///< the most candidate tests of one moving step
 } moving_world;
 
-static bp_world *world_of(int dims, bool incremental, float skin, int threads)
+static bp_world *world_of(int dims, bool incremental, float skin, int threads, uint32_t debug_flags)
 {
 	bp_world_def def = bp_world_def_default();
 	def.dims = dims;
+	def.debug_flags = debug_flags;
 	def.thread_count = threads;
 	def.incremental = incremental;
 	def.skin = skin;
@@ -91,8 +92,9 @@ static void step_and_check(moving_world *m)
 }
 
 /// A run: `n` entities in `dims` moving up to `step` per step and axis for `steps`
-/// steps, with `churn` creates and destroys per step; `filters`: categories, statics
-/// and spheres; `skin`: the incremental world's; both worlds on `threads` threads.
+/// steps (up to `calm_step` from step `calm_from` on, when set), with `churn` creates
+/// and destroys per step; `filters`: categories, statics and spheres; `skin` and
+/// `debug_flags`: the incremental world's; both worlds on `threads` threads.
 typedef struct motion {
 	int dims;
 	uint32_t n;
@@ -103,6 +105,9 @@ typedef struct motion {
 	float skin;
 	uint64_t seed;
 	int threads;
+	uint32_t debug_flags;
+	int calm_from;
+	float calm_step;
 } motion;
 
 static moving_world *run(const motion *r)
@@ -110,15 +115,17 @@ static moving_world *run(const motion *r)
 	moving_world *m = calloc(1, sizeof *m);
 	cr_assert(m);
 	int threads = r->threads ? r->threads : 1;
-	*m = (moving_world){.dims = r->dims, .rng = {r->seed}, .world = world_of(r->dims, true, r->skin, threads),
-		.plain = world_of(r->dims, false, 0.0f, threads)};
+	*m = (moving_world){.dims = r->dims, .rng = {r->seed},
+		.world = world_of(r->dims, true, r->skin, threads, r->debug_flags),
+		.plain = world_of(r->dims, false, 0.0f, threads, 0)};
 	for (uint32_t i = 0; i < r->n; ++i)
 		add(m, r->filters);
 	step_and_check(m);
 	for (int s = 0; s < r->steps; ++s) {
+		float step = r->calm_from && s >= r->calm_from ? r->calm_step : r->step;
 		for (uint32_t d = 0; d < m->n; ++d)
 			if (!m->boxes[d].is_static)
-				nudge(m, d, r->step);
+				nudge(m, d, step);
 		for (uint32_t c = 0; c < r->churn; ++c) {
 			remove_at(m, test_rng_below(&m->rng, m->n));
 			add(m, r->filters);
@@ -181,13 +188,37 @@ Test(incremental_moving, a_neighbour_list_keeps_its_pairs_while_the_skin_holds, 
 	finish(m);
 }
 
-/// Creates and destroys, and motion beyond half the skin, find the list again: exact
-/// throughout.
+/// Creates and destroys, and motion beyond half the skin, find the list again every
+/// step, the debug flag keeping it: exact throughout.
 Test(incremental_moving, a_neighbour_list_through_churn_and_far_motion, .timeout = 120)
+{
+	moving_world *m = run(&(motion){.dims = 2, .n = 3000, .steps = 40, .step = 0.3f, .churn = 8, .filters = true,
+		.skin = 0.2f, .seed = 105, .debug_flags = BP_DEBUG_ALWAYS_INCREMENTAL});
+	cr_assert_eq(m->paths[BP_PATH_NEIGHBOURS], 41);
+	cr_assert_eq(m->rebuilds, 41);
+	finish(m);
+}
+
+/// The same motion without the flag: a list found again the step after it was found
+/// never pays, so the world takes full steps, 16 before it finds a list again, then 32.
+/// Steps: 0 finds a list, 1 gives it up (full), 2-16 full, 17 finds one, 18-40 full.
+Test(incremental_moving, a_neighbour_list_found_every_step_gives_way_to_full_steps, .timeout = 120)
 {
 	moving_world *m = run(&(motion){
 		.dims = 2, .n = 3000, .steps = 40, .step = 0.3f, .churn = 8, .filters = true, .skin = 0.2f, .seed = 105});
-	cr_assert_eq(m->paths[BP_PATH_NEIGHBOURS], 41);
-	cr_assert_eq(m->rebuilds, 41);
+	cr_assert_eq(m->paths[BP_PATH_NEIGHBOURS], 2);
+	cr_assert_eq(m->rebuilds, 2);
+	cr_assert_eq(m->paths[BP_PATH_FULL], 39);
+	finish(m);
+}
+
+/// Far motion, then calm: the list found at step 0 is given up at step 1, and the one
+/// found after the wait, at step 17, holds to the end (step 64).
+Test(incremental_moving, a_neighbour_list_comes_back_when_the_motion_calms, .timeout = 120)
+{
+	moving_world *m = run(&(motion){.dims = 3, .n = 3000, .steps = 64, .step = 0.3f, .filters = true, .skin = 0.2f,
+		.seed = 107, .calm_from = 4, .calm_step = 0.002f});
+	cr_assert_eq(m->paths[BP_PATH_NEIGHBOURS], 1 + 48, "neighbour steps: %u", m->paths[BP_PATH_NEIGHBOURS]);
+	cr_assert_leq(m->rebuilds, 4, "found again %u times", m->rebuilds);
 	finish(m);
 }
