@@ -13,8 +13,8 @@
 // a step settle once there are as many of them as there are changing ones: the settled
 // grid is built again over its members and them, the kept pairs become this step's pairs
 // among resting entities, and the entities still active query the settled grid again
-// (their candidates lack the newly settled). A host that creates entities as it goes, or moves some and
-// leaves them, so pays for them while they change, not ever after.
+// (their candidates lack the newly settled). A host that creates entities as it goes, or
+// moves some and leaves them, so pays for them while they change, not ever after.
 //
 // Why this is exact: a resting entity's bounds, filter, kind and shape are those the
 // index holds (any change makes it active), so its kept pairs with other resting entities
