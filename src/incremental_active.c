@@ -284,9 +284,8 @@ static bp_status plan_columns(bpi_active_pairs *ap, const bpi_active_input *in, 
 		ap->columns_current = true;
 		return BP_OK; // every box is in the columns as it is now
 	}
-	for (uint32_t k = 0; k < n; ++k) {
-		if (!searched(ap, k))
-			continue;
+	for (uint32_t i = 0; i < searchers; ++i) {
+		uint32_t k = ap->searcher_list.data[i];
 		if (!ap->in_extra.data[k])
 			ap->in_extra.data[k] = ++ap->extra_count;
 		ap->extra.data[ap->in_extra.data[k] - 1] = bpi_columns_row(&in->fat[k], k, in->scene->dims);
@@ -363,7 +362,6 @@ static bp_status find_searchers(bpi_active_pairs *ap, const bpi_active_input *in
 	bp_status status = plan_columns(ap, in, searchers);
 	if (status != BP_OK)
 		return status;
-	const uint32_t n = in->count;
 	// Drop the kept pairs of the searchers.
 	size_t live = 0;
 	for (size_t i = 0; i < ap->kept_count; ++i) {
@@ -372,12 +370,7 @@ static bp_status find_searchers(bpi_active_pairs *ap, const bpi_active_input *in
 		live += !searched(ap, p.lo) && !searched(ap, p.hi);
 	}
 	ap->kept_count = live;
-	// The searchers in position order, swept in fixed chunks on the step's threads.
-	if (!bpi_array_reserve(&ap->searcher_list, searchers))
-		return BP_ERR_OUT_OF_MEMORY;
-	for (uint32_t s = 0, listed = 0; s < n; ++s)
-		if (searched(ap, s))
-			ap->searcher_list.data[listed++] = s;
+	// The searchers, listed in position order, swept in fixed chunks on the step's threads.
 	const uint32_t chunks = bpi_chunk_count(searchers, SWEEP_GRAIN);
 	ap->swept.budget = in->scene->budget;
 	status = bpi_pair_chunks_reset(&ap->swept, chunks);
@@ -533,6 +526,43 @@ static bp_status retest(bpi_active_pairs *ap, const bpi_active_input *in, uint32
 	return BP_OK;
 }
 
+/// Marks this step's searchers in ap->searched and lists them in position order in
+/// ap->searcher_list: from `changed` when it lists them in that order (as the moving
+/// check does), else by a pass over every position. Returns their count, UINT32_MAX
+/// when memory runs out.
+static uint32_t list_searchers(bpi_active_pairs *ap, const bpi_active_input *in)
+{
+	const uint32_t n = in->count;
+	if (!bpi_array_reserve(&ap->searched, n) ||
+		!bpi_array_reserve(&ap->searcher_list, BP_MAX(in->changed ? BP_MIN(in->changed_count, n) : n, 1u)))
+		return UINT32_MAX;
+	uint32_t *list = ap->searcher_list.data, searchers = 0;
+	bool ascending = true;
+	if (in->changed) {
+		memset(ap->searched.data, 0, n);
+		for (uint32_t c = 0; c < in->changed_count; ++c) {
+			uint32_t k = in->changed[c];
+			if (k < n && !ap->searched.data[k] && in->fat[k].queried_at == in->now) {
+				ap->searched.data[k] = 1;
+				ascending &= searchers == 0 || list[searchers - 1] < k;
+				list[searchers++] = k;
+			}
+		}
+		if (ascending)
+			return searchers;
+		for (uint32_t k = 0, listed = 0; k < n; ++k)
+			if (ap->searched.data[k])
+				list[listed++] = k;
+		return searchers;
+	}
+	for (uint32_t k = 0; k < n; ++k) {
+		ap->searched.data[k] = in->fat[k].queried_at == in->now;
+		list[searchers] = k;
+		searchers += ap->searched.data[k];
+	}
+	return searchers;
+}
+
 bp_status bpi_active_find(bpi_active_pairs *ap, const bpi_active_input *in, bpi_pair_buffer *out, bp_frame_stats *stats)
 {
 	const uint32_t n = in->count;
@@ -540,24 +570,9 @@ bp_status bpi_active_find(bpi_active_pairs *ap, const bpi_active_input *in, bpi_
 	// it fails, or keeps nothing).
 	const uint32_t packed = ap->boxes_count;
 	ap->boxes_count = 0;
-	if (!bpi_array_reserve(&ap->searched, n))
+	const uint32_t searchers = list_searchers(ap, in);
+	if (searchers == UINT32_MAX)
 		return BP_ERR_OUT_OF_MEMORY;
-	uint32_t searchers = 0;
-	if (in->changed) {
-		memset(ap->searched.data, 0, n);
-		for (uint32_t c = 0; c < in->changed_count; ++c) {
-			uint32_t k = in->changed[c];
-			if (k < n && !ap->searched.data[k] && in->fat[k].queried_at == in->now) {
-				ap->searched.data[k] = 1;
-				searchers++;
-			}
-		}
-	} else {
-		for (uint32_t k = 0; k < n; ++k) {
-			ap->searched.data[k] = in->fat[k].queried_at == in->now;
-			searchers += ap->searched.data[k];
-		}
-	}
 	const double rows = in->keep ? ACTIVE_SWEEP_ROWS_KEPT : ACTIVE_SWEEP_ROWS;
 	const bool few = searchers * expected_rows(ap, in) <= rows * n;
 	const bool sweep = ap->valid && few;
