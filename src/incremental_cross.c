@@ -184,15 +184,15 @@ static void probe_hit(uint32_t e, const float *record, void *ctx)
 
 /// Re-tests the candidates of a fat box that still holds the entity after copying
 /// those still resting into this chunk's buffer (a compacting step): entities
-/// that stopped resting are dropped for good.
+/// that stopped resting are dropped for good, as are candidates with a flag of `drop`.
 static void retest_moving(const bpi_cross_input *in, bpi_fat *f, const bpi_candidate *from, uint32_t buffer,
-	cross_probe *p)
+	uint32_t drop, cross_probe *p)
 {
 	bpi_candidate_buffer *to = p->candidates;
 	size_t first = to->count;
 	for (uint32_t k = 0; k < f->count; ++k) {
-		if (in->left_rest && in->gone[from[k].entity])
-			continue; // stopped resting: an active entity now, found by the active x active pass
+		if ((from[k].flags & drop) || (in->left_rest && in->gone[from[k].entity]))
+			continue; // dropped, or stopped resting: active now, found by the active x active pass
 		bpi_candidate *c = candidate_push(to);
 		if (!c)
 			return;
@@ -222,21 +222,11 @@ static uint64_t query_settled(const bpi_cross_input *in, const bpi_fat *f, cross
 static uint64_t requery_settled(const bpi_cross_input *in, bpi_fat *f, const bpi_candidate *from, uint32_t buffer,
 	cross_probe *p)
 {
-	bpi_candidate_buffer *to = p->candidates;
-	size_t first = to->count;
-	for (uint32_t k = 0; k < f->count; ++k) {
-		if ((from[k].flags & CANDIDATE_SETTLED) || (in->left_rest && in->gone[from[k].entity]))
-			continue;
-		bpi_candidate *c = candidate_push(to);
-		if (!c)
-			return 0;
-		*c = from[k];
-	}
-	retest_in_place(candidates_from(to, first), (uint32_t)(to->count - first), p);
-	uint64_t tests = to->count - first + query_settled(in, f, p);
-	f->buffer = buffer;
-	f->first = (uint32_t)first;
-	f->count = (uint32_t)(to->count - first);
+	retest_moving(in, f, from, buffer, CANDIDATE_SETTLED, p);
+	if (p->candidates->failed)
+		return 0; // the step fails
+	uint64_t tests = f->count + query_settled(in, f, p);
+	f->count = (uint32_t)(p->candidates->count - f->first);
 	return tests;
 }
 
@@ -313,7 +303,7 @@ static void cross_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 				tests += requery_settled(in, f, kept, buffer, &p);
 			} else {
 				if (x->compacting)
-					retest_moving(in, f, kept, buffer, &p);
+					retest_moving(in, f, kept, buffer, 0, &p);
 				else
 					retest_in_place(kept, f->count, &p);
 				tests += f->count;
