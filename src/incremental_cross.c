@@ -34,6 +34,11 @@
 /// Candidates left behind in buffers still in use that a step tolerates beyond
 /// the live ones before it compacts.
 #define CROSS_COMPACT_SLACK 4096
+/// A step also compacts once the entities that searched since the last time every
+/// list was written in order pass this share of the fat boxes: each such list lies
+/// in a buffer of its own step, and reading lists spread over thousands of buffers
+/// costs more than copying them all now and then (perf/README.md).
+#define CROSS_RELISTED_SHARE 16
 /// Changed entities per chunk of a moving step's check.
 #define MOVING_GRAIN 4096
 /// A candidate's flag, above the entity's own: found in the settled level.
@@ -364,7 +369,8 @@ static void close_up_searchers(bpi_cross *x, uint32_t chunks, uint32_t grain)
 /// Picks a buffer per chunk for this step's candidates among those no fat box
 /// refers to, making more when needed, and decides whether the step compacts:
 /// when the buffers in use hold more than twice the live candidates (lists left
-/// behind by searches), or when some entity stopped resting (its entries go).
+/// behind by searches), when enough lists moved out of order, or when some entity
+/// stopped resting (its entries go).
 static bool plan_buffers(bpi_cross *x, const bpi_cross_input *in, uint32_t chunks)
 {
 	if (!bpi_array_reserve(&x->writing, chunks))
@@ -401,7 +407,8 @@ static bool plan_buffers(bpi_cross *x, const bpi_cross_input *in, uint32_t chunk
 		x->buffers.data[x->writing.data[c]].count = 0;
 		x->buffers.data[x->writing.data[c]].failed = false;
 	}
-	x->compacting = in->left_rest || used > 2 * live + CROSS_COMPACT_SLACK;
+	x->compacting = in->left_rest || used > 2 * live + CROSS_COMPACT_SLACK ||
+			x->relisted > x->held / CROSS_RELISTED_SHARE;
 	return true;
 }
 
@@ -421,11 +428,15 @@ bp_status bpi_cross_find(bpi_cross *x, const bpi_cross_input *in, uint64_t *test
 	for (uint32_t c = 0; c < chunks; ++c)
 		if (x->buffers.data[x->writing.data[c]].failed)
 			return BP_ERR_OUT_OF_MEMORY;
+	const bool requeried = x->requery_settled;
 	x->requery_settled = false;
 	bpi_margin_observe(&x->margin, x->tally.data, chunks, x->held, in->moving);
 	*tests = bpi_pair_chunks_tests(&x->pairs);
 	close_up_searchers(x, chunks, CROSS_GRAIN);
 	*searched = x->searcher_count;
+	// Each of these wrote every list into this step's buffers in the active list's order.
+	bool rewritten = x->compacting || requeried || x->searcher_count == in->active_count;
+	x->relisted = rewritten ? 0 : x->relisted + x->searcher_count;
 	return BP_OK;
 }
 

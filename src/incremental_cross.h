@@ -36,6 +36,7 @@ typedef struct bpi_cross {
 	uint32_t buffer_count;          ///< buffers initialised
 	BPI_ARRAY(uint32_t) writing;    ///< per chunk: the buffer it writes this step
 	bool compacting;                ///< this step copies every kept list into the chunks' buffers
+	uint32_t relisted;              ///< searches since a step last wrote every list in order
 	/// The settled level was built anew since the last call: the next call queries it
 	/// again for every held fat box, keeping what the first level found (the members
 	/// it lacks were active, paired by the active x active pass until then).
