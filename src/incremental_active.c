@@ -42,6 +42,10 @@
 /// The columns are laid out again once the searchers since have read this many
 /// entries of the extra list per active entity: laying them out reads every box.
 #define ACTIVE_EXTRA_READS 16
+/// Layouts that merge the extra list into the columns on their bands, between two that
+/// plan the bands anew from every box: a merge reads each row once, a full layout
+/// sorts and passes over every box several times, but its bands follow the boxes.
+#define ACTIVE_MERGES_MOST 8
 /// Searchers per chunk of the sweep (a fixed cut: their pairs join in chunk order).
 #define SWEEP_GRAIN 64
 /// Positions per chunk of a layout's rows and sort keys.
@@ -55,6 +59,7 @@ void bpi_active_free(bpi_active_pairs *ap)
 	bpi_columns_free(&ap->coarse);
 	bpi_array_free(&ap->wide_items);
 	bpi_array_free(&ap->rows_by_position);
+	bpi_array_free(&ap->wide_rows);
 	bpi_array_free(&ap->boxes);
 	bpi_array_free(&ap->written);
 	bpi_array_free(&ap->searched);
@@ -260,6 +265,32 @@ static void consider(const bpi_active_pairs *ap, const bpi_active_input *in, uin
 		bpi_pair_push(out, s, k);
 }
 
+/// The extra list merged into the columns, and those too wide for them into the coarse
+/// columns: every box is in them as it is now.
+static bp_status merge_extra(bpi_active_pairs *ap, const bpi_active_input *in)
+{
+	const int dims = in->scene->dims;
+	const uint32_t *stale = ap->in_extra.data;
+	uint32_t wide = 0;
+	if (!bpi_array_reserve(&ap->wide_rows, BP_MAX(ap->extra_count, 1u)))
+		return BP_ERR_OUT_OF_MEMORY;
+	bp_status status = bpi_columns_merge(&ap->columns, stale, ap->extra.data, ap->extra_count, dims, &ap->radix,
+		ap->wide_rows.data, &wide);
+	if (status == BP_OK)
+		status = bpi_columns_merge(&ap->coarse, stale, ap->wide_rows.data, wide, dims, &ap->radix, NULL, NULL);
+	if (status != BP_OK) {
+		ap->columns_current = false; // the stale rows may be gone: the next call builds
+		return status;
+	}
+	for (uint32_t e = 0; e < ap->extra_count; ++e)
+		ap->in_extra.data[ap->extra.data[e].at] = 0;
+	ap->extra_count = 0;
+	ap->extra_reads = 0;
+	ap->merges++;
+	ap->laid_out = true;
+	return BP_OK;
+}
+
 /// The columns, laid out again when they are not current or the extra list has
 /// been read enough, counting the reads this step's `searchers` would make of it
 /// (each reads it whole, their own rows included: a wave of searchers would read it
@@ -272,13 +303,15 @@ static bp_status plan_columns(bpi_active_pairs *ap, const bpi_active_input *in, 
 		!bpi_array_grow(&ap->in_extra, ap->columns_current ? n : 0, n))
 		return BP_ERR_OUT_OF_MEMORY;
 	const uint64_t reads = ap->extra_reads + (uint64_t)searchers * (ap->extra_count + searchers);
-	if (!ap->columns_current || reads > ACTIVE_EXTRA_READS * (uint64_t)n) {
+	const bool lay_out = !ap->columns_current || reads > ACTIVE_EXTRA_READS * (uint64_t)n;
+	if (lay_out && (!ap->columns_current || ap->merges == ACTIVE_MERGES_MOST)) {
 		bp_status status = sort_by_x(ap, in);
 		if (status != BP_OK)
 			return status;
 		memset(ap->in_extra.data, 0, (size_t)n * sizeof *ap->in_extra.data);
 		ap->extra_count = 0;
 		ap->extra_reads = 0;
+		ap->merges = 0;
 		// Laid out again for the reads; a first layout follows finding every pair.
 		ap->laid_out = ap->columns_current;
 		ap->columns_current = true;
@@ -290,7 +323,7 @@ static bp_status plan_columns(bpi_active_pairs *ap, const bpi_active_input *in, 
 			ap->in_extra.data[k] = ++ap->extra_count;
 		ap->extra.data[ap->in_extra.data[k] - 1] = bpi_columns_row(&in->fat[k], k, in->scene->dims);
 	}
-	return BP_OK;
+	return lay_out ? merge_extra(ap, in) : BP_OK;
 }
 
 /// The current rows of the columns of `c` that searcher s's fat box `f` (query `q`)

@@ -22,6 +22,8 @@ typedef struct bpi_active_pairs {
 	bpi_columns coarse;             ///< those too wide for them, in columns of their own
 	BPI_ARRAY(bpi_sort_item) wide_items; ///< scratch: the wide ones in x order
 	BPI_ARRAY(bpi_active_row) rows_by_position; ///< scratch: the fat boxes as rows, for a layout
+	BPI_ARRAY(bpi_active_row) wide_rows; ///< scratch: the extra list's rows too wide for the columns
+	uint32_t merges;                ///< layouts that merged the extra list since one planned the bands
 	bool columns_current;           ///< they hold every fat box but those in `extra`
 	BPI_ARRAY(bpi_active_row) extra; ///< fat boxes of the positions that searched since the columns were laid out
 	uint32_t extra_count;
@@ -43,7 +45,10 @@ typedef struct bpi_active_pairs {
 	bpi_indexes indexes;
 	float rows_per_search;          ///< rows a searcher's sweep read, blended; 0 = none yet
 	uint64_t rows_read;             ///< by the searchers of the last call
-	bool laid_out;                  ///< the last call laid the columns out again for the extra list's reads
+	/// The last call laid the columns out again for the extra list's reads, planning the
+	/// bands anew or merging it in: the model of the moving state prices both alike, as
+	/// when every layout planned the bands (perf/README.md, "Incremental: active entities").
+	bool laid_out;
 	bool found_all;                 ///< the last call ran the pipeline over every box
 	bool valid;                     ///< `kept` is whole for the active list as it stands
 } bpi_active_pairs;

@@ -35,6 +35,8 @@ void bpi_columns_free(bpi_columns *c)
 	bpi_array_free(&c->wide);
 	bpi_array_free(&c->column);
 	bpi_array_free(&c->widths);
+	bpi_array_free(&c->fresh);
+	bpi_array_free(&c->fresh_start);
 	*c = (bpi_columns){0};
 }
 
@@ -159,6 +161,96 @@ bp_status bpi_columns_build(bpi_columns *c, const bpi_sort_item *by_x, uint32_t 
 	for (uint32_t k = 0; k < n; ++k)
 		if (column[k] != UINT32_MAX)
 			c->rows.data[start[column[k] + 1]++] = staged[k];
+	return BP_OK;
+}
+
+/// The fresh rows that fit the columns into c->fresh, by column and in x order within
+/// one (ties by their place in `fresh`), their column starts into c->fresh_start; the
+/// others to the wide list and `down`. Returns how many fit, UINT32_MAX when memory runs out.
+static uint32_t place_fresh(bpi_columns *c, const bpi_active_row *fresh, uint32_t count, int dims,
+	bpi_radix_scratch *radix, bpi_active_row *down, uint32_t *down_count)
+{
+	const uint32_t columns = c->bands[1] * c->bands[2];
+	if (!bpi_array_grow(&c->wide, c->wide_count, (size_t)c->wide_count + count) ||
+		!bpi_array_reserve(&c->fresh, BP_MAX(count, 1u)) || !bpi_array_reserve(&c->column, BP_MAX(count, 1u)) ||
+		!bpi_array_reserve(&c->fresh_start, (size_t)columns + 1))
+		return UINT32_MAX;
+	bpi_sort_item *items = c->fresh.data;
+	uint32_t fits = 0, wide = 0;
+	for (uint32_t i = 0; i < count; ++i) {
+		if (is_wide(c, &fresh[i], dims)) {
+			c->wide.data[c->wide_count++] = fresh[i].at;
+			if (down)
+				down[wide] = fresh[i];
+			wide++;
+		} else {
+			items[fits++] = bpi_sort_item_make(bpi_radix_float_key(fresh[i].rec[0]), i);
+		}
+	}
+	if (down_count)
+		*down_count = wide;
+	if (bpi_radix_sort_items(radix, items, fits, 1) != BP_OK)
+		return UINT32_MAX;
+	// Stable by column: x order holds within each.
+	uint32_t *start = c->fresh_start.data, *column = c->column.data;
+	memset(start, 0, ((size_t)columns + 1) * sizeof *start);
+	for (uint32_t j = 0; j < fits; ++j) {
+		column[j] = column_of(c, &fresh[bpi_sort_item_index(items[j])]);
+		++start[column[j] + 1];
+	}
+	for (uint32_t col = 0; col < columns; ++col)
+		start[col + 1] += start[col];
+	bpi_sort_item *placed = radix->items.data; // the sort's own scratch, free again
+	for (uint32_t j = 0; j < fits; ++j)
+		placed[start[column[j]]++] = items[j];
+	for (uint32_t col = columns; col > 0; --col) // the cursors ended where the next column starts
+		start[col] = start[col - 1];
+	start[0] = 0;
+	memcpy(items, placed, (size_t)fits * sizeof *items);
+	return fits;
+}
+
+bp_status bpi_columns_merge(bpi_columns *c, const uint32_t *stale, const bpi_active_row *fresh, uint32_t count,
+	int dims, bpi_radix_scratch *radix, bpi_active_row *down, uint32_t *down_count)
+{
+	const uint32_t columns = c->bands[1] * c->bands[2];
+	uint32_t kept_wide = 0;
+	for (uint32_t w = 0; w < c->wide_count; ++w) {
+		uint32_t at = c->wide.data[w];
+		c->wide.data[kept_wide] = at;
+		kept_wide += !stale[at];
+	}
+	c->wide_count = kept_wide;
+	const uint32_t rows_before = c->start.data[columns];
+	if (bpi_radix_sort_reserve(radix, BP_MAX(count, 1u)) != BP_OK || !bpi_array_reserve(&c->staged, (size_t)rows_before + count))
+		return BP_ERR_OUT_OF_MEMORY;
+	const uint32_t fits = place_fresh(c, fresh, count, dims, radix, down, down_count);
+	if (fits == UINT32_MAX)
+		return BP_ERR_OUT_OF_MEMORY;
+	const bpi_active_row *old = c->rows.data;
+	const bpi_sort_item *items = c->fresh.data;
+	const uint32_t *fresh_start = c->fresh_start.data;
+	bpi_active_row *out = c->staged.data;
+	uint32_t *start = c->start.data, written = 0, a = 0;
+	for (uint32_t col = 0; col < columns; ++col) {
+		const uint32_t a_end = start[col + 1];
+		uint32_t f = fresh_start[col];
+		const uint32_t f_end = fresh_start[col + 1];
+		start[col] = written;
+		for (;;) {
+			while (a < a_end && stale[old[a].at])
+				++a;
+			if (a == a_end && f == f_end)
+				break;
+			const bpi_active_row *next = &fresh[bpi_sort_item_index(items[f == f_end ? 0 : f])];
+			if (f == f_end || (a < a_end && old[a].rec[0] <= next->rec[0]))
+				out[written++] = old[a++];
+			else
+				out[written++] = *next, ++f;
+		}
+	}
+	start[columns] = written;
+	bpi_array_swap(&c->rows, &c->staged);
 	return BP_OK;
 }
 

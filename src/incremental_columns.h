@@ -35,6 +35,8 @@ typedef struct bpi_columns {
 	BPI_ARRAY(uint32_t) wide;       ///< positions of the boxes beyond reach on some axis
 	BPI_ARRAY(uint32_t) column;     ///< scratch: per box in x order, its column (UINT32_MAX: wide)
 	BPI_ARRAY(double) widths;       ///< scratch: per fixed chunk of boxes in x order, their x extents summed
+	BPI_ARRAY(bpi_sort_item) fresh; ///< scratch of a merge: the new rows by x, then by column
+	BPI_ARRAY(uint32_t) fresh_start; ///< scratch of a merge: per column its first new row
 	uint32_t wide_count;
 	float reach;                    ///< on x: a row's box holds hi <= fl(lo + reach)
 	double band_reach[3];           ///< on y and z: and hi - lo <= band_reach
@@ -47,6 +49,14 @@ typedef struct bpi_columns {
 /// The same layout on any number of threads.
 bp_status bpi_columns_build(bpi_columns *c, const bpi_sort_item *by_x, uint32_t count, const bpi_active_row *rows,
 	int dims, int threads);
+
+/// Lays the columns out again on the bands and reach they have: the rows of the positions
+/// marked in `stale` (non-zero) leave, and the `count` rows of `fresh` (rows of stale positions,
+/// each position once) join, each column still in x order. A fresh row too wide for the columns
+/// joins `wide`, and is copied to `down` (room for `count`) when not NULL, `down_count` rows.
+/// The same layout on any number of threads; a build, which plans the bands anew, may differ.
+bp_status bpi_columns_merge(bpi_columns *c, const uint32_t *stale, const bpi_active_row *fresh, uint32_t count,
+	int dims, bpi_radix_scratch *radix, bpi_active_row *down, uint32_t *down_count);
 
 /// The columns a box [lo, hi] may meet: bands first[a] .. last[a] on y (a = 1) and z
 /// (a = 2). Every row whose box overlaps [lo, hi] lies in them.

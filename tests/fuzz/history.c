@@ -190,7 +190,7 @@ size_t hist_encode(const history *h, uint8_t **out)
 
 void hist_from_seed(uint64_t seed, history *h)
 {
-	const bool movers = seed % 4 == 0, held = seed % 8 == 0, wide = seed % 16 == 0;
+	const bool movers = seed % 4 == 0, held = seed % 8 == 0, wide = seed % 16 == 0, waves = seed % 8 == 2;
 	size_t size = 300 + rng_next(&seed) % 1500;
 	uint8_t *bytes = xalloc(size);
 	for (size_t i = 0; i < size; ++i)
@@ -216,6 +216,28 @@ void hist_from_seed(uint64_t seed, history *h)
 		hist_push(&g, (hist_op){.code = OP_STEP, .k = 1});
 		for (uint32_t i = 0; i < h->count; ++i)
 			hist_push(&g, h->ops[i]);
+		hist_free(h);
+		*h = g;
+	}
+	// An eighth keep the moving state while a changing set of entities leaves its fat boxes
+	// each step: bulk moves of random entities by large steps (op_move's motions 8 .. 11)
+	// among 92 boxes, also where others create or destroy (which would lay the columns out
+	// anew). The fat boxes of the searchers pile up beside the columns until those are laid
+	// out again, the searchers merged in or the bands planned anew.
+	if (waves) {
+		history g = {.cfg = h->cfg};
+		g.cfg.moving = 1, g.cfg.skin = 0;
+		for (uint32_t i = 0; i < 4; ++i)
+			hist_push(&g, (hist_op){.code = OP_CREATE_BULK, .n = 23, .s = (uint32_t)seed + i});
+		hist_push(&g, (hist_op){.code = OP_STEP, .k = 1});
+		for (uint32_t i = 0; i < h->count; ++i) {
+			hist_op o = h->ops[i];
+			if (o.code == OP_DESTROY || o.code == OP_DESTROY_BULK || o.code == OP_CREATE || o.code == OP_CREATE_BULK)
+				o.code = OP_MOVE_BULK, o.n = 15;
+			if (o.code == OP_MOVE_BULK) // variant 1 moves a dense range: the others pick at random
+				o.a = (uint8_t)((8 + (o.a >> 2) % 4) << 2 | ((o.a & 3) == 1 ? 2 : o.a & 3));
+			hist_push(&g, o);
+		}
 		hist_free(h);
 		*h = g;
 	}
