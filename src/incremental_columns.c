@@ -222,7 +222,8 @@ bp_status bpi_columns_merge(bpi_columns *c, const uint32_t *stale, const bpi_act
 	}
 	c->wide_count = kept_wide;
 	const uint32_t rows_before = c->start.data[columns];
-	if (bpi_radix_sort_reserve(radix, BP_MAX(count, 1u)) != BP_OK || !bpi_array_reserve(&c->staged, (size_t)rows_before + count))
+	if (bpi_radix_sort_reserve(radix, BP_MAX(count, 1u)) != BP_OK ||
+		!bpi_array_reserve(&c->staged, (size_t)rows_before + count))
 		return BP_ERR_OUT_OF_MEMORY;
 	const uint32_t fits = place_fresh(c, fresh, count, dims, radix, down, down_count);
 	if (fits == UINT32_MAX)
@@ -240,13 +241,13 @@ bp_status bpi_columns_merge(bpi_columns *c, const uint32_t *stale, const bpi_act
 		for (;;) {
 			while (a < a_end && stale[old[a].at])
 				++a;
-			if (a == a_end && f == f_end)
-				break;
-			const bpi_active_row *next = &fresh[bpi_sort_item_index(items[f == f_end ? 0 : f])];
-			if (f == f_end || (a < a_end && old[a].rec[0] <= next->rec[0]))
+			const bpi_active_row *next = f < f_end ? &fresh[bpi_sort_item_index(items[f])] : NULL;
+			if (a < a_end && (!next || old[a].rec[0] <= next->rec[0]))
 				out[written++] = old[a++];
-			else
+			else if (next)
 				out[written++] = *next, ++f;
+			else
+				break;
 		}
 	}
 	start[columns] = written;
