@@ -108,6 +108,8 @@ typedef struct motion {
 	uint32_t debug_flags;
 	int calm_from;
 	float calm_step;
+	uint32_t far_each; ///< entities moved up to far_step each step besides, the next ones in turn
+	float far_step;
 } motion;
 
 static moving_world *run(const motion *r)
@@ -126,6 +128,8 @@ static moving_world *run(const motion *r)
 		for (uint32_t d = 0; d < m->n; ++d)
 			if (!m->boxes[d].is_static)
 				nudge(m, d, step);
+		for (uint32_t f = 0; f < r->far_each; ++f)
+			nudge(m, (uint32_t)((s * (uint64_t)r->far_each + f) % m->n), r->far_step);
 		for (uint32_t c = 0; c < r->churn; ++c) {
 			remove_at(m, test_rng_below(&m->rng, m->n));
 			add(m, r->filters);
@@ -220,5 +224,18 @@ Test(incremental_moving, a_neighbour_list_comes_back_when_the_motion_calms, .tim
 		.seed = 107, .calm_from = 4, .calm_step = 0.002f});
 	cr_assert_eq(m->paths[BP_PATH_NEIGHBOURS], 1 + 48, "neighbour steps: %u", m->paths[BP_PATH_NEIGHBOURS]);
 	cr_assert_leq(m->rebuilds, 4, "found again %u times", m->rebuilds);
+	finish(m);
+}
+
+/// A list that holds while 1% of the entities, others each step, leave their grown boxes:
+/// their boxes pile up beside the columns of the searchers' sweep, which are laid out
+/// again every few steps by merging them in, and after eight merges by planning the bands
+/// anew. Exact throughout.
+Test(incremental_moving, waves_of_searchers_merge_into_the_columns, .timeout = 120)
+{
+	moving_world *m = run(&(motion){.dims = 3, .n = 3000, .steps = 120, .step = 0.002f, .filters = true,
+		.skin = 0.2f, .seed = 108, .far_each = 30, .far_step = 0.5f});
+	cr_assert_eq(m->paths[BP_PATH_NEIGHBOURS], 121, "neighbour steps: %u", m->paths[BP_PATH_NEIGHBOURS]);
+	cr_assert_leq(m->rebuilds, 3, "found again %u times", m->rebuilds);
 	finish(m);
 }
