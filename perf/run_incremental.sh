@@ -8,7 +8,8 @@
 #   motion    incremental_moving.csv: the goals for motion: the still world (1M static + 10K
 #             moving, 41 frames, 1 thread, beside the full grid and quiet, with the movers' world
 #             alone; and quiet over 201 frames, as the walk carries the movers out of their
-#             first fat boxes), 1M all moving with a neighbour list (skin 0.2) and 1M
+#             first fat boxes, idle and beside a busy host; and through the scheduler with a
+#             reader querying every view), 1M all moving with a neighbour list (skin 0.2) and 1M
 #             with 1% churn beside as many movers (21 frames, 1 and 2 threads), and 1M all moving
 #             in spatial order (1 thread).
 # Usage: perf/run_incremental.sh [BUILD_DIR] [MACHINE] [motion]   (defaults: build/release 2core)
@@ -43,6 +44,8 @@ if [ "$runs" = motion ]; then
 	run --threads 1 --frames 41 --only static_moving
 	run --threads 1 --frames 41 --only static_moving --skip-full
 	run --threads 1 --frames 201 --only static_moving --skip-full
+	run --threads 1 --frames 201 --only static_moving --skip-full --host-busy
+	run --threads 1 --frames 41 --only static_moving_readers
 	for threads in 1 2; do
 		run --threads "$threads" --frames 21 --only all_moving --skin 0.2
 		run --threads "$threads" --frames 21 --only churn
