@@ -88,6 +88,17 @@ static bool is_wide(const bpi_columns *c, const bpi_active_row *r, int dims)
 	return false;
 }
 
+/// Per column its row count in start[col + 1] (start[0] 0) to, per column, the cursor
+/// of a scatter in start[col + 1]: the start of the column, in the slot of the one
+/// after it. Placing row r of column col at start[col + 1]++ leaves the starts whole.
+static void cursors_from_counts(uint32_t *start, uint32_t columns)
+{
+	for (uint32_t col = 0; col < columns; ++col)
+		start[col + 1] += start[col];
+	for (uint32_t col = columns; col > 0; --col)
+		start[col] = start[col - 1];
+}
+
 typedef struct layout_job {
 	bpi_columns *c;
 	const bpi_sort_item *by_x;
@@ -152,12 +163,7 @@ bp_status bpi_columns_build(bpi_columns *c, const bpi_sort_item *by_x, uint32_t 
 			++start[column[k] + 1];
 	}
 	c->wide_count = wide;
-	for (uint32_t col = 0; col < columns; ++col)
-		start[col + 1] += start[col];
-	// Scatter in x order, each column's cursor in the slot of the column before it,
-	// which ends where the column starts: the starts are whole again at the end.
-	for (uint32_t col = columns; col > 0; --col)
-		start[col] = start[col - 1];
+	cursors_from_counts(start, columns);
 	for (uint32_t k = 0; k < n; ++k)
 		if (column[k] != UINT32_MAX)
 			c->rows.data[start[column[k] + 1]++] = staged[k];
@@ -198,14 +204,10 @@ static uint32_t place_fresh(bpi_columns *c, const bpi_active_row *fresh, uint32_
 		column[j] = column_of(c, &fresh[bpi_sort_item_index(items[j])]);
 		++start[column[j] + 1];
 	}
-	for (uint32_t col = 0; col < columns; ++col)
-		start[col + 1] += start[col];
+	cursors_from_counts(start, columns);
 	bpi_sort_item *placed = radix->items.data; // the sort's own scratch, free again
 	for (uint32_t j = 0; j < fits; ++j)
-		placed[start[column[j]]++] = items[j];
-	for (uint32_t col = columns; col > 0; --col) // the cursors ended where the next column starts
-		start[col] = start[col - 1];
-	start[0] = 0;
+		placed[start[column[j] + 1]++] = items[j];
 	memcpy(items, placed, (size_t)fits * sizeof *items);
 	return fits;
 }
