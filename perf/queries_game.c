@@ -3,8 +3,8 @@
 // One world of n uniform 3D boxes (half on team 1, half on team 2; a tenth of them agents), stepped
 // through the scheduler. Each frame's reads, on the host thread: every agent casts one short ray
 // that leaves itself out by handle, finds its 8 nearest enemies, and the frame casts a batch of
-// line-of-sight rays between agents. Then batches of 10,000 rays on 1 and 2 threads. CSV rows
-// n,what,threads,count,median_ms,min_ms.
+// line-of-sight rays between agents. Then batches of 10,000 rays on 1 and T threads (default 2).
+// CSV rows n,what,threads,count,median_ms,min_ms.
 #define _POSIX_C_SOURCE 200809L // clock_gettime
 #include <broadphase/broadphase.h>
 #include <math.h>
@@ -114,9 +114,10 @@ int main(int argc, char **argv)
 {
 	const uint32_t n = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 1000000;
 	const int runs = argc > 2 ? atoi(argv[2]) : 7;
-	const char *csv_path = argc > 3 ? argv[3] : NULL;
-	if (n < 100 || runs < 1 || runs > 101) {
-		fprintf(stderr, "usage: bp_perf_queries_game [n >= 100] [runs <= 101] [csv]\n");
+	const char *csv_path = argc > 3 && strcmp(argv[3], "-") != 0 ? argv[3] : NULL;
+	const int threads = argc > 4 ? atoi(argv[4]) : 2;
+	if (n < 100 || runs < 1 || runs > 101 || threads < 2 || threads > 256) {
+		fprintf(stderr, "usage: bp_perf_queries_game [n >= 100] [runs <= 101] [csv or -] [threads 2..256]\n");
 		return 2;
 	}
 	FILE *csv = csv_path ? fopen(csv_path, "a") : stdout;
@@ -130,7 +131,7 @@ int main(int argc, char **argv)
 	g.rays = malloc(BATCH * sizeof *g.rays);
 	g.hits = malloc(BATCH * sizeof *g.hits);
 	double *ms = malloc((size_t)runs * sizeof *ms);
-	bp_world *worlds[2] = {make_world(&g, 1, 7), make_world(&g, 2, 7)};
+	bp_world *worlds[2] = {make_world(&g, 1, 7), make_world(&g, threads, 7)};
 	bp_view *views[2] = {NULL, NULL};
 	for (int t = 0; t < 2; ++t)
 		if (!worlds[t] || bp_frame_step(worlds[t], &views[t]) != BP_OK)
@@ -150,7 +151,7 @@ int main(int argc, char **argv)
 		ms[r] = now_ms() - t0;
 	}
 	report(csv, n, "sight_line_batch", 1, g.agents, ms, runs);
-	// Short random rays, as many as a busy frame casts, on 1 and 2 threads in turn.
+	// Short random rays, as many as a busy frame casts, on 1 and T threads in turn.
 	for (uint32_t r = 0; r < BATCH; ++r) {
 		bp_ray *ray = &g.rays[r];
 		for (int k = 0; k < 3; ++k) {
@@ -168,8 +169,8 @@ int main(int argc, char **argv)
 			by_threads[t][r] = now_ms() - t0;
 		}
 	report(csv, n, "ray_batch", 1, BATCH, by_threads[0], runs);
-	report(csv, n, "ray_batch", 2, BATCH, by_threads[1], runs);
-	printf("ray_batch: 2 threads %.2fx one thread (medians); %zu hits seen\n",
+	report(csv, n, "ray_batch", threads, BATCH, by_threads[1], runs);
+	printf("ray_batch: %d threads %.2fx one thread (medians); %zu hits seen\n", threads,
 		by_threads[0][runs / 2] / by_threads[1][runs / 2], seen);
 	for (int t = 0; t < 2; ++t) {
 		bp_view_release(views[t]);
