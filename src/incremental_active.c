@@ -24,6 +24,7 @@
 #include "parallel.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 /// The kept pairs are worth keeping while the searchers' sweep is expected to read
@@ -48,6 +49,10 @@
 #define ACTIVE_MERGES_MOST 8
 /// Searchers per chunk of the sweep (a fixed cut: their pairs join in chunk order).
 #define SWEEP_GRAIN 64
+
+static _Atomic uint32_t merges_most = ACTIVE_MERGES_MOST;
+
+void bpi_set_active_merges_most(uint32_t count) { atomic_store(&merges_most, count); }
 /// Positions per chunk of a layout's rows and sort keys.
 #define ROWS_GRAIN 8192u
 
@@ -304,7 +309,7 @@ static bp_status plan_columns(bpi_active_pairs *ap, const bpi_active_input *in, 
 		return BP_ERR_OUT_OF_MEMORY;
 	const uint64_t reads = ap->extra_reads + (uint64_t)searchers * (ap->extra_count + searchers);
 	const bool lay_out = !ap->columns_current || reads > ACTIVE_EXTRA_READS * (uint64_t)n;
-	if (lay_out && (!ap->columns_current || ap->merges == ACTIVE_MERGES_MOST)) {
+	if (lay_out && (!ap->columns_current || ap->merges >= atomic_load_explicit(&merges_most, memory_order_relaxed))) {
 		bp_status status = sort_by_x(ap, in);
 		if (status != BP_OK)
 			return status;

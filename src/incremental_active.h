@@ -101,4 +101,9 @@ static inline void bpi_active_invalidate(bpi_active_pairs *ap)
 
 void bpi_active_free(bpi_active_pairs *ap);
 
+/// Test hook: layouts that merge the extra list into the columns between two that plan
+/// the bands anew (8 by default; 0 plans every layout anew). Warning: call only while no
+/// step runs.
+void bpi_set_active_merges_most(uint32_t count);
+
 #endif

@@ -11,13 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-// Test hooks of the library (src/step.h, src/incremental.h, src/view_hierarchy.h), as tests/common
-// uses them: steps of any size on every thread asked for, settling in worlds of fewer than 1,024
-// entities, and query hierarchies in small views whose shared part is kept or rebuilt at will.
+// Test hooks of the library (src/step.h, src/incremental.h, src/incremental_active.h,
+// src/view_hierarchy.h), as tests/common uses them: steps of any size on every thread asked for,
+// settling in worlds of fewer than 1,024 entities, the moving state kept, the active pass's bands
+// planned anew after 1 to 3 merges, and query hierarchies in small views whose shared part is kept
+// or rebuilt at will.
 void bpi_set_serial_step_entities(uint32_t count);
 void bpi_set_settle_min(uint32_t count);
 void bpi_set_hierarchy_rules(uint32_t count, uint32_t share);
 void bpi_set_moving_always(bool on);
+void bpi_set_active_merges_most(uint32_t count);
 
 static const char *const code_names[OP_COUNT] = {"create", "create_bulk", "destroy", "destroy_bulk", "move",
 	"move_bulk", "teleport", "face", "attr", "step", "frame_step", "submit", "acquire", "release", "config"};
@@ -110,7 +113,7 @@ static void io_config(codec *c, hist_config *g)
 			g->threads_on_small << 7);
 		b[1] = (uint8_t)(g->threads + 9 * g->executor), b[2] = (uint8_t)(m | s << 4 | (g->skin != 0) << 6 | g->moving << 7);
 		b[3] = (uint8_t)((g->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL ? 1 : 0) | (g->debug_flags & 3) << 2 |
-			(g->debug_flags & BP_DEBUG_ALWAYS_FULL ? 0xF0 : 0));
+			(g->debug_flags & BP_DEBUG_ALWAYS_FULL ? 0xF0 : g->merges_most ? (7 + g->merges_most) << 4 : 0));
 		b[4] = (uint8_t)((g->grid - 4) | g->hierarchy << 6), b[5] = (uint8_t)((g->algo_target ? g->algo_target + 7 : 0) |
 			(g->algo_plain ? g->algo_plain + 7 : 0) << 4);
 		b[6] = (uint8_t)(g->period[0] - 8), b[7] = (uint8_t)(g->period[1] - 8);
@@ -129,6 +132,8 @@ static void io_config(codec *c, hist_config *g)
 	g->skin = (b[2] >> 6) & 1 ? g->margin : 0.0f;
 	g->debug_flags = (uint8_t)(((b[3] & 3) ? BP_DEBUG_ALWAYS_INCREMENTAL : 0) | ((b[3] >> 2) & 3) |
 		((b[3] >> 4) == 15 ? BP_DEBUG_ALWAYS_FULL : 0));
+	// The rest of that nibble: the bands planned anew after 1 to 3 merges, or after the default.
+	g->merges_most = (uint8_t)((b[3] >> 4) >= 8 && (b[3] >> 4) < 15 ? 1 + ((b[3] >> 4) - 8) % 3 : 0);
 }
 
 /// Bounds: min from a coordinate, max = min + an extent; hist_encode writes raw floats (and max
@@ -223,10 +228,12 @@ void hist_from_seed(uint64_t seed, history *h)
 	// each step: bulk moves of random entities by large steps (op_move's motions 8 .. 11)
 	// among 92 boxes, also where others create or destroy (which would lay the columns out
 	// anew). The fat boxes of the searchers pile up beside the columns until those are laid
-	// out again, the searchers merged in or the bands planned anew.
+	// out again, the searchers merged in or, after 1 to 3 merges, the bands planned anew.
 	if (waves) {
 		history g = {.cfg = h->cfg};
 		g.cfg.moving = 1, g.cfg.skin = 0;
+		if (!(g.cfg.debug_flags & BP_DEBUG_ALWAYS_FULL))
+			g.cfg.merges_most = (uint8_t)(1 + seed % 3); // the bands planned anew within a stay
 		for (uint32_t i = 0; i < 4; ++i)
 			hist_push(&g, (hist_op){.code = OP_CREATE_BULK, .n = 23, .s = (uint32_t)seed + i});
 		hist_push(&g, (hist_op){.code = OP_STEP, .k = 1});
@@ -1537,6 +1544,8 @@ static void tr_header(ctx *c, const bp_world_def *d, const char *name, uint32_t 
 			hierarchy_rules[c->cfg->hierarchy][1]);
 	if (c->cfg->moving)
 		fputs("\tbpi_set_moving_always(true); // incremental.h\n", f);
+	if (c->cfg->merges_most)
+		fprintf(f, "\tbpi_set_active_merges_most(%u); // incremental_active.h\n", c->cfg->merges_most);
 	fprintf(f, "\tbp_world_def def = bp_world_def_default();\n\tdef.dims = %d, def.thread_count = %d, def.executor = %d;\n"
 		"\tdef.algorithm = %d, def.canonical_pairs = %d, def.incremental = %d, def.debug_flags = %#x, def.margin = %s;\n"
 		"\tdef.skin = %s;\n",
@@ -1568,6 +1577,7 @@ uint64_t hist_run(const history *h, const hist_options *options)
 	bpi_set_settle_min(h->cfg.settle_min ? h->cfg.settle_min : 1024);
 	bpi_set_hierarchy_rules(hierarchy_rules[h->cfg.hierarchy][0], hierarchy_rules[h->cfg.hierarchy][1]);
 	bpi_set_moving_always(h->cfg.moving);
+	bpi_set_active_merges_most(h->cfg.merges_most ? h->cfg.merges_most : 8);
 	bp_world_def def[2];
 	for (int w = 0; w < 2; ++w) {
 		bp_world_def *d = &def[w];
@@ -1633,10 +1643,11 @@ uint64_t hist_run(const history *h, const hist_options *options)
 		free(c.sd[w].last);
 	}
 	if (c.tr)
-		fprintf(c.tr, "\tfree(e);\n%s%s%s%s}\n", c.cfg->threads_on_small ? "\tbpi_set_serial_step_entities(2048);\n" : "",
+		fprintf(c.tr, "\tfree(e);\n%s%s%s%s%s}\n", c.cfg->threads_on_small ? "\tbpi_set_serial_step_entities(2048);\n" : "",
 			c.cfg->settle_min ? "\tbpi_set_settle_min(1024);\n" : "",
 			c.cfg->hierarchy ? "\tbpi_set_hierarchy_rules(256, 16);\n" : "",
-			c.cfg->moving ? "\tbpi_set_moving_always(false);\n" : "");
+			c.cfg->moving ? "\tbpi_set_moving_always(false);\n" : "",
+			c.cfg->merges_most ? "\tbpi_set_active_merges_most(8);\n" : "");
 	if (bp_allocated_bytes() != 0)
 		failf(&c, -1, "leak: %lld bytes still allocated after every world and view is gone",
 			(long long)bp_allocated_bytes());

@@ -21,6 +21,7 @@ typedef struct hist_config {
 	uint8_t grid;                               ///< coordinate range of the profiles (4..67)
 	uint8_t hierarchy;                          ///< bpi_set_hierarchy_rules: 0 the library's, else hierarchy_rules[]
 	uint8_t moving;                             ///< bpi_set_moving_always(true): incremental steps in the moving state
+	uint8_t merges_most;                        ///< bpi_set_active_merges_most: 0 = default (8)
 	float margin;                               ///< incremental world's def.margin
 	float skin;                                 ///< incremental world's def.skin: 0, or the margin's value
 	float period[3];
