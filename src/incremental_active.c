@@ -466,6 +466,12 @@ static double expected_rows(const bpi_active_pairs *ap, const bpi_active_input *
 #define RETEST_UNIT 1024u
 #define RETEST_GRAIN 16u
 #define PACK_GRAIN 16384u
+/// Kept pairs ahead whose second box is fetched, in worlds of at least RETEST_FAR entities
+/// (8 MiB of packed boxes): the kept order is by lo, so hi lands anywhere in the boxes, and
+/// more misses overlap than the core finds on its own. In smaller worlds the boxes stay in
+/// cache and the fetches only cost (perf/README.md, "Incremental: moving worlds").
+#define RETEST_AHEAD 32u
+#define RETEST_FAR (1u << 18)
 
 typedef struct retest_job {
 	const bpi_active_pairs *ap;
@@ -514,8 +520,14 @@ static void retest_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx
 	const bool shapes = !s->unfiltered;
 	const size_t first = (size_t)begin * RETEST_UNIT, last = BP_MIN((size_t)end * RETEST_UNIT, ap->kept_count);
 	bp_pair *to = job->out + first;
+	const size_t fetch_end = job->in->count >= RETEST_FAR ? last : first;
 	size_t n = 0;
 	for (size_t i = first; i < last; ++i) {
+		if (i + RETEST_AHEAD < fetch_end) {
+			const uint32_t ahead = ap->kept.data[i + RETEST_AHEAD].hi;
+			__builtin_prefetch(&boxes[ahead]);
+			__builtin_prefetch(&active[ahead]);
+		}
 		bp_pair p = ap->kept.data[i];
 		bool hit = bpi_box4_overlap(&boxes[p.lo], &boxes[p.hi]);
 		if (shapes && hit)
