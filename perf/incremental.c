@@ -12,12 +12,13 @@
 //   static_moving_readers  the incremental world of static_moving through the scheduler, with
 //                  and without a reader that queries every view (a box, a ray, 8 nearest): what
 //                  keeping the query index costs the frame.
-// Movers move by up to 5% of their extent per frame and axis: a random walk, or with --steady
-// at a fixed velocity each (as bodies in flight, and `bp frames`, move). With --host-busy a
+// Movers move by up to 5% of their extent per frame and axis (--step F: F of it): a random walk,
+// or with --steady at a fixed velocity each (as bodies in flight, and `bp frames`, move). With --host-busy a
 // host thread spins on one core the whole time, as a simulating host does. CSV: workload,dims,
 // n,moving,threads,host_busy,world,ms_median,ms_min,pairs,searched_median,frames,motion,
 // ms_mean,ms_p99. With --spatial the entities lie in the order of their centres along a Morton
-// curve, as particle codes sort their atoms (motion then reads walk_spatial or steady_spatial).
+// curve, as particle codes sort their atoms (motion then reads walk_spatial or steady_spatial);
+// a step other than 5% follows the motion's name ("walk@0.01").
 #define _POSIX_C_SOURCE 200809L // clock_gettime
 #include <broadphase/broadphase.h>
 #include <bp_scene.h>
@@ -47,6 +48,7 @@ typedef struct options {
 	bool spatial;     ///< entities in the order of their centres along a Morton curve
 	float margin;     ///< the incremental worlds' bp_world_def.margin (0 = from the motion)
 	float skin;       ///< all_moving: a world with this neighbour-list skin too (0 = none)
+	float step;       ///< the most a mover moves per frame and axis, as a fraction of its extent
 } options;
 
 /// One world under test and its frame times.
@@ -142,14 +144,15 @@ typedef struct movers {
 	uint32_t *index;
 	float *velocity; ///< steady motion: count per axis, drawn on the first move; NULL = random walk
 	bool steady;
+	float step; ///< options.step
 } movers;
 
-/// Per axis, a step of up to 5% of the entity's extent, either way.
-static float motion_step(const bp_scene *s, int axis, uint32_t i, uint64_t *rng)
+/// Per axis, a step of up to `step` of the entity's extent, either way.
+static float motion_step(const bp_scene *s, int axis, uint32_t i, float step, uint64_t *rng)
 {
 	*rng = bp_splitmix64(*rng);
 	float u = (float)(*rng >> 40) * (1.0f / 16777216.0f) * 2.0f - 1.0f;
-	return 0.05f * u * (s->max[axis][i] - s->min[axis][i]);
+	return step * u * (s->max[axis][i] - s->min[axis][i]);
 }
 
 /// Moves the movers one frame: a new random step each, or their own velocity.
@@ -159,12 +162,12 @@ static void move(bp_scene *s, movers *m, uint64_t *rng)
 		m->velocity = malloc((size_t)m->count * (size_t)s->dims * sizeof(float));
 		for (int k = 0; k < s->dims; ++k)
 			for (uint32_t j = 0; j < m->count; ++j)
-				m->velocity[(size_t)k * m->count + j] = motion_step(s, k, m->first + j, rng);
+				m->velocity[(size_t)k * m->count + j] = motion_step(s, k, m->first + j, m->step, rng);
 	}
 	for (int k = 0; k < s->dims; ++k)
 		for (uint32_t j = 0; j < m->count; ++j) {
 			uint32_t i = m->first + j;
-			float d = m->velocity ? m->velocity[(size_t)k * m->count + j] : motion_step(s, k, i, rng);
+			float d = m->velocity ? m->velocity[(size_t)k * m->count + j] : motion_step(s, k, i, m->step, rng);
 			s->min[k][i] += d;
 			s->max[k][i] += d;
 		}
@@ -194,8 +197,12 @@ static void report(FILE *csv, const options *o, const char *workload, uint32_t n
 		mean += s->ms[f] / o->frames;
 	double med = median_sorting(s->ms, o->frames), searched = median_sorting(s->searched, o->frames);
 	double p99 = s->ms[(size_t)((o->frames - 1) * 0.99)]; // sorted by the median
-	const char *motion = o->steady ? (o->spatial ? "steady_spatial" : "steady")
-				       : (o->spatial ? "walk_spatial" : "walk");
+	const char *name = o->steady ? (o->spatial ? "steady_spatial" : "steady") : (o->spatial ? "walk_spatial" : "walk");
+	char motion[48];
+	if (o->step != 0.05f)
+		snprintf(motion, sizeof motion, "%s@%g", name, (double)o->step);
+	else
+		snprintf(motion, sizeof motion, "%s", name);
 	double stage[3];
 	for (int k = 0; k < 3; ++k)
 		stage[k] = median_sorting(s->stage[k], o->frames);
@@ -365,7 +372,7 @@ static void static_moving(const options *o, FILE *csv, bool scheduler)
 	bp_scene *scene = generate(o, n);
 	if (!scene)
 		return;
-	movers m = {o->n_static, o->n_moving, malloc(o->n_moving * sizeof(uint32_t)), NULL, o->steady};
+	movers m = {o->n_static, o->n_moving, malloc(o->n_moving * sizeof(uint32_t)), NULL, o->steady, o->step};
 	// Movers first: without the full grid (--skip-full) the first two run alone, and the
 	// grid's 1M-entity step no longer empties the caches between the others' steps.
 	subject subjects[MAX_WORLDS] = {
@@ -402,7 +409,7 @@ static void static_moving_readers(const options *o, FILE *csv)
 	bp_scene *scene = generate(o, n);
 	if (!scene)
 		return;
-	movers m = {o->n_static, o->n_moving, malloc(o->n_moving * sizeof(uint32_t)), NULL, o->steady};
+	movers m = {o->n_static, o->n_moving, malloc(o->n_moving * sizeof(uint32_t)), NULL, o->steady, o->step};
 	subject subjects[2] = {
 		{.name = "no_reader", .world = world_of(scene, 0, n, o->n_static, true, BP_ALGO_AUTO, o), .count = n},
 		{.name = "reader", .world = world_of(scene, 0, n, o->n_static, true, BP_ALGO_AUTO, o), .count = n,
@@ -431,7 +438,7 @@ static void all_moving(const options *o, FILE *csv)
 	bp_scene *scene = generate(o, o->n_all);
 	if (!scene)
 		return;
-	movers m = {0, o->n_all, malloc(o->n_all * sizeof(uint32_t)), NULL, o->steady};
+	movers m = {0, o->n_all, malloc(o->n_all * sizeof(uint32_t)), NULL, o->steady, o->step};
 	subject subjects[3] = {
 		{.name = "incremental", .world = world_of(scene, 0, o->n_all, 0, true, BP_ALGO_AUTO, o), .count = o->n_all},
 		{.name = "full_grid", .world = world_of(scene, 0, o->n_all, 0, false, BP_ALGO_GRID, o), .count = o->n_all},
@@ -440,14 +447,17 @@ static void all_moving(const options *o, FILE *csv)
 	const int count = o->skin > 0 ? 3 : 2;
 	subjects_start(subjects, count, o);
 	run(o, scene, subjects, count, move_movers, &m);
-	double med[3];
+	double med[3], mean[3] = {0, 0, 0};
 	for (int s = 0; s < count; ++s) {
+		for (uint32_t f = 0; f < o->frames; ++f)
+			mean[s] += subjects[s].ms[f] / o->frames;
 		report(csv, o, "all_moving", o->n_all, o->n_all, &subjects[s]);
 		med[s] = subjects[s].ms[o->frames / 2];
 	}
-	printf("all_moving ratio: full_grid / incremental = %.2f\n", med[1] / med[0]);
+	printf("all_moving ratio: full_grid / incremental = %.2f (means %.2f)\n", med[1] / med[0], mean[1] / mean[0]);
 	if (count == 3)
-		printf("all_moving ratio: full_grid / neighbours (skin %g) = %.2f\n", (double)o->skin, med[1] / med[2]);
+		printf("all_moving ratio: full_grid / neighbours (skin %g) = %.2f (means %.2f)\n", (double)o->skin,
+			med[1] / med[2], mean[1] / mean[2]);
 	subjects_finish(subjects, count);
 	if (count == 2)
 		bp_world_destroy(subjects[2].world);
@@ -499,7 +509,7 @@ static void churn(const options *o, FILE *csv)
 	if (!scene)
 		return;
 	churn_state c = {(uint32_t)(o->churn * o->n_all), {NULL, NULL}, o->n_all, scene, generate(o, o->n_all), {0}};
-	c.movers = (movers){0, c.per_frame, malloc(c.per_frame * sizeof(uint32_t)), NULL, o->steady};
+	c.movers = (movers){0, c.per_frame, malloc(c.per_frame * sizeof(uint32_t)), NULL, o->steady, o->step};
 	subject subjects[3] = {
 		{.name = "incremental", .world = world_of(scene, 0, o->n_all, 0, true, BP_ALGO_AUTO, o), .count = o->n_all},
 		{.name = "full_grid", .world = world_of(scene, 0, o->n_all, 0, false, BP_ALGO_GRID, o), .count = o->n_all},
@@ -570,6 +580,8 @@ static bool parse(int argc, char **argv, options *o)
 			o->margin = strtof(v, NULL);
 		else if (strcmp(a, "--skin") == 0)
 			o->skin = strtof(v, NULL);
+		else if (strcmp(a, "--step") == 0)
+			o->step = strtof(v, NULL);
 		else if (strcmp(a, "--csv") == 0)
 			o->csv = v;
 		else if (strcmp(a, "--only") == 0)
@@ -578,11 +590,12 @@ static bool parse(int argc, char **argv, options *o)
 			fprintf(stderr, "usage: bp_perf_incremental [--dims 2|3] [--static S] [--moving M] [--n N] [--churn F]\n"
 					"       [--threads T] [--frames F] [--host-busy] [--steady]\n"
 					"       [--only static_moving|static_moving_frames|static_moving_readers|all_moving|churn]\n"
-					"       [--skip-full] [--margin M] [--skin S] [--spatial] [--csv FILE]\n");
+					"       [--skip-full] [--margin M] [--skin S] [--step F] [--spatial] [--csv FILE]\n");
 			return false;
 		}
 	}
-	if ((o->dims != 2 && o->dims != 3) || o->frames == 0 || o->n_moving == 0 || o->n_all == 0 || !(o->margin >= 0)) {
+	if ((o->dims != 2 && o->dims != 3) || o->frames == 0 || o->n_moving == 0 || o->n_all == 0 || !(o->margin >= 0) ||
+		!(o->step > 0 && o->step <= 1)) {
 		fprintf(stderr, "bp_perf_incremental: bad options\n");
 		return false;
 	}
@@ -592,7 +605,7 @@ static bool parse(int argc, char **argv, options *o)
 int main(int argc, char **argv)
 {
 	options o = {.dims = 3, .n_static = 1000000, .n_moving = 10000, .n_all = 1000000, .churn = 0.01, .threads = 1,
-		.frames = 15};
+		.frames = 15, .step = 0.05f};
 	if (!parse(argc, argv, &o))
 		return 1;
 	FILE *csv = o.csv ? fopen(o.csv, "a") : NULL;
