@@ -520,19 +520,24 @@ static void retest_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx
 	const bool shapes = !s->unfiltered;
 	const size_t first = (size_t)begin * RETEST_UNIT, last = BP_MIN((size_t)end * RETEST_UNIT, ap->kept_count);
 	bp_pair *to = job->out + first;
-	const size_t fetch_end = job->in->count >= RETEST_FAR ? last : first;
+	const uint32_t count = job->in->count;
+	const size_t fetch_end = count >= RETEST_FAR ? last : first;
+	// Ascending dense indices, the last count - 1: every entity active, each its own position
+	// (the moving state), so no pair is renamed and the list is not read at random.
+	const bool renamed = count && active[count - 1] != count - 1;
 	size_t n = 0;
 	for (size_t i = first; i < last; ++i) {
 		if (i + RETEST_AHEAD < fetch_end) {
 			const uint32_t ahead = ap->kept.data[i + RETEST_AHEAD].hi;
 			__builtin_prefetch(&boxes[ahead]);
-			__builtin_prefetch(&active[ahead]);
+			if (renamed)
+				__builtin_prefetch(&active[ahead]);
 		}
 		bp_pair p = ap->kept.data[i];
 		bool hit = bpi_box4_overlap(&boxes[p.lo], &boxes[p.hi]);
 		if (shapes && hit)
 			hit = bpi_scene_shapes_accept(s, p.lo, p.hi);
-		to[n] = (bp_pair){active[p.lo], active[p.hi]};
+		to[n] = renamed ? (bp_pair){active[p.lo], active[p.hi]} : p;
 		n += hit;
 	}
 	job->written[chunk] = n;
