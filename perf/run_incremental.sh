@@ -11,8 +11,11 @@
 #             first fat boxes, idle and beside a busy host; and through the scheduler with a
 #             reader querying every view), 1M all moving with a neighbour list (skin 0.2) and 1M
 #             with 1% churn beside as many movers (21 frames, 1 and 2 threads), and 1M all moving
-#             in spatial order (1 thread).
-# Usage: perf/run_incremental.sh [BUILD_DIR] [MACHINE] [motion]   (defaults: build/release 2core)
+#             in spatial order (1 thread);
+#   lists     incremental_lists.csv: where a neighbour list pays, 1M all moving by 0.25% to 5% of
+#             their extent a frame, skins 0.1, 0.2 and 0.4, in the generator's and in spatial
+#             order (1 thread, 21 frames).
+# Usage: perf/run_incremental.sh [BUILD_DIR] [MACHINE] [motion|lists]   (defaults: build/release 2core)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,17 +31,31 @@ fi
 mkdir -p "$out"
 name=incremental
 [ "$runs" = motion ] && name=incremental_moving
+[ "$runs" = lists ] && name=incremental_lists
 csv=$out/$name.csv
 log=$out/$name.log
 rm -f "$csv" "$log"
 machine_file=machine.txt
 [ "$runs" = motion ] && machine_file=incremental_moving_machine.txt
+[ "$runs" = lists ] && machine_file=incremental_lists_machine.txt
 perf/machine.sh "$out/$machine_file"
 
 run() {
 	echo "## bp_perf_incremental $*" | tee -a "$log"
 	"$exe" --csv "$csv" "$@" | tee -a "$log"
 }
+
+if [ "$runs" = lists ]; then
+	for order in "" --spatial; do
+		for step in 0.0025 0.005 0.01 0.02 0.05; do
+			for skin in 0.1 0.2 0.4; do
+				# shellcheck disable=SC2086
+				run --threads 1 --frames 21 --only all_moving --skin "$skin" --step "$step" $order
+			done
+		done
+	done
+	exit 0
+fi
 
 if [ "$runs" = motion ]; then
 	run --threads 1 --frames 41 --only static_moving
