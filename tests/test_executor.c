@@ -61,7 +61,7 @@ typedef struct job_system {
 	bp_task_fn *task;
 	void *task_context;
 	uint32_t item_count, range;
-	_Atomic uint32_t next;
+	uint32_t next; ///< the first item no worker has taken yet
 	uint32_t finished_items;
 	uint64_t generation;
 	bool stopping;
@@ -78,16 +78,25 @@ typedef struct worker_arg {
 
 static worker_arg worker_args[MAX_WORKERS];
 
-static void take_ranges(job_system *js, uint32_t worker)
+/// Ranges of the task of `generation` until none is left. A range is taken under the lock
+/// with the task it belongs to: a worker still here when the host enqueues the next task
+/// must not take that task's items, nor read its fields as they are written.
+static void take_ranges(job_system *js, uint32_t worker, uint64_t generation)
 {
 	for (;;) {
-		uint32_t begin = atomic_fetch_add(&js->next, js->range);
-		if (begin >= js->item_count)
+		pthread_mutex_lock(&js->lock);
+		const bool done = js->generation != generation || js->next >= js->item_count;
+		const uint32_t begin = js->next, count = js->item_count;
+		const uint32_t end = done ? begin : begin + js->range < count ? begin + js->range : count;
+		bp_task_fn *task = js->task;
+		void *context = js->task_context;
+		js->next = end;
+		pthread_mutex_unlock(&js->lock);
+		if (done)
 			return;
-		uint32_t end = begin + js->range < js->item_count ? begin + js->range : js->item_count;
 		if (worker >= (uint32_t)js->worker_count)
 			atomic_store(&js->bad_worker, 1);
-		js->task(begin, end, worker, js->task_context);
+		task(begin, end, worker, context);
 		atomic_fetch_add(&js->worker_items[worker], end - begin);
 		pthread_mutex_lock(&js->lock);
 		js->finished_items += end - begin;
@@ -109,7 +118,7 @@ static void *job_worker(void *arg)
 			break;
 		seen = js->generation;
 		pthread_mutex_unlock(&js->lock);
-		take_ranges(js, a->index);
+		take_ranges(js, a->index, seen);
 		pthread_mutex_lock(&js->lock);
 	}
 	pthread_mutex_unlock(&js->lock);
@@ -127,7 +136,7 @@ static void *job_enqueue(bp_task_fn *task, uint32_t item_count, uint32_t min_ran
 	js->task_context = task_context;
 	js->item_count = item_count;
 	js->range = min_range > 2 ? min_range : 2; // ranges of several items: the task must loop
-	atomic_store(&js->next, 0);
+	js->next = 0;
 	js->finished_items = 0;
 	js->generation++;
 	pthread_cond_broadcast(&js->changed);
@@ -139,7 +148,10 @@ static void job_finish(void *task, void *user)
 {
 	job_system *js = user;
 	cr_assert_eq(task, js);
-	take_ranges(js, 0);
+	pthread_mutex_lock(&js->lock);
+	const uint64_t generation = js->generation;
+	pthread_mutex_unlock(&js->lock);
+	take_ranges(js, 0, generation);
 	pthread_mutex_lock(&js->lock);
 	while (js->finished_items < js->item_count)
 		pthread_cond_wait(&js->changed, &js->lock);
