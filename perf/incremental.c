@@ -187,14 +187,21 @@ static void push_moves(bp_world *w, const bp_scene *s, uint32_t base, uint32_t f
 	bp_world_set_bounds_indexed(w, count, index, &b);
 }
 
+/// The subject's mean frame time.
+static double mean_ms(const subject *s, const options *o)
+{
+	double mean = 0;
+	for (uint32_t f = 0; f < o->frames; ++f)
+		mean += s->ms[f] / o->frames;
+	return mean;
+}
+
 static void report(FILE *csv, const options *o, const char *workload, uint32_t n, uint32_t moving, const subject *s)
 {
 	double min = s->ms[0];
 	for (uint32_t f = 1; f < o->frames; ++f)
 		min = s->ms[f] < min ? s->ms[f] : min;
-	double mean = 0;
-	for (uint32_t f = 0; f < o->frames; ++f)
-		mean += s->ms[f] / o->frames;
+	const double mean = mean_ms(s, o);
 	double med = median_sorting(s->ms, o->frames), searched = median_sorting(s->searched, o->frames);
 	double p99 = s->ms[(size_t)((o->frames - 1) * 0.99)]; // sorted by the median
 	const char *name = o->steady ? (o->spatial ? "steady_spatial" : "steady") : (o->spatial ? "walk_spatial" : "walk");
@@ -447,10 +454,9 @@ static void all_moving(const options *o, FILE *csv)
 	const int count = o->skin > 0 ? 3 : 2;
 	subjects_start(subjects, count, o);
 	run(o, scene, subjects, count, move_movers, &m);
-	double med[3], mean[3] = {0, 0, 0};
+	double med[3], mean[3];
 	for (int s = 0; s < count; ++s) {
-		for (uint32_t f = 0; f < o->frames; ++f)
-			mean[s] += subjects[s].ms[f] / o->frames;
+		mean[s] = mean_ms(&subjects[s], o);
 		report(csv, o, "all_moving", o->n_all, o->n_all, &subjects[s]);
 		med[s] = subjects[s].ms[o->frames / 2];
 	}
