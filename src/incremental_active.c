@@ -49,12 +49,12 @@
 #define ACTIVE_MERGES_MOST 8
 /// Searchers per chunk of the sweep (a fixed cut: their pairs join in chunk order).
 #define SWEEP_GRAIN 64
+/// Positions per chunk of a layout's rows and sort keys.
+#define ROWS_GRAIN 8192u
 
 static _Atomic uint32_t merges_most = ACTIVE_MERGES_MOST;
 
 void bpi_set_active_merges_most(uint32_t count) { atomic_store(&merges_most, count); }
-/// Positions per chunk of a layout's rows and sort keys.
-#define ROWS_GRAIN 8192u
 
 void bpi_active_free(bpi_active_pairs *ap)
 {
