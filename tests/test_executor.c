@@ -90,7 +90,8 @@ static void take_ranges(job_system *js, uint32_t worker, uint64_t generation)
 		const uint32_t end = done ? begin : begin + js->range < count ? begin + js->range : count;
 		bp_task_fn *task = js->task;
 		void *context = js->task_context;
-		js->next = end;
+		if (!done)
+			js->next = end;
 		pthread_mutex_unlock(&js->lock);
 		if (done)
 			return;
