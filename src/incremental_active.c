@@ -78,6 +78,7 @@ void bpi_active_free(bpi_active_pairs *ap)
 	bpi_pair_chunks_free(&ap->swept);
 	bpi_array_free(&ap->merge_counts);
 	bpi_array_free(&ap->searcher_list);
+	bpi_array_free(&ap->sweep_order);
 	bpi_indexes_free(&ap->indexes);
 	*ap = (bpi_active_pairs){0};
 }
@@ -393,11 +394,38 @@ static void sweep_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 		out->tests += sweep_one(ap, job->in, ap->searcher_list.data[i], out);
 }
 
+/// The searchers in the order of the first column their fat boxes reach, by position
+/// within one. Consecutive sweeps then read the same columns from cache, where in
+/// position order each reads columns anywhere in the layout, a miss per binary search
+/// (perf/README.md, "Incremental: moving worlds"). Which searcher finds a pair does not
+/// depend on this order (consider), and the order is the same on any thread count.
+static bp_status order_by_column(bpi_active_pairs *ap, const bpi_active_input *in, uint32_t searchers)
+{
+	if (!bpi_array_reserve(&ap->sweep_order, searchers))
+		return BP_ERR_OUT_OF_MEMORY;
+	const bpi_columns *c = &ap->columns;
+	uint32_t *list = ap->searcher_list.data;
+	bpi_sort_item *items = ap->sweep_order.data;
+	for (uint32_t i = 0; i < searchers; ++i) {
+		uint32_t first[3], last[3];
+		bpi_columns_reach(c, in->fat[list[i]].lo, in->fat[list[i]].hi, first, last);
+		items[i] = bpi_sort_item_make(first[1] * c->bands[2] + first[2], list[i]);
+	}
+	bp_status status = bpi_radix_sort_items(&ap->radix, items, searchers, in->scene->threads);
+	if (status != BP_OK)
+		return status;
+	for (uint32_t i = 0; i < searchers; ++i)
+		list[i] = bpi_sort_item_index(items[i]);
+	return BP_OK;
+}
+
 static bp_status find_searchers(bpi_active_pairs *ap, const bpi_active_input *in, uint32_t searchers)
 {
 	if (searchers == 0)
 		return BP_OK; // every kept pair stands
 	bp_status status = plan_columns(ap, in, searchers);
+	if (status == BP_OK)
+		status = order_by_column(ap, in, searchers);
 	if (status != BP_OK)
 		return status;
 	// Drop the kept pairs of the searchers.

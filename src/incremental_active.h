@@ -39,7 +39,9 @@ typedef struct bpi_active_pairs {
 	BPI_ARRAY(uint8_t) fat_flags;
 	bpi_radix_scratch radix;
 	bpi_pair_buffer found;          ///< the pipeline's pairs of fat boxes
-	BPI_ARRAY(uint32_t) searcher_list; ///< scratch: the positions that searched, ascending
+	/// Scratch: the positions that searched, ascending, then in the order they sweep.
+	BPI_ARRAY(uint32_t) searcher_list;
+	BPI_ARRAY(bpi_sort_item) sweep_order; ///< scratch: the searchers keyed by the first column they reach
 	bpi_pair_chunks swept;          ///< scratch: the searchers' new pairs, per chunk of that list
 	BPI_ARRAY(size_t) merge_counts; ///< scratch of bpi_pairs_merge
 	bpi_indexes indexes;
