@@ -40,9 +40,10 @@
 #define ACTIVE_WIDE_FACTOR 2.0f
 /// Moves the insertion pass may make before a radix sort of the keys replaces it.
 #define ACTIVE_INSERTION_MOVES(count) (4 * (uint64_t)(count) + 1024)
-/// The columns are laid out again once the searchers since have read this many
-/// entries of the extra list per active entity: laying them out reads every box.
-#define ACTIVE_EXTRA_READS 16
+/// The columns are laid out again once the extra list's own layouts, and the searchers'
+/// passes over its rows too wide for them, have read this many rows per active entity
+/// since: laying the columns out reads every box.
+#define ACTIVE_EXTRA_READS 1
 /// Layouts that merge the extra list into the columns on their bands, between two that
 /// plan the bands anew from every box: a merge reads each row once, a full layout
 /// sorts and passes over every box several times, but its bands follow the boxes.
@@ -71,6 +72,8 @@ void bpi_active_free(bpi_active_pairs *ap)
 	bpi_array_free(&ap->spare);
 	bpi_array_free(&ap->extra);
 	bpi_array_free(&ap->in_extra);
+	bpi_columns_free(&ap->extra_columns);
+	bpi_array_free(&ap->extra_wide);
 	bpi_array_free(&ap->fat_bounds);
 	bpi_array_free(&ap->fat_flags);
 	bpi_radix_sort_free(&ap->radix);
@@ -290,7 +293,7 @@ static bp_status merge_extra(bpi_active_pairs *ap, const bpi_active_input *in)
 	}
 	for (uint32_t e = 0; e < ap->extra_count; ++e)
 		ap->in_extra.data[ap->extra.data[e].at] = 0;
-	ap->extra_count = 0;
+	ap->extra_count = ap->extra_wide_count = 0;
 	ap->extra_reads = 0;
 	ap->merges++;
 	ap->laid_out = true;
@@ -298,24 +301,24 @@ static bp_status merge_extra(bpi_active_pairs *ap, const bpi_active_input *in)
 }
 
 /// The columns, laid out again when they are not current or the extra list has
-/// been read enough, counting the reads this step's `searchers` would make of it
-/// (each reads it whole, their own rows included: a wave of searchers would read it
-/// in their square); then the extra list lists this step's searchers not in it yet,
-/// whose rows are out of date.
+/// been read enough, counting what this step would read of it: a layout of every row
+/// it would hold, this step's `searchers` among them, and each searcher's pass over its
+/// wide rows. Otherwise the extra list lists this step's searchers not in it yet, whose
+/// rows in the columns are out of date, and is laid out on the columns' bands.
 static bp_status plan_columns(bpi_active_pairs *ap, const bpi_active_input *in, uint32_t searchers)
 {
 	const uint32_t n = in->count;
 	if (!bpi_array_grow(&ap->extra, ap->columns_current ? ap->extra_count : 0, n) ||
-		!bpi_array_grow(&ap->in_extra, ap->columns_current ? n : 0, n))
+		!bpi_array_grow(&ap->in_extra, ap->columns_current ? n : 0, n) || !bpi_array_reserve(&ap->extra_wide, n))
 		return BP_ERR_OUT_OF_MEMORY;
-	const uint64_t reads = ap->extra_reads + (uint64_t)searchers * (ap->extra_count + searchers);
+	const uint64_t reads = ap->extra_reads + ap->extra_count + searchers + (uint64_t)searchers * ap->extra_wide_count;
 	const bool lay_out = !ap->columns_current || reads > ACTIVE_EXTRA_READS * (uint64_t)n;
 	if (lay_out && (!ap->columns_current || ap->merges >= atomic_load_explicit(&merges_most, memory_order_relaxed))) {
 		bp_status status = sort_by_x(ap, in);
 		if (status != BP_OK)
 			return status;
 		memset(ap->in_extra.data, 0, (size_t)n * sizeof *ap->in_extra.data);
-		ap->extra_count = 0;
+		ap->extra_count = ap->extra_wide_count = 0;
 		ap->extra_reads = 0;
 		ap->merges = 0;
 		// Laid out again for the reads; a first layout follows finding every pair.
@@ -329,16 +332,21 @@ static bp_status plan_columns(bpi_active_pairs *ap, const bpi_active_input *in, 
 			ap->in_extra.data[k] = ++ap->extra_count;
 		ap->extra.data[ap->in_extra.data[k] - 1] = bpi_columns_row(&in->fat[k], k, in->scene->dims);
 	}
-	return lay_out ? merge_extra(ap, in) : BP_OK;
+	if (lay_out)
+		return merge_extra(ap, in);
+	bp_status status = bpi_columns_place(&ap->extra_columns, &ap->columns, ap->extra.data, ap->extra_count,
+		in->scene->dims, &ap->radix, ap->extra_wide.data, &ap->extra_wide_count);
+	ap->extra_reads += ap->extra_count + (uint64_t)searchers * ap->extra_wide_count;
+	return status;
 }
 
-/// The current rows of the columns of `c` that searcher s's fat box `f` (query `q`)
-/// reaches, its pairs considered. Returns the rows read.
-static uint64_t sweep_columns(const bpi_active_pairs *ap, const bpi_columns *c, const bpi_active_input *in,
-	uint32_t s, const float q[6], bpi_pair_buffer *out)
+/// The rows of the columns of `c` that searcher s's fat box `f` (query `q`) reaches,
+/// but those of positions marked in `stale` (NULL: none), its pairs considered.
+/// Returns the rows read.
+static uint64_t sweep_columns(const bpi_active_pairs *ap, const bpi_columns *c, const uint32_t *stale,
+	const bpi_active_input *in, uint32_t s, const float q[6], bpi_pair_buffer *out)
 {
 	const bpi_active_row *rows = c->rows.data;
-	const uint32_t *stale = ap->in_extra.data;
 	const bpi_fat *f = &in->fat[s];
 	uint32_t first[3], last[3];
 	bpi_columns_reach(c, f->lo, f->hi, first, last);
@@ -349,7 +357,7 @@ static uint64_t sweep_columns(const bpi_active_pairs *ap, const bpi_columns *c, 
 			bpi_columns_rows(c, y, z, f->lo[0], &j, &end);
 			uint32_t from = j;
 			for (; j < end && rows[j].rec[0] <= f->hi[0]; ++j)
-				if (bpi_rec6_overlap(rows[j].rec, q) && !stale[rows[j].at])
+				if (bpi_rec6_overlap(rows[j].rec, q) && !(stale && stale[rows[j].at]))
 					consider(ap, in, s, rows[j].at, out);
 			read += j - from + 1;
 		}
@@ -366,16 +374,18 @@ static uint64_t sweep_one(const bpi_active_pairs *ap, const bpi_active_input *in
 	const bpi_fat *f = &in->fat[s];
 	float q[6];
 	bpi_rec6_query(f->lo, f->hi, dims, q);
-	uint64_t read = sweep_columns(ap, &ap->columns, in, s, q, out) + sweep_columns(ap, c, in, s, q, out) +
-			c->wide_count + ap->extra_count;
+	uint64_t read = sweep_columns(ap, &ap->columns, stale, in, s, q, out) + sweep_columns(ap, c, stale, in, s, q, out) +
+			c->wide_count + ap->extra_wide_count;
 	for (uint32_t w = 0; w < c->wide_count; ++w) {
 		uint32_t k = c->wide.data[w];
 		if (!stale[k] && fats_overlap(f, &in->fat[k], dims))
 			consider(ap, in, s, k, out);
 	}
-	for (uint32_t e = 0; e < ap->extra_count; ++e)
-		if (bpi_rec6_overlap(ap->extra.data[e].rec, q))
-			consider(ap, in, s, ap->extra.data[e].at, out);
+	if (ap->extra_count)
+		read += sweep_columns(ap, &ap->extra_columns, NULL, in, s, q, out);
+	for (uint32_t e = 0; e < ap->extra_wide_count; ++e)
+		if (bpi_rec6_overlap(ap->extra_wide.data[e].rec, q))
+			consider(ap, in, s, ap->extra_wide.data[e].at, out);
 	return read;
 }
 
@@ -462,7 +472,6 @@ static bp_status find_searchers(bpi_active_pairs *ap, const bpi_active_input *in
 	}
 	if (ap->sorted && !merge_found(ap, live, in->scene->threads))
 		return BP_ERR_OUT_OF_MEMORY;
-	ap->extra_reads += (uint64_t)searchers * ap->extra_count;
 	ap->rows_read = read;
 	float measured = (float)read / (float)BP_MAX(searchers, 1u);
 	ap->rows_per_search = ap->rows_per_search > 0 ? 0.75f * ap->rows_per_search + 0.25f * measured : measured;

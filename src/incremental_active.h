@@ -28,7 +28,10 @@ typedef struct bpi_active_pairs {
 	BPI_ARRAY(bpi_active_row) extra; ///< fat boxes of the positions that searched since the columns were laid out
 	uint32_t extra_count;
 	BPI_ARRAY(uint32_t) in_extra;   ///< by position: 1 + its entry in `extra` (its row is out of date), or 0
-	uint64_t extra_reads;           ///< entries of `extra` read since the columns were laid out
+	bpi_columns extra_columns;      ///< `extra` on the bands of `columns`, laid out every step it changes
+	BPI_ARRAY(bpi_active_row) extra_wide; ///< the rows of `extra` too wide for those bands
+	uint32_t extra_wide_count;
+	uint64_t extra_reads;           ///< rows of `extra` laid out or read one by one since the columns were
 	BPI_ARRAY(bpi_box4) boxes;      ///< the true bounds by position, packed for the re-test
 	uint32_t boxes_count;           ///< positions of `boxes` packed by the last call; 0: none
 	BPI_ARRAY(size_t) written;      ///< scratch: pairs per chunk of the re-test

@@ -257,6 +257,30 @@ bp_status bpi_columns_merge(bpi_columns *c, const uint32_t *stale, const bpi_act
 	return BP_OK;
 }
 
+bp_status bpi_columns_place(bpi_columns *c, const bpi_columns *on, const bpi_active_row *rows, uint32_t count,
+	int dims, bpi_radix_scratch *radix, bpi_active_row *wide, uint32_t *wide_count)
+{
+	c->reach = on->reach;
+	for (int axis = 0; axis < 3; ++axis) {
+		c->band_reach[axis] = on->band_reach[axis];
+		c->origin[axis] = on->origin[axis];
+		c->scale[axis] = on->scale[axis];
+		c->bands[axis] = on->bands[axis];
+	}
+	c->wide_count = 0;
+	const uint32_t columns = c->bands[1] * c->bands[2];
+	if (bpi_radix_sort_reserve(radix, BP_MAX(count, 1u)) != BP_OK || !bpi_array_reserve(&c->rows, BP_MAX(count, 1u)) ||
+		!bpi_array_reserve(&c->start, (size_t)columns + 1))
+		return BP_ERR_OUT_OF_MEMORY;
+	const uint32_t fits = place_fresh(c, rows, count, dims, radix, wide, wide_count);
+	if (fits == UINT32_MAX)
+		return BP_ERR_OUT_OF_MEMORY;
+	for (uint32_t j = 0; j < fits; ++j)
+		c->rows.data[j] = rows[bpi_sort_item_index(c->fresh.data[j])];
+	memcpy(c->start.data, c->fresh_start.data, ((size_t)columns + 1) * sizeof *c->start.data);
+	return BP_OK;
+}
+
 void bpi_columns_reach(const bpi_columns *c, const float lo[3], const float hi[3], uint32_t first[3],
 	uint32_t last[3])
 {

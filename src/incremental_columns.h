@@ -58,6 +58,13 @@ bp_status bpi_columns_build(bpi_columns *c, const bpi_sort_item *by_x, uint32_t 
 bp_status bpi_columns_merge(bpi_columns *c, const uint32_t *stale, const bpi_active_row *fresh, uint32_t count,
 	int dims, bpi_radix_scratch *radix, bpi_active_row *down, uint32_t *down_count);
 
+/// Lays out `count` rows on the bands and reach of `on`, a layout of other rows, into
+/// `c`: by column, in x order within one (ties by their place in `rows`). Rows too wide
+/// for those bands are copied to `wide` (room for `count`), `wide_count` of them. The
+/// same layout on any number of threads.
+bp_status bpi_columns_place(bpi_columns *c, const bpi_columns *on, const bpi_active_row *rows, uint32_t count,
+	int dims, bpi_radix_scratch *radix, bpi_active_row *wide, uint32_t *wide_count);
+
 /// The columns a box [lo, hi] may meet: bands first[a] .. last[a] on y (a = 1) and z
 /// (a = 2). Every row whose box overlaps [lo, hi] lies in them.
 void bpi_columns_reach(const bpi_columns *c, const float lo[3], const float hi[3], uint32_t first[3],
