@@ -72,6 +72,7 @@ void bpi_active_free(bpi_active_pairs *ap)
 	bpi_array_free(&ap->spare);
 	bpi_array_free(&ap->extra);
 	bpi_array_free(&ap->in_extra);
+	bpi_array_free(&ap->stale);
 	bpi_columns_free(&ap->extra_columns);
 	bpi_array_free(&ap->extra_wide);
 	bpi_array_free(&ap->fat_bounds);
@@ -279,7 +280,7 @@ static void consider(const bpi_active_pairs *ap, const bpi_active_input *in, uin
 static bp_status merge_extra(bpi_active_pairs *ap, const bpi_active_input *in)
 {
 	const int dims = in->scene->dims;
-	const uint32_t *stale = ap->in_extra.data;
+	const uint64_t *stale = ap->stale.data;
 	uint32_t wide = 0;
 	if (!bpi_array_reserve(&ap->wide_rows, BP_MAX(ap->extra_count, 1u)))
 		return BP_ERR_OUT_OF_MEMORY;
@@ -291,8 +292,11 @@ static bp_status merge_extra(bpi_active_pairs *ap, const bpi_active_input *in)
 		ap->columns_current = false; // the stale rows may be gone: the next call builds
 		return status;
 	}
-	for (uint32_t e = 0; e < ap->extra_count; ++e)
-		ap->in_extra.data[ap->extra.data[e].at] = 0;
+	for (uint32_t e = 0; e < ap->extra_count; ++e) {
+		const uint32_t at = ap->extra.data[e].at;
+		ap->in_extra.data[at] = 0;
+		ap->stale.data[at / 64] &= ~((uint64_t)1 << (at % 64));
+	}
 	ap->extra_count = ap->extra_wide_count = 0;
 	ap->extra_reads = 0;
 	ap->merges++;
@@ -307,9 +311,10 @@ static bp_status merge_extra(bpi_active_pairs *ap, const bpi_active_input *in)
 /// rows in the columns are out of date, and is laid out on the columns' bands.
 static bp_status plan_columns(bpi_active_pairs *ap, const bpi_active_input *in, uint32_t searchers)
 {
-	const uint32_t n = in->count;
+	const uint32_t n = in->count, words = (n + 63) / 64;
 	if (!bpi_array_grow(&ap->extra, ap->columns_current ? ap->extra_count : 0, n) ||
-		!bpi_array_grow(&ap->in_extra, ap->columns_current ? n : 0, n) || !bpi_array_reserve(&ap->extra_wide, n))
+		!bpi_array_grow(&ap->in_extra, ap->columns_current ? n : 0, n) || !bpi_array_reserve(&ap->extra_wide, n) ||
+		!bpi_array_grow(&ap->stale, ap->columns_current ? words : 0, words))
 		return BP_ERR_OUT_OF_MEMORY;
 	const uint64_t reads = ap->extra_reads + ap->extra_count + searchers + (uint64_t)searchers * ap->extra_wide_count;
 	const bool lay_out = !ap->columns_current || reads > ACTIVE_EXTRA_READS * (uint64_t)n;
@@ -318,6 +323,7 @@ static bp_status plan_columns(bpi_active_pairs *ap, const bpi_active_input *in, 
 		if (status != BP_OK)
 			return status;
 		memset(ap->in_extra.data, 0, (size_t)n * sizeof *ap->in_extra.data);
+		memset(ap->stale.data, 0, (size_t)words * sizeof *ap->stale.data);
 		ap->extra_count = ap->extra_wide_count = 0;
 		ap->extra_reads = 0;
 		ap->merges = 0;
@@ -328,8 +334,10 @@ static bp_status plan_columns(bpi_active_pairs *ap, const bpi_active_input *in, 
 	}
 	for (uint32_t i = 0; i < searchers; ++i) {
 		uint32_t k = ap->searcher_list.data[i];
-		if (!ap->in_extra.data[k])
+		if (!ap->in_extra.data[k]) {
 			ap->in_extra.data[k] = ++ap->extra_count;
+			ap->stale.data[k / 64] |= (uint64_t)1 << (k % 64);
+		}
 		ap->extra.data[ap->in_extra.data[k] - 1] = bpi_columns_row(&in->fat[k], k, in->scene->dims);
 	}
 	if (lay_out)
@@ -343,7 +351,7 @@ static bp_status plan_columns(bpi_active_pairs *ap, const bpi_active_input *in, 
 /// The rows of the columns of `c` that searcher s's fat box `f` (query `q`) reaches,
 /// but those of positions marked in `stale` (NULL: none), its pairs considered.
 /// Returns the rows read.
-static uint64_t sweep_columns(const bpi_active_pairs *ap, const bpi_columns *c, const uint32_t *stale,
+static uint64_t sweep_columns(const bpi_active_pairs *ap, const bpi_columns *c, const uint64_t *stale,
 	const bpi_active_input *in, uint32_t s, const float q[6], bpi_pair_buffer *out)
 {
 	const bpi_active_row *rows = c->rows.data;
@@ -357,7 +365,7 @@ static uint64_t sweep_columns(const bpi_active_pairs *ap, const bpi_columns *c, 
 			bpi_columns_rows(c, y, z, f->lo[0], &j, &end);
 			uint32_t from = j;
 			for (; j < end && rows[j].rec[0] <= f->hi[0]; ++j)
-				if (bpi_rec6_overlap(rows[j].rec, q) && !(stale && stale[rows[j].at]))
+				if (bpi_rec6_overlap(rows[j].rec, q) && !(stale && bpi_columns_marked(stale, rows[j].at)))
 					consider(ap, in, s, rows[j].at, out);
 			read += j - from + 1;
 		}
@@ -369,7 +377,7 @@ static uint64_t sweep_columns(const bpi_active_pairs *ap, const bpi_columns *c, 
 static uint64_t sweep_one(const bpi_active_pairs *ap, const bpi_active_input *in, uint32_t s, bpi_pair_buffer *out)
 {
 	const bpi_columns *c = &ap->coarse;
-	const uint32_t *stale = ap->in_extra.data;
+	const uint64_t *stale = ap->stale.data;
 	const int dims = in->scene->dims;
 	const bpi_fat *f = &in->fat[s];
 	float q[6];
@@ -378,7 +386,7 @@ static uint64_t sweep_one(const bpi_active_pairs *ap, const bpi_active_input *in
 			c->wide_count + ap->extra_wide_count;
 	for (uint32_t w = 0; w < c->wide_count; ++w) {
 		uint32_t k = c->wide.data[w];
-		if (!stale[k] && fats_overlap(f, &in->fat[k], dims))
+		if (!bpi_columns_marked(stale, k) && fats_overlap(f, &in->fat[k], dims))
 			consider(ap, in, s, k, out);
 	}
 	if (ap->extra_count)

@@ -27,6 +27,13 @@ static inline bpi_active_row bpi_columns_row(const bpi_fat *f, uint32_t at, int 
 	return r;
 }
 
+/// Whether position `at` is marked in a bit set of positions: one bit each, so the set
+/// of a million stays in cache where the sweeps look it up at random.
+static inline bool bpi_columns_marked(const uint64_t *set, uint32_t at)
+{
+	return (set[at / 64] >> (at % 64)) & 1;
+}
+
 /// Zero-initialised is empty.
 typedef struct bpi_columns {
 	BPI_ARRAY(bpi_active_row) rows; ///< the boxes within reach, column by column, each in x order
@@ -51,11 +58,11 @@ bp_status bpi_columns_build(bpi_columns *c, const bpi_sort_item *by_x, uint32_t 
 	int dims, int threads);
 
 /// Lays the columns out again on the bands and reach they have: the rows of the positions
-/// marked in `stale` (non-zero) leave, and the `count` rows of `fresh` (rows of stale positions,
+/// marked in `stale` (bpi_columns_marked) leave, and the `count` rows of `fresh` (rows of stale positions,
 /// each position once) join, each column still in x order. A fresh row too wide for the columns
 /// joins `wide`, and is copied to `down` (room for `count`) when not NULL, `down_count` rows.
 /// The same layout on any number of threads; a build, which plans the bands anew, may differ.
-bp_status bpi_columns_merge(bpi_columns *c, const uint32_t *stale, const bpi_active_row *fresh, uint32_t count,
+bp_status bpi_columns_merge(bpi_columns *c, const uint64_t *stale, const bpi_active_row *fresh, uint32_t count,
 	int dims, bpi_radix_scratch *radix, bpi_active_row *down, uint32_t *down_count);
 
 /// Lays out `count` rows on the bands and reach of `on`, a layout of other rows, into
