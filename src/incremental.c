@@ -42,6 +42,8 @@
 #include "sort.h"
 
 #include <string.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 /// A step takes the full path when the active entities are predicted to cost
 /// more than this fraction of a full step: a rebuild then empties the active set.
@@ -792,8 +794,9 @@ static bp_status kept_pairs(bpi_incremental *x, const bpi_scene *scene, const ui
 	bpi_pair_buffer_adopt(found, scene->budget);
 	found->count = 0;
 	found->failed = false;
+	// Every entity is active and none rests: the full step's grid is no resting index now.
 	bpi_active_input among = {scene, x->cross.fat.data, x->active.data, x->active_count, x->cross.step, true,
-		changed, count, moved ? moved->list : NULL, moved ? moved->count : 0};
+		changed, count, moved ? moved->list : NULL, moved ? moved->count : 0, &x->full};
 	bp_status status = bpi_active_find(&x->among, &among, found, &among_stats);
 	if (status == BP_OK && (found->failed || !bpi_pair_buffer_may_hold(pairs, found->count)))
 		status = BP_ERR_OUT_OF_MEMORY;
@@ -1090,6 +1093,7 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 			begin_entry(x, scene);
 	}
 	x->moving_pairs = pairs->count;
+	if(getenv("BPT"))fprintf(stderr,"step total %.1f ms path %d\n",(bpi_now_ns()-t0)/1e6,(int)stats->path);
 	stats->ns_build += ns_sets;
 	stats->pair_count = pairs->count;
 	return BP_OK;

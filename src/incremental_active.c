@@ -138,12 +138,17 @@ static bp_status fat_scene(bpi_active_pairs *ap, const bpi_active_input *in, bpi
 	return BP_OK;
 }
 
+static bpi_indexes *pipeline_indexes(bpi_active_pairs *ap, const bpi_active_input *in)
+{
+	return in->spare ? in->spare : &ap->indexes;
+}
+
 static bp_status find_all(bpi_active_pairs *ap, const bpi_active_input *in, bp_frame_stats *stats)
 {
 	bpi_scene fat;
 	bp_status status = fat_scene(ap, in, &fat);
 	if (status == BP_OK)
-		status = bpi_pipeline_run(&ap->indexes, BP_ALGO_AUTO, &fat, &ap->found, stats);
+		status = bpi_pipeline_run(pipeline_indexes(ap, in), BP_ALGO_AUTO, &fat, &ap->found, stats);
 	if (status != BP_OK)
 		return status;
 	if (!bpi_array_reserve(&ap->kept, ap->found.count))
@@ -184,7 +189,7 @@ static bool merge_found(bpi_active_pairs *ap, size_t from, int threads)
 static bp_status find_true(bpi_active_pairs *ap, const bpi_active_input *in, bpi_pair_buffer *out,
 	bp_frame_stats *stats)
 {
-	bp_status status = bpi_pipeline_run(&ap->indexes, BP_ALGO_AUTO, in->scene, &ap->found, stats);
+	bp_status status = bpi_pipeline_run(pipeline_indexes(ap, in), BP_ALGO_AUTO, in->scene, &ap->found, stats);
 	if (status != BP_OK)
 		return status;
 	if (!bpi_pair_buffer_reserve(out, ap->found.count))

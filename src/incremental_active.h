@@ -48,7 +48,7 @@ typedef struct bpi_active_pairs {
 	BPI_ARRAY(bpi_sort_item) sweep_order; ///< scratch: the searchers keyed by the first column they reach
 	bpi_pair_chunks swept;          ///< scratch: the searchers' new pairs, per chunk of that list
 	BPI_ARRAY(size_t) merge_counts; ///< scratch of bpi_pairs_merge
-	bpi_indexes indexes;
+	bpi_indexes indexes;            ///< the pipeline's, unless the caller lends its own
 	float rows_per_search;          ///< rows a searcher's sweep read, blended; 0 = none yet
 	uint64_t rows_read;             ///< by the searchers of the last call
 	/// The last call laid the columns out again for the extra list's reads, planning the
@@ -81,6 +81,11 @@ typedef struct bpi_active_input {
 	/// those alone.
 	const uint32_t *moved;
 	uint32_t moved_count;
+	/// When not NULL, the pipeline runs in these indexes, which the caller has no use
+	/// for while this state is kept, rather than in its own: a world all active then
+	/// holds one grid, and the step that enters its moving state writes memory the
+	/// full steps before it wrote, not as much again that is new.
+	bpi_indexes *spare;
 } bpi_active_input;
 
 /// The pairs among the active entities, as dense (lo, hi), appended to `out` in
