@@ -59,8 +59,8 @@
 /// "Incremental: moving worlds"): a full step costs so much per entity and per pair;
 /// a moving step per entity, per kept pair re-tested, per entity that searched and
 /// per row its sweep read, per entity again when the searchers' columns were laid out
-/// anew, and a step that found every kept pair again as much as a full step with
-/// those pairs. A moving step is taken while the moving steps so far
+/// anew and per row of the extra list laid out on their bands, and a step that found
+/// every kept pair again as much as a full step with those pairs. A moving step is taken while the moving steps so far
 /// are predicted at most MOVING_FRACTION of a full one.
 #define FULL_ENTITY_COST 57.0
 #define FULL_PAIR_COST 28.0
@@ -694,7 +694,7 @@ static double moving_work(const bpi_incremental *x, uint32_t searched)
 		searched = 0;
 	double work = MOVING_ENTITY_COST * x->active_count + MOVING_KEPT_COST * a->kept_count +
 		      MOVING_SEARCH_COST * searched + MOVING_ROW_COST * a->rows_read +
-		      (a->laid_out ? MOVING_LAYOUT_COST * x->active_count : 0);
+		      (a->laid_out ? MOVING_LAYOUT_COST * x->active_count : 0) + MOVING_LAYOUT_COST * a->extra_laid;
 	if (a->found_all && x->moving_steps)
 		work += FULL_ENTITY_COST * x->active_count + FULL_PAIR_COST * a->kept_count;
 	return work;

@@ -158,6 +158,7 @@ static bp_status find_all(bpi_active_pairs *ap, const bpi_active_input *in, bp_f
 	ap->kept_count = ap->found.count;
 	ap->order_count = 0; // the next sweep sorts afresh
 	ap->columns_current = false;
+	ap->first_layout = true;
 	ap->sorted = false;
 	if (in->keep) {
 		if (!bpi_array_reserve(&ap->spare, ap->kept_count) ||
@@ -332,8 +333,10 @@ static bp_status plan_columns(bpi_active_pairs *ap, const bpi_active_input *in, 
 		ap->extra_count = ap->extra_wide_count = 0;
 		ap->extra_reads = 0;
 		ap->merges = 0;
-		// Laid out again for the reads; a first layout follows finding every pair.
-		ap->laid_out = ap->columns_current;
+		// A first layout is the due of the step that found every pair, which the model
+		// priced; any other (for the reads, or as the list lost positions) is this one's.
+		ap->laid_out = !ap->first_layout;
+		ap->first_layout = false;
 		ap->columns_current = true;
 		return BP_OK; // every box is in the columns as it is now
 	}
@@ -350,6 +353,7 @@ static bp_status plan_columns(bpi_active_pairs *ap, const bpi_active_input *in, 
 	bp_status status = bpi_columns_place(&ap->extra_columns, &ap->columns, ap->extra.data, ap->extra_count,
 		in->scene->dims, &ap->radix, ap->extra_wide.data, &ap->extra_wide_count);
 	ap->extra_reads += ap->extra_count + (uint64_t)searchers * ap->extra_wide_count;
+	ap->extra_laid = ap->extra_count;
 	return status;
 }
 
@@ -684,6 +688,7 @@ bp_status bpi_active_find(bpi_active_pairs *ap, const bpi_active_input *in, bpi_
 	ap->valid = false; // until the kept pairs are whole again
 	ap->rows_read = 0;
 	ap->laid_out = false;
+	ap->extra_laid = 0;
 	ap->found_all = !sweep;
 	if (!few && !in->keep)
 		return find_true(ap, in, out, stats);

@@ -55,7 +55,9 @@ typedef struct bpi_active_pairs {
 	/// bands anew or merging it in: the model of the moving state prices both alike, as
 	/// when every layout planned the bands (perf/README.md, "Incremental: active entities").
 	bool laid_out;
+	uint32_t extra_laid;            ///< rows of the extra list the last call laid out on the bands
 	bool found_all;                 ///< the last call ran the pipeline over every box
+	bool first_layout;              ///< the next layout is the first since the pipeline ran
 	bool valid;                     ///< `kept` is whole for the active list as it stands
 } bpi_active_pairs;
 
