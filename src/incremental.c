@@ -42,8 +42,6 @@
 #include "sort.h"
 
 #include <string.h>
-#include <stdio.h>
-#include <stdlib.h>
 
 /// A step takes the full path when the active entities are predicted to cost
 /// more than this fraction of a full step: a rebuild then empties the active set.
@@ -60,8 +58,8 @@
 /// a moving step per entity, per kept pair re-tested, per entity that searched and
 /// per row its sweep read, per entity again when the searchers' columns were laid out
 /// anew and per row of the extra list laid out on their bands, and a step that found
-/// every kept pair again as much as a full step with those pairs. A moving step is taken while the moving steps so far
-/// are predicted at most MOVING_FRACTION of a full one.
+/// every kept pair again as much as a full step with those pairs. A moving step is
+/// taken while the moving steps so far are predicted at most MOVING_FRACTION of a full one.
 #define FULL_ENTITY_COST 57.0
 #define FULL_PAIR_COST 28.0
 #define MOVING_ENTITY_COST 25.0
@@ -1093,7 +1091,6 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 			begin_entry(x, scene);
 	}
 	x->moving_pairs = pairs->count;
-	if(getenv("BPT"))fprintf(stderr,"step total %.1f ms path %d\n",(bpi_now_ns()-t0)/1e6,(int)stats->path);
 	stats->ns_build += ns_sets;
 	stats->pair_count = pairs->count;
 	return BP_OK;
