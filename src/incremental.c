@@ -712,7 +712,7 @@ static bp_status kept_pairs(bpi_incremental *x, const bpi_scene *scene, const ui
 /// scaled on each axis by how much wider the fat boxes will be than the bounds, as is
 /// the chance that two boxes meet. Each changed entity's margin is predicted from how
 /// far it moved out of its bounds of the last step (kept by begin_entry), as
-/// bpi_margin_of_own_motion takes it; counted before that work, so a world that
+/// bpi_margin_of_own_motion takes it, stretch included; counted before that work, so a world that
 /// moves too far pays one pass over the changes for the try. Finding the pairs costs
 /// a full step with that many pairs, and the steps after re-test them. An entity whose
 /// motion reaches past the most margin it can take leaves its fat box within a few
@@ -724,6 +724,8 @@ static bool worth_entering(const bpi_incremental *x, const bpi_scene *scene, con
 	const int dims = scene->dims;
 	const bpi_scene before = entry_scene(x, scene);
 	double extent_sum[3] = {0, 0, 0}, margin_sum = 0, searches = 0;
+	// As the first step's margins take them: stretched as the last stay's fat boxes steered.
+	const float steps = MOVING_ENTRY_STEPS * bpi_margin_stretch(&x->cross.margin);
 	for (int axis = 0; axis < dims; ++axis)
 		for (uint32_t i = 0; i < n; ++i)
 			extent_sum[axis] += (double)scene->max[axis][i] - scene->min[axis][i];
@@ -740,10 +742,10 @@ static bool worth_entering(const bpi_incremental *x, const bpi_scene *scene, con
 		}
 		float most = MOVING_ENTRY_EXTENTS * extent;
 		bool known = k < held && moved <= most;
-		margin_sum += known ? fminf(MOVING_ENTRY_STEPS * moved, most) : most;
+		margin_sum += known ? fminf(steps * moved, most) : most;
 		// Searches per step: one per the steps its margin lasts, when it is capped
 		// (most > 0 there: a known entity with most 0 did not move).
-		if (!known || !(MOVING_ENTRY_STEPS * moved <= most))
+		if (!known || !(steps * moved <= most))
 			searches += known ? moved / most : 1.0;
 	}
 	double grown = 1;

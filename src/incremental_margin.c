@@ -133,6 +133,11 @@ void bpi_margin_observe(bpi_margin *m, const bpi_margin_tally *tallies, uint32_t
 	m->extent = blend(m->extent, bpi_select_float(extent, n, n / 2));
 }
 
+float bpi_margin_stretch(const bpi_margin *m)
+{
+	return stretch_of(m);
+}
+
 float bpi_margin_value(const bpi_margin *m, float setting)
 {
 	if (setting > 0)

@@ -42,6 +42,9 @@ void bpi_margin_observe(bpi_margin *m, const bpi_margin_tally *tallies, uint32_t
 	bool moving);
 /// The margin the next searches use: the setting, or from the motion observed.
 float bpi_margin_value(const bpi_margin *m, float setting);
+/// The factor on the steps of motion a margin from observed motion spans (1 until
+/// the fat boxes left steer it), as the next searches take it.
+float bpi_margin_stretch(const bpi_margin *m);
 /// The margin of an entity that left its fat box `f`, now at `b`, from its own motion
 /// since `f` was made, as the world's margin is from all of it; `world` when it had
 /// none or jumped. So a still entity's box stays tight and a fast one's reaches far.
