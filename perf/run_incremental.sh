@@ -14,8 +14,10 @@
 #             in spatial order (1 thread);
 #   lists     incremental_lists.csv: where a neighbour list pays, 1M all moving by 0.25% to 5% of
 #             their extent a frame, skins 0.1, 0.2 and 0.4, in the generator's and in spatial
-#             order (1 thread, 21 frames).
-# Usage: perf/run_incremental.sh [BUILD_DIR] [MACHINE] [motion|lists]   (defaults: build/release 2core)
+#             order (1 thread, 21 frames);
+#   slow      incremental_slow.csv: the moving state without a skin on 1M all moving by 0.25% and
+#             0.5% of their extent a frame, long enough for its entry to pay (1 thread, 101 frames).
+# Usage: perf/run_incremental.sh [BUILD_DIR] [MACHINE] [motion|lists|slow]   (defaults: build/release 2core)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,18 +34,27 @@ mkdir -p "$out"
 name=incremental
 [ "$runs" = motion ] && name=incremental_moving
 [ "$runs" = lists ] && name=incremental_lists
+[ "$runs" = slow ] && name=incremental_slow
 csv=$out/$name.csv
 log=$out/$name.log
 rm -f "$csv" "$log"
 machine_file=machine.txt
 [ "$runs" = motion ] && machine_file=incremental_moving_machine.txt
 [ "$runs" = lists ] && machine_file=incremental_lists_machine.txt
+[ "$runs" = slow ] && machine_file=incremental_slow_machine.txt
 perf/machine.sh "$out/$machine_file"
 
 run() {
 	echo "## bp_perf_incremental $*" | tee -a "$log"
 	"$exe" --csv "$csv" "$@" | tee -a "$log"
 }
+
+if [ "$runs" = slow ]; then
+	for step in 0.0025 0.005; do
+		run --threads 1 --frames 101 --only all_moving --step "$step"
+	done
+	exit 0
+fi
 
 if [ "$runs" = lists ]; then
 	for order in "" --spatial; do
