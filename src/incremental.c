@@ -712,8 +712,8 @@ static bp_status kept_pairs(bpi_incremental *x, const bpi_scene *scene, const ui
 /// scaled on each axis by how much wider the fat boxes will be than the bounds, as is
 /// the chance that two boxes meet. Each changed entity's margin is predicted from how
 /// far it moved out of its bounds of the last step (kept by begin_entry), as
-/// bpi_margin_of_own_motion takes it, stretch included; counted before that work, so a world that
-/// moves too far pays one pass over the changes for the try. Finding the pairs costs
+/// bpi_margin_of_own_motion takes it, stretch included; counted before that work, so
+/// a world that moves too far pays one pass over the changes for the try. Finding the pairs costs
 /// a full step with that many pairs, and the steps after re-test them. An entity whose
 /// motion reaches past the most margin it can take leaves its fat box within a few
 /// steps, searching again each time: when those searches would pass the share at

@@ -391,8 +391,8 @@ static uint64_t sweep_one(const bpi_active_pairs *ap, const bpi_active_input *in
 	const bpi_fat *f = &in->fat[s];
 	float q[6];
 	bpi_rec6_query(f->lo, f->hi, dims, q);
-	uint64_t read = sweep_columns(ap, &ap->columns, stale, in, s, q, out) + sweep_columns(ap, c, stale, in, s, q, out) +
-			c->wide_count + ap->extra_wide_count;
+	uint64_t read = sweep_columns(ap, &ap->columns, stale, in, s, q, out) +
+			sweep_columns(ap, c, stale, in, s, q, out) + c->wide_count + ap->extra_wide_count;
 	for (uint32_t w = 0; w < c->wide_count; ++w) {
 		uint32_t k = c->wide.data[w];
 		if (!bpi_columns_marked(stale, k) && fats_overlap(f, &in->fat[k], dims))
@@ -463,7 +463,7 @@ static bp_status find_searchers(bpi_active_pairs *ap, const bpi_active_input *in
 		live += !searched(ap, p.lo) && !searched(ap, p.hi);
 	}
 	ap->kept_count = live;
-	// The searchers, listed in position order, swept in fixed chunks on the step's threads.
+	// The searchers, in column order, swept in fixed chunks on the step's threads.
 	const uint32_t chunks = bpi_chunk_count(searchers, SWEEP_GRAIN);
 	ap->swept.budget = in->scene->budget;
 	status = bpi_pair_chunks_reset(&ap->swept, chunks);
