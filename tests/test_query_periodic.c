@@ -16,35 +16,32 @@ static float moved(float x, int k, float period)
 	return (float)((double)x + (double)k * (double)period);
 }
 
-/// Calls fn(k) for every move vector of the window.
-typedef struct images {
-	int dims;
-	int k[3];
-} images;
-
-static bool next_image(images *m)
+/// Whether some move of [lo, hi] by whole periods within the window meets box b on
+/// axis a. Moves on different axes are chosen apart, so an image of the box meets b
+/// exactly when every axis has such a move: the window's images, one axis at a time.
+static bool axis_meets(const oracle_box *b, int a, const float *lo, const float *hi, float period)
 {
-	for (int a = 0; a < m->dims; ++a) {
-		if (m->k[a] < WINDOW) {
-			m->k[a]++;
+	for (int k = -WINDOW; k <= WINDOW; ++k)
+		if (b->min[a] <= moved(hi[a], k, period) && moved(lo[a], k, period) <= b->max[a])
 			return true;
-		}
-		m->k[a] = -WINDOW;
-	}
 	return false;
 }
 
-static images first_image(int dims)
+/// The image of point p within the window nearest box b: per axis, the move whose
+/// coordinate lies least far outside b on that axis. oracle_distance2 sums the squared
+/// gaps of the axes in rounded arithmetic, which never decreases as a gap grows, so no
+/// other image of the window is nearer.
+static void nearest_image(const oracle_box *b, int dims, const float *period, const float *p, float *out)
 {
-	return (images){dims, {-WINDOW, -WINDOW, dims == 3 ? -WINDOW : 0}};
-}
-
-static bool box_meets(const oracle_box *b, int dims, const float *lo, const float *hi)
-{
-	for (int a = 0; a < dims; ++a)
-		if (!(b->min[a] <= hi[a] && lo[a] <= b->max[a]))
-			return false;
-	return true;
+	for (int a = 0; a < dims; ++a) {
+		float best_gap = INFINITY;
+		for (int k = -WINDOW; k <= WINDOW; ++k) {
+			const float x = moved(p[a], k, period[a]);
+			const float gap = x < b->min[a] ? b->min[a] - x : x > b->max[a] ? x - b->max[a] : 0.0f;
+			if (gap < best_gap)
+				best_gap = gap, out[a] = x;
+		}
+	}
 }
 
 /// Brute force: the entities some image of the box [lo, hi] (or of the ball c, r when
@@ -54,17 +51,14 @@ static size_t wrapped_oracle(const oracle_box *boxes, uint32_t n, int dims, cons
 {
 	size_t count = 0;
 	for (uint32_t i = 0; i < n; ++i) {
-		bool met = false;
-		for (images m = first_image(dims); !met;) {
-			float mlo[3], mhi[3], mc[3];
-			for (int a = 0; a < dims; ++a) {
-				mlo[a] = moved(lo ? lo[a] : 0, m.k[a], period[a]);
-				mhi[a] = moved(hi ? hi[a] : 0, m.k[a], period[a]);
-				mc[a] = moved(c ? c[a] : 0, m.k[a], period[a]);
-			}
-			met = c ? oracle_distance2(&boxes[i], dims, mc) <= r * r : box_meets(&boxes[i], dims, mlo, mhi);
-			if (!next_image(&m))
-				break;
+		bool met = true;
+		if (c) {
+			float mc[3];
+			nearest_image(&boxes[i], dims, period, c, mc);
+			met = oracle_distance2(&boxes[i], dims, mc) <= r * r;
+		} else {
+			for (int a = 0; a < dims && met; ++a)
+				met = axis_meets(&boxes[i], a, lo, hi, period[a]);
 		}
 		if (met)
 			out[count++] = i;
@@ -78,17 +72,9 @@ static size_t wrapped_nearest_oracle(const oracle_box *boxes, uint32_t n, int di
 {
 	bp_hit *all = malloc((n + 1) * sizeof *all);
 	for (uint32_t i = 0; i < n; ++i) {
-		float best = INFINITY;
-		for (images m = first_image(dims);;) {
-			float mp[3];
-			for (int a = 0; a < dims; ++a)
-				mp[a] = moved(p[a], m.k[a], period[a]);
-			const float d2 = oracle_distance2(&boxes[i], dims, mp);
-			best = d2 < best ? d2 : best;
-			if (!next_image(&m))
-				break;
-		}
-		all[i] = (bp_hit){i, best};
+		float mp[3];
+		nearest_image(&boxes[i], dims, period, p, mp);
+		all[i] = (bp_hit){i, oracle_distance2(&boxes[i], dims, mp)};
 	}
 	qsort(all, n, sizeof *all, oracle_compare_hits);
 	const size_t count = k < n ? k : n;
