@@ -261,13 +261,15 @@ static bool sort_canonical(bpi_incremental *x, bpi_pair_buffer *p, int threads)
 
 // ---- the full path --------------------------------------------------------------
 
-/// Every pair, sorted. With `keep`, by the grid, whose cells become the resting
-/// index, and every entity rests; without, by `algorithm`, as the plain world
-/// finds them, and nothing rests, so the next step is full again (a world moving
-/// all over does not pay for keeping an index it would not use). Without a grid
-/// (spans beyond float) AUTO's choice runs and nothing rests either.
+/// Every pair. With `keep`, by the grid, whose cells become the resting index, and
+/// every entity rests; without, by `algorithm`, as the plain world finds them, and
+/// nothing rests, so the next step is full again (a world moving all over does not
+/// pay for keeping an index it would not use). Without a grid (spans beyond float)
+/// AUTO's choice runs and nothing rests either. Sorted when kept, as the merges of
+/// the next steps need them, or when `sorted`; else in the algorithm's order, at
+/// the plain world's cost.
 static bp_status full_step(bpi_incremental *x, const bpi_scene *scene, bool keep, bp_algorithm algorithm,
-	bpi_pair_buffer *pairs, bp_frame_stats *stats)
+	bool sorted, bpi_pair_buffer *pairs, bp_frame_stats *stats)
 {
 	const uint32_t n = scene->count;
 	x->resting_valid = x->moving = x->neighbours = x->entering = false;
@@ -283,7 +285,7 @@ static bp_status full_step(bpi_incremental *x, const bpi_scene *scene, bool keep
 		drop_grid(x); // its cells and pairs are of no use now, and its pair memory counts
 	uint64_t t1 = bpi_now_ns();
 	// Everything that can fail before the caller's pairs change.
-	if (!sort_canonical(x, found, scene->threads) ||
+	if (((keep || sorted) && !sort_canonical(x, found, scene->threads)) ||
 		(keep && (!bpi_array_reserve(&x->gone, n) || !bpi_array_grow(&x->is_active, 0, n) ||
 				 !bpi_array_reserve(&x->position, n) || !bpi_array_reserve(&x->filter, n) ||
 				 !copy_pairs(&x->resting_pairs, found))))
@@ -818,11 +820,11 @@ static bp_status kept_pairs(bpi_incremental *x, const bpi_scene *scene, const ui
 /// their new grown boxes; when many left, or the first time, every box grown again
 /// and every pair of them found again.
 static bp_status neighbour_path(bpi_incremental *x, const bpi_scene *scene, const bpi_changes *changes,
-	const bpi_changes *moved, bp_algorithm algorithm, bpi_pair_buffer *pairs, bp_frame_stats *stats)
+	const bpi_changes *moved, bp_algorithm algorithm, bool sorted, bpi_pair_buffer *pairs, bp_frame_stats *stats)
 {
 	if (x->neighbour_wait > 0) {
 		x->neighbour_wait--;
-		return full_step(x, scene, false, algorithm, pairs, stats);
+		return full_step(x, scene, false, algorithm, sorted, pairs, stats);
 	}
 	uint64_t t0 = bpi_now_ns();
 	const float half = scene->skin * 0.5f;
@@ -845,7 +847,7 @@ static bp_status neighbour_path(bpi_incremental *x, const bpi_scene *scene, cons
 		x->neighbour_backoff = paid ? 0 : BP_MIN(doubled, MOVING_WAIT_MOST);
 		if (!paid) { // this step is the wait's first
 			x->neighbour_wait = x->neighbour_backoff - 1;
-			return full_step(x, scene, false, algorithm, pairs, stats);
+			return full_step(x, scene, false, algorithm, sorted, pairs, stats);
 		}
 	}
 	if (again) {
@@ -1009,7 +1011,7 @@ static bool enters_moving(bpi_incremental *x, const bpi_scene *scene, const bpi_
 }
 
 bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, const bpi_changes *changes,
-	bp_algorithm algorithm, bpi_pair_buffer *pairs, bp_frame_stats *stats)
+	bp_algorithm algorithm, bool sorted, bpi_pair_buffer *pairs, bp_frame_stats *stats)
 {
 	if (!*state) {
 		*state = bpi_alloc(sizeof **state);
@@ -1026,7 +1028,7 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 	bool forced_full = scene->debug_flags & BP_DEBUG_ALWAYS_FULL;
 	bool forced_incremental = scene->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL;
 	if (scene->skin > 0 && !changes->all && !forced_full) {
-		status = neighbour_path(x, scene, changes, moved, algorithm, pairs, stats);
+		status = neighbour_path(x, scene, changes, moved, algorithm, sorted, pairs, stats);
 		if (status != BP_OK) {
 			x->neighbours = false;
 			return status;
@@ -1070,7 +1072,7 @@ bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, 
 	if (status == BP_OK && !moving)
 		status = incremental
 				 ? incremental_path(x, scene, left_rest, settling > 0, changes->bounds_only, pairs, stats)
-				 : full_step(x, scene, keep, algorithm, pairs, stats);
+				 : full_step(x, scene, keep, algorithm, sorted, pairs, stats);
 	if (status != BP_OK) {
 		x->resting_valid = x->moving = x->entering = false; // the sets may be half updated: start over
 		return status;

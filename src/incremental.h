@@ -22,13 +22,14 @@ typedef struct bpi_changes {
 /// Finds every pair of `scene` into `pairs`, sorted by (lo, hi): from the pairs
 /// and index kept since the last step plus those of the changed entities, or in
 /// full when that is predicted cheaper (or nothing is kept yet). A full step that
-/// keeps nothing for the next one runs `algorithm`, as the plain world would. Fills
-/// stats like bpi_pipeline_run, and changed_count. On error `pairs` is unchanged and
-/// the next step takes the full path.
+/// keeps nothing for the next one runs `algorithm`, as the plain world would, and
+/// leaves its pairs in that algorithm's order unless `sorted`. Fills stats like
+/// bpi_pipeline_run, and changed_count. On error `pairs` is unchanged and the next
+/// step takes the full path.
 /// Warning: one caller at a time per state; `changes` must describe every
 /// change since the last successful call with this state.
 bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, const bpi_changes *changes,
-	bp_algorithm algorithm, bpi_pair_buffer *pairs, bp_frame_stats *stats);
+	bp_algorithm algorithm, bool sorted, bpi_pair_buffer *pairs, bp_frame_stats *stats);
 
 /// Forgets what the state kept: the next step takes the full path. For a caller
 /// whose step succeeded but whose frame did not, so the changes it will pass next

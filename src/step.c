@@ -52,7 +52,8 @@ static bp_status find_pairs(bpi_stepper *stepper, const bpi_step_settings *setti
 		return status;
 	}
 	if (settings->incremental && changes)
-		return bpi_incremental_step(&stepper->incremental, &scene, changes, settings->algorithm, pairs, stats);
+		return bpi_incremental_step(&stepper->incremental, &scene, changes, settings->algorithm,
+			settings->canonical_pairs, pairs, stats);
 	return bpi_pipeline_run(&stepper->indexes, settings->algorithm, &scene, pairs, stats);
 }
 

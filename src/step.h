@@ -26,6 +26,10 @@ typedef struct bpi_step_settings {
 	float skin;       ///< incremental worlds' neighbour-list skin; 0 = none
 	bool periodic;
 	float period[3]; ///< when periodic; z unused in 2D
+	/// Pairs sorted by (lo, hi): plain worlds sort after the step (world_step.c), an
+	/// incremental step sorts a full step's pairs only when asked (its other paths
+	/// merge sorted lists, so their pairs come sorted anyway).
+	bool canonical_pairs;
 	size_t memory_limit; ///< bytes of pair memory (bp_world_def.memory_limit); 0 = no limit
 } bpi_step_settings;
 

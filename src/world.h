@@ -144,6 +144,7 @@ static inline bpi_step_settings bpi_world_settings(const bp_world *w)
 		.skin = w->skin,
 		.periodic = w->periodic,
 		.period = {w->period[0], w->period[1], w->period[2]},
+		.canonical_pairs = w->canonical_pairs,
 		.memory_limit = w->memory_limit,
 	};
 }

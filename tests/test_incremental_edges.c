@@ -408,3 +408,72 @@ Test(incremental_edges, path_choice_from_counted_work, .timeout = 120)
 	}
 	cr_assert_geq(incremental, STEPS - 2, "only %d of %d steps incremental", incremental, STEPS);
 }
+
+// ---- the order of a full step -------------------------------------------------------
+
+static bool pairs_sorted(const bp_pair *p, size_t count)
+{
+	for (size_t i = 1; i < count; ++i)
+		if (p[i - 1].lo > p[i].lo || (p[i - 1].lo == p[i].lo && p[i - 1].hi >= p[i].hi))
+			return false;
+	return true;
+}
+
+static bp_world *order_world(const oracle_box *boxes, uint32_t n, bool incremental, bool canonical)
+{
+	bp_world_def def = bp_world_def_default();
+	def.dims = 3;
+	def.algorithm = BP_ALGO_GRID;
+	def.thread_count = 1;
+	def.incremental = incremental;
+	def.canonical_pairs = canonical;
+	return test_world_from_def(boxes, n, &def);
+}
+
+// A full step that keeps nothing (every entity moved) costs what the plain world's step
+// costs: without canonical_pairs its pairs come in the grid's order, byte for byte the
+// plain world's; with it, sorted. The steps that keep pairs sort them either way.
+Test(incremental_edges, full_step_keeps_the_plain_order_unless_canonical, .timeout = 60)
+{
+	enum { N = 3000 };
+	static oracle_box boxes[N];
+	static float arrays[6][N];
+	test_random_boxes(boxes, N, 3, 40.0f, 1.5f, false, 97);
+	bp_world *plain = order_world(boxes, N, false, false);
+	bp_world *loose = order_world(boxes, N, true, false), *sorted = order_world(boxes, N, true, true);
+	bp_world *worlds[3] = {plain, loose, sorted};
+	for (int step = 0; step < 3; ++step) {
+		if (step) { // every box moves: too many changes for the incremental path
+			for (uint32_t i = 0; i < N; ++i)
+				for (int k = 0; k < 3; ++k) {
+					boxes[i].min[k] += 0.25f * (float)step;
+					boxes[i].max[k] += 0.25f * (float)step;
+					arrays[k][i] = boxes[i].min[k], arrays[3 + k][i] = boxes[i].max[k];
+				}
+			bp_bounds_arrays b = {arrays[0], arrays[1], arrays[2], arrays[3], arrays[4], arrays[5]};
+			for (int w = 0; w < 3; ++w)
+				cr_assert_eq(bp_world_set_bounds(worlds[w], 0, N, &b), BP_OK);
+		}
+		for (int w = 0; w < 3; ++w)
+			cr_assert_eq(bp_world_step(worlds[w]), BP_OK, "%s", bp_world_last_error(worlds[w]));
+		size_t n_plain, n_loose, n_sorted;
+		const bp_pair *p = bp_world_pairs(plain, &n_plain), *l = bp_world_pairs(loose, &n_loose),
+			      *s = bp_world_pairs(sorted, &n_sorted);
+		oracle_pairs want = oracle_find_pairs(boxes, N, 3);
+		cr_assert(oracle_same_pair_set(p, n_plain, &want), "step %d: the plain world's pairs", step);
+		cr_assert(oracle_same_pair_set(l, n_loose, &want), "step %d: the incremental world's pairs", step);
+		cr_assert(n_sorted == want.count && memcmp(s, want.data, n_sorted * sizeof *s) == 0,
+			"step %d: canonical_pairs gives the oracle's pairs in order", step);
+		cr_assert_eq(bp_world_stats(loose).path, BP_PATH_FULL, "step %d", step);
+		cr_assert(!pairs_sorted(p, n_plain), "step %d: the grid's own order is not sorted here", step);
+		if (step == 0) { // the first full step keeps its index, so sorts
+			cr_assert(pairs_sorted(l, n_loose), "the first step's pairs are kept, so sorted");
+		} else {
+			cr_assert(n_loose == n_plain && memcmp(l, p, n_plain * sizeof *p) == 0,
+				"step %d: a full step that keeps nothing gives the plain world's order", step);
+		}
+		oracle_pairs_free(&want);
+	}
+	for (int w = 0; w < 3; ++w)
+		bp_world_destroy(worlds[w]);
+}

@@ -30,7 +30,8 @@ extern "C" {
 // - Each unordered pair appears once, as dense indices (lo, hi) with lo < hi; no entity pairs
 //   with itself.
 // - Deterministic: the same pairs in the same order for every thread count and every run.
-//   canonical_pairs sorts them by lo, then hi (incremental and periodic worlds and views always).
+//   canonical_pairs sorts them by lo, then hi (periodic worlds and views always; incremental
+//   worlds on every step but a full one that keeps nothing, which keeps its algorithm's order).
 // - Bad input (NaN or infinite bounds, min > max, stale handles, counts out of range, failed
 //   allocations) never crashes: the call returns a bp_status, bp_world_last_error says what
 //   and where, and the world stays as it was.
@@ -62,7 +63,9 @@ typedef struct bp_world_def {
 	/// Sort pairs by (lo, hi) after each step, on the step's threads, in time linear
 	/// in the pairs (about 14 ms for 1.5M pairs on 1 thread), with a second buffer of
 	/// 8 bytes per pair kept across steps; when that buffer cannot be had the step
-	/// sorts in place instead, slower, and does not fail. Default false.
+	/// sorts in place instead, slower, and does not fail. An incremental world's steps
+	/// that reuse what it kept come sorted without it; its full steps that keep nothing
+	/// sort only with it (and fail when the buffer cannot be had). Default false.
 	bool canonical_pairs;
 	/// Periodic (toroidal) world: space is the torus [0, period[k]) on each axis,
 	/// and a box is the same as itself moved by any whole number of periods on

@@ -334,8 +334,11 @@ enum { TRAIT_SPHERE = 1 };
 
 typedef struct side {
 	bp_world *w;
-	bp_pair *last; ///< pairs of the last successful step
+	bp_pair *last; ///< pairs of the last successful step, in the world's order
 	size_t last_count;
+	/// canonical_pairs: every step's pairs sorted. Without it an incremental world's
+	/// full step leaves them in its algorithm's order, and its other paths sort them.
+	bool canonical;
 	bp_view *held[HELD];
 	frame_exp held_exp[HELD], ring[RING];
 	frame_exp kept; ///< the published frame's, when frames that failed since pushed it out of the ring
@@ -559,7 +562,9 @@ static void tr_arrays(const ctx *c, float *soa[6], uint32_t count)
 }
 
 /// The documented bp_pairs_checksum, written again: the sum of splitmix64((lo << 32) | hi).
-static void tr_pairs(const ctx *c, int w, const char *get, const bp_pair *want, size_t count)
+/// Asserts the pairs `get` reads equal `want`; in sorted order unless `any_order` (the
+/// checksum does not see the order either way).
+static void tr_pairs(const ctx *c, int w, const char *get, const bp_pair *want, size_t count, bool any_order)
 {
 	uint64_t sum = 0;
 	for (size_t i = 0; i < count; ++i) {
@@ -571,7 +576,12 @@ static void tr_pairs(const ctx *c, int w, const char *get, const bp_pair *want, 
 		tr(c, w, "\tcr_assert_eq(bp_pairs_checksum(p, count, NULL), %#llxull);\n", (unsigned long long)sum);
 	for (size_t i = 0; i < count && count <= 24; ++i)
 		tr(c, w, "%s{%u, %u}%s", i ? ", " : "\t{\n\t\tstatic const bp_pair want[] = {", want[i].lo, want[i].hi,
-			i + 1 < count ? "" : "};\n\t\tcr_assert(memcmp(p, want, sizeof want) == 0, \"pairs differ\");\n\t}\n");
+			i + 1 < count ? "" : "};\n");
+	if (count && count <= 24 && any_order)
+		tr(c, w, "\t\tbp_pair sorted[%zu];\n\t\tmemcpy(sorted, p, sizeof sorted);\n\t\tbp_pairs_sort(sorted, count);\n"
+			 "\t\tcr_assert(memcmp(sorted, want, sizeof want) == 0, \"pairs differ\");\n\t}\n", count);
+	else if (count && count <= 24)
+		tr(c, w, "\t\tcr_assert(memcmp(p, want, sizeof want) == 0, \"pairs differ\");\n\t}\n");
 }
 
 // ---- entities -------------------------------------------------------------------------------
@@ -1322,7 +1332,7 @@ static void check_view(ctx *c, int w, const bp_view *v, const frame_exp *x)
 
 static void tr_view(const ctx *c, int w, const bp_pair *pairs, size_t count)
 {
-	tr_pairs(c, w, "bp_view_pairs(v, &count)", pairs, count);
+	tr_pairs(c, w, "bp_view_pairs(v, &count)", pairs, count, false);
 	tr(c, w, "\tfor (uint32_t i = 0; i < bp_view_entity_count(v); ++i) {\n\t\tconst uint32_t *nb;\n\t\tsize_t degree;"
 		"\n\t\tcr_assert_eq(bp_view_neighbours(v, i, &nb, &degree), BP_OK);\n\t}\n");
 }
@@ -1420,13 +1430,27 @@ static void op_step(ctx *c, const hist_op *op, int kind)
 		} else if (kind == 0) {
 			const bp_pair *got = bp_world_pairs(s->w, &got_count);
 			bp_frame_stats stats = bp_world_stats(s->w);
-			tr_pairs(c, w, "bp_world_pairs(w, &count)", want, count);
-			if (pairs_differ(got, got_count, want, count, buf, sizeof buf))
+			tr_pairs(c, w, "bp_world_pairs(w, &count)", want, count, !s->canonical);
+			bp_pair *seen = xalloc(got_count * sizeof *seen); // in the world's order
+			if (got_count)
+				memcpy(seen, got, got_count * sizeof *seen);
+			if (!s->canonical) { // the oracle's order, and the paths that merge must already give it
+				bp_pair *sorted = xalloc(got_count * sizeof *sorted);
+				if (got_count)
+					memcpy(sorted, got, got_count * sizeof *sorted);
+				bp_pairs_sort(sorted, got_count);
+				if (stats.path != BP_PATH_FULL && pairs_differ(got, got_count, sorted, got_count, buf, sizeof buf))
+					failf(c, w, "bp_world_step: a step that is not full left its pairs unsorted: %s", buf);
+				if (pairs_differ(sorted, got_count, want, count, buf, sizeof buf))
+					failf(c, w, "bp_world_step against the oracle: %s", buf);
+				free(sorted);
+			} else if (pairs_differ(got, got_count, want, count, buf, sizeof buf)) {
 				failf(c, w, "bp_world_step against the oracle: %s", buf);
+			}
 			if (stats.entity_count != c->n || stats.pair_count != count || stats.algorithm == BP_ALGO_AUTO)
 				failf(c, w, "stats: %u entities, %llu pairs", stats.entity_count, (unsigned long long)stats.pair_count);
 			free(s->last);
-			s->last = x.pairs, s->last_count = count, x.pairs = NULL;
+			s->last = seen, s->last_count = got_count;
 			++c->steps;
 		} else {
 			frame = bp_view_frame(v), ++c->steps;
@@ -1586,6 +1610,7 @@ uint64_t hist_run(const history *h, const hist_options *options)
 		d->algorithm = (bp_algorithm)(w ? h->cfg.algo_plain : h->cfg.algo_target);
 		d->algorithm = bp_algorithm_available(d->algorithm) ? d->algorithm : BP_ALGO_AUTO;
 		d->incremental = !w, d->canonical_pairs = w || h->cfg.canonical, d->margin = w ? 0.0f : h->cfg.margin;
+		c.sd[w].canonical = d->canonical_pairs;
 		d->skin = w ? 0.0f : h->cfg.skin;
 		d->debug_flags = w ? h->cfg.debug_flags & (BP_DEBUG_NO_COHERENCE | BP_DEBUG_NO_SIMD) : h->cfg.debug_flags;
 		d->periodic = h->cfg.periodic;

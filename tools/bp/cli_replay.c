@@ -34,7 +34,7 @@ static int create_worlds(replay_run *r, bp_algorithm algorithm, int threads, flo
 	bp_world_def settings = bp_world_def_default();
 	settings.algorithm = algorithm;
 	settings.thread_count = threads;
-	settings.canonical_pairs = true; // sorted as the incremental world and views sort theirs
+	settings.canonical_pairs = true; // every world sorted, as views are: their pairs compare byte for byte
 	for (int w = 0; w < WORLD_COUNT; ++w) {
 		bp_world_def def = cli_trace_world_def(r->reader, &settings);
 		def.incremental = w == WORLD_INCREMENTAL;
