@@ -301,7 +301,7 @@ static bp_status merge_extra(bpi_active_pairs *ap, const bpi_active_input *in)
 	for (uint32_t e = 0; e < ap->extra_count; ++e) {
 		const uint32_t at = ap->extra.data[e].at;
 		ap->in_extra.data[at] = 0;
-		ap->stale.data[at / 64] &= ~((uint64_t)1 << (at % 64));
+		bpi_columns_unmark(ap->stale.data, at);
 	}
 	ap->extra_count = ap->extra_wide_count = 0;
 	ap->extra_reads = 0;
@@ -344,7 +344,7 @@ static bp_status plan_columns(bpi_active_pairs *ap, const bpi_active_input *in, 
 		uint32_t k = ap->searcher_list.data[i];
 		if (!ap->in_extra.data[k]) {
 			ap->in_extra.data[k] = ++ap->extra_count;
-			ap->stale.data[k / 64] |= (uint64_t)1 << (k % 64);
+			bpi_columns_mark(ap->stale.data, k);
 		}
 		ap->extra.data[ap->in_extra.data[k] - 1] = bpi_columns_row(&in->fat[k], k, in->scene->dims);
 	}

@@ -34,6 +34,16 @@ static inline bool bpi_columns_marked(const uint64_t *set, uint32_t at)
 	return (set[at / 64] >> (at % 64)) & 1;
 }
 
+static inline void bpi_columns_mark(uint64_t *set, uint32_t at)
+{
+	set[at / 64] |= (uint64_t)1 << (at % 64);
+}
+
+static inline void bpi_columns_unmark(uint64_t *set, uint32_t at)
+{
+	set[at / 64] &= ~((uint64_t)1 << (at % 64));
+}
+
 /// Zero-initialised is empty.
 typedef struct bpi_columns {
 	BPI_ARRAY(bpi_active_row) rows; ///< the boxes within reach, column by column, each in x order
