@@ -19,13 +19,13 @@ typedef struct bpi_changes {
 	bool bounds_only;        ///< of the listed entities only the bounds changed
 } bpi_changes;
 
-/// Finds every pair of `scene` into `pairs`, sorted by (lo, hi): from the pairs
-/// and index kept since the last step plus those of the changed entities, or in
-/// full when that is predicted cheaper (or nothing is kept yet). A full step that
-/// keeps nothing for the next one runs `algorithm`, as the plain world would, and
-/// leaves its pairs in that algorithm's order unless `sorted`. Fills stats like
-/// bpi_pipeline_run, and changed_count. On error `pairs` is unchanged and the next
-/// step takes the full path.
+/// Finds every pair of `scene` into `pairs`: from the pairs and index kept since
+/// the last step plus those of the changed entities, sorted by (lo, hi), or in full
+/// when that is predicted cheaper (or nothing is kept yet). A full step that keeps
+/// nothing for the next one runs `algorithm`, as the plain world would, and leaves
+/// its pairs in that algorithm's order unless `sorted`; one that keeps sorts them,
+/// as its next steps merge with them. Fills stats like bpi_pipeline_run, and
+/// changed_count. On error `pairs` is unchanged and the next step takes the full path.
 /// Warning: one caller at a time per state; `changes` must describe every
 /// change since the last successful call with this state.
 bp_status bpi_incremental_step(bpi_incremental **state, const bpi_scene *scene, const bpi_changes *changes,
