@@ -91,8 +91,10 @@ typedef struct bp_world_def {
 	uint32_t debug_flags;
 	/// Incremental steps: the world keeps what it found across steps, and a step
 	/// costs what changed since the last one (see "Incremental steps" below).
-	/// Pairs then come out sorted by (lo, hi) whatever canonical_pairs says, so
-	/// the order never depends on which path a step took. Frames follow: the
+	/// Steps that reuse what the world kept give pairs sorted by (lo, hi); a full
+	/// step that keeps nothing gives its algorithm's order, as a plain world does,
+	/// unless canonical_pairs is set (then every step is sorted). The path, and so
+	/// the order, depends only on the history. Frames follow: the
 	/// world also marks what changed since the last bp_frame_submit (user keys
 	/// included), submit copies only those entities into the buffer it reuses,
 	/// and the builder searches only those. Periodic worlds take the full path.
@@ -345,7 +347,8 @@ BP_API bp_status bp_world_set_shapes_by_handle(bp_world *world, uint32_t count, 
 // many entities changed, or after enough changes to make the resting index stale, the
 // step rebuilds it in full (the grid algorithm), a choice made from counted work
 // (entities in the world, entities active and changed), never from a clock, so the
-// same history takes the same paths on every machine; it never changes a pair or the order. Bulk hosts pass only what moved, by dense index
+// same history takes the same paths on every machine; it never changes a pair, and the order
+// only as the pair rules say (canonical_pairs). Bulk hosts pass only what moved, by dense index
 // or by handle, with the two calls below. The calls of this section work in every
 // world (the marks cost nothing in a world that is not incremental) and, like every
 // call that changes entities, belong to the world's writer thread.
@@ -454,19 +457,26 @@ BP_API bp_frame_stats bp_world_stats(const bp_world *world);
 // ---- Step events --------------------------------------------------------------------
 //
 // Contact begin and end for hosts that step with bp_world_step, in the form of the views'
-// bp_view_events (frame.h): after each successful step, the pairs that began (in this step,
-// not in the last) and ended (there, not here), compared by handle, so an entity destroyed
-// and another created in its slot are different entities, and sorted by (a, b) in handle
-// order. Only the pairs selected by categories are reported: a pair is selected when
-// (a.category | b.category) & categories != 0 at that step. Give sensors a category bit of
-// their own and select it, and the step reports only their pairs, without the host
+// bp_view_events (frame.h). A pair is selected at a step when it is a pair of that step and
+// (a.category | b.category) & categories != 0, with the categories and the selection of that
+// step. After each successful step, the pairs that began are those selected in this step and
+// not in the last; those that ended, selected in the last and not in this one. So a pair
+// that overlaps in both steps begins when a filter change or a new selection makes it
+// selected, and ends when one deselects it, as Box2D reports a sensor's end when a filter
+// changes: every pair reported begun is reported ended exactly once, before or when it
+// leaves, and the pairs begun and not yet ended are always the selected pairs of the last
+// step. Pairs are compared by handle, so an entity destroyed and another created in its slot
+// are different entities, and sorted by (a, b) in handle order. Give sensors a category bit
+// of their own and select it, and the step reports only their pairs, without the host
 // diffing every pair. Costs nothing while off; on, each step names its selected pairs by
 // handle and sorts them (O(p log p) for p selected pairs, skipped while handles ascend
 // with dense indices) and keeps them, 24 bytes per selected pair, for the next step.
 
 /// Selects the pairs bp_world_step reports events for: 0 (the default) turns events off
-/// and frees their memory; UINT64_MAX selects every pair. A new selection starts from no
-/// pairs: the next step reports every selected pair as begun. The writer only.
+/// and frees their memory; UINT64_MAX selects every pair. Turned on, events start from no
+/// pairs: the next step reports every selected pair as begun. A change from one selection
+/// to another keeps the last step's selected pairs, so the next step reports the pairs that
+/// entered the selection as begun and those that left it as ended. The writer only.
 BP_API bp_status bp_world_set_events(bp_world *world, uint64_t categories);
 /// The selection bp_world_set_events set (0: off).
 BP_API uint64_t bp_world_events_categories(const bp_world *world);
