@@ -86,10 +86,18 @@ bp_status bp_world_set_events(bp_world *w, uint64_t categories)
 {
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
-	if (categories != w->events.categories) {
-		bpi_world_events_free(&w->events); // a new selection starts from no pairs
-		w->events.categories = categories;
+	bpi_step_events *ev = &w->events;
+	if (categories == ev->categories)
+		return BP_OK;
+	if (!categories || !ev->categories) {
+		bpi_world_events_free(ev); // turned on, the host has seen no pair yet; off, none is kept
+	} else {
+		// The last step's names stay, so the next step's events say which pairs entered and
+		// left the selection, and every pair the host was told began is told when it ends.
+		ev->valid = false;
+		ev->lost = false;
 	}
+	ev->categories = categories;
 	return BP_OK;
 }
 

@@ -166,7 +166,9 @@ static void churn(model *m)
 		create(m);
 }
 
-static void run_history(uint64_t categories, bool incremental, uint64_t seed)
+/// A history of STEPS steps whose selection is `categories`, then `switch_to` (when not 0)
+/// from the middle step on: the events at the switch are the change of the selected set.
+static void run_history(uint64_t categories, uint64_t switch_to, bool incremental, uint64_t seed)
 {
 	model *m = calloc(1, sizeof *m);
 	m->rng.state = seed;
@@ -185,6 +187,10 @@ static void run_history(uint64_t categories, bool incremental, uint64_t seed)
 	cr_assert(n_now == 0 && n_then == 0, "no step yet: no events");
 	n_then = 0;
 	for (int step = 0; step < STEPS; ++step) {
+		if (step == STEPS / 2 && switch_to) {
+			categories = switch_to;
+			cr_assert_eq(bp_world_set_events(m->w, categories), BP_OK);
+		}
 		cr_assert_eq(bp_world_step(m->w), BP_OK, "%s", bp_world_last_error(m->w));
 		bp_pair_event *now = expected_pairs(m, categories, &n_now);
 		expect_events(m, now, n_now, then, n_then, step);
@@ -199,18 +205,58 @@ static void run_history(uint64_t categories, bool incremental, uint64_t seed)
 
 Test(step_events, every_pair_equals_the_difference_of_consecutive_pair_sets, .timeout = 120)
 {
-	run_history(UINT64_MAX, false, 3);
-	run_history(UINT64_MAX, true, 4);
+	run_history(UINT64_MAX, 0, false, 3);
+	run_history(UINT64_MAX, 0, true, 4);
 	cr_assert_eq(bp_allocated_bytes(), 0);
 }
 
 Test(step_events, sensors_only_report_pairs_with_a_sensor_in_them, .timeout = 120)
 {
-	run_history(SENSOR, false, 5);
-	run_history(SENSOR, true, 6);
+	run_history(SENSOR, 0, false, 5);
+	run_history(SENSOR, 0, true, 6);
 }
 
-Test(step_events, a_failed_step_keeps_the_events_and_a_new_selection_starts_over)
+Test(step_events, a_new_selection_reports_the_pairs_that_entered_and_left_it, .timeout = 120)
+{
+	run_history(SENSOR, test_layer(1), false, 7);
+	run_history(UINT64_MAX, SENSOR, true, 8);
+	run_history(test_layer(0), UINT64_MAX, false, 9);
+}
+
+Test(step_events, a_filter_change_mid_contact_begins_and_ends_the_pair)
+{
+	// A [0,2] and B [1,3] overlap on every step; only A's category changes.
+	bp_world_def def = bp_world_def_default();
+	bp_world *w = NULL;
+	cr_assert_eq(bp_world_create(&def, &w), BP_OK);
+	bp_entity_def d = bp_entity_def_default();
+	bp_entity a, b;
+	d.max[0] = d.max[1] = d.max[2] = 2;
+	cr_assert_eq(bp_entity_create(w, &d, &a), BP_OK);
+	d.min[0] = d.min[1] = d.min[2] = 1;
+	d.max[0] = d.max[1] = d.max[2] = 3;
+	cr_assert_eq(bp_entity_create(w, &d, &b), BP_OK);
+	cr_assert_eq(bp_world_set_events(w, SENSOR), BP_OK);
+	bp_pair_event began[2], ended[2];
+	size_t nb = 0, ne = 0;
+	cr_assert_eq(bp_world_step(w), BP_OK);
+	cr_assert_eq(bp_world_events(w, began, 2, &nb, ended, 2, &ne), BP_OK);
+	cr_assert(nb == 0 && ne == 0, "no sensor in the pair");
+	cr_assert_eq(bp_entity_set_filter(w, a, SENSOR, UINT64_MAX), BP_OK);
+	cr_assert_eq(bp_world_step(w), BP_OK);
+	cr_assert_eq(bp_world_events(w, began, 2, &nb, ended, 2, &ne), BP_OK);
+	cr_assert(nb == 1 && ne == 0 && id(began[0].a) == id(a) && id(began[0].b) == id(b), "A became a sensor: began");
+	cr_assert_eq(bp_world_step(w), BP_OK);
+	cr_assert_eq(bp_world_events(w, began, 2, &nb, ended, 2, &ne), BP_OK);
+	cr_assert(nb == 0 && ne == 0, "still a sensor pair: nothing");
+	cr_assert_eq(bp_entity_set_filter(w, a, 1, UINT64_MAX), BP_OK);
+	cr_assert_eq(bp_world_step(w), BP_OK);
+	cr_assert_eq(bp_world_events(w, began, 2, &nb, ended, 2, &ne), BP_OK);
+	cr_assert(nb == 0 && ne == 1 && id(ended[0].a) == id(a) && id(ended[0].b) == id(b), "A left the sensors: ended");
+	bp_world_destroy(w);
+}
+
+Test(step_events, a_failed_step_keeps_the_events_and_a_new_selection_keeps_the_last_names)
 {
 	// Period 10: boxes A [0,1] and B [0.5,1.5] overlap; growing C past period / 2 fails the step.
 	bp_world_def def = bp_world_def_default();
@@ -245,17 +291,29 @@ Test(step_events, a_failed_step_keeps_the_events_and_a_new_selection_starts_over
 	cr_assert_eq(bp_world_step(w), BP_OK);
 	cr_assert_eq(bp_world_events(w, began, 2, &nb, ended, 2, &ne), BP_OK);
 	cr_assert(nb == 0 && ne == 0);
-	// A new selection starts from no pairs; the same one again changes nothing.
+	// A and B are in category 1: a new selection that still holds them changes nothing, the
+	// same one again neither; one that drops them ends their pair; off, then on, begins it.
 	cr_assert_eq(bp_world_set_events(w, 1), BP_OK);
+	cr_assert_eq(bp_world_events(w, began, 2, &nb, ended, 2, &ne), BP_OK);
+	cr_assert(nb == 0 && ne == 0, "no step since the new selection: no events");
 	cr_assert_eq(bp_world_step(w), BP_OK);
 	cr_assert_eq(bp_world_events(w, began, 2, &nb, ended, 2, &ne), BP_OK);
-	cr_assert_eq(nb, 1, "every selected pair began");
+	cr_assert(nb == 0 && ne == 0, "the pair was selected before and after");
 	cr_assert_eq(bp_world_set_events(w, 1), BP_OK);
 	cr_assert_eq(bp_world_step(w), BP_OK);
 	cr_assert_eq(bp_world_events(w, began, 2, &nb, ended, 2, &ne), BP_OK);
 	cr_assert(nb == 0 && ne == 0);
+	cr_assert_eq(bp_world_set_events(w, 2), BP_OK);
+	cr_assert_eq(bp_world_step(w), BP_OK);
+	cr_assert_eq(bp_world_events(w, began, 2, &nb, ended, 2, &ne), BP_OK);
+	cr_assert(nb == 0 && ne == 1 && id(ended[0].a) == id(a) && id(ended[0].b) == id(b), "left the selection: ended");
 	cr_assert_eq(bp_world_set_events(w, 0), BP_OK);
 	cr_assert_eq(bp_world_events(w, NULL, 0, &nb, NULL, 0, &ne), BP_ERR_UNSUPPORTED);
+	cr_assert_eq(bp_world_set_events(w, 1), BP_OK);
+	cr_assert_eq(bp_world_step(w), BP_OK);
+	cr_assert_eq(bp_world_events(w, began, 2, &nb, ended, 2, &ne), BP_OK);
+	cr_assert(nb == 1 && ne == 0, "turned on: every selected pair began");
+	cr_assert_eq(bp_world_set_events(w, 0), BP_OK);
 	cr_assert_eq(bp_world_events(NULL, NULL, 0, &nb, NULL, 0, &ne), BP_ERR_INVALID_ARGUMENT);
 	bp_world_destroy(w);
 }

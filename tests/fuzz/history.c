@@ -248,6 +248,16 @@ void hist_from_seed(uint64_t seed, history *h)
 		hist_free(h);
 		*h = g;
 	}
+	// An eighth report step events from the start, so filter changes and new selections
+	// meet pairs that keep overlapping.
+	if (seed % 8 == 5) {
+		history g = {.cfg = h->cfg};
+		hist_push(&g, (hist_op){.code = OP_CONFIG, .a = 0x83, .s = (uint32_t)(1 + seed / 8 % 3) << 8});
+		for (uint32_t i = 0; i < h->count; ++i)
+			hist_push(&g, h->ops[i]);
+		hist_free(h);
+		*h = g;
+	}
 	for (uint32_t i = 0; movers && i < h->count; ++i) {
 		hist_op *o = &h->ops[i];
 		if (held && (o->code == OP_TELEPORT || o->code == OP_FACE))
@@ -349,6 +359,9 @@ typedef struct side {
 	size_t limit;                      ///< the world's memory_limit (0: none): steps may fail under it
 	size_t build_limit;                ///< the limit of its last frame build: readers' lazy arrays count against it
 	int workers;
+	uint64_t events;          ///< bp_world_set_events' selection (0: off)
+	bp_pair_event *named;     ///< the selected pairs of the last step that made events, event_cmp order
+	size_t named_count;
 } side;
 
 typedef struct ctx {
@@ -997,6 +1010,25 @@ static bp_pair_event *events_of(const frame_exp *x)
 	return ev;
 }
 
+/// began must be the events of `cur` not in `old`, ended those of `old` not in `cur`, each with
+/// its own side's keys (all four sorted by event_cmp); `what` names the call in the failure.
+static void expect_difference(ctx *c, int w, const char *what, const bp_pair_event *cur, size_t nc,
+	const bp_pair_event *old, size_t no, const bp_pair_event *began, size_t nb, const bp_pair_event *ended, size_t ne)
+{
+	size_t i = 0, j = 0, bi = 0, ei = 0;
+	while (i < nc || j < no) {
+		int k = i == nc ? 1 : j == no ? -1 : event_cmp(&cur[i], &old[j]);
+		const bp_pair_event *want = k < 0 ? &cur[i] : &old[j], *got = k < 0 ? (bi < nb ? &began[bi] : NULL) :
+			(ei < ne ? &ended[ei] : NULL);
+		if (k && (!got || event_cmp(got, want) || got->key_a != want->key_a || got->key_b != want->key_b))
+			failf(c, w, "%s: %s event %zu should be {%u, %#x}-{%u, %#x}", what, k < 0 ? "began" : "ended",
+				k < 0 ? bi : ei, want->a.index1, want->a.generation, want->b.index1, want->b.generation);
+		bi += k < 0, ei += k > 0, i += k <= 0, j += k >= 0;
+	}
+	if (bi != nb || ei != ne)
+		failf(c, w, "%s: %zu began and %zu ended events, expected %zu and %zu", what, nb, ne, bi, ei);
+}
+
 /// Events: began = pairs here and not in the previous published frame, ended the others.
 static void check_events(ctx *c, int w, const bp_view *v, const frame_exp *x)
 {
@@ -1012,20 +1044,82 @@ static void check_events(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		failf(c, w, "view %llu: previous frame %llu, last published %llu", frame, prev,
 			(unsigned long long)c->sd[w].published);
 	const frame_exp none = {0}, *px = prev ? ring_find(&c->sd[w], prev) : &none;
-	bp_pair_event *cur = events_of(x), *old = events_of(px ? px : &none);
-	size_t i = 0, j = 0, bi = 0, ei = 0, oc = px ? px->count : 0;
-	while (px && (i < x->count || j < oc)) {
-		int k = i == x->count ? 1 : j == oc ? -1 : event_cmp(&cur[i], &old[j]);
-		const bp_pair_event *want = k < 0 ? &cur[i] : &old[j], *got = k < 0 ? (bi < nb ? &began[bi] : NULL) :
-			(ei < ne ? &ended[ei] : NULL);
-		if (k && (!got || event_cmp(got, want) || got->key_a != want->key_a || got->key_b != want->key_b))
-			failf(c, w, "view %llu: %s event %zu should be {%u, %#x}-{%u, %#x}", frame, k < 0 ? "began" : "ended",
-				k < 0 ? bi : ei, want->a.index1, want->a.generation, want->b.index1, want->b.generation);
-		bi += k < 0, ei += k > 0, i += k <= 0, j += k >= 0;
+	if (px) {
+		bp_pair_event *cur = events_of(x), *old = events_of(px);
+		char what[64];
+		snprintf(what, sizeof what, "view %llu", frame);
+		expect_difference(c, w, what, cur, x->count, old, px->count, began, nb, ended, ne);
+		free(cur), free(old);
 	}
-	if (px && (bi != nb || ei != ne))
-		failf(c, w, "view %llu: %zu began and %zu ended events, expected %zu and %zu", frame, nb, ne, bi, ei);
-	free(cur), free(old), free(began), free(ended);
+	free(began), free(ended);
+}
+
+// ---- step events (bp_world_set_events, bp_world_events) -----------------------------------
+
+/// The step's pairs selected by `categories`, as events sorted by event_cmp, into *count.
+static bp_pair_event *selected_events(const ctx *c, int w, const bp_pair *pairs, size_t count, uint64_t categories,
+	size_t *selected)
+{
+	bp_pair_event *ev = xalloc(count * sizeof *ev);
+	size_t n = 0;
+	for (size_t i = 0; i < count; ++i) {
+		const ent *a = &c->e[c->dense[pairs[i].lo]], *b = &c->e[c->dense[pairs[i].hi]], *t = a;
+		if (!((a->category | b->category) & categories))
+			continue;
+		if (handle_cmp(a->h[w], b->h[w]) > 0)
+			a = b, b = t;
+		ev[n++] = (bp_pair_event){a->h[w], b->h[w], a->key, b->key};
+	}
+	qsort(ev, n, sizeof *ev, event_cmp);
+	*selected = n;
+	return ev;
+}
+
+/// After a successful bp_world_step: its events are the change of the selected set since the
+/// last step that made events. Without memory for them (an allocation set to fail) they are
+/// lost and the last names stay.
+static void check_step_events(ctx *c, int w, const bp_pair *pairs, size_t count, bool fault)
+{
+	side *s = &c->sd[w];
+	if (!s->events)
+		return;
+	size_t now_count, nb = 0, ne = 0;
+	bp_pair_event *now = selected_events(c, w, pairs, count, s->events, &now_count);
+	bp_status st = bp_world_events(s->w, NULL, 0, &nb, NULL, 0, &ne);
+	if (st == BP_ERR_OUT_OF_MEMORY && fault) {
+		free(now);
+		return;
+	}
+	if (st != BP_OK)
+		failf(c, w, "bp_world_events (count): %s", status_name(st));
+	bp_pair_event *began = xalloc(nb * sizeof *began), *ended = xalloc(ne * sizeof *ended);
+	if ((st = bp_world_events(s->w, began, nb, &nb, ended, ne, &ne)) != BP_OK)
+		failf(c, w, "bp_world_events: %s", status_name(st));
+	expect_difference(c, w, "bp_world_events", now, now_count, s->named, s->named_count, began, nb, ended, ne);
+	free(s->named), free(began), free(ended);
+	s->named = now, s->named_count = now_count;
+}
+
+/// A new selection: turned on, from no pairs; from one selection to another, the last names
+/// stay; off, none. No events until the next step either way.
+static void op_events(ctx *c, const hist_op *op)
+{
+	static const uint64_t selections[4] = {0, UINT64_MAX, 1, LAYER_2 | LAYER_3};
+	const uint64_t categories = selections[op->s >> 8 & 3];
+	for (int w = 0; w < 2; ++w) {
+		side *s = &c->sd[w];
+		tr(c, w, "\tcr_assert_eq(bp_world_set_events(w, %#llx), BP_OK);\n", (unsigned long long)categories);
+		expect_status(c, w, bp_world_set_events(s->w, categories), BP_OK, "set_events");
+		if (categories == s->events)
+			continue;
+		if (!categories || !s->events)
+			free(s->named), s->named = NULL, s->named_count = 0;
+		s->events = categories;
+		size_t nb = SIZE_MAX, ne = SIZE_MAX;
+		bp_status st = bp_world_events(s->w, NULL, 0, &nb, NULL, 0, &ne);
+		if (categories ? st != BP_OK || nb || ne : st != BP_ERR_UNSUPPORTED)
+			failf(c, w, "bp_world_events after a new selection: %s, %zu began, %zu ended", status_name(st), nb, ne);
+	}
 }
 
 // ---- queries of a view against brute force over its snapshot ------------------------------
@@ -1451,6 +1545,7 @@ static void op_step(ctx *c, const hist_op *op, int kind)
 				failf(c, w, "stats: %u entities, %llu pairs", stats.entity_count, (unsigned long long)stats.pair_count);
 			free(s->last);
 			s->last = seen, s->last_count = got_count;
+			check_step_events(c, w, want, count, at != 0);
 			++c->steps;
 		} else {
 			frame = bp_view_frame(v), ++c->steps;
@@ -1526,7 +1621,10 @@ static void op_memory_limit(ctx *c, const hist_op *op)
 static void op_config(ctx *c, const hist_op *op)
 {
 	if (op->a % 4 == 3) {
-		op_memory_limit(c, op);
+		if (op->a & 0x80)
+			op_events(c, op);
+		else
+			op_memory_limit(c, op);
 		return;
 	}
 	int what = op->a % 4;
@@ -1665,7 +1763,7 @@ uint64_t hist_run(const history *h, const hist_options *options)
 		for (int i = 0; i < RING; ++i)
 			exp_free(&c.sd[w].ring[i]);
 		exp_free(&c.sd[w].kept);
-		free(c.sd[w].last);
+		free(c.sd[w].last), free(c.sd[w].named);
 	}
 	if (c.tr)
 		fprintf(c.tr, "\tfree(e);\n%s%s%s%s%s}\n", c.cfg->threads_on_small ? "\tbpi_set_serial_step_entities(2048);\n" : "",
