@@ -35,6 +35,15 @@ if(TARGET broadphase AND BP_SANITIZE STREQUAL "")
   set_tests_properties(exports PROPERTIES TIMEOUT 60)
 endif()
 
+# world.h's check of filter arrays' width: a host's 64-bit arrays compile without a warning;
+# 32-bit ones do not compile even with every warning off (-w), where a plain prototype passes.
+set(layer_width_compile ${CMAKE_C_COMPILER} -std=c11 -fsyntax-only -I${PROJECT_SOURCE_DIR}/include
+  ${CMAKE_CURRENT_SOURCE_DIR}/compile/layer_width.c)
+add_test(NAME layer_width_64 COMMAND ${layer_width_compile} -Wall -Wextra -Werror)
+add_test(NAME layer_width_32 COMMAND ${layer_width_compile} -w -DLAYER_TYPE=uint32_t)
+add_test(NAME layer_width_32_unchecked COMMAND ${layer_width_compile} -w -DLAYER_TYPE=uint32_t -DBP_NO_LAYER_ARRAY_CHECK)
+set_tests_properties(layer_width_32 PROPERTIES WILL_FAIL TRUE)
+
 # The differential history engine (tests/fuzz/history.c) as a plain program: the scripted
 # reproductions, the fuzz_history corpus, then random seeds (BP_HISTORY_SEEDS; tests/fuzz/README.md).
 add_executable(history_soak ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/history_soak.c ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/history.c

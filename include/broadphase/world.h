@@ -311,6 +311,20 @@ BP_API bp_status bp_world_set_filters_indexed(bp_world *world, uint32_t count, c
 	const uint64_t *category, const uint64_t *mask);
 BP_API bp_status bp_world_set_filters_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
 	const uint64_t *category, const uint64_t *mask);
+// Layers are 64 bits wide since 0.7 (32 before). In C11 a filter array of any other element
+// type does not compile here, rather than pass with a warning and read two entities' layers
+// as one; NULL passes (an empty call, or the refused one with a count). Define
+// BP_NO_LAYER_ARRAY_CHECK to call the functions themselves.
+#if !defined(__cplusplus) && !defined(BP_BUILDING_LIBRARY) && !defined(BP_NO_LAYER_ARRAY_CHECK) && \
+	defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define BP_LAYER_ARRAY(p) _Generic((p), const uint64_t *: (p), uint64_t *: (p), void *: (p))
+#define bp_world_set_filters(world, first, count, category, mask) \
+	bp_world_set_filters(world, first, count, BP_LAYER_ARRAY(category), BP_LAYER_ARRAY(mask))
+#define bp_world_set_filters_indexed(world, count, dense_indices, category, mask) \
+	bp_world_set_filters_indexed(world, count, dense_indices, BP_LAYER_ARRAY(category), BP_LAYER_ARRAY(mask))
+#define bp_world_set_filters_by_handle(world, count, entities, category, mask) \
+	bp_world_set_filters_by_handle(world, count, entities, BP_LAYER_ARRAY(category), BP_LAYER_ARRAY(mask))
+#endif
 /// Sets kinds[i] of target i, as bp_entity_set_kind: a kind that is neither dynamic
 /// nor static changes nothing (BP_ERR_INVALID_ARGUMENT, "kinds[i]" named).
 BP_API bp_status bp_world_set_kinds(bp_world *world, uint32_t first, uint32_t count, const bp_kind *kinds);

@@ -1,0 +1,21 @@
+// SPDX-License-Identifier: MIT
+// A host's filter arrays against world.h's width check: 64-bit layers compile, and with
+// -DLAYER_TYPE=uint32_t (the width before 0.7) the call must not compile.
+#include <broadphase/broadphase.h>
+
+#ifndef LAYER_TYPE
+#define LAYER_TYPE uint64_t
+#endif
+
+bp_status set_teams(bp_world *world, const bp_entity *handles, const uint32_t *dense);
+
+bp_status set_teams(bp_world *world, const bp_entity *handles, const uint32_t *dense)
+{
+	LAYER_TYPE category[2] = {1, 2}, mask[2] = {2, 1};
+	bp_status s = bp_world_set_filters(world, 0, 2, category, mask);
+	if (s == BP_OK)
+		s = bp_world_set_filters_indexed(world, 2, dense, category, mask);
+	if (s == BP_OK)
+		s = bp_world_set_filters_by_handle(world, 2, handles, category, NULL);
+	return s;
+}
