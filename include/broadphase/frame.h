@@ -32,7 +32,7 @@ typedef struct bp_view bp_view;
 // Protocol. The host thread (the world's writer) changes entities,
 // then calls bp_frame_submit, which copies the dense SoA arrays into a frame
 // buffer and returns at once. Copy on submit is the only part of a frame the
-// host pays for: 41 bytes per 3D entity, 33 per 2D, a few ns per entity
+// host pays for: 57 bytes per 3D entity, 49 per 2D, a few ns per entity
 // (perf/README.md has the measurements). A builder thread, started on the
 // first submit and joined by bp_world_destroy, runs the world's algorithm on
 // that snapshot (with the world's thread count, OpenMP inside), sorts the pairs
@@ -57,8 +57,9 @@ typedef struct bp_view bp_view;
 // no reader holds and that is not the latest frame; when every buffer is held,
 // submit allocates another rather than wait, so memory grows with the number
 // of frames readers hold at once (each costs the snapshot plus about 40 bytes
-// per pair: pairs, sort scratch, neighbour lists, key pairs, events, and 28
-// bytes per entity for the query index). At most
+// per pair: pairs, sort scratch, neighbour lists, key pairs, events, and for
+// the query hierarchy one bit per entity and its movers part, beside the rest
+// it shares with other frames; see Queries below). At most
 // two spare buffers are kept for reuse; further ones are freed on release.
 // bp_world_step is independent of the scheduler: it runs synchronously on the
 // caller's thread against the world's own index and pairs and neither reads
@@ -134,22 +135,16 @@ BP_API const bp_entity *bp_view_entities(const bp_view *view);
 // Queries see every entity of the snapshot whatever its category, mask or kind;
 // the filtered forms below choose (bp_query_filter).
 // Box, point and sphere queries, the closest and all-hits forms of rays and box
-// casts, and k nearest walk a bounding volume hierarchy made once per frame
-// (views of 256 entities or more, made as the index below is): about log n
-// nodes a query, exact at every node, 80 to 92 bytes per entity of which 40 are
-// build scratch (docs/design.md "Queries").
-// The visitors of boxes, spheres and casts go through an index made once per
-// frame (views of 256 entities or more; see "Made on first use" above): the entities sorted by
-// min along the axis of largest spread, with sorted copies of their bounds. A
-// query binary-searches the run of entries that can reach it along that axis
-// and tests only those, exactly (closed boxes, same arithmetic as a scan);
-// cast visitors walk the run in ray order. When the run is most of
-// the view (huge boxes, huge queries) or a box/sphere query has many hits
-// (more than 1/256 of the view), the query scans the view linearly instead
-// (about 1 ns per entity), so the worst case stays the scan. The index costs
-// 28 bytes per 3D entity in each view (20 in 2D) plus 16 of builder scratch,
-// mostly spent on a radix sort and a gather of the bound arrays. The cost of
-// the run grows with the largest entity's extent along the axis. colliding
+// casts, k nearest and the visitors of boxes, spheres and casts walk a
+// bounding volume hierarchy (views of 256 entities or more; see "Made on first
+// use" above): about log n nodes a query, exact at every node. Its rest, about
+// 63 bytes per entity with the build's scratch given back, is built over some
+// frame and shared by the frames after it; each frame rebuilds only the part
+// for the entities that changed, and holds one bit per entity of the rest
+// (docs/design.md "Queries"). Smaller views, and a view whose hierarchy found
+// no memory, are scanned linearly (about 1 ns per entity); so is a box, point or
+// sphere query once its hits pass 1/256 of the view (at least 256), unless its
+// filter has a callback, so the worst case stays the scan. colliding
 // binary-searches the sorted pairs (O(log pairs)); neighbour queries read the
 // neighbour lists (O(degree)). Query latencies with and without a build running, and the
 // cost of acquire + release, are measured in perf/README.md.
