@@ -284,7 +284,7 @@ bool sweep_find_pairs(const sweep_entities *e, sweep_pairs *out)
 	}
 	free(slabs.items);
 	free(slabs.start);
-	if (ok)
+	if (ok && out->count)
 		qsort(out->data, out->count, sizeof *out->data, compare_pairs);
 	return ok;
 }
