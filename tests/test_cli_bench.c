@@ -115,11 +115,10 @@ typedef struct csv_row {
 	int incremental;
 } csv_row;
 
-/// Parses the CSV after checking its header; every line must be a complete row.
-static csv_row *parse_csv(const char *path, int *count)
+/// Parses CSV text (`path` names it in messages) after checking its header; every line must be
+/// a complete row.
+static csv_row *parse_csv_text(const char *text, size_t size, const char *path, int *count)
 {
-	size_t size;
-	char *text = test_read_file(path, &size);
 	cr_assert_eq(strncmp(text, csv_header, strlen(csv_header)), 0, "header of %s: %.200s", path, text);
 	int lines = 0;
 	for (size_t i = strlen(csv_header); i < size; ++i)
@@ -144,8 +143,16 @@ static csv_row *parse_csv(const char *path, int *count)
 		p += end + 1;
 	}
 	cr_assert_eq(p, text + size, "%s does not end with a complete row", path);
-	free(text);
 	*count = lines;
+	return rows;
+}
+
+static csv_row *parse_csv(const char *path, int *count)
+{
+	size_t size;
+	char *text = test_read_file(path, &size);
+	csv_row *rows = parse_csv_text(text, size, path, count);
+	free(text);
 	return rows;
 }
 
@@ -324,14 +331,42 @@ Test(cli_bench, scene_file_rows_match_the_oracle)
 	result_free(&r);
 }
 
-Test(cli_bench, default_output_is_perf_results_machine)
+/// Every path under the test's directory, relative to it, sorted, one per line (directories
+/// end in '/').
+enum { TREE_MAX = 32 };
+static char tree[TREE_MAX][256], listing[TREE_MAX * 257 + 1];
+static int tree_count;
+
+static int list_entry(const char *path, const struct stat *st, int type, struct FTW *ftw)
 {
-	cr_assert_eq(chdir(test_tmp_dir), 0);
-	cli_result r = BP("bench", "--scenes", "line2", "--n", "500,200", "--algos", "sap", "--threads", "1", "--runs",
-		"1", "--machine", "box-1", "--no-plots");
-	expect_code(&r, 0, "bench default output");
-	int count;
-	csv_row *rows = parse_csv(test_tmp_path("perf/results/box-1/bench-custom.csv"), &count);
+	(void)st;
+	if (ftw->level > 0 && tree_count < TREE_MAX)
+		snprintf(tree[tree_count++], sizeof tree[0], "%s%s", path + strlen(test_tmp_dir) + 1,
+			type == FTW_D ? "/" : "");
+	return 0;
+}
+
+static int compare_names(const void *a, const void *b) { return strcmp(a, b); }
+
+static const char *tree_of_tmp_dir(void)
+{
+	tree_count = 0;
+	cr_assert_eq(nftw(test_tmp_dir, list_entry, 8, FTW_PHYS), 0);
+	qsort(tree, (size_t)tree_count, sizeof tree[0], compare_names);
+	size_t length = 0;
+	for (int i = 0; i < tree_count; ++i) {
+		size_t name = strlen(tree[i]);
+		memcpy(listing + length, tree[i], name);
+		listing[length + name] = '\n';
+		length += name + 1;
+	}
+	listing[length] = '\0';
+	return listing;
+}
+
+/// The rows of line2 at n = 500, 200 with sap: the oracle's pairs and checksums, in --n order.
+static void expect_line2_rows(const csv_row *rows, int count)
+{
 	cr_assert_eq(count, 2);
 	for (int i = 0; i < count; ++i) {
 		answer want = oracle_generated("line", 2, rows[i].n);
@@ -340,6 +375,53 @@ Test(cli_bench, default_output_is_perf_results_machine)
 		cr_assert_eq(rows[i].checksum, want.checksum);
 	}
 	cr_assert(rows[0].n == 500 && rows[1].n == 200, "rows not in the order of --n");
+}
+
+// Finding (issue 7): bp bench wrote perf/results/<cores>core/ under whatever directory it ran
+// in. Without --out it prints the CSV on stdout and writes nothing, plots included.
+Test(cli_bench, default_output_is_the_csv_on_stdout_and_no_file)
+{
+	cr_assert_eq(chdir(test_tmp_dir), 0);
+	cli_result r = BP("bench", "--scenes", "line2", "--n", "500,200", "--algos", "sap", "--threads", "1", "--runs",
+		"1");
+	expect_code(&r, 0, "bench default output");
+	cr_assert_str_empty(tree_of_tmp_dir(), "bench wrote files without --out:\n%s", listing);
+	cr_assert_str_empty(r.err, "%s", r.err);
+	int count;
+	csv_row *rows = parse_csv_text(r.out, strlen(r.out), "stdout", &count);
+	expect_line2_rows(rows, count);
+	free(rows);
+	result_free(&r);
+}
+
+// With --out DIR every file goes there and nowhere else; gnuplot's warnings (one n gives an
+// empty x range) are not shown when it drew every image.
+Test(cli_bench, out_dir_holds_every_file_and_gnuplot_is_quiet)
+{
+	cr_assert_eq(chdir(test_tmp_dir), 0);
+	cli_result r = BP("bench", "--scenes", "uniform3", "--n", "300", "--algos", "sap", "--threads", "1", "--runs", "1",
+		"--out", "results");
+	expect_code(&r, 0, "bench --out");
+	const char *want = gnuplot_on_path() ? "results/\nresults/bench-custom-speedup.png\nresults/bench-custom-stages.png\n"
+					       "results/bench-custom-time-vs-n.png\nresults/bench-custom.csv\n"
+					       "results/bench-custom.gnuplot\n"
+					     : "results/\nresults/bench-custom.csv\n";
+	cr_assert_str_eq(tree_of_tmp_dir(), want);
+	if (gnuplot_on_path())
+		cr_assert_str_empty(r.err, "gnuplot's warnings reached stderr: %s", r.err);
+	result_free(&r);
+}
+
+// --machine NAME is --out perf/results/NAME, the layout of this repository's results.
+Test(cli_bench, machine_names_a_results_directory)
+{
+	cr_assert_eq(chdir(test_tmp_dir), 0);
+	cli_result r = BP("bench", "--scenes", "line2", "--n", "500,200", "--algos", "sap", "--threads", "1", "--runs",
+		"1", "--machine", "box-1", "--no-plots");
+	expect_code(&r, 0, "bench --machine");
+	int count;
+	csv_row *rows = parse_csv(test_tmp_path("perf/results/box-1/bench-custom.csv"), &count);
+	expect_line2_rows(rows, count);
 	free(rows);
 	result_free(&r);
 }

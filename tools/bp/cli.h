@@ -124,9 +124,18 @@ int cli_world_from_trace(const char *command, const char *path, uint32_t frame, 
 /// world and the frame scheduler, every frame checked to agree byte for byte.
 int cli_replay(const char *path, bp_algorithm algorithm, int threads, float skin, bool verbose, FILE *out, FILE *err);
 /// `bp verify` on a trace (cli_verify_trace.c): every frame, or frame `frame` when `one`,
-/// of each checked algorithm's world and an incremental world against brute force.
+/// of each checked algorithm's world and an incremental world against the sweep of cli_sweep.h.
 int cli_verify_trace(const char *path, const bool *checked, bool all, int threads, bool one, uint32_t frame,
 	FILE *out, FILE *err);
+
+// ---- a status line on a terminal (cli_status.c) ---------------------------
+
+/// `err` when it is a terminal, else NULL: where a long command shows its progress.
+FILE *cli_status_stream(FILE *err);
+/// Rewrites the status line on `to` (printf format); nothing when `to` is NULL.
+void cli_status_show(FILE *to, const char *format, ...) __attribute__((format(printf, 2, 3)));
+/// Clears the status line, before the command prints its results.
+void cli_status_clear(FILE *to);
 
 /// Exit code for a library status from loading or stepping.
 int cli_exit_for_status(bp_status status);

@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: MIT
 // `bp bench`: every scene x n x algorithm x world kind x thread count of a plan, timed, checked for
-// agreement (same pairs and checksum from every configuration of one scene), written as CSV, then plotted.
-#define _POSIX_C_SOURCE 200809L
+// agreement (same pairs and checksum from every configuration of one scene), and printed as CSV,
+// or with --out written as CSV and plotted.
 #include "cli_bench.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 /// Expected cost of one step, for the ETA: n, and n^2 / 10 for brute (measured
 /// ratios brute/sap, 1 thread: 75x at n=1e3, 1000x at 1e4).
@@ -123,6 +122,18 @@ static int run_scene(const bench_plan *plan, int s, int k, bench_row *rows, int 
 	return code;
 }
 
+/// With --out (or --machine): the CSV, a summary line and the plots, in the results directory.
+static int write_files(const bench_plan *plan, const bench_row *rows, int count, uint64_t start, FILE *out, FILE *err)
+{
+	char csv_path[sizeof plan->out_dir + BENCH_NAME_MAX + 8];
+	snprintf(csv_path, sizeof csv_path, "%s/%s.csv", plan->out_dir, plan->stem);
+	int code = bench_write_csv(csv_path, plan, rows, count, err);
+	if (code != CLI_EXIT_OK)
+		return code;
+	fprintf(out, "csv=%s rows=%d seconds=%.1f\n", csv_path, count, (double)(cli_now_ns() - start) / 1e9);
+	return plan->plots ? bench_plot(plan, rows, count, out, err) : CLI_EXIT_OK;
+}
+
 int cli_bench(int argc, char **argv, FILE *out, FILE *err)
 {
 	bench_plan plan;
@@ -133,22 +144,21 @@ int cli_bench(int argc, char **argv, FILE *out, FILE *err)
 		return code;
 	}
 	const uint64_t start = cli_now_ns();
+	const bool to_files = plan.out_dir[0] != '\0';
 	double work;
 	bool brute_skipped;
 	int total = count_configs(&plan, &work, &brute_skipped);
 	if (brute_skipped)
 		fprintf(err, "bp bench: brute skipped above %d entities (seconds per step)\n", BENCH_BRUTE_MAX_N);
 	bench_row *rows = calloc(total ? (size_t)total : 1, sizeof *rows);
-	char csv_path[sizeof plan.out_dir + BENCH_NAME_MAX + 8];
-	snprintf(csv_path, sizeof csv_path, "%s/%s.csv", plan.out_dir, plan.stem);
 	if (!rows) {
 		fprintf(err, "bp bench: out of memory\n");
 		code = CLI_EXIT_RESOURCE;
-	} else if (!bench_make_dirs(plan.out_dir, err)) {
+	} else if (to_files && !bench_make_dirs(plan.out_dir, err)) {
 		code = CLI_EXIT_RESOURCE; // before any timing, so a bad --out fails at once
 	}
 	bench_progress progress;
-	bench_progress_start(&progress, plan.progress && isatty(fileno(err)) == 1 ? err : NULL, total, work);
+	bench_progress_start(&progress, plan.progress ? cli_status_stream(err) : NULL, total, work);
 	int count = 0;
 	bool mismatch = false;
 	for (int s = 0; s < plan.scene_count && code == CLI_EXIT_OK; ++s)
@@ -156,13 +166,10 @@ int cli_bench(int argc, char **argv, FILE *out, FILE *err)
 			++k)
 			code = run_scene(&plan, s, k, rows, &count, &progress, &mismatch, err);
 	bench_progress_finish(&progress);
-	if (code == CLI_EXIT_OK)
-		code = bench_write_csv(csv_path, &plan, rows, count, err);
-	if (code == CLI_EXIT_OK) {
-		fprintf(out, "csv=%s rows=%d seconds=%.1f\n", csv_path, count, (double)(cli_now_ns() - start) / 1e9);
-		if (plan.plots)
-			code = bench_plot(&plan, rows, count, out, err);
-	}
+	if (code == CLI_EXIT_OK && to_files)
+		code = write_files(&plan, rows, count, start, out, err);
+	else if (code == CLI_EXIT_OK)
+		bench_print_csv(out, &plan, rows, count);
 	if (code == CLI_EXIT_OK && mismatch)
 		code = CLI_EXIT_MISMATCH;
 	free(rows);

@@ -37,7 +37,7 @@ typedef struct bench_plan {
 	uint32_t runs;
 	uint64_t seed;
 	char machine[BENCH_NAME_MAX];
-	char out_dir[512];
+	char out_dir[512]; ///< where the CSV and plots go; empty: the CSV to stdout, no files
 	char stem[BENCH_NAME_MAX]; ///< "bench-small", or "bench-custom" when the lists were changed
 	bool plots;
 	bool progress;
@@ -114,12 +114,15 @@ void bench_progress_show(bench_progress *p, const char *scene, const char *line,
 void bench_progress_step(bench_progress *p, double work);
 void bench_progress_finish(bench_progress *p);
 
-/// Writes the CSV (cli_bench_csv.c): one header line, one row per configuration.
+/// Prints the CSV (cli_bench_csv.c): one header line, one row per configuration.
+void bench_print_csv(FILE *f, const bench_plan *plan, const bench_row *rows, int count);
+/// Writes the CSV to a file, whole or not at all.
 int bench_write_csv(const char *path, const bench_plan *plan, const bench_row *rows, int count, FILE *err);
 
 /// Writes `<stem>.gnuplot` next to the CSV and runs gnuplot on it, giving
 /// `<stem>-time-vs-n.png`, `-speedup.png` and `-stages.png` (cli_bench_plot.c).
-/// Prints "plot=PATH" per image on `out`. Without gnuplot on PATH: a note, exit 0.
+/// Prints "plot=PATH" per image on `out`. What gnuplot says is shown only when it fails.
+/// Without gnuplot on PATH: a note, exit 0.
 int bench_plot(const bench_plan *plan, const bench_row *rows, int count, FILE *out, FILE *err);
 
 /// Creates a directory and its parents (mkdir -p); false with a message on failure.

@@ -258,7 +258,6 @@ static int parse_lists(cli_option *options, bench_plan *plan, const preset *pre,
 	plan->seed = 1;
 	if (options[OPT_SEED].seen && !cli_parse_u64("bench", "--seed", options[OPT_SEED].value, 0, UINT64_MAX, &plan->seed, err))
 		return CLI_EXIT_USAGE;
-	snprintf(plan->machine, sizeof plan->machine, "%ldcore", cores);
 	if (options[OPT_MACHINE].seen) {
 		if (!valid_file_name(options[OPT_MACHINE].value)) {
 			fprintf(err, "bp bench: --machine: expected letters, digits, '.', '_' or '-', got '%s'\n",
@@ -271,8 +270,11 @@ static int parse_lists(cli_option *options, bench_plan *plan, const preset *pre,
 		fprintf(err, "bp bench: --out: empty directory name\n");
 		return CLI_EXIT_USAGE;
 	}
-	int length = options[OPT_OUT].seen ? snprintf(plan->out_dir, sizeof plan->out_dir, "%s", options[OPT_OUT].value)
-					   : snprintf(plan->out_dir, sizeof plan->out_dir, "perf/results/%s", plan->machine);
+	// Files only where the user asks for them: --out DIR, or --machine NAME for the results
+	// layout of this repository; otherwise the CSV goes to stdout.
+	int length = options[OPT_OUT].seen   ? snprintf(plan->out_dir, sizeof plan->out_dir, "%s", options[OPT_OUT].value)
+		: options[OPT_MACHINE].seen ? snprintf(plan->out_dir, sizeof plan->out_dir, "perf/results/%s", plan->machine)
+					    : 0;
 	if (length < 0 || (size_t)length >= sizeof plan->out_dir - BENCH_NAME_MAX - 32) {
 		fprintf(err, "bp bench: --out: path too long\n");
 		return CLI_EXIT_USAGE;

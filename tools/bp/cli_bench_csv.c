@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// `bp bench` output files: the results directory and the CSV (one header line, one row per
-// configuration). The column order is what the plot script reads; append new columns at the end.
+// `bp bench` output: the results directory and the CSV (one header line, one row per
+// configuration), to a file or to stdout. The column order is what the plot script reads;
+// append new columns at the end.
 #define _POSIX_C_SOURCE 200809L
 #include "cli_bench.h"
 
@@ -39,15 +40,8 @@ bool bench_make_dirs(const char *path, FILE *err)
 	return true;
 }
 
-int bench_write_csv(const char *path, const bench_plan *plan, const bench_row *rows, int count, FILE *err)
+void bench_print_csv(FILE *f, const bench_plan *plan, const bench_row *rows, int count)
 {
-	// Whole or not at all (output_file.h): a failed write keeps the last run's CSV.
-	bp_output output;
-	if (!bp_output_open(&output, path)) {
-		fprintf(err, "bp bench: %s\n", output.message);
-		return CLI_EXIT_RESOURCE;
-	}
-	FILE *f = output.file;
 	fprintf(f, "scene,dims,n,algo,threads,runs,ms_median,ms_min,ms_prepare,ms_build,ms_find,ms_merge,speedup,pairs,"
 		   "checksum,static,moving,incremental,margin,active_median,searched_median\n");
 	for (int i = 0; i < count; ++i) {
@@ -60,6 +54,17 @@ int bench_write_csv(const char *path, const bench_plan *plan, const bench_row *r
 			r->checksum, plan->static_fraction, plan->moving, r->incremental ? 1 : 0, (double)plan->margin,
 			r->active_median, r->searched_median);
 	}
+}
+
+int bench_write_csv(const char *path, const bench_plan *plan, const bench_row *rows, int count, FILE *err)
+{
+	// Whole or not at all (output_file.h): a failed write keeps the last run's CSV.
+	bp_output output;
+	if (!bp_output_open(&output, path)) {
+		fprintf(err, "bp bench: %s\n", output.message);
+		return CLI_EXIT_RESOURCE;
+	}
+	bench_print_csv(output.file, plan, rows, count);
 	if (!bp_output_commit(&output)) {
 		fprintf(err, "bp bench: %s\n", output.message);
 		return CLI_EXIT_RESOURCE;

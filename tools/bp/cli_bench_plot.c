@@ -213,9 +213,26 @@ static bool write_script(bp_output *output, const char *path, const bench_plan *
 	return bp_output_commit(output);
 }
 
-/// Runs gnuplot on the script; its messages go to err. Returns its exit status, or -1.
-static int run_gnuplot(const char *script, FILE *err)
+/// What gnuplot said, its start kept: warnings on a run that drew every image (an empty range
+/// when a scene has one n) are noise, and the start of a failure says what went wrong.
+typedef struct plotter_log {
+	char text[4096];
+	size_t length;
+} plotter_log;
+
+static void keep(plotter_log *log, const char *bytes, size_t count)
 {
+	size_t room = sizeof log->text - 1 - log->length;
+	count = count < room ? count : room;
+	memcpy(log->text + log->length, bytes, count);
+	log->length += count;
+	log->text[log->length] = '\0';
+}
+
+/// Runs gnuplot on the script, its output into *log. Returns its exit status, or -1.
+static int run_gnuplot(const char *script, plotter_log *log)
+{
+	*log = (plotter_log){.length = 0};
 	int fds[2];
 	if (pipe(fds) != 0)
 		return -1;
@@ -241,7 +258,7 @@ static int run_gnuplot(const char *script, FILE *err)
 			continue;
 		if (got < 0)
 			break;
-		fwrite(buffer, 1, (size_t)got, err);
+		keep(log, buffer, (size_t)got);
 	}
 	close(fds[0]);
 	int status;
@@ -272,16 +289,17 @@ int bench_plot(const bench_plan *plan, const bench_row *rows, int count, FILE *o
 		snprintf(png, sizeof png, "%s/%s%s", plan->out_dir, plan->stem, plot_suffixes[p]);
 		unlink(png);
 	}
-	int status = run_gnuplot(script, err);
+	plotter_log log;
+	int status = run_gnuplot(script, &log);
 	if (status != 0) {
-		fprintf(err, "bp bench: gnuplot %s failed (exit %d)\n", script, status);
+		fprintf(err, "bp bench: gnuplot %s failed (exit %d)%s%s", script, status, log.length ? ":\n" : "\n", log.text);
 		return CLI_EXIT_RESOURCE;
 	}
 	for (int p = 0; p < PLOT_COUNT; ++p) {
 		snprintf(png, sizeof png, "%s/%s%s", plan->out_dir, plan->stem, plot_suffixes[p]);
 		struct stat st;
 		if (stat(png, &st) != 0 || st.st_size == 0) {
-			fprintf(err, "bp bench: gnuplot wrote no image '%s'\n", png);
+			fprintf(err, "bp bench: gnuplot wrote no image '%s'%s%s", png, log.length ? ":\n" : "\n", log.text);
 			return CLI_EXIT_RESOURCE;
 		}
 		fprintf(out, "plot=%s\n", png);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
-// `bp verify`: compares each algorithm's pair set with brute force, as sorted lists of scene-id pairs.
+// `bp verify`: compares each algorithm's pair set with the sweep's (cli_sweep.h), as sorted lists
+// of scene-id pairs.
 #include "cli.h"
+#include "cli_sweep.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -19,11 +21,9 @@ static int compare_u64(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/// The last step's pairs as sorted scene-id keys; false when out of memory.
-static bool collect_pairs(const bp_world *world, const uint32_t *ids, id_pairs *out)
+/// Pairs of dense indices as sorted scene-id keys; false when out of memory.
+static bool id_keys(const bp_pair *pairs, size_t count, const uint32_t *ids, id_pairs *out)
 {
-	size_t count;
-	const bp_pair *pairs = bp_world_pairs(world, &count);
 	*out = (id_pairs){malloc((count ? count : 1) * sizeof(uint64_t)), count, 0};
 	if (!out->keys)
 		return false;
@@ -36,7 +36,26 @@ static bool collect_pairs(const bp_world *world, const uint32_t *ids, id_pairs *
 	return true;
 }
 
-/// Prints the algorithm's line; returns true when it matched brute.
+/// The last step's pairs as sorted scene-id keys; false when out of memory.
+static bool collect_pairs(const bp_world *world, const uint32_t *ids, id_pairs *out)
+{
+	size_t count;
+	const bp_pair *pairs = bp_world_pairs(world, &count);
+	return id_keys(pairs, count, ids, out);
+}
+
+/// The sweep's pairs of one frame of the scene (boxes, default settings) as sorted scene-id keys.
+static bool sweep_scene(const bp_scene *scene, uint32_t frame, id_pairs *out)
+{
+	sweep_entities entities = {.dims = scene->dims, .count = scene->count,
+		.bounds = bp_scene_frame_bounds(scene, frame)};
+	sweep_pairs pairs = {0};
+	bool ok = sweep_find_pairs(&entities, &pairs) && id_keys(pairs.data, pairs.count, scene->ids, out);
+	sweep_pairs_free(&pairs);
+	return ok;
+}
+
+/// Prints the algorithm's line; returns true when it matched the sweep.
 static bool report(FILE *out, const char *name, const char *ran, const id_pairs *got, const id_pairs *want)
 {
 	if (got->inverted) {
@@ -57,7 +76,7 @@ static bool report(FILE *out, const char *name, const char *ran, const id_pairs 
 	// (or a duplicate, which shows as extra).
 	bool extra = j == want->count || (i < got->count && got->keys[i] < want->keys[j]);
 	uint64_t key = extra ? got->keys[i] : want->keys[j];
-	fprintf(out, "%s FAIL pairs=%zu brute=%zu first difference: %s pair %u %u (scene ids)\n", name, got->count,
+	fprintf(out, "%s FAIL pairs=%zu sweep=%zu first difference: %s pair %u %u (scene ids)\n", name, got->count,
 		want->count, extra ? "extra" : "missed", (uint32_t)(key >> 32), (uint32_t)key);
 	return false;
 }
@@ -97,24 +116,23 @@ int cli_verify(int argc, char **argv, FILE *out, FILE *err)
 	id_pairs want = {0};
 	code = cli_load_scene(positional[0], &scene, err);
 	if (code == CLI_EXIT_OK)
-		code = cli_world_from_scene("verify", scene, frame, BP_ALGO_BRUTE, threads, &world, err);
-	bp_status status = code == CLI_EXIT_OK ? bp_world_step(world) : BP_OK;
-	if (status != BP_OK) {
-		fprintf(err, "bp verify: brute: %s\n", bp_world_last_error(world));
-		code = cli_exit_for_status(status);
-	}
-	if (code == CLI_EXIT_OK && !collect_pairs(world, scene->ids, &want)) {
+		code = cli_world_from_scene("verify", scene, frame, BP_ALGO_AUTO, threads, &world, err);
+	bp_status status = BP_OK;
+	if (code == CLI_EXIT_OK && !sweep_scene(scene, frame, &want)) {
 		fprintf(err, "bp verify: out of memory\n");
 		code = CLI_EXIT_RESOURCE;
 	}
 	bool all_ok = true;
+	FILE *progress = cli_status_stream(err);
 	for (int i = 0; i < BP_ALGO_COUNT && code == CLI_EXIT_OK; ++i) {
 		if (!checked[i])
 			continue;
 		const char *name = bp_algorithm_name((bp_algorithm)i);
+		cli_status_show(progress, "bp verify: %s", name);
 		status = bp_world_set_algorithm(world, (bp_algorithm)i);
 		if (status == BP_OK)
 			status = bp_world_step(world);
+		cli_status_clear(progress); // before this algorithm's line, which may share the terminal
 		if (status == BP_ERR_UNSUPPORTED) {
 			// Documented (grid and hash on spans beyond float): not a disagreement.
 			// Named alone it leaves nothing verified, so the scene is bad input for it.
