@@ -38,6 +38,7 @@ void bp_trace_reader_close(bp_trace_reader *r)
 		bpi_array_free(&r->run_bounds[c]);
 	}
 	bpi_trace_state_free(&r->state);
+	bpi_trace_state_free(&r->before);
 	bpi_array_free(&r->destroy_dense);
 	bpi_array_free(&r->set_dense);
 	bpi_array_free(&r->move_dense);
@@ -229,7 +230,7 @@ bp_status bp_trace_reader_open(const char *path, bp_trace_reader **out)
 		status = read_trailer(r, (uint64_t)size);
 	if (status == BP_OK)
 		status = read_index(r);
-	r->state.dims = r->dims;
+	r->state.dims = r->before.dims = r->dims;
 	if (status == BP_OK && !bpi_trace_state_reserve(&r->state, 0))
 		status = bpi_trace_reader_fail(r, BP_ERR_OUT_OF_MEMORY, "out of memory");
 	if (status != BP_OK) {
@@ -555,6 +556,26 @@ static bp_status load_keyframe(bp_trace_reader *r, uint32_t k)
 	return BP_OK;
 }
 
+/// The last frame at or before k with a keyframe after it, or 0 (frame 0 starts from nothing).
+static uint32_t last_keyframe_at_or_before(const bp_trace_reader *r, uint32_t k)
+{
+	while (k > 0 && r->index.data[2 * (size_t)k + 1] == 0)
+		--k;
+	return k;
+}
+
+/// Sets the state aside in r->before, for a failed seek to go back to, and leaves in r->state
+/// where the seek starts: a copy of it when `from_here`, else no entity.
+static bool set_state_aside(bp_trace_reader *r, bool from_here)
+{
+	if (from_here && !bpi_trace_state_copy(&r->before, &r->state))
+		return false;
+	bpi_trace_state_swap(&r->before, &r->state);
+	if (!from_here)
+		bpi_trace_state_clear(&r->state);
+	return true;
+}
+
 bp_status bp_trace_reader_seek(bp_trace_reader *r, uint32_t k)
 {
 	if (!r)
@@ -562,26 +583,25 @@ bp_status bp_trace_reader_seek(bp_trace_reader *r, uint32_t k)
 	r->applied = false;
 	if (k >= r->frame_count)
 		return bpi_trace_reader_fail(r, BP_ERR_OUT_OF_RANGE, "frame %u: the trace has %u frames", k, r->frame_count);
-	uint32_t key = k;
-	while (key > 0 && r->index.data[2 * (size_t)key + 1] == 0)
-		--key;
-	const bool here_is_nearer = r->position > 0 && r->position - 1 <= k && r->position - 1 >= key;
+	if (r->position == k + 1)
+		return BP_OK;
+	const uint32_t key = last_keyframe_at_or_before(r, k), position = r->position;
+	const bool from_here = position > 0 && position - 1 <= k && position - 1 >= key;
+	if (!set_state_aside(r, from_here))
+		return bpi_trace_reader_fail(r, BP_ERR_OUT_OF_MEMORY, "seek to frame %u: out of memory", k);
 	bp_status status = BP_OK;
-	if (!here_is_nearer) {
-		if (key > 0) {
+	if (!from_here) {
+		r->position = 0;
+		if (key > 0)
 			status = load_keyframe(r, key);
-		} else {
-			bpi_trace_state_clear(&r->state);
-			r->position = 0;
-		}
 	}
 	bp_trace_frame frame;
 	while (status == BP_OK && r->position <= k)
 		status = bp_trace_reader_next(r, &frame);
 	r->applied = false;
 	if (status != BP_OK) {
-		bpi_trace_state_clear(&r->state);
-		r->position = 0;
+		bpi_trace_state_swap(&r->before, &r->state);
+		r->position = position;
 	}
 	return status;
 }

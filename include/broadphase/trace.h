@@ -142,8 +142,10 @@ BP_API uint32_t bp_trace_reader_position(const bp_trace_reader *reader);
 /// error the state stays as it was. BP_ERR_OUT_OF_RANGE after the last frame.
 BP_API bp_status bp_trace_reader_next(bp_trace_reader *reader, bp_trace_frame *out);
 /// Moves to the state after frame k: from the last keyframe at or before k (or from where
-/// the reader is, when that is nearer), decoding only the frames between. On an error the
-/// reader is back before frame 0 (position 0, no entity).
+/// the reader is, when that is nearer), decoding only the frames between. On an error
+/// (BP_ERR_OUT_OF_RANGE when k is not below frame_count, BP_ERR_PARSE for a damaged record
+/// on the way) the position and state stay as they were. Done or not, a seek leaves no frame
+/// for bp_trace_reader_apply until the next bp_trace_reader_next.
 BP_API bp_status bp_trace_reader_seek(bp_trace_reader *reader, uint32_t k);
 /// The live entities after the last frame applied (count 0 before the first).
 BP_API bp_trace_state bp_trace_reader_state(const bp_trace_reader *reader);

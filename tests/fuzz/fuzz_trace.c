@@ -102,9 +102,10 @@ static uint32_t replay(const char *path, bool written)
 		sums[k] = bp_pairs_checksum(p, n_plain, s.ids) ^ n_plain;
 	}
 	for (uint32_t j = k; j-- > 0;) { // frame j alone, through the index
+		const uint32_t position = bp_trace_reader_position(r);
 		if (bp_trace_reader_seek(r, j) != BP_OK) {
 			FUZZ_CHECK(!written, "seek %u: %s", j, bp_trace_reader_error(r));
-			FUZZ_CHECK(bp_trace_reader_error(r)[0] && bp_trace_reader_position(r) == 0, "a failed seek");
+			FUZZ_CHECK(bp_trace_reader_error(r)[0] && bp_trace_reader_position(r) == position, "a failed seek moved");
 			break;
 		}
 		bp_world *alone = new_world(info.dims, false);
