@@ -94,7 +94,9 @@ typedef struct bp_trace_reader bp_trace_reader;
 typedef struct bp_trace_info {
 	int dims;
 	uint32_t frame_count;
-	uint32_t max_entities;      ///< the most entities live at once
+	/// The most entities live at once, as the trailer says: never more than the file's
+	/// records can create (checked on open); a frame or keyframe read that passes it is refused.
+	uint32_t max_entities;
 	uint32_t keyframe_interval; ///< as written
 } bp_trace_info;
 
@@ -125,7 +127,8 @@ typedef struct bp_trace_state {
 } bp_trace_state;
 
 /// Opens a trace and reads its header, trailer and frame index (not its frames). Checks
-/// the magic, version, dimension, that the file is whole, and the index's checksum.
+/// every header and trailer field against the file before anything is sized by one
+/// (docs/trace.md, Header and trailer fields), and the index's checksum and offsets.
 BP_API bp_status bp_trace_reader_open(const char *path, bp_trace_reader **out);
 BP_API void bp_trace_reader_close(bp_trace_reader *reader);
 BP_API bp_trace_info bp_trace_reader_info(const bp_trace_reader *reader);
