@@ -139,8 +139,8 @@ static bp_status check_counts(bp_trace_reader *r)
 	const uint64_t create_room = payload / bpi_trace_create_bytes((uint64_t)r->dims, r->layer_words);
 	if (r->max_entities > create_room)
 		return bpi_trace_reader_fail(r, BP_ERR_PARSE,
-			"trailer: max_entities %u; the records create at most %llu entities: corrupt", r->max_entities,
-			(unsigned long long)create_room);
+			"trailer: max_entities %u; the records create at most %llu entities in the layout of version %u "
+			"with dims %d: corrupt", r->max_entities, (unsigned long long)create_room, r->version, r->dims);
 	return BP_OK;
 }
 
