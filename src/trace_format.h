@@ -19,6 +19,9 @@
 #define BPI_TRACE_FRAME_HEAD_WORDS 6u
 /// Words before a keyframe's payload: tag, frame, count.
 #define BPI_TRACE_KEYFRAME_HEAD_WORDS 3u
+/// The least bytes of a record: its head and checksum, with an empty payload.
+#define BPI_TRACE_FRAME_LEAST_BYTES (4u * (BPI_TRACE_FRAME_HEAD_WORDS + 1u))
+#define BPI_TRACE_KEYFRAME_LEAST_BYTES (4u * (BPI_TRACE_KEYFRAME_HEAD_WORDS + 1u))
 /// Entity flags word: bit 0 static, bit 1 sphere; other bits must be 0.
 #define BPI_TRACE_FLAG_STATIC 1u
 #define BPI_TRACE_FLAG_SPHERE 2u
@@ -80,6 +83,12 @@ static inline uint32_t bpi_trace_layer_words(uint32_t version)
 static inline uint64_t bpi_trace_entity_words(uint32_t layer_words)
 {
 	return 2 + 2 * (uint64_t)layer_words;
+}
+
+/// Bytes of one entity created in a frame record: id, category, mask, flags, 2 * dims bounds.
+static inline uint64_t bpi_trace_create_bytes(uint64_t dims, uint32_t layer_words)
+{
+	return 4 * (bpi_trace_entity_words(layer_words) + 2 * dims);
 }
 
 /// Words of a frame record's payload: ids of the destroys; per create id, category, mask,

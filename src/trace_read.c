@@ -38,6 +38,7 @@ void bp_trace_reader_close(bp_trace_reader *r)
 		bpi_array_free(&r->run_bounds[c]);
 	}
 	bpi_trace_state_free(&r->state);
+	bpi_trace_state_free(&r->before);
 	bpi_array_free(&r->destroy_dense);
 	bpi_array_free(&r->set_dense);
 	bpi_array_free(&r->move_dense);
@@ -58,7 +59,7 @@ static bp_status read_at(bp_trace_reader *r, uint64_t offset, size_t size, const
 
 // ---- opening --------------------------------------------------------------------------
 
-static bp_status read_header_and_trailer(bp_trace_reader *r, uint64_t size)
+static bp_status read_header(bp_trace_reader *r, uint64_t size)
 {
 	const uint64_t least = BPI_TRACE_HEADER_BYTES + BPI_TRACE_TRAILER_BYTES;
 	if (size < 8)
@@ -85,9 +86,19 @@ static bp_status read_header_and_trailer(bp_trace_reader *r, uint64_t size)
 		return bpi_trace_reader_fail(r, BP_ERR_PARSE, "header: dims %u is not 2 or 3", dims);
 	if (bpi_trace_get32(h + 16) || bpi_trace_get32(h + 20))
 		return bpi_trace_reader_fail(r, BP_ERR_PARSE, "header: the flags and reserved words must be 0");
+	r->version = version;
 	r->dims = (int)dims;
 	r->layer_words = bpi_trace_layer_words(version);
-	if ((status = read_at(r, size - BPI_TRACE_TRAILER_BYTES, BPI_TRACE_TRAILER_BYTES, "trailer")) != BP_OK)
+	return BP_OK;
+}
+
+/// Reads the trailer into r->record and its fields into the reader. The index must fill the
+/// bytes between the records and the trailer exactly; index_offset is any 64-bit value in a
+/// damaged file, so the check is made without sums that could wrap.
+static bp_status read_trailer(bp_trace_reader *r, uint64_t size)
+{
+	bp_status status = read_at(r, size - BPI_TRACE_TRAILER_BYTES, BPI_TRACE_TRAILER_BYTES, "trailer");
+	if (status != BP_OK)
 		return status;
 	const uint8_t *t = r->record.data;
 	if (memcmp(t + 24, BPI_TRACE_END_MAGIC, 8) != 0)
@@ -99,12 +110,72 @@ static bp_status read_header_and_trailer(bp_trace_reader *r, uint64_t size)
 	r->max_entities = bpi_trace_get32(t + 16);
 	r->keyframe_interval = bpi_trace_get32(t + 20);
 	const uint64_t index_bytes = (uint64_t)r->frame_count * BPI_TRACE_INDEX_ENTRY_BYTES;
-	if (r->index_offset < BPI_TRACE_HEADER_BYTES ||
-		r->index_offset + index_bytes + BPI_TRACE_TRAILER_BYTES != size)
+	const uint64_t after_header = size - BPI_TRACE_HEADER_BYTES - BPI_TRACE_TRAILER_BYTES;
+	if (index_bytes > after_header)
 		return bpi_trace_reader_fail(r, BP_ERR_PARSE,
-			"trailer: an index of %u frames at offset %llu does not end where the trailer starts (%llu bytes "
-			"in all): truncated or corrupt", r->frame_count, (unsigned long long)r->index_offset,
-			(unsigned long long)size);
+			"trailer: frame_count %u needs an index of %llu bytes; the file holds %llu between its header and "
+			"trailer: corrupt", r->frame_count, (unsigned long long)index_bytes, (unsigned long long)after_header);
+	const uint64_t index_start = size - BPI_TRACE_TRAILER_BYTES - index_bytes;
+	if (r->index_offset != index_start)
+		return bpi_trace_reader_fail(r, BP_ERR_PARSE,
+			"trailer: index_offset %llu, where an index of frame_count %u frames ending at the trailer starts at "
+			"%llu: truncated or corrupt", (unsigned long long)r->index_offset, r->frame_count,
+			(unsigned long long)index_start);
+	return BP_OK;
+}
+
+/// The counts the index checksum covers, checked against what the records before the index
+/// can hold, so that no reader or host sizes anything by a count the file cannot reach: each
+/// frame takes at least an empty record, and each entity live at once a create somewhere.
+static bp_status check_counts(bp_trace_reader *r)
+{
+	const uint64_t records = r->index_offset - BPI_TRACE_HEADER_BYTES;
+	const uint64_t frame_room = records / BPI_TRACE_FRAME_LEAST_BYTES;
+	if (r->frame_count > frame_room)
+		return bpi_trace_reader_fail(r, BP_ERR_PARSE,
+			"trailer: frame_count %u; the %llu bytes of records hold at most %llu frames: corrupt", r->frame_count,
+			(unsigned long long)records, (unsigned long long)frame_room);
+	const uint64_t payload = records - (uint64_t)r->frame_count * BPI_TRACE_FRAME_LEAST_BYTES;
+	const uint64_t create_room = payload / bpi_trace_create_bytes((uint64_t)r->dims, r->layer_words);
+	if (r->max_entities > create_room)
+		return bpi_trace_reader_fail(r, BP_ERR_PARSE,
+			"trailer: max_entities %u; the records create at most %llu entities in the layout of version %u "
+			"with dims %d: corrupt", r->max_entities, (unsigned long long)create_room, r->version, r->dims);
+	return BP_OK;
+}
+
+/// Whether the writer puts a keyframe after frame k (docs/trace.md, Keyframe record).
+static bool keyframe_expected(const bp_trace_reader *r, uint32_t k)
+{
+	return r->keyframe_interval && k > 0 && k % r->keyframe_interval == 0;
+}
+
+/// Records lie end to end from the header to the index, each keyframe right after its frame:
+/// offsets start at the header and step by at least a record's least size, and the keyframes
+/// are where keyframe_interval puts them. Each record's exact size is checked when it is read.
+static bp_status check_offsets(bp_trace_reader *r)
+{
+	if (r->frame_count == 0 && r->index_offset != BPI_TRACE_HEADER_BYTES)
+		return bpi_trace_reader_fail(r, BP_ERR_PARSE,
+			"trailer: no frame, yet index_offset %llu leaves bytes after the header: corrupt",
+			(unsigned long long)r->index_offset);
+	uint64_t next = BPI_TRACE_HEADER_BYTES; // where the next record starts at the earliest
+	for (uint32_t k = 0; k < r->frame_count; ++k) {
+		const uint64_t record = r->index.data[2 * (size_t)k], key = r->index.data[2 * (size_t)k + 1];
+		const bool placed = k == 0 ? record == BPI_TRACE_HEADER_BYTES : record >= next;
+		if (!placed || record > r->index_offset - BPI_TRACE_FRAME_LEAST_BYTES)
+			return bpi_trace_reader_fail(r, BP_ERR_PARSE, "index: frame %u: offset %llu out of order", k,
+				(unsigned long long)record);
+		next = record + BPI_TRACE_FRAME_LEAST_BYTES;
+		if ((key != 0) != keyframe_expected(r, k))
+			return bpi_trace_reader_fail(r, BP_ERR_PARSE, "index: frame %u has %s keyframe; keyframe_interval %u %s",
+				k, key ? "a" : "no", r->keyframe_interval, key ? "puts none there" : "puts one there");
+		if (key && (key < next || key > r->index_offset - BPI_TRACE_KEYFRAME_LEAST_BYTES))
+			return bpi_trace_reader_fail(r, BP_ERR_PARSE, "index: keyframe %u: offset %llu out of order", k,
+				(unsigned long long)key);
+		if (key)
+			next = key + BPI_TRACE_KEYFRAME_LEAST_BYTES;
+	}
 	return BP_OK;
 }
 
@@ -122,20 +193,13 @@ static bp_status read_index(bp_trace_reader *r)
 	uint32_t hash = bpi_trace_fnv(BPI_TRACE_FNV_OFFSET, r->record.data, bytes);
 	if (bpi_trace_fnv(hash, words, sizeof words) != expected_hash)
 		return bpi_trace_reader_fail(r, BP_ERR_PARSE, "index: checksum mismatch: the file is corrupt");
+	if ((status = check_counts(r)) != BP_OK)
+		return status;
 	if (!bpi_array_reserve(&r->index, 2 * (size_t)r->frame_count))
 		return bpi_trace_reader_fail(r, BP_ERR_OUT_OF_MEMORY, "index: out of memory");
-	uint64_t end = BPI_TRACE_HEADER_BYTES;
-	for (uint32_t k = 0; k < r->frame_count; ++k) {
-		uint64_t record = bpi_trace_get64(r->record.data + 16 * (size_t)k);
-		uint64_t key = bpi_trace_get64(r->record.data + 16 * (size_t)k + 8);
-		if (record < end || record >= r->index_offset || (key && (key <= record || key >= r->index_offset)))
-			return bpi_trace_reader_fail(r, BP_ERR_PARSE, "index: frame %u: offsets %llu, %llu out of order",
-				k, (unsigned long long)record, (unsigned long long)key);
-		end = (key ? key : record) + 4;
-		r->index.data[2 * (size_t)k] = record;
-		r->index.data[2 * (size_t)k + 1] = key;
-	}
-	return BP_OK;
+	for (size_t i = 0; i < 2 * (size_t)r->frame_count; ++i)
+		r->index.data[i] = bpi_trace_get64(r->record.data + 8 * i);
+	return check_offsets(r);
 }
 
 bp_status bp_trace_reader_open(const char *path, bp_trace_reader **out)
@@ -161,10 +225,12 @@ bp_status bp_trace_reader_open(const char *path, bp_trace_reader **out)
 	if (status == BP_OK && (fseeko(r->file, 0, SEEK_END) != 0 || (size = ftello(r->file)) < 0))
 		status = bpi_trace_reader_fail(r, BP_ERR_IO, "cannot find its size: %s", strerror(errno));
 	if (status == BP_OK)
-		status = read_header_and_trailer(r, (uint64_t)size);
+		status = read_header(r, (uint64_t)size);
+	if (status == BP_OK)
+		status = read_trailer(r, (uint64_t)size);
 	if (status == BP_OK)
 		status = read_index(r);
-	r->state.dims = r->dims;
+	r->state.dims = r->before.dims = r->dims;
 	if (status == BP_OK && !bpi_trace_state_reserve(&r->state, 0))
 		status = bpi_trace_reader_fail(r, BP_ERR_OUT_OF_MEMORY, "out of memory");
 	if (status != BP_OK) {
@@ -190,34 +256,6 @@ uint32_t bp_trace_reader_position(const bp_trace_reader *r) { return r ? r->posi
 
 // ---- records --------------------------------------------------------------------------
 
-/// Reads the record at `offset` whose head has `head_words` words (the last `count_words` of
-/// them counts), checking tag, frame, size and checksum; the payload starts at r->record.data +
-/// 4 * head_words.
-static bp_status read_record(bp_trace_reader *r, uint64_t offset, uint32_t tag, uint32_t k, uint32_t head_words,
-	const char *what, uint64_t (*words_of)(const bp_trace_reader *, const uint8_t *head))
-{
-	const size_t head = 4 * (size_t)head_words;
-	if (offset + head > r->index_offset)
-		return bpi_trace_reader_fail(r, BP_ERR_PARSE, "%s %u: truncated: its head passes the index", what, k);
-	bp_status status = read_at(r, offset, head, what);
-	if (status != BP_OK)
-		return status;
-	if (bpi_trace_get32(r->record.data) != tag || bpi_trace_get32(r->record.data + 4) != k)
-		return bpi_trace_reader_fail(r, BP_ERR_PARSE, "%s %u: the record at offset %llu is not this %s: corrupt",
-			what, k, (unsigned long long)offset, what);
-	const uint64_t size = head + 4 * words_of(r, r->record.data) + 4;
-	if (size > r->index_offset - offset)
-		return bpi_trace_reader_fail(r, BP_ERR_PARSE,
-			"%s %u: its counts say %llu bytes, more than the file holds before the index: corrupt", what, k,
-			(unsigned long long)size);
-	if ((status = read_at(r, offset, (size_t)size, what)) != BP_OK)
-		return status;
-	if (bpi_trace_fnv(BPI_TRACE_FNV_OFFSET, r->record.data, (size_t)size - 4) !=
-		bpi_trace_get32(r->record.data + size - 4))
-		return bpi_trace_reader_fail(r, BP_ERR_PARSE, "%s %u: checksum mismatch: the file is corrupt", what, k);
-	return BP_OK;
-}
-
 static uint64_t frame_words(const bp_trace_reader *r, const uint8_t *head)
 {
 	return bpi_trace_frame_words((uint64_t)r->dims, r->layer_words, bpi_trace_get32(head + 8),
@@ -227,6 +265,57 @@ static uint64_t frame_words(const bp_trace_reader *r, const uint8_t *head)
 static uint64_t keyframe_words(const bp_trace_reader *r, const uint8_t *head)
 {
 	return (uint64_t)bpi_trace_get32(head + 8) * (bpi_trace_entity_words(r->layer_words) + 2 * (uint64_t)r->dims);
+}
+
+/// A frame record or a keyframe record: its tag, its head (the last words of which count its
+/// payload), and its column in an index entry.
+typedef struct record_kind {
+	const char *name;
+	uint32_t tag, head_words;
+	uint64_t (*payload_words)(const bp_trace_reader *r, const uint8_t *head);
+	size_t index_column;
+} record_kind;
+
+static const record_kind frame_record = {"frame", BPI_TRACE_FRAME_TAG, BPI_TRACE_FRAME_HEAD_WORDS, frame_words, 0};
+static const record_kind keyframe_record = {"keyframe", BPI_TRACE_KEYFRAME_TAG, BPI_TRACE_KEYFRAME_HEAD_WORDS,
+	keyframe_words, 1};
+
+/// Where a record of frame k ends: records lie end to end, so at the next one the index
+/// names, or at the index after the last.
+static uint64_t record_end(const bp_trace_reader *r, uint32_t k, const record_kind *kind)
+{
+	const uint64_t *entry = r->index.data + 2 * (size_t)k;
+	if (kind->index_column == 0 && entry[1])
+		return entry[1];
+	return k + 1 < r->frame_count ? entry[2] : r->index_offset;
+}
+
+/// Reads frame k's record of `kind` into r->record, checking its tag, frame number, size and
+/// checksum; the payload starts at r->record.data + 4 * kind->head_words. A size that differs
+/// from the room the index gives it is a damaged count, or a header whose version or dims
+/// are not those the file was written with.
+static bp_status read_record(bp_trace_reader *r, uint32_t k, const record_kind *kind)
+{
+	const uint64_t offset = r->index.data[2 * (size_t)k + kind->index_column], end = record_end(r, k, kind);
+	const size_t head = 4 * (size_t)kind->head_words; // check_offsets leaves room for it
+	bp_status status = read_at(r, offset, head, kind->name);
+	if (status != BP_OK)
+		return status;
+	if (bpi_trace_get32(r->record.data) != kind->tag || bpi_trace_get32(r->record.data + 4) != k)
+		return bpi_trace_reader_fail(r, BP_ERR_PARSE, "%s %u: the record at offset %llu is not this %s: corrupt",
+			kind->name, k, (unsigned long long)offset, kind->name);
+	const uint64_t size = head + 4 * kind->payload_words(r, r->record.data) + 4;
+	if (size != end - offset)
+		return bpi_trace_reader_fail(r, BP_ERR_PARSE,
+			"%s %u: its counts make %llu bytes in the layout of version %u with dims %d, where the index leaves "
+			"%llu: corrupt", kind->name, k, (unsigned long long)size, r->version, r->dims,
+			(unsigned long long)(end - offset));
+	if ((status = read_at(r, offset, (size_t)size, kind->name)) != BP_OK)
+		return status;
+	if (bpi_trace_fnv(BPI_TRACE_FNV_OFFSET, r->record.data, (size_t)size - 4) !=
+		bpi_trace_get32(r->record.data + size - 4))
+		return bpi_trace_reader_fail(r, BP_ERR_PARSE, "%s %u: checksum mismatch: the file is corrupt", kind->name, k);
+	return BP_OK;
 }
 
 /// Element i of the `layer_words` columns of n words at p: a low word, then (version 2 on)
@@ -323,8 +412,7 @@ bp_status bp_trace_reader_read(bp_trace_reader *r, uint32_t k, bp_trace_frame *o
 	r->applied = false;
 	if (k >= r->frame_count)
 		return bpi_trace_reader_fail(r, BP_ERR_OUT_OF_RANGE, "frame %u: the trace has %u frames", k, r->frame_count);
-	bp_status status = read_record(r, r->index.data[2 * (size_t)k], BPI_TRACE_FRAME_TAG, k,
-		BPI_TRACE_FRAME_HEAD_WORDS, "frame", frame_words);
+	bp_status status = read_record(r, k, &frame_record);
 	if (status == BP_OK)
 		status = decode_frame(r, k);
 	if (status == BP_OK)
@@ -369,6 +457,12 @@ static bp_status check_against_state(bp_trace_reader *r)
 			return bpi_trace_reader_fail(r, BP_ERR_PARSE, "frame %u: %s[%u]: id %u is not live", f->index,
 				set ? "sets" : "moves", j, id);
 	}
+	// Destroys are live and listed once here, so they do not outnumber the live entities.
+	const uint64_t live_after = (uint64_t)s->count - f->destroy_count + f->create_count;
+	if (live_after > r->max_entities)
+		return bpi_trace_reader_fail(r, BP_ERR_PARSE,
+			"frame %u: %llu entities live after it, more than the trailer's max_entities %u: corrupt", f->index,
+			(unsigned long long)live_after, r->max_entities);
 	const uint64_t live = (uint64_t)s->count + f->create_count;
 	if (live > UINT32_MAX || !bpi_trace_state_reserve(s, (uint32_t)live) ||
 		!bpi_array_reserve(&r->destroy_dense, f->destroy_count) || !bpi_array_reserve(&r->set_dense, f->set_count) ||
@@ -434,11 +528,14 @@ bp_status bp_trace_reader_next(bp_trace_reader *r, bp_trace_frame *out)
 /// Replaces the state by keyframe k's.
 static bp_status load_keyframe(bp_trace_reader *r, uint32_t k)
 {
-	bp_status status = read_record(r, r->index.data[2 * (size_t)k + 1], BPI_TRACE_KEYFRAME_TAG, k,
-		BPI_TRACE_KEYFRAME_HEAD_WORDS, "keyframe", keyframe_words);
+	bp_status status = read_record(r, k, &keyframe_record);
 	if (status != BP_OK)
 		return status;
 	const uint32_t count = bpi_trace_get32(r->record.data + 8);
+	if (count > r->max_entities)
+		return bpi_trace_reader_fail(r, BP_ERR_PARSE,
+			"keyframe %u: %u entities live, more than the trailer's max_entities %u: corrupt", k, count,
+			r->max_entities);
 	bpi_trace_state *s = &r->state;
 	bpi_trace_state_clear(s);
 	if (!bpi_array_reserve(&r->creates, count) || !bpi_trace_state_reserve(s, count))
@@ -459,6 +556,26 @@ static bp_status load_keyframe(bp_trace_reader *r, uint32_t k)
 	return BP_OK;
 }
 
+/// The last frame at or before k with a keyframe after it, or 0 (frame 0 starts from nothing).
+static uint32_t last_keyframe_at_or_before(const bp_trace_reader *r, uint32_t k)
+{
+	while (k > 0 && r->index.data[2 * (size_t)k + 1] == 0)
+		--k;
+	return k;
+}
+
+/// Sets the state aside in r->before, for a failed seek to go back to, and leaves in r->state
+/// where the seek starts: a copy of it when `from_here`, else no entity.
+static bool set_state_aside(bp_trace_reader *r, bool from_here)
+{
+	if (from_here && !bpi_trace_state_copy(&r->before, &r->state))
+		return false;
+	bpi_trace_state_swap(&r->before, &r->state);
+	if (!from_here)
+		bpi_trace_state_clear(&r->state);
+	return true;
+}
+
 bp_status bp_trace_reader_seek(bp_trace_reader *r, uint32_t k)
 {
 	if (!r)
@@ -466,26 +583,25 @@ bp_status bp_trace_reader_seek(bp_trace_reader *r, uint32_t k)
 	r->applied = false;
 	if (k >= r->frame_count)
 		return bpi_trace_reader_fail(r, BP_ERR_OUT_OF_RANGE, "frame %u: the trace has %u frames", k, r->frame_count);
-	uint32_t key = k;
-	while (key > 0 && r->index.data[2 * (size_t)key + 1] == 0)
-		--key;
-	const bool here_is_nearer = r->position > 0 && r->position - 1 <= k && r->position - 1 >= key;
+	if (r->position == k + 1)
+		return BP_OK;
+	const uint32_t key = last_keyframe_at_or_before(r, k), position = r->position;
+	const bool from_here = position > 0 && position - 1 <= k && position - 1 >= key;
+	if (!set_state_aside(r, from_here))
+		return bpi_trace_reader_fail(r, BP_ERR_OUT_OF_MEMORY, "seek to frame %u: out of memory", k);
 	bp_status status = BP_OK;
-	if (!here_is_nearer) {
-		if (key > 0) {
+	if (!from_here) {
+		r->position = 0;
+		if (key > 0)
 			status = load_keyframe(r, key);
-		} else {
-			bpi_trace_state_clear(&r->state);
-			r->position = 0;
-		}
 	}
 	bp_trace_frame frame;
 	while (status == BP_OK && r->position <= k)
 		status = bp_trace_reader_next(r, &frame);
 	r->applied = false;
 	if (status != BP_OK) {
-		bpi_trace_state_clear(&r->state);
-		r->position = 0;
+		bpi_trace_state_swap(&r->before, &r->state);
+		r->position = position;
 	}
 	return status;
 }

@@ -10,6 +10,7 @@
 struct bp_trace_reader {
 	FILE *file;
 	int dims;
+	uint32_t version;
 	uint32_t layer_words; ///< bpi_trace_layer_words of the file's version
 	uint32_t frame_count;
 	uint32_t max_entities;
@@ -28,6 +29,7 @@ struct bp_trace_reader {
 	uint32_t position;
 	uint32_t epoch; ///< marks destroys in state.stamp while a frame is checked
 	bpi_trace_state state;
+	bpi_trace_state before; ///< the state a seek started from, for a failed one to go back to
 	bool applied;         ///< `frame` is the frame bp_trace_reader_next applied last
 	uint32_t count_before; ///< live entities before it
 	BPI_ARRAY(uint32_t) destroy_dense; ///< dense index of each destroy when it happened

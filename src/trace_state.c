@@ -4,6 +4,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static _Thread_local char open_error[BPI_TRACE_OPEN_ERROR_BYTES];
 
@@ -39,6 +40,43 @@ void bpi_trace_state_clear(bpi_trace_state *s)
 	s->count = 0;
 	for (size_t i = 0; i < s->slot_count; ++i)
 		s->slots.data[i] = 0;
+}
+
+/// memcpy, which may not be handed the NULL data of an array that never held anything.
+static void copy_bytes(void *to, const void *from, size_t bytes)
+{
+	if (bytes)
+		memcpy(to, from, bytes);
+}
+
+bool bpi_trace_state_copy(bpi_trace_state *to, const bpi_trace_state *from)
+{
+	to->dims = from->dims;
+	bpi_trace_state_clear(to);
+	if (!bpi_trace_state_reserve(to, from->count) || !bpi_array_reserve(&to->slots, from->slot_count))
+		return false;
+	const size_t n = from->count;
+	copy_bytes(to->ids.data, from->ids.data, n * sizeof *from->ids.data);
+	copy_bytes(to->category.data, from->category.data, n * sizeof *from->category.data);
+	copy_bytes(to->mask.data, from->mask.data, n * sizeof *from->mask.data);
+	copy_bytes(to->stamp.data, from->stamp.data, n * sizeof *from->stamp.data);
+	copy_bytes(to->kind.data, from->kind.data, n * sizeof *from->kind.data);
+	copy_bytes(to->shape.data, from->shape.data, n * sizeof *from->shape.data);
+	for (int a = 0; a < from->dims; ++a) {
+		copy_bytes(to->min[a].data, from->min[a].data, n * sizeof *from->min[a].data);
+		copy_bytes(to->max[a].data, from->max[a].data, n * sizeof *from->max[a].data);
+	}
+	copy_bytes(to->slots.data, from->slots.data, from->slot_count * sizeof *from->slots.data);
+	to->slot_count = from->slot_count;
+	to->count = from->count;
+	return true;
+}
+
+void bpi_trace_state_swap(bpi_trace_state *a, bpi_trace_state *b)
+{
+	const bpi_trace_state t = *a;
+	*a = *b;
+	*b = t;
 }
 
 /// Rebuilds the table with `slot_count` slots (a power of two above count).

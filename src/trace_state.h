@@ -33,6 +33,10 @@ char *bpi_trace_open_error(void);
 void bpi_trace_state_free(bpi_trace_state *s);
 /// Drops every entity (storage kept).
 void bpi_trace_state_clear(bpi_trace_state *s);
+/// Makes `to` a copy of `from`, reusing its storage; false (`to` left empty) when memory runs out.
+bool bpi_trace_state_copy(bpi_trace_state *to, const bpi_trace_state *from);
+/// Exchanges two states, storage and all.
+void bpi_trace_state_swap(bpi_trace_state *a, bpi_trace_state *b);
 /// Room for `count` entities; false (state unchanged) when memory runs out.
 bool bpi_trace_state_reserve(bpi_trace_state *s, uint32_t count);
 /// Dense index of a live id, or BPI_TRACE_NONE.

@@ -12,9 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "capped_heap.h"
 #include "cli.h"
 #include "cli_runner.h"
 #include "tmpfiles.h"
+#include "trace_bytes.h"
 #include "trace_history.h"
 
 static void make_tmp_dir(void) { test_tmp_dir_make("bp_cli_trace_"); }
@@ -321,4 +323,56 @@ Test(cli_trace, damaged_traces_and_misuse_are_refused)
 		cr_assert(strstr(c.err, misuse[i].says), "'%s' does not say '%s'", c.err, misuse[i].says);
 		result_free(&c);
 	}
+}
+
+// The tracker's trace: valid but for a trailer whose max_entities says 0xFFFFFFFF (checksum
+// matched). Every command that made a world from it asked for 4,294,967,294 entities; now the
+// reader refuses it on open, and no command allocates more than a small trace needs.
+Test(cli_trace, a_max_entities_no_record_could_create_is_refused_by_every_command)
+{
+	capped_heap_install(INT64_C(256) << 20);
+	const char *path = test_tmp_path("rec.bpt");
+	cli_result r = BP("record", "--n", "300", "--frames", "12", "--moving", "0.2", "--churn", "0.05", "-o", path);
+	expect_code(&r, 0, "record");
+	result_free(&r);
+	size_t size;
+	uint8_t *bytes = (uint8_t *)test_read_file(path, &size);
+	trace_field_set(bytes, size, trace_field_named("max_entities"), UINT32_MAX);
+	FILE *f = fopen(path, "wb");
+	cr_assert(f && fwrite(bytes, 1, size, f) == size && fclose(f) == 0);
+	free(bytes);
+	capped_heap_reset();
+	const char *commands[][5] = {{"bp", "pairs", path, "--frame", "5"}, {"bp", "verify", path, NULL},
+		{"bp", "verify", path, "--frame", "5"}, {"bp", "frames", "--replay", path, NULL}};
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; ++i) {
+		int argc = 0;
+		while (argc < 5 && commands[i][argc])
+			++argc;
+		cli_result c = run_bp_args(argc, commands[i]);
+		expect_code(&c, 2, commands[i][1]);
+		cr_assert(strstr(c.err, "trailer: max_entities 4294967295"), "%s", c.err);
+		result_free(&c);
+	}
+	cr_assert_eq(capped_heap_refusals(), 0, "an allocation past 256 MiB was asked for");
+	cr_assert_eq(bp_allocated_bytes(), 0);
+	capped_heap_remove();
+}
+
+// A world made for a trace is sized by the entities the reader holds: none before the first
+// frame, the state's after a seek; the trailer's count is a claim about frames not yet read.
+Test(cli_trace, worlds_are_sized_from_what_the_reader_holds)
+{
+	const char *path = test_tmp_path("sized.bpt");
+	trace_history h;
+	trace_history_write(path, 2, 40, 6, 2, 3, &h);
+	bp_trace_reader *reader = NULL;
+	cr_assert_eq(bp_trace_reader_open(path, &reader), BP_OK, "%s", bp_trace_open_error());
+	const bp_world_def settings = bp_world_def_default();
+	bp_world_def def = cli_trace_world_def(reader, &settings);
+	cr_assert(def.dims == 2 && def.capacity == 0, "dims %d, capacity %u", def.dims, def.capacity);
+	cr_assert_eq(bp_trace_reader_seek(reader, 4), BP_OK, "%s", bp_trace_reader_error(reader));
+	def = cli_trace_world_def(reader, &settings);
+	cr_assert_eq(def.capacity, h.counts[4]);
+	bp_trace_reader_close(reader);
+	trace_history_free(&h);
 }

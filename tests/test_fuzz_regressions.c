@@ -12,6 +12,9 @@
 #define LLVMFuzzerTestOneInput fuzz_pairs_one
 #include "fuzz/fuzz_pairs.c"
 #undef LLVMFuzzerTestOneInput
+#define LLVMFuzzerTestOneInput fuzz_trace_one
+#include "fuzz/fuzz_trace.c"
+#undef LLVMFuzzerTestOneInput
 
 #include <criterion/criterion.h>
 #include <dirent.h>
@@ -57,6 +60,15 @@ Test(fuzz_regressions, corpus_api, .timeout = 120)
 Test(fuzz_regressions, corpus_pairs, .timeout = 120)
 {
 	cr_assert_geq(replay_corpus("fuzz_pairs", fuzz_pairs_one), 5);
+}
+
+// Among the seeds: regress-trace-max-entities-ffffffff.bpt, whose trailer says 0xFFFFFFFF
+// entities (checksum matched), which the reader opened and a world sized by it could not be
+// made; and regress-trace-seek-through-damage.bpt, whose frame 5 is damaged, through which a
+// seek failed and left the reader before frame 0 rather than where it was.
+Test(fuzz_regressions, corpus_trace, .timeout = 300)
+{
+	cr_assert_geq(replay_corpus("fuzz_trace", fuzz_trace_one), 5);
 }
 
 // fuzz_pairs, the empty input: a world of 0 entities stepped with every algorithm.

@@ -94,7 +94,9 @@ typedef struct bp_trace_reader bp_trace_reader;
 typedef struct bp_trace_info {
 	int dims;
 	uint32_t frame_count;
-	uint32_t max_entities;      ///< the most entities live at once
+	/// The most entities live at once, as the trailer says: never more than the file's
+	/// records can create (checked on open); a frame or keyframe read that passes it is refused.
+	uint32_t max_entities;
 	uint32_t keyframe_interval; ///< as written
 } bp_trace_info;
 
@@ -125,7 +127,8 @@ typedef struct bp_trace_state {
 } bp_trace_state;
 
 /// Opens a trace and reads its header, trailer and frame index (not its frames). Checks
-/// the magic, version, dimension, that the file is whole, and the index's checksum.
+/// every header and trailer field against the file before anything is sized by one
+/// (docs/trace.md, Header and trailer fields), and the index's checksum and offsets.
 BP_API bp_status bp_trace_reader_open(const char *path, bp_trace_reader **out);
 BP_API void bp_trace_reader_close(bp_trace_reader *reader);
 BP_API bp_trace_info bp_trace_reader_info(const bp_trace_reader *reader);
@@ -142,8 +145,10 @@ BP_API uint32_t bp_trace_reader_position(const bp_trace_reader *reader);
 /// error the state stays as it was. BP_ERR_OUT_OF_RANGE after the last frame.
 BP_API bp_status bp_trace_reader_next(bp_trace_reader *reader, bp_trace_frame *out);
 /// Moves to the state after frame k: from the last keyframe at or before k (or from where
-/// the reader is, when that is nearer), decoding only the frames between. On an error the
-/// reader is back before frame 0 (position 0, no entity).
+/// the reader is, when that is nearer), decoding only the frames between. On an error
+/// (BP_ERR_OUT_OF_RANGE when k is not below frame_count, BP_ERR_PARSE for a damaged record
+/// on the way) the position and state stay as they were. Done or not, a seek leaves no frame
+/// for bp_trace_reader_apply until the next bp_trace_reader_next.
 BP_API bp_status bp_trace_reader_seek(bp_trace_reader *reader, uint32_t k);
 /// The live entities after the last frame applied (count 0 before the first).
 BP_API bp_trace_state bp_trace_reader_state(const bp_trace_reader *reader);

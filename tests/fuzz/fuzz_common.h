@@ -49,9 +49,15 @@ static inline uint32_t fuzz_u32(fuzz_reader *r)
 	return v;
 }
 
+/// When nonzero, fuzz_alloc refuses a block larger than this: a target that reads counts from
+/// its input sets it, so that a count sizing memory fails as a check rather than by overcommit.
+static size_t fuzz_block_limit;
+
 static void *fuzz_alloc(size_t size, size_t align, void *user)
 {
 	(void)user;
+	if (fuzz_block_limit && size > fuzz_block_limit)
+		return NULL;
 	if (align < sizeof(void *))
 		align = sizeof(void *);
 	void *ptr = NULL;

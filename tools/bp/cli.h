@@ -114,7 +114,8 @@ int cli_world_from_scene_def(const char *command, const bp_scene *scene, uint32_
 bool cli_is_trace(const char *path);
 /// Opens a trace; on failure prints "PROGRAM COMMAND: <why>" and returns the exit code.
 int cli_open_trace(const char *command, const char *path, bp_trace_reader **out, FILE *err);
-/// The world settings `def` (dims taken from the trace, capacity its most entities).
+/// The world settings `def`, dims taken from the trace and capacity from the entities the
+/// reader holds now (none before the first frame), never from a count the trailer claims.
 bp_world_def cli_trace_world_def(const bp_trace_reader *reader, const bp_world_def *def);
 /// A world holding frame `frame` of a trace, read through its index and nearest keyframe;
 /// *ids (free it) maps the world's dense indices to trace ids.

@@ -27,10 +27,10 @@ int cli_open_trace(const char *command, const char *path, bp_trace_reader **out,
 
 bp_world_def cli_trace_world_def(const bp_trace_reader *reader, const bp_world_def *settings)
 {
-	bp_trace_info info = bp_trace_reader_info(reader);
 	bp_world_def def = *settings;
-	def.dims = info.dims;
-	def.capacity = info.max_entities;
+	def.dims = bp_trace_reader_info(reader).dims;
+	// What the reader holds, not the trailer's max_entities: a world grows as frames come.
+	def.capacity = bp_trace_reader_state(reader).count;
 	return def;
 }
 
@@ -50,9 +50,9 @@ int cli_world_from_trace(const char *command, const char *path, uint32_t frame, 
 		bp_trace_reader_close(reader);
 		return CLI_EXIT_USAGE;
 	}
-	bp_world_def def = cli_trace_world_def(reader, settings);
 	bp_status status = bp_trace_reader_seek(reader, frame);
 	const char *why = bp_trace_reader_error(reader);
+	bp_world_def def = cli_trace_world_def(reader, settings);
 	if (status == BP_OK && (status = bp_world_create(&def, out)) != BP_OK)
 		why = bp_world_create_error();
 	if (status == BP_OK && (status = bp_trace_reader_load(reader, *out)) != BP_OK)
