@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # Profiling support (docs/design.md "Observability"): USDT probes, optional Intel ITT markup for VTune, and frame
 # pointers in RelWithDebInfo. Included from the top CMakeLists.txt once bp_objects exists.
-# Release flags are untouched; with BP_USDT and BP_WITH_ITT off, src/probes.h expands to nothing.
+# Release flags are untouched; with BP_USDT and BP_WITH_ITT off, src/base/probes.h expands to nothing.
 include(CheckIncludeFile)
 include(CheckCCompilerFlag)
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # Which machine a results directory came from: CPU model and vector units, the pair finder's
-# build that runs there (src/cells.h: AVX2 + FMA + BMI2 take the x86-64-v3 build, AVX-512
+# build that runs there (src/algorithms/cells.h: AVX2 + FMA + BMI2 take the x86-64-v3 build, AVX-512
 # F/VL/BW/DQ on top the v4 one), caches, cores, memory, kernel and compiler.
 # Usage: perf/machine.sh [OUT]   (default: standard output)
 set -euo pipefail

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The canonical pair sort (src/pairs_sort.c) on lists from sparse to dense: random pairs of
+// The canonical pair sort (src/parallel/pairs_sort.c) on lists from sparse to dense: random pairs of
 // entities below --entities, from a few active entities' pairs among a million to a full
 // step's. Each list is sorted three ways in the same run: as the sort chooses, forced by
 // buckets of lo, and forced by LSD, so the rule that picks between the two is measured
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "pairs.h"
+#include "parallel/pairs.h"
 #include "timing.h"
 
 enum { MAX_RUNS = 31, WAYS = 3 };

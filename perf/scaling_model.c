@@ -2,7 +2,7 @@
 // bp_perf_scaling_model: what a full grid step of N uniform 3D boxes should take on p threads,
 // from what this machine can measure on one. Per stage (build, find, merge):
 //   - its loops' serial work, each loop split by its own chunk count: a loop of c chunks on
-//     p threads takes ceil(c / p) / c of its time (the loop clock of src/parallel.h, read
+//     p threads takes ceil(c / p) / c of its time (the loop clock of src/parallel/parallel.h, read
 //     while every loop runs inline on the caller through a 64-worker host task system, so
 //     the code takes its many-thread paths);
 //   - its serial part: the stage's time less its loops';
@@ -19,14 +19,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "parallel.h"
-#include "probes.h"
+#include "parallel/parallel.h"
+#include "base/probes.h"
 #include "timing.h"
 
 enum { RUNS = 7, STAGES = BPI_LOOP_CLOCK_STAGES, MODEL_WIDTHS = BPI_LOOP_CLOCK_WIDTHS + 1 };
 
 /// Bytes a stage reads and writes, per entity and per pair, from the grid's data flow
-/// (src/cells_build.c, cells_find.c, pairs.c): build reads the bounds twice (statistics,
+/// (src/algorithms/cells_build.c, cells_find.c, pairs.c): build reads the bounds twice (statistics,
 /// keys: 2 x 24), writes and reads a key and level (6 + 6), the counting sort reads the
 /// keys and bounds again and writes a 32-byte record (4 + 24 + 32), and its bucket starts
 /// (~1 per entity, 4 + 4); find reads each record about twice (its own row and the rows

@@ -63,7 +63,7 @@ if(BP_FUZZ)
   include(${CMAKE_CURRENT_SOURCE_DIR}/fuzz/fuzz.cmake)
 endif()
 
-# USDT probes (src/probes.h, cmake/profiling.cmake): readelf -n must show every broadphase
+# USDT probes (src/base/probes.h, cmake/profiling.cmake): readelf -n must show every broadphase
 # probe in the shared library and in bp (which links the static one). Skipped when BP_USDT is off.
 set(bp_probe_files $<TARGET_FILE:broadphase>)
 if(BP_BUILD_TOOLS)

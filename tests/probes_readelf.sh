@@ -1,6 +1,6 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Checks that the built binaries carry the USDT notes of src/probes.h: `readelf -n` must list a
+# Checks that the built binaries carry the USDT notes of src/base/probes.h: `readelf -n` must list a
 # stapsdt note with provider broadphase for every probe name, and no other broadphase probe.
 # Usage: probes_readelf.sh ON|OFF FILE...   (the first argument is BP_USDT; OFF skips: exit 77)
 set -eu
@@ -15,7 +15,7 @@ ON | on | 1 | TRUE | true | YES | yes) ;;
 esac
 command -v readelf >/dev/null || { echo "readelf not found" >&2; exit 1; }
 
-# Every probe the library defines (src/probes.h lists them with their arguments).
+# Every probe the library defines (src/base/probes.h lists them with their arguments).
 expected="acquire build_begin find_pairs_begin find_pairs_end frame_begin frame_end publish release
 stage_begin stage_end submit"
 
@@ -45,13 +45,13 @@ for file in "$@"; do
 		case " $(printf '%s ' $expected)" in
 		*" $name "*) ;;
 		*)
-			echo "FAIL $file: unexpected probe broadphase:$name (add it to this list and src/probes.h)" >&2
+			echo "FAIL $file: unexpected probe broadphase:$name (add it to this list and src/base/probes.h)" >&2
 			status=1
 			;;
 		esac
 	done
 	# perf 6.1 drops every argument of a probe with an immediate ("N@$value") argument;
-	# src/probes.h sets STAP_SDT_ARG_CONSTRAINT so that none is.
+	# src/base/probes.h sets STAP_SDT_ARG_CONSTRAINT so that none is.
 	immediates=$(readelf -n "$file" | awk '/Provider:/ { ours = ($2 == "broadphase") }
 		ours && /Arguments:/ && /@\$/ { n++ } END { print n + 0 }')
 	if [ "$immediates" -ne 0 ]; then

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core.h"
-#include "incremental.h" // bpi_set_settle_min
+#include "base/core.h"
+#include "incremental/incremental.h" // bpi_set_settle_min
 #include "oracle.h"
 #include "sanitizer_heap.h"
 

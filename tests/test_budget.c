@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "budget.h"
+#include "parallel/budget.h"
 #include "oracle.h"
-#include "view.h"  // src/view.h: a frame's arrays and its pool's budget
-#include "world.h" // src/world.h: the world's budget and indexes, for the exact count
+#include "view/view.h"  // src/view/view.h: a frame's arrays and its pool's budget
+#include "world/world_data.h" // src/world/world_data.h: the world's budget and indexes, for the exact count
 
 // ---- an allocator that counts, and refuses on request -------------------------
 

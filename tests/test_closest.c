@@ -7,8 +7,8 @@
 #include <string.h>
 
 #include "cells_fixture.h"
-#include "closest.h"
-#include "pipeline.h"
+#include "algorithms/closest.h"
+#include "algorithms/pipeline.h"
 
 #define ALGO BP_ALGO_CLOSEST
 

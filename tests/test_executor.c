@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "oracle.h"
-#include "workers.h"
+#include "parallel/workers.h"
 
 // Above BP_SERIAL_STEP_ENTITIES, so the default thread count uses its threads too.
 enum { N = 5000, MAX_WORKERS = 8 };

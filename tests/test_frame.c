@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "frame.h" // bpi_world_pause_frames / bpi_world_live_frames test hooks
+#include "world/world_frames.h" // bpi_world_pause_frames / bpi_world_live_frames test hooks
 #include "oracle.h"
 #include "sanitizer_heap.h"
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "incremental.h" // bpi_set_settle_min
+#include "incremental/incremental.h" // bpi_set_settle_min
 #include "oracle.h"
 
 /// memcmp that accepts NULL pointers for zero lengths (views and buffers may hold NULL then).

@@ -73,7 +73,7 @@ Test(fuzz_regressions, corpus_trace, .timeout = 300)
 
 // fuzz_pairs, the empty input: a world of 0 entities stepped with every algorithm.
 // sap built its sweep arrays as offsets from the layout's NULL arrays (NULL + 0 is
-// undefined in C; UBSan: src/sap.c "applying zero offset to null pointer").
+// undefined in C; UBSan: src/algorithms/sap.c "applying zero offset to null pointer").
 Test(fuzz_regressions, pairs_empty_scene, .timeout = 60)
 {
 	fuzz_pairs_one((const uint8_t *)"", 0);
@@ -84,7 +84,7 @@ Test(fuzz_regressions, pairs_empty_scene, .timeout = 60)
 }
 
 // fuzz_api: create a 2D world, then bp_world_set_bounds(world, 0, 0, ...) while it is
-// empty. memcpy to its NULL SoA arrays + 0 was undefined (src/world.c, UBSan).
+// empty. memcpy to its NULL SoA arrays + 0 was undefined (src/world/world_data.c, UBSan).
 // Bytes: op (no world yet: create), world byte 0 (2D, 1 thread, auto), op 5 (bulk set
 // bounds), first 0, count 0.
 Test(fuzz_regressions, api_set_bounds_empty_world, .timeout = 60)
@@ -127,7 +127,7 @@ Test(fuzz_regressions, scene_empty_binary_many_frames, .timeout = 10)
 // fuzz_api (minimized by hand from the finding): grid and hash cannot lay cells over a
 // span that overflows float and return BP_ERR_UNSUPPORTED; AUTO picked grid for such a
 // sparse scene and so failed a step that sap serves. Now AUTO falls back to sap
-// (src/step.c). Scene, 2D: 30000 unit boxes on a 200-wide lattice of pitch 10 (no two
+// (src/step/step.c). Scene, 2D: 30000 unit boxes on a 200-wide lattice of pitch 10 (no two
 // touch: gaps of 9), except that index 0 is the point (-3e38, -3e38), index 1 the box
 // [-3e38, -2.9e38]^2 containing it, index 30 the point (3e38, 3e38) and index 31 the box
 // [2.9e38, 3e38]^2 containing that. So the pairs are exactly (0, 1) and (30, 31). AUTO's

@@ -11,8 +11,8 @@
 #include <string.h>
 
 #include "oracle.h"
-#include "incremental.h" // bpi_set_settle_min
-#include "view.h" // the view's query hierarchy, checked entity by entity
+#include "incremental/incremental.h" // bpi_set_settle_min
+#include "view/view.h" // the view's query hierarchy, checked entity by entity
 
 /// The host's side of a history: a shadow copy of every entity, in dense order,
 /// mirrored by an incremental world and by a world that rebuilds in full.

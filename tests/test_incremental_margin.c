@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "incremental_margin.h" // bpi_set_margin_lead_steps
+#include "incremental/incremental_margin.h" // bpi_set_margin_lead_steps
 #include "oracle.h"
 
 enum { N = 1500 };

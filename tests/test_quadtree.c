@@ -9,8 +9,8 @@
 #include <string.h>
 
 #include "cells_fixture.h"
-#include "quadtree.h"
-#include "world.h"
+#include "algorithms/quadtree.h"
+#include "world/world_data.h"
 
 #define ALGO BP_ALGO_QUADTREE
 

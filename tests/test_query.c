@@ -345,7 +345,7 @@ Test(query, ray_from_inside_3d, .timeout = 30)
 
 // ---- large views: queries through the view's index --------------------------------
 
-#include "view.h" // the view's layout: checks that the index was built and used
+#include "view/view.h" // the view's layout: checks that the index was built and used
 
 /// `n` boxes in a dozen clusters, 95% of extent <= 1 and 5% up to 10, 1 in 16 of
 /// size zero; integer corners when `snap` (exact touching faces). With `huge`,

@@ -7,7 +7,7 @@
 #include <stdlib.h>
 
 #include "query_oracle.h"
-#include "view.h" // the view's layout: whether its hierarchy shares the last frame's rest
+#include "view/view.h" // the view's layout: whether its hierarchy shares the last frame's rest
 
 typedef struct frames_run {
 	oracle_box *boxes; ///< the world's entities in dense order

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The radix sort (src/sort.c) against qsort with an explicit stability tie-break,
+// The radix sort (src/parallel/sort.c) against qsort with an explicit stability tie-break,
 // the float key map against float comparison, and thread-count independence.
 #include <criterion/criterion.h>
 #include <float.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "oracle.h"
-#include "pairs.h"
-#include "sort.h"
+#include "parallel/pairs.h"
+#include "parallel/sort.h"
 
 // Reference: (key, input position) pairs sorted by qsort on key, then position,
 // which is what a stable sort must produce.

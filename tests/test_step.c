@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "closest.h"
+#include "algorithms/closest.h"
 #include "oracle.h"
-#include "quadtree.h"
-#include "world.h"
+#include "algorithms/quadtree.h"
+#include "world/world_data.h"
 
 Test(step, table_names_round_trip)
 {

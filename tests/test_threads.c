@@ -10,10 +10,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "frame.h"
+#include "world/world_frames.h"
 #include "oracle.h"
-#include "step.h"
-#include "threads.h"
+#include "step/step.h"
+#include "parallel/threads.h"
 
 enum { N = 1500 };
 

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "oracle.h"
-#include "world.h" // src/world.h: struct bp_world, for the generation-retirement test
+#include "world/world_data.h" // src/world/world_data.h: struct bp_world, for the generation-retirement test
 
 static bp_world *new_world(int dims)
 {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The bp_mpi object: settings checked alike on every rank, errors agreed over the ranks,
 // and the getters.
-#include "mpi_internal.h"
+#include "mpi/mpi_internal.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Moving records between ranks: one MPI_Alltoall of counts, then one MPI_Alltoallv of the
 // records, for migration and for ghosts alike.
-#include "mpi_internal.h"
+#include "mpi/mpi_internal.h"
 
 #include <limits.h>
 #include <math.h>

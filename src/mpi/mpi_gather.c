@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The pairs of all ranks together: a count and checksum on every rank, or the whole sorted
 // list on one.
-#include "mpi_internal.h"
+#include "mpi/mpi_internal.h"
 
 #include <limits.h>
 #include <stdlib.h>

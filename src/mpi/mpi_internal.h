@@ -5,7 +5,7 @@
 #define BP_MPI_INTERNAL_H
 
 #include <broadphase/mpi.h>
-#include "core.h"
+#include "base/core.h"
 
 /// One entity as it travels between ranks (MPI_BYTE). 56 bytes.
 typedef struct bpi_mpi_record {

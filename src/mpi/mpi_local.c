@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // A rank's local step: one bp_world over its owned entities and the ghosts it received, and
 // the ownership rule that keeps a pair on exactly one rank (docs/design.md "MPI decomposition").
-#include "mpi_internal.h"
+#include "mpi/mpi_internal.h"
 
 #include <string.h>
 

@@ -4,7 +4,7 @@
 // centre whose rank in sorted order gives each side its share of entities. The split value
 // is found by a distributed radix select on order-preserving keys (4 passes of 256-bin
 // histograms, one MPI_Allreduce each), so no rank ever holds another rank's centres.
-#include "mpi_internal.h"
+#include "mpi/mpi_internal.h"
 
 #include <math.h>
 #include <string.h>

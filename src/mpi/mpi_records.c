@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // A rank's input checked and packed into records, and the owned records handed back to the
 // host as arrays.
-#include "mpi_internal.h"
+#include "mpi/mpi_internal.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The two ways to step: domains chosen by the library (bisection, migration, rebalancing)
 // or given by the host; both then exchange ghosts and step locally.
-#include "mpi_internal.h"
+#include "mpi/mpi_internal.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Scenes that stress cell-based algorithms (grid, hash), and a checked step against the oracle.
 #include "cells_fixture.h"
-#include "cells.h"
+#include "algorithms/cells.h"
 
 #include <criterion/criterion.h>
 #include <math.h>

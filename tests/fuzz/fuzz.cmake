@@ -13,7 +13,7 @@ endif()
 # compile at -O2 and 207 s at -O1 with UBSan (45 s with ASan alone), 10 s at -O0 with both.
 set(BP_FUZZ_FLAGS -O1 -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer -g)
 add_library(bp_fuzz_lib STATIC ${BP_SOURCES})
-set_source_files_properties(${PROJECT_SOURCE_DIR}/src/cells_build.c ${PROJECT_SOURCE_DIR}/src/cells_find.c
+set_source_files_properties(${PROJECT_SOURCE_DIR}/src/algorithms/cells_build.c ${PROJECT_SOURCE_DIR}/src/algorithms/cells_find.c
   TARGET_DIRECTORY bp_fuzz_lib PROPERTIES COMPILE_OPTIONS -O0)
 target_include_directories(bp_fuzz_lib PUBLIC ${PROJECT_SOURCE_DIR}/include PRIVATE ${PROJECT_SOURCE_DIR}/src)
 target_compile_definitions(bp_fuzz_lib PUBLIC BP_STATIC_DEFINE PRIVATE BP_BUILDING_LIBRARY)

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-// Test hooks of the library (src/step.h, src/incremental.h, src/incremental_active.h,
-// src/view_hierarchy.h), as tests/common uses them: steps of any size on every thread asked for,
+// Test hooks of the library (src/step/step.h, src/incremental/incremental.h, src/incremental/incremental_active.h,
+// src/view/view_hierarchy.h), as tests/common uses them: steps of any size on every thread asked for,
 // settling in worlds of fewer than 1,024 entities, the moving state kept, the active pass's bands
 // planned anew after 1 to 3 merges, and query hierarchies in small views whose shared part is kept
 // or rebuilt at will.

@@ -1,0 +1,376 @@
+// SPDX-License-Identifier: MIT
+// The frame scheduler: copy on submit, one builder thread, a pool of reference-counted frame
+// buffers, and publication by swapping the latest pointer (docs/design.md "Frame protocol").
+#include "frames/scheduler.h"
+#include "frames/scheduler_changes.h"
+#include "parallel/parallel.h"
+#include "base/probes.h"
+#include "parallel/threads.h"
+
+#include <pthread.h>
+#include <string.h>
+
+// Spare buffers kept for reuse. With the latest frame and the one being built
+// that makes the steady state of a host submitting every frame allocate
+// nothing; more spares would only hold memory.
+#define SPARE_FRAMES 2
+
+struct bpi_frames {
+	pthread_mutex_t mutex; ///< guards every field below but `latest` and `stepper`
+	pthread_cond_t work;   ///< builder waits here for a pending snapshot or stop
+	pthread_cond_t done;   ///< bp_frame_wait waits here for done_frame
+	bp_view *pending;      ///< submitted, not yet taken by the builder
+	bp_view *spare[SPARE_FRAMES];
+	uint32_t spare_count;
+	uint32_t live; ///< buffers allocated and not freed
+	uint64_t submitted;
+	uint64_t done_frame; ///< last frame the builder finished (published or failed)
+	uint64_t published;
+	bp_status failure; ///< status of the last failed build
+	bool paused, stop, closed, started;
+	pthread_t thread;
+
+	/// The swap and a reader's reference increment must be one step, or a
+	/// reader could take a reference on a buffer already being recycled; a
+	/// short mutex does that without hazard pointers. Written only by the builder.
+	pthread_mutex_t publish;
+	bp_view *latest;
+
+	bpi_stepper stepper; ///< builder thread only; separate from the world's own
+	/// Pair memory of the builder's stepper and of every frame buffer, held ones
+	/// included; it lives as long as the pool, so a view released after the
+	/// world gives its bytes back here.
+	bpi_budget budget;
+	bpi_build_changes changes; ///< builder thread only
+
+	bpi_submit_log log; ///< host thread only
+};
+
+// ---- the pool --------------------------------------------------------------------
+
+static void pool_free(bpi_frames *fr)
+{
+	pthread_mutex_destroy(&fr->mutex);
+	pthread_mutex_destroy(&fr->publish);
+	pthread_cond_destroy(&fr->work);
+	pthread_cond_destroy(&fr->done);
+	bpi_free(fr, sizeof *fr);
+}
+
+/// A buffer nobody references any more goes back to the spares, or is freed
+/// when there are enough spares or the world is gone (then the last buffer
+/// out frees the pool).
+static void frame_recycle(bp_view *f)
+{
+	bpi_frames *fr = f->pool;
+	bool free_pool = false;
+	pthread_mutex_lock(&fr->mutex);
+	if (!fr->closed && fr->spare_count < SPARE_FRAMES) {
+		fr->spare[fr->spare_count++] = f;
+		f = NULL;
+	} else {
+		fr->live--;
+		free_pool = fr->closed && fr->live == 0;
+	}
+	pthread_mutex_unlock(&fr->mutex);
+	if (f)
+		bpi_view_free(f);
+	if (free_pool)
+		pool_free(fr);
+}
+
+/// Drops the latest pointer's reference to a frame it no longer points at
+/// (NULL: none); the frame is recycled when no reader holds it either.
+static void unpublish(bp_view *f)
+{
+	if (f && atomic_fetch_sub_explicit(&f->refs, BPI_VIEW_LATEST, memory_order_acq_rel) == BPI_VIEW_LATEST)
+		frame_recycle(f);
+}
+
+// ---- the builder -------------------------------------------------------------------
+
+static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
+{
+	BPI_MARK_FRAME_BEGIN(f->number, f->count);
+	uint64_t t0 = bpi_now_ns();
+	bp_frame_stats stats = {.frame = f->number, .ns_prepare = f->stats.ns_prepare};
+	bpi_step_fault fault; // the step's error status is what a waiter sees
+	bpi_team_failure team; // a build whose threads cannot start fails as one out of memory
+	const bpi_executor *executor = &f->settings.executor;
+	f->settings.builder = true;
+	bp_status status = bpi_executor_enter(executor, bpi_step_threads(&f->settings, f->count), &team);
+	bpi_budget_begin(&fr->budget, f->settings.memory_limit);
+	if (bpi_budget_above_limit(&fr->budget))
+		bpi_pair_buffer_free(&f->pairs); // a reused buffer's old pairs: give the block back
+	bpi_changes changes = {.all = true};
+	if (status == BP_OK && f->settings.incremental && !f->settings.periodic)
+		changes = bpi_build_changes_find(&fr->changes, f, prev);
+	if (status == BP_OK)
+		status = bpi_stepper_run(&fr->stepper, &f->settings, &f->soa, f->count, f->unfiltered, &changes,
+			&f->pairs, &stats, &fault);
+	BPI_MARK_STAGE_BEGIN(BPI_STAGE_VIEW);
+	// The hierarchy shares the last frame's rest when what changed is known.
+	if (status == BP_OK && changes.all && prev && (atomic_load_explicit(&prev->asked, memory_order_relaxed) & BPI_VIEW_BVH))
+		changes = bpi_build_changes_find(&fr->changes, f, prev);
+	if (status == BP_OK)
+		status = bpi_view_derive(f, prev, changes.all ? NULL : changes.list, changes.count,
+			stats.thread_count);
+	bpi_executor_leave();
+	// The next build measures its changes from the latest frame, which this one
+	// does not replace: a step that succeeded here must not be built upon.
+	if (status != BP_OK)
+		bpi_incremental_forget(fr->stepper.incremental);
+	BPI_MARK_STAGE_END(BPI_STAGE_VIEW);
+	stats.ns_total = stats.ns_prepare + (bpi_now_ns() - t0);
+	BPI_MARK_FRAME_END(f->number, status == BP_OK ? f->pairs.count : 0, stats.ns_total, status);
+	f->stats = stats;
+	return status;
+}
+
+static void *builder_main(void *arg)
+{
+	bpi_frames *fr = arg;
+	pthread_mutex_lock(&fr->mutex);
+	for (;;) {
+		while (!fr->stop && (fr->paused || !fr->pending))
+			pthread_cond_wait(&fr->work, &fr->mutex);
+		if (fr->stop)
+			break;
+		bp_view *f = fr->pending;
+		uint64_t number = f->number;
+		fr->pending = NULL;
+		pthread_mutex_unlock(&fr->mutex);
+		BP_PROBE1(build_begin, number);
+
+		bp_view *prev = fr->latest; // only this thread writes latest
+		bp_status status = build_frame(fr, f, prev);
+		if (status == BP_OK) {
+			atomic_store_explicit(&f->refs, BPI_VIEW_LATEST, memory_order_relaxed);
+			pthread_mutex_lock(&fr->publish);
+			fr->latest = f;
+			pthread_mutex_unlock(&fr->publish);
+			BP_PROBE1(publish, number);
+			unpublish(prev);
+		} else {
+			frame_recycle(f);
+		}
+
+		pthread_mutex_lock(&fr->mutex);
+		if (status == BP_OK)
+			fr->published = number;
+		else
+			fr->failure = status;
+		fr->done_frame = number; // not f->number: a failed f is already recycled
+		pthread_cond_broadcast(&fr->done);
+	}
+	pthread_mutex_unlock(&fr->mutex);
+	return NULL;
+}
+
+// ---- scheduler lifetime ----------------------------------------------------
+
+bp_status bpi_frames_create(bpi_frames **out)
+{
+	bpi_frames *fr = bpi_alloc(sizeof *fr);
+	if (!fr)
+		return BP_ERR_OUT_OF_MEMORY;
+	*fr = (bpi_frames){.failure = BP_OK};
+	fr->stepper.budget = &fr->budget;
+	pthread_mutex_init(&fr->mutex, NULL);
+	pthread_mutex_init(&fr->publish, NULL);
+	pthread_cond_init(&fr->work, NULL);
+	pthread_cond_init(&fr->done, NULL);
+	*out = fr;
+	return BP_OK;
+}
+
+void bpi_frames_shutdown(bpi_frames *fr)
+{
+	if (!fr)
+		return;
+	pthread_mutex_lock(&fr->mutex);
+	fr->stop = true;
+	bool started = fr->started;
+	pthread_cond_signal(&fr->work);
+	pthread_cond_broadcast(&fr->done);
+	pthread_mutex_unlock(&fr->mutex);
+	if (started)
+		pthread_join(fr->thread, NULL);
+	// The builder is gone; from here only releases of held views touch the pool.
+	bpi_stepper_free(&fr->stepper);
+	bpi_build_changes_free(&fr->changes);
+	bpi_submit_log_free(&fr->log);
+	pthread_mutex_lock(&fr->publish);
+	bp_view *latest = fr->latest;
+	fr->latest = NULL;
+	pthread_mutex_unlock(&fr->publish);
+
+	bp_view *dropped[SPARE_FRAMES + 1];
+	uint32_t n = 0;
+	pthread_mutex_lock(&fr->mutex);
+	fr->closed = true;
+	if (fr->pending)
+		dropped[n++] = fr->pending;
+	fr->pending = NULL;
+	while (fr->spare_count)
+		dropped[n++] = fr->spare[--fr->spare_count];
+	fr->live -= n;
+	bool free_pool = fr->live == 0; // false while latest or any held view exists
+	pthread_mutex_unlock(&fr->mutex);
+	for (uint32_t i = 0; i < n; ++i)
+		bpi_view_free(dropped[i]);
+	if (latest)
+		unpublish(latest); // may be the last buffer: then it frees the pool
+	else if (free_pool)
+		pool_free(fr);
+}
+
+void bpi_frames_pause(bpi_frames *fr, bool paused)
+{
+	pthread_mutex_lock(&fr->mutex);
+	fr->paused = paused;
+	pthread_cond_signal(&fr->work);
+	pthread_mutex_unlock(&fr->mutex);
+}
+
+uint32_t bpi_frames_live(bpi_frames *fr)
+{
+	pthread_mutex_lock(&fr->mutex);
+	uint32_t live = fr->live;
+	pthread_mutex_unlock(&fr->mutex);
+	return live;
+}
+
+// ---- submit and read ----------------------------------------------------------------
+
+/// Copies the source's arrays (or only what changed since the buffer's last
+/// snapshot) and settings into f, as submit `number`.
+static bp_status snapshot(bpi_frames *fr, bp_view *f, const bpi_frame_source *src, uint64_t number)
+{
+	uint64_t t0 = bpi_now_ns();
+	uint32_t capacity = f->capacity;
+	if (!bpi_view_reserve(f, src->count))
+		return BP_ERR_OUT_OF_MEMORY;
+	if (f->capacity != capacity)
+		f->content = 0; // new arrays: nothing kept
+	BPI_MARK_STAGE_BEGIN(BPI_STAGE_PREPARE);
+	if (!bpi_submit_log_copy(&fr->log, f, src->soa, src->count, number)) {
+		bpi_soa_copy(&f->soa, src->soa, f->dims, src->count);
+		f->slots_kept = false;
+	}
+	f->content = number;
+	f->count = src->count;
+	f->unfiltered = src->unfiltered;
+	f->layout = src->layout;
+	f->settings = src->settings;
+	f->pairs.count = 0;
+	f->began_count = f->ended_count = 0;
+	f->previous = 0;
+	bpi_view_hierarchy_clear(&f->hierarchy);
+	atomic_store_explicit(&f->ready, 0u, memory_order_relaxed);
+	atomic_store_explicit(&f->asked, 0u, memory_order_relaxed);
+	f->adjacency_status = BP_OK;
+	f->stats = (bp_frame_stats){.ns_prepare = bpi_now_ns() - t0};
+	BPI_MARK_STAGE_END(BPI_STAGE_PREPARE);
+	return BP_OK;
+}
+
+bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, uint64_t *out_frame, const char **why)
+{
+	pthread_mutex_lock(&fr->mutex);
+	if (!fr->started) {
+		if (bpi_thread_start(&fr->thread, builder_main, fr) != 0) {
+			pthread_mutex_unlock(&fr->mutex);
+			*why = "cannot start the frame builder thread";
+			return BP_ERR_OUT_OF_MEMORY;
+		}
+		fr->started = true;
+	}
+	bp_view *f = fr->spare_count ? fr->spare[--fr->spare_count] : NULL;
+	if (!f)
+		fr->live++; // counted before it exists, so a concurrent last release cannot free the pool
+	pthread_mutex_unlock(&fr->mutex);
+
+	if (!f) {
+		f = bpi_view_create(fr, source->settings.dims);
+		if (!f) {
+			pthread_mutex_lock(&fr->mutex);
+			fr->live--;
+			pthread_mutex_unlock(&fr->mutex);
+			*why = "no memory for a frame buffer";
+			return BP_ERR_OUT_OF_MEMORY;
+		}
+		f->budget = &fr->budget;
+		f->pairs.budget = &fr->budget;
+	}
+	uint64_t number = fr->submitted + 1; // only the host submits: nobody else writes it
+	bpi_submit_log_add(&fr->log, number, &source->changes);
+	if (snapshot(fr, f, source, number) != BP_OK) {
+		frame_recycle(f);
+		*why = "no memory to snapshot the entities";
+		return BP_ERR_OUT_OF_MEMORY;
+	}
+
+	pthread_mutex_lock(&fr->mutex);
+	bp_view *coalesced = fr->pending; // not started yet: the newer snapshot replaces it
+	fr->pending = NULL;
+	pthread_mutex_unlock(&fr->mutex);
+	bpi_view_note_changes(f, &source->changes, number, coalesced);
+	pthread_mutex_lock(&fr->mutex);
+	fr->submitted = number;
+	f->number = number;
+	fr->pending = f;
+	pthread_cond_signal(&fr->work);
+	pthread_mutex_unlock(&fr->mutex);
+	if (coalesced)
+		frame_recycle(coalesced);
+	*out_frame = number;
+	BP_PROBE2(submit, number, source->count);
+	return BP_OK;
+}
+
+bp_status bpi_frames_wait(bpi_frames *fr, uint64_t frame)
+{
+	pthread_mutex_lock(&fr->mutex);
+	if (frame > fr->submitted) {
+		pthread_mutex_unlock(&fr->mutex);
+		return BP_ERR_NOT_SUBMITTED;
+	}
+	while (fr->done_frame < frame && !fr->stop)
+		pthread_cond_wait(&fr->done, &fr->mutex);
+	bp_status status = fr->published >= frame ? BP_OK : fr->failure != BP_OK ? fr->failure : BP_ERR_UNSUPPORTED;
+	pthread_mutex_unlock(&fr->mutex);
+	return status;
+}
+
+bp_view *bpi_frames_acquire(bpi_frames *fr)
+{
+	pthread_mutex_lock(&fr->publish);
+	bp_view *v = fr->latest;
+	if (v)
+		atomic_fetch_add_explicit(&v->refs, 1, memory_order_relaxed);
+	pthread_mutex_unlock(&fr->publish);
+	BP_PROBE1(acquire, v ? v->number : 0);
+	return v;
+}
+
+// The public release lives with the pool it returns buffers to.
+bp_status bp_view_release(bp_view *v)
+{
+	BP_PROBE1(release, v ? v->number : 0);
+	if (!v)
+		return BP_OK;
+	// A compare-and-swap rather than a decrement: a release that finds no reader
+	// reference is refused before it can take the latest pointer's, or wrap.
+	unsigned refs = atomic_load_explicit(&v->refs, memory_order_relaxed);
+	do {
+		if ((refs & ~BPI_VIEW_LATEST) == 0)
+			return BP_ERR_STALE_HANDLE;
+	} while (!atomic_compare_exchange_weak_explicit(&v->refs, &refs, refs - 1, memory_order_acq_rel,
+		memory_order_relaxed));
+	if (refs == 1)
+		frame_recycle(v);
+	return BP_OK;
+}
+
+bp_status bp_frame_release(bp_view *v) { return bp_view_release(v); }

@@ -1,0 +1,1236 @@
+// SPDX-License-Identifier: MIT
+// Queries on a published frame: box, point, sphere, ray, k nearest, pair lookups, neighbours,
+// pair events. All read-only on the view, so any number of threads may run them at once.
+#include <stdlib.h>
+#include <string.h>
+
+#include "query/query.h"
+
+// Box, point, sphere, ray and nearest walk the view's hierarchy (view_hierarchy.h), and are
+// linear scans over the snapshot's SoA arrays when the view has none (small views, or no
+// memory). The hierarchy and the adjacency are the only state a query writes: made once,
+// under the view's lock, by the first query that needs them (bpi_view_ensure) when the
+// builder did not make them.
+
+#define SCAN_BLOCK 64
+
+/// hit[j] = box base + j overlaps the closed box [lo, hi], j < m. No branch, so
+/// the loop vectorises into a byte mask (perf/README.md, "Queries").
+static void box_flags(const bpi_box_arrays *b, int dims, uint32_t base, uint32_t m, const float *lo, const float *hi,
+	uint8_t *hit)
+{
+	// In 2D the z test repeats y with y's bounds: always true when y is.
+	const int z = dims == 3 ? 2 : 1;
+	const float *ax0 = b->min[0] + base, *ax1 = b->max[0] + base, *ay0 = b->min[1] + base, *ay1 = b->max[1] + base;
+	const float *az0 = b->min[z] + base, *az1 = b->max[z] + base;
+	const float lx = lo[0], hx = hi[0], ly = lo[1], hy = hi[1], lz = lo[z], hz = hi[z];
+	for (uint32_t j = 0; j < m; ++j)
+		hit[j] = (uint8_t)((ax0[j] <= hx) & (lx <= ax1[j]) & (ay0[j] <= hy) & (ly <= ay1[j]) & (az0[j] <= hz) &
+		                   (lz <= az1[j]));
+}
+
+/// Distance from c to the interval [lo, hi] along one axis. Branch-free (at
+/// most one of the two terms is positive), so the scans vectorise
+/// (perf/README.md, "Queries").
+/// The value is exactly lo - c, c - hi or 0, as with branches.
+static inline float axis_gap(float c, float lo, float hi)
+{
+	float below = lo - c, above = c - hi;
+	return (below > 0.0f ? below : 0.0f) + (above > 0.0f ? above : 0.0f);
+}
+
+/// hit[j] = box base + j is within sqrt(r2) of c, j < m.
+static void sphere_flags(const bpi_box_arrays *b, int dims, uint32_t base, uint32_t m, const float *c, float r2,
+	uint8_t *hit)
+{
+	const float *x0 = b->min[0] + base, *x1 = b->max[0] + base, *y0 = b->min[1] + base, *y1 = b->max[1] + base;
+	if (dims == 2) {
+		for (uint32_t j = 0; j < m; ++j) {
+			float gx = axis_gap(c[0], x0[j], x1[j]), gy = axis_gap(c[1], y0[j], y1[j]);
+			hit[j] = gx * gx + gy * gy <= r2;
+		}
+	} else {
+		const float *z0 = b->min[2] + base, *z1 = b->max[2] + base;
+		for (uint32_t j = 0; j < m; ++j) {
+			float gx = axis_gap(c[0], x0[j], x1[j]), gy = axis_gap(c[1], y0[j], y1[j]);
+			float gz = axis_gap(c[2], z0[j], z1[j]);
+			hit[j] = gx * gx + gy * gy + gz * gz <= r2;
+		}
+	}
+}
+
+/// Squared distance from point p to box j (the same operations, in the same
+/// order, as sphere_flags, so every path agrees to the bit).
+static inline float box_distance2(const bpi_box_arrays *b, int dims, uint32_t j, const float *p)
+{
+	float gx = axis_gap(p[0], b->min[0][j], b->max[0][j]);
+	float gy = axis_gap(p[1], b->min[1][j], b->max[1][j]);
+	float d2 = gx * gx + gy * gy;
+	if (dims == 3) {
+		float gz = axis_gap(p[2], b->min[2][j], b->max[2][j]);
+		d2 += gz * gz;
+	}
+	return d2;
+}
+
+// ---- hierarchy results: the `capacity` lowest dense indices, ascending -------------
+
+/// Where a box or sphere query through the hierarchy puts its hits. The walk
+/// visits entities in hierarchy order, but the contract is ascending dense
+/// indices and, for a short buffer, the lowest ones: out is filled, then kept as
+/// a max-heap of the lowest `capacity` indices, and sorted at the end. Sorting
+/// costs O(h log h) for h hits, so past `limit` hits the query gives up on the
+/// hierarchy and scans (already ascending): it never costs much more than the scan.
+typedef struct index_sink {
+	uint32_t *out;
+	size_t capacity, total, limit;
+} index_sink;
+
+static void sift_down_u32(uint32_t *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && h[l] > h[m])
+			m = l;
+		if (r < n && h[r] > h[m])
+			m = r;
+		if (m == i)
+			return;
+		uint32_t t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+static void heapify_u32(uint32_t *h, size_t n)
+{
+	for (size_t i = n / 2; i-- > 0;)
+		sift_down_u32(h, n, i);
+}
+
+static inline void sink_push(index_sink *s, uint32_t e)
+{
+	if (s->total < s->capacity) {
+		s->out[s->total] = e;
+	} else if (s->capacity) {
+		if (s->total == s->capacity)
+			heapify_u32(s->out, s->capacity);
+		if (e < s->out[0]) {
+			s->out[0] = e;
+			sift_down_u32(s->out, s->capacity, 0);
+		}
+	}
+	s->total++;
+}
+
+/// Sorts the first min(capacity, total) results ascending.
+static void sink_sort(index_sink *s)
+{
+	size_t n = BP_MIN(s->total, s->capacity);
+	uint32_t *a = s->out;
+	if (n <= 32) {
+		for (size_t i = 1; i < n; ++i) {
+			uint32_t x = a[i];
+			size_t j = i;
+			for (; j > 0 && a[j - 1] > x; --j)
+				a[j] = a[j - 1];
+			a[j] = x;
+		}
+		return;
+	}
+	if (s->total <= s->capacity)
+		heapify_u32(a, n);
+	for (size_t m = n; m > 1; --m) {
+		uint32_t t = a[0];
+		a[0] = a[m - 1];
+		a[m - 1] = t;
+		sift_down_u32(a, m - 1, 0);
+	}
+}
+
+// A filter reads each hit's category, mask and kind: arrays in dense order,
+// where the hits of one query lie far apart, so each read is a cache miss.
+// Gathered in batches and tested in one loop of independent loads, the misses
+// overlap instead of coming one after another (perf/README.md, "Queries").
+#define FILTER_BATCH 64
+
+typedef struct hit_batch {
+	uint32_t e[FILTER_BATCH];
+	uint32_t n;
+} hit_batch;
+
+/// Keeps the entities of the batch the filter accepts, in order; returns their number.
+static uint32_t batch_filter(hit_batch *h, const bp_view *v, const bp_query_filter *f)
+{
+	uint8_t pass[FILTER_BATCH];
+	for (uint32_t i = 0; i < h->n; ++i)
+		pass[i] = bpi_query_passes(v, f, h->e[i]);
+	uint32_t kept = 0;
+	for (uint32_t i = 0; i < h->n; ++i)
+		if (pass[i] && (!f->accept || f->accept(h->e[i], f->user)))
+			h->e[kept++] = h->e[i];
+	h->n = 0;
+	return kept;
+}
+
+/// Pushes order[base + j] for every hit[j] != 0, 8 flags per load (hits are
+/// rare); through `batch` when there is a filter (flush it at the end with
+/// sink_flush). False once the sink passed its limit.
+static bool sink_flags(index_sink *s, const uint8_t *hit, uint32_t m, const uint32_t *order, const bp_view *v,
+	const bp_query_filter *filter, hit_batch *batch)
+{
+	for (uint32_t j = 0; j < m; j += 8) {
+		uint32_t end = BP_MIN(j + 8, m);
+		uint64_t word = 0;
+		memcpy(&word, hit + j, end - j);
+		if (!word)
+			continue;
+		for (uint32_t k = j; k < end; ++k) {
+			if (!hit[k])
+				continue;
+			if (!filter) {
+				sink_push(s, order[k]);
+			} else {
+				batch->e[batch->n++] = order[k];
+				if (batch->n == FILTER_BATCH)
+					for (uint32_t i = 0, kept = batch_filter(batch, v, filter); i < kept; ++i)
+						sink_push(s, batch->e[i]);
+			}
+		}
+	}
+	return s->total <= s->limit;
+}
+
+static void sink_flush(index_sink *s, const bp_view *v, const bp_query_filter *filter, hit_batch *batch)
+{
+	if (filter)
+		for (uint32_t i = 0, kept = batch_filter(batch, v, filter); i < kept; ++i)
+			sink_push(s, batch->e[i]);
+}
+
+/// Appends to out (first `capacity`) the accepted entities of the batch; returns the new total.
+static size_t emit_batch(hit_batch *batch, const bp_view *v, const bp_query_filter *filter, uint32_t *out,
+	size_t capacity, size_t total)
+{
+	for (uint32_t i = 0, kept = batch_filter(batch, v, filter); i < kept; ++i, ++total)
+		if (total < capacity)
+			out[total] = batch->e[i];
+	return total;
+}
+
+/// Appends base + j for every hit[j] != 0 (ascending), checking 8 flags per
+/// load since hits are rare; with a filter through `batch` (flush it at the
+/// end with emit_batch). Returns the new total.
+static size_t emit_hits(const uint8_t *hit, uint32_t m, uint32_t base, uint32_t *out, size_t capacity, size_t total,
+	const bp_view *v, const bp_query_filter *filter, hit_batch *batch)
+{
+	for (uint32_t j = 0; j < m; j += 8) {
+		uint32_t end = BP_MIN(j + 8, m);
+		uint64_t word = 0;
+		memcpy(&word, hit + j, end - j);
+		if (!word)
+			continue;
+		for (uint32_t k = j; k < end; ++k) {
+			if (!hit[k])
+				continue;
+			if (!filter) {
+				if (total < capacity)
+					out[total] = base + k;
+				total++;
+			} else {
+				batch->e[batch->n++] = base + k;
+				if (batch->n == FILTER_BATCH)
+					total = emit_batch(batch, v, filter, out, capacity, total);
+			}
+		}
+	}
+	return total;
+}
+
+enum query_shape { SHAPE_BOX, SHAPE_SPHERE };
+
+/// A box or sphere query, checked.
+typedef struct shape {
+	enum query_shape kind;
+	const float *lo, *hi; ///< box
+	float moved_lo[3], moved_hi[3]; ///< a box's image in a periodic world: lo and hi point here
+	float c[3];           ///< sphere
+	float r, r2;
+	bool balls; ///< sphere entities are tested as balls (bp_query_filter.spheres_as_balls)
+} shape;
+
+/// Hits past which sorting them costs about a quarter of a full scan (heap
+/// sort ~30 ns per hit at h ~ n / 256, scan ~1 ns per entity). A filter with a
+/// callback gets no limit: the scan would call it a second time on the hits
+/// the index already showed it.
+static size_t sink_limit(const bp_view *v, const bp_query_filter *filter)
+{
+	if (filter && filter->accept)
+		return SIZE_MAX;
+	return BP_MAX((size_t)v->count / 256, (size_t)256);
+}
+
+static void shape_flags(const shape *q, const bpi_box_arrays *b, int dims, uint32_t base, uint32_t m, uint8_t *hit)
+{
+	if (q->kind == SHAPE_BOX)
+		box_flags(b, dims, base, m, q->lo, q->hi, hit);
+	else
+		sphere_flags(b, dims, base, m, q->c, q->r2, hit);
+}
+
+/// Whether sphere entity e, as the largest ball centred in its bounds, meets the
+/// shape: in double, as the pairs test a sphere (shapes.c), the query being a box
+/// or a ball of its own centre and radius.
+static bool ball_meets(const shape *q, const bp_view *v, uint32_t e)
+{
+	double centre[3], radius = INFINITY, d2 = 0.0;
+	for (int a = 0; a < v->dims; ++a) {
+		const double lo = v->soa.min[a][e], hi = v->soa.max[a][e];
+		centre[a] = 0.5 * (lo + hi);
+		radius = fmin(radius, 0.5 * (hi - lo));
+	}
+	if (q->kind == SHAPE_BOX) {
+		for (int a = 0; a < v->dims; ++a) {
+			const double lo = q->lo[a], hi = q->hi[a], p = centre[a];
+			const double gap = p < lo ? lo - p : p > hi ? p - hi : 0.0;
+			d2 += gap * gap;
+		}
+		return d2 <= radius * radius;
+	}
+	for (int a = 0; a < v->dims; ++a) {
+		const double d = (double)q->c[a] - centre[a];
+		d2 += d * d;
+	}
+	const double reach = (double)q->r + radius;
+	return d2 <= reach * reach;
+}
+
+/// Clears hit[j] of the sphere entities among the m hits (entity order[j], or
+/// base + j when order is NULL) whose ball the shape misses, when it asks for balls.
+static void ball_flags(const shape *q, const bp_view *v, const uint32_t *order, uint32_t base, uint32_t m,
+	uint8_t *hit)
+{
+	if (!q->balls)
+		return;
+	for (uint32_t j = 0; j < m; ++j) {
+		const uint32_t e = order ? order[j] : base + j;
+		if (hit[j] && (v->soa.flags[e] & BP_FLAG_SPHERE))
+			hit[j] = ball_meets(q, v, e);
+	}
+}
+
+/// Whether the shape reaches node i of the hierarchy: the same tests as for an
+/// entity, monotone in the bounds, so a node it misses holds nothing it meets.
+static bool shape_reaches_node(const shape *q, const bpi_box_arrays *nodes, int dims, uint32_t i)
+{
+	if (q->kind == SHAPE_SPHERE)
+		return box_distance2(nodes, dims, i, q->c) <= q->r2;
+	for (int a = 0; a < dims; ++a)
+		if (!(nodes->min[a][i] <= q->hi[a] && q->lo[a] <= nodes->max[a][i]))
+			return false;
+	return true;
+}
+
+/// Calls leaf(leaf index, ctx) for every leaf of the part whose box the shape
+/// reaches (closed tests, monotone in the bounds), depth first; stops when it
+/// returns false. Returns false when stopped.
+static bool shape_leaves(const bpi_view_bvh *h, const shape *q, int dims, bool (*leaf)(uint32_t leaf, void *ctx),
+	void *ctx)
+{
+	uint32_t stack[BPI_BVH_STACK], top = 0;
+	const bpi_box_arrays root = bpi_node_arrays(h, 0);
+	if (shape_reaches_node(q, &root, dims, 0))
+		stack[top++] = bpi_bvh_ref(h, 0, 0);
+	while (top) {
+		const uint32_t ref = stack[--top];
+		if (ref & BPI_BVH_LEAF_BIT) {
+			if (!leaf(ref & ~BPI_BVH_LEAF_BIT, ctx))
+				return false;
+			continue;
+		}
+		const bpi_box_arrays kids = bpi_node_arrays(h, ref);
+		for (uint32_t c = 0; c < 2; ++c)
+			if (shape_reaches_node(q, &kids, dims, c))
+				stack[top++] = bpi_bvh_ref(h, ref, c);
+	}
+	return true;
+}
+
+/// The entities of leaf `leaf` of the part the shape meets, as flags (skipped ones cleared).
+static uint32_t leaf_flags(const bp_view *v, const bpi_bvh_part *part, const shape *q, uint32_t leaf, uint8_t *hit)
+{
+	const bpi_view_bvh *h = part->bvh;
+	const uint32_t size = h->leaf_size.data[leaf];
+	const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
+	shape_flags(q, &boxes, v->dims, 0, size, hit);
+	// Skipped entries first: an out-of-date one may name an index past the view's count.
+	if (part->changed)
+		for (uint32_t lane = 0; lane < size; ++lane)
+			hit[lane] &= !bpi_part_skips(part, h->order.data[(size_t)leaf * BPI_BVH_LEAF + lane]);
+	ball_flags(q, v, h->order.data + (size_t)leaf * BPI_BVH_LEAF, 0, size, hit);
+	return size;
+}
+
+typedef struct shape_sinking {
+	const bp_view *v;
+	const bpi_bvh_part *part;
+	const shape *q;
+	const bp_query_filter *filter;
+	index_sink *sink;
+	hit_batch *batch;
+} shape_sinking;
+
+static bool sink_leaf(uint32_t leaf, void *ctx)
+{
+	const shape_sinking *x = ctx;
+	uint8_t hit[BPI_BVH_LEAF];
+	const uint32_t size = leaf_flags(x->v, x->part, x->q, leaf, hit);
+	return sink_flags(x->sink, hit, size, x->part->bvh->order.data + (size_t)leaf * BPI_BVH_LEAF, x->v, x->filter,
+		x->batch);
+}
+
+/// Pushes the part's entities the shape meets into the sink; false once the hits
+/// pass the sink's limit.
+static bool shape_part(const bp_view *v, const bpi_bvh_part *part, const shape *q, const bp_query_filter *filter,
+	index_sink *s, hit_batch *batch)
+{
+	shape_sinking x = {v, part, q, filter, s, batch};
+	return shape_leaves(part->bvh, q, v->dims, sink_leaf, &x);
+}
+
+/// The shape's accepted entities through the hierarchy, as query_shape_run gives
+/// them; false (nothing written that counts) when the hits pass the sink's limit.
+static bool query_shape_bvh(const bp_view *v, const bpi_bvh_part *parts, int part_count, const shape *q,
+	const bp_query_filter *filter, uint32_t *out, size_t capacity, size_t *total)
+{
+	index_sink s = {out, capacity, 0, sink_limit(v, filter)};
+	hit_batch batch = {.n = 0};
+	for (int k = 0; k < part_count; ++k)
+		if (!shape_part(v, &parts[k], q, filter, &s, &batch))
+			return false;
+	sink_flush(&s, v, filter, &batch);
+	sink_sort(&s);
+	*total = s.total;
+	return true;
+}
+
+/// Every accepted entity in the shape, ascending, into out (first `capacity`);
+/// returns the total.
+static size_t query_shape_run(const bp_view *v, const shape *q, const bp_query_filter *filter, uint32_t *out,
+	size_t capacity)
+{
+	size_t found;
+	bpi_bvh_part parts[2];
+	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
+	if (part_count && query_shape_bvh(v, parts, part_count, q, filter, out, capacity, &found))
+		return found;
+	uint8_t hit[SCAN_BLOCK];
+	hit_batch batch = {.n = 0};
+	const bpi_box_arrays b = bpi_dense_arrays(v);
+	size_t total = 0;
+	for (uint32_t base = 0; base < v->count; base += SCAN_BLOCK) {
+		const uint32_t m = BP_MIN(v->count - base, (uint32_t)SCAN_BLOCK);
+		shape_flags(q, &b, v->dims, base, m, hit);
+		ball_flags(q, v, NULL, base, m, hit);
+		total = emit_hits(hit, m, base, out, capacity, total, v, filter, &batch);
+	}
+	return filter ? emit_batch(&batch, v, filter, out, capacity, total) : total;
+}
+
+/// Calls visit on every accepted entity of the batch until it returns false;
+/// false then.
+static bool visit_batch(hit_batch *batch, const bp_view *v, const bp_query_filter *filter,
+	bool (*visit)(uint32_t entity, void *user), void *user)
+{
+	for (uint32_t i = 0, kept = batch_filter(batch, v, filter); i < kept; ++i)
+		if (!visit(batch->e[i], user))
+			return false;
+	return true;
+}
+
+/// Calls visit on every accepted entity in the shape, in index order (dense
+/// order when scanning), until it returns false. No sorting, so no hit limit.
+/// Hands entity e to visit, or to the batch of the filter; false once visit said stop.
+static bool visit_one(uint32_t e, hit_batch *batch, const bp_view *v, const bp_query_filter *filter,
+	bool (*visit)(uint32_t entity, void *user), void *user)
+{
+	if (!filter)
+		return visit(e, user);
+	batch->e[batch->n++] = e;
+	return batch->n < FILTER_BATCH || visit_batch(batch, v, filter, visit, user);
+}
+
+typedef struct shape_visiting {
+	const bp_view *v;
+	const bpi_bvh_part *part;
+	const shape *q;
+	const bp_query_filter *filter;
+	hit_batch *batch;
+	bool (*visit)(uint32_t entity, void *user);
+	void *user;
+} shape_visiting;
+
+static bool visit_leaf(uint32_t leaf, void *ctx)
+{
+	const shape_visiting *x = ctx;
+	uint8_t hit[BPI_BVH_LEAF];
+	const uint32_t size = leaf_flags(x->v, x->part, x->q, leaf, hit);
+	const uint32_t *order = x->part->bvh->order.data + (size_t)leaf * BPI_BVH_LEAF;
+	for (uint32_t lane = 0; lane < size; ++lane)
+		if (hit[lane] && !visit_one(order[lane], x->batch, x->v, x->filter, x->visit, x->user))
+			return false;
+	return true;
+}
+
+/// visit_shape_run through one part of the hierarchy; false once visit said stop.
+static bool visit_shape_part(const bp_view *v, const bpi_bvh_part *part, const shape *q,
+	const bp_query_filter *filter, hit_batch *batch, bool (*visit)(uint32_t entity, void *user), void *user)
+{
+	shape_visiting x = {v, part, q, filter, batch, visit, user};
+	return shape_leaves(part->bvh, q, v->dims, visit_leaf, &x);
+}
+
+static void visit_shape_run(const bp_view *v, const shape *q, const bp_query_filter *filter,
+	bool (*visit)(uint32_t entity, void *user), void *user)
+{
+	bpi_bvh_part parts[2];
+	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
+	if (part_count) {
+		hit_batch batch = {.n = 0};
+		for (int k = 0; k < part_count; ++k)
+			if (!visit_shape_part(v, &parts[k], q, filter, &batch, visit, user))
+				return;
+		if (filter)
+			visit_batch(&batch, v, filter, visit, user);
+		return;
+	}
+	uint8_t hit[SCAN_BLOCK];
+	hit_batch batch = {.n = 0};
+	const bpi_box_arrays b = bpi_dense_arrays(v);
+	for (uint32_t base = 0; base < v->count; base += SCAN_BLOCK) {
+		const uint32_t m = BP_MIN(v->count - base, (uint32_t)SCAN_BLOCK);
+		shape_flags(q, &b, v->dims, base, m, hit);
+		ball_flags(q, v, NULL, base, m, hit);
+		for (uint32_t k = 0; k < m; ++k)
+			if (hit[k] && !visit_one(base + k, &batch, v, filter, visit, user))
+				return;
+	}
+	if (filter)
+		visit_batch(&batch, v, filter, visit, user);
+}
+
+/// Checks a box query's input and makes its shape.
+static bp_status box_shape(const bp_view *v, const float *min, const float *max, const bp_query_filter *filter,
+	shape *q)
+{
+	if (!v || !min || !max || !bpi_query_filter_valid(filter))
+		return BP_ERR_INVALID_ARGUMENT;
+	if (!bpi_all_finite(min, v->dims) || !bpi_all_finite(max, v->dims))
+		return BP_ERR_NOT_FINITE;
+	for (int axis = 0; axis < v->dims; ++axis)
+		if (min[axis] > max[axis])
+			return BP_ERR_INVERTED_BOUNDS;
+	*q = (shape){.kind = SHAPE_BOX, .lo = min, .hi = max, .balls = filter && filter->spheres_as_balls};
+	return BP_OK;
+}
+
+/// As box_shape for a sphere query.
+static bp_status sphere_shape(const bp_view *v, const float *center, float radius, const bp_query_filter *filter,
+	shape *q)
+{
+	if (!v || !center || !bpi_query_filter_valid(filter))
+		return BP_ERR_INVALID_ARGUMENT;
+	if (!bpi_all_finite(center, v->dims) || !isfinite(radius))
+		return BP_ERR_NOT_FINITE;
+	if (radius < 0)
+		return BP_ERR_INVALID_ARGUMENT;
+	*q = (shape){.kind = SHAPE_SPHERE, .c = {center[0], center[1], v->dims == 3 ? center[2] : 0.0f}, .r = radius,
+		.r2 = radius * radius, .balls = filter && filter->spheres_as_balls};
+	return BP_OK;
+}
+
+// ---- periodic worlds: the union over the shape's images --------------------------
+//
+// In a periodic world a query meets an entity when some image of the shape, moved by whole
+// periods on each axis (each moved coordinate rounded once to float from double), meets
+// it as a query in plain space would. Images of a box are products of moves per axis, and
+// the tests are per axis (boxes) or monotone sums of per-axis gaps (spheres), so an entity
+// is met when each axis has a move that meets it there and the image they make meets it.
+// Few images reach the entities' span: each walks the hierarchy and the hits are merged.
+// Past PERIODIC_IMAGES the view is scanned, each entity against its own few images.
+
+/// Images of a query walked through the hierarchy at most; more are answered by a scan.
+#define PERIODIC_IMAGES 27u
+
+static inline float moved(float x, double k, float period)
+{
+	return (float)((double)x + k * (double)period);
+}
+
+/// The interval of the shape along axis a; for a sphere one that holds every box
+/// within reach: a gap g with fl(g * g) <= fl(r * r) has g <= r * (1 + 2^-23) (or
+/// g <= 2^-63 where the squares underflow), and the ends are rounded outwards.
+static void shape_interval(const shape *q, int a, float *lo, float *hi)
+{
+	if (q->kind == SHAPE_BOX) {
+		*lo = q->lo[a];
+		*hi = q->hi[a];
+		return;
+	}
+	const float reach = fmaxf(q->r * (1.0f + 0x1p-20f), 0x1p-62f);
+	*lo = nextafterf(q->c[a] - reach, -INFINITY);
+	*hi = nextafterf(q->c[a] + reach, INFINITY);
+}
+
+/// The image of q moved by k[a] periods on each axis, into *m (a box's bounds point
+/// into *m: use it in place).
+static void image_of(const shape *q, const bp_view *v, const double *k, shape *m)
+{
+	*m = *q;
+	for (int a = 0; a < v->dims; ++a) {
+		const float period = v->settings.period[a];
+		if (q->kind == SHAPE_BOX) {
+			m->moved_lo[a] = moved(q->lo[a], k[a], period);
+			m->moved_hi[a] = moved(q->hi[a], k[a], period);
+		} else {
+			m->c[a] = moved(q->c[a], k[a], period);
+		}
+	}
+	if (q->kind == SHAPE_BOX)
+		m->lo = m->moved_lo, m->hi = m->moved_hi;
+}
+
+/// The moves along axis a, [*first, *first + *count), whose image of the shape's
+/// interval can reach [lo, hi]: a margin of one each way, then only those that do.
+static void axis_moves(const shape *q, const bp_view *v, int a, float lo, float hi, double *first, uint32_t *count)
+{
+	const float period = v->settings.period[a];
+	float ql, qh;
+	shape_interval(q, a, &ql, &qh);
+	const double k0 = floor(((double)lo - qh) / period) - 1.0, k1 = ceil(((double)hi - ql) / period) + 1.0;
+	*first = 0.0;
+	*count = 0;
+	for (double k = k0; k <= k1; ++k)
+		if (moved(ql, k, period) <= hi && lo <= moved(qh, k, period)) {
+			*first = *count ? *first : k;
+			*count += 1;
+		}
+}
+
+/// The move vectors whose images of the shape can reach the box [lo - margin, hi + margin]:
+/// per axis the moves [first, first + count), walked in order by next_moves.
+typedef struct moves {
+	double first[3];
+	uint32_t count[3], at[3];
+	uint32_t total; ///< vectors in all; 0 when some axis has none
+	bool begun;
+} moves;
+
+static moves moves_reaching(const shape *q, const bp_view *v, const float *lo, const float *hi, const float *margin)
+{
+	moves m = {.count = {1, 1, 1}, .total = 1};
+	for (int a = 0; a < v->dims; ++a) {
+		axis_moves(q, v, a, lo[a] - margin[a], hi[a] + margin[a], &m.first[a], &m.count[a]);
+		m.total *= m.count[a];
+	}
+	return m;
+}
+
+/// The next move vector into k; false after the last.
+static bool next_moves(moves *m, double *k)
+{
+	if (!m->total)
+		return false;
+	int a = 0;
+	if (m->begun)
+		for (; a < 3 && ++m->at[a] == m->count[a]; ++a)
+			m->at[a] = 0;
+	m->begun = true;
+	for (int b = 0; b < 3; ++b)
+		k[b] = m->first[b] + m->at[b];
+	return a < 3;
+}
+
+/// Whether entity e meets the shape as it is (the same tests as the walks').
+static bool entity_meets(const shape *q, const bp_view *v, uint32_t e)
+{
+	const bpi_box_arrays b = bpi_dense_arrays(v);
+	uint8_t hit;
+	shape_flags(q, &b, v->dims, e, 1, &hit);
+	ball_flags(q, v, NULL, e, 1, &hit);
+	return hit;
+}
+
+/// Whether some image of the shape meets entity e: every product of its axes' moves.
+static bool entity_meets_wrapped(const shape *q, const bp_view *v, uint32_t e)
+{
+	const float lo[3] = {v->soa.min[0][e], v->soa.min[1][e], v->dims == 3 ? v->soa.min[2][e] : 0.0f};
+	const float hi[3] = {v->soa.max[0][e], v->soa.max[1][e], v->dims == 3 ? v->soa.max[2][e] : 0.0f};
+	const float none[3] = {0, 0, 0};
+	moves m = moves_reaching(q, v, lo, hi, none);
+	double k[3];
+	while (next_moves(&m, k)) {
+		shape image;
+		image_of(q, v, k, &image);
+		if (entity_meets(&image, v, e))
+			return true;
+	}
+	return false;
+}
+
+/// The box every entity lies in, from the hierarchy's roots or a scan.
+static void entity_span(const bp_view *v, float *lo, float *hi)
+{
+	for (int a = 0; a < 3; ++a)
+		lo[a] = INFINITY, hi[a] = -INFINITY;
+	bpi_bvh_part parts[2];
+	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
+	for (int k = 0; k < part_count; ++k) {
+		const bpi_box_arrays root = bpi_node_arrays(parts[k].bvh, 0);
+		for (int a = 0; a < v->dims; ++a) {
+			lo[a] = root.min[a][0] < lo[a] ? root.min[a][0] : lo[a];
+			hi[a] = root.max[a][0] > hi[a] ? root.max[a][0] : hi[a];
+		}
+	}
+	for (uint32_t e = 0; e < v->count && !part_count; ++e)
+		for (int a = 0; a < v->dims; ++a) {
+			lo[a] = v->soa.min[a][e] < lo[a] ? v->soa.min[a][e] : lo[a];
+			hi[a] = v->soa.max[a][e] > hi[a] ? v->soa.max[a][e] : hi[a];
+		}
+}
+
+/// A growing list of entities, from the library's allocator.
+typedef struct entity_list {
+	uint32_t *e;
+	size_t size, capacity;
+	bool full; ///< an allocation failed
+} entity_list;
+
+static bool list_visit(uint32_t e, void *user)
+{
+	entity_list *l = user;
+	if (l->size == l->capacity) {
+		const size_t grown = BP_MAX(2 * l->capacity, (size_t)64);
+		uint32_t *more = bpi_alloc(grown * sizeof *more);
+		if (!more) {
+			l->full = true;
+			return false;
+		}
+		if (l->size)
+			memcpy(more, l->e, l->size * sizeof *more);
+		bpi_free(l->e, l->capacity * sizeof *l->e);
+		l->e = more;
+		l->capacity = grown;
+	}
+	l->e[l->size++] = e;
+	return true;
+}
+
+static int compare_u32(const void *x, const void *y)
+{
+	const uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+	return (a > b) - (a < b);
+}
+
+/// Every accepted entity some image of the shape meets, ascending, each once, into
+/// *list; BP_ERR_OUT_OF_MEMORY when the list could not grow.
+static bp_status wrapped_entities(const bp_view *v, const shape *q, const bp_query_filter *filter,
+	entity_list *list)
+{
+	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	float lo[3], hi[3];
+	const float none[3] = {0, 0, 0};
+	entity_span(v, lo, hi);
+	moves m = moves_reaching(q, v, lo, hi, none);
+	if (m.total <= PERIODIC_IMAGES) {
+		double k[3];
+		while (next_moves(&m, k)) {
+			shape image;
+			image_of(q, v, k, &image);
+			visit_shape_run(v, &image, filter, list_visit, list);
+		}
+		if (list->size)
+			qsort(list->e, list->size, sizeof *list->e, compare_u32);
+		size_t unique = 0;
+		for (size_t i = 0; i < list->size; ++i)
+			if (!unique || list->e[unique - 1] != list->e[i])
+				list->e[unique++] = list->e[i];
+		list->size = unique;
+	} else {
+		for (uint32_t e = 0; e < v->count && !list->full; ++e)
+			if (entity_meets_wrapped(q, v, e) && bpi_query_accepts(v, filter, e))
+				(void)list_visit(e, list);
+	}
+	return list->full ? BP_ERR_OUT_OF_MEMORY : BP_OK;
+}
+
+/// A list query in a periodic world: the first `capacity` into out, the total into *total.
+static bp_status wrapped_list(const bp_view *v, const shape *q, const bp_query_filter *filter, uint32_t *out,
+	size_t capacity, size_t *total)
+{
+	entity_list list = {0};
+	bp_status status = wrapped_entities(v, q, filter, &list);
+	if (status == BP_OK) {
+		if (list.size)
+			memcpy(out, list.e, BP_MIN(list.size, capacity) * sizeof *out);
+		status = bpi_query_finish(list.size, capacity, total);
+	}
+	bpi_free(list.e, list.capacity * sizeof *list.e);
+	return status;
+}
+
+/// A visitor in a periodic world: the entities in ascending order, after the walk.
+static bp_status wrapped_visit(const bp_view *v, const shape *q, const bp_query_filter *filter,
+	bool (*visit)(uint32_t entity, void *user), void *user)
+{
+	entity_list list = {0};
+	bp_status status = wrapped_entities(v, q, filter, &list);
+	for (size_t i = 0; i < list.size && status == BP_OK; ++i)
+		if (!visit(list.e[i], user))
+			break;
+	bpi_free(list.e, list.capacity * sizeof *list.e);
+	return status;
+}
+
+bp_status bp_view_query_aabb_filtered(const bp_view *v, const float *min, const float *max,
+	const bp_query_filter *filter, uint32_t *out, size_t capacity, size_t *total)
+{
+	shape q;
+	bp_status status = bpi_view_check_buffer(v, out, capacity, total);
+	if (status == BP_OK)
+		status = box_shape(v, min, max, filter, &q);
+	if (status != BP_OK)
+		return status;
+	if (v->settings.periodic)
+		return wrapped_list(v, &q, filter, out, capacity, total);
+	return bpi_query_finish(query_shape_run(v, &q, filter, out, capacity), capacity, total);
+}
+
+bp_status bp_view_query_aabb(const bp_view *v, const float *min, const float *max, uint32_t *out, size_t capacity,
+	size_t *total)
+{
+	return bp_view_query_aabb_filtered(v, min, max, NULL, out, capacity, total);
+}
+
+bp_status bp_view_query_point_filtered(const bp_view *v, const float *point, const bp_query_filter *filter,
+	uint32_t *out, size_t capacity, size_t *total)
+{
+	return bp_view_query_aabb_filtered(v, point, point, filter, out, capacity, total);
+}
+
+bp_status bp_view_query_point(const bp_view *v, const float *point, uint32_t *out, size_t capacity, size_t *total)
+{
+	return bp_view_query_aabb_filtered(v, point, point, NULL, out, capacity, total);
+}
+
+bp_status bp_view_query_sphere_filtered(const bp_view *v, const float *center, float radius,
+	const bp_query_filter *filter, uint32_t *out, size_t capacity, size_t *total)
+{
+	shape q;
+	bp_status status = bpi_view_check_buffer(v, out, capacity, total);
+	if (status == BP_OK)
+		status = sphere_shape(v, center, radius, filter, &q);
+	if (status != BP_OK)
+		return status;
+	if (v->settings.periodic)
+		return wrapped_list(v, &q, filter, out, capacity, total);
+	return bpi_query_finish(query_shape_run(v, &q, filter, out, capacity), capacity, total);
+}
+
+bp_status bp_view_query_sphere(const bp_view *v, const float *center, float radius, uint32_t *out, size_t capacity,
+	size_t *total)
+{
+	return bp_view_query_sphere_filtered(v, center, radius, NULL, out, capacity, total);
+}
+
+bp_status bp_view_visit_aabb(const bp_view *v, const float *min, const float *max, const bp_query_filter *filter,
+	bool (*visit)(uint32_t entity, void *user), void *user)
+{
+	shape q;
+	bp_status status = visit ? box_shape(v, min, max, filter, &q) : BP_ERR_INVALID_ARGUMENT;
+	if (status == BP_OK && v->settings.periodic)
+		return wrapped_visit(v, &q, filter, visit, user);
+	if (status == BP_OK)
+		visit_shape_run(v, &q, filter, visit, user);
+	return status;
+}
+
+bp_status bp_view_visit_sphere(const bp_view *v, const float *center, float radius, const bp_query_filter *filter,
+	bool (*visit)(uint32_t entity, void *user), void *user)
+{
+	shape q;
+	bp_status status = visit ? sphere_shape(v, center, radius, filter, &q) : BP_ERR_INVALID_ARGUMENT;
+	if (status == BP_OK && v->settings.periodic)
+		return wrapped_visit(v, &q, filter, visit, user);
+	if (status == BP_OK)
+		visit_shape_run(v, &q, filter, visit, user);
+	return status;
+}
+
+// ---- bounded best-k (max-heap on (distance, index)) ----------------------------
+
+static void sift_down(bp_hit *h, size_t n, size_t i)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && bpi_hit_before(h[m], h[l]))
+			m = l;
+		if (r < n && bpi_hit_before(h[m], h[r]))
+			m = r;
+		if (m == i)
+			return;
+		bp_hit t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
+void bpi_best_offer(bpi_best_k *b, bp_hit x)
+{
+	if (b->size < b->capacity) {
+		size_t i = b->size++;
+		b->heap[i] = x;
+		while (i > 0) {
+			size_t p = (i - 1) / 2;
+			if (!bpi_hit_before(b->heap[p], b->heap[i]))
+				break;
+			bp_hit t = b->heap[p];
+			b->heap[p] = b->heap[i];
+			b->heap[i] = t;
+			i = p;
+		}
+	} else if (b->capacity && bpi_hit_before(x, b->heap[0])) {
+		b->heap[0] = x;
+		sift_down(b->heap, b->size, 0);
+	}
+}
+
+void bpi_best_sort(bpi_best_k *b)
+{
+	for (size_t n = b->size; n > 1; --n) {
+		bp_hit t = b->heap[0];
+		b->heap[0] = b->heap[n - 1];
+		b->heap[n - 1] = t;
+		sift_down(b->heap, n - 1, 0);
+	}
+}
+
+/// Offers entity order[j] (entry j of b) when it can still enter the best k
+/// and the filter accepts it (tested after the distance, so the callback only
+/// sees entities that would enter).
+static inline void nearest_offer(bpi_best_k *best, const bpi_box_arrays *b, int dims, uint32_t j, uint32_t e,
+	const float *p, const bp_view *v, const bp_query_filter *filter)
+{
+	const bp_hit x = {e, box_distance2(b, dims, j, p)};
+	// Cheap reject once the heap is full: most entities stop here.
+	if (best->size == best->capacity && (best->capacity == 0 || !bpi_hit_before(x, best->heap[0])))
+		return;
+	if (bpi_query_accepts(v, filter, e))
+		bpi_best_offer(best, x);
+}
+
+/// Offers leaf `leaf`'s entities of the part.
+static void nearest_leaf(const bp_view *v, const bpi_bvh_part *part, uint32_t leaf, const float *p,
+	const bp_query_filter *filter, bpi_best_k *best)
+{
+	const bpi_view_bvh *h = part->bvh;
+	const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
+	const uint32_t *order = h->order.data + (size_t)leaf * BPI_BVH_LEAF;
+	for (uint32_t lane = 0; lane < h->leaf_size.data[leaf]; ++lane)
+		if (!bpi_part_skips(part, order[lane]))
+			nearest_offer(best, &boxes, v->dims, lane, order[lane], p, v, filter);
+}
+
+/// Whether a node at squared distance d2 may hold one of the k nearest: ties are
+/// walked (the stop is strict), since they may hold a lower index.
+static bool nearest_may_hold(const bpi_best_k *best, float d2)
+{
+	return best->size < best->capacity || d2 <= best->heap[0].distance;
+}
+
+/// k nearest under `root` (a reference), depth first, nearer child first.
+static void nearest_subtree(const bp_view *v, const bpi_bvh_part *part, uint32_t root, float root_d2, const float *p,
+	const bp_query_filter *filter, bpi_best_k *best)
+{
+	const bpi_view_bvh *h = part->bvh;
+	struct {
+		uint32_t ref;
+		float d2;
+	} stack[BPI_BVH_STACK];
+	uint32_t top = 0;
+	stack[top].ref = root;
+	stack[top++].d2 = root_d2;
+	while (top) {
+		--top;
+		const uint32_t ref = stack[top].ref;
+		if (!nearest_may_hold(best, stack[top].d2))
+			continue;
+		if (ref & BPI_BVH_LEAF_BIT) {
+			nearest_leaf(v, part, ref & ~BPI_BVH_LEAF_BIT, p, filter, best);
+			continue;
+		}
+		const bpi_box_arrays kids = bpi_node_arrays(h, ref);
+		const float d0 = box_distance2(&kids, v->dims, 0, p), d1 = box_distance2(&kids, v->dims, 1, p);
+		const uint32_t second = d0 <= d1 ? 1u : 0u;
+		stack[top].ref = bpi_bvh_ref(h, ref, second);
+		stack[top++].d2 = d0 <= d1 ? d1 : d0;
+		stack[top].ref = bpi_bvh_ref(h, ref, 1u - second);
+		stack[top++].d2 = d0 <= d1 ? d0 : d1;
+	}
+}
+
+/// Nodes waiting in the best-first walk; past this many a node is walked depth first
+/// at once instead, which gives the same answer.
+#define NEAREST_QUEUE 128
+
+typedef struct node_entry {
+	float d2;
+	uint32_t ref;
+} node_entry;
+
+static void queue_push(node_entry *q, uint32_t *size, node_entry x)
+{
+	uint32_t i = (*size)++;
+	while (i && q[(i - 1) / 2].d2 > x.d2) {
+		q[i] = q[(i - 1) / 2];
+		i = (i - 1) / 2;
+	}
+	q[i] = x;
+}
+
+static node_entry queue_pop(node_entry *q, uint32_t *size)
+{
+	const node_entry top = q[0], last = q[--*size];
+	uint32_t i = 0;
+	for (;;) {
+		uint32_t c = 2 * i + 1;
+		if (c >= *size)
+			break;
+		if (c + 1 < *size && q[c + 1].d2 < q[c].d2)
+			++c;
+		if (!(q[c].d2 < last.d2))
+			break;
+		q[i] = q[c];
+		i = c;
+	}
+	q[i] = last;
+	return top;
+}
+
+/// k nearest through the hierarchy, nearest node first. A node's fl(d^2) is at
+/// most that of any box under it (each gap is monotone in the box's bounds, and
+/// so are the squares and the sum), so once the nearest waiting node is farther
+/// than the k-th best, no node left holds one nearer.
+static void nearest_bvh(const bp_view *v, const bpi_bvh_part *part, const float *p, const bp_query_filter *filter,
+	bpi_best_k *best)
+{
+	const bpi_view_bvh *h = part->bvh;
+	node_entry queue[NEAREST_QUEUE];
+	uint32_t size = 0;
+	const bpi_box_arrays root = bpi_node_arrays(h, 0);
+	queue_push(queue, &size, (node_entry){box_distance2(&root, v->dims, 0, p), bpi_bvh_ref(h, 0, 0)});
+	while (size) {
+		const node_entry x = queue_pop(queue, &size);
+		if (!nearest_may_hold(best, x.d2))
+			break;
+		if (x.ref & BPI_BVH_LEAF_BIT) {
+			nearest_leaf(v, part, x.ref & ~BPI_BVH_LEAF_BIT, p, filter, best);
+			continue;
+		}
+		const bpi_box_arrays kids = bpi_node_arrays(h, x.ref);
+		for (uint32_t c = 0; c < 2; ++c) {
+			const node_entry kid = {box_distance2(&kids, v->dims, c, p), bpi_bvh_ref(h, x.ref, c)};
+			if (!nearest_may_hold(best, kid.d2))
+				continue;
+			if (size < NEAREST_QUEUE)
+				queue_push(queue, &size, kid);
+			else
+				nearest_subtree(v, part, kid.ref, kid.d2, p, filter, best);
+		}
+	}
+}
+
+// ---- nearest in periodic worlds --------------------------------------------------------
+
+/// The squared distance from the point's nearest image to entity e: per axis the least
+/// gap over its moves (the sum of squares is monotone in each gap), in the operations of
+/// box_distance2.
+static float wrapped_distance2(const bp_view *v, const float *p, uint32_t e)
+{
+	float g[3] = {0, 0, 0};
+	for (int a = 0; a < v->dims; ++a) {
+		const float period = v->settings.period[a], lo = v->soa.min[a][e], hi = v->soa.max[a][e];
+		const double k0 = floor(((double)lo - p[a]) / period) - 1.0, k1 = ceil(((double)hi - p[a]) / period) + 1.0;
+		g[a] = INFINITY;
+		for (double k = k0; k <= k1; ++k) {
+			const float gap = axis_gap(moved(p[a], k, period), lo, hi);
+			g[a] = gap < g[a] ? gap : g[a];
+		}
+	}
+	float d2 = g[0] * g[0] + g[1] * g[1];
+	if (v->dims == 3)
+		d2 += g[2] * g[2];
+	return d2;
+}
+
+static int compare_index_then_distance(const void *x, const void *y)
+{
+	const bp_hit *a = x, *b = y;
+	if (a->index != b->index)
+		return a->index < b->index ? -1 : 1;
+	return (a->distance > b->distance) - (a->distance < b->distance);
+}
+
+/// k nearest in a periodic world into best (squared distances): the point's images
+/// near the entities' span each through the hierarchy, k apiece, merged by entity
+/// (its least distance); past PERIODIC_IMAGES images, or without memory, a scan.
+static void wrapped_nearest(const bp_view *v, const float *p, const bp_query_filter *filter, bpi_best_k *best)
+{
+	float lo[3], hi[3];
+	entity_span(v, lo, hi);
+	const shape point = {.kind = SHAPE_SPHERE, .c = {p[0], p[1], v->dims == 3 ? p[2] : 0.0f}};
+	// The image nearest an entity on an axis lies within a period of it (one more move
+	// brings it nearer), so within a period and a little of the span.
+	const float margin[3] = {v->settings.period[0] * 1.01f, v->settings.period[1] * 1.01f,
+		v->settings.period[2] * 1.01f};
+	moves m = moves_reaching(&point, v, lo, hi, margin);
+	const uint32_t images = m.total;
+	bpi_bvh_part parts[2];
+	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
+	bp_hit *all = images <= PERIODIC_IMAGES && part_count ? bpi_alloc((size_t)images * best->capacity * sizeof *all)
+	                                                      : NULL;
+	if (!all) {
+		for (uint32_t e = 0; e < v->count; ++e) {
+			const bp_hit x = {e, wrapped_distance2(v, p, e)};
+			if ((best->size < best->capacity || bpi_hit_before(x, best->heap[0])) && bpi_query_accepts(v, filter, e))
+				bpi_best_offer(best, x);
+		}
+		return;
+	}
+	size_t found = 0;
+	double k[3];
+	while (next_moves(&m, k)) {
+		float image[3] = {p[0], p[1], v->dims == 3 ? p[2] : 0.0f};
+		for (int a = 0; a < v->dims; ++a)
+			image[a] = moved(p[a], k[a], v->settings.period[a]);
+		bpi_best_k one = {all + found, 0, best->capacity};
+		for (int part = 0; part < part_count; ++part)
+			nearest_bvh(v, &parts[part], image, filter, &one);
+		found += one.size;
+	}
+	qsort(all, found, sizeof *all, compare_index_then_distance);
+	for (size_t i = 0; i < found; ++i)
+		if (i == 0 || all[i].index != all[i - 1].index)
+			bpi_best_offer(best, all[i]);
+	bpi_free(all, (size_t)images * best->capacity * sizeof *all);
+}
+
+bp_status bp_view_query_nearest_filtered(const bp_view *v, const float *point, uint32_t k,
+	const bp_query_filter *filter, bp_hit *out, size_t *count)
+{
+	if (!v || !point || !count || (k && !out) || !bpi_query_filter_valid(filter))
+		return BP_ERR_INVALID_ARGUMENT;
+	if (!bpi_all_finite(point, v->dims))
+		return BP_ERR_NOT_FINITE;
+	bpi_best_k best = {out, 0, BP_MIN(k, v->count)};
+	bpi_bvh_part parts[2];
+	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
+	if (best.capacity && v->settings.periodic) {
+		wrapped_nearest(v, point, filter, &best);
+	} else if (best.capacity && part_count) {
+		for (int part = 0; part < part_count; ++part)
+			nearest_bvh(v, &parts[part], point, filter, &best);
+	} else {
+		const bpi_box_arrays b = bpi_dense_arrays(v);
+		for (uint32_t i = 0; i < v->count && best.capacity; ++i)
+			nearest_offer(&best, &b, v->dims, i, i, point, v, filter);
+	}
+	bpi_best_sort(&best);
+	for (size_t i = 0; i < best.size; ++i)
+		out[i].distance = sqrtf(out[i].distance);
+	*count = best.size;
+	return BP_OK;
+}
+
+bp_status bp_view_query_nearest(const bp_view *v, const float *point, uint32_t k, bp_hit *out, size_t *count)
+{
+	return bp_view_query_nearest_filtered(v, point, k, NULL, out, count);
+}
+
+bp_query_filter bp_query_filter_default(void)
+{
+	return (bp_query_filter){.category = UINT64_MAX, .mask = UINT64_MAX, .kinds = BP_QUERY_ALL_KINDS,
+		.exclude = BP_QUERY_NO_EXCLUDE};
+}
+
+// ---- pair set and neighbours (the sorted pairs and the adjacency) -------------------------
+
+bp_status bp_view_neighbours(const bp_view *v, uint32_t entity, const uint32_t **out, size_t *count)
+{
+	if (!v || !out || !count)
+		return BP_ERR_INVALID_ARGUMENT;
+	if (entity >= v->count)
+		return BP_ERR_OUT_OF_RANGE;
+	bp_status status = bpi_view_ensure(v, BPI_VIEW_ADJACENCY);
+	if (status != BP_OK)
+		return status;
+	*out = v->neighbours.data + v->offsets[entity];
+	*count = v->offsets[entity + 1] - v->offsets[entity];
+	return BP_OK;
+}
+
+bool bp_view_colliding(const bp_view *v, uint32_t a, uint32_t b)
+{
+	if (!v || a >= v->count || b >= v->count || a == b)
+		return false;
+	// A binary search of the pairs, sorted by (lo, hi): no adjacency needed.
+	bp_pair key = {BP_MIN(a, b), BP_MAX(a, b)};
+	const bp_pair *p = v->pairs.data;
+	size_t lo = 0, hi = v->pairs.count;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (p[mid].lo < key.lo || (p[mid].lo == key.lo && p[mid].hi < key.hi))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < v->pairs.count && p[lo].lo == key.lo && p[lo].hi == key.hi;
+}
+
+bp_status bp_view_for_each_neighbour(const bp_view *v, uint32_t entity,
+	void (*fn)(uint32_t entity, uint32_t neighbour, void *user), void *user)
+{
+	const uint32_t *list;
+	size_t count;
+	if (!fn)
+		return BP_ERR_INVALID_ARGUMENT;
+	bp_status status = bp_view_neighbours(v, entity, &list, &count);
+	if (status != BP_OK)
+		return status;
+	for (size_t i = 0; i < count; ++i)
+		fn(entity, list[i], user);
+	return BP_OK;
+}
+
+bp_status bp_view_reduce_neighbours(const bp_view *v, uint32_t entity,
+	double (*fn)(double acc, uint32_t neighbour, void *user), void *user, double init, double *out)
+{
+	const uint32_t *list;
+	size_t count;
+	if (!fn || !out)
+		return BP_ERR_INVALID_ARGUMENT;
+	bp_status status = bp_view_neighbours(v, entity, &list, &count);
+	if (status != BP_OK)
+		return status;
+	double acc = init;
+	for (size_t i = 0; i < count; ++i)
+		acc = fn(acc, list[i], user);
+	*out = acc;
+	return BP_OK;
+}
+

@@ -1,0 +1,108 @@
+// SPDX-License-Identifier: MIT
+// What the view query files share: bounds in dense or index order, input checks, the query
+// filter's test and the bounded best-k heap of hits.
+#ifndef BP_QUERY_H
+#define BP_QUERY_H
+
+#include <math.h>
+
+#include "algorithms/index.h"
+#include "view/view.h"
+
+/// Bounds arrays in some order: the snapshot's (dense order) or a block of the
+/// hierarchy's. z arrays are NULL in 2D.
+typedef struct bpi_box_arrays {
+	const float *min[3];
+	const float *max[3];
+} bpi_box_arrays;
+
+static inline bpi_box_arrays bpi_dense_arrays(const bp_view *v)
+{
+	return (bpi_box_arrays){
+		{v->soa.min[0], v->soa.min[1], v->soa.min[2]}, {v->soa.max[0], v->soa.max[1], v->soa.max[2]}};
+}
+
+
+/// The bounds of a block of `lanes` boxes (view_bvh.h): each bound `lanes` floats.
+static inline bpi_box_arrays bpi_lane_arrays(const float *block, uint32_t lanes)
+{
+	return (bpi_box_arrays){
+		{block, block + lanes, block + 2 * lanes}, {block + 3 * lanes, block + 4 * lanes, block + 5 * lanes}};
+}
+
+/// Node block j: the boxes of its two children, at indices 0 and 1.
+static inline bpi_box_arrays bpi_node_arrays(const bpi_view_bvh *h, uint32_t block)
+{
+	return bpi_lane_arrays(bpi_bvh_block(h, block), 2);
+}
+
+/// Leaf k's block, its entities' boxes at indices 0 .. leaf_size[k] - 1.
+static inline bpi_box_arrays bpi_leaf_arrays(const bpi_view_bvh *h, uint32_t leaf)
+{
+	return bpi_lane_arrays(bpi_bvh_leaf(h, leaf), BPI_BVH_LEAF);
+}
+
+static inline bool bpi_all_finite(const float *v, int dims)
+{
+	for (int axis = 0; axis < dims; ++axis)
+		if (!isfinite(v[axis]))
+			return false;
+	return true;
+}
+
+/// Reports the total and whether the caller's buffer held it all.
+static inline bp_status bpi_query_finish(size_t total, size_t capacity, size_t *out_total)
+{
+	*out_total = total;
+	return BPI_BUFFER_STATUS(total, capacity);
+}
+
+/// A filter a query can use: NULL or with known kinds bits.
+static inline bool bpi_query_filter_valid(const bp_query_filter *f)
+{
+	return !f || !(f->kinds & ~(uint32_t)BP_QUERY_ALL_KINDS);
+}
+
+/// The filter rule of frame.h less the callback: category and mask (no test when
+/// both are all bits, as in the default filter), kind and exclusion (f not NULL).
+/// Combined with & and | rather than || and &&: one branch per entity, and one more
+/// where the filter excludes a handle.
+static inline bool bpi_query_passes(const bp_view *v, const bp_query_filter *f, uint32_t e)
+{
+	const uint32_t kind = BP_QUERY_DYNAMIC + (uint32_t)(v->soa.flags[e] & BP_FLAG_STATIC); // STATIC = DYNAMIC + 1
+	const bool all_layers = (f->category & f->mask) == UINT64_MAX;
+	return (all_layers | (((f->category & v->soa.mask[e]) != 0) & ((v->soa.category[e] & f->mask) != 0))) &
+	       ((f->kinds & kind) != 0) & (e != f->exclude) &&
+	       (!f->exclude_entity.index1 || v->soa.entity[e].index1 != f->exclude_entity.index1 ||
+		       v->soa.entity[e].generation != f->exclude_entity.generation);
+}
+
+/// The whole filter rule of frame.h; NULL accepts everything. The callback
+/// goes last so that it only ever sees entities every cheap test accepted.
+static inline bool bpi_query_accepts(const bp_view *v, const bp_query_filter *f, uint32_t e)
+{
+	return !f || (bpi_query_passes(v, f, e) && (!f->accept || f->accept(e, f->user)));
+}
+
+/// The errors of a ray query's arguments (frame.h), BP_OK when it may run.
+bp_status bpi_ray_check(const bp_view *v, const float *origin, const float *dir, float max_t,
+	const bp_query_filter *filter);
+
+/// Hits in (distance, index) order: the order of every hit list.
+static inline bool bpi_hit_before(bp_hit a, bp_hit b)
+{
+	return a.distance < b.distance || (a.distance == b.distance && a.index < b.index);
+}
+
+/// The `capacity` smallest hits offered, as a max-heap in heap[0, size).
+typedef struct bpi_best_k {
+	bp_hit *heap;
+	size_t size, capacity;
+} bpi_best_k;
+
+/// Keeps the `capacity` smallest hits offered.
+void bpi_best_offer(bpi_best_k *b, bp_hit x);
+/// Heap sort in place: ascending by (distance, index).
+void bpi_best_sort(bpi_best_k *b);
+
+#endif

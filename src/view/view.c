@@ -1,0 +1,213 @@
+// SPDX-License-Identifier: MIT
+// A published frame's memory, the extras derived from its pairs (canonical order and,
+// through view_events.c, named pairs and events by the builder; adjacency and query index
+// by the builder or on first use) and its plain accessors.
+#include "view/view.h"
+#include "parallel/parallel.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+// ---- memory --------------------------------------------------------------------
+
+static void free_entity_arrays(bp_view *f)
+{
+	bpi_soa_free(&f->soa, f->dims, f->capacity);
+	bpi_free_aligned(f->offsets, ((size_t)f->capacity + 1) * sizeof(uint32_t));
+	f->offsets = NULL;
+	f->capacity = 0;
+}
+
+bp_view *bpi_view_create(struct bpi_frames *pool, int dims)
+{
+	bp_view *f = bpi_alloc(sizeof *f);
+	if (!f)
+		return NULL;
+	*f = (bp_view){.pool = pool, .dims = dims};
+	atomic_init(&f->refs, 0);
+	atomic_init(&f->ready, 0u);
+	atomic_init(&f->asked, 0u);
+	if (pthread_mutex_init(&f->lazy_lock, NULL) != 0) {
+		bpi_free(f, sizeof *f);
+		return NULL;
+	}
+	return f;
+}
+
+void bpi_view_free(bp_view *f)
+{
+	pthread_mutex_destroy(&f->lazy_lock);
+	free_entity_arrays(f);
+	bpi_pair_buffer_free(&f->pairs);
+	bpi_budget_array_free(f->budget, &f->scratch);
+	bpi_budget_array_free(f->budget, &f->neighbours);
+	bpi_view_events_free(f);
+	bpi_array_free(&f->changes);
+	bpi_view_hierarchy_free(&f->hierarchy);
+	bpi_array_free(&f->slot_dense);
+	bpi_free(f, sizeof *f);
+}
+
+bool bpi_view_reserve(bp_view *f, uint32_t n)
+{
+	if (n <= f->capacity && f->offsets)
+		return true;
+	uint32_t capacity = BP_MAX(BP_MAX(n, f->capacity + f->capacity / 2), 16u);
+	uint32_t *offsets = bpi_alloc_aligned(((size_t)capacity + 1) * sizeof(uint32_t));
+	if (!offsets || !bpi_soa_resize(&f->soa, f->dims, f->capacity, capacity, 0)) {
+		bpi_free_aligned(offsets, ((size_t)capacity + 1) * sizeof(uint32_t));
+		return false;
+	}
+	bpi_free_aligned(f->offsets, ((size_t)f->capacity + 1) * sizeof(uint32_t));
+	f->offsets = offsets;
+	f->capacity = capacity;
+	return true;
+}
+
+// ---- derived from the pairs ------------------------------------------------------
+
+static bool pairs_sorted(const bp_pair *p, size_t count)
+{
+	for (size_t i = 1; i < count; ++i)
+		if (p[i - 1].lo > p[i].lo || (p[i - 1].lo == p[i].lo && p[i - 1].hi >= p[i].hi))
+			return false;
+	return true;
+}
+
+/// Sorts the pairs by (lo, hi) on the team (pairs_sort.c), cheaper than two stable
+/// counting passes over the entities; skipped when the algorithm's order already is
+/// canonical, as brute's is (perf/README.md, "Pair buffers and sorting").
+static bp_status sort_pairs(bp_view *f, int threads)
+{
+	size_t count = f->pairs.count;
+	if (pairs_sorted(f->pairs.data, count))
+		return BP_OK;
+	if (!bpi_budget_array_reserve(f->budget, &f->scratch, count) ||
+		!bpi_pairs_sort_canonical(f->pairs.data, count, f->scratch.data, threads))
+		return BP_ERR_OUT_OF_MEMORY;
+	return BP_OK;
+}
+
+/// CSR adjacency from the sorted pairs. Each list comes out ascending: x's
+/// neighbours below x arrive from blocks lo < x (in lo order) before its own
+/// block lo == x (in hi order).
+static bp_status build_adjacency(bp_view *f)
+{
+	size_t count = f->pairs.count;
+	if (count > UINT32_MAX / 2)
+		return BP_ERR_UNSUPPORTED; // 32-bit offsets
+	// At least one slot, so bp_view_neighbours never hands out NULL.
+	if (!bpi_budget_array_reserve(f->budget, &f->neighbours, BP_MAX(2 * count, (size_t)1)))
+		return BP_ERR_OUT_OF_MEMORY;
+	uint32_t *offsets = f->offsets;
+	const bp_pair *p = f->pairs.data;
+	uint32_t *neighbours = f->neighbours.data;
+	memset(offsets, 0, ((size_t)f->count + 1) * sizeof *offsets);
+	for (size_t i = 0; i < count; ++i) {
+		offsets[p[i].lo + 1]++;
+		offsets[p[i].hi + 1]++;
+	}
+	for (uint32_t e = 0; e < f->count; ++e)
+		offsets[e + 1] += offsets[e];
+	for (size_t i = 0; i < count; ++i) { // offsets[e] is e's cursor here
+		neighbours[offsets[p[i].lo]++] = p[i].hi;
+		neighbours[offsets[p[i].hi]++] = p[i].lo;
+	}
+	for (uint32_t e = f->count; e > 0; --e) // cursors ended at the next start: shift back
+		offsets[e] = offsets[e - 1];
+	offsets[0] = 0;
+	return BP_OK;
+}
+
+/// The hierarchy, sharing prev's rest when prev made one and `changed` lists what differs.
+static void make_hierarchy(bp_view *f, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
+	int threads)
+{
+	bpi_hierarchy_changes changes = {NULL, changed, changed_count};
+	if (changed && prev && (atomic_load_explicit(&prev->ready, memory_order_acquire) & BPI_VIEW_BVH))
+		changes.prev = &prev->hierarchy;
+	(void)bpi_view_hierarchy_make(&f->hierarchy, &changes, &f->soa, f->count, f->dims, threads);
+}
+
+bp_status bpi_view_derive(bp_view *f, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
+	int threads)
+{
+	bool named = false;
+	bp_status status = sort_pairs(f, threads);
+	if (status == BP_OK)
+		status = bpi_view_events_build(f, prev, &named, threads);
+	if (status != BP_OK || !prev)
+		return status;
+	// The extras a reader used last frame it uses this frame too: made now, so it
+	// does not wait. A host that uses neither pays for neither: each is a sizeable
+	// share of a frame (perf/README.md, "Views: extras and pair events").
+	unsigned asked = atomic_load_explicit(&prev->asked, memory_order_relaxed);
+	if (asked & BPI_VIEW_BVH)
+		make_hierarchy(f, prev, changed, changed_count, threads);
+	unsigned made = (asked & BPI_VIEW_BVH) | (named ? BPI_VIEW_NAMES : 0u);
+	if (asked & BPI_VIEW_ADJACENCY) {
+		// Lists that found no memory are not made: the first reader to ask tries again.
+		f->adjacency_status = build_adjacency(f);
+		made |= f->adjacency_status == BP_ERR_OUT_OF_MEMORY ? 0u : (unsigned)BPI_VIEW_ADJACENCY;
+	}
+	atomic_store_explicit(&f->ready, made, memory_order_release);
+	return BP_OK;
+}
+
+bp_status bpi_view_ensure(const bp_view *view, unsigned what)
+{
+	bp_view *v = (bp_view *)view; // the extras are caches: made once, then read only
+	if ((atomic_load_explicit(&v->asked, memory_order_relaxed) & what) != what)
+		atomic_fetch_or_explicit(&v->asked, what, memory_order_relaxed);
+	unsigned ready = atomic_load_explicit(&v->ready, memory_order_acquire);
+	bp_status status = BP_OK;
+	if ((ready & what) != what) {
+		pthread_mutex_lock(&v->lazy_lock);
+		ready = atomic_load_explicit(&v->ready, memory_order_relaxed);
+		if ((what & BPI_VIEW_BVH) && !(ready & BPI_VIEW_BVH))
+			make_hierarchy(v, NULL, NULL, 0, bpi_step_threads(&v->settings, v->count));
+		// What found no memory is not made: a later call tries again.
+		if ((what & BPI_VIEW_ADJACENCY) && !(ready & BPI_VIEW_ADJACENCY) &&
+			(v->adjacency_status = build_adjacency(v)) == BP_ERR_OUT_OF_MEMORY) {
+			what &= ~(unsigned)BPI_VIEW_ADJACENCY;
+			status = BP_ERR_OUT_OF_MEMORY;
+		}
+		if ((what & BPI_VIEW_NAMES) && !(ready & BPI_VIEW_NAMES) && status == BP_OK &&
+			(status = bpi_view_names_build(v)) != BP_OK)
+			what &= ~(unsigned)BPI_VIEW_NAMES;
+		if ((what & BPI_VIEW_SLOTS) && !(ready & BPI_VIEW_SLOTS) && status == BP_OK && !v->slots_kept &&
+			(status = bpi_view_slots_build(v)) != BP_OK)
+			what &= ~(unsigned)BPI_VIEW_SLOTS;
+		if ((what & BPI_VIEW_KEYS) && !(ready & BPI_VIEW_KEYS) && status == BP_OK &&
+			(status = bpi_view_keys_build(v)) != BP_OK)
+			what &= ~(unsigned)BPI_VIEW_KEYS;
+		atomic_store_explicit(&v->ready, ready | what, memory_order_release);
+		pthread_mutex_unlock(&v->lazy_lock);
+	}
+	if (status != BP_OK)
+		return status;
+	return (what & BPI_VIEW_ADJACENCY) ? v->adjacency_status : BP_OK;
+}
+
+// ---- accessors --------------------------------------------------------------------
+
+uint64_t bp_view_frame(const bp_view *v) { return v ? v->number : 0; }
+uint32_t bp_view_entity_count(const bp_view *v) { return v ? v->count : 0; }
+int bp_view_dims(const bp_view *v) { return v ? v->dims : 0; }
+bp_frame_stats bp_view_stats(const bp_view *v) { return v ? v->stats : (bp_frame_stats){0}; }
+const uint64_t *bp_view_user_keys(const bp_view *v) { return v ? v->soa.user_key : NULL; }
+const bp_entity *bp_view_entities(const bp_view *v) { return v ? v->soa.entity : NULL; }
+
+const bp_pair *bp_view_pairs(const bp_view *v, size_t *count)
+{
+	if (count)
+		*count = v ? v->pairs.count : 0;
+	return v ? v->pairs.data : NULL;
+}
+
+bp_bounds_arrays bp_view_bounds(const bp_view *v)
+{
+	if (!v)
+		return (bp_bounds_arrays){0};
+	return (bp_bounds_arrays){v->soa.min[0], v->soa.min[1], v->soa.min[2], v->soa.max[0], v->soa.max[1], v->soa.max[2]};
+}

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: MIT
+// A bounding volume hierarchy over entities of a published frame, for every query of a view:
+// entities in Morton order of their centres, split where the codes' highest differing bit
+// changes into leaves of at most BPI_BVH_LEAF, node boxes the exact float unions of their
+// children's. A query walks about log n nodes where a scan reads the whole world.
+#ifndef BP_VIEW_BVH_H
+#define BP_VIEW_BVH_H
+
+#include "parallel/soa.h"
+#include "parallel/sort.h"
+
+/// Entities per leaf, at most.
+#define BPI_BVH_LEAF 4u
+/// Floats per leaf block: min x, y, z, then max x, y, z, BPI_BVH_LEAF lanes each,
+/// so a leaf's boxes lie on two cache lines rather than on six arrays.
+#define BPI_BVH_LEAF_FLOATS (6u * BPI_BVH_LEAF)
+/// Words per node block: the boxes of a node's two children (six bounds, two lanes
+/// each), then their references: one cache line, which a walk reads whole when it
+/// tests both children.
+#define BPI_BVH_BLOCK_WORDS 16u
+/// A reference with this bit is leaf (ref & ~BPI_BVH_LEAF_BIT), else node block ref.
+#define BPI_BVH_LEAF_BIT 0x80000000u
+/// Depth of the walks' stacks: a node pops one entry and pushes two, so depth + 1
+/// at most, and the depth is at most the code's bits (32) plus log2 of a run of equal codes.
+#define BPI_BVH_STACK 96
+
+/// Built once, read-only afterwards. The entities are sorted by the Morton code of
+/// their centres and split top down where the codes' highest differing bit changes
+/// (the halves of a range of equal codes), down to ranges of at most BPI_BVH_LEAF:
+/// a node covers one cell of the Morton grid, so siblings lie apart in space.
+/// Block 0 holds the root in lane 0 (lane 1 is unused); block j >= 1 holds the two
+/// children of inner node j. Each box is the exact float union of what it holds.
+/// Leaf k holds leaf_size[k] entities, order[4k + lane], boxes in its leaf block.
+typedef struct bpi_view_bvh {
+	uint32_t count;  ///< entities; 0: none built
+	uint32_t leaves; ///< leaf blocks
+	uint32_t blocks; ///< node blocks, the root's included
+	BPI_ARRAY(uint32_t) order;     ///< BPI_BVH_LEAF per leaf
+	BPI_ARRAY(uint8_t) leaf_size;  ///< entities of each leaf
+	BPI_ARRAY(float) leaf_boxes;   ///< leaf blocks
+	BPI_ARRAY(uint32_t) nodes;     ///< node blocks (floats and references, BPI_BVH_BLOCK_WORDS each)
+	BPI_ARRAY(uint32_t) leaf_first; ///< build scratch: each leaf's first sorted item
+	BPI_ARRAY(bpi_sort_item) items; ///< build scratch
+	BPI_ARRAY(float) records;       ///< build scratch: per entity min x, y, z, max x, y, z together
+	bpi_radix_scratch radix;
+} bpi_view_bvh;
+
+/// The block of leaf k.
+static inline const float *bpi_bvh_leaf(const bpi_view_bvh *h, uint32_t leaf)
+{
+	return h->leaf_boxes.data + (size_t)leaf * BPI_BVH_LEAF_FLOATS;
+}
+
+/// Node block j's boxes: six bounds of two lanes.
+static inline const float *bpi_bvh_block(const bpi_view_bvh *h, uint32_t block)
+{
+	return (const float *)(const void *)(h->nodes.data + (size_t)block * BPI_BVH_BLOCK_WORDS);
+}
+
+/// The reference of lane `lane` of node block j.
+static inline uint32_t bpi_bvh_ref(const bpi_view_bvh *h, uint32_t block, uint32_t lane)
+{
+	return h->nodes.data[(size_t)block * BPI_BVH_BLOCK_WORDS + 12 + lane];
+}
+
+/// Builds the hierarchy of `count` entities of `soa`: members[0 .. count) or,
+/// members NULL, the first `count`, reusing its arrays. BP_ERR_OUT_OF_MEMORY
+/// leaves count = 0.
+bp_status bpi_view_bvh_build(bpi_view_bvh *bvh, const bpi_soa *soa, const uint32_t *members, uint32_t count, int dims,
+	int threads);
+/// Gives back the build's scratch and spare room, for a hierarchy that is built once and kept.
+void bpi_view_bvh_drop_scratch(bpi_view_bvh *bvh);
+void bpi_view_bvh_free(bpi_view_bvh *bvh);
+
+#endif

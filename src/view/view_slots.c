@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+// A view's handles to dense indices (bp_view_dense_index): a table by handle slot, made on
+// first use and then kept by each submit into the same buffer for the indices it changed.
+#include "view/view.h"
+
+#include <string.h>
+
+static const uint32_t NOWHERE = UINT32_MAX;
+
+/// Room for slot `slot`; new entries hold NOWHERE.
+static bool cover(bp_view *f, uint32_t slot)
+{
+	if (slot < f->slot_span)
+		return true;
+	const uint32_t span = BP_MAX(slot + 1, f->slot_span + f->slot_span / 2);
+	if (!bpi_array_grow(&f->slot_dense, f->slot_span, span))
+		return false;
+	for (uint32_t s = f->slot_span; s < span; ++s)
+		f->slot_dense.data[s] = NOWHERE;
+	f->slot_span = span;
+	return true;
+}
+
+void bpi_view_slots_note(bp_view *f, const uint32_t *list, uint32_t listed, uint32_t count)
+{
+	for (uint32_t k = 0; k < listed && f->slots_kept; ++k) {
+		const uint32_t i = list[k];
+		if (i >= count)
+			continue; // destroyed since: the entity now at its old index says where it went
+		const uint32_t slot = f->soa.entity[i].index1 - 1;
+		if (cover(f, slot))
+			f->slot_dense.data[slot] = i;
+		else
+			f->slots_kept = false;
+	}
+}
+
+bp_status bpi_view_slots_build(bp_view *f)
+{
+	f->slots_kept = true;
+	for (uint32_t s = 0; s < f->slot_span; ++s)
+		f->slot_dense.data[s] = NOWHERE;
+	for (uint32_t i = 0; i < f->count && f->slots_kept; ++i) {
+		const uint32_t slot = f->soa.entity[i].index1 - 1;
+		if (cover(f, slot))
+			f->slot_dense.data[slot] = i;
+		else
+			f->slots_kept = false;
+	}
+	return f->slots_kept ? BP_OK : BP_ERR_OUT_OF_MEMORY;
+}
+
+static bool same_handle(bp_entity a, bp_entity b)
+{
+	return a.index1 == b.index1 && a.generation == b.generation;
+}
+
+bp_status bp_view_dense_index(const bp_view *v, bp_entity entity, uint32_t *out)
+{
+	if (!v || !out)
+		return BP_ERR_INVALID_ARGUMENT;
+	const uint32_t slot = entity.index1 - 1;
+	if (entity.index1 && bpi_view_ensure(v, BPI_VIEW_SLOTS) == BP_OK) {
+		const uint32_t i = slot < v->slot_span ? v->slot_dense.data[slot] : NOWHERE;
+		if (i < v->count && same_handle(v->soa.entity[i], entity)) {
+			*out = i;
+			return BP_OK;
+		}
+		return BP_ERR_STALE_HANDLE;
+	}
+	for (uint32_t i = 0; i < v->count && entity.index1; ++i) // no memory for the table: exact all the same
+		if (same_handle(v->soa.entity[i], entity)) {
+			*out = i;
+			return BP_OK;
+		}
+	return BP_ERR_STALE_HANDLE;
+}
