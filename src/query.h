@@ -50,6 +50,16 @@ static inline bool bpi_all_finite(const float *v, int dims)
 	return true;
 }
 
+/// Distance from c to the interval [lo, hi] along one axis. Branch-free (at
+/// most one of the two terms is positive), so the scans vectorise
+/// (perf/README.md, "Queries").
+/// The value is exactly lo - c, c - hi or 0, as with branches.
+static inline float bpi_axis_gap(float c, float lo, float hi)
+{
+	float below = lo - c, above = c - hi;
+	return (below > 0.0f ? below : 0.0f) + (above > 0.0f ? above : 0.0f);
+}
+
 /// Reports the total and whether the caller's buffer held it all.
 static inline bp_status bpi_query_finish(size_t total, size_t capacity, size_t *out_total)
 {
