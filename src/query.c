@@ -5,7 +5,6 @@
 #include <string.h>
 
 #include "query.h"
-#include "query_periodic.h"
 
 // Box, point, sphere, ray and nearest walk the view's hierarchy (view_hierarchy.h), and are
 // linear scans over the snapshot's SoA arrays when the view has none (small views, or no

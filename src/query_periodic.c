@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-// Box, point, sphere and nearest queries in periodic worlds (query_periodic.h).
+// Box, point, sphere and nearest queries in periodic worlds (query.h).
 #include <stdlib.h>
 #include <string.h>
 
 #include "periodic.h"
-#include "query_periodic.h"
+#include "query.h"
 
 // What a query meets (per axis, period P; frame.h states it for users).
 // An entity's interval [lo, hi] and a box query's [ql, qh] are moved into the period cell

@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "query_oracle.h"
-#include "query_periodic.h" // bpi_periodic_query_work
+#include "query.h" // bpi_periodic_query_work
 
 /// x moved by whole periods into [0, p): fmod in double, rounded once; p rounds to 0.
 static float in_cell(float x, float p)
