@@ -36,9 +36,10 @@
 // Each gap is loosened by 2^-16 P and the squared distance by 2^-16 of itself and 2^-120,
 // far more than the roundings between the real intervals and those the test reads (a few
 // ulps of 2P per bound, 2^-22 of a float sum, underflow below 2^-148), so no node holding a
-// met entity is left out; the test alone decides. A node is entered at most once: a query
-// costs at most the hierarchy's node tests and one test per entity, then, past the hits a
-// sort may take, a scan in index order.
+// met entity is left out; the test alone decides. A node is entered at most once, and a
+// walk that passes 2n + 64 tests (a shared rest may hold more than the view's n entities),
+// or hits a sort would take long over, gives way to a scan in index order: a query costs
+// at most about three scans, whatever the shapes' size or position.
 
 /// The node tests' margin: in periods per gap, and of a squared distance.
 #define NODE_MARGIN 0x1p-16
@@ -118,6 +119,13 @@ static double loosened(double d2)
 	return d2 + d2 * NODE_MARGIN + 0x1p-120;
 }
 
+/// Tests a walk may make before a scan is cheaper: a shared rest of the hierarchy may
+/// hold many more entries than the view has entities.
+static uint64_t walk_budget(const bp_view *v)
+{
+	return 2u * (uint64_t)v->count + 64u;
+}
+
 /// A query made ready: its shape in the cell for the entity test, and for the node tests.
 typedef struct torus_query {
 	const bp_view *v;
@@ -130,11 +138,12 @@ typedef struct torus_query {
 	double extent[3]; ///< node tests: the box's extent (0 for a sphere)
 	double reach2;    ///< node tests: fl(r * r), loosened
 	uint64_t work;    ///< node and entity tests made
+	uint64_t budget;  ///< tests past which the walk gives way to a scan
 } torus_query;
 
 static torus_query torus_query_of(const bp_view *v, const bpi_periodic_shape *q)
 {
-	torus_query t = {.v = v, .q = q, .dims = v->dims, .reach2 = loosened(q->r2)};
+	torus_query t = {.v = v, .q = q, .dims = v->dims, .reach2 = loosened(q->r2), .budget = walk_budget(v)};
 	for (int a = 0; a < t.dims; ++a) {
 		const float p = v->settings.period[a];
 		t.period[a] = p;
@@ -303,7 +312,8 @@ static bool walk_leaf(torus_query *t, const bpi_bvh_part *part, uint32_t leaf, h
 	return true;
 }
 
-/// The part's entities the shape meets into hits, depth first; false once hits is full.
+/// The part's entities the shape meets into hits, depth first; false once hits is full
+/// or the walk passed its budget.
 static bool walk_part(torus_query *t, const bpi_bvh_part *part, hit_list *hits)
 {
 	const bpi_view_bvh *h = part->bvh;
@@ -312,6 +322,8 @@ static bool walk_part(torus_query *t, const bpi_bvh_part *part, hit_list *hits)
 	if (node_reached(t, &root, 0))
 		stack[top++] = bpi_bvh_ref(h, 0, 0);
 	while (top) {
+		if (t->work > t->budget)
+			return false;
 		const uint32_t ref = stack[--top];
 		if (ref & BPI_BVH_LEAF_BIT) {
 			if (!walk_leaf(t, part, ref & ~BPI_BVH_LEAF_BIT, hits))
@@ -333,7 +345,7 @@ static int compare_u32(const void *x, const void *y)
 }
 
 /// The entities the shape meets, ascending, through the hierarchy; false when the view
-/// has none or the hits passed the list's limit (or its memory).
+/// has none, or the hits passed the list's limit (or its memory), or the walk its budget.
 static bool walk_hits(torus_query *t, hit_list *hits)
 {
 	bpi_bvh_part parts[2];
@@ -414,8 +426,8 @@ static bool nearest_may_hold(const bpi_best_k *best, double d2)
 	return best->size < best->capacity || d2 <= loosened(best->heap[0].distance);
 }
 
-/// k nearest in the part, depth first, nearer child first.
-static void nearest_part(torus_query *t, const bpi_bvh_part *part, const bp_query_filter *filter, bpi_best_k *best)
+/// k nearest in the part, depth first, nearer child first; false when it passed its budget.
+static bool nearest_part(torus_query *t, const bpi_bvh_part *part, const bp_query_filter *filter, bpi_best_k *best)
 {
 	const bpi_view_bvh *h = part->bvh;
 	struct {
@@ -427,6 +439,8 @@ static void nearest_part(torus_query *t, const bpi_bvh_part *part, const bp_quer
 	stack[0].ref = bpi_bvh_ref(h, 0, 0);
 	stack[0].d2 = node_distance2(t, &root, 0);
 	while (top) {
+		if (t->work > t->budget)
+			return false;
 		--top;
 		const uint32_t ref = stack[top].ref;
 		if (!nearest_may_hold(best, stack[top].d2))
@@ -446,18 +460,24 @@ static void nearest_part(torus_query *t, const bpi_bvh_part *part, const bp_quer
 		stack[top].ref = bpi_bvh_ref(h, ref, near);
 		stack[top++].d2 = near ? d1 : d0;
 	}
+	return true;
 }
 
 void bpi_periodic_nearest(const bp_view *v, const float *p, const bp_query_filter *filter, bpi_best_k *best)
 {
 	const bpi_periodic_shape point = {.sphere = true, .c = {p[0], p[1], v->dims == 3 ? p[2] : 0.0f}};
 	torus_query t = torus_query_of(v, &point);
+	if (filter && filter->accept)
+		t.budget = UINT64_MAX; // a scan after the walk would call accept a second time
 	bpi_bvh_part parts[2];
 	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
 	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
-	for (int k = 0; k < part_count; ++k)
-		nearest_part(&t, &parts[k], filter, best);
-	for (uint32_t e = 0; e < v->count && !part_count; ++e)
+	bool walked = part_count > 0;
+	for (int k = 0; k < part_count && walked; ++k)
+		walked = nearest_part(&t, &parts[k], filter, best);
+	if (!walked)
+		best->size = 0;
+	for (uint32_t e = 0; e < v->count && !walked; ++e)
 		nearest_offer(&t, e, filter, best);
 	query_work += t.work;
 }

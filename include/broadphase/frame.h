@@ -227,9 +227,10 @@ BP_API bp_status bp_view_query_nearest(const bp_view *view, const float *point, 
 // root, ties by dense index). spheres_as_balls then tests the ball of the entity's
 // interval in the cell, in double, against the query moved by -1, 0 or +1 periods.
 // Shapes and entities may lie anywhere and be of any size: a query makes at most
-// one test per node of the view's hierarchy and per entity, and when its hits pass
-// max(n / 256, 256) it scans the view instead (n entities), so it never costs much
-// more than a scan. Each entity is reported once, visitors see ascending indices,
+// one test per node of the view's hierarchy and per entity, and gives up the walk
+// for a scan of the view (n entities) once it made 2n + 64 tests or its hits pass
+// max(n / 256, 256), so it costs at most about three scans (a nearest query whose
+// filter has an accept callback keeps walking, not to call it twice). Each entity is reported once, visitors see ascending indices,
 // and a filter's accept runs at most once per entity. Rays and box casts do not
 // wrap: a ray's images would go on without end; cast again from the origin moved by
 // a period to look across a seam.
