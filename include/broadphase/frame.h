@@ -207,12 +207,28 @@ BP_API bp_status bp_view_query_nearest(const bp_view *view, const float *point, 
 // Visitors (bp_view_visit_*) call visit(entity or hit, user) per accepted
 // result and stop as soon as visit returns false; they need no buffer.
 // Periodic worlds: box, point, sphere and nearest queries (and their visitors)
-// wrap. An entity is met when some image of the shape, moved by whole periods on
-// each axis (each moved coordinate rounded once to float from double), meets it as
-// in plain space, and nearest measures from the point's nearest image; each entity
-// is reported once, visitors see ascending indices, and a filter's accept may run
-// once per image. Rays and box casts do not wrap: a ray's images would go on
-// without end; cast again from the origin moved by a period to look across a seam.
+// wrap, in the terms of the pairs (world.h, `periodic`). On each axis the query's
+// box and each entity's box are moved into the cell [0, period): the min by whole
+// periods with fmod in double and rounded once to float, the max that min plus the
+// extent (in double), rounded once. A box whose extent is at least the period
+// covers that axis. Otherwise the two meet on the axis when they overlap as they
+// are, or when the one whose max reaches the period, moved down by a period (each
+// bound rounded once), overlaps the other; a box query thus meets exactly what a
+// box of its bounds would pair with, and a point query is a box of extent 0. A
+// sphere's or nearest's gap on an axis is the least gap from the centre, moved into
+// the cell, to the entity's interval in the cell moved by -1, 0 or +1 periods (each
+// bound rounded once); the squared distance sums the gaps' squares in float as in
+// plain space (a sphere meets when it is <= radius * radius; nearest reports its
+// root, ties by dense index). spheres_as_balls then tests the ball of the entity's
+// interval in the cell, in double, against the query moved by -1, 0 or +1 periods.
+// Shapes and entities may lie anywhere and be of any size: a query makes at most
+// one test per node of the view's hierarchy and per entity, and gives up the walk
+// for a scan of the view (n entities) once it made 2n + 64 tests or its hits pass
+// max(n / 256, 256), so it costs at most about three scans (a nearest query whose
+// filter has an accept callback keeps walking, not to call it twice). Each entity is reported once, visitors see ascending indices,
+// and a filter's accept runs at most once per entity. Rays and box casts do not
+// wrap: a ray's images would go on without end; cast again from the origin moved by
+// a period to look across a seam.
 
 /// bp_query_filter.kinds bits.
 enum {

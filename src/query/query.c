@@ -29,16 +29,6 @@ static void box_flags(const bpi_box_arrays *b, int dims, uint32_t base, uint32_t
 		                   (lz <= az1[j]));
 }
 
-/// Distance from c to the interval [lo, hi] along one axis. Branch-free (at
-/// most one of the two terms is positive), so the scans vectorise
-/// (perf/README.md, "Queries").
-/// The value is exactly lo - c, c - hi or 0, as with branches.
-static inline float axis_gap(float c, float lo, float hi)
-{
-	float below = lo - c, above = c - hi;
-	return (below > 0.0f ? below : 0.0f) + (above > 0.0f ? above : 0.0f);
-}
-
 /// hit[j] = box base + j is within sqrt(r2) of c, j < m.
 static void sphere_flags(const bpi_box_arrays *b, int dims, uint32_t base, uint32_t m, const float *c, float r2,
 	uint8_t *hit)
@@ -46,14 +36,14 @@ static void sphere_flags(const bpi_box_arrays *b, int dims, uint32_t base, uint3
 	const float *x0 = b->min[0] + base, *x1 = b->max[0] + base, *y0 = b->min[1] + base, *y1 = b->max[1] + base;
 	if (dims == 2) {
 		for (uint32_t j = 0; j < m; ++j) {
-			float gx = axis_gap(c[0], x0[j], x1[j]), gy = axis_gap(c[1], y0[j], y1[j]);
+			float gx = bpi_axis_gap(c[0], x0[j], x1[j]), gy = bpi_axis_gap(c[1], y0[j], y1[j]);
 			hit[j] = gx * gx + gy * gy <= r2;
 		}
 	} else {
 		const float *z0 = b->min[2] + base, *z1 = b->max[2] + base;
 		for (uint32_t j = 0; j < m; ++j) {
-			float gx = axis_gap(c[0], x0[j], x1[j]), gy = axis_gap(c[1], y0[j], y1[j]);
-			float gz = axis_gap(c[2], z0[j], z1[j]);
+			float gx = bpi_axis_gap(c[0], x0[j], x1[j]), gy = bpi_axis_gap(c[1], y0[j], y1[j]);
+			float gz = bpi_axis_gap(c[2], z0[j], z1[j]);
 			hit[j] = gx * gx + gy * gy + gz * gz <= r2;
 		}
 	}
@@ -63,11 +53,11 @@ static void sphere_flags(const bpi_box_arrays *b, int dims, uint32_t base, uint3
 /// order, as sphere_flags, so every path agrees to the bit).
 static inline float box_distance2(const bpi_box_arrays *b, int dims, uint32_t j, const float *p)
 {
-	float gx = axis_gap(p[0], b->min[0][j], b->max[0][j]);
-	float gy = axis_gap(p[1], b->min[1][j], b->max[1][j]);
+	float gx = bpi_axis_gap(p[0], b->min[0][j], b->max[0][j]);
+	float gy = bpi_axis_gap(p[1], b->min[1][j], b->max[1][j]);
 	float d2 = gx * gx + gy * gy;
 	if (dims == 3) {
-		float gz = axis_gap(p[2], b->min[2][j], b->max[2][j]);
+		float gz = bpi_axis_gap(p[2], b->min[2][j], b->max[2][j]);
 		d2 += gz * gz;
 	}
 	return d2;
@@ -254,7 +244,6 @@ enum query_shape { SHAPE_BOX, SHAPE_SPHERE };
 typedef struct shape {
 	enum query_shape kind;
 	const float *lo, *hi; ///< box
-	float moved_lo[3], moved_hi[3]; ///< a box's image in a periodic world: lo and hi point here
 	float c[3];           ///< sphere
 	float r, r2;
 	bool balls; ///< sphere entities are tested as balls (bp_query_filter.spheres_as_balls)
@@ -552,247 +541,36 @@ static bp_status sphere_shape(const bp_view *v, const float *center, float radiu
 	return BP_OK;
 }
 
-// ---- periodic worlds: the union over the shape's images --------------------------
-//
-// In a periodic world a query meets an entity when some image of the shape, moved by whole
-// periods on each axis (each moved coordinate rounded once to float from double), meets
-// it as a query in plain space would. Images of a box are products of moves per axis, and
-// the tests are per axis (boxes) or monotone sums of per-axis gaps (spheres), so an entity
-// is met when each axis has a move that meets it there and the image they make meets it.
-// Few images reach the entities' span: each walks the hierarchy and the hits are merged.
-// Past PERIODIC_IMAGES the view is scanned, each entity against its own few images.
+// ---- periodic worlds (query_periodic.c) ------------------------------------------
 
-/// Images of a query walked through the hierarchy at most; more are answered by a scan.
-#define PERIODIC_IMAGES 27u
-
-static inline float moved(float x, double k, float period)
+/// The checked shape as a periodic query takes it.
+static bpi_periodic_shape periodic_shape(const shape *q, int dims)
 {
-	return (float)((double)x + k * (double)period);
-}
-
-/// The interval of the shape along axis a; for a sphere one that holds every box
-/// within reach: a gap g with fl(g * g) <= fl(r * r) has g <= r * (1 + 2^-23) (or
-/// g <= 2^-63 where the squares underflow), and the ends are rounded outwards.
-static void shape_interval(const shape *q, int a, float *lo, float *hi)
-{
-	if (q->kind == SHAPE_BOX) {
-		*lo = q->lo[a];
-		*hi = q->hi[a];
-		return;
+	bpi_periodic_shape s = {.sphere = q->kind == SHAPE_SPHERE, .r = q->r, .r2 = q->r2, .balls = q->balls};
+	for (int a = 0; a < dims; ++a) {
+		if (s.sphere)
+			s.c[a] = q->c[a];
+		else
+			s.lo[a] = q->lo[a], s.hi[a] = q->hi[a];
 	}
-	const float reach = fmaxf(q->r * (1.0f + 0x1p-20f), 0x1p-62f);
-	*lo = nextafterf(q->c[a] - reach, -INFINITY);
-	*hi = nextafterf(q->c[a] + reach, INFINITY);
+	return s;
 }
 
-/// The image of q moved by k[a] periods on each axis, into *m (a box's bounds point
-/// into *m: use it in place).
-static void image_of(const shape *q, const bp_view *v, const double *k, shape *m)
-{
-	*m = *q;
-	for (int a = 0; a < v->dims; ++a) {
-		const float period = v->settings.period[a];
-		if (q->kind == SHAPE_BOX) {
-			m->moved_lo[a] = moved(q->lo[a], k[a], period);
-			m->moved_hi[a] = moved(q->hi[a], k[a], period);
-		} else {
-			m->c[a] = moved(q->c[a], k[a], period);
-		}
-	}
-	if (q->kind == SHAPE_BOX)
-		m->lo = m->moved_lo, m->hi = m->moved_hi;
-}
-
-/// The moves along axis a, [*first, *first + *count), whose image of the shape's
-/// interval can reach [lo, hi]: a margin of one each way, then only those that do.
-static void axis_moves(const shape *q, const bp_view *v, int a, float lo, float hi, double *first, uint32_t *count)
-{
-	const float period = v->settings.period[a];
-	float ql, qh;
-	shape_interval(q, a, &ql, &qh);
-	const double k0 = floor(((double)lo - qh) / period) - 1.0, k1 = ceil(((double)hi - ql) / period) + 1.0;
-	*first = 0.0;
-	*count = 0;
-	for (double k = k0; k <= k1; ++k)
-		if (moved(ql, k, period) <= hi && lo <= moved(qh, k, period)) {
-			*first = *count ? *first : k;
-			*count += 1;
-		}
-}
-
-/// The move vectors whose images of the shape can reach the box [lo - margin, hi + margin]:
-/// per axis the moves [first, first + count), walked in order by next_moves.
-typedef struct moves {
-	double first[3];
-	uint32_t count[3], at[3];
-	uint32_t total; ///< vectors in all; 0 when some axis has none
-	bool begun;
-} moves;
-
-static moves moves_reaching(const shape *q, const bp_view *v, const float *lo, const float *hi, const float *margin)
-{
-	moves m = {.count = {1, 1, 1}, .total = 1};
-	for (int a = 0; a < v->dims; ++a) {
-		axis_moves(q, v, a, lo[a] - margin[a], hi[a] + margin[a], &m.first[a], &m.count[a]);
-		m.total *= m.count[a];
-	}
-	return m;
-}
-
-/// The next move vector into k; false after the last.
-static bool next_moves(moves *m, double *k)
-{
-	if (!m->total)
-		return false;
-	int a = 0;
-	if (m->begun)
-		for (; a < 3 && ++m->at[a] == m->count[a]; ++a)
-			m->at[a] = 0;
-	m->begun = true;
-	for (int b = 0; b < 3; ++b)
-		k[b] = m->first[b] + m->at[b];
-	return a < 3;
-}
-
-/// Whether entity e meets the shape as it is (the same tests as the walks').
-static bool entity_meets(const shape *q, const bp_view *v, uint32_t e)
-{
-	const bpi_box_arrays b = bpi_dense_arrays(v);
-	uint8_t hit;
-	shape_flags(q, &b, v->dims, e, 1, &hit);
-	ball_flags(q, v, NULL, e, 1, &hit);
-	return hit;
-}
-
-/// Whether some image of the shape meets entity e: every product of its axes' moves.
-static bool entity_meets_wrapped(const shape *q, const bp_view *v, uint32_t e)
-{
-	const float lo[3] = {v->soa.min[0][e], v->soa.min[1][e], v->dims == 3 ? v->soa.min[2][e] : 0.0f};
-	const float hi[3] = {v->soa.max[0][e], v->soa.max[1][e], v->dims == 3 ? v->soa.max[2][e] : 0.0f};
-	const float none[3] = {0, 0, 0};
-	moves m = moves_reaching(q, v, lo, hi, none);
-	double k[3];
-	while (next_moves(&m, k)) {
-		shape image;
-		image_of(q, v, k, &image);
-		if (entity_meets(&image, v, e))
-			return true;
-	}
-	return false;
-}
-
-/// The box every entity lies in, from the hierarchy's roots or a scan.
-static void entity_span(const bp_view *v, float *lo, float *hi)
-{
-	for (int a = 0; a < 3; ++a)
-		lo[a] = INFINITY, hi[a] = -INFINITY;
-	bpi_bvh_part parts[2];
-	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
-	for (int k = 0; k < part_count; ++k) {
-		const bpi_box_arrays root = bpi_node_arrays(parts[k].bvh, 0);
-		for (int a = 0; a < v->dims; ++a) {
-			lo[a] = root.min[a][0] < lo[a] ? root.min[a][0] : lo[a];
-			hi[a] = root.max[a][0] > hi[a] ? root.max[a][0] : hi[a];
-		}
-	}
-	for (uint32_t e = 0; e < v->count && !part_count; ++e)
-		for (int a = 0; a < v->dims; ++a) {
-			lo[a] = v->soa.min[a][e] < lo[a] ? v->soa.min[a][e] : lo[a];
-			hi[a] = v->soa.max[a][e] > hi[a] ? v->soa.max[a][e] : hi[a];
-		}
-}
-
-/// A growing list of entities, from the library's allocator.
-typedef struct entity_list {
-	uint32_t *e;
-	size_t size, capacity;
-	bool full; ///< an allocation failed
-} entity_list;
-
-static bool list_visit(uint32_t e, void *user)
-{
-	entity_list *l = user;
-	if (l->size == l->capacity) {
-		const size_t grown = BP_MAX(2 * l->capacity, (size_t)64);
-		uint32_t *more = bpi_alloc(grown * sizeof *more);
-		if (!more) {
-			l->full = true;
-			return false;
-		}
-		if (l->size)
-			memcpy(more, l->e, l->size * sizeof *more);
-		bpi_free(l->e, l->capacity * sizeof *l->e);
-		l->e = more;
-		l->capacity = grown;
-	}
-	l->e[l->size++] = e;
-	return true;
-}
-
-static int compare_u32(const void *x, const void *y)
-{
-	const uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
-	return (a > b) - (a < b);
-}
-
-/// Every accepted entity some image of the shape meets, ascending, each once, into
-/// *list; BP_ERR_OUT_OF_MEMORY when the list could not grow.
-static bp_status wrapped_entities(const bp_view *v, const shape *q, const bp_query_filter *filter,
-	entity_list *list)
-{
-	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
-	float lo[3], hi[3];
-	const float none[3] = {0, 0, 0};
-	entity_span(v, lo, hi);
-	moves m = moves_reaching(q, v, lo, hi, none);
-	if (m.total <= PERIODIC_IMAGES) {
-		double k[3];
-		while (next_moves(&m, k)) {
-			shape image;
-			image_of(q, v, k, &image);
-			visit_shape_run(v, &image, filter, list_visit, list);
-		}
-		if (list->size)
-			qsort(list->e, list->size, sizeof *list->e, compare_u32);
-		size_t unique = 0;
-		for (size_t i = 0; i < list->size; ++i)
-			if (!unique || list->e[unique - 1] != list->e[i])
-				list->e[unique++] = list->e[i];
-		list->size = unique;
-	} else {
-		for (uint32_t e = 0; e < v->count && !list->full; ++e)
-			if (entity_meets_wrapped(q, v, e) && bpi_query_accepts(v, filter, e))
-				(void)list_visit(e, list);
-	}
-	return list->full ? BP_ERR_OUT_OF_MEMORY : BP_OK;
-}
-
-/// A list query in a periodic world: the first `capacity` into out, the total into *total.
+/// A list query in a periodic world.
 static bp_status wrapped_list(const bp_view *v, const shape *q, const bp_query_filter *filter, uint32_t *out,
 	size_t capacity, size_t *total)
 {
-	entity_list list = {0};
-	bp_status status = wrapped_entities(v, q, filter, &list);
-	if (status == BP_OK) {
-		if (list.size)
-			memcpy(out, list.e, BP_MIN(list.size, capacity) * sizeof *out);
-		status = bpi_query_finish(list.size, capacity, total);
-	}
-	bpi_free(list.e, list.capacity * sizeof *list.e);
-	return status;
+	const bpi_periodic_shape s = periodic_shape(q, v->dims);
+	return bpi_periodic_query(v, &s, filter, out, capacity, total);
 }
 
-/// A visitor in a periodic world: the entities in ascending order, after the walk.
+/// A visitor in a periodic world: the entities in ascending order.
 static bp_status wrapped_visit(const bp_view *v, const shape *q, const bp_query_filter *filter,
 	bool (*visit)(uint32_t entity, void *user), void *user)
 {
-	entity_list list = {0};
-	bp_status status = wrapped_entities(v, q, filter, &list);
-	for (size_t i = 0; i < list.size && status == BP_OK; ++i)
-		if (!visit(list.e[i], user))
-			break;
-	bpi_free(list.e, list.capacity * sizeof *list.e);
-	return status;
+	const bpi_periodic_shape s = periodic_shape(q, v->dims);
+	bpi_periodic_visit(v, &s, filter, visit, user);
+	return BP_OK;
 }
 
 bp_status bp_view_query_aabb_filtered(const bp_view *v, const float *min, const float *max,
@@ -1054,81 +832,6 @@ static void nearest_bvh(const bp_view *v, const bpi_bvh_part *part, const float 
 	}
 }
 
-// ---- nearest in periodic worlds --------------------------------------------------------
-
-/// The squared distance from the point's nearest image to entity e: per axis the least
-/// gap over its moves (the sum of squares is monotone in each gap), in the operations of
-/// box_distance2.
-static float wrapped_distance2(const bp_view *v, const float *p, uint32_t e)
-{
-	float g[3] = {0, 0, 0};
-	for (int a = 0; a < v->dims; ++a) {
-		const float period = v->settings.period[a], lo = v->soa.min[a][e], hi = v->soa.max[a][e];
-		const double k0 = floor(((double)lo - p[a]) / period) - 1.0, k1 = ceil(((double)hi - p[a]) / period) + 1.0;
-		g[a] = INFINITY;
-		for (double k = k0; k <= k1; ++k) {
-			const float gap = axis_gap(moved(p[a], k, period), lo, hi);
-			g[a] = gap < g[a] ? gap : g[a];
-		}
-	}
-	float d2 = g[0] * g[0] + g[1] * g[1];
-	if (v->dims == 3)
-		d2 += g[2] * g[2];
-	return d2;
-}
-
-static int compare_index_then_distance(const void *x, const void *y)
-{
-	const bp_hit *a = x, *b = y;
-	if (a->index != b->index)
-		return a->index < b->index ? -1 : 1;
-	return (a->distance > b->distance) - (a->distance < b->distance);
-}
-
-/// k nearest in a periodic world into best (squared distances): the point's images
-/// near the entities' span each through the hierarchy, k apiece, merged by entity
-/// (its least distance); past PERIODIC_IMAGES images, or without memory, a scan.
-static void wrapped_nearest(const bp_view *v, const float *p, const bp_query_filter *filter, bpi_best_k *best)
-{
-	float lo[3], hi[3];
-	entity_span(v, lo, hi);
-	const shape point = {.kind = SHAPE_SPHERE, .c = {p[0], p[1], v->dims == 3 ? p[2] : 0.0f}};
-	// The image nearest an entity on an axis lies within a period of it (one more move
-	// brings it nearer), so within a period and a little of the span.
-	const float margin[3] = {v->settings.period[0] * 1.01f, v->settings.period[1] * 1.01f,
-		v->settings.period[2] * 1.01f};
-	moves m = moves_reaching(&point, v, lo, hi, margin);
-	const uint32_t images = m.total;
-	bpi_bvh_part parts[2];
-	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
-	bp_hit *all = images <= PERIODIC_IMAGES && part_count ? bpi_alloc((size_t)images * best->capacity * sizeof *all)
-	                                                      : NULL;
-	if (!all) {
-		for (uint32_t e = 0; e < v->count; ++e) {
-			const bp_hit x = {e, wrapped_distance2(v, p, e)};
-			if ((best->size < best->capacity || bpi_hit_before(x, best->heap[0])) && bpi_query_accepts(v, filter, e))
-				bpi_best_offer(best, x);
-		}
-		return;
-	}
-	size_t found = 0;
-	double k[3];
-	while (next_moves(&m, k)) {
-		float image[3] = {p[0], p[1], v->dims == 3 ? p[2] : 0.0f};
-		for (int a = 0; a < v->dims; ++a)
-			image[a] = moved(p[a], k[a], v->settings.period[a]);
-		bpi_best_k one = {all + found, 0, best->capacity};
-		for (int part = 0; part < part_count; ++part)
-			nearest_bvh(v, &parts[part], image, filter, &one);
-		found += one.size;
-	}
-	qsort(all, found, sizeof *all, compare_index_then_distance);
-	for (size_t i = 0; i < found; ++i)
-		if (i == 0 || all[i].index != all[i - 1].index)
-			bpi_best_offer(best, all[i]);
-	bpi_free(all, (size_t)images * best->capacity * sizeof *all);
-}
-
 bp_status bp_view_query_nearest_filtered(const bp_view *v, const float *point, uint32_t k,
 	const bp_query_filter *filter, bp_hit *out, size_t *count)
 {
@@ -1141,7 +844,7 @@ bp_status bp_view_query_nearest_filtered(const bp_view *v, const float *point, u
 	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
 	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
 	if (best.capacity && v->settings.periodic) {
-		wrapped_nearest(v, point, filter, &best);
+		bpi_periodic_nearest(v, point, filter, &best);
 	} else if (best.capacity && part_count) {
 		for (int part = 0; part < part_count; ++part)
 			nearest_bvh(v, &parts[part], point, filter, &best);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // What the view query files share: bounds in dense or index order, input checks, the query
-// filter's test and the bounded best-k heap of hits.
+// filter's test, the bounded best-k heap of hits, and the periodic queries query.c hands
+// to query_periodic.c.
 #ifndef BP_QUERY_H
 #define BP_QUERY_H
 
@@ -48,6 +49,16 @@ static inline bool bpi_all_finite(const float *v, int dims)
 		if (!isfinite(v[axis]))
 			return false;
 	return true;
+}
+
+/// Distance from c to the interval [lo, hi] along one axis. Branch-free (at
+/// most one of the two terms is positive), so the scans vectorise
+/// (perf/README.md, "Queries").
+/// The value is exactly lo - c, c - hi or 0, as with branches.
+static inline float bpi_axis_gap(float c, float lo, float hi)
+{
+	float below = lo - c, above = c - hi;
+	return (below > 0.0f ? below : 0.0f) + (above > 0.0f ? above : 0.0f);
 }
 
 /// Reports the total and whether the caller's buffer held it all.
@@ -104,5 +115,34 @@ typedef struct bpi_best_k {
 void bpi_best_offer(bpi_best_k *b, bp_hit x);
 /// Heap sort in place: ascending by (distance, index).
 void bpi_best_sort(bpi_best_k *b);
+
+// ---- periodic worlds (query_periodic.c): each entity tested on its bounds moved into the
+// period cell as the periodic step moves them, the hierarchy walked once on the torus.
+
+/// A checked box or sphere query.
+typedef struct bpi_periodic_shape {
+	bool sphere;        ///< false: the box [lo, hi]
+	float lo[3], hi[3]; ///< box
+	float c[3];         ///< sphere centre
+	float r, r2;        ///< sphere radius and fl(r * r)
+	bool balls;         ///< bp_query_filter.spheres_as_balls
+} bpi_periodic_shape;
+
+/// The accepted entities the shape meets, ascending, the first `capacity` into out,
+/// their number into *total; BP_ERR_OUT_OF_RANGE when a buffer with room was short.
+bp_status bpi_periodic_query(const bp_view *v, const bpi_periodic_shape *q, const bp_query_filter *filter,
+	uint32_t *out, size_t capacity, size_t *total);
+
+/// Calls visit on the accepted entities the shape meets, ascending, until it returns false.
+void bpi_periodic_visit(const bp_view *v, const bpi_periodic_shape *q, const bp_query_filter *filter,
+	bool (*visit)(uint32_t entity, void *user), void *user);
+
+/// Offers best the accepted entities by squared distance from p on the torus: it ends
+/// holding the k nearest a scan would find (best->capacity > 0).
+void bpi_periodic_nearest(const bp_view *v, const float *p, const bp_query_filter *filter, bpi_best_k *best);
+
+/// Test hook: the node and entity tests the calling thread's periodic queries made so
+/// far (a scan of n entities counts n), so a test can bound a query's work by the view's size.
+uint64_t bpi_periodic_query_work(void);
 
 #endif

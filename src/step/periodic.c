@@ -131,15 +131,10 @@ static void normalize_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *
 	int8_t fault_axis = 0;
 	for (uint32_t i = begin; i < end; ++i) {
 		for (int axis = 0; axis < s->dims; ++axis) {
-			double lo = s->min[axis][i], extent = (double)s->max[axis][i] - lo, period = job->period[axis];
+			double lo = s->min[axis][i], extent = (double)s->max[axis][i] - lo;
 			if (extent > job->half[axis] && fault == NO_FAULT)
 				fault = i, fault_axis = (int8_t)axis;
-			double r = fmod(lo, period); // exact; sign of lo
-			if (r < 0)
-				r += period;
-			float a = (float)r;
-			if (!(a < job->period[axis]))
-				a = 0.0f; // r just below the period rounded up to it: the same point as 0
+			const float a = bpi_periodic_reduce(s->min[axis][i], job->period[axis]);
 			p->min[axis].data[i] = a;
 			p->max[axis].data[i] = (float)((double)a + extent);
 		}

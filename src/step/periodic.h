@@ -3,7 +3,22 @@
 #ifndef BP_PERIODIC_H
 #define BP_PERIODIC_H
 
+#include <math.h>
+
 #include "algorithms/pipeline.h"
+
+/// x moved by whole periods into [0, period), as the periodic step moves a box's min:
+/// fmod in double (exact), a negative remainder moved up by the period, rounded once to
+/// float; a value just below the period that rounds up to it is the same point as 0.
+/// Periodic queries reduce with it too, so they and the pairs agree on what overlaps.
+static inline float bpi_periodic_reduce(float x, float period)
+{
+	double r = fmod(x, period); // exact; sign of x
+	if (r < 0)
+		r += period;
+	const float a = (float)r;
+	return a < period ? a : 0.0f;
+}
 
 /// Scratch kept across steps (normalized boxes, ghosts, pair sort); created on
 /// first use by bpi_periodic_step, freed with bpi_periodic_free.

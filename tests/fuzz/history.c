@@ -15,8 +15,10 @@
 // src/view/view_hierarchy.h), as tests/common uses them: steps of any size on every thread asked for,
 // settling in worlds of fewer than 1,024 entities, the moving state kept, the active pass's bands
 // planned anew after 1 to 3 merges, and query hierarchies in small views whose shared part is kept
-// or rebuilt at will.
+// or rebuilt at will. bpi_periodic_query_work (src/query/query.h) counts a thread's periodic query
+// tests, which the checks hold to a few scans of the view.
 void bpi_set_serial_step_entities(uint32_t count);
+uint64_t bpi_periodic_query_work(void);
 void bpi_set_settle_min(uint32_t count);
 void bpi_set_hierarchy_rules(uint32_t count, uint32_t share);
 void bpi_set_moving_always(bool on);
@@ -404,7 +406,8 @@ static bool axis_overlap(const ctx *c, const ent *a, const ent *b, int k)
 {
 	if (!c->cfg->periodic)
 		return a->min[k] <= b->max[k] && b->min[k] <= a->max[k];
-	double p = c->cfg->period[k], x = a->min[k] - floor(a->min[k] / p) * p, y = b->min[k] - floor(b->min[k] / p) * p;
+	double p = c->cfg->period[k], x = fmod(a->min[k], p), y = fmod(b->min[k], p); // exact, far away too
+	x += x < 0 ? p : 0, y += y < 0 ? p : 0;
 	for (int shift = -2; shift <= 2; ++shift) // minimum image: reduced minima, extents <= p / 2
 		if (x <= y + shift * p + ((double)b->max[k] - b->min[k]) && y + shift * p <= x + ((double)a->max[k] - a->min[k]))
 			return true;
@@ -625,8 +628,9 @@ static void attrs_from(const ctx *c, uint32_t s, uint8_t a, ent *x)
 	x->key = (uint64_t)s * 0x9E3779B97F4A7C15ull >> 16;
 }
 
-/// Periodic worlds: bounds on the grid of 1/4 within four periods (exact reduction, world.h),
-/// extents at most period / 2 unless they were huge (then 3/4 period: the step must refuse).
+/// Periodic worlds: bounds on the grid of 1/4 within four periods, or integers from 2^24 out
+/// to FLT_MAX as drawn (exact reduction, world.h), extents at most period / 2 unless they
+/// were huge (then 3/4 period: the step must refuse).
 static void snap(const ctx *c, float *min, float *max)
 {
 	for (int k = 0; k < 3 && c->cfg->periodic; ++k) {
@@ -634,7 +638,9 @@ static void snap(const ctx *c, float *min, float *max)
 		if (!isfinite(min[k]) || !isfinite(max[k]) || min[k] > max[k])
 			continue;
 		e = e > p ? 0.75f * p : floorf(fminf(e, p / 2) * 4) / 4;
-		min[k] = floorf(fmaxf(fminf(min[k], 4 * p), -4 * p) * 4) / 4, max[k] = min[k] + e;
+		if (!(fabsf(min[k]) >= 0x1p24f))
+			min[k] = floorf(fmaxf(fminf(min[k], 4 * p), -4 * p) * 4) / 4;
+		max[k] = min[k] + e;
 	}
 }
 
@@ -1151,29 +1157,50 @@ static bool bf_ray(const float *box, int dims, const float *o, const float *d, f
 	return true;
 }
 
-/// Squared distance from p to a box, in the operations frame.h's nearest uses.
-/// A coordinate moved by k periods, rounded once from double (as a periodic query's images).
-static float moved(float x, int k, float period)
+/// x moved by whole periods into [0, p): fmod in double, rounded once (frame.h, "Periodic worlds").
+static float in_cell(float x, float p)
 {
-	return (float)((double)x + (double)k * (double)period);
+	double r = fmod(x, p);
+	r += r < 0 ? p : 0;
+	return (float)r < p ? (float)r : 0.0f;
 }
 
-/// Moves a periodic query's images may need: bounds lie within four periods of the origin.
-enum { MOVES = 10 };
+/// [lo, hi] in the cell: *lo moved in, *hi that plus the extent; false when the extent
+/// reaches the period (the interval covers the torus).
+static bool to_cell(float p, float *lo, float *hi)
+{
+	const double extent = (double)*hi - *lo;
+	if (extent >= p)
+		return false;
+	*lo = in_cell(*lo, p), *hi = (float)((double)*lo + extent);
+	return true;
+}
 
-/// The axis gap from p to [lo, hi]; in a periodic world the least over p's images.
+/// x moved down by k periods, rounded once.
+static float down(float x, int k, float p)
+{
+	return (float)((double)x - k * (double)p);
+}
+
+/// The axis gap from p to [lo, hi]; in a periodic world the least from p in the cell to
+/// the interval in the cell moved by -2 .. 2 periods (only -1 .. 1 can matter).
 static float bf_gap(const hist_config *cfg, int a, float p, float lo, float hi)
 {
+	const float period = cfg->period[a];
+	if (cfg->periodic && !to_cell(period, &lo, &hi))
+		return 0.0f;
+	p = cfg->periodic ? in_cell(p, period) : p;
 	float best = INFINITY;
-	for (int k = cfg->periodic ? -MOVES : 0; k <= (cfg->periodic ? MOVES : 0); ++k) {
-		const float q = cfg->periodic ? moved(p, k, cfg->period[a]) : p;
-		float below = lo - q, above = q - hi;
+	for (int k = cfg->periodic ? -2 : 0; k <= (cfg->periodic ? 2 : 0); ++k) {
+		const float l = down(lo, k, period), h = down(hi, k, period);
+		float below = l - p, above = p - h;
 		float g = (below > 0.0f ? below : 0.0f) + (above > 0.0f ? above : 0.0f);
 		best = g < best ? g : best;
 	}
 	return best;
 }
 
+/// Squared distance from p to a box, in the operations frame.h's nearest uses.
 static float bf_distance2(const hist_config *cfg, const float *box, int dims, const float *p)
 {
 	float d2 = 0.0f;
@@ -1184,15 +1211,19 @@ static float bf_distance2(const hist_config *cfg, const float *box, int dims, co
 	return d2;
 }
 
-/// Whether [lo, hi] meets the box along axis a; in a periodic world some image of it.
+/// Whether [lo, hi] meets the box along axis a; in a periodic world both in the cell, as
+/// they are or either moved down by 1 or 2 periods.
 static bool bf_axis_meets(const hist_config *cfg, int a, float lo, float hi, const float *box)
 {
-	for (int k = cfg->periodic ? -MOVES : 0; k <= (cfg->periodic ? MOVES : 0); ++k) {
-		const float l = cfg->periodic ? moved(lo, k, cfg->period[a]) : lo;
-		const float h = cfg->periodic ? moved(hi, k, cfg->period[a]) : hi;
-		if (box[a] <= h && l <= box[3 + a])
+	float bl = box[a], bh = box[3 + a];
+	const float p = cfg->period[a];
+	if (!cfg->periodic)
+		return bl <= hi && lo <= bh;
+	if (!to_cell(p, &lo, &hi) || !to_cell(p, &bl, &bh))
+		return true;
+	for (int k = 0; k <= 2; ++k)
+		if ((bl <= down(hi, k, p) && down(lo, k, p) <= bh) || (down(bl, k, p) <= hi && lo <= down(bh, k, p)))
 			return true;
-	}
 	return false;
 }
 
@@ -1225,8 +1256,54 @@ static int id_cmp(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-/// Rays (all hits and the closest), box queries and k nearest from points drawn from the
-/// view's own boxes and its frame number, against brute force: hits and order to the bit.
+/// Periodic worlds: the tests a query made since `before` stay within 4n + 64 for a view of
+/// n entities (frame.h: one test per node and entity, a scan past 2n + 64): counted work,
+/// so a query whose cost grows with the shape's size or position fails here.
+static void check_work(ctx *c, int w, const bp_view *v, uint64_t before, uint32_t n, const char *what, int q)
+{
+	const uint64_t work = bpi_periodic_query_work() - before;
+	if (c->cfg->periodic && work > 4ull * n + 64)
+		failf(c, w, "view %llu: %s %d made %llu tests, past 4n + 64 for n = %u", (unsigned long long)bp_view_frame(v),
+			what, q, (unsigned long long)work, n);
+}
+
+/// Sphere and point queries at p against brute force (periodic worlds: radii up to 1e30).
+static void check_sphere_point(ctx *c, int w, const bp_view *v, const frame_exp *x, const float *p, uint64_t r, int q,
+	uint32_t *want, uint32_t *got)
+{
+	static const float radii[6] = {0.0f, 0.75f, 3.0f, 40.0f, 1e5f, 1e30f};
+	const float radius = radii[(r >> 20) % 6];
+	uint32_t want_n = 0, point_n = 0;
+	for (uint32_t i = 0; i < x->n; ++i)
+		if (bf_distance2(c->cfg, x->box[i], c->dims, p) <= radius * radius)
+			want[want_n++] = i;
+	size_t got_n = 0;
+	uint64_t before = bpi_periodic_query_work();
+	bp_status st = bp_view_query_sphere(v, p, radius, got, x->n + 1, &got_n);
+	check_work(c, w, v, before, x->n, "sphere", q);
+	if (st != BP_OK || got_n != want_n || (want_n && memcmp(got, want, want_n * sizeof *want)))
+		failf(c, w, "view %llu: sphere %d at (%a, %a, %a) of radius %a: %s, %zu hits, brute force %u (or others)",
+			(unsigned long long)bp_view_frame(v), q, (double)p[0], (double)p[1], (double)p[2], (double)radius,
+			status_name(st), got_n, want_n);
+	for (uint32_t i = 0; i < x->n; ++i) {
+		bool in = true;
+		for (int a = 0; a < c->dims; ++a)
+			in = in && bf_axis_meets(c->cfg, a, p[a], p[a], x->box[i]);
+		if (in)
+			want[point_n++] = i;
+	}
+	before = bpi_periodic_query_work();
+	st = bp_view_query_point(v, p, got, x->n + 1, &got_n);
+	check_work(c, w, v, before, x->n, "point", q);
+	if (st != BP_OK || got_n != point_n || (point_n && memcmp(got, want, point_n * sizeof *want)))
+		failf(c, w, "view %llu: point %d at (%a, %a, %a): %s, %zu hits, brute force %u (or others)",
+			(unsigned long long)bp_view_frame(v), q, (double)p[0], (double)p[1], (double)p[2], status_name(st), got_n,
+			point_n);
+}
+
+/// Rays (all hits and the closest), box, point and sphere queries and k nearest from points
+/// drawn from the view's own boxes and its frame number, against brute force: hits and order
+/// to the bit. In periodic worlds one box reaches past +-1e20 and each query's work is bounded.
 static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 {
 	unsigned long long frame = (unsigned long long)bp_view_frame(v);
@@ -1289,6 +1366,8 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		for (int a = 0; a < 3; ++a) {
 			lo[a] = from[a] < to[3 + a] ? from[a] : to[3 + a];
 			hi[a] = from[a] < to[3 + a] ? to[3 + a] : from[a];
+			if (q == 2 && c->cfg->periodic && a == (int)(r % 3)) // huge: covers the torus on this axis
+				lo[a] = fminf(lo[a], -1e20f), hi[a] = fmaxf(hi[a], 1e20f);
 		}
 		uint32_t *ids = (uint32_t *)want, *got_ids = (uint32_t *)got, box_n = 0;
 		for (uint32_t i = 0; i < x->n; ++i) {
@@ -1298,7 +1377,9 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 			if (in)
 				ids[box_n++] = i;
 		}
+		uint64_t before = bpi_periodic_query_work();
 		st = bp_view_query_aabb(v, lo, hi, got_ids, x->n + 1, &got_n);
+		check_work(c, w, v, before, x->n, "box", q);
 		if (st != BP_OK || got_n != box_n || (box_n && memcmp(got_ids, ids, box_n * sizeof *ids)))
 			failf(c, w, "view %llu: box query %d: %s, %zu hits, brute force %u (or others)", frame, q, status_name(st),
 				got_n, box_n);
@@ -1323,7 +1404,9 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 			if (in)
 				ids[ball_n++] = i; // in place: ids[k] is read before
 		}
+		before = bpi_periodic_query_work();
 		st = bp_view_query_aabb_filtered(v, lo, hi, &balls, got_ids, x->n + 1, &got_n);
+		check_work(c, w, v, before, x->n, "box of balls", q);
 		if (st != BP_OK || got_n != ball_n || (ball_n && memcmp(got_ids, ids, ball_n * sizeof *ids)))
 			failf(c, w, "view %llu: box query %d of balls: %s, %zu hits, brute force %u (or others)", frame, q,
 				status_name(st), got_n, ball_n);
@@ -1336,7 +1419,9 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 				ids[box_n++] = i;
 		}
 		visited in_box = {.ids = got_ids, .capacity = x->n + 1};
+		before = bpi_periodic_query_work();
 		st = bp_view_visit_aabb(v, lo, hi, NULL, visit_id, &in_box);
+		check_work(c, w, v, before, x->n, "visited box", q);
 		if (in_box.count <= in_box.capacity)
 			qsort(got_ids, in_box.count, sizeof *got_ids, id_cmp);
 		if (st != BP_OK || in_box.count != box_n || (box_n && memcmp(got_ids, ids, box_n * sizeof *ids)))
@@ -1349,10 +1434,13 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		want_n = k < x->n ? k : x->n;
 		for (size_t i = 0; i < want_n; ++i)
 			want[i].distance = sqrtf(want[i].distance);
+		before = bpi_periodic_query_work();
 		st = bp_view_query_nearest(v, p, k, got, &got_n);
+		check_work(c, w, v, before, x->n, "nearest", q);
 		if (st != BP_OK || got_n != want_n || memcmp(got, want, want_n * sizeof *got))
 			failf(c, w, "view %llu: %u nearest: %s, %zu, brute force %zu (or others, or another order)", frame, k,
 				status_name(st), got_n, want_n);
+		check_sphere_point(c, w, v, x, p, r, q, (uint32_t *)want, (uint32_t *)got);
 	}
 	bp_hit batch[4];
 	bp_status st = bp_view_raycast_closest_batch(v, rays, (size_t)ray_count, NULL, batch);
