@@ -70,7 +70,7 @@ typedef enum bp_algorithm {
 	BP_ALGO_HASH,     ///< unbounded hashed grid
 	BP_ALGO_SHIFTS,   ///< four-shifts sectors: the grid shifted by half a sector per axis combination
 	BP_ALGO_BUCKETS,  ///< static buckets: home bucket plus the neighbours a box reaches into
-	BP_ALGO_QUADTREE, ///< dynamic buckets: quadtree/octree kept across steps
+	BP_ALGO_QUADTREE, ///< a quadtree (2D) or octree (3D) kept across steps
 	BP_ALGO_CLOSEST,  ///< closest-pair divide and conquer along one axis
 	BP_ALGO_COUNT
 } bp_algorithm;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// quadtree ("dynamic buckets"): a quadtree (2D) or octree (3D) kept across steps. Leaves split
+// quadtree: a quadtree (2D) or octree (3D) kept across steps. Leaves split
 // past a capacity and merge below half of it; each step re-inserts only the entities that moved.
 //
 // Identity across steps is the dense index: the index keeps last step's bounds, and an entity
