@@ -55,7 +55,7 @@ typedef struct bpi_cross {
 typedef struct bpi_cross_input {
 	const bpi_scene *scene;
 	const bpi_cells *cells;        ///< the resting index (records of non-resting entities hidden); NULL when moving
-	const bpi_cells *settled;      ///< its second level, or NULL (see incremental.c)
+	const bpi_cells *settled;      ///< its second level, or NULL (see incremental_settle.c)
 	const uint32_t *settled_of;    ///< per entity of the settled grid: its dense index
 	const bpi_rest_filter *filter; ///< per resting index
 	const uint8_t *gone;           ///< per resting index: 1 = no longer resting
@@ -66,7 +66,7 @@ typedef struct bpi_cross_input {
 	/// read in list order, not at the dense indices they are scattered over.
 	const bpi_scene *active_scene;
 	float margin;                  ///< the world's setting; 0 = from observed motion
-	/// Every entity is active and none rests (incremental.c): `cells` is NULL, and a
+	/// Every entity is active and none rests (incremental_moving.c): `cells` is NULL, and a
 	/// margin comes from the entity's own motion.
 	bool moving;
 	/// Only bounds changed since the last step (bpi_changes.bounds_only): every fat
@@ -74,7 +74,7 @@ typedef struct bpi_cross_input {
 	bool filters_kept;
 } bpi_cross_input;
 
-/// The moving state's pass (incremental.c): every entity is active in dense order and
+/// The moving state's pass (incremental_moving.c): every entity is active in dense order and
 /// none rests, so only the `count` entities of `changed` (dense indices, each once, any order,
 /// those past the active count ignored) can have left their fat boxes or changed
 /// filter; those are listed in cross->searchers and counted in `searched`, and when

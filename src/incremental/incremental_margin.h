@@ -37,7 +37,7 @@ void bpi_margin_sample(bpi_margin_tally *tally, const bpi_fat *f, const bpi_fat_
 void bpi_margin_lead(const bpi_fat *f, const bpi_fat_growth *g, const bpi_box3 *b, int dims, uint32_t now, float setting,
 	float lead[3], float drift[3]);
 /// Folds one step's tallies (one per chunk) into the estimates; `held` fat boxes
-/// existed at the step's start, in a `moving` world (incremental.c) or not.
+/// existed at the step's start, in a `moving` world (incremental_moving.c) or not.
 void bpi_margin_observe(bpi_margin *m, const bpi_margin_tally *tallies, uint32_t chunks, uint32_t held,
 	bool moving);
 /// The margin the next searches use: the setting, or from the motion observed.
