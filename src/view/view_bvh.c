@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Builds a hierarchy (view_bvh.h): Morton codes of the entities' centres, a radix sort, the
 // tree split top down at the codes' highest differing bit, the bounds gathered into the
-// leaves, then node boxes from the leaves up.
+// leaves, then node boxes from the leaves up. Every step runs in parallel in fixed chunks:
+// the top of the tree is split serially down to subtrees, which are laid out on their own
+// and then numbered where the serial preorder puts them, so the output never depends on
+// the thread count.
 #include "view/view_bvh.h"
 
 #include <math.h>
@@ -10,7 +13,10 @@
 #include "parallel/parallel.h"
 
 #define CODE_GRAIN 16384u
-#define LEAF_GRAIN 4096u
+/// A subtree holds at most max(count / SUBTREE_SHARE, SUBTREE_GRAIN) items: enough
+/// subtrees to share among threads, few enough that the serial top stays small.
+#define SUBTREE_SHARE 256u
+#define SUBTREE_GRAIN 2048u
 
 // Minima and maxima by comparison: finite bounds hold no NaN, and fminf and
 // friends are calls into libm on x86-64 without SSE4.1.
@@ -31,9 +37,13 @@ static void fit(void *array, size_t *capacity, size_t used, size_t size)
 
 void bpi_view_bvh_drop_scratch(bpi_view_bvh *bvh)
 {
-	bpi_array_free(&bvh->leaf_first);
 	bpi_array_free(&bvh->items);
 	bpi_array_free(&bvh->records);
+	bpi_array_free(&bvh->spans);
+	bpi_array_free(&bvh->subtrees);
+	bpi_array_free(&bvh->top);
+	bpi_array_free(&bvh->leaf_first);
+	bpi_array_free(&bvh->links);
 	bpi_radix_sort_free(&bvh->radix);
 	fit(&bvh->nodes.data, &bvh->nodes.capacity, (size_t)bvh->blocks * BPI_BVH_BLOCK_WORDS, sizeof *bvh->nodes.data);
 	fit(&bvh->leaf_size.data, &bvh->leaf_size.capacity, bvh->leaves, 1);
@@ -68,13 +78,48 @@ static uint32_t spread2(uint32_t x)
 	return (x | x << 1) & 0x55555555;
 }
 
-typedef struct code_job {
+// ---- codes -------------------------------------------------------------------------
+
+static double centre(const float *record, int axis)
+{
+	return 0.5 * ((double)record[axis] + record[3 + axis]);
+}
+
+typedef struct bounds_job {
 	const bpi_soa *soa;
 	const uint32_t *members; ///< the entities covered; NULL: all
 	int dims;
+	float *records; ///< the bounds, 6 floats an entity: the gather then misses once, not 2 * dims times
+	double *spans;  ///< per chunk: the least centre on each axis, then the greatest
+} bounds_job;
+
+/// Copies a chunk's bounds into records and finds the span of its centres.
+static void bounds_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	const bounds_job *job = ctx;
+	double *span = job->spans + (size_t)6 * chunk;
+	for (int a = 0; a < 3; ++a) {
+		span[a] = INFINITY;
+		span[3 + a] = -INFINITY;
+	}
+	for (uint32_t i = begin; i < end; ++i) {
+		const uint32_t e = job->members ? job->members[i] : i;
+		float *r = job->records + (size_t)6 * i;
+		for (int a = 0; a < job->dims; ++a) {
+			r[a] = job->soa->min[a][e];
+			r[3 + a] = job->soa->max[a][e];
+			const double c = centre(r, a);
+			span[a] = c < span[a] ? c : span[a];
+			span[3 + a] = c > span[3 + a] ? c : span[3 + a];
+		}
+	}
+}
+
+typedef struct code_job {
+	int dims;
 	double lo[3], scale[3]; ///< centre -> cell: (c - lo) * scale, in [0, cells)
+	const float *records;
 	bpi_sort_item *items;
-	float *records; ///< the bounds it reads, 6 floats an entity: the gather then misses once, not 2 * dims times
 } code_job;
 
 static void code_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
@@ -84,19 +129,38 @@ static void code_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	const double top = job->dims == 3 ? 1023.0 : 65535.0;
 	for (uint32_t i = begin; i < end; ++i) {
 		uint32_t code = 0;
-		const uint32_t e = job->members ? job->members[i] : i;
-		float *r = job->records + (size_t)6 * i;
+		const float *r = job->records + (size_t)6 * i;
 		for (int a = 0; a < job->dims; ++a) {
-			r[a] = job->soa->min[a][e];
-			r[3 + a] = job->soa->max[a][e];
-			double c = 0.5 * ((double)r[a] + r[3 + a]);
-			double cell = (c - job->lo[a]) * job->scale[a];
+			double cell = (centre(r, a) - job->lo[a]) * job->scale[a];
 			cell = cell < 0.0 ? 0.0 : cell > top ? top : cell;
 			uint32_t q = (uint32_t)cell;
 			code |= (job->dims == 3 ? spread3(q) : spread2(q)) << a;
 		}
 		job->items[i] = bpi_sort_item_make(code, i);
 	}
+}
+
+/// Records the entities' bounds and sorts them into items by the Morton code of their
+/// centres, over cells that span the centres, so the codes use every bit the scene needs.
+/// Chunk spans merge in chunk order, and least and greatest are exact in any order.
+static bp_status sort_by_code(bpi_view_bvh *b, const bpi_soa *soa, const uint32_t *members, uint32_t count,
+	int dims, int threads)
+{
+	bounds_job bounds = {soa, members, dims, b->records.data, b->spans.data};
+	bpi_parallel_for(count, CODE_GRAIN, threads, bounds_chunk, &bounds);
+	code_job job = {.dims = dims, .records = b->records.data, .items = b->items.data};
+	for (int a = 0; a < dims; ++a) {
+		double lo = INFINITY, hi = -INFINITY;
+		for (uint32_t c = 0; c < bpi_chunk_count(count, CODE_GRAIN); ++c) {
+			const double *span = b->spans.data + (size_t)6 * c;
+			lo = span[a] < lo ? span[a] : lo;
+			hi = span[3 + a] > hi ? span[3 + a] : hi;
+		}
+		job.lo[a] = lo;
+		job.scale[a] = hi > lo ? (dims == 3 ? 1024.0 : 65536.0) / (hi - lo) : 0.0;
+	}
+	bpi_parallel_for(count, CODE_GRAIN, threads, code_chunk, &job);
+	return bpi_radix_sort_items(&b->radix, b->items.data, count, threads);
 }
 
 // ---- topology ----------------------------------------------------------------------
@@ -127,54 +191,112 @@ static uint32_t split_of(const bpi_sort_item *items, uint32_t lo, uint32_t hi)
 	return b;
 }
 
-/// Lays out the subtree of sorted items [lo, hi) and returns its reference: node
-/// blocks in preorder (a parent's before its children's), leaves left to right.
-/// Node blocks grow as needed (*room false when they cannot); leaves have room for
-/// one per entity.
-static uint32_t lay_out(bpi_view_bvh *b, uint32_t lo, uint32_t hi, bool *room)
+/// The top of the tree: node blocks over more than `most` items, split serially.
+typedef struct tree_top {
+	bpi_view_bvh *b;
+	uint32_t most;     ///< items a subtree holds at most
+	uint32_t subtrees; ///< found, then numbered
+	uint32_t blocks;   ///< node blocks above the subtrees
+} tree_top;
+
+/// Lists the subtrees of [lo, hi), left to right, and counts the blocks above them.
+static bool find_subtrees(tree_top *t, uint32_t lo, uint32_t hi)
+{
+	if (hi - lo <= t->most) {
+		if (!bpi_array_grow(&t->b->subtrees, t->subtrees, (size_t)t->subtrees + 1))
+			return false;
+		t->b->subtrees.data[t->subtrees++] = (bpi_bvh_subtree){.lo = lo, .hi = hi};
+		return true;
+	}
+	t->blocks++;
+	const uint32_t split = split_of(t->b->items.data, lo, hi);
+	return find_subtrees(t, lo, split) && find_subtrees(t, split, hi);
+}
+
+/// One subtree laid out on its own: node blocks numbered from 0 in preorder (a
+/// parent's before its children's), leaves from 0 left to right.
+typedef struct subtree_layout {
+	const bpi_sort_item *items;
+	uint32_t *leaf_first; ///< each leaf's first item
+	uint32_t *links;      ///< each node block's two references
+	uint32_t blocks, leaves;
+} subtree_layout;
+
+/// Lays out sorted items [lo, hi) and returns their reference within the subtree.
+static uint32_t lay_out(subtree_layout *t, uint32_t lo, uint32_t hi)
 {
 	if (hi - lo <= BPI_BVH_LEAF) {
-		const uint32_t k = b->leaves++;
-		b->leaf_first.data[k] = lo;
-		b->leaf_size.data[k] = (uint8_t)(hi - lo);
-		return BPI_BVH_LEAF_BIT | k;
+		t->leaf_first[t->leaves] = lo;
+		return BPI_BVH_LEAF_BIT | t->leaves++;
+	}
+	const uint32_t j = t->blocks++, split = split_of(t->items, lo, hi);
+	const uint32_t left = lay_out(t, lo, split);
+	t->links[2 * (size_t)j] = left;
+	t->links[2 * (size_t)j + 1] = lay_out(t, split, hi);
+	return j;
+}
+
+/// A subtree of n items has at most n leaves and n - 1 node blocks, so each writes
+/// leaf_first and links from its own first item on, clear of the others.
+static void lay_out_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
+	bpi_view_bvh *b = ctx;
+	for (uint32_t s = begin; s < end; ++s) {
+		bpi_bvh_subtree *sub = &b->subtrees.data[s];
+		subtree_layout t = {b->items.data, b->leaf_first.data + sub->lo, b->links.data + 2 * (size_t)sub->lo, 0, 0};
+		(void)lay_out(&t, sub->lo, sub->hi);
+		sub->blocks = t.blocks;
+		sub->leaves = t.leaves;
+	}
+}
+
+static void set_refs(bpi_view_bvh *b, uint32_t block, uint32_t left, uint32_t right)
+{
+	uint32_t *words = b->nodes.data + (size_t)block * BPI_BVH_BLOCK_WORDS;
+	words[12] = left;
+	words[13] = right;
+	words[14] = words[15] = 0; // unused: no build leaves a byte unwritten
+}
+
+/// Numbers the top of [lo, hi) as the serial preorder does, and each subtree's blocks
+/// and leaves as a run after what comes before it; returns the reference of [lo, hi).
+/// Top blocks get their references and are listed children first.
+static uint32_t number(tree_top *t, uint32_t lo, uint32_t hi)
+{
+	bpi_view_bvh *b = t->b;
+	if (hi - lo <= t->most) {
+		bpi_bvh_subtree *sub = &b->subtrees.data[t->subtrees++];
+		sub->first_block = b->blocks;
+		sub->first_leaf = b->leaves;
+		b->blocks += sub->blocks;
+		b->leaves += sub->leaves;
+		return sub->blocks ? sub->first_block : BPI_BVH_LEAF_BIT | sub->first_leaf;
 	}
 	const uint32_t j = b->blocks++, split = split_of(b->items.data, lo, hi);
-	*room = *room && bpi_array_grow(&b->nodes, (size_t)j * BPI_BVH_BLOCK_WORDS, ((size_t)j + 1) * BPI_BVH_BLOCK_WORDS);
-	const uint32_t left = lay_out(b, lo, split, room), right = lay_out(b, split, hi, room);
-	if (*room) {
-		b->nodes.data[(size_t)j * BPI_BVH_BLOCK_WORDS + 12] = left;
-		b->nodes.data[(size_t)j * BPI_BVH_BLOCK_WORDS + 13] = right;
-	}
+	const uint32_t left = number(t, lo, split), right = number(t, split, hi);
+	set_refs(b, j, left, right);
+	b->top.data[t->blocks++] = j;
 	return j;
 }
 
 // ---- boxes -------------------------------------------------------------------------
 
-typedef struct gather_job {
-	bpi_view_bvh *bvh;
-	const uint32_t *members;
-	int dims;
-} gather_job;
-
-/// Leaf blocks and order from the sorted items; spare lanes hold empty boxes.
-static void gather_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+/// Leaf `leaf`'s block and order from sorted items [first, first + size); spare lanes
+/// hold empty boxes.
+static void gather_leaf(bpi_view_bvh *b, const uint32_t *members, int dims, uint32_t leaf, uint32_t first,
+	uint32_t size)
 {
-	(void)chunk;
-	const gather_job *job = ctx;
-	bpi_view_bvh *b = job->bvh;
-	for (uint32_t k = begin; k < end; ++k) {
-		float *block = b->leaf_boxes.data + (size_t)k * BPI_BVH_LEAF_FLOATS;
-		const uint32_t size = b->leaf_size.data[k], first = b->leaf_first.data[k];
-		for (uint32_t lane = 0; lane < BPI_BVH_LEAF; ++lane) {
-			const uint32_t i = lane < size ? bpi_sort_item_index(b->items.data[first + lane]) : 0;
-			const float *r = b->records.data + (size_t)6 * i;
-			b->order.data[(size_t)k * BPI_BVH_LEAF + lane] = lane >= size ? UINT32_MAX : job->members ? job->members[i] : i;
-			for (int a = 0; a < 3; ++a) {
-				const bool real = lane < size && a < job->dims;
-				block[(uint32_t)a * BPI_BVH_LEAF + lane] = real ? r[a] : INFINITY;
-				block[(uint32_t)(3 + a) * BPI_BVH_LEAF + lane] = real ? r[3 + a] : -INFINITY;
-			}
+	float *block = b->leaf_boxes.data + (size_t)leaf * BPI_BVH_LEAF_FLOATS;
+	b->leaf_size.data[leaf] = (uint8_t)size;
+	for (uint32_t lane = 0; lane < BPI_BVH_LEAF; ++lane) {
+		const uint32_t i = lane < size ? bpi_sort_item_index(b->items.data[first + lane]) : 0;
+		const float *r = b->records.data + (size_t)6 * i;
+		b->order.data[(size_t)leaf * BPI_BVH_LEAF + lane] = lane >= size ? UINT32_MAX : members ? members[i] : i;
+		for (int a = 0; a < 3; ++a) {
+			const bool real = lane < size && a < dims;
+			block[(uint32_t)a * BPI_BVH_LEAF + lane] = real ? r[a] : INFINITY;
+			block[(uint32_t)(3 + a) * BPI_BVH_LEAF + lane] = real ? r[3 + a] : -INFINITY;
 		}
 	}
 }
@@ -198,55 +320,96 @@ static void box_of(bpi_view_bvh *b, uint32_t j, uint32_t lane, uint32_t ref, int
 	}
 }
 
+/// Node block j's boxes from its children's, which must be made. A cast that misses
+/// a node misses everything below it (the tests are monotone in the bounds).
+static void box_block(bpi_view_bvh *b, uint32_t j, int dims)
+{
+	for (uint32_t lane = 0; lane < 2; ++lane)
+		box_of(b, j, lane, bpi_bvh_ref(b, j, lane), dims);
+}
+
+typedef struct place_job {
+	bpi_view_bvh *bvh;
+	const uint32_t *members;
+	int dims;
+} place_job;
+
+/// A reference within subtree `sub` as a reference of the whole tree.
+static uint32_t placed(const bpi_bvh_subtree *sub, uint32_t ref)
+{
+	return ref & BPI_BVH_LEAF_BIT ? BPI_BVH_LEAF_BIT | (sub->first_leaf + (ref & ~BPI_BVH_LEAF_BIT))
+				      : sub->first_block + ref;
+}
+
+/// Puts each subtree where it was numbered: its leaves, then its node blocks from the
+/// last back, children's blocks coming after their parent's.
+static void place_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
+	const place_job *job = ctx;
+	bpi_view_bvh *b = job->bvh;
+	for (uint32_t s = begin; s < end; ++s) {
+		const bpi_bvh_subtree *sub = &b->subtrees.data[s];
+		const uint32_t *first = b->leaf_first.data + sub->lo, *links = b->links.data + 2 * (size_t)sub->lo;
+		for (uint32_t k = 0; k < sub->leaves; ++k) {
+			const uint32_t next = k + 1 < sub->leaves ? first[k + 1] : sub->hi;
+			gather_leaf(b, job->members, job->dims, sub->first_leaf + k, first[k], next - first[k]);
+		}
+		for (uint32_t j = sub->blocks; j-- > 0;) {
+			set_refs(b, sub->first_block + j, placed(sub, links[2 * (size_t)j]), placed(sub, links[2 * (size_t)j + 1]));
+			box_block(b, sub->first_block + j, job->dims);
+		}
+	}
+}
+
+// ---- build -------------------------------------------------------------------------
+
+static bool reserve_scratch(bpi_view_bvh *b, uint32_t count)
+{
+	// A subtree of n items writes at most n leaves and 2 (n - 1) links; the
+	// empty one, a leaf of none.
+	const size_t most = BP_MAX(count, 1u);
+	return bpi_array_reserve(&b->items, count) && bpi_array_reserve(&b->records, 6 * (size_t)count) &&
+	       bpi_array_reserve(&b->spans, 6 * (size_t)bpi_chunk_count(count, CODE_GRAIN)) &&
+	       bpi_array_reserve(&b->leaf_first, most) && bpi_array_reserve(&b->links, 2 * most) &&
+	       bpi_radix_sort_reserve(&b->radix, count) == BP_OK;
+}
+
+/// Room for the tree the subtrees make: their blocks and leaves plus the top's.
+static bool reserve_tree(bpi_view_bvh *b, const tree_top *t)
+{
+	size_t blocks = 1 + (size_t)t->blocks, leaves = 0; // block 0: the root
+	for (uint32_t s = 0; s < t->subtrees; ++s) {
+		blocks += b->subtrees.data[s].blocks;
+		leaves += b->subtrees.data[s].leaves;
+	}
+	return bpi_array_reserve(&b->top, t->blocks) && bpi_array_reserve(&b->nodes, blocks * BPI_BVH_BLOCK_WORDS) &&
+	       bpi_array_reserve(&b->leaf_size, leaves) && bpi_array_reserve(&b->order, leaves * BPI_BVH_LEAF) &&
+	       bpi_array_reserve(&b->leaf_boxes, leaves * BPI_BVH_LEAF_FLOATS);
+}
+
 bp_status bpi_view_bvh_build(bpi_view_bvh *b, const bpi_soa *soa, const uint32_t *members, uint32_t count, int dims,
 	int threads)
 {
 	b->count = b->leaves = b->blocks = 0;
-	// At most `count` leaves (one a leaf when there is none) and as many blocks.
-	// Node blocks: about one per 2.5 entities in uniform scenes; more are grown.
-	const size_t most = BP_MAX(count, 1u);
-	if (!bpi_array_reserve(&b->items, count) || !bpi_array_reserve(&b->records, 6 * (size_t)count) ||
-		!bpi_array_reserve(&b->leaf_first, most) || !bpi_array_reserve(&b->leaf_size, most) ||
-		!bpi_array_reserve(&b->nodes, (count / 2 + 1) * (size_t)BPI_BVH_BLOCK_WORDS) ||
-		bpi_radix_sort_reserve(&b->radix, count) != BP_OK)
+	if (!reserve_scratch(b, count) || sort_by_code(b, soa, members, count, dims, threads) != BP_OK)
 		return BP_ERR_OUT_OF_MEMORY;
-	// Cells over the span of the centres, so the codes use every bit the scene needs.
-	code_job job = {
-		.soa = soa, .members = members, .dims = dims, .items = b->items.data, .records = b->records.data};
-	for (int a = 0; a < dims; ++a) {
-		double lo = INFINITY, hi = -INFINITY;
-		for (uint32_t i = 0; i < count; ++i) {
-			const uint32_t e = members ? members[i] : i;
-			double c = 0.5 * ((double)soa->min[a][e] + soa->max[a][e]);
-			lo = c < lo ? c : lo;
-			hi = c > hi ? c : hi;
-		}
-		job.lo[a] = lo;
-		job.scale[a] = hi > lo ? (dims == 3 ? 1024.0 : 65536.0) / (hi - lo) : 0.0;
-	}
-	bpi_parallel_for(count, CODE_GRAIN, threads, code_chunk, &job);
-	if (bpi_radix_sort_items(&b->radix, b->items.data, count, threads) != BP_OK)
+	tree_top top = {b, BP_MAX(count / SUBTREE_SHARE, SUBTREE_GRAIN), 0, 0};
+	if (!find_subtrees(&top, 0, count))
 		return BP_ERR_OUT_OF_MEMORY;
-	b->blocks = 1; // block 0: the root
-	bool room = true;
-	const uint32_t root = lay_out(b, 0, count, &room);
-	if (!room)
+	bpi_parallel_for(top.subtrees, 1, threads, lay_out_chunk, b);
+	if (!reserve_tree(b, &top))
 		return BP_ERR_OUT_OF_MEMORY;
-	b->nodes.data[12] = root;
-	b->nodes.data[13] = root; // lane 1 of block 0 is never walked
-	if (!bpi_array_reserve(&b->order, (size_t)b->leaves * BPI_BVH_LEAF) ||
-		!bpi_array_reserve(&b->leaf_boxes, (size_t)b->leaves * BPI_BVH_LEAF_FLOATS))
-		return BP_ERR_OUT_OF_MEMORY;
-	gather_job gather = {b, members, dims};
-	bpi_parallel_for(b->leaves, LEAF_GRAIN, threads, gather_chunk, &gather);
-	// Children's blocks come after their parent's: from the last block back, each
-	// box is the exact union of boxes already made. A cast that misses a node misses
-	// everything below it (the tests are monotone in the bounds).
-	for (uint32_t j = b->blocks; j-- > 1;)
-		for (uint32_t lane = 0; lane < 2; ++lane)
-			box_of(b, j, lane, bpi_bvh_ref(b, j, lane), dims);
-	box_of(b, 0, 0, root, dims);
-	box_of(b, 0, 1, root, dims);
+	const uint32_t subtrees = top.subtrees;
+	top.subtrees = top.blocks = 0;
+	b->blocks = 1; // block 0: the root in lane 0; lane 1 is never walked
+	const uint32_t root = number(&top, 0, count);
+	set_refs(b, 0, root, root);
+	place_job place = {b, members, dims};
+	bpi_parallel_for(subtrees, 1, threads, place_chunk, &place);
+	for (uint32_t t = 0; t < top.blocks; ++t)
+		box_block(b, b->top.data[t], dims);
+	box_block(b, 0, dims);
 	b->count = count;
 	return BP_OK;
 }

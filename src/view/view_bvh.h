@@ -31,6 +31,15 @@
 /// Block 0 holds the root in lane 0 (lane 1 is unused); block j >= 1 holds the two
 /// children of inner node j. Each box is the exact float union of what it holds.
 /// Leaf k holds leaf_size[k] entities, order[4k + lane], boxes in its leaf block.
+/// Build scratch: a subtree below the top of the tree, sorted items [lo, hi), which one
+/// thread lays out. Its node blocks and leaves are numbered from first_block and
+/// first_leaf on, where the serial preorder puts them.
+typedef struct bpi_bvh_subtree {
+	uint32_t lo, hi;
+	uint32_t blocks, leaves;
+	uint32_t first_block, first_leaf;
+} bpi_bvh_subtree;
+
 typedef struct bpi_view_bvh {
 	uint32_t count;  ///< entities; 0: none built
 	uint32_t leaves; ///< leaf blocks
@@ -39,9 +48,14 @@ typedef struct bpi_view_bvh {
 	BPI_ARRAY(uint8_t) leaf_size;  ///< entities of each leaf
 	BPI_ARRAY(float) leaf_boxes;   ///< leaf blocks
 	BPI_ARRAY(uint32_t) nodes;     ///< node blocks (floats and references, BPI_BVH_BLOCK_WORDS each)
-	BPI_ARRAY(uint32_t) leaf_first; ///< build scratch: each leaf's first sorted item
-	BPI_ARRAY(bpi_sort_item) items; ///< build scratch
-	BPI_ARRAY(float) records;       ///< build scratch: per entity min x, y, z, max x, y, z together
+	// Build scratch.
+	BPI_ARRAY(bpi_sort_item) items;
+	BPI_ARRAY(float) records;  ///< per entity min x, y, z, max x, y, z together
+	BPI_ARRAY(double) spans;   ///< per chunk of entities, the least and greatest centre on each axis
+	BPI_ARRAY(bpi_bvh_subtree) subtrees; ///< left to right
+	BPI_ARRAY(uint32_t) top;        ///< the node blocks above the subtrees, children before parents
+	BPI_ARRAY(uint32_t) leaf_first; ///< a subtree's leaves' first items, from index lo on
+	BPI_ARRAY(uint32_t) links;      ///< a subtree's node blocks' two references within it, from index 2 lo on
 	bpi_radix_scratch radix;
 } bpi_view_bvh;
 
@@ -64,8 +78,9 @@ static inline uint32_t bpi_bvh_ref(const bpi_view_bvh *h, uint32_t block, uint32
 }
 
 /// Builds the hierarchy of `count` entities of `soa`: members[0 .. count) or,
-/// members NULL, the first `count`, reusing its arrays. BP_ERR_OUT_OF_MEMORY
-/// leaves count = 0.
+/// members NULL, the first `count`, reusing its arrays, on up to `threads` threads
+/// of the bound executor. Every array comes out the same for any thread count.
+/// BP_ERR_OUT_OF_MEMORY leaves count = 0.
 bp_status bpi_view_bvh_build(bpi_view_bvh *bvh, const bpi_soa *soa, const uint32_t *members, uint32_t count, int dims,
 	int threads);
 /// Gives back the build's scratch and spare room, for a hierarchy that is built once and kept.

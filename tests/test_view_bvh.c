@@ -1,0 +1,352 @@
+// SPDX-License-Identifier: MIT
+// The query hierarchy's build (src/view/view_bvh.c): on 1, 2, 3 and 8 threads every array is
+// the same, and the same as a plain serial build written here (Morton order by a comparison
+// sort, the tree split top down by a linear scan, each node box the union of the bounds under
+// it, computed from the entities themselves). Scenes: uniform, clustered, all centres equal,
+// lines; 2D and 3D; from no entity to 100K; all entities or a members list. Failed allocations
+// return BP_ERR_OUT_OF_MEMORY and leak nothing.
+#define _POSIX_C_SOURCE 200809L
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "parallel/parallel.h"
+#include "parallel/threads.h"
+#include "view/view_bvh.h"
+
+enum { KINDS_OF_SCENE = 4, THREAD_COUNTS = 4 };
+typedef enum scene_kind { UNIFORM, CLUSTERED, EQUAL_CENTRES, LINES } scene_kind;
+
+static const int thread_counts[THREAD_COUNTS] = {1, 2, 3, 8};
+static const uint32_t sizes[] = {0, 1, 5, 4097, 100000};
+
+typedef struct scene {
+	uint32_t entities; ///< in the soa
+	uint32_t count;    ///< in the hierarchy
+	uint32_t *members; ///< NULL: the first `count`
+	int dims;
+	float *bounds;     ///< min x, y, z, max x, y, z arrays of `entities`
+	bpi_soa soa;
+} scene;
+
+static uint64_t next_random(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static float uniform(uint64_t *state, float lo, float hi)
+{
+	return lo + (hi - lo) * (float)(next_random(state) >> 40) / (float)(1u << 24);
+}
+
+/// Entity e's centre and half extent on axis a.
+static void place(scene_kind kind, uint32_t e, int a, uint64_t *rng, float *centre, float *half)
+{
+	*half = uniform(rng, 0.01f, kind == UNIFORM ? 2.0f : 0.5f);
+	switch (kind) {
+	case UNIFORM: *centre = uniform(rng, -500.0f, 500.0f); break;
+	case CLUSTERED: *centre = (float)(e % 7) * 300.0f + uniform(rng, -1.0f, 1.0f) * uniform(rng, 0.0f, 1.0f); break;
+	case EQUAL_CENTRES: *centre = 12.5f; break;
+	case LINES: *centre = a == 0 ? (float)e * 0.25f : (float)(e % 3) * 40.0f; break;
+	}
+}
+
+/// A scene of `count` entities in the hierarchy; with members, they are a shuffled
+/// half of twice as many in the soa.
+static scene make_scene(scene_kind kind, uint32_t count, int dims, bool with_members, uint64_t seed)
+{
+	scene s = {.entities = with_members ? 2 * count : count, .count = count, .dims = dims};
+	uint64_t rng = seed;
+	s.bounds = malloc(sizeof(float) * 6 * (s.entities + 1u));
+	for (int a = 0; a < dims; ++a) {
+		s.soa.min[a] = s.bounds + (size_t)a * s.entities;
+		s.soa.max[a] = s.bounds + (size_t)(3 + a) * s.entities;
+	}
+	for (uint32_t e = 0; e < s.entities; ++e)
+		for (int a = 0; a < dims; ++a) {
+			float centre, half;
+			place(kind, e, a, &rng, &centre, &half);
+			s.soa.min[a][e] = centre - half;
+			s.soa.max[a][e] = centre + half;
+		}
+	if (with_members) {
+		uint32_t *all = malloc(sizeof *all * (s.entities + 1u));
+		for (uint32_t e = 0; e < s.entities; ++e)
+			all[e] = e;
+		for (uint32_t e = s.entities; e > 1; --e) {
+			const uint32_t pick = (uint32_t)(next_random(&rng) % e), keep = all[e - 1];
+			all[e - 1] = all[pick];
+			all[pick] = keep;
+		}
+		s.members = all;
+	}
+	return s;
+}
+
+static void free_scene(scene *s)
+{
+	free(s->bounds);
+	free(s->members);
+}
+
+// ---- the serial reference ----------------------------------------------------------------------
+
+typedef struct ref_item {
+	uint32_t code, index;
+} ref_item;
+
+typedef struct ref_tree {
+	const scene *s;
+	ref_item *items;
+	uint32_t leaves, blocks;
+	uint32_t *order;
+	uint8_t *leaf_size;
+	float *leaf_boxes;
+	uint32_t *nodes;
+} ref_tree;
+
+static int by_code_then_index(const void *x, const void *y)
+{
+	const ref_item *a = x, *b = y;
+	if (a->code != b->code)
+		return a->code < b->code ? -1 : 1;
+	return a->index < b->index ? -1 : a->index > b->index;
+}
+
+static uint32_t entity_of(const scene *s, uint32_t i)
+{
+	return s->members ? s->members[i] : i;
+}
+
+static double centre_of(const scene *s, uint32_t i, int a)
+{
+	const uint32_t e = entity_of(s, i);
+	return 0.5 * ((double)s->soa.min[a][e] + s->soa.max[a][e]);
+}
+
+/// Morton codes over the span of the centres, bit by bit: bit b of axis a's cell is
+/// bit b * dims + a of the code.
+static void ref_codes(ref_tree *t)
+{
+	const scene *s = t->s;
+	const int bits = s->dims == 3 ? 10 : 16;
+	const double cells = (double)(1u << bits);
+	for (uint32_t i = 0; i < s->count; ++i)
+		t->items[i] = (ref_item){0, i};
+	for (int a = 0; a < s->dims; ++a) {
+		double lo = INFINITY, hi = -INFINITY;
+		for (uint32_t i = 0; i < s->count; ++i) {
+			lo = fmin(lo, centre_of(s, i, a));
+			hi = fmax(hi, centre_of(s, i, a));
+		}
+		const double scale = hi > lo ? cells / (hi - lo) : 0.0;
+		for (uint32_t i = 0; i < s->count; ++i) {
+			const double cell = fmin(fmax((centre_of(s, i, a) - lo) * scale, 0.0), cells - 1.0);
+			const uint32_t q = (uint32_t)cell;
+			for (int b = 0; b < bits; ++b)
+				t->items[i].code |= ((q >> b) & 1u) << (b * s->dims + a);
+		}
+	}
+	qsort(t->items, s->count, sizeof *t->items, by_code_then_index);
+}
+
+/// Where [lo, hi) splits: the first item with the highest bit in which the range's
+/// codes differ, or the middle of equal codes.
+static uint32_t ref_split(const ref_tree *t, uint32_t lo, uint32_t hi)
+{
+	const uint32_t differ = t->items[lo].code ^ t->items[hi - 1].code;
+	if (!differ)
+		return lo + (hi - lo) / 2;
+	uint32_t bit = 1u << 31;
+	while (!(differ & bit))
+		bit >>= 1;
+	uint32_t split = lo;
+	while (!(t->items[split].code & bit))
+		++split;
+	return split;
+}
+
+/// The box of sorted items [lo, hi), from the entities themselves.
+static void ref_union(const ref_tree *t, uint32_t lo, uint32_t hi, float box[6])
+{
+	for (int a = 0; a < 3; ++a) {
+		box[a] = INFINITY;
+		box[3 + a] = -INFINITY;
+	}
+	for (uint32_t p = lo; p < hi; ++p)
+		for (int a = 0; a < t->s->dims; ++a) {
+			const uint32_t e = entity_of(t->s, t->items[p].index);
+			box[a] = fminf(box[a], t->s->soa.min[a][e]);
+			box[3 + a] = fmaxf(box[3 + a], t->s->soa.max[a][e]);
+		}
+}
+
+static void ref_lane(ref_tree *t, uint32_t block, uint32_t lane, uint32_t lo, uint32_t hi, uint32_t ref)
+{
+	float box[6], *out = (float *)(void *)(t->nodes + (size_t)block * BPI_BVH_BLOCK_WORDS);
+	ref_union(t, lo, hi, box);
+	for (int a = 0; a < 6; ++a)
+		out[a * 2 + (int)lane] = box[a];
+	t->nodes[(size_t)block * BPI_BVH_BLOCK_WORDS + 12 + lane] = ref;
+}
+
+/// Preorder: a node's block, then its left subtree's blocks, then its right's.
+static uint32_t ref_lay_out(ref_tree *t, uint32_t lo, uint32_t hi)
+{
+	if (hi - lo <= BPI_BVH_LEAF) {
+		const uint32_t k = t->leaves++;
+		t->leaf_size[k] = (uint8_t)(hi - lo);
+		float *block = t->leaf_boxes + (size_t)k * BPI_BVH_LEAF_FLOATS;
+		for (uint32_t lane = 0; lane < BPI_BVH_LEAF; ++lane) {
+			float box[6];
+			ref_union(t, lo + lane, lane < hi - lo ? lo + lane + 1 : lo + lane, box);
+			for (int a = 0; a < 6; ++a)
+				block[a * BPI_BVH_LEAF + lane] = box[a];
+			t->order[(size_t)k * BPI_BVH_LEAF + lane] =
+				lane < hi - lo ? entity_of(t->s, t->items[lo + lane].index) : UINT32_MAX;
+		}
+		return BPI_BVH_LEAF_BIT | k;
+	}
+	const uint32_t j = t->blocks++, split = ref_split(t, lo, hi);
+	ref_lane(t, j, 0, lo, split, ref_lay_out(t, lo, split));
+	ref_lane(t, j, 1, split, hi, ref_lay_out(t, split, hi));
+	return j;
+}
+
+static ref_tree ref_build(const scene *s)
+{
+	const size_t most = s->count + 1u;
+	ref_tree t = {.s = s,
+		.items = malloc(sizeof(ref_item) * most),
+		.order = malloc(sizeof(uint32_t) * most * BPI_BVH_LEAF),
+		.leaf_size = malloc(most),
+		.leaf_boxes = malloc(sizeof(float) * most * BPI_BVH_LEAF_FLOATS),
+		.nodes = calloc((most + 1) * BPI_BVH_BLOCK_WORDS, sizeof(uint32_t))};
+	ref_codes(&t);
+	t.blocks = 1;
+	const uint32_t root = ref_lay_out(&t, 0, s->count);
+	ref_lane(&t, 0, 0, 0, s->count, root);
+	ref_lane(&t, 0, 1, 0, s->count, root);
+	return t;
+}
+
+static void ref_free(ref_tree *t)
+{
+	free(t->items);
+	free(t->order);
+	free(t->leaf_size);
+	free(t->leaf_boxes);
+	free(t->nodes);
+}
+
+// ---- checks -------------------------------------------------------------------------------------
+
+static bp_status build_on(bpi_view_bvh *bvh, const scene *s, int threads)
+{
+	const bpi_executor workers = {.kind = BP_EXECUTOR_WORKERS};
+	bpi_team_failure failure;
+	cr_assert_eq(bpi_executor_enter(&workers, threads, &failure), BP_OK);
+	const bp_status status = bpi_view_bvh_build(bvh, &s->soa, s->members, s->count, s->dims, threads);
+	bpi_executor_leave();
+	return status;
+}
+
+static void expect_same(const bpi_view_bvh *bvh, const ref_tree *ref, const char *what)
+{
+	cr_assert_eq(bvh->count, ref->s->count, "%s: count", what);
+	cr_assert_eq(bvh->leaves, ref->leaves, "%s: leaves", what);
+	cr_assert_eq(bvh->blocks, ref->blocks, "%s: blocks", what);
+	cr_assert_eq(memcmp(bvh->order.data, ref->order, sizeof(uint32_t) * ref->leaves * BPI_BVH_LEAF), 0,
+		"%s: order", what);
+	cr_assert_eq(memcmp(bvh->leaf_size.data, ref->leaf_size, ref->leaves), 0, "%s: leaf sizes", what);
+	cr_assert_eq(memcmp(bvh->leaf_boxes.data, ref->leaf_boxes, sizeof(float) * ref->leaves * BPI_BVH_LEAF_FLOATS), 0,
+		"%s: leaf boxes", what);
+	const size_t block_bytes = sizeof(uint32_t) * BPI_BVH_BLOCK_WORDS;
+	for (uint32_t j = 0; j < ref->blocks; ++j)
+		cr_assert_eq(memcmp(bvh->nodes.data + (size_t)j * BPI_BVH_BLOCK_WORDS,
+				     ref->nodes + (size_t)j * BPI_BVH_BLOCK_WORDS, block_bytes),
+			0, "%s: node block %u", what, j);
+}
+
+/// Every size, dims, members or not, and thread count of one kind of scene; one
+/// hierarchy per thread count, reused across scenes as a view reuses its arrays.
+static void check_kind(scene_kind kind)
+{
+	bpi_view_bvh built[THREAD_COUNTS] = {0};
+	for (size_t n = 0; n < sizeof sizes / sizeof *sizes; ++n)
+		for (int dims = 2; dims <= 3; ++dims)
+			for (int with_members = 0; with_members < 2; ++with_members) {
+				scene s = make_scene(kind, sizes[n], dims, with_members, 1000u * kind + n);
+				ref_tree ref = ref_build(&s);
+				for (int t = 0; t < THREAD_COUNTS; ++t) {
+					char what[96];
+					snprintf(what, sizeof what, "kind %d, n %u, %dD, members %d, %d threads", kind, s.count, dims,
+						with_members, thread_counts[t]);
+					cr_assert_eq(build_on(&built[t], &s, thread_counts[t]), BP_OK, "%s", what);
+					expect_same(&built[t], &ref, what);
+				}
+				ref_free(&ref);
+				free_scene(&s);
+			}
+	for (int t = 0; t < THREAD_COUNTS; ++t)
+		bpi_view_bvh_free(&built[t]);
+}
+
+Test(view_bvh, uniform_same_for_any_thread_count_and_as_serial, .timeout = 300) { check_kind(UNIFORM); }
+Test(view_bvh, clustered_same_for_any_thread_count_and_as_serial, .timeout = 300) { check_kind(CLUSTERED); }
+Test(view_bvh, equal_centres_same_for_any_thread_count_and_as_serial, .timeout = 300) { check_kind(EQUAL_CENTRES); }
+Test(view_bvh, lines_same_for_any_thread_count_and_as_serial, .timeout = 300) { check_kind(LINES); }
+
+// ---- failed allocations ------------------------------------------------------------------------
+
+static _Atomic uint64_t allocations, fail_at;
+
+static void *failing_alloc(size_t size, size_t align, void *user)
+{
+	(void)user;
+	if (atomic_fetch_add(&allocations, 1) + 1 == atomic_load(&fail_at))
+		return NULL;
+	void *p = NULL;
+	return posix_memalign(&p, align < sizeof(void *) ? sizeof(void *) : align, size ? size : 1) ? NULL : p;
+}
+
+static void failing_free(void *ptr, size_t size, size_t align, void *user)
+{
+	(void)size, (void)align, (void)user;
+	free(ptr);
+}
+
+Test(view_bvh, failed_allocation_is_out_of_memory_and_leaks_nothing, .timeout = 120)
+{
+	scene s = make_scene(CLUSTERED, 20000, 3, true, 7);
+	ref_tree ref = ref_build(&s);
+	bpi_view_bvh empty = {0}; // starts the workers before the count begins
+	cr_assert_eq(build_on(&empty, &(scene){.dims = 3}, 2), BP_OK);
+	bpi_view_bvh_free(&empty);
+	bp_set_allocator(&(bp_allocator){failing_alloc, failing_free, NULL});
+	bool failed = true;
+	for (uint64_t k = 1; failed; ++k) {
+		bpi_view_bvh bvh = {0};
+		atomic_store(&allocations, 0);
+		atomic_store(&fail_at, k);
+		const bp_status status = build_on(&bvh, &s, 2);
+		failed = atomic_load(&allocations) >= k;
+		if (failed) {
+			cr_assert_eq(status, BP_ERR_OUT_OF_MEMORY, "allocation %llu failed", (unsigned long long)k);
+			cr_assert_eq(bvh.count, 0u);
+		} else {
+			expect_same(&bvh, &ref, "after every failure");
+		}
+		bpi_view_bvh_free(&bvh);
+		cr_assert_eq(bp_allocated_bytes(), 0, "allocation %llu failed: bytes left", (unsigned long long)k);
+	}
+	bp_set_allocator(NULL);
+	ref_free(&ref);
+	free_scene(&s);
+}
