@@ -144,15 +144,15 @@ static void round_of_changes(model *m, int round)
 		shapes[k] = test_rng_below(&m->rng, 3) == 0 ? BP_SHAPE_SPHERE : BP_SHAPE_BOX;
 	}
 	if (by_handle) {
-		cr_assert_eq(bp_world_set_filters_by_handle(m->w, count, handles, category, mask), BP_OK);
-		cr_assert_eq(bp_world_set_user_keys_by_handle(m->w, count, handles, keys), BP_OK);
-		cr_assert_eq(bp_world_set_kinds_by_handle(m->w, count, handles, kinds), BP_OK);
-		cr_assert_eq(bp_world_set_shapes_by_handle(m->w, count, handles, shapes), BP_OK);
+		cr_assert_eq(bp_entities_set_filters(m->w, bp_target_handles(count, handles), category, mask), BP_OK);
+		cr_assert_eq(bp_entities_set_user_keys(m->w, bp_target_handles(count, handles), keys), BP_OK);
+		cr_assert_eq(bp_entities_set_kinds(m->w, bp_target_handles(count, handles), kinds), BP_OK);
+		cr_assert_eq(bp_entities_set_shapes(m->w, bp_target_handles(count, handles), shapes), BP_OK);
 	} else {
-		cr_assert_eq(bp_world_set_filters_indexed(m->w, count, dense, category, mask), BP_OK);
-		cr_assert_eq(bp_world_set_user_keys_indexed(m->w, count, dense, keys), BP_OK);
-		cr_assert_eq(bp_world_set_kinds_indexed(m->w, count, dense, kinds), BP_OK);
-		cr_assert_eq(bp_world_set_shapes_indexed(m->w, count, dense, shapes), BP_OK);
+		cr_assert_eq(bp_entities_set_filters(m->w, bp_target_indices(count, dense), category, mask), BP_OK);
+		cr_assert_eq(bp_entities_set_user_keys(m->w, bp_target_indices(count, dense), keys), BP_OK);
+		cr_assert_eq(bp_entities_set_kinds(m->w, bp_target_indices(count, dense), kinds), BP_OK);
+		cr_assert_eq(bp_entities_set_shapes(m->w, bp_target_indices(count, dense), shapes), BP_OK);
 	}
 	for (uint32_t k = 0; k < count; ++k) {
 		oracle_box *b = &m->e[slots[k]].box;
@@ -174,9 +174,9 @@ static void round_of_changes(model *m, int round)
 	}
 	bp_sphere_arrays spheres = {x, y, z, radius};
 	if (by_handle)
-		cr_assert_eq(bp_world_set_spheres_indexed(m->w, count, dense, &spheres), BP_OK);
+		cr_assert_eq(bp_entities_set_spheres(m->w, bp_target_indices(count, dense), &spheres), BP_OK);
 	else
-		cr_assert_eq(bp_world_set_spheres_by_handle(m->w, count, handles, &spheres), BP_OK);
+		cr_assert_eq(bp_entities_set_spheres(m->w, bp_target_handles(count, handles), &spheres), BP_OK);
 	for (uint32_t k = 0; k < count; ++k) {
 		oracle_box *b = &m->e[slots[k]].box;
 		const float c[3] = {x[k], y[k], z[k]};
@@ -210,14 +210,14 @@ Test(bulk_setters, the_range_forms_of_shapes_and_the_old_setters_agree)
 		shapes[i] = i % 2 ? BP_SHAPE_SPHERE : BP_SHAPE_BOX;
 		keys[i] = 7 * i;
 	}
-	cr_assert_eq(bp_world_set_shapes(m->w, 10, 10, shapes), BP_OK);
-	cr_assert_eq(bp_world_set_user_keys(m->w, 10, 10, keys), BP_OK);
+	cr_assert_eq(bp_entities_set_shapes(m->w, bp_target_range(10, 10), shapes), BP_OK);
+	cr_assert_eq(bp_entities_set_user_keys(m->w, bp_target_range(10, 10), keys), BP_OK);
 	for (uint32_t i = 0; i < 10; ++i) {
 		m->e[slot_of(dense[10 + i])].box.is_sphere = i % 2;
 		m->e[slot_of(dense[10 + i])].key = 7 * i;
 	}
 	check_world(m);
-	cr_assert_eq(bp_world_set_shapes(m->w, 225, 10, shapes), BP_ERR_OUT_OF_RANGE, "[225, 235) leaves 230 entities");
+	cr_assert_eq(bp_entities_set_shapes(m->w, bp_target_range(225, 10), shapes), BP_ERR_OUT_OF_RANGE, "[225, 235) leaves 230 entities");
 	free_model(m);
 }
 
@@ -229,9 +229,9 @@ Test(bulk_setters, an_entity_listed_twice_takes_its_last_values)
 	uint64_t category[2] = {4, 8}, mask[2] = {1, 2};
 	bp_kind kinds[2] = {BP_KIND_STATIC, BP_KIND_DYNAMIC};
 	uint64_t keys[2] = {11, 22};
-	cr_assert_eq(bp_world_set_filters_by_handle(m->w, 2, twice, category, mask), BP_OK);
-	cr_assert_eq(bp_world_set_kinds_indexed(m->w, 2, (uint32_t[]){3, 3}, kinds), BP_OK);
-	cr_assert_eq(bp_world_set_user_keys_by_handle(m->w, 2, twice, keys), BP_OK);
+	cr_assert_eq(bp_entities_set_filters(m->w, bp_target_handles(2, twice), category, mask), BP_OK);
+	cr_assert_eq(bp_entities_set_kinds(m->w, bp_target_indices(2, (uint32_t[]){3, 3}), kinds), BP_OK);
+	cr_assert_eq(bp_entities_set_user_keys(m->w, bp_target_handles(2, twice), keys), BP_OK);
 	bp_entity_def got;
 	cr_assert_eq(bp_entity_get(m->w, h, &got), BP_OK);
 	cr_assert(got.category == 8 && got.mask == 2 && got.kind == BP_KIND_DYNAMIC && got.user_key == 22);
@@ -308,28 +308,28 @@ Test(bulk_setters, bad_input_is_refused_whole_and_named)
 		++dead;
 	bp_entity gone = m->handles[dead];
 	bp_entity stale[K] = {handles[0], handles[1], handles[2], gone};
-	expect_refused(m, &before, bp_world_set_filters_by_handle(m->w, K, stale, category, mask), BP_ERR_STALE_HANDLE,
+	expect_refused(m, &before, bp_entities_set_filters(m->w, bp_target_handles(K, stale), category, mask), BP_ERR_STALE_HANDLE,
 		"entities[3]: entity", "filters by handle");
-	expect_refused(m, &before, bp_world_set_user_keys_by_handle(m->w, K, stale, keys), BP_ERR_STALE_HANDLE, "entities[3]",
+	expect_refused(m, &before, bp_entities_set_user_keys(m->w, bp_target_handles(K, stale), keys), BP_ERR_STALE_HANDLE, "entities[3]",
 		"keys by handle");
-	expect_refused(m, &before, bp_world_set_kinds_by_handle(m->w, K, stale, kinds), BP_ERR_STALE_HANDLE, "entities[3]",
+	expect_refused(m, &before, bp_entities_set_kinds(m->w, bp_target_handles(K, stale), kinds), BP_ERR_STALE_HANDLE, "entities[3]",
 		"kinds by handle");
-	expect_refused(m, &before, bp_world_set_shapes_by_handle(m->w, K, stale, shapes), BP_ERR_STALE_HANDLE, "entities[3]",
+	expect_refused(m, &before, bp_entities_set_shapes(m->w, bp_target_handles(K, stale), shapes), BP_ERR_STALE_HANDLE, "entities[3]",
 		"shapes by handle");
-	expect_refused(m, &before, bp_world_set_spheres_by_handle(m->w, K, stale, &spheres), BP_ERR_STALE_HANDLE, "entities[3]",
+	expect_refused(m, &before, bp_entities_set_spheres(m->w, bp_target_handles(K, stale), &spheres), BP_ERR_STALE_HANDLE, "entities[3]",
 		"spheres by handle");
 
 	// A dense index past the end, last in the list.
 	uint32_t far[K] = {0, 5, 9, N - DESTROYED};
-	expect_refused(m, &before, bp_world_set_filters_indexed(m->w, K, far, category, mask), BP_ERR_OUT_OF_RANGE,
+	expect_refused(m, &before, bp_entities_set_filters(m->w, bp_target_indices(K, far), category, mask), BP_ERR_OUT_OF_RANGE,
 		"dense_indices[3]: dense index 230", "filters indexed");
-	expect_refused(m, &before, bp_world_set_user_keys_indexed(m->w, K, far, keys), BP_ERR_OUT_OF_RANGE, "dense_indices[3]",
+	expect_refused(m, &before, bp_entities_set_user_keys(m->w, bp_target_indices(K, far), keys), BP_ERR_OUT_OF_RANGE, "dense_indices[3]",
 		"keys indexed");
-	expect_refused(m, &before, bp_world_set_kinds_indexed(m->w, K, far, kinds), BP_ERR_OUT_OF_RANGE, "dense_indices[3]",
+	expect_refused(m, &before, bp_entities_set_kinds(m->w, bp_target_indices(K, far), kinds), BP_ERR_OUT_OF_RANGE, "dense_indices[3]",
 		"kinds indexed");
-	expect_refused(m, &before, bp_world_set_shapes_indexed(m->w, K, far, shapes), BP_ERR_OUT_OF_RANGE, "dense_indices[3]",
+	expect_refused(m, &before, bp_entities_set_shapes(m->w, bp_target_indices(K, far), shapes), BP_ERR_OUT_OF_RANGE, "dense_indices[3]",
 		"shapes indexed");
-	expect_refused(m, &before, bp_world_set_spheres_indexed(m->w, K, far, &spheres), BP_ERR_OUT_OF_RANGE,
+	expect_refused(m, &before, bp_entities_set_spheres(m->w, bp_target_indices(K, far), &spheres), BP_ERR_OUT_OF_RANGE,
 		"dense_indices[3]", "spheres indexed");
 
 	// Bad values last in the list, good targets.
@@ -337,29 +337,29 @@ Test(bulk_setters, bad_input_is_refused_whole_and_named)
 	bp_shape bad_shapes[K] = {BP_SHAPE_SPHERE, BP_SHAPE_SPHERE, BP_SHAPE_SPHERE, (bp_shape)9};
 	float bad_radius[K] = {1, 1, 1, -1};
 	bp_sphere_arrays bad_spheres = {x, x, x, bad_radius};
-	expect_refused(m, &before, bp_world_set_kinds_by_handle(m->w, K, handles, bad_kinds), BP_ERR_INVALID_ARGUMENT,
+	expect_refused(m, &before, bp_entities_set_kinds(m->w, bp_target_handles(K, handles), bad_kinds), BP_ERR_INVALID_ARGUMENT,
 		"kinds[3]", "bad kind");
-	expect_refused(m, &before, bp_world_set_shapes_indexed(m->w, K, dense, bad_shapes), BP_ERR_INVALID_ARGUMENT,
+	expect_refused(m, &before, bp_entities_set_shapes(m->w, bp_target_indices(K, dense), bad_shapes), BP_ERR_INVALID_ARGUMENT,
 		"shapes[3]", "bad shape");
-	expect_refused(m, &before, bp_world_set_spheres_by_handle(m->w, K, handles, &bad_spheres), BP_ERR_INVALID_ARGUMENT,
+	expect_refused(m, &before, bp_entities_set_spheres(m->w, bp_target_handles(K, handles), &bad_spheres), BP_ERR_INVALID_ARGUMENT,
 		"spheres[3]", "negative radius");
-	expect_refused(m, &before, bp_world_set_shapes(m->w, 0, K, bad_shapes), BP_ERR_INVALID_ARGUMENT, "shapes[3]",
+	expect_refused(m, &before, bp_entities_set_shapes(m->w, bp_target_range(0, K), bad_shapes), BP_ERR_INVALID_ARGUMENT, "shapes[3]",
 		"bad shape by range");
 
 	// NULL lists and arrays.
-	expect_refused(m, &before, bp_world_set_filters_by_handle(m->w, K, NULL, category, mask), BP_ERR_INVALID_ARGUMENT,
+	expect_refused(m, &before, bp_entities_set_filters(m->w, bp_target_handles(K, NULL), category, mask), BP_ERR_INVALID_ARGUMENT,
 		"NULL", "NULL handles");
-	expect_refused(m, &before, bp_world_set_kinds_indexed(m->w, K, NULL, kinds), BP_ERR_INVALID_ARGUMENT, "NULL",
+	expect_refused(m, &before, bp_entities_set_kinds(m->w, bp_target_indices(K, NULL), kinds), BP_ERR_INVALID_ARGUMENT, "NULL",
 		"NULL indices");
-	expect_refused(m, &before, bp_world_set_filters_indexed(m->w, K, dense, category, NULL), BP_ERR_INVALID_ARGUMENT,
+	expect_refused(m, &before, bp_entities_set_filters(m->w, bp_target_indices(K, dense), category, NULL), BP_ERR_INVALID_ARGUMENT,
 		"NULL", "NULL mask");
-	expect_refused(m, &before, bp_world_set_user_keys_by_handle(m->w, K, handles, NULL), BP_ERR_INVALID_ARGUMENT, "NULL",
+	expect_refused(m, &before, bp_entities_set_user_keys(m->w, bp_target_handles(K, handles), NULL), BP_ERR_INVALID_ARGUMENT, "NULL",
 		"NULL keys");
-	cr_assert_eq(bp_world_set_filters_by_handle(NULL, K, handles, category, mask), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_entities_set_filters(NULL, bp_target_handles(K, handles), category, mask), BP_ERR_INVALID_ARGUMENT);
 
 	// Count 0 with NULL arrays is a no-op in every form.
-	cr_assert_eq(bp_world_set_kinds_by_handle(m->w, 0, NULL, NULL), BP_OK);
-	cr_assert_eq(bp_world_set_spheres_indexed(m->w, 0, NULL, &spheres), BP_OK);
+	cr_assert_eq(bp_entities_set_kinds(m->w, bp_target_handles(0, NULL), NULL), BP_OK);
+	cr_assert_eq(bp_entities_set_spheres(m->w, bp_target_indices(0, NULL), &spheres), BP_OK);
 	check_world(m);
 	free_model(m);
 }
