@@ -324,8 +324,8 @@ static inline bp_target bp_target_handles(uint32_t count, const bp_entity *entit
 	return t;
 }
 
-/// Sets the bounds of the targets from the arrays, as bp_entity_set_bounds ("bounds[i]"
-/// named for a bad box).
+/// Sets the bounds of target i from element i of the arrays, as bp_entity_set_bounds: a
+/// NaN or infinite bound or min > max changes nothing ("bounds[i]" named).
 BP_API bp_status bp_entities_set_bounds(bp_world *world, bp_target target, const bp_bounds_arrays *bounds);
 /// Sets keys[i] as the user key of target i.
 BP_API bp_status bp_entities_set_user_keys(bp_world *world, bp_target target, const uint64_t *keys);
@@ -342,7 +342,8 @@ BP_API bp_status bp_entities_set_shapes(bp_world *world, bp_target target, const
 // Layers are 64 bits wide since 0.7 (32 before). In C11 a filter array of any other element
 // type does not compile here, rather than pass with a warning and read two entities' layers
 // as one; NULL passes (an empty call, or the refused one with a count). Define
-// BP_NO_LAYER_ARRAY_CHECK to call the functions themselves.
+// BP_NO_LAYER_ARRAY_CHECK to call the functions themselves. The check is a macro: a target
+// written as a compound literal needs parentheses there, ((bp_target){...}).
 #if !defined(__cplusplus) && !defined(BP_BUILDING_LIBRARY) && !defined(BP_NO_LAYER_ARRAY_CHECK) && \
 	defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 #define BP_LAYER_ARRAY(p) _Generic((p), const uint64_t *: (p), uint64_t *: (p), void *: (p))
