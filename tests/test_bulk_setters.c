@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "bulk_values.h"
 #include "oracle.h"
 
 enum { N = 300, DESTROYED = 70, ROUNDS = 12 };
@@ -273,54 +274,15 @@ static void expect_refused(model *m, const snapshot *before, bp_status got, bp_s
 	cr_assert(same_snapshot(before, &after), "%s: a refused call changed the world", what);
 }
 
-enum { BAD = 4, SETTERS = 7 };
-
-/// Good values for BAD targets, unlike any the model holds, so a partial write shows.
-typedef struct values {
-	uint64_t category[BAD], mask[BAD], keys[BAD];
-	bp_kind kinds[BAD];
-	bp_shape shapes[BAD];
-	float x[BAD], radius[BAD], lo[BAD], hi[BAD];
-	double lo64[BAD], hi64[BAD];
-} values;
-
-static const char *const setter_names[SETTERS] = {"filters", "user_keys", "kinds", "shapes", "spheres", "bounds",
-	"bounds_f64"};
-
-static void good_values(values *v)
-{
-	for (uint32_t i = 0; i < BAD; ++i) {
-		v->category[i] = v->mask[i] = 2, v->keys[i] = 5 + i;
-		v->kinds[i] = BP_KIND_STATIC, v->shapes[i] = BP_SHAPE_SPHERE;
-		v->x[i] = v->lo[i] = 1.0f + (float)i, v->radius[i] = 1, v->hi[i] = v->lo[i] + 0.5f;
-		v->lo64[i] = v->lo[i], v->hi64[i] = v->hi[i];
-	}
-}
-
-/// bp_entities_set_<setter_names[setter]> of the values to the target.
-static bp_status set_values(bp_world *w, int setter, bp_target target, const values *v)
-{
-	const bp_sphere_arrays spheres = {v->x, v->x, v->x, v->radius};
-	const bp_bounds_arrays bounds = {v->lo, v->lo, v->lo, v->hi, v->hi, v->hi};
-	const bp_bounds_arrays_f64 bounds64 = {v->lo64, v->lo64, v->lo64, v->hi64, v->hi64, v->hi64};
-	switch (setter) {
-	case 0: return bp_entities_set_filters(w, target, v->category, v->mask);
-	case 1: return bp_entities_set_user_keys(w, target, v->keys);
-	case 2: return bp_entities_set_kinds(w, target, v->kinds);
-	case 3: return bp_entities_set_shapes(w, target, v->shapes);
-	case 4: return bp_entities_set_spheres(w, target, &spheres);
-	case 5: return bp_entities_set_bounds(w, target, &bounds);
-	default: return bp_entities_set_bounds_f64(w, target, &bounds64);
-	}
-}
+enum { BAD = 4 }; // targets of BAD entities, each with its fault last
 
 Test(bulk_setters, a_bad_target_is_refused_whole_and_named_by_every_setter)
 {
 	model *m = make_model(17, false);
 	static snapshot before;
 	take(m->w, &before);
-	values v;
-	good_values(&v);
+	bulk_values v;
+	bulk_values_fill(&v);
 	uint32_t dead = 0;
 	while (m->e[dead].live)
 		++dead;
@@ -344,16 +306,16 @@ Test(bulk_setters, a_bad_target_is_refused_whole_and_named_by_every_setter)
 		{unknown, BP_ERR_INVALID_ARGUMENT, "target kind 3", "an unknown target kind"},
 	};
 	for (size_t b = 0; b < sizeof bad / sizeof bad[0]; ++b)
-		for (int setter = 0; setter < SETTERS; ++setter) {
+		for (bulk_setter setter = 0; setter < BULK_SETTERS; ++setter) {
 			char what[96];
-			snprintf(what, sizeof what, "%s: %s", setter_names[setter], bad[b].what);
-			expect_refused(m, &before, set_values(m->w, setter, bad[b].target, &v), bad[b].want, bad[b].names, what);
+			snprintf(what, sizeof what, "%s: %s", bulk_setter_name(setter), bad[b].what);
+			expect_refused(m, &before, bulk_set(m->w, setter, bad[b].target, &v), bad[b].want, bad[b].names, what);
 		}
 	unknown.count = 0;
 	expect_refused(m, &before, bp_entities_set_kinds(m->w, unknown, NULL), BP_ERR_INVALID_ARGUMENT, "target kind",
 		"an unknown kind of nothing");
-	for (int setter = 0; setter < SETTERS; ++setter)
-		cr_assert_eq(set_values(NULL, setter, bp_target_range(0, BAD), &v), BP_ERR_INVALID_ARGUMENT);
+	for (bulk_setter setter = 0; setter < BULK_SETTERS; ++setter)
+		cr_assert_eq(bulk_set(NULL, setter, bp_target_range(0, BAD), &v), BP_ERR_INVALID_ARGUMENT);
 	check_world(m);
 	free_model(m);
 }
@@ -370,17 +332,20 @@ Test(bulk_setters, bad_values_are_refused_whole_and_named)
 	const bp_target targets[3] = {bp_target_range(7, BAD), bp_target_indices(BAD, dense), bp_target_handles(BAD, handles)};
 	for (int t = 0; t < 3; ++t) {
 		// Bad values last in the arrays.
-		values v;
-		good_values(&v);
+		bulk_values v;
+		bulk_values_fill(&v);
 		v.kinds[3] = (bp_kind)7, v.shapes[3] = (bp_shape)9, v.radius[3] = -1, v.hi[3] = v.lo[3] - 1;
 		v.hi64[3] = (double)NAN;
-		expect_refused(m, &before, set_values(m->w, 2, targets[t], &v), BP_ERR_INVALID_ARGUMENT, "kinds[3]", "bad kind");
-		expect_refused(m, &before, set_values(m->w, 3, targets[t], &v), BP_ERR_INVALID_ARGUMENT, "shapes[3]", "bad shape");
-		expect_refused(m, &before, set_values(m->w, 4, targets[t], &v), BP_ERR_INVALID_ARGUMENT, "spheres[3]",
+		expect_refused(m, &before, bulk_set(m->w, BULK_KINDS, targets[t], &v), BP_ERR_INVALID_ARGUMENT, "kinds[3]",
+			"bad kind");
+		expect_refused(m, &before, bulk_set(m->w, BULK_SHAPES, targets[t], &v), BP_ERR_INVALID_ARGUMENT, "shapes[3]",
+			"bad shape");
+		expect_refused(m, &before, bulk_set(m->w, BULK_SPHERES, targets[t], &v), BP_ERR_INVALID_ARGUMENT, "spheres[3]",
 			"negative radius");
-		expect_refused(m, &before, set_values(m->w, 5, targets[t], &v), BP_ERR_INVERTED_BOUNDS, "bounds[3]",
+		expect_refused(m, &before, bulk_set(m->w, BULK_BOUNDS, targets[t], &v), BP_ERR_INVERTED_BOUNDS, "bounds[3]",
 			"inverted bounds");
-		expect_refused(m, &before, set_values(m->w, 6, targets[t], &v), BP_ERR_NOT_FINITE, "bounds[3]", "NaN bound");
+		expect_refused(m, &before, bulk_set(m->w, BULK_BOUNDS_F64, targets[t], &v), BP_ERR_NOT_FINITE, "bounds[3]",
+			"NaN bound");
 		// NULL value arrays.
 		expect_refused(m, &before, bp_entities_set_filters(m->w, targets[t], v.category, NULL), BP_ERR_INVALID_ARGUMENT,
 			"NULL", "NULL mask");
@@ -390,12 +355,12 @@ Test(bulk_setters, bad_values_are_refused_whole_and_named)
 			"NULL spheres");
 	}
 	// Count 0 with NULL lists (and NULL arrays, for the setters of one array each) is a no-op.
-	values v;
-	good_values(&v);
+	bulk_values v;
+	bulk_values_fill(&v);
 	cr_assert_eq(bp_entities_set_kinds(m->w, bp_target_handles(0, NULL), NULL), BP_OK);
 	cr_assert_eq(bp_entities_set_user_keys(m->w, bp_target_indices(0, NULL), NULL), BP_OK);
-	for (int setter = 0; setter < SETTERS; ++setter)
-		cr_assert_eq(set_values(m->w, setter, (bp_target){0}, &v), BP_OK, "a zeroed target is the empty range");
+	for (bulk_setter setter = 0; setter < BULK_SETTERS; ++setter)
+		cr_assert_eq(bulk_set(m->w, setter, (bp_target){0}, &v), BP_OK, "a zeroed target is the empty range");
 	check_world(m);
 	free_model(m);
 }

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { N = 40, C = 5, FORMS = 3, ATTRIBUTES = 7 };
+#include "bulk_values.h"
+
+enum { N = 40, C = BULK_VALUES, FORMS = 3, ATTRIBUTES = BULK_SETTERS };
 
 /// N entities of varied settings, two of them destroyed so that dense indices have moved.
 static bp_world *make_world(void)
@@ -35,11 +37,7 @@ static bp_world *make_world(void)
 typedef struct args {
 	uint32_t first, dense[C];
 	bp_entity handles[C];
-	uint64_t category[C], mask[C], keys[C];
-	bp_kind kinds[C];
-	bp_shape shapes[C];
-	float x[C], radius[C], lo[C], hi[C];
-	double lo64[C], hi64[C];
+	bulk_values values;
 } args;
 
 static void make_args(const bp_world *w, bool bad, args *a)
@@ -49,38 +47,36 @@ static void make_args(const bp_world *w, bool bad, args *a)
 	for (uint32_t i = 0; i < C; ++i) {
 		a->dense[i] = (i * 11 + 4) % count;
 		a->handles[i] = bp_world_entity_at(w, a->dense[i]);
-		a->category[i] = a->mask[i] = 8, a->keys[i] = 100 + i;
-		a->kinds[i] = i % 2 ? BP_KIND_STATIC : BP_KIND_DYNAMIC, a->shapes[i] = BP_SHAPE_SPHERE;
-		a->x[i] = a->lo[i] = 3.5f * (float)i, a->radius[i] = 1, a->hi[i] = a->lo[i] + 1;
-		a->lo64[i] = a->lo[i], a->hi64[i] = a->hi[i];
 	}
 	a->dense[1] = a->dense[3]; // listed twice: the last values win
 	a->handles[1] = a->handles[3];
 	if (bad)
 		a->dense[C - 1] = count, a->handles[C - 1] = (bp_entity){0, 0};
+	bulk_values_fill(&a->values);
 }
 
 /// The deprecated setter of `attribute` in `form` (0: range, 1: _indexed, 2: _by_handle).
 static bp_status old_call(bp_world *w, int attribute, int form, const args *a)
 {
-	const bp_sphere_arrays spheres = {a->x, a->x, a->x, a->radius};
-	const bp_bounds_arrays bounds = {a->lo, a->lo, a->lo, a->hi, a->hi, a->hi};
-	const bp_bounds_arrays_f64 bounds64 = {a->lo64, a->lo64, a->lo64, a->hi64, a->hi64, a->hi64};
+	const bulk_values *v = &a->values;
+	const bp_sphere_arrays spheres = {v->x, v->x, v->x, v->radius};
+	const bp_bounds_arrays bounds = {v->lo, v->lo, v->lo, v->hi, v->hi, v->hi};
+	const bp_bounds_arrays_f64 bounds64 = {v->lo64, v->lo64, v->lo64, v->hi64, v->hi64, v->hi64};
 	const uint32_t *d = a->dense;
 	const bp_entity *h = a->handles;
 	switch (attribute * FORMS + form) {
-	case 0: return bp_world_set_user_keys(w, a->first, C, a->keys);
-	case 1: return bp_world_set_user_keys_indexed(w, C, d, a->keys);
-	case 2: return bp_world_set_user_keys_by_handle(w, C, h, a->keys);
-	case 3: return bp_world_set_filters(w, a->first, C, a->category, a->mask);
-	case 4: return bp_world_set_filters_indexed(w, C, d, a->category, a->mask);
-	case 5: return bp_world_set_filters_by_handle(w, C, h, a->category, a->mask);
-	case 6: return bp_world_set_kinds(w, a->first, C, a->kinds);
-	case 7: return bp_world_set_kinds_indexed(w, C, d, a->kinds);
-	case 8: return bp_world_set_kinds_by_handle(w, C, h, a->kinds);
-	case 9: return bp_world_set_shapes(w, a->first, C, a->shapes);
-	case 10: return bp_world_set_shapes_indexed(w, C, d, a->shapes);
-	case 11: return bp_world_set_shapes_by_handle(w, C, h, a->shapes);
+	case 0: return bp_world_set_user_keys(w, a->first, C, v->keys);
+	case 1: return bp_world_set_user_keys_indexed(w, C, d, v->keys);
+	case 2: return bp_world_set_user_keys_by_handle(w, C, h, v->keys);
+	case 3: return bp_world_set_filters(w, a->first, C, v->category, v->mask);
+	case 4: return bp_world_set_filters_indexed(w, C, d, v->category, v->mask);
+	case 5: return bp_world_set_filters_by_handle(w, C, h, v->category, v->mask);
+	case 6: return bp_world_set_kinds(w, a->first, C, v->kinds);
+	case 7: return bp_world_set_kinds_indexed(w, C, d, v->kinds);
+	case 8: return bp_world_set_kinds_by_handle(w, C, h, v->kinds);
+	case 9: return bp_world_set_shapes(w, a->first, C, v->shapes);
+	case 10: return bp_world_set_shapes_indexed(w, C, d, v->shapes);
+	case 11: return bp_world_set_shapes_by_handle(w, C, h, v->shapes);
 	case 12: return bp_world_set_bounds(w, a->first, C, &bounds);
 	case 13: return bp_world_set_bounds_indexed(w, C, d, &bounds);
 	case 14: return bp_world_set_bounds_by_handle(w, C, h, &bounds);
@@ -96,21 +92,9 @@ static bp_status old_call(bp_world *w, int attribute, int form, const args *a)
 /// The same call through bp_entities_set_X.
 static bp_status new_call(bp_world *w, int attribute, int form, const args *a)
 {
-	const bp_sphere_arrays spheres = {a->x, a->x, a->x, a->radius};
-	const bp_bounds_arrays bounds = {a->lo, a->lo, a->lo, a->hi, a->hi, a->hi};
-	const bp_bounds_arrays_f64 bounds64 = {a->lo64, a->lo64, a->lo64, a->hi64, a->hi64, a->hi64};
 	const bp_target forms[FORMS] = {bp_target_range(a->first, C), bp_target_indices(C, a->dense),
 		bp_target_handles(C, a->handles)};
-	const bp_target t = forms[form];
-	switch (attribute) {
-	case 0: return bp_entities_set_user_keys(w, t, a->keys);
-	case 1: return bp_entities_set_filters(w, t, a->category, a->mask);
-	case 2: return bp_entities_set_kinds(w, t, a->kinds);
-	case 3: return bp_entities_set_shapes(w, t, a->shapes);
-	case 4: return bp_entities_set_bounds(w, t, &bounds);
-	case 5: return bp_entities_set_bounds_f64(w, t, &bounds64);
-	default: return bp_entities_set_spheres(w, t, &spheres);
-	}
+	return bulk_set(w, (bulk_setter)attribute, forms[form], &a->values);
 }
 
 static void expect_same_entities(const bp_world *a, const bp_world *b, const char *what)
