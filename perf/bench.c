@@ -237,7 +237,7 @@ static void run_coherence(const scene_spec *spec, uint32_t n, int threads, int f
 		}
 		bp_bounds_arrays b = {lo[0], lo[1], dims == 3 ? lo[2] : NULL, hi[0], hi[1], dims == 3 ? hi[2] : NULL};
 		for (int m = 0; m < 2; ++m) { // m = 0: reuse order, m = 1: full sort
-			bp_world_set_bounds(w[m], 0, n, &b);
+			bp_entities_set_bounds(w[m], bp_target_range(0, n), &b);
 			double t0 = now_ms();
 			bp_world_step(w[m]);
 			if (f >= 0) {

@@ -121,7 +121,7 @@ static bp_status move(bench *b)
 		}
 	}
 	bp_bounds_arrays bounds = {b->min[0], b->min[1], b->min[2], b->max[0], b->max[1], b->max[2]};
-	return bp_world_set_bounds(b->world, 0, n, &bounds);
+	return bp_entities_set_bounds(b->world, bp_target_range(0, n), &bounds);
 }
 
 /// One AABB query around a random entity; returns its time in ns.

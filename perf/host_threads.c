@@ -78,7 +78,7 @@ static double run_once(bp_world *w, bp_scene *s, bool frames)
 {
 	if (frames) {
 		bp_bounds_arrays bounds = bp_scene_frame_bounds(s, 0);
-		bp_world_set_bounds(w, 0, s->count, &bounds);
+		bp_entities_set_bounds(w, bp_target_range(0, s->count), &bounds);
 		bp_view *view = NULL;
 		double t0 = now_ms();
 		bp_status status = bp_frame_step(w, &view);

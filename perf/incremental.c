@@ -184,7 +184,7 @@ static void push_moves(bp_world *w, const bp_scene *s, uint32_t base, uint32_t f
 	for (int k = 0; k < 6; ++k)
 		if (*arrays[k])
 			*arrays[k] += first;
-	bp_world_set_bounds_indexed(w, count, index, &b);
+	bp_entities_set_bounds(w, bp_target_indices(count, index), &b);
 }
 
 /// The subject's mean frame time.

@@ -42,7 +42,9 @@ set(layer_width_compile ${CMAKE_C_COMPILER} -std=c11 -fsyntax-only -I${PROJECT_S
 add_test(NAME layer_width_64 COMMAND ${layer_width_compile} -Wall -Wextra -Werror)
 add_test(NAME layer_width_32 COMMAND ${layer_width_compile} -w -DLAYER_TYPE=uint32_t)
 add_test(NAME layer_width_32_unchecked COMMAND ${layer_width_compile} -w -DLAYER_TYPE=uint32_t -DBP_NO_LAYER_ARRAY_CHECK)
-set_tests_properties(layer_width_32 PROPERTIES WILL_FAIL TRUE)
+add_test(NAME layer_width_64_deprecated COMMAND ${layer_width_compile} -Wall -Wextra -Werror -DDEPRECATED_NAMES)
+add_test(NAME layer_width_32_deprecated COMMAND ${layer_width_compile} -w -DLAYER_TYPE=uint32_t -DDEPRECATED_NAMES)
+set_tests_properties(layer_width_32 layer_width_32_deprecated PROPERTIES WILL_FAIL TRUE)
 
 # The differential history engine (tests/fuzz/history.c) as a plain program: the scripted
 # reproductions, the fuzz_history corpus, then random seeds (BP_HISTORY_SEEDS; tests/fuzz/README.md).

@@ -442,7 +442,7 @@ static bool incremental_step_with_failure(inc_scene *s, uint64_t k, int threads,
 	assert_pairs_in_order(w, &s->first_pairs, k, "first step");
 
 	bp_bounds_arrays arrays = soa_of(soa, s->moved_to, s->moved_count);
-	cr_assert_eq(bp_world_set_bounds_indexed(w, s->moved_count, s->moved, &arrays), BP_OK);
+	cr_assert_eq(bp_entities_set_bounds(w, bp_target_indices(s->moved_count, s->moved), &arrays), BP_OK);
 	arrays = soa_of(soa, s->created, INC_CREATED);
 	cr_assert_eq(bp_world_create_entities(w, INC_CREATED, &arrays, &common, handles + INC_N), BP_OK);
 	bp_entity gone[2] = {handles[s->destroyed[0]], handles[s->destroyed[1]]};
@@ -617,7 +617,7 @@ Test(alloc, incremental_changes_failing_each_allocation, .timeout = 120)
 
 		arm(k);
 		bp_bounds_arrays arrays = soa_of(soa, moved_to, MOVED);
-		cr_assert_eq(bp_world_set_bounds_indexed(w, MOVED, moved, &arrays), BP_OK, "k = %llu: %s",
+		cr_assert_eq(bp_entities_set_bounds(w, bp_target_indices(MOVED, moved), &arrays), BP_OK, "k = %llu: %s",
 			(unsigned long long)k, bp_world_last_error(w));
 		injected = atomic_load(&calls) >= k;
 		disarm();
@@ -776,7 +776,7 @@ Test(alloc, incremental_frame_failing_each_allocation, .timeout = 120)
 		assert_view_holds(v, &first, boxes, N, k, "the first frame"); // asks for its query index
 		cr_assert_eq(bp_view_release(v), BP_OK);
 		bp_bounds_arrays arrays = soa_of(soa, moved_to, MOVED);
-		cr_assert_eq(bp_world_set_bounds_indexed(w, MOVED, moved, &arrays), BP_OK);
+		cr_assert_eq(bp_entities_set_bounds(w, bp_target_indices(MOVED, moved), &arrays), BP_OK);
 
 		arm(k);
 		bp_status status = bp_frame_step(w, &v);
@@ -988,7 +988,7 @@ Test(alloc, a_failed_step_leaves_no_stale_order, .timeout = 120)
 			assert_pairs(w, &none, k);
 			for (int i = 0; i < 2; ++i)
 				cr_assert_eq(bp_entity_create(w, &e, &more[i]), BP_OK);
-			cr_assert_eq(bp_world_set_bounds(w, 1, 2, &(bp_bounds_arrays){
+			cr_assert_eq(bp_entities_set_bounds(w, bp_target_range(1, 2), &(bp_bounds_arrays){
 				(float[]){0.5f, 1.5f}, (float[]){0.5f, 1.5f}, (float[]){0.5f, 1.5f},
 				(float[]){2, 3}, (float[]){2, 3}, (float[]){2, 3}}), BP_OK);
 			cr_assert_eq(bp_world_step(w), BP_OK);

@@ -254,7 +254,7 @@ static asked step_onto_one_point(capped_scene *s, bp_world_def def, bool capped)
 	a.first_bytes = atomic_load(&asked_bytes);
 	assert_pairs(w, &s->spread_pairs);
 	bp_bounds_arrays same = {s->soa[0], s->soa[1], s->soa[2], s->soa[3], s->soa[4], s->soa[5]};
-	cr_assert_eq(bp_world_set_bounds(w, 0, SAME_N, &same), BP_OK);
+	cr_assert_eq(bp_entities_set_bounds(w, bp_target_range(0, SAME_N), &same), BP_OK);
 	cr_assert_eq(bp_world_set_memory_limit(w, capped ? CAP : 0), BP_OK);
 
 	count_from_zero();
@@ -361,7 +361,7 @@ Test(memory_limit, a_capped_frame_fails_and_the_previous_stays_published, .timeo
 	bp_view_release(view);
 
 	bp_bounds_arrays same = {s->soa[0], s->soa[1], s->soa[2], s->soa[3], s->soa[4], s->soa[5]};
-	cr_assert_eq(bp_world_set_bounds(w, 0, SAME_N, &same), BP_OK);
+	cr_assert_eq(bp_entities_set_bounds(w, bp_target_range(0, SAME_N), &same), BP_OK);
 	uint64_t frame = 0;
 	cr_assert_eq(bp_frame_submit(w, &frame), BP_OK);
 	cr_assert_eq(bp_frame_wait(w, frame), BP_ERR_OUT_OF_MEMORY);
@@ -412,7 +412,7 @@ static void lowered_limit(bp_world_def def, const char *what)
 	assert_pairs(w, &want); // kept
 
 	bp_bounds_arrays spread = {soa[0], soa[1], soa[2], soa[3], soa[4], soa[5]};
-	cr_assert_eq(bp_world_set_bounds(w, 0, N, &spread), BP_OK);
+	cr_assert_eq(bp_entities_set_bounds(w, bp_target_range(0, N), &spread), BP_OK);
 	cr_assert_eq(bp_world_step(w), BP_OK, "%s: no pairs fit any limit: %s", what, bp_world_last_error(w));
 	size_t count;
 	bp_world_pairs(w, &count);
@@ -429,7 +429,7 @@ static void lowered_limit(bp_world_def def, const char *what)
 	for (int k = 0; k < 6; ++k)
 		back[k] = near[k];
 	bp_bounds_arrays met = {back[0], back[1], back[2], back[3], back[4], back[5]};
-	cr_assert_eq(bp_world_set_bounds(w, 0, N, &met), BP_OK);
+	cr_assert_eq(bp_entities_set_bounds(w, bp_target_range(0, N), &met), BP_OK);
 	cr_assert_eq(bp_world_step(w), BP_ERR_OUT_OF_MEMORY, "%s: the pairs met again under 64 bytes", what);
 	cr_assert_eq(bp_world_set_memory_limit(w, 0), BP_OK);
 	cr_assert_eq(bp_world_step(w), BP_OK, "%s: %s", what, bp_world_last_error(w));

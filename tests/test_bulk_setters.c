@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: MIT
-// The bulk setters' three forms (dense range, dense index list, handle list) for keys,
-// filters, kinds, shapes and spheres, and mixed batches from bp_world_create_entities_from_arrays:
-// checked against a model the test keeps by handle and the brute-force pair oracle, after
-// swap-removes have moved dense indices; bad input changes nothing.
+// bp_entities_set_* over the three target kinds (dense range, dense index list, handle list)
+// for keys, filters, kinds, shapes and spheres, and mixed batches from
+// bp_world_create_entities_from_arrays: checked against a model the test keeps by handle and
+// the brute-force pair oracle, after swap-removes have moved dense indices; bad input and an
+// unknown target kind change nothing.
 #include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "bulk_values.h"
 #include "oracle.h"
 
 enum { N = 300, DESTROYED = 70, ROUNDS = 12 };
@@ -113,72 +117,79 @@ static void check_world(model *m)
 	free(boxes);
 }
 
-static void dense_of(model *m, uint32_t count, const uint32_t *slots, uint32_t *dense)
-{
-	for (uint32_t k = 0; k < count; ++k)
-		cr_assert_eq(bp_entity_dense_index(m->w, m->handles[slots[k]], &dense[k]), BP_OK);
-}
+enum { K = 40 };
 
-/// One round: each setting changed for a random set of entities, by handle and by dense
-/// index in turn, then the whole world checked.
-static void round_of_changes(model *m, int round)
-{
-	enum { K = 40 };
+/// A random target of `kind` over `count` live entities: their slots, for the model, and
+/// the lists the target reads.
+typedef struct picked {
+	uint32_t count;
 	uint32_t slots[K], dense[K];
 	bp_entity handles[K];
-	bool by_handle = round % 2 == 0;
-	uint32_t count = pick(m, K, slots);
-	dense_of(m, count, slots, dense);
-	for (uint32_t k = 0; k < count; ++k)
-		handles[k] = m->handles[slots[k]];
+	bp_target target;
+} picked;
 
+static void pick_target(model *m, bp_target_kind kind, uint32_t count, picked *p)
+{
+	p->count = count;
+	if (kind == BP_TARGET_RANGE) {
+		uint32_t first = test_rng_below(&m->rng, bp_world_entity_count(m->w) - count + 1);
+		for (uint32_t k = 0; k < count; ++k)
+			p->dense[k] = first + k, p->slots[k] = slot_of(bp_world_entity_at(m->w, first + k));
+	} else {
+		pick(m, count, p->slots);
+		for (uint32_t k = 0; k < count; ++k)
+			cr_assert_eq(bp_entity_dense_index(m->w, m->handles[p->slots[k]], &p->dense[k]), BP_OK);
+	}
+	for (uint32_t k = 0; k < count; ++k)
+		p->handles[k] = m->handles[p->slots[k]];
+	if (kind == BP_TARGET_RANGE)
+		p->target = bp_target_range(p->dense[0], count);
+	else if (kind == BP_TARGET_INDICES)
+		p->target = bp_target_indices(count, p->dense);
+	else
+		p->target = bp_target_handles(count, p->handles);
+}
+
+/// One round: each setting changed for a random target of the round's kind, then spheres
+/// for a target of the next kind, the whole world checked after each.
+static void round_of_changes(model *m, int round)
+{
+	static picked p;
+	pick_target(m, (bp_target_kind)(round % 3), K, &p);
 	uint64_t category[K], mask[K];
 	uint64_t keys[K];
 	bp_kind kinds[K];
 	bp_shape shapes[K];
-	for (uint32_t k = 0; k < count; ++k) {
+	for (uint32_t k = 0; k < p.count; ++k) {
 		category[k] = test_layer(test_rng_below(&m->rng, 3));
 		mask[k] = test_rng_below(&m->rng, 4) == 0 ? 0 : test_rng_next(&m->rng) | 1u;
 		keys[k] = test_rng_next(&m->rng);
 		kinds[k] = test_rng_below(&m->rng, 3) == 0 ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
 		shapes[k] = test_rng_below(&m->rng, 3) == 0 ? BP_SHAPE_SPHERE : BP_SHAPE_BOX;
 	}
-	if (by_handle) {
-		cr_assert_eq(bp_world_set_filters_by_handle(m->w, count, handles, category, mask), BP_OK);
-		cr_assert_eq(bp_world_set_user_keys_by_handle(m->w, count, handles, keys), BP_OK);
-		cr_assert_eq(bp_world_set_kinds_by_handle(m->w, count, handles, kinds), BP_OK);
-		cr_assert_eq(bp_world_set_shapes_by_handle(m->w, count, handles, shapes), BP_OK);
-	} else {
-		cr_assert_eq(bp_world_set_filters_indexed(m->w, count, dense, category, mask), BP_OK);
-		cr_assert_eq(bp_world_set_user_keys_indexed(m->w, count, dense, keys), BP_OK);
-		cr_assert_eq(bp_world_set_kinds_indexed(m->w, count, dense, kinds), BP_OK);
-		cr_assert_eq(bp_world_set_shapes_indexed(m->w, count, dense, shapes), BP_OK);
-	}
-	for (uint32_t k = 0; k < count; ++k) {
-		oracle_box *b = &m->e[slots[k]].box;
+	cr_assert_eq(bp_entities_set_filters(m->w, p.target, category, mask), BP_OK);
+	cr_assert_eq(bp_entities_set_user_keys(m->w, p.target, keys), BP_OK);
+	cr_assert_eq(bp_entities_set_kinds(m->w, p.target, kinds), BP_OK);
+	cr_assert_eq(bp_entities_set_shapes(m->w, p.target, shapes), BP_OK);
+	for (uint32_t k = 0; k < p.count; ++k) {
+		oracle_box *b = &m->e[p.slots[k]].box;
 		b->category = category[k], b->mask = mask[k];
 		b->is_static = kinds[k] == BP_KIND_STATIC;
 		b->is_sphere = shapes[k] == BP_SHAPE_SPHERE;
-		m->e[slots[k]].key = keys[k];
+		m->e[p.slots[k]].key = keys[k];
 	}
 	check_world(m);
 
-	// Spheres for a fresh set, by the other form.
-	count = pick(m, K / 2, slots);
-	dense_of(m, count, slots, dense);
+	pick_target(m, (bp_target_kind)((round + 1) % 3), K / 2, &p);
 	float x[K], y[K], z[K], radius[K];
-	for (uint32_t k = 0; k < count; ++k) {
-		handles[k] = m->handles[slots[k]];
+	for (uint32_t k = 0; k < p.count; ++k) {
 		x[k] = test_rng_float(&m->rng, 0, 60), y[k] = test_rng_float(&m->rng, 0, 60);
 		z[k] = test_rng_float(&m->rng, 0, 60), radius[k] = test_rng_float(&m->rng, 0, 5);
 	}
 	bp_sphere_arrays spheres = {x, y, z, radius};
-	if (by_handle)
-		cr_assert_eq(bp_world_set_spheres_indexed(m->w, count, dense, &spheres), BP_OK);
-	else
-		cr_assert_eq(bp_world_set_spheres_by_handle(m->w, count, handles, &spheres), BP_OK);
-	for (uint32_t k = 0; k < count; ++k) {
-		oracle_box *b = &m->e[slots[k]].box;
+	cr_assert_eq(bp_entities_set_spheres(m->w, p.target, &spheres), BP_OK);
+	for (uint32_t k = 0; k < p.count; ++k) {
+		oracle_box *b = &m->e[p.slots[k]].box;
 		const float c[3] = {x[k], y[k], z[k]};
 		for (int a = 0; a < 3; ++a)
 			b->min[a] = c[a] - radius[k], b->max[a] = c[a] + radius[k];
@@ -187,7 +198,7 @@ static void round_of_changes(model *m, int round)
 	check_world(m);
 }
 
-Test(bulk_setters, by_handle_and_by_index_after_swap_removes_match_brute_force, .timeout = 120)
+Test(bulk_setters, every_target_kind_after_swap_removes_matches_brute_force, .timeout = 120)
 {
 	for (int incremental = 0; incremental < 2; ++incremental) {
 		model *m = make_model(41 + (uint64_t)incremental, incremental);
@@ -199,28 +210,6 @@ Test(bulk_setters, by_handle_and_by_index_after_swap_removes_match_brute_force, 
 	cr_assert_eq(bp_allocated_bytes(), 0);
 }
 
-Test(bulk_setters, the_range_forms_of_shapes_and_the_old_setters_agree)
-{
-	model *m = make_model(5, false);
-	// The range [10, 20): shapes by range; then keys by range, and the model follows dense order.
-	const bp_entity *dense = bp_world_entities(m->w);
-	bp_shape shapes[10];
-	uint64_t keys[10];
-	for (uint32_t i = 0; i < 10; ++i) {
-		shapes[i] = i % 2 ? BP_SHAPE_SPHERE : BP_SHAPE_BOX;
-		keys[i] = 7 * i;
-	}
-	cr_assert_eq(bp_world_set_shapes(m->w, 10, 10, shapes), BP_OK);
-	cr_assert_eq(bp_world_set_user_keys(m->w, 10, 10, keys), BP_OK);
-	for (uint32_t i = 0; i < 10; ++i) {
-		m->e[slot_of(dense[10 + i])].box.is_sphere = i % 2;
-		m->e[slot_of(dense[10 + i])].key = 7 * i;
-	}
-	check_world(m);
-	cr_assert_eq(bp_world_set_shapes(m->w, 225, 10, shapes), BP_ERR_OUT_OF_RANGE, "[225, 235) leaves 230 entities");
-	free_model(m);
-}
-
 Test(bulk_setters, an_entity_listed_twice_takes_its_last_values)
 {
 	model *m = make_model(9, false);
@@ -229,9 +218,9 @@ Test(bulk_setters, an_entity_listed_twice_takes_its_last_values)
 	uint64_t category[2] = {4, 8}, mask[2] = {1, 2};
 	bp_kind kinds[2] = {BP_KIND_STATIC, BP_KIND_DYNAMIC};
 	uint64_t keys[2] = {11, 22};
-	cr_assert_eq(bp_world_set_filters_by_handle(m->w, 2, twice, category, mask), BP_OK);
-	cr_assert_eq(bp_world_set_kinds_indexed(m->w, 2, (uint32_t[]){3, 3}, kinds), BP_OK);
-	cr_assert_eq(bp_world_set_user_keys_by_handle(m->w, 2, twice, keys), BP_OK);
+	cr_assert_eq(bp_entities_set_filters(m->w, bp_target_handles(2, twice), category, mask), BP_OK);
+	cr_assert_eq(bp_entities_set_kinds(m->w, bp_target_indices(2, (uint32_t[]){3, 3}), kinds), BP_OK);
+	cr_assert_eq(bp_entities_set_user_keys(m->w, bp_target_handles(2, twice), keys), BP_OK);
 	bp_entity_def got;
 	cr_assert_eq(bp_entity_get(m->w, h, &got), BP_OK);
 	cr_assert(got.category == 8 && got.mask == 2 && got.kind == BP_KIND_DYNAMIC && got.user_key == 22);
@@ -285,81 +274,93 @@ static void expect_refused(model *m, const snapshot *before, bp_status got, bp_s
 	cr_assert(same_snapshot(before, &after), "%s: a refused call changed the world", what);
 }
 
-Test(bulk_setters, bad_input_is_refused_whole_and_named)
+enum { BAD = 4 }; // targets of BAD entities, each with its fault last
+
+Test(bulk_setters, a_bad_target_is_refused_whole_and_named_by_every_setter)
 {
 	model *m = make_model(17, false);
 	static snapshot before;
 	take(m->w, &before);
-	enum { K = 4 };
-	bp_entity handles[K];
-	uint32_t dense[K] = {0, 5, 9, 2};
-	for (uint32_t k = 0; k < K; ++k)
-		handles[k] = bp_world_entity_at(m->w, dense[k]);
-	uint64_t category[K] = {2, 2, 2, 2}, mask[K] = {2, 2, 2, 2};
-	uint64_t keys[K] = {5, 6, 7, 8};
-	bp_kind kinds[K] = {BP_KIND_STATIC, BP_KIND_STATIC, BP_KIND_STATIC, BP_KIND_STATIC};
-	bp_shape shapes[K] = {BP_SHAPE_SPHERE, BP_SHAPE_SPHERE, BP_SHAPE_SPHERE, BP_SHAPE_SPHERE};
-	float x[K] = {1, 2, 3, 4}, radius[K] = {1, 1, 1, 1};
-	bp_sphere_arrays spheres = {x, x, x, radius};
-
-	// A destroyed entity last in the list: nothing of the first three changes.
+	bulk_values v;
+	bulk_values_fill(&v);
 	uint32_t dead = 0;
 	while (m->e[dead].live)
 		++dead;
-	bp_entity gone = m->handles[dead];
-	bp_entity stale[K] = {handles[0], handles[1], handles[2], gone};
-	expect_refused(m, &before, bp_world_set_filters_by_handle(m->w, K, stale, category, mask), BP_ERR_STALE_HANDLE,
-		"entities[3]: entity", "filters by handle");
-	expect_refused(m, &before, bp_world_set_user_keys_by_handle(m->w, K, stale, keys), BP_ERR_STALE_HANDLE, "entities[3]",
-		"keys by handle");
-	expect_refused(m, &before, bp_world_set_kinds_by_handle(m->w, K, stale, kinds), BP_ERR_STALE_HANDLE, "entities[3]",
-		"kinds by handle");
-	expect_refused(m, &before, bp_world_set_shapes_by_handle(m->w, K, stale, shapes), BP_ERR_STALE_HANDLE, "entities[3]",
-		"shapes by handle");
-	expect_refused(m, &before, bp_world_set_spheres_by_handle(m->w, K, stale, &spheres), BP_ERR_STALE_HANDLE, "entities[3]",
-		"spheres by handle");
+	bp_entity stale[BAD] = {bp_world_entity_at(m->w, 0), bp_world_entity_at(m->w, 5), bp_world_entity_at(m->w, 9),
+		m->handles[dead]};
+	uint32_t far[BAD] = {0, 5, 9, N - DESTROYED};
+	bp_target unknown = bp_target_range(0, BAD);
+	unknown.kind = (bp_target_kind)3;
+	// Each bad part last, after good targets: nothing of the first three may change.
+	const struct {
+		bp_target target;
+		bp_status want;
+		const char *names, *what;
+	} bad[] = {
+		{bp_target_handles(BAD, stale), BP_ERR_STALE_HANDLE, "entities[3]: entity", "a destroyed handle"},
+		{bp_target_indices(BAD, far), BP_ERR_OUT_OF_RANGE, "dense_indices[3]: dense index 230", "an index past the end"},
+		{bp_target_range(N - DESTROYED - 3, BAD), BP_ERR_OUT_OF_RANGE, "dense range [227, 231)", "a range past the end"},
+		{bp_target_range(1, UINT32_MAX), BP_ERR_OUT_OF_RANGE, "dense range", "a range whose end wraps"},
+		{bp_target_handles(BAD, NULL), BP_ERR_INVALID_ARGUMENT, "NULL", "a NULL handle list"},
+		{bp_target_indices(BAD, NULL), BP_ERR_INVALID_ARGUMENT, "NULL", "a NULL index list"},
+		{unknown, BP_ERR_INVALID_ARGUMENT, "target kind 3", "an unknown target kind"},
+	};
+	for (size_t b = 0; b < sizeof bad / sizeof bad[0]; ++b)
+		for (bulk_setter setter = 0; setter < BULK_SETTERS; ++setter) {
+			char what[96];
+			snprintf(what, sizeof what, "%s: %s", bulk_setter_name(setter), bad[b].what);
+			expect_refused(m, &before, bulk_set(m->w, setter, bad[b].target, &v), bad[b].want, bad[b].names, what);
+		}
+	unknown.count = 0;
+	expect_refused(m, &before, bp_entities_set_kinds(m->w, unknown, NULL), BP_ERR_INVALID_ARGUMENT, "target kind",
+		"an unknown kind of nothing");
+	for (bulk_setter setter = 0; setter < BULK_SETTERS; ++setter)
+		cr_assert_eq(bulk_set(NULL, setter, bp_target_range(0, BAD), &v), BP_ERR_INVALID_ARGUMENT);
+	check_world(m);
+	free_model(m);
+}
 
-	// A dense index past the end, last in the list.
-	uint32_t far[K] = {0, 5, 9, N - DESTROYED};
-	expect_refused(m, &before, bp_world_set_filters_indexed(m->w, K, far, category, mask), BP_ERR_OUT_OF_RANGE,
-		"dense_indices[3]: dense index 230", "filters indexed");
-	expect_refused(m, &before, bp_world_set_user_keys_indexed(m->w, K, far, keys), BP_ERR_OUT_OF_RANGE, "dense_indices[3]",
-		"keys indexed");
-	expect_refused(m, &before, bp_world_set_kinds_indexed(m->w, K, far, kinds), BP_ERR_OUT_OF_RANGE, "dense_indices[3]",
-		"kinds indexed");
-	expect_refused(m, &before, bp_world_set_shapes_indexed(m->w, K, far, shapes), BP_ERR_OUT_OF_RANGE, "dense_indices[3]",
-		"shapes indexed");
-	expect_refused(m, &before, bp_world_set_spheres_indexed(m->w, K, far, &spheres), BP_ERR_OUT_OF_RANGE,
-		"dense_indices[3]", "spheres indexed");
-
-	// Bad values last in the list, good targets.
-	bp_kind bad_kinds[K] = {BP_KIND_STATIC, BP_KIND_STATIC, BP_KIND_STATIC, (bp_kind)7};
-	bp_shape bad_shapes[K] = {BP_SHAPE_SPHERE, BP_SHAPE_SPHERE, BP_SHAPE_SPHERE, (bp_shape)9};
-	float bad_radius[K] = {1, 1, 1, -1};
-	bp_sphere_arrays bad_spheres = {x, x, x, bad_radius};
-	expect_refused(m, &before, bp_world_set_kinds_by_handle(m->w, K, handles, bad_kinds), BP_ERR_INVALID_ARGUMENT,
-		"kinds[3]", "bad kind");
-	expect_refused(m, &before, bp_world_set_shapes_indexed(m->w, K, dense, bad_shapes), BP_ERR_INVALID_ARGUMENT,
-		"shapes[3]", "bad shape");
-	expect_refused(m, &before, bp_world_set_spheres_by_handle(m->w, K, handles, &bad_spheres), BP_ERR_INVALID_ARGUMENT,
-		"spheres[3]", "negative radius");
-	expect_refused(m, &before, bp_world_set_shapes(m->w, 0, K, bad_shapes), BP_ERR_INVALID_ARGUMENT, "shapes[3]",
-		"bad shape by range");
-
-	// NULL lists and arrays.
-	expect_refused(m, &before, bp_world_set_filters_by_handle(m->w, K, NULL, category, mask), BP_ERR_INVALID_ARGUMENT,
-		"NULL", "NULL handles");
-	expect_refused(m, &before, bp_world_set_kinds_indexed(m->w, K, NULL, kinds), BP_ERR_INVALID_ARGUMENT, "NULL",
-		"NULL indices");
-	expect_refused(m, &before, bp_world_set_filters_indexed(m->w, K, dense, category, NULL), BP_ERR_INVALID_ARGUMENT,
-		"NULL", "NULL mask");
-	expect_refused(m, &before, bp_world_set_user_keys_by_handle(m->w, K, handles, NULL), BP_ERR_INVALID_ARGUMENT, "NULL",
-		"NULL keys");
-	cr_assert_eq(bp_world_set_filters_by_handle(NULL, K, handles, category, mask), BP_ERR_INVALID_ARGUMENT);
-
-	// Count 0 with NULL arrays is a no-op in every form.
-	cr_assert_eq(bp_world_set_kinds_by_handle(m->w, 0, NULL, NULL), BP_OK);
-	cr_assert_eq(bp_world_set_spheres_indexed(m->w, 0, NULL, &spheres), BP_OK);
+Test(bulk_setters, bad_values_are_refused_whole_and_named)
+{
+	model *m = make_model(19, false);
+	static snapshot before;
+	take(m->w, &before);
+	uint32_t dense[BAD] = {0, 5, 9, 2};
+	bp_entity handles[BAD];
+	for (uint32_t k = 0; k < BAD; ++k)
+		handles[k] = bp_world_entity_at(m->w, dense[k]);
+	const bp_target targets[3] = {bp_target_range(7, BAD), bp_target_indices(BAD, dense), bp_target_handles(BAD, handles)};
+	for (int t = 0; t < 3; ++t) {
+		// Bad values last in the arrays.
+		bulk_values v;
+		bulk_values_fill(&v);
+		v.kinds[3] = (bp_kind)7, v.shapes[3] = (bp_shape)9, v.radius[3] = -1, v.hi[3] = v.lo[3] - 1;
+		v.hi64[3] = (double)NAN;
+		expect_refused(m, &before, bulk_set(m->w, BULK_KINDS, targets[t], &v), BP_ERR_INVALID_ARGUMENT, "kinds[3]",
+			"bad kind");
+		expect_refused(m, &before, bulk_set(m->w, BULK_SHAPES, targets[t], &v), BP_ERR_INVALID_ARGUMENT, "shapes[3]",
+			"bad shape");
+		expect_refused(m, &before, bulk_set(m->w, BULK_SPHERES, targets[t], &v), BP_ERR_INVALID_ARGUMENT, "spheres[3]",
+			"negative radius");
+		expect_refused(m, &before, bulk_set(m->w, BULK_BOUNDS, targets[t], &v), BP_ERR_INVERTED_BOUNDS, "bounds[3]",
+			"inverted bounds");
+		expect_refused(m, &before, bulk_set(m->w, BULK_BOUNDS_F64, targets[t], &v), BP_ERR_NOT_FINITE, "bounds[3]",
+			"NaN bound");
+		// NULL value arrays.
+		expect_refused(m, &before, bp_entities_set_filters(m->w, targets[t], v.category, NULL), BP_ERR_INVALID_ARGUMENT,
+			"NULL", "NULL mask");
+		expect_refused(m, &before, bp_entities_set_user_keys(m->w, targets[t], NULL), BP_ERR_INVALID_ARGUMENT, "NULL",
+			"NULL keys");
+		expect_refused(m, &before, bp_entities_set_spheres(m->w, targets[t], NULL), BP_ERR_INVALID_ARGUMENT, "NULL",
+			"NULL spheres");
+	}
+	// Count 0 with NULL lists (and NULL arrays, for the setters of one array each) is a no-op.
+	bulk_values v;
+	bulk_values_fill(&v);
+	cr_assert_eq(bp_entities_set_kinds(m->w, bp_target_handles(0, NULL), NULL), BP_OK);
+	cr_assert_eq(bp_entities_set_user_keys(m->w, bp_target_indices(0, NULL), NULL), BP_OK);
+	for (bulk_setter setter = 0; setter < BULK_SETTERS; ++setter)
+		cr_assert_eq(bulk_set(m->w, setter, (bp_target){0}, &v), BP_OK, "a zeroed target is the empty range");
 	check_world(m);
 	free_model(m);
 }

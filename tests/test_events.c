@@ -206,8 +206,8 @@ static void churn(bp_world *w, test_rng *rng, bool lifecycle)
 			mask[i] = test_rng_below(rng, 4) ? UINT64_MAX : 1u;
 			kinds[i] = test_rng_below(rng, 3) ? BP_KIND_DYNAMIC : BP_KIND_STATIC;
 		}
-		cr_assert_eq(bp_world_set_filters(w, first, count, category, mask), BP_OK);
-		cr_assert_eq(bp_world_set_kinds(w, first, count, kinds), BP_OK);
+		cr_assert_eq(bp_entities_set_filters(w, bp_target_range(first, count), category, mask), BP_OK);
+		cr_assert_eq(bp_entities_set_kinds(w, bp_target_range(first, count), kinds), BP_OK);
 	}
 }
 
@@ -308,15 +308,15 @@ Test(bulk, keys_filters_and_kinds_are_all_or_nothing)
 	for (int i = 0; i < 6; ++i)
 		create_box(w, (float)i, 0, 0, 1.5f, 100 + (uint64_t)i);
 	const uint64_t keys[3] = {7, 8, 9};
-	cr_assert_eq(bp_world_set_user_keys(w, 2, 3, keys), BP_OK);
+	cr_assert_eq(bp_entities_set_user_keys(w, bp_target_range(2, 3), keys), BP_OK);
 	const uint64_t *stored = bp_world_user_keys(w);
 	cr_assert(stored[1] == 101 && stored[2] == 7 && stored[4] == 9 && stored[5] == 105);
-	cr_assert_eq(bp_world_set_user_keys(w, 4, 3, keys), BP_ERR_OUT_OF_RANGE);
+	cr_assert_eq(bp_entities_set_user_keys(w, bp_target_range(4, 3), keys), BP_ERR_OUT_OF_RANGE);
 	cr_assert_eq(bp_world_user_keys(w)[4], 9, "a range past the end changed a key");
-	cr_assert_eq(bp_world_set_user_keys(w, 0, 1, NULL), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_entities_set_user_keys(w, bp_target_range(0, 1), NULL), BP_ERR_INVALID_ARGUMENT);
 
 	const bp_kind kinds[3] = {BP_KIND_STATIC, (bp_kind)7, BP_KIND_STATIC};
-	cr_assert_eq(bp_world_set_kinds(w, 0, 3, kinds), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_entities_set_kinds(w, bp_target_range(0, 3), kinds), BP_ERR_INVALID_ARGUMENT);
 	cr_assert(strstr(bp_world_last_error(w), "kinds[1]") != NULL, "%s", bp_world_last_error(w));
 	bp_entity_def def;
 	cr_assert_eq(bp_entity_get(w, bp_world_entity_at(w, 0), &def), BP_OK);
@@ -324,9 +324,9 @@ Test(bulk, keys_filters_and_kinds_are_all_or_nothing)
 
 	// Statics 0..2 never pair with each other; filters keep 3 and 4 apart.
 	const bp_kind statics[3] = {BP_KIND_STATIC, BP_KIND_STATIC, BP_KIND_STATIC};
-	cr_assert_eq(bp_world_set_kinds(w, 0, 3, statics), BP_OK);
+	cr_assert_eq(bp_entities_set_kinds(w, bp_target_range(0, 3), statics), BP_OK);
 	const uint64_t category[2] = {1, 2}, mask[2] = {~UINT64_C(2), ~UINT64_C(1)};
-	cr_assert_eq(bp_world_set_filters(w, 3, 2, category, mask), BP_OK);
+	cr_assert_eq(bp_entities_set_filters(w, bp_target_range(3, 2), category, mask), BP_OK);
 	cr_assert_eq(bp_world_step(w), BP_OK);
 	size_t count, want_count;
 	const bp_pair *pairs = bp_world_pairs(w, &count);

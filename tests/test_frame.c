@@ -102,7 +102,7 @@ static void move_boxes(bp_world *w, oracle_box *boxes, uint32_t n, int dims, tes
 	}
 	bp_bounds_arrays b = {soa, soa + n, soa + 2 * (size_t)n, soa + 3 * (size_t)n, soa + 4 * (size_t)n,
 		soa + 5 * (size_t)n};
-	cr_assert_eq(bp_world_set_bounds(w, 0, n, &b), BP_OK, "%s", bp_world_last_error(w));
+	cr_assert_eq(bp_entities_set_bounds(w, bp_target_range(0, n), &b), BP_OK, "%s", bp_world_last_error(w));
 	free(soa);
 }
 

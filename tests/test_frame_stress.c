@@ -300,7 +300,7 @@ static void run_stress(int dims, uint64_t seed, bool incremental, uint32_t mover
 		size_t stride = START_N + 64;
 		cur = (bp_bounds_arrays){soa, soa + stride, soa + 2 * stride, soa + 3 * stride, soa + 4 * stride,
 			soa + 5 * stride};
-		cr_assert_eq(bp_world_set_bounds(w, 0, n, &cur), BP_OK, "%s", bp_world_last_error(w));
+		cr_assert_eq(bp_entities_set_bounds(w, bp_target_range(0, n), &cur), BP_OK, "%s", bp_world_last_error(w));
 		// Churn: destroy one (swap-remove) and create one, keeping n within the buffer.
 		if (f % 3 == 0 && n > 10)
 			cr_assert_eq(bp_entity_destroy(w, bp_world_entity_at(w, test_rng_below(&rng, n))), BP_OK);

@@ -83,7 +83,7 @@ Test(fuzz_regressions, pairs_empty_scene, .timeout = 60)
 	fuzz_pairs_one(dims3, sizeof dims3);
 }
 
-// fuzz_api: create a 2D world, then bp_world_set_bounds(world, 0, 0, ...) while it is
+// fuzz_api: create a 2D world, then bp_entities_set_bounds(world, bp_target_range(0, 0), ...) while it is
 // empty. memcpy to its NULL SoA arrays + 0 was undefined (src/world/world_data.c, UBSan).
 // Bytes: op (no world yet: create), world byte 0 (2D, 1 thread, auto), op 5 (bulk set
 // bounds), first 0, count 0.
@@ -98,8 +98,8 @@ Test(fuzz_regressions, api_set_bounds_empty_world, .timeout = 60)
 	cr_assert_eq(bp_world_create(&def, &world), BP_OK);
 	float x = 0;
 	bp_bounds_arrays arrays = {&x, &x, NULL, &x, &x, NULL};
-	cr_assert_eq(bp_world_set_bounds(world, 0, 0, &arrays), BP_OK);
-	cr_assert_eq(bp_world_set_bounds(world, 0, 1, &arrays), BP_ERR_OUT_OF_RANGE);
+	cr_assert_eq(bp_entities_set_bounds(world, bp_target_range(0, 0), &arrays), BP_OK);
+	cr_assert_eq(bp_entities_set_bounds(world, bp_target_range(0, 1), &arrays), BP_ERR_OUT_OF_RANGE);
 	cr_assert_eq(bp_world_entity_count(world), 0);
 	bp_world_destroy(world);
 	cr_assert_eq(bp_allocated_bytes(), 0);

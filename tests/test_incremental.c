@@ -290,11 +290,11 @@ static void bulk_set_bounds(history *h, uint32_t count, const uint32_t *dense, c
 		cr_assert_not_null(handles);
 		for (uint32_t i = 0; i < count; ++i)
 			handles[i] = h->handles[dense[i]];
-		cr_assert_eq(bp_world_set_bounds_by_handle(h->world, count, handles, &arrays), BP_OK, "%s",
+		cr_assert_eq(bp_entities_set_bounds(h->world, bp_target_handles(count, handles), &arrays), BP_OK, "%s",
 			bp_world_last_error(h->world));
 		free(handles);
 	} else {
-		cr_assert_eq(bp_world_set_bounds_indexed(h->world, count, dense, &arrays), BP_OK, "%s",
+		cr_assert_eq(bp_entities_set_bounds(h->world, bp_target_indices(count, dense), &arrays), BP_OK, "%s",
 			bp_world_last_error(h->world));
 	}
 	soa_free(&s);
@@ -374,12 +374,13 @@ static void set_sphere(history *h, uint32_t d, const float *centre, float radius
 	h->boxes[d] = sphere_box(&h->boxes[d], centre, radius, h->dims);
 }
 
-/// Makes dense entities [first, first + count) spheres: bp_world_set_spheres in the
+/// Makes dense entities [first, first + count) spheres: bp_entities_set_spheres in the
 /// incremental world, bp_entity_set_sphere one by one in the full one.
 static void set_spheres(history *h, uint32_t first, uint32_t count, float *const centre[3], const float *radius)
 {
 	bp_sphere_arrays spheres = {centre[0], centre[1], h->dims == 3 ? centre[2] : NULL, radius};
-	cr_assert_eq(bp_world_set_spheres(h->world, first, count, &spheres), BP_OK, "%s", bp_world_last_error(h->world));
+	cr_assert_eq(bp_entities_set_spheres(h->world, bp_target_range(first, count), &spheres), BP_OK, "%s",
+		bp_world_last_error(h->world));
 	for (uint32_t i = 0; i < count; ++i) {
 		float c[3] = {centre[0][i], centre[1][i], h->dims == 3 ? centre[2][i] : 0.0f};
 		cr_assert_eq(bp_entity_set_sphere(h->full, h->full_handles[first + i], c, radius[i]), BP_OK);
@@ -837,42 +838,42 @@ Test(incremental, refused_bulk_calls_change_nothing, .timeout = 60)
 	bp_entity handles[3] = {p.handles[0], p.handles[1], p.handles[2]};
 
 	uint32_t out_of_range[3] = {0, 1, p.n};
-	expect_refused(&p, bp_world_set_bounds_indexed(p.w, 3, out_of_range, &arrays), BP_ERR_OUT_OF_RANGE,
+	expect_refused(&p, bp_entities_set_bounds(p.w, bp_target_indices(3, out_of_range), &arrays), BP_ERR_OUT_OF_RANGE,
 		"indexed, last index = entity count");
 	uint32_t far[3] = {UINT32_MAX, 1, 2};
-	expect_refused(&p, bp_world_set_bounds_indexed(p.w, 3, far, &arrays), BP_ERR_OUT_OF_RANGE,
+	expect_refused(&p, bp_entities_set_bounds(p.w, bp_target_indices(3, far), &arrays), BP_ERR_OUT_OF_RANGE,
 		"indexed, first index UINT32_MAX");
-	expect_refused(&p, bp_world_set_bounds_indexed(p.w, 3, NULL, &arrays), BP_ERR_INVALID_ARGUMENT,
+	expect_refused(&p, bp_entities_set_bounds(p.w, bp_target_indices(3, NULL), &arrays), BP_ERR_INVALID_ARGUMENT,
 		"indexed, NULL index array");
-	expect_refused(&p, bp_world_set_bounds_indexed(p.w, 3, dense, NULL), BP_ERR_INVALID_ARGUMENT,
+	expect_refused(&p, bp_entities_set_bounds(p.w, bp_target_indices(3, dense), NULL), BP_ERR_INVALID_ARGUMENT,
 		"indexed, NULL bounds");
 	bp_bounds_arrays no_max_y = arrays;
 	no_max_y.max_y = NULL;
-	expect_refused(&p, bp_world_set_bounds_indexed(p.w, 3, dense, &no_max_y), BP_ERR_INVALID_ARGUMENT,
+	expect_refused(&p, bp_entities_set_bounds(p.w, bp_target_indices(3, dense), &no_max_y), BP_ERR_INVALID_ARGUMENT,
 		"indexed, NULL max_y array");
 	s.v[4][2] = NAN; // max_y of the last element
-	expect_refused(&p, bp_world_set_bounds_indexed(p.w, 3, dense, &arrays), BP_ERR_NOT_FINITE,
+	expect_refused(&p, bp_entities_set_bounds(p.w, bp_target_indices(3, dense), &arrays), BP_ERR_NOT_FINITE,
 		"indexed, NaN in the last element");
-	expect_refused(&p, bp_world_set_bounds_by_handle(p.w, 3, handles, &arrays), BP_ERR_NOT_FINITE,
+	expect_refused(&p, bp_entities_set_bounds(p.w, bp_target_handles(3, handles), &arrays), BP_ERR_NOT_FINITE,
 		"by handle, NaN in the last element");
 	s.v[4][2] = boxes[2].max[1];
 	s.v[0][1] = s.v[3][1] + 1.0f; // min_x > max_x in the middle one
-	expect_refused(&p, bp_world_set_bounds_indexed(p.w, 3, dense, &arrays), BP_ERR_INVERTED_BOUNDS,
+	expect_refused(&p, bp_entities_set_bounds(p.w, bp_target_indices(3, dense), &arrays), BP_ERR_INVERTED_BOUNDS,
 		"indexed, inverted bounds in the middle");
 	s.v[0][1] = boxes[1].min[0];
 
 	bp_entity other_generation[3] = {p.handles[0], {p.handles[1].index1, p.handles[1].generation + 1}, p.handles[2]};
-	expect_refused(&p, bp_world_set_bounds_by_handle(p.w, 3, other_generation, &arrays), BP_ERR_STALE_HANDLE,
+	expect_refused(&p, bp_entities_set_bounds(p.w, bp_target_handles(3, other_generation), &arrays), BP_ERR_STALE_HANDLE,
 		"by handle, a wrong generation in the middle");
 	bp_entity with_destroyed[3] = {p.handles[0], p.handles[1], destroyed};
-	expect_refused(&p, bp_world_set_bounds_by_handle(p.w, 3, with_destroyed, &arrays), BP_ERR_STALE_HANDLE,
+	expect_refused(&p, bp_entities_set_bounds(p.w, bp_target_handles(3, with_destroyed), &arrays), BP_ERR_STALE_HANDLE,
 		"by handle, a destroyed entity last");
 	bp_entity with_null[3] = {p.handles[0], p.handles[1], {0, 0}};
-	expect_refused(&p, bp_world_set_bounds_by_handle(p.w, 3, with_null, &arrays), BP_ERR_STALE_HANDLE,
+	expect_refused(&p, bp_entities_set_bounds(p.w, bp_target_handles(3, with_null), &arrays), BP_ERR_STALE_HANDLE,
 		"by handle, the null handle last");
-	expect_refused(&p, bp_world_set_bounds_by_handle(p.w, 3, NULL, &arrays), BP_ERR_INVALID_ARGUMENT,
+	expect_refused(&p, bp_entities_set_bounds(p.w, bp_target_handles(3, NULL), &arrays), BP_ERR_INVALID_ARGUMENT,
 		"by handle, NULL handle array");
-	expect_refused(&p, bp_world_set_bounds_by_handle(p.w, 3, handles, NULL), BP_ERR_INVALID_ARGUMENT,
+	expect_refused(&p, bp_entities_set_bounds(p.w, bp_target_handles(3, handles), NULL), BP_ERR_INVALID_ARGUMENT,
 		"by handle, NULL bounds");
 
 	bp_entity destroy_with_stale[3] = {p.handles[4], p.handles[p.n - 1], destroyed};
@@ -962,10 +963,11 @@ static void probe_move(probe *p, uint32_t k)
 	}
 	soa_copy s;
 	bp_bounds_arrays arrays = soa_of(&s, listed, indexed + 1, 3);
-	cr_assert_eq(bp_world_set_bounds_indexed(p->w, indexed ? indexed + 1 : 0, listed_dense, &arrays), BP_OK);
+	cr_assert_eq(bp_entities_set_bounds(p->w, bp_target_indices(indexed ? indexed + 1 : 0, listed_dense), &arrays), BP_OK);
 	soa_free(&s);
 	arrays = soa_of(&s, boxes + single + indexed, k - single - indexed, 3);
-	cr_assert_eq(bp_world_set_bounds_by_handle(p->w, k - single - indexed, handles + single + indexed, &arrays), BP_OK);
+	bp_target rest = bp_target_handles(k - single - indexed, handles + single + indexed);
+	cr_assert_eq(bp_entities_set_bounds(p->w, rest, &arrays), BP_OK);
 	soa_free(&s);
 	for (uint32_t i = 0; i < k; ++i)
 		p->boxes[dense[i]] = boxes[i];
@@ -983,7 +985,7 @@ static void probe_apply(probe *p, change c)
 		break;
 	case SAME_BOUNDS_RANGE: {
 		bp_bounds_arrays arrays = soa_of(&s, p->boxes, n, 3);
-		cr_assert_eq(bp_world_set_bounds(w, 0, n, &arrays), BP_OK);
+		cr_assert_eq(bp_entities_set_bounds(w, bp_target_range(0, n), &arrays), BP_OK);
 		soa_free(&s);
 		break;
 	}
@@ -1000,9 +1002,9 @@ static void probe_apply(probe *p, change c)
 		}
 		bp_bounds_arrays arrays = soa_of(&s, boxes, n, 3);
 		if (c == SAME_BOUNDS_INDEXED)
-			cr_assert_eq(bp_world_set_bounds_indexed(w, n, dense, &arrays), BP_OK);
+			cr_assert_eq(bp_entities_set_bounds(w, bp_target_indices(n, dense), &arrays), BP_OK);
 		else
-			cr_assert_eq(bp_world_set_bounds_by_handle(w, n, handles, &arrays), BP_OK);
+			cr_assert_eq(bp_entities_set_bounds(w, bp_target_handles(n, handles), &arrays), BP_OK);
 		soa_free(&s);
 		free(boxes);
 		free(dense);
@@ -1026,7 +1028,7 @@ static void probe_apply(probe *p, change c)
 			radius[i - half] = r;
 		}
 		bp_sphere_arrays spheres = {axes[0], axes[1], axes[2], radius};
-		cr_assert_eq(bp_world_set_spheres(w, half, rest, &spheres), BP_OK);
+		cr_assert_eq(bp_entities_set_spheres(w, bp_target_range(half, rest), &spheres), BP_OK);
 		for (int k = 0; k < 3; ++k)
 			free(axes[k]);
 		free(radius);
@@ -1138,7 +1140,7 @@ Test(incremental, what_marks_an_entity_as_changed, .timeout = 120)
 		uint32_t active;
 	} cases[] = {
 		{SAME_BOUNDS_EACH, "the same bounds again, one entity at a time", 0},
-		{SAME_BOUNDS_RANGE, "the same bounds again, bp_world_set_bounds over every entity", 0},
+		{SAME_BOUNDS_RANGE, "the same bounds again, as one range over every entity", 0},
 		{SAME_BOUNDS_INDEXED, "the same bounds again, by dense index", 0},
 		{SAME_BOUNDS_BY_HANDLE, "the same bounds again, by handle", 0},
 		{SAME_SPHERES, "the same spheres again, one at a time and by range", 0},
@@ -1229,7 +1231,7 @@ Test(incremental, quiet_entities_settle, .init = settle_early, .fini = settle_de
 static bool quick_run(void) { return getenv("BP_TEST_QUICK") != NULL; }
 
 /// 5000 static entities and 100 movers that take a small step each step, all in one
-/// bp_world_set_bounds_indexed. Every step reports the oracle's pairs in order; the
+/// bp_entities_set_bounds by dense index. Every step reports the oracle's pairs in order; the
 /// first step is full and every later one searches the movers alone. The world takes
 /// the incremental path whenever it can (BP_DEBUG_ALWAYS_INCREMENTAL): the cost model
 /// would choose it too, but its choice is timed, and a test must not depend on timing
@@ -1284,7 +1286,7 @@ static void static_heavy_run(void)
 		}
 		soa_copy s;
 		bp_bounds_arrays arrays = soa_of(&s, moved, movers, 3);
-		cr_assert_eq(bp_world_set_bounds_indexed(w, movers, dense, &arrays), BP_OK);
+		cr_assert_eq(bp_entities_set_bounds(w, bp_target_indices(movers, dense), &arrays), BP_OK);
 		soa_free(&s);
 	}
 	cr_log_info("static-heavy: %d of %d steps after the first searched the movers alone", incremental_steps, steps - 1);

@@ -452,7 +452,7 @@ Test(incremental_edges, full_step_keeps_the_plain_order_unless_canonical, .timeo
 				}
 			bp_bounds_arrays b = {arrays[0], arrays[1], arrays[2], arrays[3], arrays[4], arrays[5]};
 			for (int w = 0; w < 3; ++w)
-				cr_assert_eq(bp_world_set_bounds(worlds[w], 0, N, &b), BP_OK);
+				cr_assert_eq(bp_entities_set_bounds(worlds[w], bp_target_range(0, N), &b), BP_OK);
 		}
 		for (int w = 0; w < 3; ++w)
 			cr_assert_eq(bp_world_step(worlds[w]), BP_OK, "%s", bp_world_last_error(worlds[w]));

@@ -241,7 +241,7 @@ static void move_steady(fixture *f, const float *velocity)
 			max[axis][i] = f->boxes[i].max[axis];
 		}
 	bp_bounds_arrays b = {min[0], min[1], min[2], max[0], max[1], max[2]};
-	cr_assert_eq(bp_world_set_bounds(f->w, 0, N, &b), BP_OK);
+	cr_assert_eq(bp_entities_set_bounds(f->w, bp_target_range(0, N), &b), BP_OK);
 }
 
 /// Searches over `steps` steps of steady motion (velocities up to 5% of the extent

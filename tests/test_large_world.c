@@ -81,7 +81,8 @@ static void check(const double centre[3], const double origin[3], uint64_t seed)
 		for (int k = 0; k < 3; ++k)
 			cols[k * N + i] = boxes[i].min[k], cols[(3 + k) * N + i] = boxes[i].max[k];
 	bp_bounds_arrays_f64 arrays = {cols, cols + N, cols + 2 * N, cols + 3 * N, cols + 4 * N, cols + 5 * N};
-	cr_assert_eq(bp_world_set_bounds_f64_by_handle(w, N, handles, &arrays), BP_OK, "%s", bp_world_last_error(w));
+	cr_assert_eq(bp_entities_set_bounds_f64(w, bp_target_handles(N, handles), &arrays), BP_OK, "%s",
+		bp_world_last_error(w));
 
 	double worst = 0;
 	for (uint32_t i = 0; i < N; ++i) {
@@ -142,12 +143,13 @@ Test(large_world, bad_double_bounds_change_nothing)
 	double lo[2] = {1, 2}, hi[2] = {2, NAN}, big[2] = {3, 1e39};
 	bp_bounds_arrays_f64 nan_max = {lo, lo, lo, hi, lo, lo}, inverted = {hi, lo, lo, lo, lo, lo};
 	bp_bounds_arrays_f64 beyond = {lo, lo, lo, big, big, big};
-	cr_assert_eq(bp_world_set_bounds_f64(w, 0, 2, &nan_max), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_entities_set_bounds_f64(w, bp_target_range(0, 2), &nan_max), BP_ERR_NOT_FINITE);
 	cr_assert(strstr(bp_world_last_error(w), "bounds[1]: max_x is nan") != NULL, "%s", bp_world_last_error(w));
-	cr_assert_eq(bp_world_set_bounds_f64_indexed(w, 1, (uint32_t[]){1}, &inverted), BP_ERR_INVERTED_BOUNDS);
-	cr_assert_eq(bp_world_set_bounds_f64_by_handle(w, 2, e, &beyond), BP_ERR_OUT_OF_RANGE);
+	cr_assert_eq(bp_entities_set_bounds_f64(w, bp_target_indices(1, (uint32_t[]){1}), &inverted), BP_ERR_INVERTED_BOUNDS);
+	cr_assert_eq(bp_entities_set_bounds_f64(w, bp_target_handles(2, e), &beyond), BP_ERR_OUT_OF_RANGE);
 	cr_assert(strstr(bp_world_last_error(w), "bounds[1]") != NULL, "%s", bp_world_last_error(w));
-	cr_assert_eq(bp_world_set_bounds_f64(w, 1, 2, &inverted), BP_ERR_OUT_OF_RANGE, "range [1, 3) of 2");
+	cr_assert_eq(bp_entities_set_bounds_f64(w, bp_target_range(1, 2), &inverted), BP_ERR_OUT_OF_RANGE,
+		"range [1, 3) of 2");
 	cr_assert_eq(bp_world_set_origin(w, (double[]){0, INFINITY, 0}), BP_ERR_NOT_FINITE);
 	for (int i = 0; i < 2; ++i) {
 		bp_entity_def got;
@@ -174,7 +176,7 @@ Test(large_world, rounding_is_outward_at_zero_and_on_both_signs)
 	// x: [-1e-50, 1e-50] (both round to zero at nearest), [-0.1, 0.1], [1, 2] (exact).
 	double min_x[3] = {-1e-50, -0.1, 1}, max_x[3] = {1e-50, 0.1, 2}, y[3] = {0, 0, 0};
 	bp_bounds_arrays_f64 arrays = {min_x, y, NULL, max_x, y, NULL};
-	cr_assert_eq(bp_world_set_bounds_f64(w, 0, 3, &arrays), BP_OK, "%s", bp_world_last_error(w));
+	cr_assert_eq(bp_entities_set_bounds_f64(w, bp_target_range(0, 3), &arrays), BP_OK, "%s", bp_world_last_error(w));
 	bp_entity_def got[3];
 	for (int i = 0; i < 3; ++i)
 		cr_assert_eq(bp_entity_get(w, e[i], &got[i]), BP_OK);
@@ -187,7 +189,7 @@ Test(large_world, rounding_is_outward_at_zero_and_on_both_signs)
 	// 1/3 is not a float: the two sides land on adjacent floats around it.
 	double third = 1.0 / 3.0;
 	min_x[0] = max_x[0] = third;
-	cr_assert_eq(bp_world_set_bounds_f64(w, 0, 1, &arrays), BP_OK);
+	cr_assert_eq(bp_entities_set_bounds_f64(w, bp_target_range(0, 1), &arrays), BP_OK);
 	cr_assert_eq(bp_entity_get(w, e[0], &got[0]), BP_OK);
 	cr_assert((double)got[0].min[0] < third && (double)got[0].max[0] > third &&
 		  nextafterf(got[0].min[0], INFINITY) == got[0].max[0]);

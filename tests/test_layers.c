@@ -100,8 +100,8 @@ Test(layers, incremental_rest_filters_keep_the_high_word, .timeout = 60)
 			category[k] = random_bit(&rng, true);
 			mask[k] = test_rng_below(&rng, 3) ? random_bit(&rng, true) | random_bit(&rng, true) : UINT64_MAX;
 		}
-		bp_status s = round % 2 ? bp_world_set_filters_by_handle(w, K, handles, category, mask) :
-					  bp_world_set_filters_indexed(w, K, dense, category, mask);
+		bp_status s = round % 2 ? bp_entities_set_filters(w, bp_target_handles(K, handles), category, mask) :
+					  bp_entities_set_filters(w, bp_target_indices(K, dense), category, mask);
 		cr_assert_eq(s, BP_OK, "%s", bp_world_last_error(w));
 		for (uint32_t k = 0; k < K; ++k)
 			boxes[dense[k]].category = category[k], boxes[dense[k]].mask = mask[k];

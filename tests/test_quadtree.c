@@ -99,7 +99,7 @@ static void nudge(history *h, uint32_t i, float by)
 	}
 	const oracle_box *b = &h->boxes[i];
 	bp_bounds_arrays a = {&b->min[0], &b->min[1], &b->min[2], &b->max[0], &b->max[1], &b->max[2]};
-	cr_assert_eq(bp_world_set_bounds(h->world, i, 1, &a), BP_OK);
+	cr_assert_eq(bp_entities_set_bounds(h->world, bp_target_range(i, 1), &a), BP_OK);
 }
 
 static void create_one(history *h, float world)

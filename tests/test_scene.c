@@ -494,7 +494,7 @@ Test(scene, frame_bounds_feed_the_world)
 	cr_assert_eq(n, 1);
 	cr_assert_eq(s->ids[p[0].lo] + s->ids[p[0].hi], 30u);
 	b = bp_scene_frame_bounds(s, 1);
-	cr_assert_eq(bp_world_set_bounds(w, 0, s->count, &b), BP_OK);
+	cr_assert_eq(bp_entities_set_bounds(w, bp_target_range(0, s->count), &b), BP_OK);
 	cr_assert_eq(bp_world_step(w), BP_OK);
 	p = bp_world_pairs(w, &n);
 	// Frame 1: 20 moved to [4,5]^2, touching 30 at the corner (5,5) -> ids (20, 30).

@@ -184,9 +184,9 @@ Test(spheres, bad_spheres_change_nothing, .timeout = 30)
 	// Bulk: the bad radius at index 2 rejects all four; nothing changes.
 	float x[4] = {0, 1, 2, 3}, y[4] = {0, 0, 0, 0}, r[4] = {1, 1, -2, 1};
 	bp_sphere_arrays arrays = {x, y, NULL, r};
-	cr_assert_eq(bp_world_set_spheres(w, 0, 4, &arrays), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_entities_set_spheres(w, bp_target_range(0, 4), &arrays), BP_ERR_INVALID_ARGUMENT);
 	cr_assert(strstr(bp_world_last_error(w), "spheres[2]") != NULL, "%s", bp_world_last_error(w));
-	cr_assert_eq(bp_world_set_spheres(w, 2, 3, &arrays), BP_ERR_OUT_OF_RANGE);
+	cr_assert_eq(bp_entities_set_spheres(w, bp_target_range(2, 3), &arrays), BP_ERR_OUT_OF_RANGE);
 	for (int i = 0; i < 4; ++i) {
 		bp_entity_def got;
 		cr_assert_eq(bp_entity_get(w, handles[i], &got), BP_OK);
@@ -195,7 +195,7 @@ Test(spheres, bad_spheres_change_nothing, .timeout = 30)
 	}
 	// Fixed, it applies: unit spheres 1 apart along x pair with their neighbours only.
 	r[2] = 0.5f;
-	cr_assert_eq(bp_world_set_spheres(w, 0, 4, &arrays), BP_OK);
+	cr_assert_eq(bp_entities_set_spheres(w, bp_target_range(0, 4), &arrays), BP_OK);
 	cr_assert_eq(bp_world_step(w), BP_OK);
 	size_t count;
 	bp_world_pairs(w, &count);

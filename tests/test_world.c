@@ -261,12 +261,12 @@ static void expect_stale(bp_world *w, bp_entity e)
 		bp_entity_set_user_key(w, e, 42),
 		bp_entity_set_shape(w, e, BP_SHAPE_SPHERE),
 		bp_entity_set_sphere(w, e, lo, 1.0f),
-		bp_world_set_bounds_by_handle(w, 1, &e, &one),
-		bp_world_set_filters_by_handle(w, 1, &e, &category, &category),
-		bp_world_set_kinds_by_handle(w, 1, &e, &kind),
-		bp_world_set_user_keys_by_handle(w, 1, &e, &key),
-		bp_world_set_shapes_by_handle(w, 1, &e, &shape),
-		bp_world_set_spheres_by_handle(w, 1, &e, &sphere),
+		bp_entities_set_bounds(w, bp_target_handles(1, &e), &one),
+		bp_entities_set_filters(w, bp_target_handles(1, &e), &category, &category),
+		bp_entities_set_kinds(w, bp_target_handles(1, &e), &kind),
+		bp_entities_set_user_keys(w, bp_target_handles(1, &e), &key),
+		bp_entities_set_shapes(w, bp_target_handles(1, &e), &shape),
+		bp_entities_set_spheres(w, bp_target_handles(1, &e), &sphere),
 		bp_world_destroy_entities(w, 1, &e),
 		bp_entity_destroy(w, e),
 	};
@@ -562,7 +562,7 @@ static void check_bulk_set(int dims)
 	// Element i of the arrays goes to dense FIRST + i; the rest keeps its bounds.
 	soa t = soa_from_boxes(after + FIRST, COUNT);
 	bp_bounds_arrays update = arrays_of(&t, dims);
-	cr_assert_eq(bp_world_set_bounds(w, FIRST, COUNT, &update), BP_OK, "%s", bp_world_last_error(w));
+	cr_assert_eq(bp_entities_set_bounds(w, bp_target_range(FIRST, COUNT), &update), BP_OK, "%s", bp_world_last_error(w));
 	for (uint32_t i = 0; i < N; ++i) {
 		const oracle_box *want = (i >= FIRST && i < FIRST + COUNT) ? &after[i] : &before[i];
 		bp_entity_def d;
@@ -573,8 +573,8 @@ static void check_bulk_set(int dims)
 		}
 	}
 	// The whole range and an empty range at the end are both in range.
-	cr_assert_eq(bp_world_set_bounds(w, 0, N, &arrays), BP_OK);
-	cr_assert_eq(bp_world_set_bounds(w, N, 0, &arrays), BP_OK);
+	cr_assert_eq(bp_entities_set_bounds(w, bp_target_range(0, N), &arrays), BP_OK);
+	cr_assert_eq(bp_entities_set_bounds(w, bp_target_range(N, 0), &arrays), BP_OK);
 	cr_assert_eq(w->soa.min[0][FIRST], before[FIRST].min[0]);
 	soa_free(&s);
 	soa_free(&t);
@@ -678,7 +678,7 @@ static void check_bulk_rejects(int dims, uint32_t k, int axis, const bad_value *
 	soa t = soa_from_boxes(boxes + k - kk, 5);
 	bp_bounds_arrays update = arrays_of(&t, dims);
 	snap = take_snapshot(w);
-	cr_assert_eq(bp_world_set_bounds(w, 0, 5, &update), bad->want);
+	cr_assert_eq(bp_entities_set_bounds(w, bp_target_range(0, 5), &update), bad->want);
 	text = bp_world_last_error(w);
 	cr_assert(mentions(text, kk) && strstr(text, axis_name), "'%s' does not name index %u and %s", text, kk,
 		axis_name);
@@ -710,11 +710,12 @@ Test(world, bulk_calls_reject_bad_ranges_and_arrays)
 	snapshot snap = take_snapshot(w);
 
 	// 5 entities: [first, first + count) must lie in [0, 5).
-	cr_assert_eq(bp_world_set_bounds(w, 6, 0, &ok), BP_ERR_OUT_OF_RANGE);
-	cr_assert_eq(bp_world_set_bounds(w, 4, 2, &ok), BP_ERR_OUT_OF_RANGE);
-	cr_assert_eq(bp_world_set_bounds(w, 0, 6, &ok), BP_ERR_OUT_OF_RANGE);
-	cr_assert_eq(bp_world_set_bounds(w, 1, UINT32_MAX, &ok), BP_ERR_OUT_OF_RANGE, "first + count wraps");
-	cr_assert_eq(bp_world_set_bounds(w, UINT32_MAX, 1, &ok), BP_ERR_OUT_OF_RANGE);
+	cr_assert_eq(bp_entities_set_bounds(w, bp_target_range(6, 0), &ok), BP_ERR_OUT_OF_RANGE);
+	cr_assert_eq(bp_entities_set_bounds(w, bp_target_range(4, 2), &ok), BP_ERR_OUT_OF_RANGE);
+	cr_assert_eq(bp_entities_set_bounds(w, bp_target_range(0, 6), &ok), BP_ERR_OUT_OF_RANGE);
+	cr_assert_eq(bp_entities_set_bounds(w, bp_target_range(1, UINT32_MAX), &ok), BP_ERR_OUT_OF_RANGE,
+		"first + count wraps");
+	cr_assert_eq(bp_entities_set_bounds(w, bp_target_range(UINT32_MAX, 1), &ok), BP_ERR_OUT_OF_RANGE);
 	cr_assert(mentions(bp_world_last_error(w), UINT32_MAX));
 	cr_assert_eq(bp_world_create_entities(w, UINT32_MAX, &ok, &common, NULL), BP_ERR_OUT_OF_RANGE,
 		"more than the entity limit");
@@ -725,10 +726,10 @@ Test(world, bulk_calls_reject_bad_ranges_and_arrays)
 		const float **fields[6] = {&missing.min_x, &missing.min_y, &missing.min_z, &missing.max_x,
 			&missing.max_y, &missing.max_z};
 		*fields[k] = NULL;
-		cr_assert_eq(bp_world_set_bounds(w, 0, 5, &missing), BP_ERR_INVALID_ARGUMENT, "array %d", k);
+		cr_assert_eq(bp_entities_set_bounds(w, bp_target_range(0, 5), &missing), BP_ERR_INVALID_ARGUMENT, "array %d", k);
 		cr_assert_eq(bp_world_create_entities(w, 5, &missing, &common, NULL), BP_ERR_INVALID_ARGUMENT);
 	}
-	cr_assert_eq(bp_world_set_bounds(w, 0, 5, NULL), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_entities_set_bounds(w, bp_target_range(0, 5), NULL), BP_ERR_INVALID_ARGUMENT);
 	cr_assert_eq(bp_world_create_entities(w, 5, NULL, &common, NULL), BP_ERR_INVALID_ARGUMENT);
 	cr_assert_eq(bp_world_create_entities(w, 5, &ok, NULL, NULL), BP_ERR_INVALID_ARGUMENT);
 	common.kind = (bp_kind)2;
@@ -736,7 +737,7 @@ Test(world, bulk_calls_reject_bad_ranges_and_arrays)
 	cr_assert_str_not_empty(bp_world_last_error(w));
 	assert_unchanged(w, &snap);
 
-	cr_assert_eq(bp_world_set_bounds(NULL, 0, 0, &ok), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_entities_set_bounds(NULL, bp_target_range(0, 0), &ok), BP_ERR_INVALID_ARGUMENT);
 	cr_assert_eq(bp_world_create_entities(NULL, 1, &ok, &common, NULL), BP_ERR_INVALID_ARGUMENT);
 	soa_free(&s);
 	bp_world_destroy(w);
@@ -882,7 +883,7 @@ static void check_step(int dims, int threads, uint64_t seed)
 	test_random_boxes(boxes, count, dims, 60.0f, 4.0f, false, seed + 2);
 	soa t = soa_from_boxes(boxes, count);
 	bp_bounds_arrays update = arrays_of(&t, dims);
-	cr_assert_eq(bp_world_set_bounds(w, first, count, &update), BP_OK);
+	cr_assert_eq(bp_entities_set_bounds(w, bp_target_range(first, count), &update), BP_OK);
 	for (uint32_t i = 0; i < count; ++i)
 		memcpy(live[first + i].box.min, boxes[i].min, sizeof boxes[i].min),
 			memcpy(live[first + i].box.max, boxes[i].max, sizeof boxes[i].max);
@@ -984,16 +985,16 @@ Test(world, messages_name_entities_by_handle_array_element_or_dense_index)
 
 	float xs[3] = {0, NAN, 0}, ones[3] = {1, 1, 1};
 	bp_bounds_arrays arrays = {xs, xs, xs, ones, ones, ones};
-	cr_assert_eq(bp_world_set_bounds(w, 0, 3, &arrays), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_entities_set_bounds(w, bp_target_range(0, 3), &arrays), BP_ERR_NOT_FINITE);
 	expect_error_mentions(w, "bounds[1]: min_x is nan");
 
 	const uint32_t listed[2] = {0, 99};
-	cr_assert_eq(bp_world_set_bounds_indexed(w, 2, listed, &arrays), BP_ERR_OUT_OF_RANGE);
+	cr_assert_eq(bp_entities_set_bounds(w, bp_target_indices(2, listed), &arrays), BP_ERR_OUT_OF_RANGE);
 	expect_error_mentions(w, "dense_indices[1]: dense index 99");
 
 	cr_assert_eq(bp_entity_destroy(w, b), BP_OK);
 	const bp_entity handles[3] = {a, a, b};
-	cr_assert_eq(bp_world_set_bounds_by_handle(w, 3, handles, &arrays), BP_ERR_STALE_HANDLE);
+	cr_assert_eq(bp_entities_set_bounds(w, bp_target_handles(3, handles), &arrays), BP_ERR_STALE_HANDLE);
 	snprintf(handle, sizeof handle, "entities[2]: entity {%u, 1}: destroyed (slot now at generation 2)", b.index1);
 	expect_error_mentions(w, handle);
 	bp_world_destroy(w);

@@ -279,66 +279,77 @@ typedef struct bp_entity_arrays {
 BP_API bp_status bp_world_create_entities_from_arrays(bp_world *world, uint32_t count,
 	const bp_entity_arrays *arrays, const bp_entity_def *common, bp_entity *out_handles);
 
-/// Sets the bounds of dense entities [first, first + count) from the arrays
-/// (element i goes to dense index first + i). All or nothing.
-BP_API bp_status bp_world_set_bounds(bp_world *world, uint32_t first, uint32_t count, const bp_bounds_arrays *bounds);
-
 // ---- Bulk setters -------------------------------------------------------------------
 //
-// Every per-entity setting has three bulk forms, all or nothing (any bad target or value
-// changes nothing, and bp_world_last_error names the array and index at fault):
-// - bp_world_set_X(world, first, count, ...): dense entities [first, first + count);
-//   BP_ERR_OUT_OF_RANGE when the range leaves the world.
-// - bp_world_set_X_indexed(world, count, dense_indices, ...): dense index dense_indices[i];
-//   BP_ERR_OUT_OF_RANGE for an index >= bp_world_entity_count().
-// - bp_world_set_X_by_handle(world, count, entities, ...): the entity entities[i], wherever
-//   destroys moved it; BP_ERR_STALE_HANDLE for a null, destroyed or foreign handle.
-// Element i of the value arrays goes to the i-th target. In the list forms an entity listed
-// twice takes its last values. A NULL list or value array with count > 0 is
-// BP_ERR_INVALID_ARGUMENT. Bounds have these forms too (bp_world_set_bounds and the two in
-// "Incremental steps" below).
+// bp_entities_set_X(world, target, values) is the bulk form of bp_entity_set_X, for bounds
+// (float and double), user keys, filters, kinds, shapes and spheres: element i of the value
+// arrays goes to the target's i-th entity. All or nothing: a bad target or value changes
+// nothing, and bp_world_last_error names the array and index at fault ("kinds[7]: ...").
+// A NULL list or value array with a count > 0 is BP_ERR_INVALID_ARGUMENT.
 
-/// Sets the user keys of the targets from keys[0 .. count).
-BP_API bp_status bp_world_set_user_keys(bp_world *world, uint32_t first, uint32_t count, const uint64_t *keys);
-BP_API bp_status bp_world_set_user_keys_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
-	const uint64_t *keys);
-BP_API bp_status bp_world_set_user_keys_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
-	const uint64_t *keys);
+typedef enum bp_target_kind {
+	BP_TARGET_RANGE = 0,   ///< dense indices [first, first + count)
+	BP_TARGET_INDICES = 1, ///< dense index dense_indices[i]
+	BP_TARGET_HANDLES = 2, ///< the entity entities[i], wherever destroys moved it
+} bp_target_kind;
+
+/// The entities a bulk call reaches: a dense range, a list of dense indices or a list of
+/// handles; make one with bp_target_range, bp_target_indices or bp_target_handles (a zeroed
+/// bp_target is the empty range). Refused, changing nothing: a range that leaves the world
+/// or an index >= bp_world_entity_count() (BP_ERR_OUT_OF_RANGE, "dense_indices[i]" named);
+/// a null, destroyed or foreign handle (BP_ERR_STALE_HANDLE, "entities[i]"); an unknown
+/// kind (BP_ERR_INVALID_ARGUMENT). An entity listed twice takes its last values. The lists
+/// are read during the call only.
+typedef struct bp_target {
+	bp_target_kind kind;
+	uint32_t count;                ///< entities reached, and the length of every value array
+	uint32_t first;                ///< BP_TARGET_RANGE: the first dense index
+	const uint32_t *dense_indices; ///< BP_TARGET_INDICES: count dense indices
+	const bp_entity *entities;     ///< BP_TARGET_HANDLES: count handles
+} bp_target;
+
+static inline bp_target bp_target_range(uint32_t first, uint32_t count)
+{
+	bp_target t = {BP_TARGET_RANGE, count, first, NULL, NULL};
+	return t;
+}
+static inline bp_target bp_target_indices(uint32_t count, const uint32_t *dense_indices)
+{
+	bp_target t = {BP_TARGET_INDICES, count, 0, dense_indices, NULL};
+	return t;
+}
+static inline bp_target bp_target_handles(uint32_t count, const bp_entity *entities)
+{
+	bp_target t = {BP_TARGET_HANDLES, count, 0, NULL, entities};
+	return t;
+}
+
+/// Sets the bounds of target i from element i of the arrays, as bp_entity_set_bounds: a
+/// NaN or infinite bound or min > max changes nothing ("bounds[i]" named).
+BP_API bp_status bp_entities_set_bounds(bp_world *world, bp_target target, const bp_bounds_arrays *bounds);
+/// Sets keys[i] as the user key of target i.
+BP_API bp_status bp_entities_set_user_keys(bp_world *world, bp_target target, const uint64_t *keys);
 /// Sets category[i] and mask[i] of target i, as bp_entity_set_filter.
-BP_API bp_status bp_world_set_filters(bp_world *world, uint32_t first, uint32_t count, const uint64_t *category,
+BP_API bp_status bp_entities_set_filters(bp_world *world, bp_target target, const uint64_t *category,
 	const uint64_t *mask);
-BP_API bp_status bp_world_set_filters_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
-	const uint64_t *category, const uint64_t *mask);
-BP_API bp_status bp_world_set_filters_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
-	const uint64_t *category, const uint64_t *mask);
+/// Sets kinds[i] of target i, as bp_entity_set_kind: a kind that is neither dynamic
+/// nor static changes nothing (BP_ERR_INVALID_ARGUMENT, "kinds[i]" named).
+BP_API bp_status bp_entities_set_kinds(bp_world *world, bp_target target, const bp_kind *kinds);
+/// Sets shapes[i] of target i, as bp_entity_set_shape (bounds kept): a shape that is
+/// neither box nor sphere changes nothing (BP_ERR_INVALID_ARGUMENT, "shapes[i]" named).
+BP_API bp_status bp_entities_set_shapes(bp_world *world, bp_target target, const bp_shape *shapes);
+
 // Layers are 64 bits wide since 0.7 (32 before). In C11 a filter array of any other element
 // type does not compile here, rather than pass with a warning and read two entities' layers
 // as one; NULL passes (an empty call, or the refused one with a count). Define
-// BP_NO_LAYER_ARRAY_CHECK to call the functions themselves.
+// BP_NO_LAYER_ARRAY_CHECK to call the functions themselves. The check is a macro: a target
+// written as a compound literal needs parentheses there, ((bp_target){...}).
 #if !defined(__cplusplus) && !defined(BP_BUILDING_LIBRARY) && !defined(BP_NO_LAYER_ARRAY_CHECK) && \
 	defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
 #define BP_LAYER_ARRAY(p) _Generic((p), const uint64_t *: (p), uint64_t *: (p), void *: (p))
-#define bp_world_set_filters(world, first, count, category, mask) \
-	bp_world_set_filters(world, first, count, BP_LAYER_ARRAY(category), BP_LAYER_ARRAY(mask))
-#define bp_world_set_filters_indexed(world, count, dense_indices, category, mask) \
-	bp_world_set_filters_indexed(world, count, dense_indices, BP_LAYER_ARRAY(category), BP_LAYER_ARRAY(mask))
-#define bp_world_set_filters_by_handle(world, count, entities, category, mask) \
-	bp_world_set_filters_by_handle(world, count, entities, BP_LAYER_ARRAY(category), BP_LAYER_ARRAY(mask))
+#define bp_entities_set_filters(world, target, category, mask) \
+	bp_entities_set_filters(world, target, BP_LAYER_ARRAY(category), BP_LAYER_ARRAY(mask))
 #endif
-/// Sets kinds[i] of target i, as bp_entity_set_kind: a kind that is neither dynamic
-/// nor static changes nothing (BP_ERR_INVALID_ARGUMENT, "kinds[i]" named).
-BP_API bp_status bp_world_set_kinds(bp_world *world, uint32_t first, uint32_t count, const bp_kind *kinds);
-BP_API bp_status bp_world_set_kinds_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
-	const bp_kind *kinds);
-BP_API bp_status bp_world_set_kinds_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
-	const bp_kind *kinds);
-/// Sets shapes[i] of target i, as bp_entity_set_shape (bounds kept): a shape that is
-/// neither box nor sphere changes nothing (BP_ERR_INVALID_ARGUMENT, "shapes[i]" named).
-BP_API bp_status bp_world_set_shapes(bp_world *world, uint32_t first, uint32_t count, const bp_shape *shapes);
-BP_API bp_status bp_world_set_shapes_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
-	const bp_shape *shapes);
-BP_API bp_status bp_world_set_shapes_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
-	const bp_shape *shapes);
 
 // ---- Incremental steps -------------------------------------------------------------
 //
@@ -362,19 +373,11 @@ BP_API bp_status bp_world_set_shapes_by_handle(bp_world *world, uint32_t count, 
 // step rebuilds it in full (the grid algorithm), a choice made from counted work
 // (entities in the world, entities active and changed), never from a clock, so the
 // same history takes the same paths on every machine; it never changes a pair, and the order
-// only as the pair rules say (canonical_pairs). Bulk hosts pass only what moved, by dense index
-// or by handle, with the two calls below. The calls of this section work in every
+// only as the pair rules say (canonical_pairs). Bulk hosts pass only what moved, with
+// bp_entities_set_bounds and bp_target_indices or bp_target_handles. The marks work in every
 // world (the marks cost nothing in a world that is not incremental) and, like every
 // call that changes entities, belong to the world's writer thread.
 
-/// Sets the bounds of the entities at dense_indices[0 .. count): element i of the
-/// arrays goes to dense index dense_indices[i] (an index listed twice takes its
-/// last bounds). All or nothing: an index out of range or a bad bound changes nothing.
-BP_API bp_status bp_world_set_bounds_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
-	const bp_bounds_arrays *bounds);
-/// As bp_world_set_bounds_indexed, by handle. A stale handle changes nothing.
-BP_API bp_status bp_world_set_bounds_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
-	const bp_bounds_arrays *bounds);
 /// Destroys the listed entities, in list order (each as bp_entity_destroy: the last
 /// dense entity moves into the hole). All or nothing: a stale handle, or one listed
 /// twice, destroys nothing.
@@ -403,16 +406,11 @@ typedef struct bp_bounds_arrays_f64 {
 	const double *max_x, *max_y, *max_z;
 } bp_bounds_arrays_f64;
 
-/// Sets bounds from double arrays, relative to the origin and rounded outward (above), in
-/// the three forms of "Bulk setters". All or nothing: a NaN or infinite bound
-/// (BP_ERR_NOT_FINITE), min > max (BP_ERR_INVERTED_BOUNDS) or a coordinate beyond float
-/// range from the origin (BP_ERR_OUT_OF_RANGE) changes nothing, "bounds[i]" named.
-BP_API bp_status bp_world_set_bounds_f64(bp_world *world, uint32_t first, uint32_t count,
-	const bp_bounds_arrays_f64 *bounds);
-BP_API bp_status bp_world_set_bounds_f64_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
-	const bp_bounds_arrays_f64 *bounds);
-BP_API bp_status bp_world_set_bounds_f64_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
-	const bp_bounds_arrays_f64 *bounds);
+/// Sets the bounds of the targets from double arrays, relative to the origin and rounded
+/// outward (above). All or nothing: a NaN or infinite bound (BP_ERR_NOT_FINITE), min > max
+/// (BP_ERR_INVERTED_BOUNDS) or a coordinate beyond float range from the origin
+/// (BP_ERR_OUT_OF_RANGE) changes nothing, "bounds[i]" named.
+BP_API bp_status bp_entities_set_bounds_f64(bp_world *world, bp_target target, const bp_bounds_arrays_f64 *bounds);
 /// The point (dims doubles, finite) that double bounds are taken relative to. Stored
 /// boxes do not move: set the bounds again after moving the origin. The writer only.
 BP_API bp_status bp_world_set_origin(bp_world *world, const double *origin);
@@ -425,15 +423,11 @@ typedef struct bp_sphere_arrays {
 	const float *radius;
 } bp_sphere_arrays;
 
-/// Makes the targets spheres with bounds centre -+ radius from the arrays (element i
-/// goes to target i; the three forms of "Bulk setters" above). All or nothing: a
-/// non-finite centre or radius, a negative radius or bounds that overflow float
-/// change nothing and bp_world_last_error names the index ("spheres[i]").
-BP_API bp_status bp_world_set_spheres(bp_world *world, uint32_t first, uint32_t count, const bp_sphere_arrays *spheres);
-BP_API bp_status bp_world_set_spheres_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
-	const bp_sphere_arrays *spheres);
-BP_API bp_status bp_world_set_spheres_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
-	const bp_sphere_arrays *spheres);
+/// Makes the targets spheres with bounds centre -+ radius from the arrays (element i goes
+/// to target i), as bp_entity_set_sphere. All or nothing: a non-finite centre or radius, a
+/// negative radius or bounds that overflow float change nothing and bp_world_last_error
+/// names the index ("spheres[i]").
+BP_API bp_status bp_entities_set_spheres(bp_world *world, bp_target target, const bp_sphere_arrays *spheres);
 
 BP_API bp_status bp_world_set_algorithm(bp_world *world, bp_algorithm algorithm);
 BP_API bp_algorithm bp_world_algorithm(const bp_world *world);
@@ -517,6 +511,80 @@ BP_API uint64_t bp_pairs_checksum(const bp_pair *pairs, size_t count, const uint
 /// The splitmix64 finaliser: z += 0x9E3779B97F4A7C15; z = (z ^ z >> 30) * 0xBF58476D1CE4E5B9;
 /// z = (z ^ z >> 27) * 0x94D049BB133111EB; returns z ^ z >> 31.
 BP_API uint64_t bp_splitmix64(uint64_t z);
+
+// ---- Deprecated bulk setters ----------------------------------------------------------
+//
+// The bulk setters before 0.8, three per setting, kept for 0.8 only: bp_world_set_X does
+// what bp_entities_set_X does with bp_target_range, bp_world_set_X_indexed with
+// bp_target_indices and bp_world_set_X_by_handle with bp_target_handles, statuses and
+// messages included.
+
+BP_API bp_status bp_world_set_user_keys(bp_world *world, uint32_t first, uint32_t count, const uint64_t *keys)
+	BP_DEPRECATED("use bp_entities_set_user_keys with bp_target_range");
+BP_API bp_status bp_world_set_user_keys_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
+	const uint64_t *keys)
+	BP_DEPRECATED("use bp_entities_set_user_keys with bp_target_indices");
+BP_API bp_status bp_world_set_user_keys_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
+	const uint64_t *keys)
+	BP_DEPRECATED("use bp_entities_set_user_keys with bp_target_handles");
+BP_API bp_status bp_world_set_filters(bp_world *world, uint32_t first, uint32_t count, const uint64_t *category,
+	const uint64_t *mask)
+	BP_DEPRECATED("use bp_entities_set_filters with bp_target_range");
+BP_API bp_status bp_world_set_filters_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
+	const uint64_t *category, const uint64_t *mask)
+	BP_DEPRECATED("use bp_entities_set_filters with bp_target_indices");
+BP_API bp_status bp_world_set_filters_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
+	const uint64_t *category, const uint64_t *mask)
+	BP_DEPRECATED("use bp_entities_set_filters with bp_target_handles");
+BP_API bp_status bp_world_set_kinds(bp_world *world, uint32_t first, uint32_t count, const bp_kind *kinds)
+	BP_DEPRECATED("use bp_entities_set_kinds with bp_target_range");
+BP_API bp_status bp_world_set_kinds_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
+	const bp_kind *kinds)
+	BP_DEPRECATED("use bp_entities_set_kinds with bp_target_indices");
+BP_API bp_status bp_world_set_kinds_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
+	const bp_kind *kinds)
+	BP_DEPRECATED("use bp_entities_set_kinds with bp_target_handles");
+BP_API bp_status bp_world_set_shapes(bp_world *world, uint32_t first, uint32_t count, const bp_shape *shapes)
+	BP_DEPRECATED("use bp_entities_set_shapes with bp_target_range");
+BP_API bp_status bp_world_set_shapes_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
+	const bp_shape *shapes)
+	BP_DEPRECATED("use bp_entities_set_shapes with bp_target_indices");
+BP_API bp_status bp_world_set_shapes_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
+	const bp_shape *shapes)
+	BP_DEPRECATED("use bp_entities_set_shapes with bp_target_handles");
+BP_API bp_status bp_world_set_bounds(bp_world *world, uint32_t first, uint32_t count, const bp_bounds_arrays *bounds)
+	BP_DEPRECATED("use bp_entities_set_bounds with bp_target_range");
+BP_API bp_status bp_world_set_bounds_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
+	const bp_bounds_arrays *bounds)
+	BP_DEPRECATED("use bp_entities_set_bounds with bp_target_indices");
+BP_API bp_status bp_world_set_bounds_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
+	const bp_bounds_arrays *bounds)
+	BP_DEPRECATED("use bp_entities_set_bounds with bp_target_handles");
+BP_API bp_status bp_world_set_bounds_f64(bp_world *world, uint32_t first, uint32_t count,
+	const bp_bounds_arrays_f64 *bounds)
+	BP_DEPRECATED("use bp_entities_set_bounds_f64 with bp_target_range");
+BP_API bp_status bp_world_set_bounds_f64_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
+	const bp_bounds_arrays_f64 *bounds)
+	BP_DEPRECATED("use bp_entities_set_bounds_f64 with bp_target_indices");
+BP_API bp_status bp_world_set_bounds_f64_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
+	const bp_bounds_arrays_f64 *bounds)
+	BP_DEPRECATED("use bp_entities_set_bounds_f64 with bp_target_handles");
+BP_API bp_status bp_world_set_spheres(bp_world *world, uint32_t first, uint32_t count, const bp_sphere_arrays *spheres)
+	BP_DEPRECATED("use bp_entities_set_spheres with bp_target_range");
+BP_API bp_status bp_world_set_spheres_indexed(bp_world *world, uint32_t count, const uint32_t *dense_indices,
+	const bp_sphere_arrays *spheres)
+	BP_DEPRECATED("use bp_entities_set_spheres with bp_target_indices");
+BP_API bp_status bp_world_set_spheres_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
+	const bp_sphere_arrays *spheres)
+	BP_DEPRECATED("use bp_entities_set_spheres with bp_target_handles");
+#ifdef BP_LAYER_ARRAY
+#define bp_world_set_filters(world, first, count, category, mask) \
+	bp_world_set_filters(world, first, count, BP_LAYER_ARRAY(category), BP_LAYER_ARRAY(mask))
+#define bp_world_set_filters_indexed(world, count, dense_indices, category, mask) \
+	bp_world_set_filters_indexed(world, count, dense_indices, BP_LAYER_ARRAY(category), BP_LAYER_ARRAY(mask))
+#define bp_world_set_filters_by_handle(world, count, entities, category, mask) \
+	bp_world_set_filters_by_handle(world, count, entities, BP_LAYER_ARRAY(category), BP_LAYER_ARRAY(mask))
+#endif
 
 #ifdef __cplusplus
 }

@@ -433,7 +433,8 @@ public:
 	void step()
 	{
 		bp_bounds_arrays all = bp_scene_frame_bounds(scene_, 0);
-		bp_status status = bp_world_set_bounds_indexed(world_, (uint32_t)index_.size(), index_.data(), offset(all, first_));
+		bp_target moved = bp_target_indices((uint32_t)index_.size(), index_.data());
+		bp_status status = bp_entities_set_bounds(world_, moved, offset(all, first_));
 		if (status == BP_OK)
 			status = bp_world_step(world_);
 		fail_unless(status);

@@ -58,7 +58,7 @@ static bp_status create_runs(bp_trace_reader *r, bp_world *world, entity_at_fn *
 		const uint32_t dense = bp_world_entity_count(world);
 		bp_status status = bp_world_create_entities(world, end - first, &bounds, &def, NULL);
 		if (status == BP_OK)
-			status = bp_world_set_user_keys(world, dense, end - first, r->run_keys.data);
+			status = bp_entities_set_user_keys(world, bp_target_range(dense, end - first), r->run_keys.data);
 		if (status != BP_OK)
 			return world_fail(r, world, status, what);
 		first = end;
@@ -112,7 +112,7 @@ bp_status bp_trace_reader_apply(bp_trace_reader *r, bp_world *world)
 			memset(r->moves[4].data, 0, f->move_count * sizeof(float)); // unused in 2D
 			bounds.min_z = bounds.max_z = r->moves[4].data;
 		}
-		status = bp_world_set_bounds_indexed(world, f->move_count, r->move_dense.data, &bounds);
+		status = bp_entities_set_bounds(world, bp_target_indices(f->move_count, r->move_dense.data), &bounds);
 	}
 	return status == BP_OK ? BP_OK : world_fail(r, world, status, what);
 }

@@ -1,39 +1,40 @@
 // SPDX-License-Identifier: MIT
-// The calls that change entities by list: bounds by dense index or by handle, bulk destroy.
+// The bulk calls that change bounds and destroy entities.
 #include "world/world_data.h"
 
 #include <stdlib.h>
+#include <string.h>
 
-/// Checks the targets and the arrays, then stores box i at target i.
-static bp_status store_listed(bp_world *w, const bpi_targets *targets, const bp_bounds_arrays *bounds)
+/// A range in a world that is not incremental marks nothing, so its boxes are copied whole.
+static void copy_range(bp_world *w, uint32_t first, uint32_t count, const bp_bounds_arrays *bounds)
 {
-	bp_status status = bpi_targets_check(w, targets);
+	const float *src_min[3] = {bounds->min_x, bounds->min_y, bounds->min_z};
+	const float *src_max[3] = {bounds->max_x, bounds->max_y, bounds->max_z};
+	for (int axis = 0; axis < w->dims; ++axis) {
+		memcpy(w->soa.min[axis] + first, src_min[axis], (size_t)count * sizeof(float));
+		memcpy(w->soa.max[axis] + first, src_max[axis], (size_t)count * sizeof(float));
+	}
+}
+
+bp_status bp_entities_set_bounds(bp_world *w, bp_target target, const bp_bounds_arrays *bounds)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	bp_status status = bpi_target_check(w, &target);
 	if (status == BP_OK)
-		status = bpi_world_check_arrays(w, bounds, targets->count);
-	for (uint32_t i = 0; status == BP_OK && i < targets->count; ++i) {
+		status = bpi_world_check_arrays(w, bounds, target.count);
+	if (status != BP_OK || target.count == 0)
+		return status; // count 0: the SoA arrays of an empty world are NULL, and NULL + 0 is undefined
+	if (target.kind == BP_TARGET_RANGE && !w->incremental) {
+		copy_range(w, target.first, target.count, bounds);
+		return BP_OK;
+	}
+	for (uint32_t i = 0; i < target.count; ++i) { // compares as it stores, so only real changes are marked
 		float min[3], max[3];
 		bpi_world_array_box(w, bounds, i, min, max);
-		bpi_world_store_bounds(w, bpi_target_dense(w, targets, i), min, max);
+		bpi_world_store_bounds(w, bpi_target_dense(w, &target, i), min, max);
 	}
-	return status;
-}
-
-bp_status bp_world_set_bounds_indexed(bp_world *w, uint32_t count, const uint32_t *dense_indices,
-	const bp_bounds_arrays *bounds)
-{
-	if (!w)
-		return BP_ERR_INVALID_ARGUMENT;
-	bpi_targets targets = bpi_targets_indexed(count, dense_indices);
-	return store_listed(w, &targets, bounds);
-}
-
-bp_status bp_world_set_bounds_by_handle(bp_world *w, uint32_t count, const bp_entity *entities,
-	const bp_bounds_arrays *bounds)
-{
-	if (!w)
-		return BP_ERR_INVALID_ARGUMENT;
-	bpi_targets targets = bpi_targets_handles(count, entities);
-	return store_listed(w, &targets, bounds);
+	return BP_OK;
 }
 
 static int compare_u32(const void *a, const void *b)

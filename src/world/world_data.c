@@ -644,32 +644,6 @@ bp_status bpi_world_check_range(bp_world *w, uint32_t first, uint32_t count)
 	return BP_OK;
 }
 
-bp_status bp_world_set_bounds(bp_world *w, uint32_t first, uint32_t count, const bp_bounds_arrays *bounds)
-{
-	if (!w)
-		return BP_ERR_INVALID_ARGUMENT;
-	bp_status status = bpi_world_check_range(w, first, count);
-	if (status == BP_OK)
-		status = bpi_world_check_arrays(w, bounds, count);
-	if (status != BP_OK || count == 0)
-		return status; // count 0: the SoA arrays of an empty world are NULL, and NULL + 0 is undefined
-	if (w->incremental) { // compare as it copies, so only real changes are marked
-		for (uint32_t i = 0; i < count; ++i) {
-			float min[3], max[3];
-			bpi_world_array_box(w, bounds, i, min, max);
-			bpi_world_store_bounds(w, first + i, min, max);
-		}
-		return BP_OK;
-	}
-	const float *src_min[3] = {bounds->min_x, bounds->min_y, bounds->min_z};
-	const float *src_max[3] = {bounds->max_x, bounds->max_y, bounds->max_z};
-	for (int axis = 0; axis < w->dims; ++axis) {
-		memcpy(w->soa.min[axis] + first, src_min[axis], (size_t)count * sizeof(float));
-		memcpy(w->soa.max[axis] + first, src_max[axis], (size_t)count * sizeof(float));
-	}
-	return BP_OK;
-}
-
 bp_status bp_world_set_algorithm(bp_world *w, bp_algorithm algorithm)
 {
 	if (!w)

@@ -186,37 +186,14 @@ void bpi_world_clear_frame_changes(bp_world *world);
 /// BP_ERR_OUT_OF_RANGE with the error recorded.
 bp_status bpi_world_check_range(bp_world *world, uint32_t first, uint32_t count);
 
-/// The entities a bulk call names, in the three forms every bulk setter takes: a
-/// dense range [first, first + count) (both lists NULL), a list of dense indices,
-/// or a list of handles. Element i of the caller's value arrays goes to the i-th.
-typedef struct bpi_targets {
-	uint32_t count;
-	uint32_t first;            ///< the range's start, when both lists are NULL
-	const uint32_t *dense;     ///< dense indices, or NULL
-	const bp_entity *entities; ///< handles, or NULL
-	bool listed;               ///< a list form (dense or entities), even when count is 0
-} bpi_targets;
+/// Checks a bulk call's target (bp_target) before anything is written: its kind is known,
+/// the range lies inside the world, each dense index is below the count, each handle is
+/// live (errors name the list element). BP_ERR_INVALID_ARGUMENT for a NULL list with
+/// count > 0.
+bp_status bpi_target_check(bp_world *world, const bp_target *target);
 
-static inline bpi_targets bpi_targets_range(uint32_t first, uint32_t count)
-{
-	return (bpi_targets){count, first, NULL, NULL, false};
-}
-static inline bpi_targets bpi_targets_indexed(uint32_t count, const uint32_t *dense)
-{
-	return (bpi_targets){count, 0, dense, NULL, true};
-}
-static inline bpi_targets bpi_targets_handles(uint32_t count, const bp_entity *entities)
-{
-	return (bpi_targets){count, 0, NULL, entities, true};
-}
-
-/// Checks every target before anything is written: the range lies inside the
-/// world, each dense index is below the count, each handle is live (errors name
-/// the array element). BP_ERR_INVALID_ARGUMENT for a NULL list with count > 0.
-bp_status bpi_targets_check(bp_world *world, const bpi_targets *targets);
-
-/// Dense index of target i (checked by bpi_targets_check).
-uint32_t bpi_target_dense(const bp_world *world, const bpi_targets *targets, uint32_t i);
+/// Dense index of target i (checked by bpi_target_check).
+uint32_t bpi_target_dense(const bp_world *world, const bp_target *target, uint32_t i);
 
 /// Slot of a live entity, or NULL with the error recorded.
 bpi_slot *bpi_world_live_slot(const bp_world *world, bp_entity entity);

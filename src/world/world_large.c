@@ -73,20 +73,20 @@ static void outward_box(const bp_world *w, const bp_bounds_arrays_f64 *b, uint32
 	}
 }
 
-static bp_status set_bounds_f64(bp_world *w, bpi_targets t, const bp_bounds_arrays_f64 *b)
+static bp_status set_bounds_f64(bp_world *w, const bp_target *t, const bp_bounds_arrays_f64 *b)
 {
-	bp_status status = bpi_targets_check(w, &t);
+	bp_status status = bpi_target_check(w, t);
 	if (status != BP_OK)
 		return status;
 	if (!b || !b->min_x || !b->min_y || !b->max_x || !b->max_y || (w->dims == 3 && (!b->min_z || !b->max_z)))
 		return bpi_world_fail(w, BP_ERR_INVALID_ARGUMENT, "bounds arrays: a required array is NULL");
-	for (uint32_t i = 0; i < t.count; ++i) // all or nothing: every box checked first
+	for (uint32_t i = 0; i < t->count; ++i) // all or nothing: every box checked first
 		if ((status = check_box(w, b, i)) != BP_OK)
 			return status;
 	float min[3], max[3];
-	for (uint32_t i = 0; i < t.count; ++i) {
+	for (uint32_t i = 0; i < t->count; ++i) {
 		outward_box(w, b, i, min, max);
-		uint32_t d = bpi_target_dense(w, &t, i);
+		uint32_t d = bpi_target_dense(w, t, i);
 		if (w->incremental) { // compares as it stores, so only real changes are marked
 			bpi_world_store_bounds(w, d, min, max);
 			continue;
@@ -99,21 +99,9 @@ static bp_status set_bounds_f64(bp_world *w, bpi_targets t, const bp_bounds_arra
 	return BP_OK;
 }
 
-bp_status bp_world_set_bounds_f64(bp_world *w, uint32_t first, uint32_t count, const bp_bounds_arrays_f64 *bounds)
+bp_status bp_entities_set_bounds_f64(bp_world *w, bp_target target, const bp_bounds_arrays_f64 *bounds)
 {
-	return w ? set_bounds_f64(w, bpi_targets_range(first, count), bounds) : BP_ERR_INVALID_ARGUMENT;
-}
-
-bp_status bp_world_set_bounds_f64_indexed(bp_world *w, uint32_t count, const uint32_t *dense_indices,
-	const bp_bounds_arrays_f64 *bounds)
-{
-	return w ? set_bounds_f64(w, bpi_targets_indexed(count, dense_indices), bounds) : BP_ERR_INVALID_ARGUMENT;
-}
-
-bp_status bp_world_set_bounds_f64_by_handle(bp_world *w, uint32_t count, const bp_entity *entities,
-	const bp_bounds_arrays_f64 *bounds)
-{
-	return w ? set_bounds_f64(w, bpi_targets_handles(count, entities), bounds) : BP_ERR_INVALID_ARGUMENT;
+	return w ? set_bounds_f64(w, &target, bounds) : BP_ERR_INVALID_ARGUMENT;
 }
 
 bp_status bp_world_set_origin(bp_world *w, const double *origin)

@@ -63,9 +63,9 @@ bp_status bp_entity_set_sphere(bp_world *w, bp_entity e, const float *center, fl
 }
 
 /// Checks the targets and every sphere, then makes target i sphere i.
-static bp_status set_spheres(bp_world *w, bpi_targets t, const bp_sphere_arrays *spheres)
+static bp_status set_spheres(bp_world *w, const bp_target *t, const bp_sphere_arrays *spheres)
 {
-	bp_status status = bpi_targets_check(w, &t);
+	bp_status status = bpi_target_check(w, t);
 	if (status != BP_OK)
 		return status;
 	if (!spheres || !spheres->x || !spheres->y || !spheres->radius || (w->dims == 3 && !spheres->z))
@@ -73,7 +73,7 @@ static bp_status set_spheres(bp_world *w, bpi_targets t, const bp_sphere_arrays 
 	const float *axes[3] = {spheres->x, spheres->y, spheres->z};
 	float min[3], max[3];
 	// Check everything first: all or nothing.
-	for (uint32_t i = 0; i < t.count; ++i) {
+	for (uint32_t i = 0; i < t->count; ++i) {
 		float centre[3] = {0};
 		for (int axis = 0; axis < w->dims; ++axis)
 			centre[axis] = axes[axis][i];
@@ -81,31 +81,19 @@ static bp_status set_spheres(bp_world *w, bpi_targets t, const bp_sphere_arrays 
 		if (status != BP_OK)
 			return status;
 	}
-	for (uint32_t i = 0; i < t.count; ++i) {
+	for (uint32_t i = 0; i < t->count; ++i) {
 		for (int axis = 0; axis < w->dims; ++axis) {
 			min[axis] = axes[axis][i] - spheres->radius[i];
 			max[axis] = axes[axis][i] + spheres->radius[i];
 		}
-		uint32_t d = bpi_target_dense(w, &t, i);
+		uint32_t d = bpi_target_dense(w, t, i);
 		bpi_world_store_bounds(w, d, min, max);
 		bpi_world_store_shape(w, d, true);
 	}
 	return BP_OK;
 }
 
-bp_status bp_world_set_spheres(bp_world *w, uint32_t first, uint32_t count, const bp_sphere_arrays *spheres)
+bp_status bp_entities_set_spheres(bp_world *w, bp_target target, const bp_sphere_arrays *spheres)
 {
-	return w ? set_spheres(w, bpi_targets_range(first, count), spheres) : BP_ERR_INVALID_ARGUMENT;
-}
-
-bp_status bp_world_set_spheres_indexed(bp_world *w, uint32_t count, const uint32_t *dense_indices,
-	const bp_sphere_arrays *spheres)
-{
-	return w ? set_spheres(w, bpi_targets_indexed(count, dense_indices), spheres) : BP_ERR_INVALID_ARGUMENT;
-}
-
-bp_status bp_world_set_spheres_by_handle(bp_world *w, uint32_t count, const bp_entity *entities,
-	const bp_sphere_arrays *spheres)
-{
-	return w ? set_spheres(w, bpi_targets_handles(count, entities), spheres) : BP_ERR_INVALID_ARGUMENT;
+	return w ? set_spheres(w, &target, spheres) : BP_ERR_INVALID_ARGUMENT;
 }

@@ -238,7 +238,7 @@ void cells_test_moving(bp_algorithm algorithm, int dims, int threads)
 					hi[k][i] = boxes[i].max[k];
 				}
 			bp_bounds_arrays arrays = {lo[0], lo[1], lo[2], hi[0], hi[1], hi[2]};
-			cr_assert_eq(bp_world_set_bounds(world, 0, n, &arrays), BP_OK, "%s", bp_world_last_error(world));
+			cr_assert_eq(bp_entities_set_bounds(world, bp_target_range(0, n), &arrays), BP_OK, "%s", bp_world_last_error(world));
 		}
 		size_t count;
 		free(cells_check_step(world, boxes, n, dims, &count));

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 // A host's filter arrays against world.h's width check: 64-bit layers compile, and with
-// -DLAYER_TYPE=uint32_t (the width before 0.7) the call must not compile.
+// -DLAYER_TYPE=uint32_t (the width before 0.7) the call must not compile. With
+// -DDEPRECATED_NAMES the same calls go through the bulk setters before 0.8, which keep the check.
+#define BP_NO_DEPRECATION_WARNINGS
 #include <broadphase/broadphase.h>
 
 #ifndef LAYER_TYPE
@@ -9,6 +11,18 @@
 
 bp_status set_teams(bp_world *world, const bp_entity *handles, const uint32_t *dense);
 
+#ifndef DEPRECATED_NAMES
+bp_status set_teams(bp_world *world, const bp_entity *handles, const uint32_t *dense)
+{
+	LAYER_TYPE category[2] = {1, 2}, mask[2] = {2, 1};
+	bp_status s = bp_entities_set_filters(world, bp_target_range(0, 2), category, mask);
+	if (s == BP_OK)
+		s = bp_entities_set_filters(world, bp_target_indices(2, dense), category, mask);
+	if (s == BP_OK)
+		s = bp_entities_set_filters(world, bp_target_handles(2, handles), category, NULL);
+	return s;
+}
+#else
 bp_status set_teams(bp_world *world, const bp_entity *handles, const uint32_t *dense)
 {
 	LAYER_TYPE category[2] = {1, 2}, mask[2] = {2, 1};
@@ -19,3 +33,4 @@ bp_status set_teams(bp_world *world, const bp_entity *handles, const uint32_t *d
 		s = bp_world_set_filters_by_handle(world, 2, handles, category, NULL);
 	return s;
 }
+#endif

@@ -315,7 +315,7 @@ static void op_set_bounds_bulk(state *st)
 	uint32_t n = bp_world_entity_count(st->world);
 	bp_bounds_arrays arrays = {soa[0], soa[1], st->dims == 3 ? soa[2] : NULL, soa[3], soa[4],
 		st->dims == 3 ? soa[5] : NULL};
-	bp_status s = bp_world_set_bounds(st->world, first, count, &arrays);
+	bp_status s = bp_entities_set_bounds(st->world, bp_target_range(first, count), &arrays);
 	if (count == 0)
 		return; // an empty range is fine wherever it starts, or out of range: either way nothing changes
 	if (first + count > n) {

@@ -768,8 +768,8 @@ static void op_destroy(ctx *c, const hist_op *op, bool bulk)
 }
 
 /// Sets the bounds of slots[i] to soa[*][i] through one of four calls: 0 bp_entity_set_bounds
-/// each, 1 bp_world_set_bounds (the slots are a dense range), 2 bp_world_set_bounds_indexed,
-/// 3 bp_world_set_bounds_by_handle; 1 to 3 all or nothing, an index listed twice takes its last.
+/// each, bp_entities_set_bounds with 1 bp_target_range (the slots are a dense range), 2
+/// bp_target_indices, 3 bp_target_handles; 1 to 3 all or nothing, an index listed twice takes its last.
 static void set_bounds(ctx *c, const uint32_t *slots, float *soa[6], uint32_t count, int variant)
 {
 	bp_status want = BP_OK, *each = xalloc(count * sizeof *each);
@@ -786,8 +786,8 @@ static void set_bounds(ctx *c, const uint32_t *slots, float *soa[6], uint32_t co
 		want = want == BP_OK ? each[i] : want;
 	}
 	bp_bounds_arrays arrays = {soa[0], soa[1], soa[2], soa[3], soa[4], soa[5]};
-	static const char *const calls[4] = {"", "bp_world_set_bounds", "bp_world_set_bounds_indexed",
-		"bp_world_set_bounds_by_handle"};
+	static const char *const calls[4] = {"", "bp_entities_set_bounds by range", "bp_entities_set_bounds by index",
+		"bp_entities_set_bounds by handle"};
 	for (int w = 0; w < 2; ++w) {
 		bp_world *wd = c->sd[w].w;
 		at_world(c, w);
@@ -809,13 +809,15 @@ static void set_bounds(ctx *c, const uint32_t *slots, float *soa[6], uint32_t co
 			for (uint32_t i = 0; i < count && variant == 3; ++i)
 				fprintf(c->tr, "%se[%u]%s", i ? ", " : "\t\tconst bp_entity list[] = {", slots[i], i + 1 < count ? "" : "};\n");
 			if (variant == 1)
-				fprintf(c->tr, "\t\tcr_assert_eq(%s(w, %u, %u, &b), %s);\n\t}\n", calls[1], dense[0], count, status_name(want));
+				fprintf(c->tr, "\t\tcr_assert_eq(bp_entities_set_bounds(w, bp_target_range(%u, %u), &b), %s);\n\t}\n",
+					dense[0], count, status_name(want));
 			else
-				fprintf(c->tr, "\t\tcr_assert_eq(%s(w, %u, %s, &b), %s);\n\t}\n", calls[variant], count,
-					variant == 2 ? "dense" : "list", status_name(want));
+				fprintf(c->tr, "\t\tcr_assert_eq(bp_entities_set_bounds(w, bp_target_%s(%u, %s), &b), %s);\n\t}\n",
+					variant == 2 ? "indices" : "handles", count, variant == 2 ? "dense" : "list", status_name(want));
 		}
-		bp_status s = variant == 1 ? bp_world_set_bounds(wd, dense[0], count, &arrays) : variant == 2 ?
-			bp_world_set_bounds_indexed(wd, count, dense, &arrays) : bp_world_set_bounds_by_handle(wd, count, handles, &arrays);
+		bp_target target = variant == 1 ? bp_target_range(dense[0], count) : variant == 2 ?
+			bp_target_indices(count, dense) : bp_target_handles(count, handles);
+		bp_status s = bp_entities_set_bounds(wd, target, &arrays);
 		if (!either || (s != BP_ERR_NOT_FINITE && s != BP_ERR_INVERTED_BOUNDS))
 			expect_status(c, w, s, want, calls[variant]);
 	}
@@ -933,8 +935,9 @@ static void op_attr(ctx *c, const hist_op *op)
 				bp_entity_set_kind(wd, x->h[w], kinds[0]) : what == 2 ? bp_entity_set_user_key(wd, x->h[w], x->key) :
 				bp_entity_set_shape(wd, x->h[w], x->sphere ? BP_SHAPE_SPHERE : BP_SHAPE_BOX);
 		} else {
-			static const char *const calls[4] = {"filters(w, %u, %u, cat, mask)", "kinds(w, %u, %u, kinds)",
-				"user_keys(w, %u, %u, keys)", "spheres(w, %u, %u, &sp)"};
+			static const char *const calls[4] = {"filters(w, bp_target_range(%u, %u), cat, mask)",
+				"kinds(w, bp_target_range(%u, %u), kinds)", "user_keys(w, bp_target_range(%u, %u), keys)",
+				"spheres(w, bp_target_range(%u, %u), &sp)"};
 			if (TR(c, w)) {
 				fputs("\t{\n", c->tr);
 				if (what == 0)
@@ -946,12 +949,13 @@ static void op_attr(ctx *c, const hist_op *op)
 				if (what == 3)
 					tr_floats(c, "x", f, count), tr_floats(c, "y", f + count, count), tr_floats(c, "z", f + 2 * count, count),
 						tr_floats(c, "r", f + 3 * count, count), fputs("\t\tbp_sphere_arrays sp = {x, y, z, r};\n", c->tr);
-				fputs("\t\tcr_assert_eq(bp_world_set_", c->tr), fprintf(c->tr, calls[what], first, count);
+				fputs("\t\tcr_assert_eq(bp_entities_set_", c->tr), fprintf(c->tr, calls[what], first, count);
 				fputs(", BP_OK);\n\t}\n", c->tr);
 			}
-			s = what == 0 ? bp_world_set_filters(wd, first, count, cat, mask) : what == 1 ?
-				bp_world_set_kinds(wd, first, count, kinds) : what == 2 ?
-				bp_world_set_user_keys(wd, first, count, key) : bp_world_set_spheres(wd, first, count, &sp);
+			bp_target range = bp_target_range(first, count);
+			s = what == 0 ? bp_entities_set_filters(wd, range, cat, mask) : what == 1 ?
+				bp_entities_set_kinds(wd, range, kinds) : what == 2 ?
+				bp_entities_set_user_keys(wd, range, key) : bp_entities_set_spheres(wd, range, &sp);
 		}
 		expect_status(c, w, s, BP_OK, "a set of filters, kinds, keys or shapes");
 	}

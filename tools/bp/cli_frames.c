@@ -69,7 +69,7 @@ const char cli_frames_usage[] =
 	"                floor(j * N / count) for mover j), are dynamic; the others are created\n"
 	"                static (they never pair with each other) and are not passed to the\n"
 	"                library after frame 1: below 1 the movers' bounds go in with\n"
-	"                bp_world_set_bounds_indexed\n"
+	"                bp_entities_set_bounds by dense index\n"
 	"  --incremental the world is created with def.incremental: a frame costs what changed\n"
 	"  --max-memory SIZE  the most memory for the frames' pairs (the world's memory_limit),\n"
 	"                bytes or with K, M, G (powers of 1024); past it a frame fails (exit 3).\n"

@@ -175,7 +175,7 @@ static const char bench_usage[] =
 	"                 axis, bouncing); the rest stay put. F in [0, 1] (default 0: nothing moves,\n"
 	"                 the same scene is stepped again). With movers there are 2 moved warm-up\n"
 	"                 steps; below all entities they are handed over by\n"
-	"                 bp_world_set_bounds_indexed, which is not timed\n"
+	"                 bp_entities_set_bounds by dense index, which is not timed\n"
 	"  --incremental  the worlds are incremental (def.incremental): a step searches again only\n"
 	"                 what changed. Their full path is grid whatever --algos says\n"
 	"  --worlds LIST  world kinds, each configuration once per kind: full (default), incremental,\n"

@@ -96,6 +96,6 @@ bp_status cli_motion_apply(const cli_motion *m, bp_world *world)
 {
 	bp_bounds_arrays bounds = cli_motion_bounds(m);
 	if (m->index)
-		return bp_world_set_bounds_indexed(world, m->count, m->index, &bounds);
-	return bp_world_set_bounds(world, 0, m->count, &bounds);
+		return bp_entities_set_bounds(world, bp_target_indices(m->count, m->index), &bounds);
+	return bp_entities_set_bounds(world, bp_target_range(0, m->count), &bounds);
 }

@@ -12,7 +12,7 @@
 /// Centre, half extent and velocity per axis, and the bounds arrays handed to the world.
 /// Only `count` of the n entities move: mover j is entity index[j] (index NULL when all
 /// move, then mover j is entity j). min/max hold mover j's bounds at element j, the
-/// compact form bp_world_set_bounds_indexed takes; before the first step they hold
+/// compact form bp_entities_set_bounds takes; before the first step they hold
 /// every entity's frame-1 bounds.
 typedef struct cli_motion {
 	uint32_t n;
@@ -47,8 +47,8 @@ void cli_motion_step(cli_motion *m);
 bp_bounds_arrays cli_motion_bounds(const cli_motion *m);
 
 /// Hands the movers' bounds of the last step to the world whose dense index i is scene
-/// entity i: by dense index (bp_world_set_bounds_indexed) when only some move, so an
-/// incremental world sees just them change; in one bp_world_set_bounds when all move.
+/// entity i: by dense index (bp_target_indices) when only some move, so an incremental
+/// world sees just them change; as one range when all move.
 bp_status cli_motion_apply(const cli_motion *m, bp_world *world);
 
 #endif

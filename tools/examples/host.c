@@ -264,7 +264,7 @@ int main(int argc, char **argv)
 		// next one (terrain never moves, so only the agents' range is set).
 		if (f < FRAMES) {
 			move_agents();
-			if ((status = bp_world_set_bounds(world, TERRAIN, AGENTS, &agents)) != BP_OK)
+			if ((status = bp_entities_set_bounds(world, bp_target_range(TERRAIN, AGENTS), &agents)) != BP_OK)
 				break;
 			if (trace && (status = record_moves(trace, agent_ids)) != BP_OK) {
 				fprintf(stderr, "host: %s\n", bp_trace_writer_error(trace));

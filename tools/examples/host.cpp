@@ -209,7 +209,7 @@ int main()
 		// next one (terrain never moves, so only the agents' range is set).
 		if (f < frames) {
 			move_agents(scene);
-			if ((status = bp_world_set_bounds(world, terrain, agents, &agent_bounds)) != BP_OK)
+			if ((status = bp_entities_set_bounds(world, bp_target_range(terrain, agents), &agent_bounds)) != BP_OK)
 				break;
 		}
 		// Wait for this frame, so that every frame is published and its events are read: a
