@@ -94,8 +94,10 @@ static float cell_gap(float c, cell_span e, float period)
 	if (e.whole)
 		return 0.0f;
 	float gap = bpi_axis_gap(c, e.lo, e.hi);
-	for (int k = -1; k <= 1; k += 2)
-		gap = fminf(gap, bpi_axis_gap(c, shifted(e.lo, k, period), shifted(e.hi, k, period)));
+	for (int k = -1; k <= 1; k += 2) {
+		const float moved = bpi_axis_gap(c, shifted(e.lo, k, period), shifted(e.hi, k, period));
+		gap = moved < gap ? moved : gap;
+	}
 	return gap;
 }
 
@@ -112,6 +114,18 @@ static double offset_past(double x, double base, double p)
 {
 	const double d = x - base;
 	return d - p * floor(d / p);
+}
+
+/// How far past `base` (in about [0, p]) the node bound x lies on the torus, in about
+/// [0, p]. Near the cell one subtraction and a multiply by 1 / p: their error is far
+/// below the node tests' margin, and a quotient that rounds across a whole number lands
+/// just below 0 or just below p, where both tests answer as they would at the other end.
+static double node_offset(double x, double base, double p, double inverse)
+{
+	if (fabs(x) >= 0x1p20 * p)
+		return offset_past(cell_offset(x, p), base, p);
+	const double d = x - base;
+	return d - p * floor(d * inverse);
 }
 
 static double loosened(double d2)
@@ -136,6 +150,7 @@ typedef struct torus_query {
 	float centre[3];  ///< a sphere's centre
 	double base[3];   ///< node tests: the box's upper end or the sphere's centre, in the cell
 	double extent[3]; ///< node tests: the box's extent (0 for a sphere)
+	double inverse[3]; ///< node tests: 1 / period
 	double reach2;    ///< node tests: fl(r * r), loosened
 	uint64_t work;    ///< node and entity tests made
 	uint64_t budget;  ///< tests past which the walk gives way to a scan
@@ -147,6 +162,7 @@ static torus_query torus_query_of(const bp_view *v, const bpi_periodic_shape *q)
 	for (int a = 0; a < t.dims; ++a) {
 		const float p = v->settings.period[a];
 		t.period[a] = p;
+		t.inverse[a] = 1.0 / p;
 		if (q->sphere) {
 			t.centre[a] = bpi_periodic_reduce(q->c[a], p);
 			t.base[a] = cell_offset(q->c[a], p);
@@ -235,7 +251,7 @@ static bool node_axis_meets(const torus_query *t, int a, float nl, float nh)
 	const double reach = ((double)nh - nl) + t->extent[a];
 	if (reach >= p - margin)
 		return true;
-	const double u = offset_past(cell_offset(nl, p), t->base[a], p);
+	const double u = node_offset(nl, t->base[a], p, t->inverse[a]);
 	return u <= margin || u + reach >= p - margin;
 }
 
@@ -245,10 +261,11 @@ static double node_axis_gap(const torus_query *t, int a, float nl, float nh)
 	const double p = t->period[a], margin = p * NODE_MARGIN + 0x1p-126, extent = (double)nh - nl;
 	if (extent >= p - margin)
 		return 0.0;
-	const double u = offset_past(cell_offset(nl, p), t->base[a], p);
+	const double u = node_offset(nl, t->base[a], p, t->inverse[a]);
 	if (u + extent >= p - margin)
 		return 0.0; // the node wraps round the centre
-	return fmax(fmin(u, p - u - extent) - margin, 0.0);
+	const double gap = (u < p - u - extent ? u : p - u - extent) - margin;
+	return gap > 0.0 ? gap : 0.0;
 }
 
 static double node_distance2(torus_query *t, const bpi_box_arrays *b, uint32_t i)

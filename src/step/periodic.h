@@ -13,6 +13,8 @@
 /// Periodic queries reduce with it too, so they and the pairs agree on what overlaps.
 static inline float bpi_periodic_reduce(float x, float period)
 {
+	if (x >= 0.0f && x < period)
+		return x; // what fmod gives, without its cost
 	double r = fmod(x, period); // exact; sign of x
 	if (r < 0)
 		r += period;
