@@ -84,7 +84,7 @@ Test(fuzz_regressions, pairs_empty_scene, .timeout = 60)
 }
 
 // fuzz_api: create a 2D world, then bp_entities_set_bounds(world, bp_target_range(0, 0), ...) while it is
-// empty. memcpy to its NULL SoA arrays + 0 was undefined (src/world/world_data.c, UBSan).
+// empty. memcpy to its NULL SoA arrays + 0 was undefined (src/world/world.c, UBSan).
 // Bytes: op (no world yet: create), world byte 0 (2D, 1 thread, auto), op 5 (bulk set
 // bounds), first 0, count 0.
 Test(fuzz_regressions, api_set_bounds_empty_world, .timeout = 60)
