@@ -43,7 +43,9 @@ typedef struct bp_view bp_view;
 // first query that needs them in a frame (once; concurrent readers wait for
 // it), unless a reader used them in the last published frame: then the builder
 // makes them before publishing, so a host that queries every frame never
-// waits and one that never queries pays nothing for them.
+// waits and one that never queries pays nothing for them. The query hierarchy
+// is made so for bp_world_def.query_hierarchy_frames more frames after a query,
+// so a reader that skips frames does not build it on its own thread.
 // Incremental worlds (bp_world_def.incremental): submit copies only the
 // entities that changed since the buffer it reuses was last written, and the
 // builder searches only those (see "Incremental steps" in world.h).

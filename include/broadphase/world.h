@@ -163,6 +163,13 @@ typedef struct bp_world_def {
 	/// step. Must be >= 0 and finite, else bp_world_create returns
 	/// BP_ERR_INVALID_ARGUMENT. Default 0 (no neighbour list).
 	float skin;
+	/// Frames: a reader's query of a view has the builder make the query hierarchy of
+	/// the next frame, and of this many frames after it though no reader queries them,
+	/// so a reader that skips frames finds the hierarchy made rather than building it
+	/// on its own thread. A frame no reader queried for longer gets none until one
+	/// asks. 0: only the next frame; UINT32_MAX: every frame from the first query on.
+	/// Only speed depends on it, never an answer. Default 8.
+	uint32_t query_hierarchy_frames;
 	int32_t internal_value; ///< set by bp_world_def_default; do not touch
 } bp_world_def;
 

@@ -110,7 +110,7 @@ static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 			&f->pairs, &stats, &fault);
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_VIEW);
 	// The hierarchy shares the last frame's rest when what changed is known.
-	if (status == BP_OK && changes.all && prev && (atomic_load_explicit(&prev->asked, memory_order_relaxed) & BPI_VIEW_BVH))
+	if (status == BP_OK && changes.all && bpi_view_keeps_hierarchy(prev))
 		changes = bpi_build_changes_find(&fr->changes, f, prev);
 	if (status == BP_OK)
 		status = bpi_view_derive(f, prev, changes.all ? NULL : changes.list, changes.count,
@@ -269,6 +269,7 @@ static bp_status snapshot(bpi_frames *fr, bp_view *f, const bpi_frame_source *sr
 	bpi_view_hierarchy_clear(&f->hierarchy);
 	atomic_store_explicit(&f->ready, 0u, memory_order_relaxed);
 	atomic_store_explicit(&f->asked, 0u, memory_order_relaxed);
+	f->hierarchy_frames_left = 0;
 	f->adjacency_status = BP_OK;
 	f->stats = (bp_frame_stats){.ns_prepare = bpi_now_ns() - t0};
 	BPI_MARK_STAGE_END(BPI_STAGE_PREPARE);

@@ -31,6 +31,9 @@ typedef struct bpi_step_settings {
 	/// merge sorted lists, so their pairs come sorted anyway).
 	bool canonical_pairs;
 	size_t memory_limit; ///< bytes of pair memory (bp_world_def.memory_limit); 0 = no limit
+	/// Frames: how long the builder keeps making the query hierarchy after a reader's
+	/// query (bp_world_def.query_hierarchy_frames); carried here with the world's settings.
+	uint32_t query_hierarchy_frames;
 } bpi_step_settings;
 
 /// Everything a sequence of steps keeps: one index per algorithm, the periodic

@@ -142,9 +142,14 @@ bp_status bpi_view_derive(bp_view *f, const bp_view *prev, const uint32_t *chang
 	// does not wait. A host that uses neither pays for neither: each is a sizeable
 	// share of a frame (perf/README.md, "Views: extras and pair events").
 	unsigned asked = atomic_load_explicit(&prev->asked, memory_order_relaxed);
-	if (asked & BPI_VIEW_BVH)
+	const bool hierarchy = bpi_view_keeps_hierarchy(prev);
+	if (hierarchy) {
 		make_hierarchy(f, prev, changed, changed_count, threads);
-	unsigned made = (asked & BPI_VIEW_BVH) | (named ? BPI_VIEW_NAMES : 0u);
+		const uint32_t left = prev->hierarchy_frames_left;
+		f->hierarchy_frames_left = asked & BPI_VIEW_BVH ? f->settings.query_hierarchy_frames
+		                         : left == UINT32_MAX ? left : left - 1;
+	}
+	unsigned made = (hierarchy ? (unsigned)BPI_VIEW_BVH : 0u) | (named ? BPI_VIEW_NAMES : 0u);
 	if (asked & BPI_VIEW_ADJACENCY) {
 		// Lists that found no memory are not made: the first reader to ask tries again.
 		f->adjacency_status = build_adjacency(f);
@@ -152,6 +157,12 @@ bp_status bpi_view_derive(bp_view *f, const bp_view *prev, const uint32_t *chang
 	}
 	atomic_store_explicit(&f->ready, made, memory_order_release);
 	return BP_OK;
+}
+
+bool bpi_view_keeps_hierarchy(const bp_view *prev)
+{
+	return prev && ((atomic_load_explicit(&prev->asked, memory_order_relaxed) & BPI_VIEW_BVH) ||
+			   prev->hierarchy_frames_left > 0);
 }
 
 bp_status bpi_view_ensure(const bp_view *view, unsigned what)

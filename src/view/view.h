@@ -78,6 +78,9 @@ struct bp_view {
 	// and are read only once their `ready` bit is set.
 	atomic_uint ready;         ///< BPI_VIEW_* made
 	atomic_uint asked;         ///< BPI_VIEW_* some reader needed: the builder makes the next frame's
+	/// Frames after this one whose hierarchy the builder makes though no reader asks
+	/// (settings.query_hierarchy_frames after a query; UINT32_MAX never runs out).
+	uint32_t hierarchy_frames_left;
 	pthread_mutex_t lazy_lock; ///< one lazy build at a time
 	bp_status adjacency_status; ///< how the adjacency's build went, once made
 };
@@ -85,6 +88,10 @@ struct bp_view {
 /// The extras a view makes on first use.
 enum { BPI_VIEW_ADJACENCY = 2u, BPI_VIEW_NAMES = 4u, BPI_VIEW_KEYS = 8u, BPI_VIEW_BVH = 16u,
 	BPI_VIEW_SLOTS = 32u };
+
+/// Whether the builder makes the query hierarchy of the frame after `prev`: a reader
+/// queried prev, or one did within the frames the world keeps it for. NULL: no.
+bool bpi_view_keeps_hierarchy(const bp_view *prev);
 
 /// A new, empty frame buffer of `pool`, or NULL without memory.
 bp_view *bpi_view_create(struct bpi_frames *pool, int dims);

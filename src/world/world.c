@@ -25,6 +25,7 @@ bp_world_def bp_world_def_default(void)
 	return (bp_world_def){
 		.dims = 3,
 		.algorithm = BP_ALGO_AUTO,
+		.query_hierarchy_frames = 8,
 		.internal_value = BP_WORLD_COOKIE,
 	};
 }
@@ -171,6 +172,7 @@ bp_status bp_world_create(const bp_world_def *def, bp_world **out)
 		.incremental = def->incremental,
 		.margin = def->margin,
 		.skin = def->skin,
+		.query_hierarchy_frames = def->query_hierarchy_frames,
 		.handle_tag = next_world_tag(),
 		.memory_limit = def->memory_limit,
 		.free_head = BP_NO_DENSE,

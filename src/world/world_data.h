@@ -82,6 +82,7 @@ struct bp_world {
 	bool incremental;
 	float margin; ///< incremental steps' fat-box margin; 0 = from observed motion
 	float skin;   ///< incremental worlds' neighbour-list skin; 0 = none
+	uint32_t query_hierarchy_frames; ///< bp_world_def.query_hierarchy_frames
 	size_t memory_limit; ///< bytes of pair memory a step may hold; 0 = no limit
 	double origin[3];    ///< subtracted from double bounds before they are rounded (world_large.c)
 
@@ -146,6 +147,7 @@ static inline bpi_step_settings bpi_world_settings(const bp_world *w)
 		.period = {w->period[0], w->period[1], w->period[2]},
 		.canonical_pairs = w->canonical_pairs,
 		.memory_limit = w->memory_limit,
+		.query_hierarchy_frames = w->query_hierarchy_frames,
 	};
 }
 

@@ -84,6 +84,10 @@ static const float margin_table[16] = {0, 0, 0, 0, 0.5f, 1, 4, 100, 1e6f, 1e20f,
 static const uint8_t settle_table[4] = {0, 1, 4, 16};
 /// hist_config.hierarchy: {views below this get none, the rest is rebuilt past 1 / this out of date}.
 static const uint32_t hierarchy_rules[4][2] = {{256, 16}, {0, 1}, {1, 16}, {8, 3}};
+/// bp_world_def.query_hierarchy_frames with each of those rules: the default, none kept,
+/// every frame, a few; on both worlds, so views built with and without a kept
+/// hierarchy answer the same queries.
+static const uint32_t hierarchy_frames[4] = {8, 0, UINT32_MAX, 2};
 
 /// A coordinate (or extent) from 16 bits: the top 16 values are special (0xFFFF: raw float),
 /// the others follow the profile: integers 0..grid, decimals 0..grid by 0.1, or wide floats.
@@ -1762,9 +1766,9 @@ static void tr_header(ctx *c, const bp_world_def *d, const char *name, uint32_t 
 		fprintf(f, "\tbpi_set_active_merges_most(%u); // incremental_active.h\n", c->cfg->merges_most);
 	fprintf(f, "\tbp_world_def def = bp_world_def_default();\n\tdef.dims = %d, def.thread_count = %d, def.executor = %d;\n"
 		"\tdef.algorithm = %d, def.canonical_pairs = %d, def.incremental = %d, def.debug_flags = %#x, def.margin = %s;\n"
-		"\tdef.skin = %s;\n",
+		"\tdef.skin = %s, def.query_hierarchy_frames = %u;\n",
 		d->dims, d->thread_count, (int)d->executor, (int)d->algorithm, d->canonical_pairs, d->incremental, d->debug_flags,
-		F(d->margin), F(d->skin));
+		F(d->margin), F(d->skin), d->query_hierarchy_frames);
 	if (d->periodic)
 		fprintf(f, "\tdef.periodic = true, def.period[0] = %s, def.period[1] = %s, def.period[2] = %s;\n", F(d->period[0]),
 			F(d->period[1]), F(d->period[2]));
@@ -1802,6 +1806,7 @@ uint64_t hist_run(const history *h, const hist_options *options)
 		d->incremental = !w, d->canonical_pairs = w || h->cfg.canonical, d->margin = w ? 0.0f : h->cfg.margin;
 		c.sd[w].canonical = d->canonical_pairs;
 		d->skin = w ? 0.0f : h->cfg.skin;
+		d->query_hierarchy_frames = hierarchy_frames[h->cfg.hierarchy];
 		d->debug_flags = w ? h->cfg.debug_flags & (BP_DEBUG_NO_COHERENCE | BP_DEBUG_NO_SIMD) : h->cfg.debug_flags;
 		d->periodic = h->cfg.periodic;
 		memcpy(d->period, h->cfg.period, sizeof d->period);
