@@ -37,14 +37,14 @@ endif()
 
 # world.h's check of filter arrays' width: a host's 64-bit arrays compile without a warning;
 # 32-bit ones do not compile even with every warning off (-w), where a plain prototype passes.
-set(layer_width_compile ${CMAKE_C_COMPILER} -std=c11 -fsyntax-only -I${PROJECT_SOURCE_DIR}/include
-  ${CMAKE_CURRENT_SOURCE_DIR}/compile/layer_width.c)
-add_test(NAME layer_width_64 COMMAND ${layer_width_compile} -Wall -Wextra -Werror)
-add_test(NAME layer_width_32 COMMAND ${layer_width_compile} -w -DLAYER_TYPE=uint32_t)
-add_test(NAME layer_width_32_unchecked COMMAND ${layer_width_compile} -w -DLAYER_TYPE=uint32_t -DBP_NO_LAYER_ARRAY_CHECK)
-add_test(NAME layer_width_64_deprecated COMMAND ${layer_width_compile} -Wall -Wextra -Werror -DDEPRECATED_NAMES)
-add_test(NAME layer_width_32_deprecated COMMAND ${layer_width_compile} -w -DLAYER_TYPE=uint32_t -DDEPRECATED_NAMES)
-set_tests_properties(layer_width_32 layer_width_32_deprecated PROPERTIES WILL_FAIL TRUE)
+set(filter_width_compile ${CMAKE_C_COMPILER} -std=c11 -fsyntax-only -I${PROJECT_SOURCE_DIR}/include
+  ${CMAKE_CURRENT_SOURCE_DIR}/compile/filter_width.c)
+add_test(NAME filter_width_64 COMMAND ${filter_width_compile} -Wall -Wextra -Werror)
+add_test(NAME filter_width_32 COMMAND ${filter_width_compile} -w -DBITS_TYPE=uint32_t)
+add_test(NAME filter_width_32_unchecked COMMAND ${filter_width_compile} -w -DBITS_TYPE=uint32_t -DBP_NO_FILTER_ARRAY_CHECK)
+add_test(NAME filter_width_64_deprecated COMMAND ${filter_width_compile} -Wall -Wextra -Werror -DDEPRECATED_NAMES)
+add_test(NAME filter_width_32_deprecated COMMAND ${filter_width_compile} -w -DBITS_TYPE=uint32_t -DDEPRECATED_NAMES)
+set_tests_properties(filter_width_32 filter_width_32_deprecated PROPERTIES WILL_FAIL TRUE)
 
 # The differential history engine (tests/fuzz/history.c) as a plain program: the scripted
 # reproductions, the fuzz_history corpus, then random seeds (BP_HISTORY_SEEDS; tests/fuzz/README.md).

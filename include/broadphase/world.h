@@ -206,7 +206,7 @@ BP_API const char *bp_world_last_error(const bp_world *world);
 typedef struct bp_entity_def {
 	float min[3];       ///< lower corner; min[2] ignored in 2D. Default 0.
 	float max[3];       ///< upper corner; max[2] ignored in 2D. Default 0.
-	uint64_t category;  ///< bits this entity is (64 layers). Default 1.
+	uint64_t category;  ///< the 64 filter bits this entity is. Default 1.
 	/// Categories it pairs with: a and b pair iff (a.category & b.mask) and
 	/// (b.category & a.mask) are both non-zero. Default all (UINT64_MAX).
 	uint64_t mask;
@@ -346,16 +346,16 @@ BP_API bp_status bp_entities_set_kinds(bp_world *world, bp_target target, const 
 /// neither box nor sphere changes nothing (BP_ERR_INVALID_ARGUMENT, "shapes[i]" named).
 BP_API bp_status bp_entities_set_shapes(bp_world *world, bp_target target, const bp_shape *shapes);
 
-// Layers are 64 bits wide since 0.7 (32 before). In C11 a filter array of any other element
-// type does not compile here, rather than pass with a warning and read two entities' layers
+// Filter bits are 64 wide since 0.7 (32 before). In C11 a filter array of any other element
+// type does not compile here, rather than pass with a warning and read two entities' bits
 // as one; NULL passes (an empty call, or the refused one with a count). Define
-// BP_NO_LAYER_ARRAY_CHECK to call the functions themselves. The check is a macro: a target
+// BP_NO_FILTER_ARRAY_CHECK to call the functions themselves. The check is a macro: a target
 // written as a compound literal needs parentheses there, ((bp_target){...}).
-#if !defined(__cplusplus) && !defined(BP_BUILDING_LIBRARY) && !defined(BP_NO_LAYER_ARRAY_CHECK) && \
+#if !defined(__cplusplus) && !defined(BP_BUILDING_LIBRARY) && !defined(BP_NO_FILTER_ARRAY_CHECK) && \
 	defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-#define BP_LAYER_ARRAY(p) _Generic((p), const uint64_t *: (p), uint64_t *: (p), void *: (p))
+#define BP_FILTER_ARRAY(p) _Generic((p), const uint64_t *: (p), uint64_t *: (p), void *: (p))
 #define bp_entities_set_filters(world, target, category, mask) \
-	bp_entities_set_filters(world, target, BP_LAYER_ARRAY(category), BP_LAYER_ARRAY(mask))
+	bp_entities_set_filters(world, target, BP_FILTER_ARRAY(category), BP_FILTER_ARRAY(mask))
 #endif
 
 // ---- Incremental steps -------------------------------------------------------------
@@ -584,13 +584,13 @@ BP_API bp_status bp_world_set_spheres_indexed(bp_world *world, uint32_t count, c
 BP_API bp_status bp_world_set_spheres_by_handle(bp_world *world, uint32_t count, const bp_entity *entities,
 	const bp_sphere_arrays *spheres)
 	BP_DEPRECATED("use bp_entities_set_spheres with bp_target_handles");
-#ifdef BP_LAYER_ARRAY
+#ifdef BP_FILTER_ARRAY
 #define bp_world_set_filters(world, first, count, category, mask) \
-	bp_world_set_filters(world, first, count, BP_LAYER_ARRAY(category), BP_LAYER_ARRAY(mask))
+	bp_world_set_filters(world, first, count, BP_FILTER_ARRAY(category), BP_FILTER_ARRAY(mask))
 #define bp_world_set_filters_indexed(world, count, dense_indices, category, mask) \
-	bp_world_set_filters_indexed(world, count, dense_indices, BP_LAYER_ARRAY(category), BP_LAYER_ARRAY(mask))
+	bp_world_set_filters_indexed(world, count, dense_indices, BP_FILTER_ARRAY(category), BP_FILTER_ARRAY(mask))
 #define bp_world_set_filters_by_handle(world, count, entities, category, mask) \
-	bp_world_set_filters_by_handle(world, count, entities, BP_LAYER_ARRAY(category), BP_LAYER_ARRAY(mask))
+	bp_world_set_filters_by_handle(world, count, entities, BP_FILTER_ARRAY(category), BP_FILTER_ARRAY(mask))
 #endif
 
 #ifdef __cplusplus

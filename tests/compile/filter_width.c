@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
-// A host's filter arrays against world.h's width check: 64-bit layers compile, and with
-// -DLAYER_TYPE=uint32_t (the width before 0.7) the call must not compile. With
+// A host's filter arrays against world.h's width check: 64-bit filter bits compile, and with
+// -DBITS_TYPE=uint32_t (the width before 0.7) the call must not compile. With
 // -DDEPRECATED_NAMES the same calls go through the bulk setters before 0.8, which keep the check.
 #define BP_NO_DEPRECATION_WARNINGS
 #include <broadphase/broadphase.h>
 
-#ifndef LAYER_TYPE
-#define LAYER_TYPE uint64_t
+#ifndef BITS_TYPE
+#define BITS_TYPE uint64_t
 #endif
 
 bp_status set_teams(bp_world *world, const bp_entity *handles, const uint32_t *dense);
@@ -14,7 +14,7 @@ bp_status set_teams(bp_world *world, const bp_entity *handles, const uint32_t *d
 #ifndef DEPRECATED_NAMES
 bp_status set_teams(bp_world *world, const bp_entity *handles, const uint32_t *dense)
 {
-	LAYER_TYPE category[2] = {1, 2}, mask[2] = {2, 1};
+	BITS_TYPE category[2] = {1, 2}, mask[2] = {2, 1};
 	bp_status s = bp_entities_set_filters(world, bp_target_range(0, 2), category, mask);
 	if (s == BP_OK)
 		s = bp_entities_set_filters(world, bp_target_indices(2, dense), category, mask);
@@ -25,7 +25,7 @@ bp_status set_teams(bp_world *world, const bp_entity *handles, const uint32_t *d
 #else
 bp_status set_teams(bp_world *world, const bp_entity *handles, const uint32_t *dense)
 {
-	LAYER_TYPE category[2] = {1, 2}, mask[2] = {2, 1};
+	BITS_TYPE category[2] = {1, 2}, mask[2] = {2, 1};
 	bp_status s = bp_world_set_filters(world, 0, 2, category, mask);
 	if (s == BP_OK)
 		s = bp_world_set_filters_indexed(world, 2, dense, category, mask);
