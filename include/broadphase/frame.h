@@ -349,48 +349,56 @@ BP_API bp_status bp_view_cast_rays_closest(const bp_view *view, const bp_ray *ra
 
 // ---- Query names before 0.8 (deprecated; they go in 0.9) ---------------------
 //
-// Each is the call above for the same job, with the same arguments; a name without
-// _filtered passes a NULL filter.
+// Each passes its arguments to the call its BP_DEPRECATED message names, and NULL for
+// the filter where it takes none. They warn where used (base.h).
 
 BP_API bp_status bp_view_query_aabb(const bp_view *view, const float *min, const float *max, uint32_t *out,
-	size_t capacity, size_t *total);
+	size_t capacity, size_t *total) BP_DEPRECATED("use bp_view_overlap_box");
 BP_API bp_status bp_view_query_aabb_filtered(const bp_view *view, const float *min, const float *max,
-	const bp_query_filter *filter, uint32_t *out, size_t capacity, size_t *total);
+	const bp_query_filter *filter, uint32_t *out, size_t capacity, size_t *total)
+	BP_DEPRECATED("use bp_view_overlap_box");
 BP_API bp_status bp_view_query_point(const bp_view *view, const float *point, uint32_t *out, size_t capacity,
-	size_t *total);
+	size_t *total) BP_DEPRECATED("use bp_view_overlap_point");
 BP_API bp_status bp_view_query_point_filtered(const bp_view *view, const float *point, const bp_query_filter *filter,
-	uint32_t *out, size_t capacity, size_t *total);
+	uint32_t *out, size_t capacity, size_t *total) BP_DEPRECATED("use bp_view_overlap_point");
 BP_API bp_status bp_view_query_sphere(const bp_view *view, const float *centre, float radius, uint32_t *out,
-	size_t capacity, size_t *total);
+	size_t capacity, size_t *total) BP_DEPRECATED("use bp_view_overlap_sphere");
 BP_API bp_status bp_view_query_sphere_filtered(const bp_view *view, const float *centre, float radius,
-	const bp_query_filter *filter, uint32_t *out, size_t capacity, size_t *total);
+	const bp_query_filter *filter, uint32_t *out, size_t capacity, size_t *total)
+	BP_DEPRECATED("use bp_view_overlap_sphere");
 /// Unlike bp_view_cast_ray_closest, sets *found to false on error (out and found not NULL).
 BP_API bp_status bp_view_raycast_closest(const bp_view *view, const float *origin, const float *dir, float max_t,
-	bp_hit *out, bool *found);
+	bp_hit *out, bool *found) BP_DEPRECATED("use bp_view_cast_ray_closest");
 BP_API bp_status bp_view_raycast_closest_filtered(const bp_view *view, const float *origin, const float *dir,
-	float max_t, const bp_query_filter *filter, bp_hit *out, bool *found);
+	float max_t, const bp_query_filter *filter, bp_hit *out, bool *found)
+	BP_DEPRECATED("use bp_view_cast_ray_closest");
 BP_API bp_status bp_view_raycast_all(const bp_view *view, const float *origin, const float *dir, float max_t,
-	bp_hit *out, size_t capacity, size_t *total);
+	bp_hit *out, size_t capacity, size_t *total) BP_DEPRECATED("use bp_view_cast_ray");
 BP_API bp_status bp_view_raycast_all_filtered(const bp_view *view, const float *origin, const float *dir, float max_t,
-	const bp_query_filter *filter, bp_hit *out, size_t capacity, size_t *total);
+	const bp_query_filter *filter, bp_hit *out, size_t capacity, size_t *total) BP_DEPRECATED("use bp_view_cast_ray");
 BP_API bp_status bp_view_query_nearest(const bp_view *view, const float *point, uint32_t k, bp_hit *out,
-	size_t *count);
+	size_t *count) BP_DEPRECATED("use bp_view_nearest");
 BP_API bp_status bp_view_query_nearest_filtered(const bp_view *view, const float *point, uint32_t k,
-	const bp_query_filter *filter, bp_hit *out, size_t *count);
+	const bp_query_filter *filter, bp_hit *out, size_t *count) BP_DEPRECATED("use bp_view_nearest");
 BP_API bp_status bp_view_boxcast_closest(const bp_view *view, const float *min, const float *max, const float *dir,
-	float max_t, const bp_query_filter *filter, bp_hit *out, bool *found);
+	float max_t, const bp_query_filter *filter, bp_hit *out, bool *found) BP_DEPRECATED("use bp_view_cast_box_closest");
 BP_API bp_status bp_view_boxcast_all(const bp_view *view, const float *min, const float *max, const float *dir,
-	float max_t, const bp_query_filter *filter, bp_hit *out, size_t capacity, size_t *total);
+	float max_t, const bp_query_filter *filter, bp_hit *out, size_t capacity, size_t *total)
+	BP_DEPRECATED("use bp_view_cast_box");
 BP_API bp_status bp_view_visit_aabb(const bp_view *view, const float *min, const float *max,
-	const bp_query_filter *filter, bool (*visit)(uint32_t entity, void *user), void *user);
+	const bp_query_filter *filter, bool (*visit)(uint32_t entity, void *user), void *user)
+	BP_DEPRECATED("use bp_view_visit_overlap_box");
 BP_API bp_status bp_view_visit_sphere(const bp_view *view, const float *centre, float radius,
-	const bp_query_filter *filter, bool (*visit)(uint32_t entity, void *user), void *user);
+	const bp_query_filter *filter, bool (*visit)(uint32_t entity, void *user), void *user)
+	BP_DEPRECATED("use bp_view_visit_overlap_sphere");
 BP_API bp_status bp_view_visit_ray(const bp_view *view, const float *origin, const float *dir, float max_t,
-	const bp_query_filter *filter, bool (*visit)(bp_hit hit, void *user), void *user);
+	const bp_query_filter *filter, bool (*visit)(bp_hit hit, void *user), void *user)
+	BP_DEPRECATED("use bp_view_visit_cast_ray");
 BP_API bp_status bp_view_visit_boxcast(const bp_view *view, const float *min, const float *max, const float *dir,
-	float max_t, const bp_query_filter *filter, bool (*visit)(bp_hit hit, void *user), void *user);
+	float max_t, const bp_query_filter *filter, bool (*visit)(bp_hit hit, void *user), void *user)
+	BP_DEPRECATED("use bp_view_visit_cast_box");
 BP_API bp_status bp_view_raycast_closest_batch(const bp_view *view, const bp_ray *rays, size_t count,
-	const bp_query_filter *filter, bp_hit *out);
+	const bp_query_filter *filter, bp_hit *out) BP_DEPRECATED("use bp_view_cast_rays_closest");
 
 // ---- Handles, pairs and neighbours in a view ----------------------------------
 
