@@ -136,7 +136,7 @@ static double query(bench *b, const bp_view *view, int which)
 	uint32_t out[256];
 	size_t total = 0;
 	uint64_t t0 = now_ns();
-	(void)bp_view_query_aabb(view, lo, hi, out, 256, &total);
+	(void)bp_view_overlap_box(view, lo, hi, NULL, out, 256, &total);
 	double ns = (double)(now_ns() - t0);
 	b->hits[which] += (uint32_t)total;
 	return ns;

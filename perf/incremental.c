@@ -238,9 +238,9 @@ static void read_view(const bp_view *view, const bp_scene *scene, uint64_t *rng)
 	size_t total;
 	bp_hit hit, nearest[8];
 	bool found;
-	(void)bp_view_query_aabb(view, lo, hi, hits, 64, &total);
-	(void)bp_view_raycast_closest(view, centre, dir, 20.0f * (hi[0] - lo[0]), &hit, &found);
-	(void)bp_view_query_nearest(view, centre, 8, nearest, &total);
+	(void)bp_view_overlap_box(view, lo, hi, NULL, hits, 64, &total);
+	(void)bp_view_cast_ray_closest(view, centre, dir, 20.0f * (hi[0] - lo[0]), NULL, &hit, &found);
+	(void)bp_view_nearest(view, centre, 8, NULL, nearest, &total);
 }
 
 /// Steps every subject once per frame, interleaved; `change` applies a frame's

@@ -72,23 +72,19 @@ static size_t run_queries(const bench *b, enum query q, const bp_query_filter *f
 		bp_status status = BP_OK;
 		switch (q) {
 		case Q_AABB:
-			status = f ? bp_view_query_aabb_filtered(b->view, lo, hi, f, b->out, b->capacity, &n)
-			           : bp_view_query_aabb(b->view, lo, hi, b->out, b->capacity, &n);
+			status = bp_view_overlap_box(b->view, lo, hi, f, b->out, b->capacity, &n);
 			break;
 		case Q_SPHERE:
-			status = f ? bp_view_query_sphere_filtered(b->view, p, 3.0f, f, b->out, b->capacity, &n)
-			           : bp_view_query_sphere(b->view, p, 3.0f, b->out, b->capacity, &n);
+			status = bp_view_overlap_sphere(b->view, p, 3.0f, f, b->out, b->capacity, &n);
 			break;
 		case Q_VISIT_AABB:
-			status = bp_view_visit_aabb(b->view, lo, hi, f, count_visit, &n);
+			status = bp_view_visit_overlap_box(b->view, lo, hi, f, count_visit, &n);
 			break;
 		case Q_RAY_ALL:
-			status = f ? bp_view_raycast_all_filtered(b->view, p, d, RAY_LENGTH, f, b->hits, b->capacity, &n)
-			           : bp_view_raycast_all(b->view, p, d, RAY_LENGTH, b->hits, b->capacity, &n);
+			status = bp_view_cast_ray(b->view, p, d, RAY_LENGTH, f, b->hits, b->capacity, &n);
 			break;
 		case Q_RAY_CLOSEST:
-			status = f ? bp_view_raycast_closest_filtered(b->view, p, d, RAY_LENGTH, f, b->hits, &found)
-			           : bp_view_raycast_closest(b->view, p, d, RAY_LENGTH, b->hits, &found);
+			status = bp_view_cast_ray_closest(b->view, p, d, RAY_LENGTH, f, b->hits, &found);
 			n = found;
 			break;
 		case Q_BOXCAST_ALL: {
@@ -97,15 +93,14 @@ static size_t run_queries(const bench *b, enum query q, const bp_query_filter *f
 				blo[k] = p[k] - 0.5f;
 				bhi[k] = p[k] + 0.5f;
 			}
-			status = bp_view_boxcast_all(b->view, blo, bhi, d, RAY_LENGTH, f, b->hits, b->capacity, &n);
+			status = bp_view_cast_box(b->view, blo, bhi, d, RAY_LENGTH, f, b->hits, b->capacity, &n);
 			break;
 		}
 		default: {
 			// nearest16 unfiltered finds about what nearest8 through a filter
 			// rejecting half must look at: its fair reference.
 			const uint32_t k = q == Q_NEAREST ? 8 : 16;
-			status = f ? bp_view_query_nearest_filtered(b->view, p, k, f, b->hits, &n)
-			           : bp_view_query_nearest(b->view, p, k, b->hits, &n);
+			status = bp_view_nearest(b->view, p, k, f, b->hits, &n);
 			break;
 		}
 		}

@@ -77,10 +77,10 @@ static size_t read_frame(const game *g, const bp_view *v, uint64_t *rng)
 			dir[k] /= len;
 		bp_query_filter self = bp_query_filter_default();
 		self.exclude_entity = g->handles[a];
-		(void)bp_view_raycast_closest_filtered(v, g->centre[a], dir, RAY_LENGTH, &self, &hit, &found);
+		(void)bp_view_cast_ray_closest(v, g->centre[a], dir, RAY_LENGTH, &self, &hit, &found);
 		bp_query_filter enemies = bp_query_filter_default();
 		enemies.mask = a & 1 ? 1u : 2u;
-		(void)bp_view_query_nearest_filtered(v, g->centre[a], 8, &enemies, near, &count);
+		(void)bp_view_nearest(v, g->centre[a], 8, &enemies, near, &count);
 		seen += found + count;
 	}
 	return seen;
@@ -147,7 +147,7 @@ int main(int argc, char **argv)
 	sight_lines(&g, g.agents);
 	for (int r = 0; r < runs; ++r) {
 		const double t0 = now_ms();
-		(void)bp_view_raycast_closest_batch(views[0], g.rays, g.agents, NULL, g.hits);
+		(void)bp_view_cast_rays_closest(views[0], g.rays, g.agents, NULL, g.hits);
 		ms[r] = now_ms() - t0;
 	}
 	report(csv, n, "sight_line_batch", 1, g.agents, ms, runs);
@@ -160,12 +160,12 @@ int main(int argc, char **argv)
 		}
 		ray->max_t = RAY_LENGTH;
 	}
-	(void)bp_view_raycast_closest_batch(views[1], g.rays, BATCH, NULL, g.hits); // workers started
+	(void)bp_view_cast_rays_closest(views[1], g.rays, BATCH, NULL, g.hits); // workers started
 	double *by_threads[2] = {malloc((size_t)runs * sizeof(double)), malloc((size_t)runs * sizeof(double))};
 	for (int r = 0; r < runs; ++r)
 		for (int t = 0; t < 2; ++t) {
 			const double t0 = now_ms();
-			(void)bp_view_raycast_closest_batch(views[t], g.rays, BATCH, NULL, g.hits);
+			(void)bp_view_cast_rays_closest(views[t], g.rays, BATCH, NULL, g.hits);
 			by_threads[t][r] = now_ms() - t0;
 		}
 	report(csv, n, "ray_batch", 1, BATCH, by_threads[0], runs);

@@ -735,7 +735,7 @@ static void assert_view_holds(const bp_view *v, const oracle_pairs *want, const 
 	const float lo[3] = {8, 8, 8}, hi[3] = {14, 14, 14};
 	uint32_t got[64];
 	size_t total = 0, expected = 0;
-	cr_assert_eq(bp_view_query_aabb(v, lo, hi, got, 64, &total), total > 64 ? BP_ERR_OUT_OF_RANGE : BP_OK);
+	cr_assert_eq(bp_view_overlap_box(v, lo, hi, NULL, got, 64, &total), total > 64 ? BP_ERR_OUT_OF_RANGE : BP_OK);
 	for (uint32_t i = 0; i < n; ++i) {
 		bool inside = true;
 		for (int a = 0; a < 3; ++a)

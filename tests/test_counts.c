@@ -83,23 +83,17 @@ Test(counts, count_only_queries_return_ok_with_the_brute_force_total)
 			float swept_hi[3] = {hi[0] + max_t, hi[1], hi[2]};
 			cast_n += overlaps(b, lo, swept_hi);
 		}
-#define AABB(out, cap, total) bp_view_query_aabb(v, lo, hi, out, cap, total)
-#define POINT(out, cap, total) bp_view_query_point(v, c, out, cap, total)
-#define SPHERE(out, cap, total) bp_view_query_sphere(v, c, r, out, cap, total)
-#define FILTERED(out, cap, total) bp_view_query_aabb_filtered(v, lo, hi, &filter, out, cap, total)
-#define SPHERE_FILTERED(out, cap, total) bp_view_query_sphere_filtered(v, c, r, NULL, out, cap, total)
-#define POINT_FILTERED(out, cap, total) bp_view_query_point_filtered(v, c, NULL, out, cap, total)
-		CHECK_COUNTS(box_n, AABB, indices);
+#define BOX(out, cap, total) bp_view_overlap_box(v, lo, hi, NULL, out, cap, total)
+#define POINT(out, cap, total) bp_view_overlap_point(v, c, NULL, out, cap, total)
+#define SPHERE(out, cap, total) bp_view_overlap_sphere(v, c, r, NULL, out, cap, total)
+#define FILTERED(out, cap, total) bp_view_overlap_box(v, lo, hi, &filter, out, cap, total)
+		CHECK_COUNTS(box_n, BOX, indices);
 		CHECK_COUNTS(point_n, POINT, indices);
 		CHECK_COUNTS(sphere_n, SPHERE, indices);
 		CHECK_COUNTS(filtered_n, FILTERED, indices);
-		CHECK_COUNTS(sphere_n, SPHERE_FILTERED, indices);
-		CHECK_COUNTS(point_n, POINT_FILTERED, indices);
-#define RAY(out, cap, total) bp_view_raycast_all(v, c, dir, max_t, out, cap, total)
-#define RAY_FILTERED(out, cap, total) bp_view_raycast_all_filtered(v, c, dir, max_t, NULL, out, cap, total)
-#define CAST(out, cap, total) bp_view_boxcast_all(v, lo, hi, dir, max_t, NULL, out, cap, total)
+#define RAY(out, cap, total) bp_view_cast_ray(v, c, dir, max_t, NULL, out, cap, total)
+#define CAST(out, cap, total) bp_view_cast_box(v, lo, hi, dir, max_t, NULL, out, cap, total)
 		CHECK_COUNTS(ray_n, RAY, hits);
-		CHECK_COUNTS(ray_n, RAY_FILTERED, hits);
 		CHECK_COUNTS(cast_n, CAST, hits);
 	}
 	cr_assert_eq(bp_view_release(v), BP_OK);

@@ -221,7 +221,7 @@ Test(frame, view_held_across_frames_is_unchanged, .timeout = 60)
 		uint32_t got[N];
 		size_t total;
 		float lo[3] = {2, 2, 2}, hi[3] = {8, 8, 8};
-		cr_assert_eq(bp_view_query_aabb(held, lo, hi, got, N, &total), BP_OK);
+		cr_assert_eq(bp_view_overlap_box(held, lo, hi, NULL, got, N, &total), BP_OK);
 		size_t want = 0;
 		for (uint32_t i = 0; i < N; ++i) {
 			bool hit = true;
@@ -419,10 +419,10 @@ Test(frame, empty_world, .timeout = 30)
 	bp_view_pairs(v, &count);
 	cr_assert_eq(count, 0);
 	cr_assert_eq(bp_view_entity_count(v), 0);
-	cr_assert_eq(bp_view_query_aabb(v, (float[]){-1e30f, -1e30f}, (float[]){1e30f, 1e30f}, NULL, 0, &total), BP_OK);
+	cr_assert_eq(bp_view_overlap_box(v, (float[]){-1e30f, -1e30f}, (float[]){1e30f, 1e30f}, NULL, NULL, 0, &total), BP_OK);
 	cr_assert_eq(total, 0);
 	bp_hit hit;
-	cr_assert_eq(bp_view_query_nearest(v, (float[]){0, 0}, 3, &hit, &count), BP_OK);
+	cr_assert_eq(bp_view_nearest(v, (float[]){0, 0}, 3, NULL, &hit, &count), BP_OK);
 	cr_assert_eq(count, 0);
 	cr_assert(!bp_view_colliding(v, 0, 1));
 	bp_view_release(v);

@@ -106,7 +106,7 @@ static bool check_queries(reader *r, const bp_view *v, const oracle_box *boxes, 
 	}
 	size_t total;
 	// Box.
-	CHECK(r, bp_view_query_aabb(v, p, ext, ids, n + 1, &total) == BP_OK, "aabb status");
+	CHECK(r, bp_view_overlap_box(v, p, ext, NULL, ids, n + 1, &total) == BP_OK, "aabb status");
 	size_t m = 0;
 	for (uint32_t i = 0; i < n; ++i) {
 		bool hit = true;
@@ -120,7 +120,7 @@ static bool check_queries(reader *r, const bp_view *v, const oracle_box *boxes, 
 	CHECK(r, m == total, "aabb: %zu hits, brute force %zu", total, m);
 	// Sphere.
 	float radius = test_rng_float(rng, 0, 5);
-	CHECK(r, bp_view_query_sphere(v, p, radius, ids, n + 1, &total) == BP_OK, "sphere status");
+	CHECK(r, bp_view_overlap_sphere(v, p, radius, NULL, ids, n + 1, &total) == BP_OK, "sphere status");
 	m = 0;
 	for (uint32_t i = 0; i < n; ++i) {
 		if (distance2(&boxes[i], dims, p) <= radius * radius) {
@@ -132,7 +132,7 @@ static bool check_queries(reader *r, const bp_view *v, const oracle_box *boxes, 
 	// Closest ray hit: brute force keeps the smallest (t, index).
 	bp_hit got;
 	bool found;
-	CHECK(r, bp_view_raycast_closest(v, p, d, INFINITY, &got, &found) == BP_OK, "ray status");
+	CHECK(r, bp_view_cast_ray_closest(v, p, d, INFINITY, NULL, &got, &found) == BP_OK, "ray status");
 	bp_hit best = {UINT32_MAX, INFINITY};
 	for (uint32_t i = 0; i < n; ++i) {
 		float enter = 0, leave = INFINITY;
@@ -155,7 +155,7 @@ static bool check_queries(reader *r, const bp_view *v, const oracle_box *boxes, 
 		best.index);
 	// Nearest 5: every reported distance is right and nothing unreported is closer.
 	uint32_t k = 5;
-	CHECK(r, bp_view_query_nearest(v, p, k, hits, &total) == BP_OK, "nearest status");
+	CHECK(r, bp_view_nearest(v, p, k, NULL, hits, &total) == BP_OK, "nearest status");
 	CHECK(r, total == (n < k ? n : k), "nearest count");
 	// Order is by squared distance (then index), as the reported distance is its sqrt.
 	float prev_d2 = 0;

@@ -151,7 +151,7 @@ Test(layers, query_filters_read_all_64_bits)
 		f.category = cases[c].category, f.mask = cases[c].mask;
 		uint32_t out[4];
 		size_t total;
-		cr_assert_eq(bp_view_query_aabb_filtered(v, lo, hi, &f, out, 4, &total), BP_OK);
+		cr_assert_eq(bp_view_overlap_box(v, lo, hi, &f, out, 4, &total), BP_OK);
 		uint32_t seen = 0;
 		for (size_t i = 0; i < total; ++i)
 			seen |= 1u << out[i];

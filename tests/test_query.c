@@ -258,62 +258,63 @@ Test(query, hand_worked_2d, .timeout = 30)
 	cr_assert(bp_view_colliding(v, 0, 3) && bp_view_colliding(v, 3, 1) && !bp_view_colliding(v, 0, 1));
 
 	// Box [1,2]x[1,1] (zero height) touches 0's corner, 1's corner, and lies on 3's bottom edge.
-	cr_assert_eq(bp_view_query_aabb(v, (float[]){1, 1}, (float[]){2, 1}, out, 4, &total), BP_OK);
+	cr_assert_eq(bp_view_overlap_box(v, (float[]){1, 1}, (float[]){2, 1}, NULL, out, 4, &total), BP_OK);
 	cr_assert(total == 3 && out[0] == 0 && out[1] == 1 && out[2] == 3);
 	// Point on the zero-size box 2.
-	cr_assert_eq(bp_view_query_point(v, (float[]){5, 5}, out, 4, &total), BP_OK);
+	cr_assert_eq(bp_view_overlap_point(v, (float[]){5, 5}, NULL, out, 4, &total), BP_OK);
 	cr_assert(total == 1 && out[0] == 2);
 	// Short buffer: three hits, room for one -> the lowest index and the full count.
-	cr_assert_eq(bp_view_query_aabb(v, (float[]){1, 1}, (float[]){2, 1}, out, 1, &total), BP_ERR_OUT_OF_RANGE);
+	cr_assert_eq(bp_view_overlap_box(v, (float[]){1, 1}, (float[]){2, 1}, NULL, out, 1, &total), BP_ERR_OUT_OF_RANGE);
 	cr_assert(total == 3 && out[0] == 0);
 	// Capacity 0 counts: BP_OK and the full count.
-	cr_assert_eq(bp_view_query_aabb(v, (float[]){1, 1}, (float[]){2, 1}, NULL, 0, &total), BP_OK);
+	cr_assert_eq(bp_view_overlap_box(v, (float[]){1, 1}, (float[]){2, 1}, NULL, NULL, 0, &total), BP_OK);
 	cr_assert_eq(total, 3);
 
 	// Sphere at (5, 2) radius 3: box 2 at distance 3 (touching), box 1 at distance 2
 	// (gap x 2, y 1: sqrt(4 + 1) = 2.24), box 3 at 3 (gap x 3), box 0 at sqrt(17) -> 1, 2, 3.
-	cr_assert_eq(bp_view_query_sphere(v, (float[]){5, 2}, 3, out, 4, &total), BP_OK);
+	cr_assert_eq(bp_view_overlap_sphere(v, (float[]){5, 2}, 3, NULL, out, 4, &total), BP_OK);
 	cr_assert(total == 3 && out[0] == 1 && out[1] == 2 && out[2] == 3);
 
 	// Ray along +x at y = 0.5 from inside box 0: hits 0 at t = 0, then 1 at x = 2, t = 1.5;
 	// 3 spans y 1..2 and 2 sits at y = 5, so both are missed.
 	bp_hit hits[4];
 	bool found;
-	cr_assert_eq(bp_view_raycast_all(v, (float[]){0.5f, 0.5f}, (float[]){1, 0}, INFINITY, hits, 4, &total), BP_OK);
+	cr_assert_eq(bp_view_cast_ray(v, (float[]){0.5f, 0.5f}, (float[]){1, 0}, INFINITY, NULL, hits, 4, &total), BP_OK);
 	cr_assert(total == 2 && hits[0].index == 0 && hits[0].distance == 0 && hits[1].index == 1);
 	cr_assert_eq(hits[1].distance, 1.5f);
 	// Axis-parallel ray along y = 1 (on the edges of 0, 1 and 3) from x = -1: enters 0 at
 	// t = 1, 3 at t = 2 (x = 1), 1 at t = 3; ties none.
-	cr_assert_eq(bp_view_raycast_all(v, (float[]){-1, 1}, (float[]){1, 0}, INFINITY, hits, 4, &total), BP_OK);
+	cr_assert_eq(bp_view_cast_ray(v, (float[]){-1, 1}, (float[]){1, 0}, INFINITY, NULL, hits, 4, &total), BP_OK);
 	cr_assert(total == 3 && hits[0].index == 0 && hits[1].index == 3 && hits[2].index == 1);
 	cr_assert(hits[0].distance == 1 && hits[1].distance == 2 && hits[2].distance == 3);
 	// Max distance: t = 1 reaches 0 exactly (closed), t = 0.999 does not.
-	cr_assert_eq(bp_view_raycast_closest(v, (float[]){-1, 1}, (float[]){1, 0}, 1.0f, &hits[0], &found), BP_OK);
+	cr_assert_eq(bp_view_cast_ray_closest(v, (float[]){-1, 1}, (float[]){1, 0}, 1.0f, NULL, &hits[0], &found), BP_OK);
 	cr_assert(found && hits[0].index == 0);
-	cr_assert_eq(bp_view_raycast_closest(v, (float[]){-1, 1}, (float[]){1, 0}, 0.999f, &hits[0], &found), BP_OK);
+	cr_assert_eq(bp_view_cast_ray_closest(v, (float[]){-1, 1}, (float[]){1, 0}, 0.999f, NULL, &hits[0], &found), BP_OK);
 	cr_assert(!found);
 	// Parallel ray just above everything but 2 and 3: y = 2.5 misses all.
-	cr_assert_eq(bp_view_raycast_closest(v, (float[]){-1, 2.5f}, (float[]){1, 0}, INFINITY, &hits[0], &found), BP_OK);
+	cr_assert_eq(bp_view_cast_ray_closest(v, (float[]){-1, 2.5f}, (float[]){1, 0}, INFINITY, NULL, &hits[0], &found),
+		BP_OK);
 	cr_assert(!found);
 
 	// Nearest to (1.5, 0.5) with k = 10 > n: 3 is 0.5 away, 0 and 1 both 0.5 (tie ->
 	// index order 0, 1, 3), then 2: sqrt(3.5^2 + 4.5^2).
 	size_t count;
-	cr_assert_eq(bp_view_query_nearest(v, (float[]){1.5f, 0.5f}, 10, hits, &count), BP_OK);
+	cr_assert_eq(bp_view_nearest(v, (float[]){1.5f, 0.5f}, 10, NULL, hits, &count), BP_OK);
 	cr_assert_eq(count, 4);
 	cr_assert(hits[0].index == 0 && hits[1].index == 1 && hits[2].index == 3 && hits[3].index == 2);
 	cr_assert(hits[0].distance == 0.5f && hits[2].distance == 0.5f);
 	cr_assert_eq(hits[3].distance, sqrtf(3.5f * 3.5f + 4.5f * 4.5f));
 
 	// Bad input is rejected, never crashes.
-	cr_assert_eq(bp_view_query_aabb(v, (float[]){NAN, 0}, (float[]){1, 1}, out, 4, &total), BP_ERR_NOT_FINITE);
-	cr_assert_eq(bp_view_query_aabb(v, (float[]){2, 0}, (float[]){1, 1}, out, 4, &total), BP_ERR_INVERTED_BOUNDS);
-	cr_assert_eq(bp_view_query_sphere(v, (float[]){0, 0}, -1, out, 4, &total), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_raycast_closest(v, (float[]){0, 0}, (float[]){INFINITY, 0}, 1, hits, &found),
+	cr_assert_eq(bp_view_overlap_box(v, (float[]){NAN, 0}, (float[]){1, 1}, NULL, out, 4, &total), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_overlap_box(v, (float[]){2, 0}, (float[]){1, 1}, NULL, out, 4, &total), BP_ERR_INVERTED_BOUNDS);
+	cr_assert_eq(bp_view_overlap_sphere(v, (float[]){0, 0}, -1, NULL, out, 4, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_cast_ray_closest(v, (float[]){0, 0}, (float[]){INFINITY, 0}, 1, NULL, hits, &found),
 		BP_ERR_NOT_FINITE);
-	cr_assert_eq(bp_view_raycast_closest(v, (float[]){0, 0}, (float[]){1, 0}, NAN, hits, &found),
+	cr_assert_eq(bp_view_cast_ray_closest(v, (float[]){0, 0}, (float[]){1, 0}, NAN, NULL, hits, &found),
 		BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_query_aabb(v, (float[]){0, 0}, (float[]){1, 1}, NULL, 4, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_overlap_box(v, (float[]){0, 0}, (float[]){1, 1}, NULL, NULL, 4, &total), BP_ERR_INVALID_ARGUMENT);
 	bp_view_release(v);
 	bp_world_destroy(w);
 	cr_assert_eq(bp_allocated_bytes(), 0);
@@ -330,14 +331,14 @@ Test(query, ray_from_inside_3d, .timeout = 30)
 	bp_hit hits[2];
 	size_t total;
 	// From (3,3,3) towards -(1,1,1): inside 0 (t = 0); enters 1 at its corner (2,2,2), t = 1.
-	cr_assert_eq(bp_view_raycast_all(v, (float[]){3, 3, 3}, (float[]){-1, -1, -1}, INFINITY, hits, 2, &total), BP_OK);
+	cr_assert_eq(bp_view_cast_ray(v, (float[]){3, 3, 3}, (float[]){-1, -1, -1}, INFINITY, NULL, hits, 2, &total), BP_OK);
 	cr_assert(total == 2 && hits[0].index == 0 && hits[0].distance == 0 && hits[1].index == 1);
 	cr_assert_eq(hits[1].distance, 1.0f);
 	// Pointing away from 1: only 0.
-	cr_assert_eq(bp_view_raycast_all(v, (float[]){3, 3, 3}, (float[]){1, 0, 0}, INFINITY, hits, 2, &total), BP_OK);
+	cr_assert_eq(bp_view_cast_ray(v, (float[]){3, 3, 3}, (float[]){1, 0, 0}, INFINITY, NULL, hits, 2, &total), BP_OK);
 	cr_assert(total == 1 && hits[0].index == 0);
 	// A zero direction hits what contains the origin, at t = 0.
-	cr_assert_eq(bp_view_raycast_all(v, (float[]){1.5f, 1.5f, 1.5f}, (float[]){0, 0, 0}, 5, hits, 2, &total), BP_OK);
+	cr_assert_eq(bp_view_cast_ray(v, (float[]){1.5f, 1.5f, 1.5f}, (float[]){0, 0, 0}, 5, NULL, hits, 2, &total), BP_OK);
 	cr_assert(total == 2 && hits[0].index == 0 && hits[1].index == 1);
 	bp_view_release(v);
 	bp_world_destroy(w);
@@ -383,7 +384,7 @@ static void check_sphere_query(const bp_view *v, const oracle_box *boxes, uint32
 	float r, uint32_t *want, uint32_t *got)
 {
 	size_t want_n = oracle_query_sphere(boxes, n, dims, c, r, want), got_n = 0;
-	cr_assert_eq(bp_view_query_sphere(v, c, r, got, n + 1, &got_n), BP_OK);
+	cr_assert_eq(bp_view_overlap_sphere(v, c, r, NULL, got, n + 1, &got_n), BP_OK);
 	cr_assert_eq(got_n, want_n, "sphere r=%g: %zu vs %zu", (double)r, got_n, want_n);
 	cr_assert(oracle_same_bytes(got, want, want_n * sizeof *got));
 }
@@ -392,13 +393,13 @@ static void check_ray_query(const bp_view *v, const oracle_box *boxes, uint32_t 
 	const float *d, float max_t, bp_hit *want, bp_hit *got)
 {
 	size_t want_n = oracle_query_ray(boxes, n, dims, o, d, max_t, want), got_n = 0;
-	cr_assert_eq(bp_view_raycast_all(v, o, d, max_t, got, n + 8, &got_n), BP_OK);
+	cr_assert_eq(bp_view_cast_ray(v, o, d, max_t, NULL, got, n + 8, &got_n), BP_OK);
 	cr_assert_eq(got_n, want_n, "ray: %zu vs %zu hits", got_n, want_n);
 	for (size_t i = 0; i < want_n; ++i)
 		cr_assert(got[i].index == want[i].index && got[i].distance == want[i].distance, "ray hit %zu", i);
 	bp_hit closest;
 	bool found;
-	cr_assert_eq(bp_view_raycast_closest(v, o, d, max_t, &closest, &found), BP_OK);
+	cr_assert_eq(bp_view_cast_ray_closest(v, o, d, max_t, NULL, &closest, &found), BP_OK);
 	cr_assert_eq(found, want_n > 0);
 	if (found)
 		cr_assert(closest.index == want[0].index && closest.distance == want[0].distance, "closest: %u vs %u",
@@ -409,7 +410,7 @@ static void check_nearest_query(const bp_view *v, const oracle_box *boxes, uint3
 	uint32_t k, bp_hit *want, bp_hit *got)
 {
 	size_t want_n = oracle_query_nearest(boxes, n, dims, p, k, want), got_n = 0;
-	cr_assert_eq(bp_view_query_nearest(v, p, k, got, &got_n), BP_OK);
+	cr_assert_eq(bp_view_nearest(v, p, k, NULL, got, &got_n), BP_OK);
 	cr_assert_eq(got_n, want_n);
 	for (size_t i = 0; i < want_n; ++i)
 		cr_assert(got[i].index == want[i].index && got[i].distance == want[i].distance, "nearest %zu of k=%u", i,
@@ -435,10 +436,10 @@ static void run_large(int dims, bool snap, bool huge, uint64_t seed)
 	const float nowhere[3] = {-1e5f, -1e5f, -1e5f};
 	uint32_t first[1];
 	size_t first_n;
-	cr_assert_eq(bp_view_query_point(v, nowhere, first, 1, &first_n), BP_OK);
+	cr_assert_eq(bp_view_overlap_point(v, nowhere, NULL, first, 1, &first_n), BP_OK);
 	cr_assert(v->hierarchy.rest && v->hierarchy.rest->bvh.count == n, "the first query made no hierarchy");
 	// The visitors walk the same hierarchy.
-	cr_assert_eq(bp_view_visit_aabb(v, nowhere, nowhere, NULL, count_visit, &first_n), BP_OK);
+	cr_assert_eq(bp_view_visit_overlap_box(v, nowhere, nowhere, NULL, count_visit, &first_n), BP_OK);
 	uint32_t *want = malloc((n + 1) * sizeof *want), *got = malloc((n + 1) * sizeof *got);
 	bp_hit *want_hits = malloc((n + 8) * sizeof *want_hits), *got_hits = malloc((n + 8) * sizeof *got_hits);
 	test_rng rng = {seed * 7 + 1};
@@ -515,10 +516,10 @@ static void run_large(int dims, bool snap, bool huge, uint64_t seed)
 		if (want_n < 4)
 			continue;
 		size_t short_n = want_n / 3;
-		cr_assert_eq(bp_view_query_aabb(v, lo, hi, got, short_n, &got_n), BP_ERR_OUT_OF_RANGE);
+		cr_assert_eq(bp_view_overlap_box(v, lo, hi, NULL, got, short_n, &got_n), BP_ERR_OUT_OF_RANGE);
 		cr_assert_eq(got_n, want_n);
 		cr_assert(oracle_same_bytes(got, want, short_n * sizeof *got), "short buffer: not the lowest indices");
-		cr_assert_eq(bp_view_query_sphere(v, lo, 20, got, short_n, &got_n),
+		cr_assert_eq(bp_view_overlap_sphere(v, lo, 20, NULL, got, short_n, &got_n),
 			oracle_query_sphere(boxes, n, dims, lo, 20, want) > short_n ? BP_ERR_OUT_OF_RANGE : BP_OK);
 		cr_assert(oracle_same_bytes(got, want, BP_MIN(short_n, got_n) * sizeof *got));
 	}

@@ -294,8 +294,8 @@ static void check_set_query(scene *s, const bp_query_filter *f, bool sphere, con
 	uint32_t *got = malloc((s->n + 1) * sizeof *got);
 	size_t got_n = 0;
 	log_reset(s);
-	bp_status status = sphere ? bp_view_query_sphere_filtered(s->v, c, r, f, got, s->n + 1, &got_n)
-	                          : bp_view_query_aabb_filtered(s->v, lo, hi, f, got, s->n + 1, &got_n);
+	bp_status status = sphere ? bp_view_overlap_sphere(s->v, c, r, f, got, s->n + 1, &got_n)
+	                          : bp_view_overlap_box(s->v, lo, hi, f, got, s->n + 1, &got_n);
 	cr_assert_eq(status, BP_OK);
 	cr_assert_eq(got_n, want_n, "%s: %zu hits, brute force %zu", sphere ? "sphere" : "box", got_n, want_n);
 	cr_assert(want_n == 0 || memcmp(got, want, want_n * sizeof *got) == 0);
@@ -304,8 +304,8 @@ static void check_set_query(scene *s, const bp_query_filter *f, bool sphere, con
 	if (f && f->accept)
 		check_calls(s, f, geometric);
 	if (want_n > 1) { // a short buffer: the lowest index and the full count
-		status = sphere ? bp_view_query_sphere_filtered(s->v, c, r, f, got, 1, &got_n)
-		                : bp_view_query_aabb_filtered(s->v, lo, hi, f, got, 1, &got_n);
+		status = sphere ? bp_view_overlap_sphere(s->v, c, r, f, got, 1, &got_n)
+		                : bp_view_overlap_box(s->v, lo, hi, f, got, 1, &got_n);
 		cr_assert_eq(status, BP_ERR_OUT_OF_RANGE);
 		cr_assert(got_n == want_n && got[0] == want[0]);
 	}
@@ -314,8 +314,8 @@ static void check_set_query(scene *s, const bp_query_filter *f, bool sphere, con
 	for (int i = 0; i < 3; ++i) {
 		visited vis = {got, NULL, 0, stops[i]};
 		log_reset(s);
-		status = sphere ? bp_view_visit_sphere(s->v, c, r, f, visit_entity, &vis)
-		                : bp_view_visit_aabb(s->v, lo, hi, f, visit_entity, &vis);
+		status = sphere ? bp_view_visit_overlap_sphere(s->v, c, r, f, visit_entity, &vis)
+		                : bp_view_visit_overlap_box(s->v, lo, hi, f, visit_entity, &vis);
 		cr_assert_eq(status, BP_OK);
 		if (f && f->accept)
 			check_calls(s, f, geometric);
@@ -338,8 +338,8 @@ static void check_sweep(scene *s, const bp_query_filter *f, bool box, const floa
 	size_t got_n = 0;
 	bool found;
 	log_reset(s);
-	bp_status status = box ? bp_view_boxcast_all(s->v, lo, hi, d, max_t, f, got, s->n + 1, &got_n)
-	                       : bp_view_raycast_all_filtered(s->v, lo, d, max_t, f, got, s->n + 1, &got_n);
+	bp_status status = box ? bp_view_cast_box(s->v, lo, hi, d, max_t, f, got, s->n + 1, &got_n)
+	                       : bp_view_cast_ray(s->v, lo, d, max_t, f, got, s->n + 1, &got_n);
 	cr_assert_eq(status, BP_OK);
 	cr_assert_eq(got_n, want_n, "%s: %zu hits, brute force %zu", box ? "box cast" : "ray", got_n, want_n);
 	cr_assert(same_hits(got, want, want_n), "%s hits differ from brute force", box ? "box cast" : "ray");
@@ -353,8 +353,8 @@ static void check_sweep(scene *s, const bp_query_filter *f, bool box, const floa
 		check_calls(s, f, geometric);
 
 	log_reset(s);
-	status = box ? bp_view_boxcast_closest(s->v, lo, hi, d, max_t, f, &closest, &found)
-	             : bp_view_raycast_closest_filtered(s->v, lo, d, max_t, f, &closest, &found);
+	status = box ? bp_view_cast_box_closest(s->v, lo, hi, d, max_t, f, &closest, &found)
+	             : bp_view_cast_ray_closest(s->v, lo, d, max_t, f, &closest, &found);
 	cr_assert_eq(status, BP_OK);
 	cr_assert_eq(found, want_n > 0);
 	if (found)
@@ -363,8 +363,8 @@ static void check_sweep(scene *s, const bp_query_filter *f, bool box, const floa
 	if (f && f->accept)
 		check_calls(s, f, geometric);
 	if (want_n > 2) { // a short buffer: the first hits and the full count
-		status = box ? bp_view_boxcast_all(s->v, lo, hi, d, max_t, f, got, 2, &got_n)
-		             : bp_view_raycast_all_filtered(s->v, lo, d, max_t, f, got, 2, &got_n);
+		status = box ? bp_view_cast_box(s->v, lo, hi, d, max_t, f, got, 2, &got_n)
+		             : bp_view_cast_ray(s->v, lo, d, max_t, f, got, 2, &got_n);
 		cr_assert(status == BP_ERR_OUT_OF_RANGE && got_n == want_n && same_hits(got, want, 2));
 	}
 	// Visitor: the whole ordered list, then exactly its first k when stopped after k.
@@ -372,8 +372,8 @@ static void check_sweep(scene *s, const bp_query_filter *f, bool box, const floa
 	for (int i = 0; i < 4; ++i) {
 		visited vis = {NULL, got, 0, stops[i]};
 		log_reset(s);
-		status = box ? bp_view_visit_boxcast(s->v, lo, hi, d, max_t, f, visit_hit, &vis)
-		             : bp_view_visit_ray(s->v, lo, d, max_t, f, visit_hit, &vis);
+		status = box ? bp_view_visit_cast_box(s->v, lo, hi, d, max_t, f, visit_hit, &vis)
+		             : bp_view_visit_cast_ray(s->v, lo, d, max_t, f, visit_hit, &vis);
 		cr_assert_eq(status, BP_OK);
 		size_t expect = want_n < stops[i] ? want_n : stops[i];
 		cr_assert_eq(vis.count, expect, "visitor (stop after %zu): %zu of %zu", stops[i], vis.count, want_n);
@@ -389,7 +389,7 @@ static void check_nearest(scene *s, const bp_query_filter *f, const float *p, ui
 	bp_hit *want = malloc((s->n + 4) * sizeof *want), *got = malloc((s->n + 4) * sizeof *got);
 	size_t want_n = bf_nearest(s->boxes, s->n, s->dims, p, k, f, want), got_n = 0;
 	log_reset(s);
-	cr_assert_eq(bp_view_query_nearest_filtered(s->v, p, k, f, got, &got_n), BP_OK);
+	cr_assert_eq(bp_view_nearest(s->v, p, k, f, got, &got_n), BP_OK);
 	cr_assert_eq(got_n, want_n, "nearest k=%u: %zu, brute force %zu", k, got_n, want_n);
 	cr_assert(same_hits(got, want, want_n), "nearest k=%u differs from brute force", k);
 	if (f && f->accept)
@@ -425,7 +425,7 @@ static void run_random(int dims, uint32_t n, bool snap, float crowd, uint64_t se
 		want_n = bf_box(s.boxes, n, dims, p, p, f, want);
 		uint32_t *got = malloc((n + 1) * sizeof *got);
 		size_t got_n;
-		cr_assert_eq(bp_view_query_point_filtered(s.v, p, f, got, n + 1, &got_n), BP_OK);
+		cr_assert_eq(bp_view_overlap_point(s.v, p, f, got, n + 1, &got_n), BP_OK);
 		cr_assert(got_n == want_n && (want_n == 0 || memcmp(got, want, want_n * sizeof *got) == 0), "point query");
 		free(got);
 		check_set_query(&s, f, false, p, p, NULL, 0, want, want_n, geometric);
@@ -519,40 +519,6 @@ Test(query_filter, tiny_scenes, .timeout = 60)
 		run_random(n % 2 ? 3 : 2, n, true, 1.0f, 100 + n, 10);
 }
 
-/// A NULL filter is the plain query, result for result.
-Test(query_filter, null_filter_is_the_plain_query, .timeout = 60)
-{
-	scene s = make_scene(3, 400, false, 1.0f, 42);
-	test_rng rng = {43};
-	uint32_t *a = malloc(401 * sizeof *a), *b = malloc(401 * sizeof *b);
-	bp_hit *ha = malloc(401 * sizeof *ha), *hb = malloc(401 * sizeof *hb);
-	for (int q = 0; q < 50; ++q) {
-		float lo[3], hi[3], d[3];
-		size_t na, nb;
-		test_rng_vec(&rng, lo, 3, 0, s.world, false);
-		for (int k = 0; k < 3; ++k)
-			hi[k] = lo[k] + 3;
-		test_rng_vec(&rng, d, 3, -1, 1, false);
-		cr_assert_eq(bp_view_query_aabb(s.v, lo, hi, a, 401, &na), BP_OK);
-		cr_assert_eq(bp_view_query_aabb_filtered(s.v, lo, hi, NULL, b, 401, &nb), BP_OK);
-		cr_assert(na == nb && (na == 0 || memcmp(a, b, na * sizeof *a) == 0));
-		cr_assert_eq(bp_view_query_sphere(s.v, lo, 2, a, 401, &na), BP_OK);
-		cr_assert_eq(bp_view_query_sphere_filtered(s.v, lo, 2, NULL, b, 401, &nb), BP_OK);
-		cr_assert(na == nb && (na == 0 || memcmp(a, b, na * sizeof *a) == 0));
-		cr_assert_eq(bp_view_raycast_all(s.v, lo, d, INFINITY, ha, 401, &na), BP_OK);
-		cr_assert_eq(bp_view_raycast_all_filtered(s.v, lo, d, INFINITY, NULL, hb, 401, &nb), BP_OK);
-		cr_assert(na == nb && same_hits(ha, hb, na));
-		cr_assert_eq(bp_view_query_nearest(s.v, lo, 5, ha, &na), BP_OK);
-		cr_assert_eq(bp_view_query_nearest_filtered(s.v, lo, 5, NULL, hb, &nb), BP_OK);
-		cr_assert(na == nb && same_hits(ha, hb, na));
-	}
-	free(a);
-	free(b);
-	free(ha);
-	free(hb);
-	free_scene(&s);
-}
-
 /// An agent casting from its own centre with itself excluded never sees
 /// itself, and sees exactly what brute force sees.
 Test(query_filter, exclude_self, .timeout = 60)
@@ -571,13 +537,13 @@ Test(query_filter, exclude_self, .timeout = 60)
 			bp_hit h;
 			bool found;
 			size_t want_n = bf_sweep(s.boxes, s.n, dims, c, c, d, INFINITY, &f, want), got_n;
-			cr_assert_eq(bp_view_raycast_closest_filtered(s.v, c, d, INFINITY, &f, &h, &found), BP_OK);
+			cr_assert_eq(bp_view_cast_ray_closest(s.v, c, d, INFINITY, &f, &h, &found), BP_OK);
 			cr_assert_eq(found, want_n > 0);
 			cr_assert(!found || (h.index != e && same_hits(&h, want, 1)), "ray from %u", e);
-			cr_assert_eq(bp_view_raycast_all_filtered(s.v, c, d, INFINITY, &f, got, 401, &got_n), BP_OK);
+			cr_assert_eq(bp_view_cast_ray(s.v, c, d, INFINITY, &f, got, 401, &got_n), BP_OK);
 			cr_assert(got_n == want_n && same_hits(got, want, want_n));
 			want_n = bf_nearest(s.boxes, s.n, dims, c, 3, &f, want);
-			cr_assert_eq(bp_view_query_nearest_filtered(s.v, c, 3, &f, got, &got_n), BP_OK);
+			cr_assert_eq(bp_view_nearest(s.v, c, 3, &f, got, &got_n), BP_OK);
 			cr_assert(got_n == want_n && same_hits(got, want, want_n), "nearest to %u", e);
 			for (size_t i = 0; i < got_n; ++i)
 				cr_assert_neq(got[i].index, e);
@@ -602,46 +568,46 @@ Test(query_filter, bad_input, .timeout = 60)
 #define UNTOUCHED() \
 	cr_assert(out[0] == 7 && out[3] == 7 && total == 99 && found && hit.index == 9 && hits[0].index == 9 && \
 		!called, "an error wrote its outputs or called back")
-	cr_assert_eq(bp_view_query_aabb_filtered(s.v, nan2, hi, &good, out, 4, &total), BP_ERR_NOT_FINITE);
-	cr_assert_eq(bp_view_query_aabb_filtered(s.v, hi, lo, &good, out, 4, &total), BP_ERR_INVERTED_BOUNDS);
-	cr_assert_eq(bp_view_query_aabb_filtered(s.v, lo, hi, &bad, out, 4, &total), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_query_aabb_filtered(s.v, NULL, hi, &good, out, 4, &total), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_query_aabb_filtered(NULL, lo, hi, &good, out, 4, &total), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_query_aabb_filtered(s.v, lo, hi, &good, NULL, 4, &total), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_query_point_filtered(s.v, inf2, &good, out, 4, &total), BP_ERR_NOT_FINITE);
-	cr_assert_eq(bp_view_query_sphere_filtered(s.v, lo, NAN, &good, out, 4, &total), BP_ERR_NOT_FINITE);
-	cr_assert_eq(bp_view_query_sphere_filtered(s.v, lo, -1, &good, out, 4, &total), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_query_sphere_filtered(s.v, lo, 1, &bad, out, 4, &total), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_query_nearest_filtered(s.v, nan2, 2, &good, hits, &total), BP_ERR_NOT_FINITE);
-	cr_assert_eq(bp_view_query_nearest_filtered(s.v, lo, 2, &bad, hits, &total), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_query_nearest_filtered(s.v, lo, 2, &good, NULL, &total), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_raycast_closest_filtered(s.v, nan2, d, 1, &good, &hit, &found), BP_ERR_NOT_FINITE);
-	cr_assert_eq(bp_view_raycast_closest_filtered(s.v, lo, inf2, 1, &good, &hit, &found), BP_ERR_NOT_FINITE);
-	cr_assert_eq(bp_view_raycast_closest_filtered(s.v, lo, d, NAN, &good, &hit, &found), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_raycast_closest_filtered(s.v, lo, d, -1, &good, &hit, &found), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_raycast_closest_filtered(s.v, lo, d, 1, &bad, &hit, &found), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_raycast_closest_filtered(s.v, lo, d, 1, &good, &hit, NULL), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_raycast_all_filtered(s.v, nan2, d, 1, &good, hits, 2, &total), BP_ERR_NOT_FINITE);
-	cr_assert_eq(bp_view_raycast_all_filtered(s.v, lo, d, 1, &good, NULL, 2, &total), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_boxcast_closest(s.v, hi, lo, d, 1, &good, &hit, &found), BP_ERR_INVERTED_BOUNDS);
-	cr_assert_eq(bp_view_boxcast_closest(s.v, nan2, hi, d, 1, &good, &hit, &found), BP_ERR_NOT_FINITE);
-	cr_assert_eq(bp_view_boxcast_closest(s.v, lo, hi, inf2, 1, &good, &hit, &found), BP_ERR_NOT_FINITE);
-	cr_assert_eq(bp_view_boxcast_closest(s.v, lo, hi, d, NAN, &good, &hit, &found), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_boxcast_closest(s.v, lo, NULL, d, 1, &good, &hit, &found), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_boxcast_all(s.v, hi, lo, d, 1, &good, hits, 2, &total), BP_ERR_INVERTED_BOUNDS);
-	cr_assert_eq(bp_view_boxcast_all(s.v, lo, hi, d, -1, &good, hits, 2, &total), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_boxcast_all(s.v, lo, hi, d, 1, &bad, hits, 2, &total), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_visit_aabb(s.v, hi, lo, &good, never_called, &called), BP_ERR_INVERTED_BOUNDS);
-	cr_assert_eq(bp_view_visit_aabb(s.v, lo, hi, &bad, never_called, &called), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_visit_aabb(s.v, lo, hi, &good, NULL, &called), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_visit_sphere(s.v, nan2, 1, &good, never_called, &called), BP_ERR_NOT_FINITE);
-	cr_assert_eq(bp_view_visit_sphere(s.v, lo, -1, &good, never_called, &called), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_visit_ray(s.v, lo, nan2, 1, &good, never_called_hit, &called), BP_ERR_NOT_FINITE);
-	cr_assert_eq(bp_view_visit_ray(s.v, lo, d, NAN, &good, never_called_hit, &called), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_visit_ray(s.v, lo, d, 1, &good, NULL, &called), BP_ERR_INVALID_ARGUMENT);
-	cr_assert_eq(bp_view_visit_boxcast(s.v, hi, lo, d, 1, &good, never_called_hit, &called),
+	cr_assert_eq(bp_view_overlap_box(s.v, nan2, hi, &good, out, 4, &total), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_overlap_box(s.v, hi, lo, &good, out, 4, &total), BP_ERR_INVERTED_BOUNDS);
+	cr_assert_eq(bp_view_overlap_box(s.v, lo, hi, &bad, out, 4, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_overlap_box(s.v, NULL, hi, &good, out, 4, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_overlap_box(NULL, lo, hi, &good, out, 4, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_overlap_box(s.v, lo, hi, &good, NULL, 4, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_overlap_point(s.v, inf2, &good, out, 4, &total), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_overlap_sphere(s.v, lo, NAN, &good, out, 4, &total), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_overlap_sphere(s.v, lo, -1, &good, out, 4, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_overlap_sphere(s.v, lo, 1, &bad, out, 4, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_nearest(s.v, nan2, 2, &good, hits, &total), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_nearest(s.v, lo, 2, &bad, hits, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_nearest(s.v, lo, 2, &good, NULL, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_cast_ray_closest(s.v, nan2, d, 1, &good, &hit, &found), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_cast_ray_closest(s.v, lo, inf2, 1, &good, &hit, &found), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_cast_ray_closest(s.v, lo, d, NAN, &good, &hit, &found), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_cast_ray_closest(s.v, lo, d, -1, &good, &hit, &found), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_cast_ray_closest(s.v, lo, d, 1, &bad, &hit, &found), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_cast_ray_closest(s.v, lo, d, 1, &good, &hit, NULL), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_cast_ray(s.v, nan2, d, 1, &good, hits, 2, &total), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_cast_ray(s.v, lo, d, 1, &good, NULL, 2, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_cast_box_closest(s.v, hi, lo, d, 1, &good, &hit, &found), BP_ERR_INVERTED_BOUNDS);
+	cr_assert_eq(bp_view_cast_box_closest(s.v, nan2, hi, d, 1, &good, &hit, &found), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_cast_box_closest(s.v, lo, hi, inf2, 1, &good, &hit, &found), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_cast_box_closest(s.v, lo, hi, d, NAN, &good, &hit, &found), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_cast_box_closest(s.v, lo, NULL, d, 1, &good, &hit, &found), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_cast_box(s.v, hi, lo, d, 1, &good, hits, 2, &total), BP_ERR_INVERTED_BOUNDS);
+	cr_assert_eq(bp_view_cast_box(s.v, lo, hi, d, -1, &good, hits, 2, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_cast_box(s.v, lo, hi, d, 1, &bad, hits, 2, &total), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_visit_overlap_box(s.v, hi, lo, &good, never_called, &called), BP_ERR_INVERTED_BOUNDS);
+	cr_assert_eq(bp_view_visit_overlap_box(s.v, lo, hi, &bad, never_called, &called), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_visit_overlap_box(s.v, lo, hi, &good, NULL, &called), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_visit_overlap_sphere(s.v, nan2, 1, &good, never_called, &called), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_visit_overlap_sphere(s.v, lo, -1, &good, never_called, &called), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_visit_cast_ray(s.v, lo, nan2, 1, &good, never_called_hit, &called), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_visit_cast_ray(s.v, lo, d, NAN, &good, never_called_hit, &called), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_visit_cast_ray(s.v, lo, d, 1, &good, NULL, &called), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_visit_cast_box(s.v, hi, lo, d, 1, &good, never_called_hit, &called),
 		BP_ERR_INVERTED_BOUNDS);
-	cr_assert_eq(bp_view_visit_boxcast(s.v, lo, hi, d, 1, &bad, never_called_hit, &called),
+	cr_assert_eq(bp_view_visit_cast_box(s.v, lo, hi, d, 1, &bad, never_called_hit, &called),
 		BP_ERR_INVALID_ARGUMENT);
 	UNTOUCHED();
 #undef UNTOUCHED
@@ -665,18 +631,18 @@ Test(query_filter, periodic_box_queries_wrap_and_rays_do_not, .timeout = 60)
 	size_t got_n;
 	// [-1, 0.5] moved by +40 is [39, 40.5]: it meets box 0 at [38, 39.5].
 	const float lo[2] = {-1.0f, 10.0f}, hi[2] = {0.5f, 11.0f};
-	cr_assert_eq(bp_view_query_aabb(v, lo, hi, got, 2, &got_n), BP_OK);
+	cr_assert_eq(bp_view_overlap_box(v, lo, hi, NULL, got, 2, &got_n), BP_OK);
 	cr_assert_eq(got_n, 1);
 	cr_assert_eq(got[0], 0);
 	// The point 79 is 39 two periods back: inside box 0 only.
 	const float point[2] = {79.0f, 51.0f};
-	cr_assert_eq(bp_view_query_point(v, point, got, 2, &got_n), BP_OK);
+	cr_assert_eq(bp_view_overlap_point(v, point, NULL, got, 2, &got_n), BP_OK);
 	cr_assert(got_n == 1 && got[0] == 0);
 	// A ray from 0.5 to the left for 2 units ends at -1.5 in plain space: no hit.
 	const float origin[2] = {0.5f, 11.0f}, left[2] = {-1.0f, 0.0f};
 	bp_hit hit;
 	bool found = true;
-	cr_assert_eq(bp_view_raycast_closest(v, origin, left, 2.0f, &hit, &found), BP_OK);
+	cr_assert_eq(bp_view_cast_ray_closest(v, origin, left, 2.0f, NULL, &hit, &found), BP_OK);
 	cr_assert(!found);
 	bp_view_release(v);
 	bp_world_destroy(w);
@@ -704,33 +670,33 @@ Test(query_filter, the_default_filter_sees_what_no_filter_sees)
 	bp_hit hits[4];
 	size_t n = 0;
 	bool found = false;
-	cr_assert_eq(bp_view_query_aabb_filtered(v, lo, hi, &f, got, 4, &n), BP_OK);
+	cr_assert_eq(bp_view_overlap_box(v, lo, hi, &f, got, 4, &n), BP_OK);
 	cr_assert(n == 4 && got[0] == 0 && got[1] == 1 && got[2] == 2 && got[3] == 3, "default: %zu hits", n);
-	cr_assert_eq(bp_view_query_point_filtered(v, p, &f, got, 4, &n), BP_OK);
+	cr_assert_eq(bp_view_overlap_point(v, p, &f, got, 4, &n), BP_OK);
 	cr_assert_eq(n, 4);
-	cr_assert_eq(bp_view_query_sphere_filtered(v, p, 0.1f, &f, got, 4, &n), BP_OK);
+	cr_assert_eq(bp_view_overlap_sphere(v, p, 0.1f, &f, got, 4, &n), BP_OK);
 	cr_assert_eq(n, 4);
-	cr_assert_eq(bp_view_raycast_all_filtered(v, from, dir, 10, &f, hits, 4, &n), BP_OK);
+	cr_assert_eq(bp_view_cast_ray(v, from, dir, 10, &f, hits, 4, &n), BP_OK);
 	cr_assert_eq(n, 4);
-	cr_assert_eq(bp_view_query_nearest_filtered(v, p, 4, &f, hits, &n), BP_OK);
+	cr_assert_eq(bp_view_nearest(v, p, 4, &f, hits, &n), BP_OK);
 	cr_assert_eq(n, 4);
-	cr_assert_eq(bp_view_boxcast_all(v, lo, hi, dir, 1, &f, hits, 4, &n), BP_OK);
+	cr_assert_eq(bp_view_cast_box(v, lo, hi, dir, 1, &f, hits, 4, &n), BP_OK);
 	cr_assert_eq(n, 4);
 	// Changing kinds alone narrows just the kinds: the dynamic three, B and C included.
 	f.kinds = BP_QUERY_DYNAMIC;
-	cr_assert_eq(bp_view_query_aabb_filtered(v, lo, hi, &f, got, 4, &n), BP_OK);
+	cr_assert_eq(bp_view_overlap_box(v, lo, hi, &f, got, 4, &n), BP_OK);
 	cr_assert(n == 3 && got[0] == 0 && got[1] == 1 && got[2] == 2);
 	f.exclude = 1;
-	cr_assert_eq(bp_view_raycast_closest_filtered(v, from, dir, 10, &f, &hits[0], &found), BP_OK);
+	cr_assert_eq(bp_view_cast_ray_closest(v, from, dir, 10, &f, &hits[0], &found), BP_OK);
 	cr_assert(found && hits[0].index == 0);
 	// Naming a layer applies the pair rule: B (category 0) and C (mask 0) are never seen.
 	f = bp_query_filter_default();
 	f.category = 1;
-	cr_assert_eq(bp_view_query_aabb_filtered(v, lo, hi, &f, got, 4, &n), BP_OK);
+	cr_assert_eq(bp_view_overlap_box(v, lo, hi, &f, got, 4, &n), BP_OK);
 	cr_assert(n == 2 && got[0] == 0 && got[1] == 3, "category 1: %zu hits", n);
 	f = bp_query_filter_default();
 	f.mask = UINT64_MAX - 2; // every layer but bit 1: A's and D's category 1 is in it
-	cr_assert_eq(bp_view_query_aabb_filtered(v, lo, hi, &f, got, 4, &n), BP_OK);
+	cr_assert_eq(bp_view_overlap_box(v, lo, hi, &f, got, 4, &n), BP_OK);
 	cr_assert(n == 2 && got[0] == 0 && got[1] == 3, "mask all but one bit: %zu hits", n);
 	cr_assert_eq(bp_view_release(v), BP_OK);
 	bp_world_destroy(w);

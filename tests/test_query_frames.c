@@ -106,7 +106,7 @@ static void check_caster_excluded(const frames_run *r, const bp_view *v)
 		filter.exclude_entity = r->handles[caster];
 		bp_hit got;
 		bool found;
-		cr_assert_eq(bp_view_raycast_closest_filtered(v, o, d, INFINITY, &filter, &got, &found), BP_OK);
+		cr_assert_eq(bp_view_cast_ray_closest(v, o, d, INFINITY, &filter, &got, &found), BP_OK);
 		cr_assert_eq(found, first < hits);
 		if (found)
 			cr_assert_eq(got.index, want[first].index, "caster %u", caster);
@@ -128,7 +128,7 @@ static void check_ray_batch(const oracle_box *boxes, uint32_t n, int dims, float
 		test_rng_vec(&rng, rays[i].origin, dims, -1, world + 1, false);
 		test_rng_vec(&rng, rays[i].dir, dims, -1, 1, false);
 	}
-	cr_assert_eq(bp_view_raycast_closest_batch(v, rays, RAYS, NULL, got), BP_OK);
+	cr_assert_eq(bp_view_cast_rays_closest(v, rays, RAYS, NULL, got), BP_OK);
 	for (int i = 0; i < RAYS; ++i) {
 		const size_t hits = oracle_query_ray(boxes, n, dims, rays[i].origin, rays[i].dir, rays[i].max_t, want);
 		cr_assert_eq(got[i].index, hits ? want[0].index : BP_HIT_NONE, "ray %d", i);
@@ -138,11 +138,11 @@ static void check_ray_batch(const oracle_box *boxes, uint32_t n, int dims, float
 	// Checked in full before any is answered: one bad ray, nothing written.
 	rays[RAYS / 2].max_t = NAN;
 	got[0].index = 12345;
-	cr_assert_eq(bp_view_raycast_closest_batch(v, rays, RAYS, NULL, got), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_cast_rays_closest(v, rays, RAYS, NULL, got), BP_ERR_INVALID_ARGUMENT);
 	cr_assert_eq(got[0].index, 12345u);
 	rays[RAYS / 2].max_t = 1.0f, rays[RAYS / 3].dir[0] = INFINITY;
-	cr_assert_eq(bp_view_raycast_closest_batch(v, rays, RAYS, NULL, got), BP_ERR_NOT_FINITE);
-	cr_assert_eq(bp_view_raycast_closest_batch(v, NULL, 0, NULL, NULL), BP_OK);
+	cr_assert_eq(bp_view_cast_rays_closest(v, rays, RAYS, NULL, got), BP_ERR_NOT_FINITE);
+	cr_assert_eq(bp_view_cast_rays_closest(v, NULL, 0, NULL, NULL), BP_OK);
 	free(rays);
 	free(got);
 	free(want);
@@ -290,14 +290,14 @@ Test(query_frames, spheres_as_balls, .timeout = 120)
 						want[want_n++] = i;
 				}
 				fewer += want_n < bounds_n;
-				const bp_status s = sphere ? bp_view_query_sphere_filtered(v, c, r, &balls, got, N, &got_n)
-				                           : bp_view_query_aabb_filtered(v, lo, hi, &balls, got, N, &got_n);
+				const bp_status s = sphere ? bp_view_overlap_sphere(v, c, r, &balls, got, N, &got_n)
+				                           : bp_view_overlap_box(v, lo, hi, &balls, got, N, &got_n);
 				cr_assert_eq(s, BP_OK);
 				cr_assert_eq(got_n, want_n, "dims %d query %d: %zu hits, brute force %zu", dims, q, got_n, want_n);
 				cr_assert(oracle_same_bytes(got, want, want_n * sizeof *got));
 				memset(seen, 0, N * sizeof *seen);
-				cr_assert_eq(sphere ? bp_view_visit_sphere(v, c, r, &balls, collect_visit, seen)
-				                    : bp_view_visit_aabb(v, lo, hi, &balls, collect_visit, seen),
+				cr_assert_eq(sphere ? bp_view_visit_overlap_sphere(v, c, r, &balls, collect_visit, seen)
+				                    : bp_view_visit_overlap_box(v, lo, hi, &balls, collect_visit, seen),
 					BP_OK);
 				for (size_t k = 0, at = 0; k < N; ++k) {
 					const bool wanted = at < want_n && want[at] == k;

@@ -159,12 +159,12 @@ static void check_box(const bp_view *v, const oracle_box *boxes, uint32_t n, int
 	const size_t want_n = torus_oracle(boxes, n, dims, period, lo, hi, NULL, 0, want);
 	size_t got_n = 0;
 	work_start();
-	cr_assert_eq(bp_view_query_aabb(v, lo, hi, got, n + 1, &got_n), BP_OK);
+	cr_assert_eq(bp_view_overlap_box(v, lo, hi, NULL, got, n + 1, &got_n), BP_OK);
 	work_check(n, "box", q);
 	cr_assert_eq(got_n, want_n, "dims %d box %d: %zu hits, brute force %zu", dims, q, got_n, want_n);
 	cr_assert(oracle_same_bytes(got, want, want_n * sizeof *got), "dims %d box %d: other hits", dims, q);
 	work_start();
-	cr_assert_eq(bp_view_visit_aabb(v, lo, hi, NULL, count_visit, seen), BP_OK);
+	cr_assert_eq(bp_view_visit_overlap_box(v, lo, hi, NULL, count_visit, seen), BP_OK);
 	work_check(n, "visited box", q);
 	for (size_t k = 0, at = 0; k < n; ++k) {
 		const bool wanted = at < want_n && want[at] == k;
@@ -172,7 +172,7 @@ static void check_box(const bp_view *v, const oracle_box *boxes, uint32_t n, int
 		at += wanted;
 	}
 	if (want_n > 1) { // a short buffer: the lowest, and the full count
-		cr_assert_eq(bp_view_query_aabb(v, lo, hi, got, 1, &got_n), BP_ERR_OUT_OF_RANGE);
+		cr_assert_eq(bp_view_overlap_box(v, lo, hi, NULL, got, 1, &got_n), BP_ERR_OUT_OF_RANGE);
 		cr_assert_eq(got_n, want_n);
 		cr_assert_eq(got[0], want[0]);
 	}
@@ -187,14 +187,14 @@ static void check_sphere_nearest(const bp_view *v, const oracle_box *boxes, uint
 	bp_hit *want_hits = malloc((n + 1) * sizeof *want_hits), *got_hits = malloc((n + 1) * sizeof *got_hits);
 	size_t want_n = torus_oracle(boxes, n, dims, period, NULL, NULL, c, r, want), got_n = 0;
 	work_start();
-	cr_assert_eq(bp_view_query_sphere(v, c, r, got, n + 1, &got_n), BP_OK);
+	cr_assert_eq(bp_view_overlap_sphere(v, c, r, NULL, got, n + 1, &got_n), BP_OK);
 	work_check(n, "sphere", q);
 	cr_assert_eq(got_n, want_n, "dims %d sphere %d (r %g): %zu hits, brute force %zu", dims, q, (double)r, got_n,
 		want_n);
 	cr_assert(oracle_same_bytes(got, want, want_n * sizeof *got), "dims %d sphere %d: other hits", dims, q);
 	want_n = torus_nearest_oracle(boxes, n, dims, period, c, k, want_hits);
 	work_start();
-	cr_assert_eq(bp_view_query_nearest(v, c, k, got_hits, &got_n), BP_OK);
+	cr_assert_eq(bp_view_nearest(v, c, k, NULL, got_hits, &got_n), BP_OK);
 	work_check(n, "nearest", q);
 	cr_assert_eq(got_n, want_n);
 	for (size_t i = 0; i < want_n; ++i) {

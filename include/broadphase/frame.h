@@ -134,8 +134,20 @@ BP_API const bp_entity *bp_view_entities(const bp_view *view);
 
 // ---- Queries (const; any thread holding the view, concurrently) -------------
 //
-// Queries see every entity of the snapshot whatever its category, mask or kind;
-// the filtered forms below choose (bp_query_filter).
+// One call per job, named by what it does and to which shape. Every one takes the
+// shape, then `const bp_query_filter *filter`, then where the results go:
+//   bp_view_overlap_box, _overlap_point, _overlap_sphere  entities overlapping a shape
+//   bp_view_cast_ray, bp_view_cast_box                    every hit of a ray or swept box
+//   bp_view_cast_ray_closest, bp_view_cast_box_closest    the first hit
+//   bp_view_nearest                                       the k entities nearest a point
+//   bp_view_visit_overlap_box, _overlap_sphere,           the results of the call after
+//     bp_view_visit_cast_ray, _cast_box                   visit_, through a callback
+//   bp_view_cast_rays_closest                             many rays on the world's threads
+// A NULL filter accepts every entity of the snapshot, whatever its category, mask or
+// kind; a filter chooses (bp_query_filter below). Filters are tested only on entities
+// that pass the geometric test, so their cost grows with the hits they see, never with
+// the view (perf/README.md: 1-8% on box queries whose filter rejects half the hits).
+//
 // Box, point and sphere queries, the closest and all-hits forms of rays and box
 // casts, k nearest and the visitors of boxes, spheres and casts walk a
 // bounding volume hierarchy (views of 256 entities or more; see "Made on first
@@ -155,57 +167,6 @@ BP_API const bp_entity *bp_view_entities(const bp_view *view);
 // return BP_ERR_OUT_OF_RANGE when 0 < capacity < *total, so a short buffer is never
 // silently truncated: call again with *total entries. Capacity 0 asks for the
 // count alone: `out` may then be NULL, and the call returns BP_OK with *total set.
-
-/// A ray, box-cast or nearest hit: dense index, and `distance`: for rays and
-/// casts the ray parameter t (the hit point is origin + t * dir, a length only
-/// when dir has length 1), for nearest the Euclidean distance to the box (0
-/// inside).
-typedef struct bp_hit {
-	uint32_t index;
-	float distance;
-} bp_hit;
-
-/// Dense indices (ascending) of the entities whose box overlaps the closed box
-/// [min, max] (touching counts), `dims` floats each. Errors: BP_ERR_NOT_FINITE,
-/// BP_ERR_INVERTED_BOUNDS, BP_ERR_INVALID_ARGUMENT, BP_ERR_OUT_OF_RANGE (short buffer).
-BP_API bp_status bp_view_query_aabb(const bp_view *view, const float *min, const float *max, uint32_t *out,
-	size_t capacity, size_t *total);
-
-/// Dense indices (ascending) of the entities whose closed box contains the point.
-BP_API bp_status bp_view_query_point(const bp_view *view, const float *point, uint32_t *out, size_t capacity,
-	size_t *total);
-
-/// Dense indices (ascending) of the entities whose box is within `radius` of
-/// `centre` (squared distance from centre to the box <= radius^2).
-BP_API bp_status bp_view_query_sphere(const bp_view *view, const float *centre, float radius, uint32_t *out,
-	size_t capacity, size_t *total);
-
-/// Closest box hit by the ray origin + t * dir, 0 <= t <= max_t (slab test,
-/// closed boxes). t is in units of |dir|: pass a unit dir for distances. A ray
-/// starting inside a box hits it at t = 0. Ties go to the lower dense index.
-/// dir components may be 0 (axis-parallel rays); max_t may be INFINITY.
-/// *found is false when nothing is hit. Errors: BP_ERR_NOT_FINITE (origin, dir),
-/// BP_ERR_INVALID_ARGUMENT (max_t NaN or negative, NULL pointers).
-BP_API bp_status bp_view_raycast_closest(const bp_view *view, const float *origin, const float *dir, float max_t,
-	bp_hit *out, bool *found);
-
-/// Every box hit by the ray, ordered by t, then dense index.
-BP_API bp_status bp_view_raycast_all(const bp_view *view, const float *origin, const float *dir, float max_t,
-	bp_hit *out, size_t capacity, size_t *total);
-
-/// The k entities nearest to `point` by distance to their box (0 inside),
-/// ordered by distance, ties by dense index. Writes min(k, entity count) hits
-/// to out (room for k) and that number to *count.
-BP_API bp_status bp_view_query_nearest(const bp_view *view, const float *point, uint32_t k, bp_hit *out,
-	size_t *count);
-
-// ---- Filtered queries, visitors and box casts ---------------------------------
-//
-// Each box, point, sphere, ray and nearest query has a filtered form taking a
-// `const bp_query_filter *` (NULL: every entity, exactly the plain form above,
-// which is that call with NULL). Filters are tested only on entities that pass
-// the geometric test, so its cost grows with the hits it sees, never with the
-// view (perf/README.md: 1-8% on box queries whose filter rejects half the hits).
 // Visitors (bp_view_visit_*) call visit(entity or hit, user) per accepted
 // result and stop as soon as visit returns false; they need no buffer.
 // Periodic worlds: box, point, sphere and nearest queries (and their visitors)
@@ -231,6 +192,15 @@ BP_API bp_status bp_view_query_nearest(const bp_view *view, const float *point, 
 // and a filter's accept runs at most once per entity. Rays and box casts do not
 // wrap: a ray's images would go on without end; cast again from the origin moved by
 // a period to look across a seam.
+
+/// A ray, box-cast or nearest hit: dense index, and `distance`: for rays and
+/// casts the ray parameter t (the hit point is origin + t * dir, a length only
+/// when dir has length 1), for nearest the Euclidean distance to the box (0
+/// inside).
+typedef struct bp_hit {
+	uint32_t index;
+	float distance;
+} bp_hit;
 
 /// bp_query_filter.kinds bits.
 enum {
@@ -284,27 +254,80 @@ typedef struct bp_query_filter {
 /// callback: it accepts every entity, as NULL does.
 BP_API bp_query_filter bp_query_filter_default(void);
 
-/// bp_view_query_aabb through a filter (NULL: none). Errors as the plain form,
-/// plus BP_ERR_INVALID_ARGUMENT for unknown kinds bits. On error nothing is written.
-BP_API bp_status bp_view_query_aabb_filtered(const bp_view *view, const float *min, const float *max,
+/// Dense indices (ascending) of the accepted entities whose box overlaps the closed
+/// box [min, max] (touching counts), `dims` floats each. Errors: BP_ERR_NOT_FINITE,
+/// BP_ERR_INVERTED_BOUNDS, BP_ERR_INVALID_ARGUMENT (NULL pointers, unknown kinds
+/// bits), BP_ERR_OUT_OF_RANGE (short buffer). Other errors write nothing.
+BP_API bp_status bp_view_overlap_box(const bp_view *view, const float *min, const float *max,
 	const bp_query_filter *filter, uint32_t *out, size_t capacity, size_t *total);
-/// bp_view_query_point through a filter (NULL: none).
-BP_API bp_status bp_view_query_point_filtered(const bp_view *view, const float *point, const bp_query_filter *filter,
+/// Dense indices (ascending) of the accepted entities whose closed box contains the
+/// point: bp_view_overlap_box of the box [point, point].
+BP_API bp_status bp_view_overlap_point(const bp_view *view, const float *point, const bp_query_filter *filter,
 	uint32_t *out, size_t capacity, size_t *total);
-/// bp_view_query_sphere through a filter (NULL: none).
-BP_API bp_status bp_view_query_sphere_filtered(const bp_view *view, const float *centre, float radius,
+/// Dense indices (ascending) of the accepted entities whose box is within `radius`
+/// of `centre` (squared distance from centre to the box <= radius^2).
+BP_API bp_status bp_view_overlap_sphere(const bp_view *view, const float *centre, float radius,
 	const bp_query_filter *filter, uint32_t *out, size_t capacity, size_t *total);
-/// bp_view_raycast_closest through a filter (NULL: none): the closest accepted
-/// hit, ties to the lower dense index. On error *out and *found are not written.
-BP_API bp_status bp_view_raycast_closest_filtered(const bp_view *view, const float *origin, const float *dir,
-	float max_t, const bp_query_filter *filter, bp_hit *out, bool *found);
-/// bp_view_raycast_all through a filter (NULL: none); *total counts accepted hits.
-BP_API bp_status bp_view_raycast_all_filtered(const bp_view *view, const float *origin, const float *dir, float max_t,
-	const bp_query_filter *filter, bp_hit *out, size_t capacity, size_t *total);
-/// bp_view_query_nearest through a filter (NULL: none): the k nearest accepted
-/// entities (fewer when fewer are accepted).
-BP_API bp_status bp_view_query_nearest_filtered(const bp_view *view, const float *point, uint32_t k,
-	const bp_query_filter *filter, bp_hit *out, size_t *count);
+
+/// Closest accepted box hit by the ray origin + t * dir, 0 <= t <= max_t (slab
+/// test, closed boxes). t is in units of |dir|: pass a unit dir for distances. A ray
+/// starting inside a box hits it at t = 0. Ties go to the lower dense index.
+/// dir components may be 0 (axis-parallel rays); max_t may be INFINITY.
+/// *found is false when nothing is hit. Errors: BP_ERR_NOT_FINITE (origin, dir),
+/// BP_ERR_INVALID_ARGUMENT (max_t NaN or negative, NULL pointers, unknown kinds
+/// bits). On error *hit and *found are not written.
+BP_API bp_status bp_view_cast_ray_closest(const bp_view *view, const float *origin, const float *dir, float max_t,
+	const bp_query_filter *filter, bp_hit *hit, bool *found);
+/// Every accepted box hit by the ray, ordered by t, then dense index; *total counts
+/// them (a short buffer gets the first `capacity`).
+BP_API bp_status bp_view_cast_ray(const bp_view *view, const float *origin, const float *dir, float max_t,
+	const bp_query_filter *filter, bp_hit *hits, size_t capacity, size_t *total);
+
+/// Box cast (swept box): the box [min, max] moves to [min + t * dir, max + t * dir],
+/// 0 <= t <= max_t; it hits an entity at the least t at which the two closed
+/// boxes overlap (slab test against the entity's box grown by the moving box's
+/// extents), so a box that overlaps an entity at the start hits it at t = 0.
+/// Like rays: t in units of |dir|, dir components may be 0 (then that axis must
+/// overlap throughout), max_t may be INFINITY; a zero dir finds what overlaps
+/// [min, max]. Closest accepted hit, ties to the lower dense index; *found is false
+/// when nothing is hit. Errors: BP_ERR_NOT_FINITE (min, max, dir),
+/// BP_ERR_INVERTED_BOUNDS (min > max on an axis), BP_ERR_INVALID_ARGUMENT
+/// (max_t NaN or negative, NULL pointers, unknown kinds bits). On error nothing
+/// is written.
+BP_API bp_status bp_view_cast_box_closest(const bp_view *view, const float *min, const float *max, const float *dir,
+	float max_t, const bp_query_filter *filter, bp_hit *hit, bool *found);
+/// Every accepted entity the box cast hits, ordered by t, then dense index (a short
+/// buffer gets the first `capacity`, as bp_view_cast_ray).
+BP_API bp_status bp_view_cast_box(const bp_view *view, const float *min, const float *max, const float *dir,
+	float max_t, const bp_query_filter *filter, bp_hit *hits, size_t capacity, size_t *total);
+
+/// The k accepted entities nearest to `point` by distance to their box (0 inside),
+/// ordered by distance, ties by dense index. Writes min(k, accepted entity count)
+/// hits to `hits` (room for k) and that number to *count.
+BP_API bp_status bp_view_nearest(const bp_view *view, const float *point, uint32_t k, const bp_query_filter *filter,
+	bp_hit *hits, size_t *count);
+
+/// Calls visit(entity, user) for each accepted entity whose box overlaps the
+/// closed box [min, max], each once, in index order (not ascending), until
+/// visit returns false. Errors as bp_view_overlap_box, and
+/// BP_ERR_INVALID_ARGUMENT for a NULL visit; on error visit is never called.
+BP_API bp_status bp_view_visit_overlap_box(const bp_view *view, const float *min, const float *max,
+	const bp_query_filter *filter, bool (*visit)(uint32_t entity, void *user), void *user);
+/// As bp_view_visit_overlap_box for the sphere test of bp_view_overlap_sphere.
+BP_API bp_status bp_view_visit_overlap_sphere(const bp_view *view, const float *centre, float radius,
+	const bp_query_filter *filter, bool (*visit)(uint32_t entity, void *user), void *user);
+/// Calls visit(hit, user) for each accepted hit of the ray, in the order of
+/// bp_view_cast_ray (t, then dense index), until visit returns false: the
+/// first k calls are exactly the first k results of bp_view_cast_ray, and
+/// the first is bp_view_cast_ray_closest's hit. Hits found ahead of their turn
+/// wait in a buffer (on the stack for up to 64): BP_ERR_OUT_OF_MEMORY when it
+/// cannot grow, after the hits already visited. Errors otherwise as
+/// bp_view_cast_ray, plus BP_ERR_INVALID_ARGUMENT for a NULL visit.
+BP_API bp_status bp_view_visit_cast_ray(const bp_view *view, const float *origin, const float *dir, float max_t,
+	const bp_query_filter *filter, bool (*visit)(bp_hit hit, void *user), void *user);
+/// bp_view_visit_cast_ray for a box cast: hits in the order of bp_view_cast_box.
+BP_API bp_status bp_view_visit_cast_box(const bp_view *view, const float *min, const float *max, const float *dir,
+	float max_t, const bp_query_filter *filter, bool (*visit)(bp_hit hit, void *user), void *user);
 
 /// One ray of a batch: origin + t * dir, 0 <= t <= max_t (z ignored in 2D).
 typedef struct bp_ray {
@@ -316,55 +339,70 @@ typedef struct bp_ray {
 /// bp_hit.index of a batch's ray that hit nothing (its distance is INFINITY).
 #define BP_HIT_NONE UINT32_MAX
 
-/// The closest hit of each ray, as bp_view_raycast_closest_filtered finds it,
-/// into out[i] for rays[i] (BP_HIT_NONE when it hits nothing). The rays run on
+/// The closest hit of each ray, as bp_view_cast_ray_closest finds it, into
+/// hits[i] for rays[i] (BP_HIT_NONE when it hits nothing). The rays run on
 /// the world's executor and thread count as of the frame's submit, from the
 /// calling thread (the library's workers belong to the thread that calls);
 /// the answers do not depend on the thread count. The filter's accept, if any,
 /// is called from those threads at once. Every ray is checked first: on error
 /// (that of the first bad ray, as the single form reports it) nothing is written.
-BP_API bp_status bp_view_raycast_closest_batch(const bp_view *view, const bp_ray *rays, size_t count,
-	const bp_query_filter *filter, bp_hit *out);
+BP_API bp_status bp_view_cast_rays_closest(const bp_view *view, const bp_ray *rays, size_t count,
+	const bp_query_filter *filter, bp_hit *hits);
 
-/// Calls visit(entity, user) for each accepted entity whose box overlaps the
-/// closed box [min, max], each once, in index order (not ascending), until
-/// visit returns false. Errors as bp_view_query_aabb_filtered, and
-/// BP_ERR_INVALID_ARGUMENT for a NULL visit; on error visit is never called.
-BP_API bp_status bp_view_visit_aabb(const bp_view *view, const float *min, const float *max,
-	const bp_query_filter *filter, bool (*visit)(uint32_t entity, void *user), void *user);
-/// As bp_view_visit_aabb for the sphere test of bp_view_query_sphere.
-BP_API bp_status bp_view_visit_sphere(const bp_view *view, const float *centre, float radius,
-	const bp_query_filter *filter, bool (*visit)(uint32_t entity, void *user), void *user);
-/// Calls visit(hit, user) for each accepted hit of the ray, in the order of
-/// bp_view_raycast_all (t, then dense index), until visit returns false: the
-/// first k calls are exactly the first k results of bp_view_raycast_all, and
-/// the first is bp_view_raycast_closest's hit. Hits found ahead of their turn
-/// wait in a buffer (on the stack for up to 64): BP_ERR_OUT_OF_MEMORY when it
-/// cannot grow, after the hits already visited. Errors otherwise as
-/// bp_view_raycast_all_filtered, plus BP_ERR_INVALID_ARGUMENT for a NULL visit.
-BP_API bp_status bp_view_visit_ray(const bp_view *view, const float *origin, const float *dir, float max_t,
-	const bp_query_filter *filter, bool (*visit)(bp_hit hit, void *user), void *user);
+// ---- Query names before 0.8 (deprecated; they go in 0.9) ---------------------
+//
+// Each passes its arguments to the call its BP_DEPRECATED message names, and NULL for
+// the filter where it takes none. They warn where used (base.h).
 
-/// Box cast (swept box): the box [min, max] moves to [min + t * dir, max + t * dir],
-/// 0 <= t <= max_t; it hits an entity at the least t at which the two closed
-/// boxes overlap (slab test against the entity's box grown by the moving box's
-/// extents), so a box that overlaps an entity at the start hits it at t = 0.
-/// Like rays: t in units of |dir|, dir components may be 0 (then that axis must
-/// overlap throughout), max_t may be INFINITY; a zero dir finds what overlaps
-/// [min, max]. Closest hit, ties to the lower dense index; *found is false when
-/// nothing is hit. Errors: BP_ERR_NOT_FINITE (min, max, dir),
-/// BP_ERR_INVERTED_BOUNDS (min > max on an axis), BP_ERR_INVALID_ARGUMENT
-/// (max_t NaN or negative, NULL pointers, unknown kinds bits). On error nothing
-/// is written.
+BP_API bp_status bp_view_query_aabb(const bp_view *view, const float *min, const float *max, uint32_t *out,
+	size_t capacity, size_t *total) BP_DEPRECATED("use bp_view_overlap_box");
+BP_API bp_status bp_view_query_aabb_filtered(const bp_view *view, const float *min, const float *max,
+	const bp_query_filter *filter, uint32_t *out, size_t capacity, size_t *total)
+	BP_DEPRECATED("use bp_view_overlap_box");
+BP_API bp_status bp_view_query_point(const bp_view *view, const float *point, uint32_t *out, size_t capacity,
+	size_t *total) BP_DEPRECATED("use bp_view_overlap_point");
+BP_API bp_status bp_view_query_point_filtered(const bp_view *view, const float *point, const bp_query_filter *filter,
+	uint32_t *out, size_t capacity, size_t *total) BP_DEPRECATED("use bp_view_overlap_point");
+BP_API bp_status bp_view_query_sphere(const bp_view *view, const float *centre, float radius, uint32_t *out,
+	size_t capacity, size_t *total) BP_DEPRECATED("use bp_view_overlap_sphere");
+BP_API bp_status bp_view_query_sphere_filtered(const bp_view *view, const float *centre, float radius,
+	const bp_query_filter *filter, uint32_t *out, size_t capacity, size_t *total)
+	BP_DEPRECATED("use bp_view_overlap_sphere");
+/// Unlike bp_view_cast_ray_closest, sets *found to false on error (out and found not NULL).
+BP_API bp_status bp_view_raycast_closest(const bp_view *view, const float *origin, const float *dir, float max_t,
+	bp_hit *out, bool *found) BP_DEPRECATED("use bp_view_cast_ray_closest");
+BP_API bp_status bp_view_raycast_closest_filtered(const bp_view *view, const float *origin, const float *dir,
+	float max_t, const bp_query_filter *filter, bp_hit *out, bool *found)
+	BP_DEPRECATED("use bp_view_cast_ray_closest");
+BP_API bp_status bp_view_raycast_all(const bp_view *view, const float *origin, const float *dir, float max_t,
+	bp_hit *out, size_t capacity, size_t *total) BP_DEPRECATED("use bp_view_cast_ray");
+BP_API bp_status bp_view_raycast_all_filtered(const bp_view *view, const float *origin, const float *dir, float max_t,
+	const bp_query_filter *filter, bp_hit *out, size_t capacity, size_t *total) BP_DEPRECATED("use bp_view_cast_ray");
+BP_API bp_status bp_view_query_nearest(const bp_view *view, const float *point, uint32_t k, bp_hit *out,
+	size_t *count) BP_DEPRECATED("use bp_view_nearest");
+BP_API bp_status bp_view_query_nearest_filtered(const bp_view *view, const float *point, uint32_t k,
+	const bp_query_filter *filter, bp_hit *out, size_t *count) BP_DEPRECATED("use bp_view_nearest");
 BP_API bp_status bp_view_boxcast_closest(const bp_view *view, const float *min, const float *max, const float *dir,
-	float max_t, const bp_query_filter *filter, bp_hit *out, bool *found);
-/// Every entity the box cast hits, ordered by t, then dense index (a short
-/// buffer gets the first `capacity`, as bp_view_raycast_all).
+	float max_t, const bp_query_filter *filter, bp_hit *out, bool *found) BP_DEPRECATED("use bp_view_cast_box_closest");
 BP_API bp_status bp_view_boxcast_all(const bp_view *view, const float *min, const float *max, const float *dir,
-	float max_t, const bp_query_filter *filter, bp_hit *out, size_t capacity, size_t *total);
-/// bp_view_visit_ray for a box cast: hits in the order of bp_view_boxcast_all.
+	float max_t, const bp_query_filter *filter, bp_hit *out, size_t capacity, size_t *total)
+	BP_DEPRECATED("use bp_view_cast_box");
+BP_API bp_status bp_view_visit_aabb(const bp_view *view, const float *min, const float *max,
+	const bp_query_filter *filter, bool (*visit)(uint32_t entity, void *user), void *user)
+	BP_DEPRECATED("use bp_view_visit_overlap_box");
+BP_API bp_status bp_view_visit_sphere(const bp_view *view, const float *centre, float radius,
+	const bp_query_filter *filter, bool (*visit)(uint32_t entity, void *user), void *user)
+	BP_DEPRECATED("use bp_view_visit_overlap_sphere");
+BP_API bp_status bp_view_visit_ray(const bp_view *view, const float *origin, const float *dir, float max_t,
+	const bp_query_filter *filter, bool (*visit)(bp_hit hit, void *user), void *user)
+	BP_DEPRECATED("use bp_view_visit_cast_ray");
 BP_API bp_status bp_view_visit_boxcast(const bp_view *view, const float *min, const float *max, const float *dir,
-	float max_t, const bp_query_filter *filter, bool (*visit)(bp_hit hit, void *user), void *user);
+	float max_t, const bp_query_filter *filter, bool (*visit)(bp_hit hit, void *user), void *user)
+	BP_DEPRECATED("use bp_view_visit_cast_box");
+BP_API bp_status bp_view_raycast_closest_batch(const bp_view *view, const bp_ray *rays, size_t count,
+	const bp_query_filter *filter, bp_hit *out) BP_DEPRECATED("use bp_view_cast_rays_closest");
+
+// ---- Handles, pairs and neighbours in a view ----------------------------------
 
 /// The dense index of `entity` in this view: BP_OK and *out, or
 /// BP_ERR_STALE_HANDLE when the entity was not alive at this frame's submit

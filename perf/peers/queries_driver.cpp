@@ -211,9 +211,9 @@ public:
 		case Q_POINT:
 		case Q_SPHERE:
 			for (;;) {
-				status = kind == Q_BOX ? bp_view_query_aabb(view, q.lo, q.hi, ids.data(), ids.size(), &total)
-					: kind == Q_POINT  ? bp_view_query_point(view, q.p, ids.data(), ids.size(), &total)
-					                   : bp_view_query_sphere(view, q.p, q.radius, ids.data(), ids.size(), &total);
+				status = kind == Q_BOX ? bp_view_overlap_box(view, q.lo, q.hi, nullptr, ids.data(), ids.size(), &total)
+					: kind == Q_POINT  ? bp_view_overlap_point(view, q.p, nullptr, ids.data(), ids.size(), &total)
+					                   : bp_view_overlap_sphere(view, q.p, q.radius, nullptr, ids.data(), ids.size(), &total);
 				if (status != BP_ERR_OUT_OF_RANGE)
 					break;
 				ids.resize(total);
@@ -224,8 +224,8 @@ public:
 		case Q_LONG_CLOSEST:
 		case Q_CAST_CLOSEST:
 			status = kind == Q_CAST_CLOSEST
-				? bp_view_boxcast_closest(view, q.lo, q.hi, q.dir, q.max_t, nullptr, &hit, &found)
-				: bp_view_raycast_closest(view, q.p, q.dir, q.max_t, &hit, &found);
+				? bp_view_cast_box_closest(view, q.lo, q.hi, q.dir, q.max_t, nullptr, &hit, &found)
+				: bp_view_cast_ray_closest(view, q.p, q.dir, q.max_t, nullptr, &hit, &found);
 			if (found) {
 				out.ids.push_back(hit.index);
 				out.t.push_back(hit.distance);
@@ -235,8 +235,8 @@ public:
 		case Q_NEAREST:
 			for (;;) {
 				status = kind == Q_RAY_ALL
-					? bp_view_raycast_all(view, q.p, q.dir, q.max_t, hits.data(), hits.size(), &total)
-					: bp_view_query_nearest(view, q.p, nearest_k, hits.data(), &total);
+					? bp_view_cast_ray(view, q.p, q.dir, q.max_t, nullptr, hits.data(), hits.size(), &total)
+					: bp_view_nearest(view, q.p, nearest_k, nullptr, hits.data(), &total);
 				if (status != BP_ERR_OUT_OF_RANGE)
 					break;
 				hits.resize(total);
@@ -292,7 +292,7 @@ ours_build build_ours(const query_scene &s)
 	const float origin[3] = {0, 0, 0}, dir[3] = {1, 0, 0};
 	bp_hit hit;
 	bool found;
-	status = bp_view_raycast_closest(x.view, origin, dir, 0.0f, &hit, &found);
+	status = bp_view_cast_ray_closest(x.view, origin, dir, 0.0f, nullptr, &hit, &found);
 	double t2 = peer_now_ms();
 	if (status != BP_OK) {
 		std::fprintf(stderr, "bp_peer_queries: broadphase index: %s\n", bp_status_string(status));

@@ -573,7 +573,7 @@ static bp_status wrapped_visit(const bp_view *v, const shape *q, const bp_query_
 	return BP_OK;
 }
 
-bp_status bp_view_query_aabb_filtered(const bp_view *v, const float *min, const float *max,
+bp_status bp_view_overlap_box(const bp_view *v, const float *min, const float *max,
 	const bp_query_filter *filter, uint32_t *out, size_t capacity, size_t *total)
 {
 	shape q;
@@ -587,24 +587,13 @@ bp_status bp_view_query_aabb_filtered(const bp_view *v, const float *min, const 
 	return bpi_query_finish(query_shape_run(v, &q, filter, out, capacity), capacity, total);
 }
 
-bp_status bp_view_query_aabb(const bp_view *v, const float *min, const float *max, uint32_t *out, size_t capacity,
-	size_t *total)
-{
-	return bp_view_query_aabb_filtered(v, min, max, NULL, out, capacity, total);
-}
-
-bp_status bp_view_query_point_filtered(const bp_view *v, const float *point, const bp_query_filter *filter,
+bp_status bp_view_overlap_point(const bp_view *v, const float *point, const bp_query_filter *filter,
 	uint32_t *out, size_t capacity, size_t *total)
 {
-	return bp_view_query_aabb_filtered(v, point, point, filter, out, capacity, total);
+	return bp_view_overlap_box(v, point, point, filter, out, capacity, total);
 }
 
-bp_status bp_view_query_point(const bp_view *v, const float *point, uint32_t *out, size_t capacity, size_t *total)
-{
-	return bp_view_query_aabb_filtered(v, point, point, NULL, out, capacity, total);
-}
-
-bp_status bp_view_query_sphere_filtered(const bp_view *v, const float *center, float radius,
+bp_status bp_view_overlap_sphere(const bp_view *v, const float *center, float radius,
 	const bp_query_filter *filter, uint32_t *out, size_t capacity, size_t *total)
 {
 	shape q;
@@ -618,14 +607,8 @@ bp_status bp_view_query_sphere_filtered(const bp_view *v, const float *center, f
 	return bpi_query_finish(query_shape_run(v, &q, filter, out, capacity), capacity, total);
 }
 
-bp_status bp_view_query_sphere(const bp_view *v, const float *center, float radius, uint32_t *out, size_t capacity,
-	size_t *total)
-{
-	return bp_view_query_sphere_filtered(v, center, radius, NULL, out, capacity, total);
-}
-
-bp_status bp_view_visit_aabb(const bp_view *v, const float *min, const float *max, const bp_query_filter *filter,
-	bool (*visit)(uint32_t entity, void *user), void *user)
+bp_status bp_view_visit_overlap_box(const bp_view *v, const float *min, const float *max,
+	const bp_query_filter *filter, bool (*visit)(uint32_t entity, void *user), void *user)
 {
 	shape q;
 	bp_status status = visit ? box_shape(v, min, max, filter, &q) : BP_ERR_INVALID_ARGUMENT;
@@ -636,8 +619,8 @@ bp_status bp_view_visit_aabb(const bp_view *v, const float *min, const float *ma
 	return status;
 }
 
-bp_status bp_view_visit_sphere(const bp_view *v, const float *center, float radius, const bp_query_filter *filter,
-	bool (*visit)(uint32_t entity, void *user), void *user)
+bp_status bp_view_visit_overlap_sphere(const bp_view *v, const float *center, float radius,
+	const bp_query_filter *filter, bool (*visit)(uint32_t entity, void *user), void *user)
 {
 	shape q;
 	bp_status status = visit ? sphere_shape(v, center, radius, filter, &q) : BP_ERR_INVALID_ARGUMENT;
@@ -832,7 +815,7 @@ static void nearest_bvh(const bp_view *v, const bpi_bvh_part *part, const float 
 	}
 }
 
-bp_status bp_view_query_nearest_filtered(const bp_view *v, const float *point, uint32_t k,
+bp_status bp_view_nearest(const bp_view *v, const float *point, uint32_t k,
 	const bp_query_filter *filter, bp_hit *out, size_t *count)
 {
 	if (!v || !point || !count || (k && !out) || !bpi_query_filter_valid(filter))
@@ -858,11 +841,6 @@ bp_status bp_view_query_nearest_filtered(const bp_view *v, const float *point, u
 		out[i].distance = sqrtf(out[i].distance);
 	*count = best.size;
 	return BP_OK;
-}
-
-bp_status bp_view_query_nearest(const bp_view *v, const float *point, uint32_t k, bp_hit *out, size_t *count)
-{
-	return bp_view_query_nearest_filtered(v, point, k, NULL, out, count);
 }
 
 bp_query_filter bp_query_filter_default(void)

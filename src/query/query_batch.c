@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// Batches of queries on one view (bp_view_*_batch): each query answered as its single form
+// Batches of queries on one view (bp_view_cast_rays_closest): each query answered as its single form
 // answers it, into its own slot of the output, on the threads of the world's executor.
 #include "parallel/parallel.h"
 #include "query/query.h"
@@ -22,13 +22,13 @@ static void closest_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ct
 	for (uint32_t i = begin; i < end; ++i) {
 		bool found;
 		const bp_ray *r = &b->rays[i];
-		(void)bp_view_raycast_closest_filtered(b->v, r->origin, r->dir, r->max_t, b->filter, &b->out[i], &found);
+		(void)bp_view_cast_ray_closest(b->v, r->origin, r->dir, r->max_t, b->filter, &b->out[i], &found);
 		if (!found)
 			b->out[i] = (bp_hit){BP_HIT_NONE, INFINITY};
 	}
 }
 
-bp_status bp_view_raycast_closest_batch(const bp_view *v, const bp_ray *rays, size_t count,
+bp_status bp_view_cast_rays_closest(const bp_view *v, const bp_ray *rays, size_t count,
 	const bp_query_filter *filter, bp_hit *out)
 {
 	if (!v || (count && (!rays || !out)) || count > UINT32_MAX || !bpi_query_filter_valid(filter))

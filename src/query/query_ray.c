@@ -430,7 +430,7 @@ static bp_status all_out(const bp_view *v, const sweep *s, const bp_query_filter
 	return bpi_query_finish(count, capacity, total);
 }
 
-bp_status bp_view_raycast_closest_filtered(const bp_view *v, const float *origin, const float *dir, float max_t,
+bp_status bp_view_cast_ray_closest(const bp_view *v, const float *origin, const float *dir, float max_t,
 	const bp_query_filter *filter, bp_hit *out, bool *found)
 {
 	sweep s;
@@ -438,16 +438,7 @@ bp_status bp_view_raycast_closest_filtered(const bp_view *v, const float *origin
 	return status == BP_OK ? closest_out(v, &s, filter, out, found) : status;
 }
 
-bp_status bp_view_raycast_closest(const bp_view *v, const float *origin, const float *dir, float max_t, bp_hit *out,
-	bool *found)
-{
-	bp_status status = bp_view_raycast_closest_filtered(v, origin, dir, max_t, NULL, out, found);
-	if (status != BP_OK && out && found)
-		*found = false; // as this function always did
-	return status;
-}
-
-bp_status bp_view_raycast_all_filtered(const bp_view *v, const float *origin, const float *dir, float max_t,
+bp_status bp_view_cast_ray(const bp_view *v, const float *origin, const float *dir, float max_t,
 	const bp_query_filter *filter, bp_hit *out, size_t capacity, size_t *total)
 {
 	sweep s;
@@ -457,13 +448,7 @@ bp_status bp_view_raycast_all_filtered(const bp_view *v, const float *origin, co
 	return status == BP_OK ? all_out(v, &s, filter, out, capacity, total) : status;
 }
 
-bp_status bp_view_raycast_all(const bp_view *v, const float *origin, const float *dir, float max_t, bp_hit *out,
-	size_t capacity, size_t *total)
-{
-	return bp_view_raycast_all_filtered(v, origin, dir, max_t, NULL, out, capacity, total);
-}
-
-bp_status bp_view_visit_ray(const bp_view *v, const float *origin, const float *dir, float max_t,
+bp_status bp_view_visit_cast_ray(const bp_view *v, const float *origin, const float *dir, float max_t,
 	const bp_query_filter *filter, bool (*visit)(bp_hit hit, void *user), void *user)
 {
 	sweep s;
@@ -471,7 +456,7 @@ bp_status bp_view_visit_ray(const bp_view *v, const float *origin, const float *
 	return status == BP_OK ? sweep_visit(v, &s, filter, visit, user) : status;
 }
 
-bp_status bp_view_boxcast_closest(const bp_view *v, const float *min, const float *max, const float *dir,
+bp_status bp_view_cast_box_closest(const bp_view *v, const float *min, const float *max, const float *dir,
 	float max_t, const bp_query_filter *filter, bp_hit *out, bool *found)
 {
 	sweep s;
@@ -480,7 +465,7 @@ bp_status bp_view_boxcast_closest(const bp_view *v, const float *min, const floa
 	return status == BP_OK ? closest_out(v, &s, filter, out, found) : status;
 }
 
-bp_status bp_view_boxcast_all(const bp_view *v, const float *min, const float *max, const float *dir, float max_t,
+bp_status bp_view_cast_box(const bp_view *v, const float *min, const float *max, const float *dir, float max_t,
 	const bp_query_filter *filter, bp_hit *out, size_t capacity, size_t *total)
 {
 	sweep s;
@@ -490,7 +475,7 @@ bp_status bp_view_boxcast_all(const bp_view *v, const float *min, const float *m
 	return status == BP_OK ? all_out(v, &s, filter, out, capacity, total) : status;
 }
 
-bp_status bp_view_visit_boxcast(const bp_view *v, const float *min, const float *max, const float *dir,
+bp_status bp_view_visit_cast_box(const bp_view *v, const float *min, const float *max, const float *dir,
 	float max_t, const bp_query_filter *filter, bool (*visit)(bp_hit hit, void *user), void *user)
 {
 	sweep s;

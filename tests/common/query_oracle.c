@@ -94,8 +94,8 @@ void oracle_check_box_query(const bp_view *v, const oracle_box *boxes, uint32_t 
 {
 	uint32_t *want = malloc((n + 1) * sizeof *want), *got = malloc((n + 1) * sizeof *got);
 	size_t want_n = oracle_query_box(boxes, n, dims, lo, hi, want), got_n = 0;
-	bp_status status = point ? bp_view_query_point(v, lo, got, n + 1, &got_n)
-	                         : bp_view_query_aabb(v, lo, hi, got, n + 1, &got_n);
+	bp_status status = point ? bp_view_overlap_point(v, lo, NULL, got, n + 1, &got_n)
+	                         : bp_view_overlap_box(v, lo, hi, NULL, got, n + 1, &got_n);
 	cr_assert_eq(status, BP_OK);
 	cr_assert_eq(got_n, want_n, "%s query: %zu hits, brute force %zu", point ? "point" : "box", got_n, want_n);
 	cr_assert(oracle_same_bytes(got, want, want_n * sizeof *got));
@@ -121,7 +121,7 @@ void oracle_check_view_queries(const bp_view *v, const oracle_box *boxes, uint32
 
 		float radius = snap ? (float)test_rng_below(&rng, 4) : test_rng_float(&rng, 0, 4);
 		size_t want_n = oracle_query_sphere(boxes, n, dims, p, radius, want), got_n = 0;
-		cr_assert_eq(bp_view_query_sphere(v, p, radius, got, n + 1, &got_n), BP_OK);
+		cr_assert_eq(bp_view_overlap_sphere(v, p, radius, NULL, got, n + 1, &got_n), BP_OK);
 		cr_assert_eq(got_n, want_n, "sphere: %zu vs %zu", got_n, want_n);
 		cr_assert(oracle_same_bytes(got, want, want_n * sizeof *got));
 
@@ -133,7 +133,7 @@ void oracle_check_view_queries(const bp_view *v, const oracle_box *boxes, uint32
 				d[k] = 0;
 		float max_t = test_rng_below(&rng, 2) ? INFINITY : test_rng_float(&rng, 0, world);
 		size_t want_hits_n = oracle_query_ray(boxes, n, dims, p, d, max_t, want_hits), got_hits_n = 0;
-		cr_assert_eq(bp_view_raycast_all(v, p, d, max_t, got_hits, n + 8, &got_hits_n), BP_OK);
+		cr_assert_eq(bp_view_cast_ray(v, p, d, max_t, NULL, got_hits, n + 8, &got_hits_n), BP_OK);
 		cr_assert_eq(got_hits_n, want_hits_n, "ray: %zu vs %zu hits", got_hits_n, want_hits_n);
 		for (size_t i = 0; i < want_hits_n; ++i) {
 			cr_assert_eq(got_hits[i].index, want_hits[i].index, "ray hit %zu", i);
@@ -141,7 +141,7 @@ void oracle_check_view_queries(const bp_view *v, const oracle_box *boxes, uint32
 		}
 		bp_hit closest;
 		bool found;
-		cr_assert_eq(bp_view_raycast_closest(v, p, d, max_t, &closest, &found), BP_OK);
+		cr_assert_eq(bp_view_cast_ray_closest(v, p, d, max_t, NULL, &closest, &found), BP_OK);
 		cr_assert_eq(found, want_hits_n > 0);
 		if (found) {
 			cr_assert_eq(closest.index, want_hits[0].index);
@@ -149,7 +149,7 @@ void oracle_check_view_queries(const bp_view *v, const oracle_box *boxes, uint32
 		}
 		// A short buffer gets the nearest hits and the full count.
 		if (want_hits_n > 2) {
-			cr_assert_eq(bp_view_raycast_all(v, p, d, max_t, got_hits, 2, &got_hits_n), BP_ERR_OUT_OF_RANGE);
+			cr_assert_eq(bp_view_cast_ray(v, p, d, max_t, NULL, got_hits, 2, &got_hits_n), BP_ERR_OUT_OF_RANGE);
 			cr_assert_eq(got_hits_n, want_hits_n);
 			cr_assert_eq(got_hits[0].index, want_hits[0].index);
 			cr_assert_eq(got_hits[1].index, want_hits[1].index);
@@ -159,7 +159,7 @@ void oracle_check_view_queries(const bp_view *v, const oracle_box *boxes, uint32
 		uint32_t k = ks[q % 4];
 		test_rng_vec(&rng, p, dims, -2, world + 2, snap);
 		want_n = oracle_query_nearest(boxes, n, dims, p, k, want_hits);
-		cr_assert_eq(bp_view_query_nearest(v, p, k, got_hits, &got_n), BP_OK);
+		cr_assert_eq(bp_view_nearest(v, p, k, NULL, got_hits, &got_n), BP_OK);
 		cr_assert_eq(got_n, want_n, "k=%u: %zu vs %zu", k, got_n, want_n);
 		for (size_t i = 0; i < want_n; ++i) {
 			cr_assert_eq(got_hits[i].index, want_hits[i].index, "nearest %zu of k=%u", i, k);

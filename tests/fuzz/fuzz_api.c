@@ -473,7 +473,7 @@ static void check_view(state *st, const bp_view *view)
 	decode_bounds(st, min, max);
 	uint32_t hits[MAX_RECORDS];
 	size_t total = 0;
-	bp_status s = bp_view_query_aabb(view, min, max, hits, MAX_RECORDS, &total);
+	bp_status s = bp_view_overlap_box(view, min, max, NULL, hits, MAX_RECORDS, &total);
 	int want = bounds_status(min, max, dims);
 	expect_bounds_status(s, want, "query_aabb");
 	if (s == BP_OK) {

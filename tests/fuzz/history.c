@@ -1287,7 +1287,7 @@ static void check_sphere_point(ctx *c, int w, const bp_view *v, const frame_exp 
 			want[want_n++] = i;
 	size_t got_n = 0;
 	uint64_t before = bpi_periodic_query_work();
-	bp_status st = bp_view_query_sphere(v, p, radius, got, x->n + 1, &got_n);
+	bp_status st = bp_view_overlap_sphere(v, p, radius, NULL, got, x->n + 1, &got_n);
 	check_work(c, w, v, before, x->n, "sphere", q);
 	if (st != BP_OK || got_n != want_n || (want_n && memcmp(got, want, want_n * sizeof *want)))
 		failf(c, w, "view %llu: sphere %d at (%a, %a, %a) of radius %a: %s, %zu hits, brute force %u (or others)",
@@ -1301,7 +1301,7 @@ static void check_sphere_point(ctx *c, int w, const bp_view *v, const frame_exp 
 			want[point_n++] = i;
 	}
 	before = bpi_periodic_query_work();
-	st = bp_view_query_point(v, p, got, x->n + 1, &got_n);
+	st = bp_view_overlap_point(v, p, NULL, got, x->n + 1, &got_n);
 	check_work(c, w, v, before, x->n, "point", q);
 	if (st != BP_OK || got_n != point_n || (point_n && memcmp(got, want, point_n * sizeof *want)))
 		failf(c, w, "view %llu: point %d at (%a, %a, %a): %s, %zu hits, brute force %u (or others)",
@@ -1339,7 +1339,7 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 			if (bf_ray(x->box[i], c->dims, o, d, max_t, &want[want_n].distance))
 				want[want_n++].index = i;
 		qsort(want, want_n, sizeof *want, hit_cmp);
-		bp_status st = bp_view_raycast_all(v, o, d, max_t, got, x->n + 1, &got_n);
+		bp_status st = bp_view_cast_ray(v, o, d, max_t, NULL, got, x->n + 1, &got_n);
 		if (st != BP_OK || got_n != want_n || (want_n && memcmp(got, want, want_n * sizeof *got)))
 			failf(c, w, "view %llu: ray %d from (%a, %a, %a) along (%a, %a, %a) to %a: %s, %zu hits, brute force %zu "
 				"(or other hits or order); first %u at %a against %u at %a", frame, q, (double)o[0], (double)o[1],
@@ -1349,12 +1349,12 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		rays[ray_count] = (bp_ray){{o[0], o[1], o[2]}, {d[0], d[1], d[2]}, max_t};
 		closest[ray_count++] = want_n ? want[0] : (bp_hit){BP_HIT_NONE, INFINITY};
 		visited seen = {.hits = got, .capacity = x->n + 1};
-		st = bp_view_visit_ray(v, o, d, max_t, NULL, visit_hit, &seen);
+		st = bp_view_visit_cast_ray(v, o, d, max_t, NULL, visit_hit, &seen);
 		if (st != BP_OK || seen.count != want_n || (want_n && memcmp(got, want, want_n * sizeof *got)))
 			failf(c, w, "view %llu: ray %d visited: %s, %zu hits, brute force %zu (or other hits or order)", frame, q,
 				status_name(st), seen.count, want_n);
 		bool found = false;
-		st = bp_view_raycast_closest(v, o, d, max_t, got, &found);
+		st = bp_view_cast_ray_closest(v, o, d, max_t, NULL, got, &found);
 		if (st != BP_OK || found != (want_n > 0) || (found && memcmp(got, want, sizeof *got)))
 			failf(c, w, "view %llu: closest of ray %d: %s, %s", frame, q, status_name(st), found ? "a hit" : "none");
 		if (want_n) { // the closest left out by handle, as by dense index
@@ -1363,8 +1363,8 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 			by_index.exclude = want[0].index;
 			bp_hit h[2];
 			bool f[2];
-			bp_status s2[2] = {bp_view_raycast_closest_filtered(v, o, d, max_t, &by_handle, &h[0], &f[0]),
-				bp_view_raycast_closest_filtered(v, o, d, max_t, &by_index, &h[1], &f[1])};
+			bp_status s2[2] = {bp_view_cast_ray_closest(v, o, d, max_t, &by_handle, &h[0], &f[0]),
+				bp_view_cast_ray_closest(v, o, d, max_t, &by_index, &h[1], &f[1])};
 			if (s2[0] != BP_OK || s2[1] != BP_OK || f[0] != f[1] || (f[0] && (h[0].index != h[1].index ||
 				h[0].index == want[0].index)))
 				failf(c, w, "view %llu: ray %d leaving out entity %u by handle and by index: %s %s, %s %s", frame, q,
@@ -1386,7 +1386,7 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 				ids[box_n++] = i;
 		}
 		uint64_t before = bpi_periodic_query_work();
-		st = bp_view_query_aabb(v, lo, hi, got_ids, x->n + 1, &got_n);
+		st = bp_view_overlap_box(v, lo, hi, NULL, got_ids, x->n + 1, &got_n);
 		check_work(c, w, v, before, x->n, "box", q);
 		if (st != BP_OK || got_n != box_n || (box_n && memcmp(got_ids, ids, box_n * sizeof *ids)))
 			failf(c, w, "view %llu: box query %d: %s, %zu hits, brute force %u (or others)", frame, q, status_name(st),
@@ -1413,7 +1413,7 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 				ids[ball_n++] = i; // in place: ids[k] is read before
 		}
 		before = bpi_periodic_query_work();
-		st = bp_view_query_aabb_filtered(v, lo, hi, &balls, got_ids, x->n + 1, &got_n);
+		st = bp_view_overlap_box(v, lo, hi, &balls, got_ids, x->n + 1, &got_n);
 		check_work(c, w, v, before, x->n, "box of balls", q);
 		if (st != BP_OK || got_n != ball_n || (ball_n && memcmp(got_ids, ids, ball_n * sizeof *ids)))
 			failf(c, w, "view %llu: box query %d of balls: %s, %zu hits, brute force %u (or others)", frame, q,
@@ -1428,7 +1428,7 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		}
 		visited in_box = {.ids = got_ids, .capacity = x->n + 1};
 		before = bpi_periodic_query_work();
-		st = bp_view_visit_aabb(v, lo, hi, NULL, visit_id, &in_box);
+		st = bp_view_visit_overlap_box(v, lo, hi, NULL, visit_id, &in_box);
 		check_work(c, w, v, before, x->n, "visited box", q);
 		if (in_box.count <= in_box.capacity)
 			qsort(got_ids, in_box.count, sizeof *got_ids, id_cmp);
@@ -1443,7 +1443,7 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		for (size_t i = 0; i < want_n; ++i)
 			want[i].distance = sqrtf(want[i].distance);
 		before = bpi_periodic_query_work();
-		st = bp_view_query_nearest(v, p, k, got, &got_n);
+		st = bp_view_nearest(v, p, k, NULL, got, &got_n);
 		check_work(c, w, v, before, x->n, "nearest", q);
 		if (st != BP_OK || got_n != want_n || memcmp(got, want, want_n * sizeof *got))
 			failf(c, w, "view %llu: %u nearest: %s, %zu, brute force %zu (or others, or another order)", frame, k,
@@ -1451,7 +1451,7 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		check_sphere_point(c, w, v, x, p, r, q, (uint32_t *)want, (uint32_t *)got);
 	}
 	bp_hit batch[4];
-	bp_status st = bp_view_raycast_closest_batch(v, rays, (size_t)ray_count, NULL, batch);
+	bp_status st = bp_view_cast_rays_closest(v, rays, (size_t)ray_count, NULL, batch);
 	if (st != BP_OK || (ray_count && memcmp(batch, closest, (size_t)ray_count * sizeof *batch)))
 		failf(c, w, "view %llu: a batch of %d rays: %s, or answers other than brute force's", frame, ray_count,
 			status_name(st));

@@ -373,7 +373,7 @@ static void host_work(frames_run *r, uint32_t frame, float edge, uint64_t *rng, 
 		size_t total = 0;
 		uint64_t t0 = cli_now_ns();
 		// BP_ERR_OUT_OF_RANGE (more hits than the buffer) still counts them.
-		(void)bp_view_query_aabb(r->view, lo, hi, scratch, QUERY_CAPACITY, &total);
+		(void)bp_view_overlap_box(r->view, lo, hi, NULL, scratch, QUERY_CAPACITY, &total);
 		r->query_ns[(size_t)frame * q + k] = cli_now_ns() - t0;
 		r->hits_total += total;
 	}

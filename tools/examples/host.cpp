@@ -118,7 +118,7 @@ struct Reader {
 		uint32_t hits[1024];
 		size_t total = 0;
 		// BP_ERR_OUT_OF_RANGE: more than 1024 hits, the first 1024 written; not expected here.
-		bp_status status = bp_view_query_aabb(view, lo, hi, hits, 1024, &total);
+		bp_status status = bp_view_overlap_box(view, lo, hi, nullptr, hits, 1024, &total);
 		const uint32_t *neighbours = nullptr;
 		size_t count = 0;
 		if (status != BP_OK || bp_view_neighbours(view, e, &neighbours, &count) != BP_OK) {
