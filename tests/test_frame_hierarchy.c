@@ -48,7 +48,7 @@ static void run(uint32_t keep, int second, bool made[FRAMES + 1])
 		cr_assert_eq(bp_frame_step(w, &v), BP_OK);
 		made[frame] = hierarchy_made(v);
 		if (frame == 1 || frame == second || frame == FRAMES) {
-			cr_assert_eq(bp_view_query_aabb_filtered(v, lo, hi, NULL, got, N, &got_count), BP_OK);
+			cr_assert_eq(bp_view_overlap_box(v, lo, hi, NULL, got, N, &got_count), BP_OK);
 			cr_assert_eq(got_count, want_count, "frame %d", frame);
 			for (size_t k = 0; k < got_count; ++k)
 				cr_assert_eq(got[k], want[k], "frame %d, hit %zu", frame, k);
