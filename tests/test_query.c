@@ -432,7 +432,7 @@ static void run_large(int dims, bool snap, bool huge, uint64_t seed)
 	bp_world *w = test_world_from_boxes(boxes, n, dims, BP_ALGO_AUTO, 2);
 	bp_view *v = NULL;
 	cr_assert_eq(bp_frame_step(w, &v), BP_OK, "%s", bp_world_last_error(w));
-	cr_assert(!(atomic_load(&v->ready) & BPI_VIEW_BVH), "a hierarchy before any query asked for one");
+	cr_assert(!(atomic_load(&v->ready) & BPI_VIEW_HIERARCHY), "a hierarchy before any query asked for one");
 	const float nowhere[3] = {-1e5f, -1e5f, -1e5f};
 	uint32_t first[1];
 	size_t first_n;
@@ -530,7 +530,7 @@ static void run_large(int dims, bool snap, bool huge, uint64_t seed)
 	bp_view_release(v);
 	// This frame's hierarchy was asked for: the builder makes the next one's.
 	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
-	cr_assert((atomic_load(&v->ready) & BPI_VIEW_BVH) && v->hierarchy.rest && v->hierarchy.rest->bvh.count == n,
+	cr_assert((atomic_load(&v->ready) & BPI_VIEW_HIERARCHY) && v->hierarchy.rest && v->hierarchy.rest->bvh.count == n,
 		"the builder made no hierarchy");
 	bp_view_release(v);
 	bp_world_destroy(w);

@@ -366,7 +366,7 @@ static int compare_u32(const void *x, const void *y)
 static bool walk_hits(torus_query *t, hit_list *hits)
 {
 	bpi_bvh_part parts[2];
-	(void)bpi_view_ensure(t->v, BPI_VIEW_BVH);
+	(void)bpi_view_ensure(t->v, BPI_VIEW_HIERARCHY);
 	const int part_count = bpi_hierarchy_parts(&t->v->hierarchy, parts);
 	for (int k = 0; k < part_count; ++k)
 		if (!walk_part(t, &parts[k], hits))
@@ -487,7 +487,7 @@ void bpi_periodic_nearest(const bp_view *v, const float *p, const bp_query_filte
 	if (filter && filter->accept)
 		t.budget = UINT64_MAX; // a scan after the walk would call accept a second time
 	bpi_bvh_part parts[2];
-	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	(void)bpi_view_ensure(v, BPI_VIEW_HIERARCHY);
 	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
 	bool walked = part_count > 0;
 	for (int k = 0; k < part_count && walked; ++k)

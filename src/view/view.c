@@ -124,7 +124,7 @@ static void make_hierarchy(bp_view *f, const bp_view *prev, const uint32_t *chan
 	int threads)
 {
 	bpi_hierarchy_changes changes = {NULL, changed, changed_count};
-	if (changed && prev && (atomic_load_explicit(&prev->ready, memory_order_acquire) & BPI_VIEW_BVH))
+	if (changed && prev && (atomic_load_explicit(&prev->ready, memory_order_acquire) & BPI_VIEW_HIERARCHY))
 		changes.prev = &prev->hierarchy;
 	(void)bpi_view_hierarchy_make(&f->hierarchy, &changes, &f->soa, f->count, f->dims, threads);
 }
@@ -146,10 +146,10 @@ bp_status bpi_view_derive(bp_view *f, const bp_view *prev, const uint32_t *chang
 	if (hierarchy) {
 		make_hierarchy(f, prev, changed, changed_count, threads);
 		const uint32_t left = prev->hierarchy_frames_left;
-		f->hierarchy_frames_left = asked & BPI_VIEW_BVH ? f->settings.query_hierarchy_frames
+		f->hierarchy_frames_left = asked & BPI_VIEW_HIERARCHY ? f->settings.query_hierarchy_frames
 		                         : left == UINT32_MAX ? left : left - 1;
 	}
-	unsigned made = (hierarchy ? (unsigned)BPI_VIEW_BVH : 0u) | (named ? BPI_VIEW_NAMES : 0u);
+	unsigned made = (hierarchy ? (unsigned)BPI_VIEW_HIERARCHY : 0u) | (named ? BPI_VIEW_NAMES : 0u);
 	if (asked & BPI_VIEW_ADJACENCY) {
 		// Lists that found no memory are not made: the first reader to ask tries again.
 		f->adjacency_status = build_adjacency(f);
@@ -161,7 +161,7 @@ bp_status bpi_view_derive(bp_view *f, const bp_view *prev, const uint32_t *chang
 
 bool bpi_view_keeps_hierarchy(const bp_view *prev)
 {
-	return prev && ((atomic_load_explicit(&prev->asked, memory_order_relaxed) & BPI_VIEW_BVH) ||
+	return prev && ((atomic_load_explicit(&prev->asked, memory_order_relaxed) & BPI_VIEW_HIERARCHY) ||
 			   prev->hierarchy_frames_left > 0);
 }
 
@@ -175,7 +175,7 @@ bp_status bpi_view_ensure(const bp_view *view, unsigned what)
 	if ((ready & what) != what) {
 		pthread_mutex_lock(&v->lazy_lock);
 		ready = atomic_load_explicit(&v->ready, memory_order_relaxed);
-		if ((what & BPI_VIEW_BVH) && !(ready & BPI_VIEW_BVH))
+		if ((what & BPI_VIEW_HIERARCHY) && !(ready & BPI_VIEW_HIERARCHY))
 			make_hierarchy(v, NULL, NULL, 0, bpi_step_threads(&v->settings, v->count));
 		// What found no memory is not made: a later call tries again.
 		if ((what & BPI_VIEW_ADJACENCY) && !(ready & BPI_VIEW_ADJACENCY) &&

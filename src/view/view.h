@@ -86,7 +86,7 @@ struct bp_view {
 };
 
 /// The extras a view makes on first use.
-enum { BPI_VIEW_ADJACENCY = 2u, BPI_VIEW_NAMES = 4u, BPI_VIEW_KEYS = 8u, BPI_VIEW_BVH = 16u,
+enum { BPI_VIEW_ADJACENCY = 2u, BPI_VIEW_NAMES = 4u, BPI_VIEW_KEYS = 8u, BPI_VIEW_HIERARCHY = 16u,
 	BPI_VIEW_SLOTS = 32u };
 
 /// Whether the builder makes the query hierarchy of the frame after `prev`: a reader
