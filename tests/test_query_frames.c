@@ -179,9 +179,9 @@ static void run_frames(int dims, bool incremental, bool snap, uint64_t seed)
 		check_handles(&r, v);
 		check_caster_excluded(&r, v);
 		check_ray_batch(r.boxes, r.n, dims, r.world, v, seed * 100 + f);
-		if (f > 0 && v->hierarchy.rest && prev->hierarchy.rest) {
-			shared += v->hierarchy.rest == prev->hierarchy.rest;
-			rebuilt += v->hierarchy.rest != prev->hierarchy.rest;
+		if (f > 0 && v->hierarchy.shared && prev->hierarchy.shared) {
+			shared += v->hierarchy.shared == prev->hierarchy.shared;
+			rebuilt += v->hierarchy.shared != prev->hierarchy.shared;
 		}
 		bp_view_release(prev);
 		prev = v;

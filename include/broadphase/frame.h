@@ -21,7 +21,7 @@ extern "C" {
 
 /// An immutable, reference-counted published frame: the snapshot of the world
 /// taken at bp_frame_submit, its pairs, and per-frame indexes built once (sorted
-/// pairs and pair events by the builder; the query index and the neighbour lists
+/// pairs and pair events by the builder; the query hierarchy and the adjacency
 /// on first use, see below). Nothing a reader sees in a view ever changes while
 /// it is held, and a view owns its memory: it stays valid after
 /// bp_world_destroy until its last bp_view_release.
@@ -39,7 +39,7 @@ typedef struct bp_view bp_view;
 // by (lo, hi), builds the pair events, then publishes the frame by swapping the
 // "latest" pointer. Readers on any thread take the latest published frame with
 // bp_frame_acquire and give it back with bp_view_release.
-// Made on first use: the query index and the neighbour lists are made by the
+// Made on first use: the query hierarchy and the adjacency are made by the
 // first query that needs them in a frame (once; concurrent readers wait for
 // it), unless a reader used them in the last published frame: then the builder
 // makes them before publishing, so a host that queries every frame never
@@ -59,9 +59,9 @@ typedef struct bp_view bp_view;
 // no reader holds and that is not the latest frame; when every buffer is held,
 // submit allocates another rather than wait, so memory grows with the number
 // of frames readers hold at once (each costs the snapshot plus about 40 bytes
-// per pair: pairs, sort scratch, neighbour lists, key pairs, events, and for
-// the query hierarchy one bit per entity and its movers part, beside the rest
-// it shares with other frames; see Queries below). At most
+// per pair: pairs, sort scratch, adjacency, key pairs, events, and for
+// the query hierarchy one bit per entity and its changed part, beside the shared
+// part it shares with other frames; see Queries below). At most
 // two spare buffers are kept for reuse; further ones are freed on release.
 // bp_world_step is independent of the scheduler: it runs synchronously on the
 // caller's thread against the world's own index and pairs and neither reads
@@ -121,7 +121,7 @@ BP_API int bp_view_dims(const bp_view *view);
 /// (whatever the world's canonical_pairs). May be NULL when *count is 0.
 BP_API const bp_pair *bp_view_pairs(const bp_view *view, size_t *count);
 /// The frame's statistics. ns_prepare is the snapshot copy on submit; ns_total
-/// covers the step plus the sort, neighbour lists and pair events.
+/// covers the step plus the sort, adjacency and pair events.
 BP_API bp_frame_stats bp_view_stats(const bp_view *view);
 /// The snapshot's SoA bounds (z arrays NULL in 2D).
 BP_API bp_bounds_arrays bp_view_bounds(const bp_view *view);
@@ -151,16 +151,16 @@ BP_API const bp_entity *bp_view_entities(const bp_view *view);
 // Box, point and sphere queries, the closest and all-hits forms of rays and box
 // casts, k nearest and the visitors of boxes, spheres and casts walk a
 // bounding volume hierarchy (views of 256 entities or more; see "Made on first
-// use" above): about log n nodes a query, exact at every node. Its rest, about
-// 63 bytes per entity with the build's scratch given back, is built over some
-// frame and shared by the frames after it; each frame rebuilds only the part
-// for the entities that changed, and holds one bit per entity of the rest
-// (docs/design.md "Queries"). Smaller views, and a view whose hierarchy found
+// use" above): about log n nodes a query, exact at every node. Its shared part,
+// about 63 bytes per entity with the build's scratch given back, is built over
+// some frame and shared by the frames after it; each frame rebuilds only its
+// changed part, for the entities that changed, and holds one bit per entity of
+// the shared part (docs/design.md "Queries"). Smaller views, and a view whose hierarchy found
 // no memory, are scanned linearly (about 1 ns per entity); so is a box, point or
 // sphere query once its hits pass 1/256 of the view (at least 256), unless its
 // filter has a callback, so the worst case stays the scan. colliding
 // binary-searches the sorted pairs (O(log pairs)); neighbour queries read the
-// neighbour lists (O(degree)). Query latencies with and without a build running, and the
+// adjacency (O(degree)). Query latencies with and without a build running, and the
 // cost of acquire + release, are measured in perf/README.md.
 // Buffers: functions that fill a caller buffer take its capacity and return the
 // full result count in *total. They write min(capacity, *total) results and
@@ -419,7 +419,7 @@ BP_API bool bp_view_colliding(const bp_view *view, uint32_t a, uint32_t b);
 /// The neighbours of a dense entity this frame, ascending: a pointer into the
 /// view's adjacency (valid while the view is held) and their number.
 /// BP_ERR_OUT_OF_RANGE for an index outside the view; BP_ERR_OUT_OF_MEMORY
-/// when the neighbour lists, made on first use, found no memory.
+/// when the adjacency, made on first use, found no memory.
 BP_API bp_status bp_view_neighbours(const bp_view *view, uint32_t entity, const uint32_t **out, size_t *count);
 
 /// Calls fn(entity, neighbour, user) for each neighbour of `entity`, ascending, on the

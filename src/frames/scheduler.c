@@ -109,7 +109,7 @@ static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 		status = bpi_stepper_run(&fr->stepper, &f->settings, &f->soa, f->count, f->unfiltered, &changes,
 			&f->pairs, &stats, &fault);
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_VIEW);
-	// The hierarchy shares the last frame's rest when what changed is known.
+	// The hierarchy takes the last frame's shared part when what changed is known.
 	if (status == BP_OK && changes.all && bpi_view_keeps_hierarchy(prev))
 		changes = bpi_build_changes_find(&fr->changes, f, prev);
 	if (status == BP_OK)

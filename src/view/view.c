@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // A published frame's memory, the extras derived from its pairs (canonical order and,
-// through view_events.c, named pairs and events by the builder; adjacency and query index
+// through view_events.c, named pairs and events by the builder; adjacency and query hierarchy
 // by the builder or on first use) and its plain accessors.
 #include "view/view.h"
 #include "parallel/parallel.h"
@@ -119,7 +119,7 @@ static bp_status build_adjacency(bp_view *f)
 	return BP_OK;
 }
 
-/// The hierarchy, sharing prev's rest when prev made one and `changed` lists what differs.
+/// The hierarchy, taking prev's shared part when prev made one and `changed` lists what differs.
 static void make_hierarchy(bp_view *f, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
 	int threads)
 {
