@@ -374,7 +374,7 @@ static bp_status walk_visit(const bp_view *v, const bpi_bvh_part *parts, int par
 				room = pending_push(&hits, (bp_hit){e, t});
 		}
 	}
-	// The rest, in order (not through pending_visit: hits at t = inf go out too).
+	// The hits left, in order (not through pending_visit: hits at t = inf go out too).
 	while (go && room && hits.size)
 		go = visit(pending_pop(&hits), user);
 	pending_free(&hits);
