@@ -212,17 +212,17 @@ enum {
 /// bp_query_filter.exclude when no entity is left out.
 #define BP_QUERY_NO_EXCLUDE UINT32_MAX
 
-/// Which entities a query sees. An entity e is accepted iff it passes the layer
+/// Which entities a query sees. An entity e is accepted iff it passes the category
 /// test, the bit of e's kind is in `kinds`, e != exclude, e's handle is not
 /// exclude_entity, and then, tested last, accept is NULL or accept(e, user)
-/// returns true. The layer test is the AND rule
+/// returns true. The category test is the AND rule
 /// of pairs with the query as the other party,
 ///     (filter.category & e.mask) != 0 && (e.category & filter.mask) != 0,
 /// except that a filter whose category and mask are both all bits (UINT64_MAX, as
-/// bp_query_filter_default() sets them) tests no layers: it sees every layer,
+/// bp_query_filter_default() sets them) tests no filter bits: it sees every category,
 /// entities whose category or mask is 0 included. So the default filter sees
 /// exactly what NULL sees, and changing only kinds, exclude or accept narrows
-/// just that; a filter that names layers (any bit clear in category or mask)
+/// just that; a filter that names categories (any bit clear in category or mask)
 /// applies the rule, and never sees an entity whose category or mask is 0, as a
 /// pair would not. accept runs on the querying thread, only for entities that passed the
 /// geometric test and every other check, at most once per entity and query,
@@ -230,8 +230,8 @@ enum {
 /// result (ray hits past the closest accepted one, nearest candidates beyond
 /// the k-th). It must not release the view. Start from bp_query_filter_default().
 typedef struct bp_query_filter {
-	uint64_t category; ///< bits the query is (tested against entity masks). Default all (with mask all: no layer test).
-	uint64_t mask;     ///< entity categories it sees. Default all (with category all: no layer test).
+	uint64_t category; ///< the query's bits, tested on entity masks. Default all (with mask all: no category test).
+	uint64_t mask;     ///< entity categories it sees. Default all (with category all: no category test).
 	uint32_t kinds;    ///< BP_QUERY_* bits; other bits are BP_ERR_INVALID_ARGUMENT. Default BP_QUERY_ALL_KINDS.
 	/// A dense index the query never returns (the agent a ray starts in), or
 	/// BP_QUERY_NO_EXCLUDE. Default BP_QUERY_NO_EXCLUDE.
@@ -250,7 +250,7 @@ typedef struct bp_query_filter {
 	bool spheres_as_balls;
 } bp_query_filter;
 
-/// All bits in category and mask (no layer test), both kinds, nothing excluded, no
+/// All bits in category and mask (no category test), both kinds, nothing excluded, no
 /// callback: it accepts every entity, as NULL does.
 BP_API bp_query_filter bp_query_filter_default(void);
 
