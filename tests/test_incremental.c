@@ -1533,9 +1533,9 @@ Test(incremental, frames_see_filter_kind_and_shape_changes, .timeout = 120)
 	history_free(&h);
 }
 
-// The builder makes a frame's hierarchy from the last frame's rest and a movers part;
-// together they must hold every entity of the view exactly once, with its bounds of
-// this frame, whatever was skipped in the rest.
+// The builder makes a frame's hierarchy from the last frame's shared part and a changed
+// part; together they must hold every entity of the view exactly once, with its bounds of
+// this frame, whatever was skipped in the shared part.
 static void expect_hierarchy_exact(const bp_view *v)
 {
 	(void)bpi_view_ensure(v, BPI_VIEW_HIERARCHY); // made by the builder from the last frame's, which was asked for
