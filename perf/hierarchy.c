@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // bp_perf_hierarchy: what building a view's query hierarchy (src/view/view_bvh.c) costs, the
-// rest over a whole frame. Generates one scene (perf/README.md "bp_perf_hierarchy"), binds the
+// shared part over a whole frame. Generates one scene (perf/README.md "bp_perf_hierarchy"), binds the
 // library's workers with --threads and times bpi_view_bvh_build after one warm-up build,
 // reusing its arrays as a view does. The loop clock (src/parallel/parallel.h) splits each build
 // into its parallel loops and the rest, which runs on one thread whatever the thread count.

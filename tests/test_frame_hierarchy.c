@@ -12,7 +12,7 @@ enum { N = 3000, FRAMES = 14 };
 
 static bool hierarchy_made(const bp_view *v)
 {
-	return atomic_load(&v->ready) & BPI_VIEW_BVH;
+	return atomic_load(&v->ready) & BPI_VIEW_HIERARCHY;
 }
 
 /// Frames 1 .. FRAMES, a box query on frame 1 only (and on `second`, when not 0); which of

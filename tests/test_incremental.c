@@ -1533,12 +1533,12 @@ Test(incremental, frames_see_filter_kind_and_shape_changes, .timeout = 120)
 	history_free(&h);
 }
 
-// The builder makes a frame's hierarchy from the last frame's rest and a movers part;
-// together they must hold every entity of the view exactly once, with its bounds of
-// this frame, whatever was skipped in the rest.
+// The builder makes a frame's hierarchy from the last frame's shared part and a changed
+// part; together they must hold every entity of the view exactly once, with its bounds of
+// this frame, whatever was skipped in the shared part.
 static void expect_hierarchy_exact(const bp_view *v)
 {
-	(void)bpi_view_ensure(v, BPI_VIEW_BVH); // made by the builder from the last frame's, which was asked for
+	(void)bpi_view_ensure(v, BPI_VIEW_HIERARCHY); // made by the builder from the last frame's, which was asked for
 	bpi_bvh_part parts[2];
 	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
 	cr_assert_eq(part_count > 0, v->count >= BPI_HIERARCHY_MIN_COUNT);

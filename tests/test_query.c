@@ -432,12 +432,12 @@ static void run_large(int dims, bool snap, bool huge, uint64_t seed)
 	bp_world *w = test_world_from_boxes(boxes, n, dims, BP_ALGO_AUTO, 2);
 	bp_view *v = NULL;
 	cr_assert_eq(bp_frame_step(w, &v), BP_OK, "%s", bp_world_last_error(w));
-	cr_assert(!(atomic_load(&v->ready) & BPI_VIEW_BVH), "a hierarchy before any query asked for one");
+	cr_assert(!(atomic_load(&v->ready) & BPI_VIEW_HIERARCHY), "a hierarchy before any query asked for one");
 	const float nowhere[3] = {-1e5f, -1e5f, -1e5f};
 	uint32_t first[1];
 	size_t first_n;
 	cr_assert_eq(bp_view_overlap_point(v, nowhere, NULL, first, 1, &first_n), BP_OK);
-	cr_assert(v->hierarchy.rest && v->hierarchy.rest->bvh.count == n, "the first query made no hierarchy");
+	cr_assert(v->hierarchy.shared && v->hierarchy.shared->bvh.count == n, "the first query made no hierarchy");
 	// The visitors walk the same hierarchy.
 	cr_assert_eq(bp_view_visit_overlap_box(v, nowhere, nowhere, NULL, count_visit, &first_n), BP_OK);
 	uint32_t *want = malloc((n + 1) * sizeof *want), *got = malloc((n + 1) * sizeof *got);
@@ -530,7 +530,7 @@ static void run_large(int dims, bool snap, bool huge, uint64_t seed)
 	bp_view_release(v);
 	// This frame's hierarchy was asked for: the builder makes the next one's.
 	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
-	cr_assert((atomic_load(&v->ready) & BPI_VIEW_BVH) && v->hierarchy.rest && v->hierarchy.rest->bvh.count == n,
+	cr_assert((atomic_load(&v->ready) & BPI_VIEW_HIERARCHY) && v->hierarchy.shared && v->hierarchy.shared->bvh.count == n,
 		"the builder made no hierarchy");
 	bp_view_release(v);
 	bp_world_destroy(w);

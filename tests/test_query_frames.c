@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 // Queries on the views of consecutive frames while the world moves, grows and shrinks, against
-// brute force: the hierarchy's shared rest with its out-of-date entries and the movers part
+// brute force: the hierarchy's shared part with its out-of-date entries and the changed part
 // (docs/design.md "Queries": the hierarchy that costs what changed), in incremental and plain worlds.
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
 
 #include "query_oracle.h"
-#include "view/view.h" // the view's layout: whether its hierarchy shares the last frame's rest
+#include "view/view.h" // the view's layout: whether its hierarchy shares the last frame's shared part
 
 typedef struct frames_run {
 	oracle_box *boxes; ///< the world's entities in dense order
@@ -165,7 +165,7 @@ static void run_frames(int dims, bool incremental, bool snap, uint64_t seed)
 		r.handles[i] = bp_world_entity_at(w, i);
 	bp_view *prev = NULL;
 	int shared = 0, rebuilt = 0;
-	// Per frame: entities moved, destroyed, created. Few changes share the rest; the
+	// Per frame: entities moved, destroyed, created. Few changes keep the shared part; the
 	// frames past an eighth of the world rebuild it; shrinking and growing leave gone
 	// and new dense indices.
 	static const uint32_t plan[][3] = {{0, 0, 0}, {3, 0, 0}, {20, 0, 0}, {0, 5, 0}, {10, 0, 7}, {0, 0, 0},
@@ -179,9 +179,9 @@ static void run_frames(int dims, bool incremental, bool snap, uint64_t seed)
 		check_handles(&r, v);
 		check_caster_excluded(&r, v);
 		check_ray_batch(r.boxes, r.n, dims, r.world, v, seed * 100 + f);
-		if (f > 0 && v->hierarchy.rest && prev->hierarchy.rest) {
-			shared += v->hierarchy.rest == prev->hierarchy.rest;
-			rebuilt += v->hierarchy.rest != prev->hierarchy.rest;
+		if (f > 0 && v->hierarchy.shared && prev->hierarchy.shared) {
+			shared += v->hierarchy.shared == prev->hierarchy.shared;
+			rebuilt += v->hierarchy.shared != prev->hierarchy.shared;
 		}
 		bp_view_release(prev);
 		prev = v;
@@ -190,8 +190,8 @@ static void run_frames(int dims, bool incremental, bool snap, uint64_t seed)
 	bp_world_destroy(w);
 	free(r.boxes);
 	free(r.handles);
-	cr_assert_geq(shared, 6, "the rest was shared on %d frames", shared);
-	cr_assert_geq(rebuilt, 2, "the rest was rebuilt on %d frames", rebuilt);
+	cr_assert_geq(shared, 6, "the shared part was kept on %d frames", shared);
+	cr_assert_geq(rebuilt, 2, "the shared part was rebuilt on %d frames", rebuilt);
 }
 
 Test(query_frames, incremental_3d, .timeout = 120) { run_frames(3, true, false, 31); }

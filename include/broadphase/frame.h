@@ -21,7 +21,7 @@ extern "C" {
 
 /// An immutable, reference-counted published frame: the snapshot of the world
 /// taken at bp_frame_submit, its pairs, and per-frame indexes built once (sorted
-/// pairs and pair events by the builder; the query index and the neighbour lists
+/// pairs and pair events by the builder; the query hierarchy and the adjacency
 /// on first use, see below). Nothing a reader sees in a view ever changes while
 /// it is held, and a view owns its memory: it stays valid after
 /// bp_world_destroy until its last bp_view_release.
@@ -39,7 +39,7 @@ typedef struct bp_view bp_view;
 // by (lo, hi), builds the pair events, then publishes the frame by swapping the
 // "latest" pointer. Readers on any thread take the latest published frame with
 // bp_frame_acquire and give it back with bp_view_release.
-// Made on first use: the query index and the neighbour lists are made by the
+// Made on first use: the query hierarchy and the adjacency are made by the
 // first query that needs them in a frame (once; concurrent readers wait for
 // it), unless a reader used them in the last published frame: then the builder
 // makes them before publishing, so a host that queries every frame never
@@ -59,9 +59,9 @@ typedef struct bp_view bp_view;
 // no reader holds and that is not the latest frame; when every buffer is held,
 // submit allocates another rather than wait, so memory grows with the number
 // of frames readers hold at once (each costs the snapshot plus about 40 bytes
-// per pair: pairs, sort scratch, neighbour lists, key pairs, events, and for
-// the query hierarchy one bit per entity and its movers part, beside the rest
-// it shares with other frames; see Queries below). At most
+// per pair: pairs, sort scratch, adjacency, key pairs, events, and for
+// the query hierarchy one bit per entity and its changed part, beside the shared
+// part it shares with other frames; see Queries below). At most
 // two spare buffers are kept for reuse; further ones are freed on release.
 // bp_world_step is independent of the scheduler: it runs synchronously on the
 // caller's thread against the world's own index and pairs and neither reads
@@ -121,7 +121,7 @@ BP_API int bp_view_dims(const bp_view *view);
 /// (whatever the world's canonical_pairs). May be NULL when *count is 0.
 BP_API const bp_pair *bp_view_pairs(const bp_view *view, size_t *count);
 /// The frame's statistics. ns_prepare is the snapshot copy on submit; ns_total
-/// covers the step plus the sort, neighbour lists and pair events.
+/// covers the step plus the sort, adjacency and pair events.
 BP_API bp_frame_stats bp_view_stats(const bp_view *view);
 /// The snapshot's SoA bounds (z arrays NULL in 2D).
 BP_API bp_bounds_arrays bp_view_bounds(const bp_view *view);
@@ -151,16 +151,16 @@ BP_API const bp_entity *bp_view_entities(const bp_view *view);
 // Box, point and sphere queries, the closest and all-hits forms of rays and box
 // casts, k nearest and the visitors of boxes, spheres and casts walk a
 // bounding volume hierarchy (views of 256 entities or more; see "Made on first
-// use" above): about log n nodes a query, exact at every node. Its rest, about
-// 63 bytes per entity with the build's scratch given back, is built over some
-// frame and shared by the frames after it; each frame rebuilds only the part
-// for the entities that changed, and holds one bit per entity of the rest
-// (docs/design.md "Queries"). Smaller views, and a view whose hierarchy found
+// use" above): about log n nodes a query, exact at every node. Its shared part,
+// about 63 bytes per entity with the build's scratch given back, is built over
+// some frame and shared by the frames after it; each frame rebuilds only its
+// changed part, for the entities that changed, and holds one bit per entity of
+// the shared part (docs/design.md "Queries"). Smaller views, and a view whose hierarchy found
 // no memory, are scanned linearly (about 1 ns per entity); so is a box, point or
 // sphere query once its hits pass 1/256 of the view (at least 256), unless its
 // filter has a callback, so the worst case stays the scan. colliding
 // binary-searches the sorted pairs (O(log pairs)); neighbour queries read the
-// neighbour lists (O(degree)). Query latencies with and without a build running, and the
+// adjacency (O(degree)). Query latencies with and without a build running, and the
 // cost of acquire + release, are measured in perf/README.md.
 // Buffers: functions that fill a caller buffer take its capacity and return the
 // full result count in *total. They write min(capacity, *total) results and
@@ -212,17 +212,17 @@ enum {
 /// bp_query_filter.exclude when no entity is left out.
 #define BP_QUERY_NO_EXCLUDE UINT32_MAX
 
-/// Which entities a query sees. An entity e is accepted iff it passes the layer
+/// Which entities a query sees. An entity e is accepted iff it passes the category
 /// test, the bit of e's kind is in `kinds`, e != exclude, e's handle is not
 /// exclude_entity, and then, tested last, accept is NULL or accept(e, user)
-/// returns true. The layer test is the AND rule
+/// returns true. The category test is the AND rule
 /// of pairs with the query as the other party,
 ///     (filter.category & e.mask) != 0 && (e.category & filter.mask) != 0,
 /// except that a filter whose category and mask are both all bits (UINT64_MAX, as
-/// bp_query_filter_default() sets them) tests no layers: it sees every layer,
+/// bp_query_filter_default() sets them) tests no filter bits: it sees every category,
 /// entities whose category or mask is 0 included. So the default filter sees
 /// exactly what NULL sees, and changing only kinds, exclude or accept narrows
-/// just that; a filter that names layers (any bit clear in category or mask)
+/// just that; a filter that names categories (any bit clear in category or mask)
 /// applies the rule, and never sees an entity whose category or mask is 0, as a
 /// pair would not. accept runs on the querying thread, only for entities that passed the
 /// geometric test and every other check, at most once per entity and query,
@@ -230,8 +230,8 @@ enum {
 /// result (ray hits past the closest accepted one, nearest candidates beyond
 /// the k-th). It must not release the view. Start from bp_query_filter_default().
 typedef struct bp_query_filter {
-	uint64_t category; ///< bits the query is (tested against entity masks). Default all (with mask all: no layer test).
-	uint64_t mask;     ///< entity categories it sees. Default all (with category all: no layer test).
+	uint64_t category; ///< the query's bits, tested on entity masks. Default all (with mask all: no category test).
+	uint64_t mask;     ///< entity categories it sees. Default all (with category all: no category test).
 	uint32_t kinds;    ///< BP_QUERY_* bits; other bits are BP_ERR_INVALID_ARGUMENT. Default BP_QUERY_ALL_KINDS.
 	/// A dense index the query never returns (the agent a ray starts in), or
 	/// BP_QUERY_NO_EXCLUDE. Default BP_QUERY_NO_EXCLUDE.
@@ -250,7 +250,7 @@ typedef struct bp_query_filter {
 	bool spheres_as_balls;
 } bp_query_filter;
 
-/// All bits in category and mask (no layer test), both kinds, nothing excluded, no
+/// All bits in category and mask (no category test), both kinds, nothing excluded, no
 /// callback: it accepts every entity, as NULL does.
 BP_API bp_query_filter bp_query_filter_default(void);
 
@@ -419,7 +419,7 @@ BP_API bool bp_view_colliding(const bp_view *view, uint32_t a, uint32_t b);
 /// The neighbours of a dense entity this frame, ascending: a pointer into the
 /// view's adjacency (valid while the view is held) and their number.
 /// BP_ERR_OUT_OF_RANGE for an index outside the view; BP_ERR_OUT_OF_MEMORY
-/// when the neighbour lists, made on first use, found no memory.
+/// when the adjacency, made on first use, found no memory.
 BP_API bp_status bp_view_neighbours(const bp_view *view, uint32_t entity, const uint32_t **out, size_t *count);
 
 /// Calls fn(entity, neighbour, user) for each neighbour of `entity`, ascending, on the

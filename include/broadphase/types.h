@@ -79,8 +79,9 @@ typedef enum bp_algorithm {
 /// Hosts leave them 0. None changes a pair or its order, only how the work is done.
 typedef enum bp_debug_flag {
 	/// Algorithms that keep state across steps (sap's sort order, quadtree's
-	/// tree, closest's order) start from scratch every step, so a benchmark that
-	/// steps one unchanged scene times the whole work, not the no-motion shortcut.
+	/// tree, the closest-pair finder's order) start from scratch every step, so a
+	/// benchmark that steps one unchanged scene times the whole work, not the
+	/// no-motion shortcut.
 	BP_DEBUG_NO_COHERENCE = 1u << 0,
 	/// Baseline kernels only (sap's sweep skips its AVX2 path, the grid and hash
 	/// finder runs its x86-64 baseline build), to compare them with the newer ones.

@@ -101,7 +101,7 @@ typedef struct bp_world_def {
 	/// Default false.
 	bool incremental;
 	/// Incremental worlds: how far (in bounds units, on every side) a changed
-	/// entity's bounds are enlarged when it searches the entities at rest. While its
+	/// entity's bounds are enlarged when it searches the resting entities. While its
 	/// bounds stay inside that enlarged box and its filter and kind do not change, a
 	/// step re-tests exactly what that search found instead of searching again, so
 	/// an entity that moves a little each step searches once in many steps. Only
@@ -278,7 +278,7 @@ typedef struct bp_entity_arrays {
 } bp_entity_arrays;
 
 /// Creates a mixed batch (teams, kinds, shapes, keys) in one call: entity i takes
-/// its bounds and every setting whose array is given from element i, the rest from
+/// its bounds and every setting whose array is given from element i, every other from
 /// `common` (NULL: bp_entity_def_default()). Order as bp_world_create_entities:
 /// element i becomes dense index bp_world_entity_count() (before the call) + i.
 /// All or nothing: a bad bound, kind or shape creates nothing and

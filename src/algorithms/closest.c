@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// closest: divide and conquer in the manner of the closest-pair algorithm. Entities are
-// sorted by min on one axis; each half is solved, then only the strip where they meet.
+// The closest-pair finder (BP_ALGO_CLOSEST): divide and conquer in the manner of the
+// closest-pair algorithm. Entities are sorted by min on one axis; each half is solved, then
+// only the strip where they meet.
 //
 // Sort. The axis is the one of largest centre spread (from a strided sample). The
 // order is kept across steps: when the count and axis are unchanged, last step's

@@ -58,7 +58,7 @@ static inline bool bpi_scene_overlap(const bpi_scene *s, uint32_t a, uint32_t b)
 bool bpi_shapes_overlap(const bpi_scene *s, uint32_t a, uint32_t b);
 
 /// Closed overlap of two packed bounds records, each `dims` mins then `dims` maxes
-/// (the copies buckets and closest sweep over instead of the scene's arrays).
+/// (the copies buckets and the closest-pair finder sweep over instead of the scene's arrays).
 static inline bool bpi_record_overlap(const float *a, const float *b, int dims)
 {
 	for (int axis = 0; axis < dims; ++axis)

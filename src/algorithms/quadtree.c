@@ -3,7 +3,7 @@
 // past a capacity and merge below half of it; each step re-inserts only the entities that moved.
 //
 // Identity across steps is the dense index: the index keeps last step's bounds, and an entity
-// whose bounds differ (or that is new, or gone) is removed and re-inserted; the rest stay put.
+// whose bounds differ (or that is new, or gone) is removed and re-inserted; the others stay put.
 // An entity lives at the lowest node that wholly contains it: at an internal node with split
 // point c it goes to the low child on an axis when max < c, the high child when min >= c, and
 // stays at the node when it straddles c on any axis. Leaves hold whatever reaches them.
@@ -623,7 +623,7 @@ static inline void qt_find_dims(const qt_find_job *job, int dims, uint32_t begin
 	uint32_t stack[QT_STACK];
 	for (uint32_t p = begin; p < end; ++p) {
 		const qt_node *home = &t->nodes.data[t->flat_node.data[p]];
-		// The rest of p's own list, then its node's descendants (never its ancestors).
+		// What follows p in its own list, then its node's descendants (never its ancestors).
 		tests += qt_test_run(job, dims, p, p + 1, home->flat_begin + home->count, home->axis, out);
 		if (home->first_child == QT_NONE)
 			continue;

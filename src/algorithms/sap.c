@@ -102,8 +102,8 @@ static void sap_keys_reuse(uint32_t begin, uint32_t end, uint32_t chunk, void *c
 // on history.
 //
 // On a scene all moving the reuse attempt nearly always fails and costs more than it saves;
-// at rest it skips the radix sort. So after a failed attempt the next SAP_REUSE_BACKOFF frames
-// sort from scratch: a moving scene pays the attempt once in 8 frames, a scene at rest keeps
+// on a still one it skips the radix sort. So after a failed attempt the next SAP_REUSE_BACKOFF frames
+// sort from scratch: a moving scene pays the attempt once in 8 frames, a still scene keeps
 // the fast path (perf/README.md, "sap: reusing last frame's order").
 #define SAP_REUSE_BACKOFF 8
 static bp_status sap_sort(sap_index *sap, const bpi_scene *s, int axis, uint32_t *descent_counts, uint32_t chunks)

@@ -9,7 +9,7 @@
 /// Stage ids, the first argument of the stage_begin and stage_end probes. They
 /// follow bp_frame_stats: prepare (snapshot), build (sort or cell build), find
 /// (sweep or cell tests), merge (chunk buffers into one array); view is the
-/// scheduler's extra work on a frame (pair sort, adjacency, events, query index).
+/// scheduler's extra work on a frame (pair sort, adjacency, events, query hierarchy).
 enum {
 	BPI_STAGE_PREPARE = 0,
 	BPI_STAGE_BUILD = 1,

@@ -60,60 +60,60 @@ static void pool_free(bpi_frames *fr)
 /// A buffer nobody references any more goes back to the spares, or is freed
 /// when there are enough spares or the world is gone (then the last buffer
 /// out frees the pool).
-static void frame_recycle(bp_view *f)
+static void frame_recycle(bp_view *view)
 {
-	bpi_frames *fr = f->pool;
+	bpi_frames *fr = view->pool;
 	bool free_pool = false;
 	pthread_mutex_lock(&fr->mutex);
 	if (!fr->closed && fr->spare_count < SPARE_FRAMES) {
-		fr->spare[fr->spare_count++] = f;
-		f = NULL;
+		fr->spare[fr->spare_count++] = view;
+		view = NULL;
 	} else {
 		fr->live--;
 		free_pool = fr->closed && fr->live == 0;
 	}
 	pthread_mutex_unlock(&fr->mutex);
-	if (f)
-		bpi_view_free(f);
+	if (view)
+		bpi_view_free(view);
 	if (free_pool)
 		pool_free(fr);
 }
 
 /// Drops the latest pointer's reference to a frame it no longer points at
 /// (NULL: none); the frame is recycled when no reader holds it either.
-static void unpublish(bp_view *f)
+static void unpublish(bp_view *view)
 {
-	if (f && atomic_fetch_sub_explicit(&f->refs, BPI_VIEW_LATEST, memory_order_acq_rel) == BPI_VIEW_LATEST)
-		frame_recycle(f);
+	if (view && atomic_fetch_sub_explicit(&view->refs, BPI_VIEW_LATEST, memory_order_acq_rel) == BPI_VIEW_LATEST)
+		frame_recycle(view);
 }
 
 // ---- the builder -------------------------------------------------------------------
 
-static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
+static bp_status build_frame(bpi_frames *fr, bp_view *view, const bp_view *prev)
 {
-	BPI_MARK_FRAME_BEGIN(f->number, f->count);
+	BPI_MARK_FRAME_BEGIN(view->number, view->count);
 	uint64_t t0 = bpi_now_ns();
-	bp_frame_stats stats = {.frame = f->number, .ns_prepare = f->stats.ns_prepare};
+	bp_frame_stats stats = {.frame = view->number, .ns_prepare = view->stats.ns_prepare};
 	bpi_step_fault fault; // the step's error status is what a waiter sees
 	bpi_team_failure team; // a build whose threads cannot start fails as one out of memory
-	const bpi_executor *executor = &f->settings.executor;
-	f->settings.builder = true;
-	bp_status status = bpi_executor_enter(executor, bpi_step_threads(&f->settings, f->count), &team);
-	bpi_budget_begin(&fr->budget, f->settings.memory_limit);
+	const bpi_executor *executor = &view->settings.executor;
+	view->settings.builder = true;
+	bp_status status = bpi_executor_enter(executor, bpi_step_threads(&view->settings, view->count), &team);
+	bpi_budget_begin(&fr->budget, view->settings.memory_limit);
 	if (bpi_budget_above_limit(&fr->budget))
-		bpi_pair_buffer_free(&f->pairs); // a reused buffer's old pairs: give the block back
+		bpi_pair_buffer_free(&view->pairs); // a reused buffer's old pairs: give the block back
 	bpi_changes changes = {.all = true};
-	if (status == BP_OK && f->settings.incremental && !f->settings.periodic)
-		changes = bpi_build_changes_find(&fr->changes, f, prev);
+	if (status == BP_OK && view->settings.incremental && !view->settings.periodic)
+		changes = bpi_build_changes_find(&fr->changes, view, prev);
 	if (status == BP_OK)
-		status = bpi_stepper_run(&fr->stepper, &f->settings, &f->soa, f->count, f->unfiltered, &changes,
-			&f->pairs, &stats, &fault);
+		status = bpi_stepper_run(&fr->stepper, &view->settings, &view->soa, view->count, view->unfiltered, &changes,
+			&view->pairs, &stats, &fault);
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_VIEW);
-	// The hierarchy shares the last frame's rest when what changed is known.
+	// The hierarchy takes the last frame's shared part when what changed is known.
 	if (status == BP_OK && changes.all && bpi_view_keeps_hierarchy(prev))
-		changes = bpi_build_changes_find(&fr->changes, f, prev);
+		changes = bpi_build_changes_find(&fr->changes, view, prev);
 	if (status == BP_OK)
-		status = bpi_view_derive(f, prev, changes.all ? NULL : changes.list, changes.count,
+		status = bpi_view_derive(view, prev, changes.all ? NULL : changes.list, changes.count,
 			stats.thread_count);
 	bpi_executor_leave();
 	// The next build measures its changes from the latest frame, which this one
@@ -122,8 +122,8 @@ static bp_status build_frame(bpi_frames *fr, bp_view *f, const bp_view *prev)
 		bpi_incremental_forget(fr->stepper.incremental);
 	BPI_MARK_STAGE_END(BPI_STAGE_VIEW);
 	stats.ns_total = stats.ns_prepare + (bpi_now_ns() - t0);
-	BPI_MARK_FRAME_END(f->number, status == BP_OK ? f->pairs.count : 0, stats.ns_total, status);
-	f->stats = stats;
+	BPI_MARK_FRAME_END(view->number, status == BP_OK ? view->pairs.count : 0, stats.ns_total, status);
+	view->stats = stats;
 	return status;
 }
 
@@ -136,23 +136,23 @@ static void *builder_main(void *arg)
 			pthread_cond_wait(&fr->work, &fr->mutex);
 		if (fr->stop)
 			break;
-		bp_view *f = fr->pending;
-		uint64_t number = f->number;
+		bp_view *view = fr->pending;
+		uint64_t number = view->number;
 		fr->pending = NULL;
 		pthread_mutex_unlock(&fr->mutex);
 		BP_PROBE1(build_begin, number);
 
 		bp_view *prev = fr->latest; // only this thread writes latest
-		bp_status status = build_frame(fr, f, prev);
+		bp_status status = build_frame(fr, view, prev);
 		if (status == BP_OK) {
-			atomic_store_explicit(&f->refs, BPI_VIEW_LATEST, memory_order_relaxed);
+			atomic_store_explicit(&view->refs, BPI_VIEW_LATEST, memory_order_relaxed);
 			pthread_mutex_lock(&fr->publish);
-			fr->latest = f;
+			fr->latest = view;
 			pthread_mutex_unlock(&fr->publish);
 			BP_PROBE1(publish, number);
 			unpublish(prev);
 		} else {
-			frame_recycle(f);
+			frame_recycle(view);
 		}
 
 		pthread_mutex_lock(&fr->mutex);
@@ -160,7 +160,7 @@ static void *builder_main(void *arg)
 			fr->published = number;
 		else
 			fr->failure = status;
-		fr->done_frame = number; // not f->number: a failed f is already recycled
+		fr->done_frame = number; // not view->number: a failed view is already recycled
 		pthread_cond_broadcast(&fr->done);
 	}
 	pthread_mutex_unlock(&fr->mutex);
@@ -244,34 +244,34 @@ uint32_t bpi_frames_live(bpi_frames *fr)
 // ---- submit and read ----------------------------------------------------------------
 
 /// Copies the source's arrays (or only what changed since the buffer's last
-/// snapshot) and settings into f, as submit `number`.
-static bp_status snapshot(bpi_frames *fr, bp_view *f, const bpi_frame_source *src, uint64_t number)
+/// snapshot) and settings into view, as submit `number`.
+static bp_status snapshot(bpi_frames *fr, bp_view *view, const bpi_frame_source *src, uint64_t number)
 {
 	uint64_t t0 = bpi_now_ns();
-	uint32_t capacity = f->capacity;
-	if (!bpi_view_reserve(f, src->count))
+	uint32_t capacity = view->capacity;
+	if (!bpi_view_reserve(view, src->count))
 		return BP_ERR_OUT_OF_MEMORY;
-	if (f->capacity != capacity)
-		f->content = 0; // new arrays: nothing kept
+	if (view->capacity != capacity)
+		view->content = 0; // new arrays: nothing kept
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_PREPARE);
-	if (!bpi_submit_log_copy(&fr->log, f, src->soa, src->count, number)) {
-		bpi_soa_copy(&f->soa, src->soa, f->dims, src->count);
-		f->slots_kept = false;
+	if (!bpi_submit_log_copy(&fr->log, view, src->soa, src->count, number)) {
+		bpi_soa_copy(&view->soa, src->soa, view->dims, src->count);
+		view->slots_kept = false;
 	}
-	f->content = number;
-	f->count = src->count;
-	f->unfiltered = src->unfiltered;
-	f->layout = src->layout;
-	f->settings = src->settings;
-	f->pairs.count = 0;
-	f->began_count = f->ended_count = 0;
-	f->previous = 0;
-	bpi_view_hierarchy_clear(&f->hierarchy);
-	atomic_store_explicit(&f->ready, 0u, memory_order_relaxed);
-	atomic_store_explicit(&f->asked, 0u, memory_order_relaxed);
-	f->hierarchy_frames_left = 0;
-	f->adjacency_status = BP_OK;
-	f->stats = (bp_frame_stats){.ns_prepare = bpi_now_ns() - t0};
+	view->content = number;
+	view->count = src->count;
+	view->unfiltered = src->unfiltered;
+	view->layout = src->layout;
+	view->settings = src->settings;
+	view->pairs.count = 0;
+	view->began_count = view->ended_count = 0;
+	view->previous = 0;
+	bpi_view_hierarchy_clear(&view->hierarchy);
+	atomic_store_explicit(&view->ready, 0u, memory_order_relaxed);
+	atomic_store_explicit(&view->asked, 0u, memory_order_relaxed);
+	view->hierarchy_frames_left = 0;
+	view->adjacency_status = BP_OK;
+	view->stats = (bp_frame_stats){.ns_prepare = bpi_now_ns() - t0};
 	BPI_MARK_STAGE_END(BPI_STAGE_PREPARE);
 	return BP_OK;
 }
@@ -287,27 +287,27 @@ bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, uint
 		}
 		fr->started = true;
 	}
-	bp_view *f = fr->spare_count ? fr->spare[--fr->spare_count] : NULL;
-	if (!f)
+	bp_view *view = fr->spare_count ? fr->spare[--fr->spare_count] : NULL;
+	if (!view)
 		fr->live++; // counted before it exists, so a concurrent last release cannot free the pool
 	pthread_mutex_unlock(&fr->mutex);
 
-	if (!f) {
-		f = bpi_view_create(fr, source->settings.dims);
-		if (!f) {
+	if (!view) {
+		view = bpi_view_create(fr, source->settings.dims);
+		if (!view) {
 			pthread_mutex_lock(&fr->mutex);
 			fr->live--;
 			pthread_mutex_unlock(&fr->mutex);
 			*why = "no memory for a frame buffer";
 			return BP_ERR_OUT_OF_MEMORY;
 		}
-		f->budget = &fr->budget;
-		f->pairs.budget = &fr->budget;
+		view->budget = &fr->budget;
+		view->pairs.budget = &fr->budget;
 	}
 	uint64_t number = fr->submitted + 1; // only the host submits: nobody else writes it
 	bpi_submit_log_add(&fr->log, number, &source->changes);
-	if (snapshot(fr, f, source, number) != BP_OK) {
-		frame_recycle(f);
+	if (snapshot(fr, view, source, number) != BP_OK) {
+		frame_recycle(view);
 		*why = "no memory to snapshot the entities";
 		return BP_ERR_OUT_OF_MEMORY;
 	}
@@ -316,11 +316,11 @@ bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, uint
 	bp_view *coalesced = fr->pending; // not started yet: the newer snapshot replaces it
 	fr->pending = NULL;
 	pthread_mutex_unlock(&fr->mutex);
-	bpi_view_note_changes(f, &source->changes, number, coalesced);
+	bpi_view_note_changes(view, &source->changes, number, coalesced);
 	pthread_mutex_lock(&fr->mutex);
 	fr->submitted = number;
-	f->number = number;
-	fr->pending = f;
+	view->number = number;
+	fr->pending = view;
 	pthread_cond_signal(&fr->work);
 	pthread_mutex_unlock(&fr->mutex);
 	if (coalesced)

@@ -18,23 +18,23 @@ void bpi_submit_log_add(bpi_submit_log *log, uint64_t number, const bpi_changes 
 		memcpy(e->list.data, changes->list, e->count * sizeof *e->list.data);
 }
 
-bool bpi_submit_log_copy(const bpi_submit_log *log, bp_view *f, const bpi_soa *src, uint32_t count, uint64_t number)
+bool bpi_submit_log_copy(const bpi_submit_log *log, bp_view *view, const bpi_soa *src, uint32_t count, uint64_t number)
 {
-	if (f->content == 0 || number - f->content > BPI_SUBMIT_LOG)
+	if (view->content == 0 || number - view->content > BPI_SUBMIT_LOG)
 		return false;
-	for (uint64_t k = f->content + 1; k <= number; ++k)
+	for (uint64_t k = view->content + 1; k <= number; ++k)
 		if (log->entry[k % BPI_SUBMIT_LOG].number != k || log->entry[k % BPI_SUBMIT_LOG].all)
 			return false;
-	for (uint64_t k = f->content + 1; k <= number; ++k) {
+	for (uint64_t k = view->content + 1; k <= number; ++k) {
 		const bpi_submit_entry *e = &log->entry[k % BPI_SUBMIT_LOG];
 		// Indices past the count were destroyed since.
-		bpi_soa_copy_listed(&f->soa, src, f->dims, e->list.data, e->count, count, e->bounds_only);
+		bpi_soa_copy_listed(&view->soa, src, view->dims, e->list.data, e->count, count, e->bounds_only);
 	}
 	// Once every entity is in place: an index listed early may hold a later submit's entity.
-	for (uint64_t k = f->content + 1; k <= number; ++k) {
+	for (uint64_t k = view->content + 1; k <= number; ++k) {
 		const bpi_submit_entry *e = &log->entry[k % BPI_SUBMIT_LOG];
 		if (!e->bounds_only)
-			bpi_view_slots_note(f, e->list.data, e->count, count);
+			bpi_view_slots_note(view, e->list.data, e->count, count);
 	}
 	return true;
 }
@@ -45,21 +45,21 @@ void bpi_submit_log_free(bpi_submit_log *log)
 		bpi_array_free(&log->entry[k].list);
 }
 
-void bpi_view_note_changes(bp_view *f, const bpi_changes *changes, uint64_t number, const bp_view *coalesced)
+void bpi_view_note_changes(bp_view *view, const bpi_changes *changes, uint64_t number, const bp_view *coalesced)
 {
-	f->changes_since = coalesced ? coalesced->changes_since : number - 1;
+	view->changes_since = coalesced ? coalesced->changes_since : number - 1;
 	uint32_t earlier = coalesced ? coalesced->changes_count : 0;
-	f->changes_all = changes->all || (coalesced && coalesced->changes_all) ||
-			 !bpi_array_reserve(&f->changes, (size_t)changes->count + earlier);
-	f->changes_bounds_only = changes->bounds_only && (!coalesced || coalesced->changes_bounds_only);
-	f->changes_count = 0;
-	if (f->changes_all)
+	view->changes_all = changes->all || (coalesced && coalesced->changes_all) ||
+			 !bpi_array_reserve(&view->changes, (size_t)changes->count + earlier);
+	view->changes_bounds_only = changes->bounds_only && (!coalesced || coalesced->changes_bounds_only);
+	view->changes_count = 0;
+	if (view->changes_all)
 		return;
 	if (changes->count)
-		memcpy(f->changes.data, changes->list, changes->count * sizeof *f->changes.data);
+		memcpy(view->changes.data, changes->list, changes->count * sizeof *view->changes.data);
 	if (earlier)
-		memcpy(f->changes.data + changes->count, coalesced->changes.data, earlier * sizeof *f->changes.data);
-	f->changes_count = changes->count + earlier;
+		memcpy(view->changes.data + changes->count, coalesced->changes.data, earlier * sizeof *view->changes.data);
+	view->changes_count = changes->count + earlier;
 }
 
 // ---- the builder's changes ------------------------------------------------------------
@@ -78,34 +78,34 @@ static bool same_entity(const bp_view *a, const bp_view *b, uint32_t i)
 /// By comparing the two snapshots: O(entities), against a full build's much larger
 /// constant. An entity a destroy moved into an index is found as changed unless it
 /// equals what was there, in which case the pairs at that index are the same too.
-static bpi_changes snapshot_changes(bpi_build_changes *b, const bp_view *f, const bp_view *prev)
+static bpi_changes snapshot_changes(bpi_build_changes *b, const bp_view *view, const bp_view *prev)
 {
 	bpi_changes changes = {.all = true};
-	if (!prev || prev->dims != f->dims || !bpi_array_reserve(&b->changed, f->count))
+	if (!prev || prev->dims != view->dims || !bpi_array_reserve(&b->changed, view->count))
 		return changes;
-	uint32_t shared = BP_MIN(f->count, prev->count), count = 0;
+	uint32_t shared = BP_MIN(view->count, prev->count), count = 0;
 	for (uint32_t i = 0; i < shared; ++i)
-		if (!same_entity(f, prev, i))
+		if (!same_entity(view, prev, i))
 			b->changed.data[count++] = i;
-	for (uint32_t i = shared; i < f->count; ++i)
+	for (uint32_t i = shared; i < view->count; ++i)
 		b->changed.data[count++] = i;
 	return (bpi_changes){.list = b->changed.data, .count = count, .previous_count = prev->count};
 }
 
-bpi_changes bpi_build_changes_find(bpi_build_changes *b, const bp_view *f, const bp_view *prev)
+bpi_changes bpi_build_changes_find(bpi_build_changes *b, const bp_view *view, const bp_view *prev)
 {
-	if (!prev || f->changes_all || f->changes_since != prev->number)
-		return snapshot_changes(b, f, prev);
-	uint32_t span = BP_MAX(f->count, prev->count);
-	if (!bpi_array_grow(&b->seen, b->seen_size, span) || !bpi_array_reserve(&b->changed, f->changes_count))
-		return snapshot_changes(b, f, prev);
+	if (!prev || view->changes_all || view->changes_since != prev->number)
+		return snapshot_changes(b, view, prev);
+	uint32_t span = BP_MAX(view->count, prev->count);
+	if (!bpi_array_grow(&b->seen, b->seen_size, span) || !bpi_array_reserve(&b->changed, view->changes_count))
+		return snapshot_changes(b, view, prev);
 	if (span > b->seen_size) {
 		memset(b->seen.data + b->seen_size, 0, span - b->seen_size);
 		b->seen_size = span;
 	}
 	uint32_t count = 0;
-	for (uint32_t k = 0; k < f->changes_count; ++k) {
-		uint32_t i = f->changes.data[k];
+	for (uint32_t k = 0; k < view->changes_count; ++k) {
+		uint32_t i = view->changes.data[k];
 		if (i < span && !b->seen.data[i]) { // past both counts: born and gone in between
 			b->seen.data[i] = 1;
 			b->changed.data[count++] = i;
@@ -113,8 +113,8 @@ bpi_changes bpi_build_changes_find(bpi_build_changes *b, const bp_view *f, const
 	}
 	for (uint32_t k = 0; k < count; ++k)
 		b->seen.data[b->changed.data[k]] = 0;
-	return (bpi_changes){
-		.list = b->changed.data, .count = count, .previous_count = prev->count, .bounds_only = f->changes_bounds_only};
+	return (bpi_changes){.list = b->changed.data, .count = count, .previous_count = prev->count,
+		.bounds_only = view->changes_bounds_only};
 }
 
 void bpi_build_changes_free(bpi_build_changes *b)

@@ -28,15 +28,15 @@ typedef struct bpi_submit_log {
 
 /// Keeps what submit `number` changed; a list that finds no memory is kept as unknown.
 void bpi_submit_log_add(bpi_submit_log *log, uint64_t number, const bpi_changes *changes);
-/// Brings f's entities from submit f->content up to `number` by copying from `src`
+/// Brings view's entities from submit view->content up to `number` by copying from `src`
 /// (count entities) only what the submits in between changed. False (nothing
 /// copied) when the log does not reach back that far or some submit did not know.
-bool bpi_submit_log_copy(const bpi_submit_log *log, bp_view *f, const bpi_soa *src, uint32_t count, uint64_t number);
+bool bpi_submit_log_copy(const bpi_submit_log *log, bp_view *view, const bpi_soa *src, uint32_t count, uint64_t number);
 void bpi_submit_log_free(bpi_submit_log *log);
 
-/// f's list for the builder: what submit `number` changed, plus what a coalesced
+/// The view's list for the builder: what submit `number` changed, plus what a coalesced
 /// snapshot (NULL: none) changed since the one before it.
-void bpi_view_note_changes(bp_view *f, const bpi_changes *changes, uint64_t number, const bp_view *coalesced);
+void bpi_view_note_changes(bp_view *view, const bpi_changes *changes, uint64_t number, const bp_view *coalesced);
 
 /// The builder's scratch for its changes. Builder thread only; zero is empty.
 typedef struct bpi_build_changes {
@@ -45,11 +45,11 @@ typedef struct bpi_build_changes {
 	uint32_t seen_size;          ///< entries of seen initialised
 } bpi_build_changes;
 
-/// The entities of f that may differ from `prev`, the frame the builder's
+/// The entities of view that may differ from `prev`, the frame the builder's
 /// incremental state follows: from the snapshots' lists when they reach back to
 /// prev (each entity once), else by comparing the two snapshots; all when neither
 /// can say (no prev, or no memory).
-bpi_changes bpi_build_changes_find(bpi_build_changes *b, const bp_view *f, const bp_view *prev);
+bpi_changes bpi_build_changes_find(bpi_build_changes *b, const bp_view *view, const bp_view *prev);
 void bpi_build_changes_free(bpi_build_changes *b);
 
 #endif

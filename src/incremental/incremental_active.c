@@ -18,7 +18,7 @@
 // or kind searches again). Spheres are tested on their shapes at the re-test.
 //
 // Why not run the pipeline on the active entities every step: that pays a full step over
-// them each time, about what a world of the movers alone pays; keeping the pairs is
+// them each time, about what a world of the active entities alone pays; keeping the pairs is
 // faster (perf/README.md, "Incremental: active entities").
 #include "incremental/incremental_active.h"
 #include "parallel/parallel.h"

@@ -11,7 +11,7 @@
 // filter on both sides. Spheres are tested on their shapes, as everywhere.
 //
 // Why candidates carry bounds: a query of an index of 1M entities costs ~240 ns of
-// cache misses; re-testing a candidate held in a buffer of this step's movers reads
+// cache misses; re-testing a candidate held in a buffer of this step's active entities reads
 // memory in order and misses nothing.
 #include "incremental/incremental_cross.h"
 #include "parallel/parallel.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The margin of the fat boxes (incremental_margin.h): chosen from the motion the searches
 // saw, steered by how many fat boxes are left each step, and led along steady motion.
-// The choices below were measured on worlds mostly at rest: perf/README.md, "The margin
+// The choices below were measured on worlds where little changes: perf/README.md, "The margin
 // of the fat boxes", holds the runs.
 #include "incremental/incremental_margin.h"
 #include "parallel/sort.h"
@@ -32,7 +32,7 @@
 /// teleport, or another entity moved into its dense index): no margin would have
 /// held it, so it says nothing of the motion.
 #define MARGIN_JUMP_EXTENTS 2.0f
-/// A steady mover's fat box reaches this many steps of its motion further on the
+/// A steadily moving entity's fat box reaches this many steps of its motion further on the
 /// side it moves to, at most this many of its extents, when its motion since its
 /// last search kept within this share of the motion before it (a random walk's
 /// boxes would only grow).

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 // How far an active entity's fat box reaches past its bounds: the world's margin, or one
 // chosen from the motion observed, stretched while many fat boxes are left each step and
-// shrunk while few are, plus a lead on the side a steady mover moves to.
+// shrunk while few are, plus a lead on the side a steadily moving entity moves to.
 #ifndef BP_INCREMENTAL_MARGIN_H
 #define BP_INCREMENTAL_MARGIN_H
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The resting path (incremental_rest.h): the rest and active sets kept up with the changes,
+// The resting path (incremental_rest.h): the resting and active sets kept up with the changes,
 // and the active entities' pairs, with the resting index and among themselves, merged with
 // the kept pairs.
 #include "incremental/incremental_rest.h"
@@ -53,7 +53,7 @@ bp_status bpi_update_sets(bpi_incremental *x, const bpi_scene *scene, const bpi_
 	}
 	*left_rest = left;
 	if (joining == 0 && (x->active_count == 0 || x->active.data[x->active_count - 1] < n))
-		return BP_OK; // the same active list: the usual step of a world whose movers keep moving
+		return BP_OK; // the same active list: the usual step of a world whose active entities keep changing
 	bp_status status = bpi_radix_sort_items(&x->radix, x->joining.data, joining, threads);
 	if (status != BP_OK)
 		return status;
@@ -94,17 +94,17 @@ bp_status bpi_update_sets(bpi_incremental *x, const bpi_scene *scene, const bpi_
 /// step, which both make the kept pairs anew.
 static void drop_stale(bpi_incremental *x, size_t stale, bool left)
 {
-	bpi_pair_buffer *rest = &x->resting_pairs;
+	bpi_pair_buffer *resting = &x->resting_pairs;
 	x->rest_stale = stale > 0;
-	if (stale == 0 || (left && stale * REST_STALE_SHARE <= rest->count))
+	if (stale == 0 || (left && stale * REST_STALE_SHARE <= resting->count))
 		return;
 	size_t live = 0;
-	for (size_t i = 0; i < rest->count; ++i) {
-		bp_pair p = rest->data[i];
-		rest->data[live] = p;
+	for (size_t i = 0; i < resting->count; ++i) {
+		bp_pair p = resting->data[i];
+		resting->data[live] = p;
 		live += !x->gone.data[p.lo] && !x->gone.data[p.hi];
 	}
-	rest->count = live;
+	resting->count = live;
 	x->rest_stale = false;
 }
 
@@ -151,28 +151,28 @@ bp_status bpi_resting_path(bpi_incremental *x, const bpi_scene *scene, bool left
 	if (status != BP_OK)
 		return status;
 	uint64_t t2 = bpi_now_ns();
-	// The active pairs sorted, then merged with the resting pairs. None rest where the
+	// The active pairs sorted, then merged with the resting pairs. There are none where the
 	// resting entities never pair (a static world): the sorted pairs are the step's.
-	bpi_pair_buffer *rest = &x->resting_pairs;
-	size_t most = rest->count + x->fresh.count;
+	bpi_pair_buffer *resting = &x->resting_pairs;
+	size_t most = resting->count + x->fresh.count;
 	if (!bpi_pair_buffer_may_hold(pairs, most) || !bpi_incremental_sort_pairs(x, &x->fresh, scene->threads))
 		return BP_ERR_OUT_OF_MEMORY;
-	if (rest->count == 0 && !settling) {
+	if (resting->count == 0 && !settling) {
 		bpi_pair_buffer_hand_over(&x->fresh, pairs);
 		pairs->failed = false;
 		x->rest_stale = false;
 	} else {
 		if ((most > pairs->capacity && !bpi_pair_buffer_reserve(pairs, most - pairs->count)) ||
 			(settling && !bpi_pair_buffer_reserve(&x->next_pairs, most)) ||
-			!bpi_array_reserve(&x->merge_counts, bpi_pairs_merge_chunks(rest->count)))
+			!bpi_array_reserve(&x->merge_counts, bpi_pairs_merge_chunks(resting->count)))
 			return BP_ERR_OUT_OF_MEMORY;
 		pairs->failed = false;
 		if (settling) {
-			pairs->count = bpi_merge_settling(rest, x->gone.data, x->is_active.data, x->fresh.data,
+			pairs->count = bpi_merge_settling(resting, x->gone.data, x->is_active.data, x->fresh.data,
 				x->fresh.count, pairs->data, &x->next_pairs);
 		} else {
 			x->rest_stale |= left_rest;
-			pairs->count = bpi_pairs_merge(rest->data, rest->count, x->fresh.data, x->fresh.count,
+			pairs->count = bpi_pairs_merge(resting->data, resting->count, x->fresh.data, x->fresh.count,
 				x->rest_stale ? x->gone.data : NULL, pairs->data, x->merge_counts.data,
 				scene->threads);
 			drop_stale(x, most - pairs->count, left_rest);

@@ -3,7 +3,7 @@
 // level of the resting index.
 //
 // The resting index has two levels: the grid of the last full step, and a smaller grid of
-// the entities that came to rest since ("settled"). Active entities that did not change in
+// the entities that stopped changing since ("settled"). Active entities that did not change in
 // a step settle once there are as many of them as there are changing ones: the settled
 // grid is built again over its members and them, the kept pairs become this step's pairs
 // among resting entities, and the entities still active query the settled grid again
@@ -35,25 +35,25 @@ size_t bpi_merge_settling(const bpi_pair_buffer *kept, const uint8_t *gone, cons
 	const bp_pair *fresh, size_t fresh_count, bp_pair *out, bpi_pair_buffer *next)
 {
 	const bp_pair *p = kept->data;
-	size_t j = 0, k = 0, rest = 0;
+	size_t j = 0, k = 0, resting = 0;
 	for (size_t i = 0; i < kept->count; ++i) {
 		bp_pair a = p[i];
 		if (gone[a.lo] || gone[a.hi])
 			continue;
 		for (; j < fresh_count && (fresh[j].lo < a.lo || (fresh[j].lo == a.lo && fresh[j].hi < a.hi)); ++j) {
 			out[k++] = fresh[j];
-			next->data[rest] = fresh[j];
-			rest += is_active[fresh[j].lo] != 2 && is_active[fresh[j].hi] != 2;
+			next->data[resting] = fresh[j];
+			resting += is_active[fresh[j].lo] != 2 && is_active[fresh[j].hi] != 2;
 		}
 		out[k++] = a;
-		next->data[rest++] = a;
+		next->data[resting++] = a;
 	}
 	for (; j < fresh_count; ++j) {
 		out[k++] = fresh[j];
-		next->data[rest] = fresh[j];
-		rest += is_active[fresh[j].lo] != 2 && is_active[fresh[j].hi] != 2;
+		next->data[resting] = fresh[j];
+		resting += is_active[fresh[j].lo] != 2 && is_active[fresh[j].hi] != 2;
 	}
-	next->count = rest;
+	next->count = resting;
 	return k;
 }
 

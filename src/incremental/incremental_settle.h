@@ -8,7 +8,7 @@
 
 /// The merge of a step that settles: the kept pairs, less those of entities that
 /// stopped resting, and the sorted fresh ones into `out`, and into `next` (room for
-/// all) the pairs that rest once it has settled, that is all but those of an entity
+/// all) the pairs that stay resting once it has settled, that is all but those of an entity
 /// changed this step (is_active 2), which stays active. Returns the pairs written to
 /// `out`.
 size_t bpi_merge_settling(const bpi_pair_buffer *kept, const uint8_t *gone, const uint8_t *is_active,

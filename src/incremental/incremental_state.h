@@ -33,7 +33,7 @@ struct bpi_incremental {
 	/// one cache miss per hit instead of three (they never change while it rests).
 	BPI_ARRAY(bpi_rest_filter) filter;
 	bpi_pair_buffer resting_pairs; ///< pairs among resting entities, sorted by (lo, hi)
-	bool rest_stale;               ///< resting_pairs may hold pairs of entities gone from rest
+	bool rest_stale;               ///< resting_pairs may hold pairs of entities gone from the resting index
 
 	BPI_ARRAY(uint32_t) active; ///< dense indices of the active entities, ascending
 	uint32_t active_count;

@@ -11,7 +11,7 @@
 // each pair in exactly one of the three, merged into one list sorted by (lo, hi).
 //
 // Where each part lives: the state and what its paths share, incremental_state.c; the full
-// path, incremental_full.c; the rest and active sets and the resting path, incremental_rest.c;
+// path, incremental_full.c; the resting and active sets and the resting path, incremental_rest.c;
 // settling into a second resting level, incremental_settle.c; the moving state,
 // incremental_moving.c; the neighbour list, incremental_neighbours.c; the cost model that
 // chooses between them, incremental_model.c.
@@ -23,7 +23,7 @@
 // did not change and is below the entity count holds the same entity as at the build (a
 // destroy marks the entity it moves, a create marks the new one).
 //
-// A step costs far less than a rebuild. What it pays beyond a world of the movers alone is
+// A step costs far less than a rebuild. What it pays beyond a world of the active entities alone is
 // the cache misses of querying a big resting index: the fat boxes keep those queries few, and
 // prefetching overlaps their misses (perf/README.md, "Incremental path").
 #include "incremental/incremental.h"

@@ -65,7 +65,7 @@ void bpi_pair_buffer_adopt(bpi_pair_buffer *buffer, bpi_budget *budget);
 /// so a chunk that stops early is never taken as complete. Finders check it when
 /// a chunk starts; a growth checks it too, so a chunk under way stops at its
 /// next growth (checked per entity, it cost 2-4% more instructions in sap,
-/// quadtree, shifts and closest).
+/// quadtree, shifts and the closest-pair finder).
 static inline bool bpi_pair_buffer_stopped(bpi_pair_buffer *buffer)
 {
 	if (!buffer->failed && bpi_budget_stopped(buffer->budget))

@@ -74,7 +74,7 @@ void bpi_soa_copy_listed(bpi_soa *dst, const bpi_soa *src, int dims, const uint3
 		COPY_LISTED(max[axis])
 	}
 	// A host that only moves entities changes nothing else: 5 of 11 arrays in 3D,
-	// so the rest is not copied (perf/README.md, "Copies on submit").
+	// so the other arrays are not copied (perf/README.md, "Copies on submit").
 	if (bounds_only)
 		return;
 	COPY_LISTED(category)

@@ -411,7 +411,7 @@ static size_t query_shape_run(const bp_view *v, const shape *q, const bp_query_f
 {
 	size_t found;
 	bpi_bvh_part parts[2];
-	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	(void)bpi_view_ensure(v, BPI_VIEW_HIERARCHY);
 	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
 	if (part_count && query_shape_bvh(v, parts, part_count, q, filter, out, capacity, &found))
 		return found;
@@ -485,7 +485,7 @@ static void visit_shape_run(const bp_view *v, const shape *q, const bp_query_fil
 	bool (*visit)(uint32_t entity, void *user), void *user)
 {
 	bpi_bvh_part parts[2];
-	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	(void)bpi_view_ensure(v, BPI_VIEW_HIERARCHY);
 	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
 	if (part_count) {
 		hit_batch batch = {.n = 0};
@@ -824,7 +824,7 @@ bp_status bp_view_nearest(const bp_view *v, const float *point, uint32_t k,
 		return BP_ERR_NOT_FINITE;
 	bpi_best_k best = {out, 0, BP_MIN(k, v->count)};
 	bpi_bvh_part parts[2];
-	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	(void)bpi_view_ensure(v, BPI_VIEW_HIERARCHY);
 	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
 	if (best.capacity && v->settings.periodic) {
 		bpi_periodic_nearest(v, point, filter, &best);

@@ -81,8 +81,8 @@ static inline bool bpi_query_filter_valid(const bp_query_filter *f)
 static inline bool bpi_query_passes(const bp_view *v, const bp_query_filter *f, uint32_t e)
 {
 	const uint32_t kind = BP_QUERY_DYNAMIC + (uint32_t)(v->soa.flags[e] & BP_FLAG_STATIC); // STATIC = DYNAMIC + 1
-	const bool all_layers = (f->category & f->mask) == UINT64_MAX;
-	return (all_layers | (((f->category & v->soa.mask[e]) != 0) & ((v->soa.category[e] & f->mask) != 0))) &
+	const bool all_bits = (f->category & f->mask) == UINT64_MAX;
+	return (all_bits | (((f->category & v->soa.mask[e]) != 0) & ((v->soa.category[e] & f->mask) != 0))) &
 	       ((f->kinds & kind) != 0) & (e != f->exclude) &&
 	       (!f->exclude_entity.index1 || v->soa.entity[e].index1 != f->exclude_entity.index1 ||
 		       v->soa.entity[e].generation != f->exclude_entity.generation);

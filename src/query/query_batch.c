@@ -44,7 +44,7 @@ bp_status bp_view_cast_rays_closest(const bp_view *v, const bp_ray *rays, size_t
 	int threads = bpi_resolve_threads(&v->settings.executor, v->settings.thread_count);
 	bpi_team_failure team;
 	const bool bound = bpi_executor_enter(&v->settings.executor, threads, &team) == BP_OK;
-	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	(void)bpi_view_ensure(v, BPI_VIEW_HIERARCHY);
 	ray_batch batch = {v, rays, filter, out};
 	// Without a team the rays run here, one after another: the same answers.
 	bpi_parallel_for((uint32_t)count, RAY_GRAIN, bound ? threads : 1, closest_chunk, &batch);

@@ -37,7 +37,7 @@
 // far more than the roundings between the real intervals and those the test reads (a few
 // ulps of 2P per bound, 2^-22 of a float sum, underflow below 2^-148), so no node holding a
 // met entity is left out; the test alone decides. A node is entered at most once, and a
-// walk that passes 2n + 64 tests (a shared rest may hold more than the view's n entities),
+// walk that passes 2n + 64 tests (a shared part may hold more than the view's n entities),
 // or hits a sort would take long over, gives way to a scan in index order: a query costs
 // at most about three scans, whatever the shapes' size or position.
 
@@ -133,7 +133,7 @@ static double loosened(double d2)
 	return d2 + d2 * NODE_MARGIN + 0x1p-120;
 }
 
-/// Tests a walk may make before a scan is cheaper: a shared rest of the hierarchy may
+/// Tests a walk may make before a scan is cheaper: the hierarchy's shared part may
 /// hold many more entries than the view has entities.
 static uint64_t walk_budget(const bp_view *v)
 {
@@ -366,7 +366,7 @@ static int compare_u32(const void *x, const void *y)
 static bool walk_hits(torus_query *t, hit_list *hits)
 {
 	bpi_bvh_part parts[2];
-	(void)bpi_view_ensure(t->v, BPI_VIEW_BVH);
+	(void)bpi_view_ensure(t->v, BPI_VIEW_HIERARCHY);
 	const int part_count = bpi_hierarchy_parts(&t->v->hierarchy, parts);
 	for (int k = 0; k < part_count; ++k)
 		if (!walk_part(t, &parts[k], hits))
@@ -487,7 +487,7 @@ void bpi_periodic_nearest(const bp_view *v, const float *p, const bp_query_filte
 	if (filter && filter->accept)
 		t.budget = UINT64_MAX; // a scan after the walk would call accept a second time
 	bpi_bvh_part parts[2];
-	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	(void)bpi_view_ensure(v, BPI_VIEW_HIERARCHY);
 	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
 	bool walked = part_count > 0;
 	for (int k = 0; k < part_count && walked; ++k)

@@ -211,7 +211,7 @@ static bp_hit sweep_closest(const bp_view *v, const sweep *s, const bp_query_fil
 {
 	bp_hit best = {UINT32_MAX, INFINITY};
 	bpi_bvh_part parts[2];
-	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	(void)bpi_view_ensure(v, BPI_VIEW_HIERARCHY);
 	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
 	for (int k = 0; k < part_count; ++k)
 		bvh_closest(v, &parts[k], s, filter, &best);
@@ -234,7 +234,7 @@ static size_t sweep_all(const bp_view *v, const sweep *s, const bp_query_filter 
 {
 	size_t count = 0;
 	bpi_bvh_part parts[2];
-	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	(void)bpi_view_ensure(v, BPI_VIEW_HIERARCHY);
 	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
 	for (int k = 0; k < part_count; ++k)
 		count += bvh_all(v, &parts[k], s, filter, best);
@@ -374,7 +374,7 @@ static bp_status walk_visit(const bp_view *v, const bpi_bvh_part *parts, int par
 				room = pending_push(&hits, (bp_hit){e, t});
 		}
 	}
-	// The rest, in order (not through pending_visit: hits at t = inf go out too).
+	// The hits left, in order (not through pending_visit: hits at t = inf go out too).
 	while (go && room && hits.size)
 		go = visit(pending_pop(&hits), user);
 	pending_free(&hits);
@@ -389,7 +389,7 @@ static bp_status sweep_visit(const bp_view *v, const sweep *s, const bp_query_fi
 	bool (*visit)(bp_hit hit, void *user), void *user)
 {
 	bpi_bvh_part parts[2];
-	(void)bpi_view_ensure(v, BPI_VIEW_BVH);
+	(void)bpi_view_ensure(v, BPI_VIEW_HIERARCHY);
 	const int part_count = bpi_hierarchy_parts(&v->hierarchy, parts);
 	if (part_count)
 		return walk_visit(v, parts, part_count, s, filter, visit, user);

@@ -74,29 +74,29 @@ static inline float bpi_trace_bits_float(uint32_t v)
 
 /// Words a category or a mask takes in a file of `version`: a low word then, from version 2,
 /// a high word, each its own column.
-static inline uint32_t bpi_trace_layer_words(uint32_t version)
+static inline uint32_t bpi_trace_filter_words(uint32_t version)
 {
 	return version >= 2 ? 2u : 1u;
 }
 
 /// Words of an entity's id, category, mask and flags (its bounds apart).
-static inline uint64_t bpi_trace_entity_words(uint32_t layer_words)
+static inline uint64_t bpi_trace_entity_words(uint32_t filter_words)
 {
-	return 2 + 2 * (uint64_t)layer_words;
+	return 2 + 2 * (uint64_t)filter_words;
 }
 
 /// Bytes of one entity created in a frame record: id, category, mask, flags, 2 * dims bounds.
-static inline uint64_t bpi_trace_create_bytes(uint64_t dims, uint32_t layer_words)
+static inline uint64_t bpi_trace_create_bytes(uint64_t dims, uint32_t filter_words)
 {
-	return 4 * (bpi_trace_entity_words(layer_words) + 2 * dims);
+	return 4 * (bpi_trace_entity_words(filter_words) + 2 * dims);
 }
 
 /// Words of a frame record's payload: ids of the destroys; per create id, category, mask,
 /// flags and 2 * dims bounds; per set id, category, mask, flags; per move id and 2 * dims bounds.
-static inline uint64_t bpi_trace_frame_words(uint64_t dims, uint32_t layer_words, uint64_t destroys, uint64_t creates,
+static inline uint64_t bpi_trace_frame_words(uint64_t dims, uint32_t filter_words, uint64_t destroys, uint64_t creates,
 	uint64_t sets, uint64_t moves)
 {
-	const uint64_t entity = bpi_trace_entity_words(layer_words);
+	const uint64_t entity = bpi_trace_entity_words(filter_words);
 	return destroys + creates * (entity + 2 * dims) + sets * entity + moves * (1 + 2 * dims);
 }
 

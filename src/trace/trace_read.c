@@ -88,7 +88,7 @@ static bp_status read_header(bp_trace_reader *r, uint64_t size)
 		return bpi_trace_reader_fail(r, BP_ERR_PARSE, "header: the flags and reserved words must be 0");
 	r->version = version;
 	r->dims = (int)dims;
-	r->layer_words = bpi_trace_layer_words(version);
+	r->filter_words = bpi_trace_filter_words(version);
 	return BP_OK;
 }
 
@@ -136,7 +136,7 @@ static bp_status check_counts(bp_trace_reader *r)
 			"trailer: frame_count %u; the %llu bytes of records hold at most %llu frames: corrupt", r->frame_count,
 			(unsigned long long)records, (unsigned long long)frame_room);
 	const uint64_t payload = records - (uint64_t)r->frame_count * BPI_TRACE_FRAME_LEAST_BYTES;
-	const uint64_t create_room = payload / bpi_trace_create_bytes((uint64_t)r->dims, r->layer_words);
+	const uint64_t create_room = payload / bpi_trace_create_bytes((uint64_t)r->dims, r->filter_words);
 	if (r->max_entities > create_room)
 		return bpi_trace_reader_fail(r, BP_ERR_PARSE,
 			"trailer: max_entities %u; the records create at most %llu entities in the layout of version %u "
@@ -258,13 +258,13 @@ uint32_t bp_trace_reader_position(const bp_trace_reader *r) { return r ? r->posi
 
 static uint64_t frame_words(const bp_trace_reader *r, const uint8_t *head)
 {
-	return bpi_trace_frame_words((uint64_t)r->dims, r->layer_words, bpi_trace_get32(head + 8),
+	return bpi_trace_frame_words((uint64_t)r->dims, r->filter_words, bpi_trace_get32(head + 8),
 		bpi_trace_get32(head + 12), bpi_trace_get32(head + 16), bpi_trace_get32(head + 20));
 }
 
 static uint64_t keyframe_words(const bp_trace_reader *r, const uint8_t *head)
 {
-	return (uint64_t)bpi_trace_get32(head + 8) * (bpi_trace_entity_words(r->layer_words) + 2 * (uint64_t)r->dims);
+	return (uint64_t)bpi_trace_get32(head + 8) * (bpi_trace_entity_words(r->filter_words) + 2 * (uint64_t)r->dims);
 }
 
 /// A frame record or a keyframe record: its tag, its head (the last words of which count its
@@ -318,13 +318,13 @@ static bp_status read_record(bp_trace_reader *r, uint32_t k, const record_kind *
 	return BP_OK;
 }
 
-/// Element i of the `layer_words` columns of n words at p: a low word, then (version 2 on)
-/// a high word. A version 1 word of all bits stays all bits, so its "every layer" (the default
-/// mask) keeps meaning every layer; any other is zero-extended.
-static uint64_t get_layer(const uint8_t *p, size_t n, size_t i, uint32_t layer_words)
+/// Element i of the `filter_words` columns of n words at p: a low word, then (version 2 on)
+/// a high word. A version 1 word of all bits stays all bits, so its "every category" (the default
+/// mask) keeps meaning every category; any other is zero-extended.
+static uint64_t get_filter(const uint8_t *p, size_t n, size_t i, uint32_t filter_words)
 {
 	const uint32_t low = bpi_trace_get32(p + 4 * i);
-	if (layer_words == 1)
+	if (filter_words == 1)
 		return low == UINT32_MAX ? UINT64_MAX : low;
 	return low | (uint64_t)bpi_trace_get32(p + 4 * (n + i)) << 32;
 }
@@ -334,10 +334,10 @@ static uint64_t get_layer(const uint8_t *p, size_t n, size_t i, uint32_t layer_w
 static const char *decode_entities(bp_trace_reader *r, const uint8_t *p, uint32_t count, bool bounds,
 	bp_trace_entity *out, uint32_t *bad)
 {
-	const size_t n = count, lw = r->layer_words, head = (size_t)bpi_trace_entity_words(r->layer_words);
+	const size_t n = count, lw = r->filter_words, head = (size_t)bpi_trace_entity_words(r->filter_words);
 	for (uint32_t i = 0; i < count; ++i) {
-		bp_trace_entity e = {.id = bpi_trace_get32(p + 4 * i), .category = get_layer(p + 4 * n, n, i, r->layer_words),
-			.mask = get_layer(p + 4 * (1 + lw) * n, n, i, r->layer_words)};
+		bp_trace_entity e = {.id = bpi_trace_get32(p + 4 * i), .category = get_filter(p + 4 * n, n, i, r->filter_words),
+			.mask = get_filter(p + 4 * (1 + lw) * n, n, i, r->filter_words)};
 		uint32_t flags = bpi_trace_get32(p + 4 * ((1 + 2 * lw) * n + i));
 		e.kind = flags & BPI_TRACE_FLAG_STATIC ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
 		e.shape = flags & BPI_TRACE_FLAG_SPHERE ? BP_SHAPE_SPHERE : BP_SHAPE_BOX;
@@ -376,7 +376,7 @@ static bp_status decode_frame(bp_trace_reader *r, uint32_t k)
 	if (why)
 		return bpi_trace_reader_fail(r, BP_ERR_PARSE, "frame %u: creates[%u]: id %u: %s", k, bad,
 			r->creates.data[bad].id, why);
-	const size_t entity_words = (size_t)bpi_trace_entity_words(r->layer_words);
+	const size_t entity_words = (size_t)bpi_trace_entity_words(r->filter_words);
 	p += 4 * (size_t)nc * (entity_words + 2 * (size_t)r->dims);
 	if ((why = decode_entities(r, p, ns, false, r->sets.data, &bad)))
 		return bpi_trace_reader_fail(r, BP_ERR_PARSE, "frame %u: sets[%u]: id %u: %s", k, bad, r->sets.data[bad].id,

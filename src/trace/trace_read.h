@@ -11,7 +11,7 @@ struct bp_trace_reader {
 	FILE *file;
 	int dims;
 	uint32_t version;
-	uint32_t layer_words; ///< bpi_trace_layer_words of the file's version
+	uint32_t filter_words; ///< bpi_trace_filter_words of the file's version
 	uint32_t frame_count;
 	uint32_t max_entities;
 	uint32_t keyframe_interval;

@@ -93,19 +93,19 @@ static void emit_column(bp_trace_writer *w, int column, uint32_t count)
 }
 
 /// A keyframe's categories or masks: the low words, then the high words (docs/trace.md).
-static void emit_layers(bp_trace_writer *w, const uint64_t *layers, uint32_t count)
+static void emit_filters(bp_trace_writer *w, const uint64_t *bits, uint32_t count)
 {
 	for (uint32_t d = 0; d < count; ++d)
-		emit(w, (uint32_t)layers[d]);
+		emit(w, (uint32_t)bits[d]);
 	for (uint32_t d = 0; d < count; ++d)
-		emit(w, (uint32_t)(layers[d] >> 32));
+		emit(w, (uint32_t)(bits[d] >> 32));
 }
 
 /// Element j of a frame's category or mask column pair: low word, high word.
-static void put_layer(bp_trace_writer *w, int column, uint32_t j, uint64_t layer)
+static void put_filter(bp_trace_writer *w, int column, uint32_t j, uint64_t bits)
 {
-	w->column[column].data[j] = (uint32_t)layer;
-	w->column[column + 1].data[j] = (uint32_t)(layer >> 32);
+	w->column[column].data[j] = (uint32_t)bits;
+	w->column[column + 1].data[j] = (uint32_t)(bits >> 32);
 }
 
 // ---- opening --------------------------------------------------------------------------
@@ -255,8 +255,8 @@ bp_status bp_trace_create(bp_trace_writer *w, uint32_t count, const bp_trace_ent
 		w->state.stamp.data[w->state.count - 1] = w->frames + 1;
 		const uint32_t j = w->section[SECTION_CREATE]++;
 		w->column[COL_CREATE_ID].data[j] = e->id;
-		put_layer(w, COL_CREATE_CATEGORY, j, e->category);
-		put_layer(w, COL_CREATE_MASK, j, e->mask);
+		put_filter(w, COL_CREATE_CATEGORY, j, e->category);
+		put_filter(w, COL_CREATE_MASK, j, e->mask);
 		w->column[COL_CREATE_FLAGS].data[j] = flags_of(e->kind, e->shape);
 		for (int a = 0; a < w->dims; ++a) {
 			w->column[COL_CREATE_BOUNDS + a].data[j] = bpi_trace_float_bits(e->min[a]);
@@ -291,8 +291,8 @@ bp_status bp_trace_set(bp_trace_writer *w, uint32_t count, const bp_trace_entity
 		w->state.shape.data[d] = e->shape;
 		w->state.stamp.data[d] = w->frames + 1;
 		w->column[COL_SET_ID].data[j] = e->id;
-		put_layer(w, COL_SET_CATEGORY, j, e->category);
-		put_layer(w, COL_SET_MASK, j, e->mask);
+		put_filter(w, COL_SET_CATEGORY, j, e->category);
+		put_filter(w, COL_SET_MASK, j, e->mask);
 		w->column[COL_SET_FLAGS].data[j] = flags_of(e->kind, e->shape);
 	}
 	return BP_OK;
@@ -344,8 +344,8 @@ static void emit_keyframe(bp_trace_writer *w)
 	emit(w, s->count);
 	for (uint32_t d = 0; d < s->count; ++d)
 		emit(w, s->ids.data[d]);
-	emit_layers(w, s->category.data, s->count);
-	emit_layers(w, s->mask.data, s->count);
+	emit_filters(w, s->category.data, s->count);
+	emit_filters(w, s->mask.data, s->count);
 	for (uint32_t d = 0; d < s->count; ++d)
 		emit(w, flags_of(s->kind.data[d], s->shape.data[d]));
 	for (int a = 0; a < w->dims; ++a)

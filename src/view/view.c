@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 // A published frame's memory, the extras derived from its pairs (canonical order and,
-// through view_events.c, named pairs and events by the builder; adjacency and query index
+// through view_events.c, named pairs and events by the builder; adjacency and query hierarchy
 // by the builder or on first use) and its plain accessors.
 #include "view/view.h"
 #include "parallel/parallel.h"
@@ -10,57 +10,57 @@
 
 // ---- memory --------------------------------------------------------------------
 
-static void free_entity_arrays(bp_view *f)
+static void free_entity_arrays(bp_view *view)
 {
-	bpi_soa_free(&f->soa, f->dims, f->capacity);
-	bpi_free_aligned(f->offsets, ((size_t)f->capacity + 1) * sizeof(uint32_t));
-	f->offsets = NULL;
-	f->capacity = 0;
+	bpi_soa_free(&view->soa, view->dims, view->capacity);
+	bpi_free_aligned(view->offsets, ((size_t)view->capacity + 1) * sizeof(uint32_t));
+	view->offsets = NULL;
+	view->capacity = 0;
 }
 
 bp_view *bpi_view_create(struct bpi_frames *pool, int dims)
 {
-	bp_view *f = bpi_alloc(sizeof *f);
-	if (!f)
+	bp_view *view = bpi_alloc(sizeof *view);
+	if (!view)
 		return NULL;
-	*f = (bp_view){.pool = pool, .dims = dims};
-	atomic_init(&f->refs, 0);
-	atomic_init(&f->ready, 0u);
-	atomic_init(&f->asked, 0u);
-	if (pthread_mutex_init(&f->lazy_lock, NULL) != 0) {
-		bpi_free(f, sizeof *f);
+	*view = (bp_view){.pool = pool, .dims = dims};
+	atomic_init(&view->refs, 0);
+	atomic_init(&view->ready, 0u);
+	atomic_init(&view->asked, 0u);
+	if (pthread_mutex_init(&view->lazy_lock, NULL) != 0) {
+		bpi_free(view, sizeof *view);
 		return NULL;
 	}
-	return f;
+	return view;
 }
 
-void bpi_view_free(bp_view *f)
+void bpi_view_free(bp_view *view)
 {
-	pthread_mutex_destroy(&f->lazy_lock);
-	free_entity_arrays(f);
-	bpi_pair_buffer_free(&f->pairs);
-	bpi_budget_array_free(f->budget, &f->scratch);
-	bpi_budget_array_free(f->budget, &f->neighbours);
-	bpi_view_events_free(f);
-	bpi_array_free(&f->changes);
-	bpi_view_hierarchy_free(&f->hierarchy);
-	bpi_array_free(&f->slot_dense);
-	bpi_free(f, sizeof *f);
+	pthread_mutex_destroy(&view->lazy_lock);
+	free_entity_arrays(view);
+	bpi_pair_buffer_free(&view->pairs);
+	bpi_budget_array_free(view->budget, &view->scratch);
+	bpi_budget_array_free(view->budget, &view->neighbours);
+	bpi_view_events_free(view);
+	bpi_array_free(&view->changes);
+	bpi_view_hierarchy_free(&view->hierarchy);
+	bpi_array_free(&view->slot_dense);
+	bpi_free(view, sizeof *view);
 }
 
-bool bpi_view_reserve(bp_view *f, uint32_t n)
+bool bpi_view_reserve(bp_view *view, uint32_t n)
 {
-	if (n <= f->capacity && f->offsets)
+	if (n <= view->capacity && view->offsets)
 		return true;
-	uint32_t capacity = BP_MAX(BP_MAX(n, f->capacity + f->capacity / 2), 16u);
+	uint32_t capacity = BP_MAX(BP_MAX(n, view->capacity + view->capacity / 2), 16u);
 	uint32_t *offsets = bpi_alloc_aligned(((size_t)capacity + 1) * sizeof(uint32_t));
-	if (!offsets || !bpi_soa_resize(&f->soa, f->dims, f->capacity, capacity, 0)) {
+	if (!offsets || !bpi_soa_resize(&view->soa, view->dims, view->capacity, capacity, 0)) {
 		bpi_free_aligned(offsets, ((size_t)capacity + 1) * sizeof(uint32_t));
 		return false;
 	}
-	bpi_free_aligned(f->offsets, ((size_t)f->capacity + 1) * sizeof(uint32_t));
-	f->offsets = offsets;
-	f->capacity = capacity;
+	bpi_free_aligned(view->offsets, ((size_t)view->capacity + 1) * sizeof(uint32_t));
+	view->offsets = offsets;
+	view->capacity = capacity;
 	return true;
 }
 
@@ -77,13 +77,13 @@ static bool pairs_sorted(const bp_pair *p, size_t count)
 /// Sorts the pairs by (lo, hi) on the team (pairs_sort.c), cheaper than two stable
 /// counting passes over the entities; skipped when the algorithm's order already is
 /// canonical, as brute's is (perf/README.md, "Pair buffers and sorting").
-static bp_status sort_pairs(bp_view *f, int threads)
+static bp_status sort_pairs(bp_view *view, int threads)
 {
-	size_t count = f->pairs.count;
-	if (pairs_sorted(f->pairs.data, count))
+	size_t count = view->pairs.count;
+	if (pairs_sorted(view->pairs.data, count))
 		return BP_OK;
-	if (!bpi_budget_array_reserve(f->budget, &f->scratch, count) ||
-		!bpi_pairs_sort_canonical(f->pairs.data, count, f->scratch.data, threads))
+	if (!bpi_budget_array_reserve(view->budget, &view->scratch, count) ||
+		!bpi_pairs_sort_canonical(view->pairs.data, count, view->scratch.data, threads))
 		return BP_ERR_OUT_OF_MEMORY;
 	return BP_OK;
 }
@@ -91,51 +91,51 @@ static bp_status sort_pairs(bp_view *f, int threads)
 /// CSR adjacency from the sorted pairs. Each list comes out ascending: x's
 /// neighbours below x arrive from blocks lo < x (in lo order) before its own
 /// block lo == x (in hi order).
-static bp_status build_adjacency(bp_view *f)
+static bp_status build_adjacency(bp_view *view)
 {
-	size_t count = f->pairs.count;
+	size_t count = view->pairs.count;
 	if (count > UINT32_MAX / 2)
 		return BP_ERR_UNSUPPORTED; // 32-bit offsets
 	// At least one slot, so bp_view_neighbours never hands out NULL.
-	if (!bpi_budget_array_reserve(f->budget, &f->neighbours, BP_MAX(2 * count, (size_t)1)))
+	if (!bpi_budget_array_reserve(view->budget, &view->neighbours, BP_MAX(2 * count, (size_t)1)))
 		return BP_ERR_OUT_OF_MEMORY;
-	uint32_t *offsets = f->offsets;
-	const bp_pair *p = f->pairs.data;
-	uint32_t *neighbours = f->neighbours.data;
-	memset(offsets, 0, ((size_t)f->count + 1) * sizeof *offsets);
+	uint32_t *offsets = view->offsets;
+	const bp_pair *p = view->pairs.data;
+	uint32_t *neighbours = view->neighbours.data;
+	memset(offsets, 0, ((size_t)view->count + 1) * sizeof *offsets);
 	for (size_t i = 0; i < count; ++i) {
 		offsets[p[i].lo + 1]++;
 		offsets[p[i].hi + 1]++;
 	}
-	for (uint32_t e = 0; e < f->count; ++e)
+	for (uint32_t e = 0; e < view->count; ++e)
 		offsets[e + 1] += offsets[e];
 	for (size_t i = 0; i < count; ++i) { // offsets[e] is e's cursor here
 		neighbours[offsets[p[i].lo]++] = p[i].hi;
 		neighbours[offsets[p[i].hi]++] = p[i].lo;
 	}
-	for (uint32_t e = f->count; e > 0; --e) // cursors ended at the next start: shift back
+	for (uint32_t e = view->count; e > 0; --e) // cursors ended at the next start: shift back
 		offsets[e] = offsets[e - 1];
 	offsets[0] = 0;
 	return BP_OK;
 }
 
-/// The hierarchy, sharing prev's rest when prev made one and `changed` lists what differs.
-static void make_hierarchy(bp_view *f, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
+/// The hierarchy, taking prev's shared part when prev made one and `changed` lists what differs.
+static void make_hierarchy(bp_view *view, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
 	int threads)
 {
 	bpi_hierarchy_changes changes = {NULL, changed, changed_count};
-	if (changed && prev && (atomic_load_explicit(&prev->ready, memory_order_acquire) & BPI_VIEW_BVH))
+	if (changed && prev && (atomic_load_explicit(&prev->ready, memory_order_acquire) & BPI_VIEW_HIERARCHY))
 		changes.prev = &prev->hierarchy;
-	(void)bpi_view_hierarchy_make(&f->hierarchy, &changes, &f->soa, f->count, f->dims, threads);
+	(void)bpi_view_hierarchy_make(&view->hierarchy, &changes, &view->soa, view->count, view->dims, threads);
 }
 
-bp_status bpi_view_derive(bp_view *f, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
+bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
 	int threads)
 {
 	bool named = false;
-	bp_status status = sort_pairs(f, threads);
+	bp_status status = sort_pairs(view, threads);
 	if (status == BP_OK)
-		status = bpi_view_events_build(f, prev, &named, threads);
+		status = bpi_view_events_build(view, prev, &named, threads);
 	if (status != BP_OK || !prev)
 		return status;
 	// The extras a reader used last frame it uses this frame too: made now, so it
@@ -144,24 +144,24 @@ bp_status bpi_view_derive(bp_view *f, const bp_view *prev, const uint32_t *chang
 	unsigned asked = atomic_load_explicit(&prev->asked, memory_order_relaxed);
 	const bool hierarchy = bpi_view_keeps_hierarchy(prev);
 	if (hierarchy) {
-		make_hierarchy(f, prev, changed, changed_count, threads);
+		make_hierarchy(view, prev, changed, changed_count, threads);
 		const uint32_t left = prev->hierarchy_frames_left;
-		f->hierarchy_frames_left = asked & BPI_VIEW_BVH ? f->settings.query_hierarchy_frames
+		view->hierarchy_frames_left = asked & BPI_VIEW_HIERARCHY ? view->settings.query_hierarchy_frames
 		                         : left == UINT32_MAX ? left : left - 1;
 	}
-	unsigned made = (hierarchy ? (unsigned)BPI_VIEW_BVH : 0u) | (named ? BPI_VIEW_NAMES : 0u);
+	unsigned made = (hierarchy ? (unsigned)BPI_VIEW_HIERARCHY : 0u) | (named ? BPI_VIEW_NAMES : 0u);
 	if (asked & BPI_VIEW_ADJACENCY) {
 		// Lists that found no memory are not made: the first reader to ask tries again.
-		f->adjacency_status = build_adjacency(f);
-		made |= f->adjacency_status == BP_ERR_OUT_OF_MEMORY ? 0u : (unsigned)BPI_VIEW_ADJACENCY;
+		view->adjacency_status = build_adjacency(view);
+		made |= view->adjacency_status == BP_ERR_OUT_OF_MEMORY ? 0u : (unsigned)BPI_VIEW_ADJACENCY;
 	}
-	atomic_store_explicit(&f->ready, made, memory_order_release);
+	atomic_store_explicit(&view->ready, made, memory_order_release);
 	return BP_OK;
 }
 
 bool bpi_view_keeps_hierarchy(const bp_view *prev)
 {
-	return prev && ((atomic_load_explicit(&prev->asked, memory_order_relaxed) & BPI_VIEW_BVH) ||
+	return prev && ((atomic_load_explicit(&prev->asked, memory_order_relaxed) & BPI_VIEW_HIERARCHY) ||
 			   prev->hierarchy_frames_left > 0);
 }
 
@@ -175,7 +175,7 @@ bp_status bpi_view_ensure(const bp_view *view, unsigned what)
 	if ((ready & what) != what) {
 		pthread_mutex_lock(&v->lazy_lock);
 		ready = atomic_load_explicit(&v->ready, memory_order_relaxed);
-		if ((what & BPI_VIEW_BVH) && !(ready & BPI_VIEW_BVH))
+		if ((what & BPI_VIEW_HIERARCHY) && !(ready & BPI_VIEW_HIERARCHY))
 			make_hierarchy(v, NULL, NULL, 0, bpi_step_threads(&v->settings, v->count));
 		// What found no memory is not made: a later call tries again.
 		if ((what & BPI_VIEW_ADJACENCY) && !(ready & BPI_VIEW_ADJACENCY) &&

@@ -86,7 +86,7 @@ struct bp_view {
 };
 
 /// The extras a view makes on first use.
-enum { BPI_VIEW_ADJACENCY = 2u, BPI_VIEW_NAMES = 4u, BPI_VIEW_KEYS = 8u, BPI_VIEW_BVH = 16u,
+enum { BPI_VIEW_ADJACENCY = 2u, BPI_VIEW_NAMES = 4u, BPI_VIEW_KEYS = 8u, BPI_VIEW_HIERARCHY = 16u,
 	BPI_VIEW_SLOTS = 32u };
 
 /// Whether the builder makes the query hierarchy of the frame after `prev`: a reader
@@ -105,7 +105,7 @@ void bpi_view_free(bp_view *view);
 /// (lo, hi), builds the sorted key pairs, the pairs begun and ended since
 /// `prev` (NULL: none before) and, those of prev's that a reader asked for, the
 /// adjacency and the query hierarchy (which may fail to build for lack of
-/// memory: queries then scan), sharing prev's rest when `changed` lists what
+/// memory: queries then scan), taking prev's shared part when `changed` lists what
 /// differs from prev's snapshot (NULL: built afresh). On error the view must not
 /// be published. Builder thread only.
 bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,

@@ -35,16 +35,16 @@ static int compare_key_pairs(const void *x, const void *y)
 /// The view's pairs by handle, sorted. While no slot has been reused, handles
 /// increase with the dense index and the names inherit the pairs' (lo, hi)
 /// order: no sort then, checked on the names themselves.
-bp_status bpi_view_names_build(bp_view *f)
+bp_status bpi_view_names_build(bp_view *view)
 {
-	const size_t count = f->pairs.count;
-	if (!bpi_budget_array_reserve(f->budget, &f->names, count))
+	const size_t count = view->pairs.count;
+	if (!bpi_budget_array_reserve(view->budget, &view->names, count))
 		return BP_ERR_OUT_OF_MEMORY;
-	const bp_entity *entity = f->soa.entity;
-	bpi_named_pair *names = f->names.data;
+	const bp_entity *entity = view->soa.entity;
+	bpi_named_pair *names = view->names.data;
 	bool sorted = true;
 	for (size_t i = 0; i < count; ++i) {
-		uint32_t lo = f->pairs.data[i].lo, hi = f->pairs.data[i].hi;
+		uint32_t lo = view->pairs.data[i].lo, hi = view->pairs.data[i].hi;
 		uint64_t a = handle_id(entity[lo]), b = handle_id(entity[hi]);
 		names[i] = a < b ? (bpi_named_pair){a, b, lo, hi} : (bpi_named_pair){b, a, hi, lo};
 		sorted = sorted && (i == 0 || compare_named(&names[i - 1], &names[i]) < 0);
@@ -207,29 +207,29 @@ static void dense_diff_part(uint32_t begin, uint32_t end, uint32_t part, void *c
 	name_dense_events(sink->ended, BP_MIN(sink->ended_total, sink->ended_capacity), then);
 }
 
-/// The events between two frames of the same layout into f->began and f->ended.
-static bp_status diff_dense(bp_view *f, const bp_view *prev, int threads)
+/// The events between two frames of the same layout into view->began and view->ended.
+static bp_status diff_dense(bp_view *view, const bp_view *prev, int threads)
 {
-	const uint32_t n = BP_MAX(f->count, prev ? prev->count : 0);
+	const uint32_t n = BP_MAX(view->count, prev ? prev->count : 0);
 	const uint32_t parts = BP_MAX(bpi_chunk_count(n, DENSE_PART), 1u);
 	event_sink *sinks = bpi_alloc(parts * sizeof *sinks);
 	if (!sinks)
 		return BP_ERR_OUT_OF_MEMORY;
 	memset(sinks, 0, parts * sizeof *sinks);
-	dense_diff_job job = {f, prev, sinks};
+	dense_diff_job job = {view, prev, sinks};
 	bpi_parallel_for(n, DENSE_PART, threads, dense_diff_part, &job); // counts
 	size_t began = 0, ended = 0;
 	for (uint32_t p = 0; p < parts; ++p)
 		began += sinks[p].began_total, ended += sinks[p].ended_total;
 	bp_status status = BP_OK;
-	if (!bpi_budget_array_reserve(f->budget, &f->began, began) ||
-		!bpi_budget_array_reserve(f->budget, &f->ended, ended))
+	if (!bpi_budget_array_reserve(view->budget, &view->began, began) ||
+		!bpi_budget_array_reserve(view->budget, &view->ended, ended))
 		status = BP_ERR_OUT_OF_MEMORY;
 	began = ended = 0;
 	for (uint32_t p = 0; status == BP_OK && p < parts; ++p) {
 		// An empty array may be NULL, and NULL + 0 is undefined.
-		event_sink room = {sinks[p].began_total ? f->began.data + began : NULL,
-			sinks[p].ended_total ? f->ended.data + ended : NULL, sinks[p].began_total, sinks[p].ended_total, 0,
+		event_sink room = {sinks[p].began_total ? view->began.data + began : NULL,
+			sinks[p].ended_total ? view->ended.data + ended : NULL, sinks[p].began_total, sinks[p].ended_total, 0,
 			0};
 		began += sinks[p].began_total, ended += sinks[p].ended_total;
 		sinks[p] = room;
@@ -237,8 +237,8 @@ static bp_status diff_dense(bp_view *f, const bp_view *prev, int threads)
 	if (status == BP_OK)
 		bpi_parallel_for(n, DENSE_PART, threads, dense_diff_part, &job);
 	bpi_free(sinks, parts * sizeof *sinks);
-	f->began_count = began;
-	f->ended_count = ended;
+	view->began_count = began;
+	view->ended_count = ended;
 	return status;
 }
 
@@ -253,55 +253,55 @@ static void key_pairs_of(const bp_pair_event *events, size_t count, bp_key_pair 
 		qsort(out, count, sizeof *out, compare_key_pairs);
 }
 
-bp_status bpi_view_events_build(bp_view *f, const bp_view *prev, bool *named, int threads)
+bp_status bpi_view_events_build(bp_view *view, const bp_view *prev, bool *named, int threads)
 {
 	// Events by dense index where the layout allows: naming every pair by handle and
 	// merging the names costs more, where the dense merge reads a third as many bytes and
 	// writes nothing per pair (perf/README.md, "Views: extras and pair events").
-	f->previous = prev ? prev->number : 0;
-	*named = prev && prev->layout != f->layout;
+	view->previous = prev ? prev->number : 0;
+	*named = prev && prev->layout != view->layout;
 	if (!*named) {
-		bp_status status = diff_dense(f, prev, threads);
+		bp_status status = diff_dense(view, prev, threads);
 		if (status == BP_OK) {
-			sort_events(f->began.data, f->began_count);
-			sort_events(f->ended.data, f->ended_count);
+			sort_events(view->began.data, view->began_count);
+			sort_events(view->ended.data, view->ended_count);
 		}
 		return status;
 	}
-	bp_status status = bpi_view_names_build(f);
+	bp_status status = bpi_view_names_build(view);
 	if (status == BP_OK)
 		status = bpi_view_ensure(prev, BPI_VIEW_NAMES);
 	if (status != BP_OK)
 		return status;
 	event_sink count = {0};
-	diff_names(f, prev, &count);
-	if (!bpi_budget_array_reserve(f->budget, &f->began, count.began_total) ||
-		!bpi_budget_array_reserve(f->budget, &f->ended, count.ended_total))
+	diff_names(view, prev, &count);
+	if (!bpi_budget_array_reserve(view->budget, &view->began, count.began_total) ||
+		!bpi_budget_array_reserve(view->budget, &view->ended, count.ended_total))
 		return BP_ERR_OUT_OF_MEMORY;
-	event_sink sink = {f->began.data, f->ended.data, count.began_total, count.ended_total, 0, 0};
-	diff_names(f, prev, &sink);
-	f->began_count = sink.began_total;
-	f->ended_count = sink.ended_total;
+	event_sink sink = {view->began.data, view->ended.data, count.began_total, count.ended_total, 0, 0};
+	diff_names(view, prev, &sink);
+	view->began_count = sink.began_total;
+	view->ended_count = sink.ended_total;
 	return BP_OK;
 }
 
-bp_status bpi_view_keys_build(bp_view *f)
+bp_status bpi_view_keys_build(bp_view *view)
 {
-	if (!bpi_budget_array_reserve(f->budget, &f->began_keys, f->began_count) ||
-		!bpi_budget_array_reserve(f->budget, &f->ended_keys, f->ended_count))
+	if (!bpi_budget_array_reserve(view->budget, &view->began_keys, view->began_count) ||
+		!bpi_budget_array_reserve(view->budget, &view->ended_keys, view->ended_count))
 		return BP_ERR_OUT_OF_MEMORY;
-	key_pairs_of(f->began.data, f->began_count, f->began_keys.data);
-	key_pairs_of(f->ended.data, f->ended_count, f->ended_keys.data);
+	key_pairs_of(view->began.data, view->began_count, view->began_keys.data);
+	key_pairs_of(view->ended.data, view->ended_count, view->ended_keys.data);
 	return BP_OK;
 }
 
-void bpi_view_events_free(bp_view *f)
+void bpi_view_events_free(bp_view *view)
 {
-	bpi_budget_array_free(f->budget, &f->names);
-	bpi_budget_array_free(f->budget, &f->began);
-	bpi_budget_array_free(f->budget, &f->ended);
-	bpi_budget_array_free(f->budget, &f->began_keys);
-	bpi_budget_array_free(f->budget, &f->ended_keys);
+	bpi_budget_array_free(view->budget, &view->names);
+	bpi_budget_array_free(view->budget, &view->began);
+	bpi_budget_array_free(view->budget, &view->ended);
+	bpi_budget_array_free(view->budget, &view->began_keys);
+	bpi_budget_array_free(view->budget, &view->ended_keys);
 }
 
 /// The view and both of the caller's buffers, as every query checks its one buffer.

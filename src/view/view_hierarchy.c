@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: MIT
-// Makes a view's two-part hierarchy (view_hierarchy.h): shares the last frame's rest,
-// marks what changed since it was built, and builds the movers part over those entities.
+// Makes a view's two-part hierarchy (view_hierarchy.h): takes the last frame's shared part,
+// marks what changed since it was built, and builds the changed part over those entities.
 #include "view/view_hierarchy.h"
 
 #include <string.h>
 
-/// A rest is rebuilt once more than 1 / this of the entities is out of date in it:
-/// the movers part, built every frame, then costs a sizeable part of a full build.
-#define REST_STALE_SHARE 16u
+/// A shared part is rebuilt once more than 1 / this of the entities is out of date in it:
+/// the changed part, built every frame, then costs a sizeable part of a full build.
+#define SHARED_STALE_SHARE 16u
 
-static _Atomic uint32_t min_count = BPI_HIERARCHY_MIN_COUNT, stale_share = REST_STALE_SHARE;
+static _Atomic uint32_t min_count = BPI_HIERARCHY_MIN_COUNT, stale_share = SHARED_STALE_SHARE;
 
 void bpi_set_hierarchy_rules(uint32_t count, uint32_t share)
 {
@@ -19,23 +19,23 @@ void bpi_set_hierarchy_rules(uint32_t count, uint32_t share)
 
 int bpi_hierarchy_parts(const bpi_view_hierarchy *hy, bpi_bvh_part parts[2])
 {
-	if (!hy->rest)
+	if (!hy->shared)
 		return 0;
 	int n = 0;
-	parts[n++] = (bpi_bvh_part){&hy->rest->bvh, hy->changed.data, hy->count};
-	if (hy->movers.count)
-		parts[n++] = (bpi_bvh_part){&hy->movers, NULL, 0};
+	parts[n++] = (bpi_bvh_part){&hy->shared->bvh, hy->changed.data, hy->count};
+	if (hy->changed_part.count)
+		parts[n++] = (bpi_bvh_part){&hy->changed_part, NULL, 0};
 	return n;
 }
 
 void bpi_view_hierarchy_clear(bpi_view_hierarchy *hy)
 {
-	bpi_bvh_rest *rest = hy->rest;
-	hy->rest = NULL;
-	hy->movers.count = 0;
-	if (rest && atomic_fetch_sub_explicit(&rest->refs, 1u, memory_order_acq_rel) == 1u) {
-		bpi_view_bvh_free(&rest->bvh);
-		bpi_free(rest, sizeof *rest);
+	bpi_bvh_shared *shared = hy->shared;
+	hy->shared = NULL;
+	hy->changed_part.count = 0;
+	if (shared && atomic_fetch_sub_explicit(&shared->refs, 1u, memory_order_acq_rel) == 1u) {
+		bpi_view_bvh_free(&shared->bvh);
+		bpi_free(shared, sizeof *shared);
 	}
 }
 
@@ -44,7 +44,7 @@ void bpi_view_hierarchy_free(bpi_view_hierarchy *hy)
 	bpi_view_hierarchy_clear(hy);
 	bpi_array_free(&hy->changed);
 	bpi_array_free(&hy->members);
-	bpi_view_bvh_free(&hy->movers);
+	bpi_view_bvh_free(&hy->changed_part);
 }
 
 static size_t words(uint32_t bits)
@@ -52,45 +52,46 @@ static size_t words(uint32_t bits)
 	return ((size_t)bits + 63) / 64;
 }
 
-/// A new rest over every entity; nothing is out of date in it.
-static bp_status make_rest(bpi_view_hierarchy *hy, const bpi_soa *soa, uint32_t count, int dims, int threads)
+/// A new shared part over every entity; nothing is out of date in it.
+static bp_status make_shared(bpi_view_hierarchy *hy, const bpi_soa *soa, uint32_t count, int dims, int threads)
 {
-	bpi_bvh_rest *rest = bpi_alloc(sizeof *rest);
-	if (!rest)
+	bpi_bvh_shared *shared = bpi_alloc(sizeof *shared);
+	if (!shared)
 		return BP_ERR_OUT_OF_MEMORY;
-	*rest = (bpi_bvh_rest){.count = count};
-	atomic_init(&rest->refs, 1u);
+	*shared = (bpi_bvh_shared){.count = count};
+	atomic_init(&shared->refs, 1u);
 	if (!bpi_array_reserve(&hy->changed, words(count)) ||
-		bpi_view_bvh_build(&rest->bvh, soa, NULL, count, dims, threads) != BP_OK) {
-		bpi_view_bvh_free(&rest->bvh);
-		bpi_free(rest, sizeof *rest);
+		bpi_view_bvh_build(&shared->bvh, soa, NULL, count, dims, threads) != BP_OK) {
+		bpi_view_bvh_free(&shared->bvh);
+		bpi_free(shared, sizeof *shared);
 		return BP_ERR_OUT_OF_MEMORY;
 	}
-	bpi_view_bvh_drop_scratch(&rest->bvh);
+	bpi_view_bvh_drop_scratch(&shared->bvh);
 	memset(hy->changed.data, 0, words(count) * sizeof *hy->changed.data);
-	hy->rest = rest;
+	hy->shared = shared;
 	hy->count = count;
 	return BP_OK;
 }
 
-/// The last frame's out-of-date marks plus this frame's changes, and the movers'
-/// entities from them into *movers. False without memory or when too many are out of date.
+/// The last frame's out-of-date marks plus this frame's changes, and the changed part's
+/// entities from them (*changed_count of them). False without memory or when too many are
+/// out of date.
 static bool mark_changes(bpi_view_hierarchy *hy, const bpi_hierarchy_changes *changes, uint32_t count,
-	uint32_t *movers)
+	uint32_t *changed_count)
 {
 	const bpi_view_hierarchy *prev = changes->prev;
-	const uint32_t rest_count = prev->rest->count;
+	const uint32_t shared_count = prev->shared->count;
 	const uint32_t limit = count / atomic_load_explicit(&stale_share, memory_order_relaxed);
-	if (!bpi_array_reserve(&hy->changed, words(rest_count)))
+	if (!bpi_array_reserve(&hy->changed, words(shared_count)))
 		return false;
 	uint64_t *bits = hy->changed.data;
-	memcpy(bits, prev->changed.data, words(rest_count) * sizeof *bits);
+	memcpy(bits, prev->changed.data, words(shared_count) * sizeof *bits);
 	for (uint32_t k = 0; k < changes->count; ++k) {
 		const uint32_t e = changes->list[k];
-		if (e < rest_count)
+		if (e < shared_count)
 			bits[e >> 6] |= (uint64_t)1 << (e & 63);
 	}
-	const uint32_t kept = BP_MIN(count, rest_count), born = count - kept;
+	const uint32_t kept = BP_MIN(count, shared_count), born = count - kept;
 	uint32_t marked = 0;
 	for (size_t w = 0; w < words(kept); ++w)
 		marked += (uint32_t)__builtin_popcountll(bits[w]);
@@ -105,7 +106,7 @@ static bool mark_changes(bpi_view_hierarchy *hy, const bpi_hierarchy_changes *ch
 		}
 	for (uint32_t e = kept; e < count; ++e)
 		hy->members.data[n++] = e;
-	*movers = n;
+	*changed_count = n;
 	return true;
 }
 
@@ -115,13 +116,13 @@ bp_status bpi_view_hierarchy_make(bpi_view_hierarchy *hy, const bpi_hierarchy_ch
 	bpi_view_hierarchy_clear(hy);
 	if (count < atomic_load_explicit(&min_count, memory_order_relaxed))
 		return BP_OK;
-	uint32_t movers;
-	if (!changes || !changes->prev || !changes->prev->rest || !mark_changes(hy, changes, count, &movers))
-		return make_rest(hy, soa, count, dims, threads);
-	if (bpi_view_bvh_build(&hy->movers, soa, hy->members.data, movers, dims, threads) != BP_OK)
-		return make_rest(hy, soa, count, dims, threads);
-	hy->rest = changes->prev->rest;
-	atomic_fetch_add_explicit(&hy->rest->refs, 1u, memory_order_relaxed);
+	uint32_t changed_count;
+	if (!changes || !changes->prev || !changes->prev->shared || !mark_changes(hy, changes, count, &changed_count))
+		return make_shared(hy, soa, count, dims, threads);
+	if (bpi_view_bvh_build(&hy->changed_part, soa, hy->members.data, changed_count, dims, threads) != BP_OK)
+		return make_shared(hy, soa, count, dims, threads);
+	hy->shared = changes->prev->shared;
+	atomic_fetch_add_explicit(&hy->shared->refs, 1u, memory_order_relaxed);
 	hy->count = count;
 	return BP_OK;
 }

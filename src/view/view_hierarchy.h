@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
-// A view's query hierarchy in two parts. The rest is built once over the entities of some
-// frame and shared, read-only and reference-counted, by the views of the frames after it;
-// the movers part is rebuilt each frame over the entities whose bounds changed since the
-// rest was built, or that it never held. A frame's hierarchy then costs what changed.
+// A view's query hierarchy in two parts. The shared part is built once over the entities of
+// some frame and shared, read-only and reference-counted, by the views of the frames after it;
+// the changed part is rebuilt each frame over the entities whose bounds changed since the
+// shared part was built, or that it never held. A frame's hierarchy then costs what changed.
 #ifndef BP_VIEW_HIERARCHY_H
 #define BP_VIEW_HIERARCHY_H
 
@@ -14,21 +14,21 @@
 #define BPI_HIERARCHY_MIN_COUNT 256u
 
 /// Built over all entities of one frame; freed by the last view that drops it.
-typedef struct bpi_bvh_rest {
+typedef struct bpi_bvh_shared {
 	atomic_uint refs;
 	uint32_t count; ///< the entities of that frame: dense indices below this
 	bpi_view_bvh bvh;
-} bpi_bvh_rest;
+} bpi_bvh_shared;
 
-/// A view's hierarchy. Entity e of the rest is out of date when e >= count or bit e of
-/// `changed` is set; the movers part holds exactly the entities below count that are
-/// out of date or past the rest's count, with their bounds of this frame.
+/// A view's hierarchy. Entity e of the shared part is out of date when e >= count or bit e
+/// of `changed` is set; the changed part holds exactly the entities below count that are
+/// out of date or past the shared part's count, with their bounds of this frame.
 typedef struct bpi_view_hierarchy {
-	bpi_bvh_rest *rest;          ///< NULL: no hierarchy (small view, none made, no memory)
+	bpi_bvh_shared *shared;      ///< NULL: no hierarchy (small view, none made, no memory)
 	uint32_t count;              ///< the view's entities
-	BPI_ARRAY(uint64_t) changed; ///< one bit per entity of the rest
-	BPI_ARRAY(uint32_t) members; ///< the movers part's entities
-	bpi_view_bvh movers;
+	BPI_ARRAY(uint64_t) changed; ///< one bit per entity of the shared part
+	BPI_ARRAY(uint32_t) members; ///< the changed part's entities
+	bpi_view_bvh changed_part;
 } bpi_view_hierarchy;
 
 /// One part as a query walks it: entity order[p] of bvh is skipped when bpi_part_skips says so.
@@ -54,16 +54,16 @@ typedef struct bpi_hierarchy_changes {
 } bpi_hierarchy_changes;
 
 /// Makes the hierarchy of the first `count` entities of soa: from the last frame's
-/// rest when `changes` names one and its out-of-date entities stay few, else a new
-/// rest over all. BP_ERR_OUT_OF_MEMORY leaves no hierarchy.
+/// shared part when `changes` names one and its out-of-date entities stay few, else a new
+/// shared part over all. BP_ERR_OUT_OF_MEMORY leaves no hierarchy.
 bp_status bpi_view_hierarchy_make(bpi_view_hierarchy *hy, const bpi_hierarchy_changes *changes, const bpi_soa *soa,
 	uint32_t count, int dims, int threads);
-/// Drops the hierarchy (its rest reference) and keeps the arrays for the next frame.
+/// Drops the hierarchy (its shared part's reference) and keeps the arrays for the next frame.
 void bpi_view_hierarchy_clear(bpi_view_hierarchy *hy);
 void bpi_view_hierarchy_free(bpi_view_hierarchy *hy);
 
-/// Test hook: views below `count` entities get no hierarchy, and a rest is rebuilt once
-/// more than 1 / share of the entities is out of date in it (share 1: never).
+/// Test hook: views below `count` entities get no hierarchy, and a shared part is rebuilt
+/// once more than 1 / share of the entities is out of date in it (share 1: never).
 void bpi_set_hierarchy_rules(uint32_t count, uint32_t share);
 
 #endif

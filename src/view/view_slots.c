@@ -8,46 +8,46 @@
 static const uint32_t NOWHERE = UINT32_MAX;
 
 /// Room for slot `slot`; new entries hold NOWHERE.
-static bool cover(bp_view *f, uint32_t slot)
+static bool cover(bp_view *view, uint32_t slot)
 {
-	if (slot < f->slot_span)
+	if (slot < view->slot_span)
 		return true;
-	const uint32_t span = BP_MAX(slot + 1, f->slot_span + f->slot_span / 2);
-	if (!bpi_array_grow(&f->slot_dense, f->slot_span, span))
+	const uint32_t span = BP_MAX(slot + 1, view->slot_span + view->slot_span / 2);
+	if (!bpi_array_grow(&view->slot_dense, view->slot_span, span))
 		return false;
-	for (uint32_t s = f->slot_span; s < span; ++s)
-		f->slot_dense.data[s] = NOWHERE;
-	f->slot_span = span;
+	for (uint32_t s = view->slot_span; s < span; ++s)
+		view->slot_dense.data[s] = NOWHERE;
+	view->slot_span = span;
 	return true;
 }
 
-void bpi_view_slots_note(bp_view *f, const uint32_t *list, uint32_t listed, uint32_t count)
+void bpi_view_slots_note(bp_view *view, const uint32_t *list, uint32_t listed, uint32_t count)
 {
-	for (uint32_t k = 0; k < listed && f->slots_kept; ++k) {
+	for (uint32_t k = 0; k < listed && view->slots_kept; ++k) {
 		const uint32_t i = list[k];
 		if (i >= count)
 			continue; // destroyed since: the entity now at its old index says where it went
-		const uint32_t slot = f->soa.entity[i].index1 - 1;
-		if (cover(f, slot))
-			f->slot_dense.data[slot] = i;
+		const uint32_t slot = view->soa.entity[i].index1 - 1;
+		if (cover(view, slot))
+			view->slot_dense.data[slot] = i;
 		else
-			f->slots_kept = false;
+			view->slots_kept = false;
 	}
 }
 
-bp_status bpi_view_slots_build(bp_view *f)
+bp_status bpi_view_slots_build(bp_view *view)
 {
-	f->slots_kept = true;
-	for (uint32_t s = 0; s < f->slot_span; ++s)
-		f->slot_dense.data[s] = NOWHERE;
-	for (uint32_t i = 0; i < f->count && f->slots_kept; ++i) {
-		const uint32_t slot = f->soa.entity[i].index1 - 1;
-		if (cover(f, slot))
-			f->slot_dense.data[slot] = i;
+	view->slots_kept = true;
+	for (uint32_t s = 0; s < view->slot_span; ++s)
+		view->slot_dense.data[s] = NOWHERE;
+	for (uint32_t i = 0; i < view->count && view->slots_kept; ++i) {
+		const uint32_t slot = view->soa.entity[i].index1 - 1;
+		if (cover(view, slot))
+			view->slot_dense.data[slot] = i;
 		else
-			f->slots_kept = false;
+			view->slots_kept = false;
 	}
-	return f->slots_kept ? BP_OK : BP_ERR_OUT_OF_MEMORY;
+	return view->slots_kept ? BP_OK : BP_ERR_OUT_OF_MEMORY;
 }
 
 static bool same_handle(bp_entity a, bp_entity b)

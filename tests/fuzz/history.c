@@ -82,7 +82,7 @@ static const float extent_special[15] = {0, 0, 0, FLT_MAX, 3e38f, 1e38f, 1e20f, 
 static const float margin_table[16] = {0, 0, 0, 0, 0.5f, 1, 4, 100, 1e6f, 1e20f, 1e38f, 1.5e38f, 3e38f, FLT_MAX,
 	0.1f, 0.25f};
 static const uint8_t settle_table[4] = {0, 1, 4, 16};
-/// hist_config.hierarchy: {views below this get none, the rest is rebuilt past 1 / this out of date}.
+/// hist_config.hierarchy: {views below this get none, the shared part is rebuilt past 1 / this out of date}.
 static const uint32_t hierarchy_rules[4][2] = {{256, 16}, {0, 1}, {1, 16}, {8, 3}};
 /// bp_world_def.query_hierarchy_frames with each of those rules: the default, none kept,
 /// every frame, a few; on both worlds, so views built with and without a kept
