@@ -164,29 +164,39 @@ static uint32_t batch_filter(hit_batch *h, const bp_view *v, const bp_query_filt
 	return kept;
 }
 
-/// Pushes order[base + j] for every hit[j] != 0, 8 flags per load (hits are
-/// rare); through `batch` when there is a filter (flush it at the end with
-/// sink_flush). False once the sink passed its limit.
+/// The first j in [k, m) with hit[j] != 0, or m: hits are rare, so 8 flags a load.
+static inline uint32_t next_hit(const uint8_t *hit, uint32_t m, uint32_t k)
+{
+	while (k < m) {
+		if (k % 8 == 0) {
+			const uint32_t end = BP_MIN(k + 8, m);
+			uint64_t word = 0;
+			memcpy(&word, hit + k, end - k);
+			if (!word) {
+				k = end;
+				continue;
+			}
+		}
+		if (hit[k])
+			return k;
+		++k;
+	}
+	return m;
+}
+
+/// Pushes order[k] for every hit[k] != 0; through `batch` when there is a filter (flush
+/// it at the end with sink_flush). False once the sink passed its limit.
 static bool sink_flags(index_sink *s, const uint8_t *hit, uint32_t m, const uint32_t *order, const bp_view *v,
 	const bp_query_filter *filter, hit_batch *batch)
 {
-	for (uint32_t j = 0; j < m; j += 8) {
-		uint32_t end = BP_MIN(j + 8, m);
-		uint64_t word = 0;
-		memcpy(&word, hit + j, end - j);
-		if (!word)
-			continue;
-		for (uint32_t k = j; k < end; ++k) {
-			if (!hit[k])
-				continue;
-			if (!filter) {
-				sink_push(s, order[k]);
-			} else {
-				batch->e[batch->n++] = order[k];
-				if (batch->n == FILTER_BATCH)
-					for (uint32_t i = 0, kept = batch_filter(batch, v, filter); i < kept; ++i)
-						sink_push(s, batch->e[i]);
-			}
+	for (uint32_t k = next_hit(hit, m, 0); k < m; k = next_hit(hit, m, k + 1)) {
+		if (!filter) {
+			sink_push(s, order[k]);
+		} else {
+			batch->e[batch->n++] = order[k];
+			if (batch->n == FILTER_BATCH)
+				for (uint32_t i = 0, kept = batch_filter(batch, v, filter); i < kept; ++i)
+					sink_push(s, batch->e[i]);
 		}
 	}
 	return s->total <= s->limit;
@@ -209,30 +219,20 @@ static size_t emit_batch(hit_batch *batch, const bp_view *v, const bp_query_filt
 	return total;
 }
 
-/// Appends base + j for every hit[j] != 0 (ascending), checking 8 flags per
-/// load since hits are rare; with a filter through `batch` (flush it at the
-/// end with emit_batch). Returns the new total.
+/// Appends base + k for every hit[k] != 0 (ascending); with a filter through `batch`
+/// (flush it at the end with emit_batch). Returns the new total.
 static size_t emit_hits(const uint8_t *hit, uint32_t m, uint32_t base, uint32_t *out, size_t capacity, size_t total,
 	const bp_view *v, const bp_query_filter *filter, hit_batch *batch)
 {
-	for (uint32_t j = 0; j < m; j += 8) {
-		uint32_t end = BP_MIN(j + 8, m);
-		uint64_t word = 0;
-		memcpy(&word, hit + j, end - j);
-		if (!word)
-			continue;
-		for (uint32_t k = j; k < end; ++k) {
-			if (!hit[k])
-				continue;
-			if (!filter) {
-				if (total < capacity)
-					out[total] = base + k;
-				total++;
-			} else {
-				batch->e[batch->n++] = base + k;
-				if (batch->n == FILTER_BATCH)
-					total = emit_batch(batch, v, filter, out, capacity, total);
-			}
+	for (uint32_t k = next_hit(hit, m, 0); k < m; k = next_hit(hit, m, k + 1)) {
+		if (!filter) {
+			if (total < capacity)
+				out[total] = base + k;
+			total++;
+		} else {
+			batch->e[batch->n++] = base + k;
+			if (batch->n == FILTER_BATCH)
+				total = emit_batch(batch, v, filter, out, capacity, total);
 		}
 	}
 	return total;
@@ -573,6 +573,28 @@ static bp_status wrapped_visit(const bp_view *v, const shape *q, const bp_query_
 	return BP_OK;
 }
 
+/// The list form of the overlap queries once the shape is made (`made`: how that went).
+static bp_status overlap_list(const bp_view *v, const shape *q, bp_status made, const bp_query_filter *filter,
+	uint32_t *out, size_t capacity, size_t *total)
+{
+	if (made != BP_OK)
+		return made;
+	if (v->settings.periodic)
+		return wrapped_list(v, q, filter, out, capacity, total);
+	return bpi_query_finish(query_shape_run(v, q, filter, out, capacity), capacity, total);
+}
+
+/// The visitor form of the overlap queries once the shape is made.
+static bp_status overlap_visit(const bp_view *v, const shape *q, bp_status made, const bp_query_filter *filter,
+	bool (*visit)(uint32_t entity, void *user), void *user)
+{
+	if (made == BP_OK && v->settings.periodic)
+		return wrapped_visit(v, q, filter, visit, user);
+	if (made == BP_OK)
+		visit_shape_run(v, q, filter, visit, user);
+	return made;
+}
+
 bp_status bp_view_overlap_box(const bp_view *v, const float *min, const float *max,
 	const bp_query_filter *filter, uint32_t *out, size_t capacity, size_t *total)
 {
@@ -580,11 +602,7 @@ bp_status bp_view_overlap_box(const bp_view *v, const float *min, const float *m
 	bp_status status = bpi_view_check_buffer(v, out, capacity, total);
 	if (status == BP_OK)
 		status = box_shape(v, min, max, filter, &q);
-	if (status != BP_OK)
-		return status;
-	if (v->settings.periodic)
-		return wrapped_list(v, &q, filter, out, capacity, total);
-	return bpi_query_finish(query_shape_run(v, &q, filter, out, capacity), capacity, total);
+	return overlap_list(v, &q, status, filter, out, capacity, total);
 }
 
 bp_status bp_view_overlap_point(const bp_view *v, const float *point, const bp_query_filter *filter,
@@ -600,11 +618,7 @@ bp_status bp_view_overlap_sphere(const bp_view *v, const float *center, float ra
 	bp_status status = bpi_view_check_buffer(v, out, capacity, total);
 	if (status == BP_OK)
 		status = sphere_shape(v, center, radius, filter, &q);
-	if (status != BP_OK)
-		return status;
-	if (v->settings.periodic)
-		return wrapped_list(v, &q, filter, out, capacity, total);
-	return bpi_query_finish(query_shape_run(v, &q, filter, out, capacity), capacity, total);
+	return overlap_list(v, &q, status, filter, out, capacity, total);
 }
 
 bp_status bp_view_visit_overlap_box(const bp_view *v, const float *min, const float *max,
@@ -612,11 +626,7 @@ bp_status bp_view_visit_overlap_box(const bp_view *v, const float *min, const fl
 {
 	shape q;
 	bp_status status = visit ? box_shape(v, min, max, filter, &q) : BP_ERR_INVALID_ARGUMENT;
-	if (status == BP_OK && v->settings.periodic)
-		return wrapped_visit(v, &q, filter, visit, user);
-	if (status == BP_OK)
-		visit_shape_run(v, &q, filter, visit, user);
-	return status;
+	return overlap_visit(v, &q, status, filter, visit, user);
 }
 
 bp_status bp_view_visit_overlap_sphere(const bp_view *v, const float *center, float radius,
@@ -624,49 +634,19 @@ bp_status bp_view_visit_overlap_sphere(const bp_view *v, const float *center, fl
 {
 	shape q;
 	bp_status status = visit ? sphere_shape(v, center, radius, filter, &q) : BP_ERR_INVALID_ARGUMENT;
-	if (status == BP_OK && v->settings.periodic)
-		return wrapped_visit(v, &q, filter, visit, user);
-	if (status == BP_OK)
-		visit_shape_run(v, &q, filter, visit, user);
-	return status;
+	return overlap_visit(v, &q, status, filter, visit, user);
 }
 
 // ---- bounded best-k (max-heap on (distance, index)) ----------------------------
 
-static void sift_down(bp_hit *h, size_t n, size_t i)
-{
-	for (;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < n && bpi_hit_before(h[m], h[l]))
-			m = l;
-		if (r < n && bpi_hit_before(h[m], h[r]))
-			m = r;
-		if (m == i)
-			return;
-		bp_hit t = h[i];
-		h[i] = h[m];
-		h[m] = t;
-		i = m;
-	}
-}
-
 void bpi_best_offer(bpi_best_k *b, bp_hit x)
 {
 	if (b->size < b->capacity) {
-		size_t i = b->size++;
-		b->heap[i] = x;
-		while (i > 0) {
-			size_t p = (i - 1) / 2;
-			if (!bpi_hit_before(b->heap[p], b->heap[i]))
-				break;
-			bp_hit t = b->heap[p];
-			b->heap[p] = b->heap[i];
-			b->heap[i] = t;
-			i = p;
-		}
+		b->heap[b->size] = x;
+		bpi_hit_sift_up(b->heap, b->size++, true);
 	} else if (b->capacity && bpi_hit_before(x, b->heap[0])) {
 		b->heap[0] = x;
-		sift_down(b->heap, b->size, 0);
+		bpi_hit_sift_down(b->heap, b->size, 0, true);
 	}
 }
 
@@ -676,7 +656,7 @@ void bpi_best_sort(bpi_best_k *b)
 		bp_hit t = b->heap[0];
 		b->heap[0] = b->heap[n - 1];
 		b->heap[n - 1] = t;
-		sift_down(b->heap, n - 1, 0);
+		bpi_hit_sift_down(b->heap, n - 1, 0, true);
 	}
 }
 

@@ -105,6 +105,41 @@ static inline bool bpi_hit_before(bp_hit a, bp_hit b)
 	return a.distance < b.distance || (a.distance == b.distance && a.index < b.index);
 }
 
+/// Whether hit a sits above hit b in a heap of hits: the earlier (bpi_hit_before) in a
+/// min-heap, the later in a max-heap. Every heap of hits is ordered by this one test.
+static inline bool bpi_hit_above(bp_hit a, bp_hit b, bool max_heap)
+{
+	return max_heap ? bpi_hit_before(b, a) : bpi_hit_before(a, b);
+}
+
+/// Moves h[i] up to its place in the heap h[0 .. i].
+static inline void bpi_hit_sift_up(bp_hit *h, size_t i, bool max_heap)
+{
+	for (size_t parent; i > 0 && bpi_hit_above(h[i], h[parent = (i - 1) / 2], max_heap); i = parent) {
+		const bp_hit t = h[parent];
+		h[parent] = h[i];
+		h[i] = t;
+	}
+}
+
+/// Moves h[i] down to its place in the heap h[0, n).
+static inline void bpi_hit_sift_down(bp_hit *h, size_t n, size_t i, bool max_heap)
+{
+	for (;;) {
+		size_t l = 2 * i + 1, r = l + 1, m = i;
+		if (l < n && bpi_hit_above(h[l], h[m], max_heap))
+			m = l;
+		if (r < n && bpi_hit_above(h[r], h[m], max_heap))
+			m = r;
+		if (m == i)
+			return;
+		const bp_hit t = h[i];
+		h[i] = h[m];
+		h[m] = t;
+		i = m;
+	}
+}
+
 /// The `capacity` smallest hits offered, as a max-heap in heap[0, size).
 typedef struct bpi_best_k {
 	bp_hit *heap;

@@ -274,39 +274,16 @@ static bool pending_push(pending *p, bp_hit x)
 		p->heap = grown;
 		p->capacity *= 2;
 	}
-	size_t i = p->size++;
-	p->heap[i] = x;
-	while (i > 0) {
-		size_t parent = (i - 1) / 2;
-		if (!bpi_hit_before(p->heap[i], p->heap[parent]))
-			break;
-		bp_hit swap = p->heap[parent];
-		p->heap[parent] = p->heap[i];
-		p->heap[i] = swap;
-		i = parent;
-	}
+	p->heap[p->size] = x;
+	bpi_hit_sift_up(p->heap, p->size++, false);
 	return true;
 }
 
 static bp_hit pending_pop(pending *p)
 {
-	bp_hit top = p->heap[0];
-	bp_hit *h = p->heap;
-	const size_t n = --p->size;
-	h[0] = h[n];
-	for (size_t i = 0;;) {
-		size_t l = 2 * i + 1, r = l + 1, m = i;
-		if (l < n && bpi_hit_before(h[l], h[m]))
-			m = l;
-		if (r < n && bpi_hit_before(h[r], h[m]))
-			m = r;
-		if (m == i)
-			break;
-		bp_hit swap = h[i];
-		h[i] = h[m];
-		h[m] = swap;
-		i = m;
-	}
+	const bp_hit top = p->heap[0];
+	p->heap[0] = p->heap[--p->size];
+	bpi_hit_sift_down(p->heap, p->size, 0, false);
 	return top;
 }
 
