@@ -99,6 +99,20 @@ static inline bool bpi_query_accepts(const bp_view *v, const bp_query_filter *f,
 bp_status bpi_ray_check(const bp_view *v, const float *origin, const float *dir, float max_t,
 	const bp_query_filter *filter);
 
+/// Squared distance from point p to box j (the same operations, in the same
+/// order, as sphere_flags, so every path agrees to the bit).
+static inline float bpi_box_distance2(const bpi_box_arrays *b, int dims, uint32_t j, const float *p)
+{
+	float gx = bpi_axis_gap(p[0], b->min[0][j], b->max[0][j]);
+	float gy = bpi_axis_gap(p[1], b->min[1][j], b->max[1][j]);
+	float d2 = gx * gx + gy * gy;
+	if (dims == 3) {
+		float gz = bpi_axis_gap(p[2], b->min[2][j], b->max[2][j]);
+		d2 += gz * gz;
+	}
+	return d2;
+}
+
 /// Hits in (distance, index) order: the order of every hit list.
 static inline bool bpi_hit_before(bp_hit a, bp_hit b)
 {
