@@ -165,6 +165,41 @@ bool bpi_view_keeps_hierarchy(const bp_view *prev)
 			   prev->hierarchy_frames_left > 0);
 }
 
+/// A reader's making of one kind of derived data, under the view's lock: BP_OK once made;
+/// an error leaves it unmade, for a later call to try again.
+typedef bp_status make_extra_fn(bp_view *view);
+
+static bp_status make_hierarchy_lazily(bp_view *view)
+{
+	make_hierarchy(view, NULL, NULL, 0, bpi_step_threads(&view->settings, view->count));
+	return BP_OK; // a hierarchy that found no memory leaves its queries to scans
+}
+
+/// Made whatever it found, but for memory: adjacency_status keeps what it found.
+static bp_status make_adjacency_lazily(bp_view *view)
+{
+	view->adjacency_status = build_adjacency(view);
+	return view->adjacency_status == BP_ERR_OUT_OF_MEMORY ? BP_ERR_OUT_OF_MEMORY : BP_OK;
+}
+
+/// Slots kept from an earlier submit into this buffer are made already.
+static bp_status make_slots_lazily(bp_view *view)
+{
+	return view->slots_kept ? BP_OK : bpi_view_slots_build(view);
+}
+
+/// The kinds of derived data a reader may make, in the order they are made.
+static const struct {
+	unsigned bit;
+	make_extra_fn *make;
+} extras[] = {
+	{BPI_VIEW_HIERARCHY, make_hierarchy_lazily},
+	{BPI_VIEW_ADJACENCY, make_adjacency_lazily},
+	{BPI_VIEW_NAMES, bpi_view_names_build},
+	{BPI_VIEW_SLOTS, make_slots_lazily},
+	{BPI_VIEW_KEYS, bpi_view_keys_build},
+};
+
 bp_status bpi_view_ensure(const bp_view *view, unsigned what)
 {
 	bp_view *v = (bp_view *)view; // the extras are caches: made once, then read only
@@ -175,23 +210,14 @@ bp_status bpi_view_ensure(const bp_view *view, unsigned what)
 	if ((ready & what) != what) {
 		pthread_mutex_lock(&v->lazy_lock);
 		ready = atomic_load_explicit(&v->ready, memory_order_relaxed);
-		if ((what & BPI_VIEW_HIERARCHY) && !(ready & BPI_VIEW_HIERARCHY))
-			make_hierarchy(v, NULL, NULL, 0, bpi_step_threads(&v->settings, v->count));
-		// What found no memory is not made: a later call tries again.
-		if ((what & BPI_VIEW_ADJACENCY) && !(ready & BPI_VIEW_ADJACENCY) &&
-			(v->adjacency_status = build_adjacency(v)) == BP_ERR_OUT_OF_MEMORY) {
-			what &= ~(unsigned)BPI_VIEW_ADJACENCY;
-			status = BP_ERR_OUT_OF_MEMORY;
+		for (size_t k = 0; k < sizeof extras / sizeof extras[0]; ++k) {
+			if (!(what & extras[k].bit) || (ready & extras[k].bit))
+				continue;
+			if (status == BP_OK)
+				status = extras[k].make(v);
+			if (status != BP_OK) // not made: a later call tries again
+				what &= ~extras[k].bit;
 		}
-		if ((what & BPI_VIEW_NAMES) && !(ready & BPI_VIEW_NAMES) && status == BP_OK &&
-			(status = bpi_view_names_build(v)) != BP_OK)
-			what &= ~(unsigned)BPI_VIEW_NAMES;
-		if ((what & BPI_VIEW_SLOTS) && !(ready & BPI_VIEW_SLOTS) && status == BP_OK && !v->slots_kept &&
-			(status = bpi_view_slots_build(v)) != BP_OK)
-			what &= ~(unsigned)BPI_VIEW_SLOTS;
-		if ((what & BPI_VIEW_KEYS) && !(ready & BPI_VIEW_KEYS) && status == BP_OK &&
-			(status = bpi_view_keys_build(v)) != BP_OK)
-			what &= ~(unsigned)BPI_VIEW_KEYS;
 		atomic_store_explicit(&v->ready, ready | what, memory_order_release);
 		pthread_mutex_unlock(&v->lazy_lock);
 	}
