@@ -300,7 +300,7 @@ static void only_line(const char *text, const char *prefix, const char **line, c
 	cr_assert_not_null(*line, "no line starting with %s in: %s", prefix, text);
 }
 
-static const char *const stage_keys[] = {"prepare_ms", "build_ms", "find_ms", "merge_ms"};
+static const char *const stage_keys[] = {"prepare_ms", "build_ms", "find_ms", "merge_ms", "view_ms"};
 
 /// One frame: the medians are that frame's own numbers, so the stages must fit in the total.
 /// brute tests every pair of the 2000 boxes once: 2000 * 1999 / 2 = 1999000 tests, no cells.
@@ -324,6 +324,7 @@ Test(cli_frames, stats_one_frame_brute, .timeout = 60)
 	// Printed to 1 ns (6 decimals of a ms); 5 roundings of at most 0.5 ns each.
 	cr_assert_leq(sum, total + 3e-6, "stages %.6f ms > total %.6f ms", sum, total);
 	cr_assert_gt(cli_number(t, te, "find_ms"), 0, "brute's tests take time");
+	cr_assert_eq(cli_number(t, te, "hierarchy_ms"), 0, "frame 1 follows no queried frame: no hierarchy built");
 	cr_assert_eq(cli_number(t, te, "candidate_tests"), 1999000);
 	cr_assert_eq(cli_number(t, te, "cells"), 0);
 	cr_assert_eq(cli_number(t, te, "pairs_last"), cli_number(s, se, "pairs_last"));
@@ -346,6 +347,10 @@ Test(cli_frames, stats_medians_over_frames, .timeout = 120)
 		const double total = cli_number(t, te, "total_ms");
 		for (size_t i = 0; i < sizeof stage_keys / sizeof stage_keys[0]; ++i)
 			cr_assert_leq(cli_number(t, te, stage_keys[i]), total, "%s: %s", algos[a], stage_keys[i]);
+		// The host queries every frame's view, so the builder makes frames 2-5's hierarchies.
+		const double hierarchy = cli_number(t, te, "hierarchy_ms");
+		cr_assert_gt(hierarchy, 0, "%s: a hierarchy made by the builder", algos[a]);
+		cr_assert_leq(hierarchy, cli_number(t, te, "view_ms"), "%s: the hierarchy is part of the view", algos[a]);
 		cr_assert_gt(cli_number(t, te, "cells"), 0, "%s reports its cells or regions", algos[a]);
 		cr_assert_eq(cli_number(t, te, "pairs_last"), cli_number(s, se, "pairs_last"), "%s", algos[a]);
 		result_free(&r);

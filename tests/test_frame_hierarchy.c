@@ -47,6 +47,9 @@ static void run(uint32_t keep, int second, bool made[FRAMES + 1])
 		bp_view *v = NULL;
 		cr_assert_eq(bp_frame_step(w, &v), BP_OK);
 		made[frame] = hierarchy_made(v);
+		const bp_frame_stats st = bp_view_stats(v);
+		cr_assert_eq(st.ns_hierarchy > 0, made[frame], "frame %d: the hierarchy's time is the builder's", frame);
+		cr_assert(st.ns_hierarchy <= st.ns_view && st.ns_view <= st.ns_total, "frame %d: stages within the frame", frame);
 		if (frame == 1 || frame == second || frame == FRAMES) {
 			cr_assert_eq(bp_view_overlap_box(v, lo, hi, NULL, got, N, &got_count), BP_OK);
 			cr_assert_eq(got_count, want_count, "frame %d", frame);
@@ -55,6 +58,9 @@ static void run(uint32_t keep, int second, bool made[FRAMES + 1])
 		}
 		cr_assert_eq(bp_view_release(v), BP_OK);
 	}
+	cr_assert_eq(bp_world_step(w), BP_OK);
+	const bp_frame_stats step = bp_world_stats(w);
+	cr_assert(step.ns_view == 0 && step.ns_hierarchy == 0, "bp_world_step derives no view");
 	free(b);
 	bp_world_destroy(w);
 }

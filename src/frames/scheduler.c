@@ -109,12 +109,14 @@ static bp_status build_frame(bpi_frames *fr, bp_view *view, const bp_view *prev)
 		status = bpi_stepper_run(&fr->stepper, &view->settings, &view->soa, view->count, view->unfiltered, &changes,
 			&view->pairs, &stats, &fault);
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_VIEW);
+	const uint64_t view_t0 = bpi_now_ns();
 	// The hierarchy takes the last frame's shared part when what changed is known.
 	if (status == BP_OK && changes.all && bpi_view_keeps_hierarchy(prev))
 		changes = bpi_build_changes_find(&fr->changes, view, prev);
 	if (status == BP_OK)
 		status = bpi_view_derive(view, prev, changes.all ? NULL : changes.list, changes.count,
-			stats.thread_count);
+			stats.thread_count, &stats.ns_hierarchy);
+	stats.ns_view = bpi_now_ns() - view_t0;
 	bpi_executor_leave();
 	// The next build measures its changes from the latest frame, which this one
 	// does not replace: a step that succeeded here must not be built upon.

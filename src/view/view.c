@@ -130,9 +130,10 @@ static void make_hierarchy(bp_view *view, const bp_view *prev, const uint32_t *c
 }
 
 bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
-	int threads)
+	int threads, uint64_t *ns_hierarchy)
 {
 	bool named = false;
+	*ns_hierarchy = 0;
 	bp_status status = sort_pairs(view, threads);
 	if (status == BP_OK)
 		status = bpi_view_events_build(view, prev, &named, threads);
@@ -144,10 +145,13 @@ bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *ch
 	unsigned asked = atomic_load_explicit(&prev->asked, memory_order_relaxed);
 	const bool hierarchy = bpi_view_keeps_hierarchy(prev);
 	if (hierarchy) {
+		const uint64_t t0 = bpi_now_ns();
 		make_hierarchy(view, prev, changed, changed_count, threads);
+		*ns_hierarchy = bpi_now_ns() - t0;
 		const uint32_t left = prev->hierarchy_frames_left;
 		view->hierarchy_frames_left = asked & BPI_VIEW_HIERARCHY ? view->settings.query_hierarchy_frames
-		                         : left == UINT32_MAX ? left : left - 1;
+		                            : left == UINT32_MAX         ? left
+		                                                         : left - 1;
 	}
 	unsigned made = (hierarchy ? (unsigned)BPI_VIEW_HIERARCHY : 0u) | (named ? BPI_VIEW_NAMES : 0u);
 	if (asked & BPI_VIEW_ADJACENCY) {
