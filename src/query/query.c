@@ -560,12 +560,14 @@ static bp_status wrapped_visit(const bp_view *v, const shape *q, const bp_query_
 	return BP_OK;
 }
 
-/// The list form of the overlap queries once the shape is made (`made`: how that went).
+/// The list form of the overlap queries once the shape is made (`made`: how that went); the
+/// buffer's errors come first.
 static bp_status overlap_list(const bp_view *v, const shape *q, bp_status made, const bp_query_filter *filter,
 	uint32_t *out, size_t capacity, size_t *total)
 {
-	if (made != BP_OK)
-		return made;
+	const bp_status buffer = bpi_view_check_buffer(v, out, capacity, total);
+	if (buffer != BP_OK || made != BP_OK)
+		return buffer != BP_OK ? buffer : made;
 	if (v->settings.periodic)
 		return wrapped_list(v, q, filter, out, capacity, total);
 	return bpi_query_finish(query_shape_run(v, q, filter, out, capacity), capacity, total);
@@ -586,10 +588,8 @@ bp_status bp_view_overlap_box(const bp_view *v, const float *min, const float *m
 	const bp_query_filter *filter, uint32_t *out, size_t capacity, size_t *total)
 {
 	shape q;
-	bp_status status = bpi_view_check_buffer(v, out, capacity, total);
-	if (status == BP_OK)
-		status = box_shape(v, min, max, filter, &q);
-	return overlap_list(v, &q, status, filter, out, capacity, total);
+	const bp_status made = box_shape(v, min, max, filter, &q);
+	return overlap_list(v, &q, made, filter, out, capacity, total);
 }
 
 bp_status bp_view_overlap_point(const bp_view *v, const float *point, const bp_query_filter *filter,
@@ -602,10 +602,8 @@ bp_status bp_view_overlap_sphere(const bp_view *v, const float *center, float ra
 	const bp_query_filter *filter, uint32_t *out, size_t capacity, size_t *total)
 {
 	shape q;
-	bp_status status = bpi_view_check_buffer(v, out, capacity, total);
-	if (status == BP_OK)
-		status = sphere_shape(v, center, radius, filter, &q);
-	return overlap_list(v, &q, status, filter, out, capacity, total);
+	const bp_status made = sphere_shape(v, center, radius, filter, &q);
+	return overlap_list(v, &q, made, filter, out, capacity, total);
 }
 
 bp_status bp_view_visit_overlap_box(const bp_view *v, const float *min, const float *max,
