@@ -14,6 +14,7 @@
 // value drawn from the input's hash, checksum matched: the trace must be refused with a
 // message naming the field, or read as before.
 #include "fuzz_common.h"
+#include "../common/trace_fields.h"
 #include <unistd.h>
 
 enum { MAX_IDS = 48, MAX_FRAMES = 24, MAX_SEEKS = 64 };
@@ -257,66 +258,7 @@ static replayed replay(const char *path, bool written)
 
 // ---- header and trailer fields, one at a time (docs/trace.md, Layout) ----------------------
 
-#define HEADER_BYTES 24u
-#define TRAILER_BYTES 32u
-
-typedef struct trace_field {
-	const char *name; ///< as a message refusing it names it
-	bool in_trailer;  ///< offset from the trailer's start, else from the file's
-	uint32_t offset;
-	int width;        ///< bytes
-	bool checksummed; ///< the index checksum covers it
-} trace_field;
-
-static const trace_field trace_fields[] = {
-	{"magic", false, 0, 8, false},
-	{"version", false, 8, 4, false},
-	{"dims", false, 12, 4, false},
-	{"flags", false, 16, 4, false},
-	{"reserved", false, 20, 4, false},
-	{"index_offset", true, 0, 8, false},
-	{"frame_count", true, 8, 4, true},
-	{"checksum", true, 12, 4, false},
-	{"max_entities", true, 16, 4, true},
-	{"keyframe_interval", true, 20, 4, true},
-	{"BPTREND1", true, 24, 8, false},
-};
-
-static uint64_t get_le(const uint8_t *p, int width)
-{
-	uint64_t v = 0;
-	for (int i = width; i-- > 0;)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static void put_le(uint8_t *p, uint64_t v, int width)
-{
-	for (int i = 0; i < width; ++i)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
-/// Sets the index checksum to the one a reader computes from the trailer as it stands: the
-/// index it names, then its frame_count, max_entities and keyframe_interval. A trailer that
-/// does not place the index just before itself is refused before the checksum: left alone.
-static void match_index_checksum(uint8_t *bytes, size_t size)
-{
-	if (size < HEADER_BYTES + TRAILER_BYTES)
-		return;
-	uint8_t *t = bytes + size - TRAILER_BYTES;
-	const uint64_t index_offset = get_le(t, 8), index_bytes = 16 * get_le(t + 8, 4);
-	if (index_bytes > size - TRAILER_BYTES || index_offset != size - TRAILER_BYTES - index_bytes)
-		return;
-	uint32_t hash = 2166136261u;
-	for (uint64_t i = 0; i < index_bytes; ++i)
-		hash = (hash ^ bytes[index_offset + i]) * 16777619u;
-	const uint8_t *counts[2] = {t + 8, t + 16};
-	const size_t lengths[2] = {4, 8};
-	for (int c = 0; c < 2; ++c)
-		for (size_t i = 0; i < lengths[c]; ++i)
-			hash = (hash ^ counts[c][i]) * 16777619u;
-	put_le(t + 12, hash, 4);
-}
+static const trace_field trace_fields[] = TRACE_FIELDS;
 
 static uint64_t splitmix(uint64_t *seed)
 {
@@ -351,7 +293,7 @@ static void expect_refused_by_name_or_read_as_before(const char *path, const tra
 	bp_trace_reader *r = NULL;
 	if (bp_trace_reader_open(path, &r) != BP_OK) {
 		const char *why = bp_trace_open_error();
-		FUZZ_CHECK(strstr(why, path) && strstr(why, field->name), "%s %#llx: '%s' does not name it", field->name,
+		FUZZ_CHECK(strstr(why, path) && strstr(why, field->named), "%s %#llx: '%s' does not name it", field->name,
 			(unsigned long long)value, why);
 		return;
 	}
@@ -363,7 +305,7 @@ static void expect_refused_by_name_or_read_as_before(const char *path, const tra
 		bp_trace_frame f;
 		if (bp_trace_reader_next(r, &f) != BP_OK) {
 			const char *why = bp_trace_reader_error(r);
-			FUZZ_CHECK(strstr(why, path) && strstr(why, field->name), "%s %#llx: frame %u: '%s' does not name it",
+			FUZZ_CHECK(strstr(why, path) && strstr(why, field->named), "%s %#llx: frame %u: '%s' does not name it",
 				field->name, (unsigned long long)value, k, why);
 			break;
 		}
@@ -379,7 +321,7 @@ static void expect_refused_by_name_or_read_as_before(const char *path, const tra
 static void mutate_fields(const uint8_t *bytes, size_t size, const replayed *before, bool keyframes_agree,
 	uint64_t seed)
 {
-	if (size < HEADER_BYTES + TRAILER_BYTES)
+	if (size < TRACE_HEADER_BYTES + TRACE_TRAILER_BYTES)
 		return;
 	uint8_t *copy = malloc(size);
 	FUZZ_CHECK(copy, "out of memory");
@@ -387,13 +329,13 @@ static void mutate_fields(const uint8_t *bytes, size_t size, const replayed *bef
 	for (size_t i = 0; i < sizeof trace_fields / sizeof trace_fields[0]; ++i) {
 		const trace_field *field = &trace_fields[i];
 		memcpy(copy, bytes, size);
-		uint8_t *at = copy + field->offset + (field->in_trailer ? size - TRAILER_BYTES : 0);
-		const uint64_t original = get_le(at, field->width), value = field_value(original, field->width, &seed);
+		uint8_t *at = copy + field->offset + (field->in_trailer ? size - TRACE_TRAILER_BYTES : 0);
+		const uint64_t original = trace_le_get(at, field->width), value = field_value(original, field->width, &seed);
 		if (value == original)
 			continue;
-		put_le(at, value, field->width);
+		trace_le_put(at, value, field->width);
 		if (field->checksummed)
-			match_index_checksum(copy, size);
+			trace_fix_checksum(copy, size);
 		write_scratch(path, copy, size);
 		expect_refused_by_name_or_read_as_before(path, field, value, before, keyframes_agree);
 	}
@@ -475,7 +417,7 @@ static void read_file_input(const uint8_t *data, size_t size)
 	uint8_t *matched = malloc(size);
 	FUZZ_CHECK(matched, "out of memory");
 	memcpy(matched, data, size);
-	match_index_checksum(matched, size);
+	trace_fix_checksum(matched, size);
 	if (memcmp(matched, data, size) != 0) {
 		write_scratch(path, matched, size);
 		replay(path, false);
