@@ -110,11 +110,13 @@ static bp_status build_frame(bpi_frames *fr, bp_view *view, const bp_view *prev)
 			&view->pairs, &stats, &fault);
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_VIEW);
 	const uint64_t view_t0 = bpi_now_ns();
+	// Decided once: a reader asking meanwhile must not make a hierarchy without what changed.
+	const bool hierarchy = bpi_view_keeps_hierarchy(prev);
 	// The hierarchy takes the last frame's shared part when what changed is known.
-	if (status == BP_OK && changes.all && bpi_view_keeps_hierarchy(prev))
+	if (status == BP_OK && changes.all && hierarchy)
 		changes = bpi_build_changes_find(&fr->changes, view, prev);
 	if (status == BP_OK)
-		status = bpi_view_derive(view, prev, changes.all ? NULL : changes.list, changes.count,
+		status = bpi_view_derive(view, prev, changes.all ? NULL : changes.list, changes.count, hierarchy,
 			stats.thread_count, &stats.ns_hierarchy);
 	stats.ns_view = bpi_now_ns() - view_t0;
 	bpi_executor_leave();

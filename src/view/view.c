@@ -130,7 +130,7 @@ static void make_hierarchy(bp_view *view, const bp_view *prev, const uint32_t *c
 }
 
 bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
-	int threads, uint64_t *ns_hierarchy)
+	bool hierarchy, int threads, uint64_t *ns_hierarchy)
 {
 	bool named = false;
 	*ns_hierarchy = 0;
@@ -143,7 +143,6 @@ bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *ch
 	// does not wait. A host that uses neither pays for neither: each is a sizeable
 	// share of a frame (perf/README.md, "Views: extras and pair events").
 	unsigned asked = atomic_load_explicit(&prev->asked, memory_order_relaxed);
-	const bool hierarchy = bpi_view_keeps_hierarchy(prev);
 	if (hierarchy) {
 		const uint64_t t0 = bpi_now_ns();
 		make_hierarchy(view, prev, changed, changed_count, threads);
