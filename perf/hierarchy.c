@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// bp_perf_hierarchy: what building a view's query hierarchy (src/view/view_bvh.c) costs, the
+// bp_perf_hierarchy: what building a view's query hierarchy (src/tree/bvh.c) costs, the
 // shared part over a whole frame. Generates one scene (perf/README.md "bp_perf_hierarchy"), binds the
-// library's workers with --threads and times bpi_view_bvh_build after one warm-up build,
+// library's workers with --threads and times bpi_bvh_build after one warm-up build,
 // reusing its arrays as a view does. The loop clock (src/parallel/parallel.h) splits each build
 // into its parallel loops and the rest, which runs on one thread whatever the thread count.
 // Prints one CSV row: label,scene,n,threads,median_ms,min_ms,serial_median_ms.
@@ -13,7 +13,7 @@
 #include "parallel/parallel.h"
 #include "parallel/threads.h"
 #include "timing.h"
-#include "view/view_bvh.h"
+#include "tree/bvh.h"
 
 enum { MAX_RUNS = 31 };
 
@@ -59,19 +59,19 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bp_perf_hierarchy: cannot generate %u entities\n", o.n);
 		return 1;
 	}
-	const bpi_soa soa = {.min = {scene->min[0], scene->min[1], scene->min[2]},
+	const bpi_bvh_bounds bounds = {.min = {scene->min[0], scene->min[1], scene->min[2]},
 		.max = {scene->max[0], scene->max[1], scene->max[2]}};
 	const bpi_executor workers = {.kind = BP_EXECUTOR_WORKERS};
 	bpi_team_failure failure;
-	bpi_view_bvh bvh = {0};
+	bpi_bvh bvh = {0};
 	double ms[MAX_RUNS], serial_ms[MAX_RUNS];
 	bpi_loop_clock clock;
 	bool built = bpi_executor_enter(&workers, o.threads, &failure) == BP_OK &&
-		     bpi_view_bvh_build(&bvh, &soa, NULL, o.n, scene->dims, o.threads) == BP_OK;
+		     bpi_bvh_build(&bvh, &bounds, NULL, o.n, scene->dims, o.threads) == BP_OK;
 	for (int r = 0; built && r < o.runs; ++r) {
 		bpi_loop_clock_use(&clock);
 		const double t0 = now_ms();
-		built = bpi_view_bvh_build(&bvh, &soa, NULL, o.n, scene->dims, o.threads) == BP_OK;
+		built = bpi_bvh_build(&bvh, &bounds, NULL, o.n, scene->dims, o.threads) == BP_OK;
 		ms[r] = now_ms() - t0;
 		bpi_loop_clock_use(NULL);
 		serial_ms[r] = ms[r] - (double)clock.loops[0] * 1e-6;
@@ -83,7 +83,7 @@ int main(int argc, char **argv)
 	} else {
 		fprintf(stderr, "bp_perf_hierarchy: the build found no memory\n");
 	}
-	bpi_view_bvh_free(&bvh);
+	bpi_bvh_free(&bvh);
 	bp_scene_destroy(scene);
 	return built ? 0 : 1;
 }

@@ -1544,7 +1544,7 @@ static void expect_hierarchy_exact(const bp_view *v)
 	cr_assert_eq(part_count > 0, v->count >= BPI_HIERARCHY_MIN_COUNT);
 	uint8_t *seen = calloc(v->count + 1, 1);
 	for (int k = 0; k < part_count; ++k) {
-		const bpi_view_bvh *h = parts[k].bvh;
+		const bpi_bvh *h = parts[k].bvh;
 		for (uint32_t leaf = 0; leaf < h->leaves; ++leaf)
 			for (uint32_t lane = 0; lane < h->leaf_size.data[leaf]; ++lane) {
 				const uint32_t e = h->order.data[(size_t)leaf * BPI_BVH_LEAF + lane];

@@ -24,7 +24,7 @@
 #   merge    *merge* compare_pairs bp_pairs_sort                       (chunk buffers into one array,
 #                                                                     canonical order when asked)
 #   view     sort_pairs counting_pass build_adjacency build_keys build_events key_difference
-#            bpi_view_bvh_* bpi_view_hierarchy_* gather               (scheduler only: bp frames)
+#            bpi_bvh_* bpi_view_hierarchy_* gather               (scheduler only: bp frames)
 #   tool     bp_scene_* scenefile_* cli_* bp_world_create_entities bpi_world_check_box
 #            bp_pairs_checksum bp_splitmix64 strto* *printf*          (bp itself: load, checksum)
 #   openmp   anything in libgomp (workers waiting at barriers: OMP_WAIT_POLICY=active spins)

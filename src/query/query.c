@@ -311,7 +311,7 @@ static bool shape_reaches_node(const shape *q, const bpi_box_arrays *nodes, int 
 /// Calls leaf(leaf index, ctx) for every leaf of the part whose box the shape
 /// reaches (closed tests, monotone in the bounds), depth first; stops when it
 /// returns false. Returns false when stopped.
-static bool shape_leaves(const bpi_view_bvh *h, const shape *q, int dims, bool (*leaf)(uint32_t leaf, void *ctx),
+static bool shape_leaves(const bpi_bvh *h, const shape *q, int dims, bool (*leaf)(uint32_t leaf, void *ctx),
 	void *ctx)
 {
 	uint32_t stack[BPI_BVH_STACK], top = 0;
@@ -336,7 +336,7 @@ static bool shape_leaves(const bpi_view_bvh *h, const shape *q, int dims, bool (
 /// The entities of leaf `leaf` of the part the shape meets, as flags (skipped ones cleared).
 static uint32_t leaf_flags(const bp_view *v, const bpi_bvh_part *part, const shape *q, uint32_t leaf, uint8_t *hit)
 {
-	const bpi_view_bvh *h = part->bvh;
+	const bpi_bvh *h = part->bvh;
 	const uint32_t size = h->leaf_size.data[leaf];
 	const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
 	shape_flags(q, &boxes, v->dims, 0, size, hit);

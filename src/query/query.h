@@ -24,7 +24,7 @@ static inline bpi_box_arrays bpi_dense_arrays(const bp_view *v)
 }
 
 
-/// The bounds of a block of `lanes` boxes (view_bvh.h): each bound `lanes` floats.
+/// The bounds of a block of `lanes` boxes (bvh.h): each bound `lanes` floats.
 static inline bpi_box_arrays bpi_lane_arrays(const float *block, uint32_t lanes)
 {
 	return (bpi_box_arrays){
@@ -32,13 +32,13 @@ static inline bpi_box_arrays bpi_lane_arrays(const float *block, uint32_t lanes)
 }
 
 /// Node block j: the boxes of its two children, at indices 0 and 1.
-static inline bpi_box_arrays bpi_node_arrays(const bpi_view_bvh *h, uint32_t block)
+static inline bpi_box_arrays bpi_node_arrays(const bpi_bvh *h, uint32_t block)
 {
 	return bpi_lane_arrays(bpi_bvh_block(h, block), 2);
 }
 
 /// Leaf k's block, its entities' boxes at indices 0 .. leaf_size[k] - 1.
-static inline bpi_box_arrays bpi_leaf_arrays(const bpi_view_bvh *h, uint32_t leaf)
+static inline bpi_box_arrays bpi_leaf_arrays(const bpi_bvh *h, uint32_t leaf)
 {
 	return bpi_lane_arrays(bpi_bvh_leaf(h, leaf), BPI_BVH_LEAF);
 }

@@ -45,7 +45,7 @@ static inline void nearest_offer(bpi_best_k *best, const bpi_box_arrays *b, int 
 static void nearest_leaf(const bp_view *v, const bpi_bvh_part *part, uint32_t leaf, const float *p,
 	const bp_query_filter *filter, bpi_best_k *best)
 {
-	const bpi_view_bvh *h = part->bvh;
+	const bpi_bvh *h = part->bvh;
 	const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
 	const uint32_t *order = h->order.data + (size_t)leaf * BPI_BVH_LEAF;
 	for (uint32_t lane = 0; lane < h->leaf_size.data[leaf]; ++lane)
@@ -64,7 +64,7 @@ static bool nearest_may_hold(const bpi_best_k *best, float d2)
 static void nearest_subtree(const bp_view *v, const bpi_bvh_part *part, uint32_t root, float root_d2, const float *p,
 	const bp_query_filter *filter, bpi_best_k *best)
 {
-	const bpi_view_bvh *h = part->bvh;
+	const bpi_bvh *h = part->bvh;
 	struct {
 		uint32_t ref;
 		float d2;
@@ -136,7 +136,7 @@ static node_entry queue_pop(node_entry *q, uint32_t *size)
 static void nearest_bvh(const bp_view *v, const bpi_bvh_part *part, const float *p, const bp_query_filter *filter,
 	bpi_best_k *best)
 {
-	const bpi_view_bvh *h = part->bvh;
+	const bpi_bvh *h = part->bvh;
 	node_entry queue[NEAREST_QUEUE];
 	uint32_t size = 0;
 	const bpi_box_arrays root = bpi_node_arrays(h, 0);

@@ -321,7 +321,7 @@ static bool hits_push(hit_list *h, uint32_t e)
 
 static bool walk_leaf(torus_query *t, const bpi_bvh_part *part, uint32_t leaf, hit_list *hits)
 {
-	const bpi_view_bvh *h = part->bvh;
+	const bpi_bvh *h = part->bvh;
 	const uint32_t *order = h->order.data + (size_t)leaf * BPI_BVH_LEAF;
 	for (uint32_t lane = 0; lane < h->leaf_size.data[leaf]; ++lane)
 		if (!bpi_part_skips(part, order[lane]) && entity_meets(t, order[lane]) && !hits_push(hits, order[lane]))
@@ -333,7 +333,7 @@ static bool walk_leaf(torus_query *t, const bpi_bvh_part *part, uint32_t leaf, h
 /// or the walk passed its budget.
 static bool walk_part(torus_query *t, const bpi_bvh_part *part, hit_list *hits)
 {
-	const bpi_view_bvh *h = part->bvh;
+	const bpi_bvh *h = part->bvh;
 	uint32_t stack[BPI_BVH_STACK], top = 0;
 	const bpi_box_arrays root = bpi_node_arrays(h, 0);
 	if (node_reached(t, &root, 0))
@@ -446,7 +446,7 @@ static bool nearest_may_hold(const bpi_best_k *best, double d2)
 /// k nearest in the part, depth first, nearer child first; false when it passed its budget.
 static bool nearest_part(torus_query *t, const bpi_bvh_part *part, const bp_query_filter *filter, bpi_best_k *best)
 {
-	const bpi_view_bvh *h = part->bvh;
+	const bpi_bvh *h = part->bvh;
 	struct {
 		uint32_t ref;
 		double d2;

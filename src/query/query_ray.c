@@ -102,7 +102,7 @@ static inline bool closer(float t, uint32_t e, bp_hit best)
 // node entering after the best hit (strictly: a tie may be a lower index) is exact.
 
 typedef struct bvh_walk {
-	const bpi_view_bvh *h;
+	const bpi_bvh *h;
 	struct {
 		uint32_t ref;
 		float t;
@@ -110,7 +110,7 @@ typedef struct bvh_walk {
 	uint32_t top;
 } bvh_walk;
 
-static void walk_start(bvh_walk *w, const bpi_view_bvh *h, const sweep *s)
+static void walk_start(bvh_walk *w, const bpi_bvh *h, const sweep *s)
 {
 	w->h = h;
 	w->top = 0;
@@ -165,7 +165,7 @@ static bool walk_next_leaf(bvh_walk *w, const sweep *s, float bound, uint32_t *l
 static void bvh_closest(const bp_view *v, const bpi_bvh_part *part, const sweep *s, const bp_query_filter *filter,
 	bp_hit *best)
 {
-	const bpi_view_bvh *h = part->bvh;
+	const bpi_bvh *h = part->bvh;
 	bvh_walk w;
 	uint32_t leaf;
 	float t;
@@ -185,7 +185,7 @@ static void bvh_closest(const bp_view *v, const bpi_bvh_part *part, const sweep 
 static size_t bvh_all(const bp_view *v, const bpi_bvh_part *part, const sweep *s, const bp_query_filter *filter,
 	bpi_best_k *best)
 {
-	const bpi_view_bvh *h = part->bvh;
+	const bpi_bvh *h = part->bvh;
 	size_t count = 0;
 	bvh_walk w;
 	uint32_t leaf;
@@ -331,7 +331,7 @@ static bp_status walk_visit(const bp_view *v, const bpi_bvh_part *parts, int par
 		const int k = !nodes[0].size || (nodes[1].size && bpi_hit_before(nodes[1].heap[0], nodes[0].heap[0]));
 		const bp_hit x = pending_pop(&nodes[k]);
 		const bpi_bvh_part *part = &parts[k];
-		const bpi_view_bvh *h = part->bvh;
+		const bpi_bvh *h = part->bvh;
 		go = pending_visit(&hits, x.distance, visit, user);
 		if (!go)
 			break;

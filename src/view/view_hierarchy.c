@@ -34,7 +34,7 @@ void bpi_view_hierarchy_clear(bpi_view_hierarchy *hy)
 	hy->shared = NULL;
 	hy->changed_part.count = 0;
 	if (shared && atomic_fetch_sub_explicit(&shared->refs, 1u, memory_order_acq_rel) == 1u) {
-		bpi_view_bvh_free(&shared->bvh);
+		bpi_bvh_free(&shared->bvh);
 		bpi_free(shared, sizeof *shared);
 	}
 }
@@ -44,7 +44,7 @@ void bpi_view_hierarchy_free(bpi_view_hierarchy *hy)
 	bpi_view_hierarchy_clear(hy);
 	bpi_array_free(&hy->changed);
 	bpi_array_free(&hy->members);
-	bpi_view_bvh_free(&hy->changed_part);
+	bpi_bvh_free(&hy->changed_part);
 }
 
 static size_t words(uint32_t bits)
@@ -60,13 +60,14 @@ static bp_status make_shared(bpi_view_hierarchy *hy, const bpi_soa *soa, uint32_
 		return BP_ERR_OUT_OF_MEMORY;
 	*shared = (bpi_bvh_shared){.count = count};
 	atomic_init(&shared->refs, 1u);
+	const bpi_bvh_bounds bounds = bpi_bvh_bounds_of(soa);
 	if (!bpi_array_reserve(&hy->changed, words(count)) ||
-		bpi_view_bvh_build(&shared->bvh, soa, NULL, count, dims, threads) != BP_OK) {
-		bpi_view_bvh_free(&shared->bvh);
+		bpi_bvh_build(&shared->bvh, &bounds, NULL, count, dims, threads) != BP_OK) {
+		bpi_bvh_free(&shared->bvh);
 		bpi_free(shared, sizeof *shared);
 		return BP_ERR_OUT_OF_MEMORY;
 	}
-	bpi_view_bvh_drop_scratch(&shared->bvh);
+	bpi_bvh_drop_scratch(&shared->bvh);
 	memset(hy->changed.data, 0, words(count) * sizeof *hy->changed.data);
 	hy->shared = shared;
 	hy->count = count;
@@ -119,7 +120,8 @@ bp_status bpi_view_hierarchy_make(bpi_view_hierarchy *hy, const bpi_hierarchy_ch
 	uint32_t changed_count;
 	if (!changes || !changes->prev || !changes->prev->shared || !mark_changes(hy, changes, count, &changed_count))
 		return make_shared(hy, soa, count, dims, threads);
-	if (bpi_view_bvh_build(&hy->changed_part, soa, hy->members.data, changed_count, dims, threads) != BP_OK)
+	const bpi_bvh_bounds bounds = bpi_bvh_bounds_of(soa);
+	if (bpi_bvh_build(&hy->changed_part, &bounds, hy->members.data, changed_count, dims, threads) != BP_OK)
 		return make_shared(hy, soa, count, dims, threads);
 	hy->shared = changes->prev->shared;
 	atomic_fetch_add_explicit(&hy->shared->refs, 1u, memory_order_relaxed);

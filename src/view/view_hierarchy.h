@@ -8,7 +8,7 @@
 
 #include <stdatomic.h>
 
-#include "view/view_bvh.h"
+#include "tree/bvh.h"
 
 /// Views with fewer entities get no hierarchy: their queries scan.
 #define BPI_HIERARCHY_MIN_COUNT 256u
@@ -17,7 +17,7 @@
 typedef struct bpi_bvh_shared {
 	atomic_uint refs;
 	uint32_t count; ///< the entities of that frame: dense indices below this
-	bpi_view_bvh bvh;
+	bpi_bvh bvh;
 } bpi_bvh_shared;
 
 /// A view's hierarchy. Entity e of the shared part is out of date when e >= count or bit e
@@ -28,12 +28,12 @@ typedef struct bpi_view_hierarchy {
 	uint32_t count;              ///< the view's entities
 	BPI_ARRAY(uint64_t) changed; ///< one bit per entity of the shared part
 	BPI_ARRAY(uint32_t) members; ///< the changed part's entities
-	bpi_view_bvh changed_part;
+	bpi_bvh changed_part;
 } bpi_view_hierarchy;
 
 /// One part as a query walks it: entity order[p] of bvh is skipped when bpi_part_skips says so.
 typedef struct bpi_bvh_part {
-	const bpi_view_bvh *bvh;
+	const bpi_bvh *bvh;
 	const uint64_t *changed; ///< NULL: none skipped
 	uint32_t count;
 } bpi_bvh_part;

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: MIT
-// Builds a hierarchy (view_bvh.h): Morton codes of the entities' centres, a radix sort, the
+// Builds a hierarchy (bvh.h): Morton codes of the entities' centres, a radix sort, the
 // tree split top down at the codes' highest differing bit, the bounds gathered into the
 // leaves, then node boxes from the leaves up. Every step runs in parallel in fixed chunks:
 // the top of the tree is split serially down to subtrees, which are laid out on their own
 // and then numbered where the serial preorder puts them, so the output never depends on
 // the thread count.
-#include "view/view_bvh.h"
+#include "tree/bvh.h"
 
 #include <math.h>
 #include <string.h>
@@ -35,7 +35,7 @@ static void fit(void *array, size_t *capacity, size_t used, size_t size)
 	*capacity = BP_MAX(used, (size_t)1);
 }
 
-void bpi_view_bvh_drop_scratch(bpi_view_bvh *bvh)
+void bpi_bvh_drop_scratch(bpi_bvh *bvh)
 {
 	bpi_array_free(&bvh->items);
 	bpi_array_free(&bvh->records);
@@ -49,14 +49,14 @@ void bpi_view_bvh_drop_scratch(bpi_view_bvh *bvh)
 	fit(&bvh->leaf_size.data, &bvh->leaf_size.capacity, bvh->leaves, 1);
 }
 
-void bpi_view_bvh_free(bpi_view_bvh *bvh)
+void bpi_bvh_free(bpi_bvh *bvh)
 {
-	bpi_view_bvh_drop_scratch(bvh);
+	bpi_bvh_drop_scratch(bvh);
 	bpi_array_free(&bvh->order);
 	bpi_array_free(&bvh->leaf_size);
 	bpi_array_free(&bvh->leaf_boxes);
 	bpi_array_free(&bvh->nodes);
-	*bvh = (bpi_view_bvh){0};
+	*bvh = (bpi_bvh){0};
 }
 
 /// Spreads the low 10 bits of x three apart (3D) or the low 16 two apart (2D).
@@ -86,7 +86,7 @@ static double centre(const float *record, int axis)
 }
 
 typedef struct bounds_job {
-	const bpi_soa *soa;
+	const bpi_bvh_bounds *bounds;
 	const uint32_t *members; ///< the entities covered; NULL: all
 	int dims;
 	float *records; ///< the bounds, 6 floats an entity: the gather then misses once, not 2 * dims times
@@ -106,8 +106,8 @@ static void bounds_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx
 		const uint32_t e = job->members ? job->members[i] : i;
 		float *r = job->records + (size_t)6 * i;
 		for (int a = 0; a < job->dims; ++a) {
-			r[a] = job->soa->min[a][e];
-			r[3 + a] = job->soa->max[a][e];
+			r[a] = job->bounds->min[a][e];
+			r[3 + a] = job->bounds->max[a][e];
 			const double c = centre(r, a);
 			span[a] = c < span[a] ? c : span[a];
 			span[3 + a] = c > span[3 + a] ? c : span[3 + a];
@@ -143,11 +143,11 @@ static void code_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 /// Records the entities' bounds and sorts them into items by the Morton code of their
 /// centres, over cells that span the centres, so the codes use every bit the scene needs.
 /// Chunk spans merge in chunk order, and least and greatest are exact in any order.
-static bp_status sort_by_code(bpi_view_bvh *b, const bpi_soa *soa, const uint32_t *members, uint32_t count,
+static bp_status sort_by_code(bpi_bvh *b, const bpi_bvh_bounds *bounds, const uint32_t *members, uint32_t count,
 	int dims, int threads)
 {
-	bounds_job bounds = {soa, members, dims, b->records.data, b->spans.data};
-	bpi_parallel_for(count, CODE_GRAIN, threads, bounds_chunk, &bounds);
+	bounds_job gather = {bounds, members, dims, b->records.data, b->spans.data};
+	bpi_parallel_for(count, CODE_GRAIN, threads, bounds_chunk, &gather);
 	code_job job = {.dims = dims, .records = b->records.data, .items = b->items.data};
 	for (int a = 0; a < dims; ++a) {
 		double lo = INFINITY, hi = -INFINITY;
@@ -193,7 +193,7 @@ static uint32_t split_of(const bpi_sort_item *items, uint32_t lo, uint32_t hi)
 
 /// The top of the tree: node blocks over more than `most` items, split serially.
 typedef struct tree_top {
-	bpi_view_bvh *b;
+	bpi_bvh *b;
 	uint32_t most;     ///< items a subtree holds at most
 	uint32_t subtrees; ///< found, then numbered
 	uint32_t blocks;   ///< node blocks above the subtrees
@@ -241,7 +241,7 @@ static uint32_t lay_out(subtree_layout *t, uint32_t lo, uint32_t hi)
 static void lay_out_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	(void)chunk;
-	bpi_view_bvh *b = ctx;
+	bpi_bvh *b = ctx;
 	for (uint32_t s = begin; s < end; ++s) {
 		bpi_bvh_subtree *sub = &b->subtrees.data[s];
 		subtree_layout t = {b->items.data, b->leaf_first.data + sub->lo, b->links.data + 2 * (size_t)sub->lo, 0, 0};
@@ -251,7 +251,7 @@ static void lay_out_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ct
 	}
 }
 
-static void set_refs(bpi_view_bvh *b, uint32_t block, uint32_t left, uint32_t right)
+static void set_refs(bpi_bvh *b, uint32_t block, uint32_t left, uint32_t right)
 {
 	uint32_t *words = b->nodes.data + (size_t)block * BPI_BVH_BLOCK_WORDS;
 	words[12] = left;
@@ -264,7 +264,7 @@ static void set_refs(bpi_view_bvh *b, uint32_t block, uint32_t left, uint32_t ri
 /// Top blocks get their references and are listed children first.
 static uint32_t number(tree_top *t, uint32_t lo, uint32_t hi)
 {
-	bpi_view_bvh *b = t->b;
+	bpi_bvh *b = t->b;
 	if (hi - lo <= t->most) {
 		bpi_bvh_subtree *sub = &b->subtrees.data[t->subtrees++];
 		sub->first_block = b->blocks;
@@ -284,7 +284,7 @@ static uint32_t number(tree_top *t, uint32_t lo, uint32_t hi)
 
 /// Leaf `leaf`'s block and order from sorted items [first, first + size); spare lanes
 /// hold empty boxes.
-static void gather_leaf(bpi_view_bvh *b, const uint32_t *members, int dims, uint32_t leaf, uint32_t first,
+static void gather_leaf(bpi_bvh *b, const uint32_t *members, int dims, uint32_t leaf, uint32_t first,
 	uint32_t size)
 {
 	float *block = b->leaf_boxes.data + (size_t)leaf * BPI_BVH_LEAF_FLOATS;
@@ -302,7 +302,7 @@ static void gather_leaf(bpi_view_bvh *b, const uint32_t *members, int dims, uint
 }
 
 /// Writes into lane `lane` of node block j the box of what `ref` holds.
-static void box_of(bpi_view_bvh *b, uint32_t j, uint32_t lane, uint32_t ref, int dims)
+static void box_of(bpi_bvh *b, uint32_t j, uint32_t lane, uint32_t ref, int dims)
 {
 	float *out = (float *)(void *)(b->nodes.data + (size_t)j * BPI_BVH_BLOCK_WORDS);
 	const bool leaf = ref & BPI_BVH_LEAF_BIT;
@@ -322,14 +322,14 @@ static void box_of(bpi_view_bvh *b, uint32_t j, uint32_t lane, uint32_t ref, int
 
 /// Node block j's boxes from its children's, which must be made. A cast that misses
 /// a node misses everything below it (the tests are monotone in the bounds).
-static void box_block(bpi_view_bvh *b, uint32_t j, int dims)
+static void box_block(bpi_bvh *b, uint32_t j, int dims)
 {
 	for (uint32_t lane = 0; lane < 2; ++lane)
 		box_of(b, j, lane, bpi_bvh_ref(b, j, lane), dims);
 }
 
 typedef struct place_job {
-	bpi_view_bvh *bvh;
+	bpi_bvh *bvh;
 	const uint32_t *members;
 	int dims;
 } place_job;
@@ -347,7 +347,7 @@ static void place_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	(void)chunk;
 	const place_job *job = ctx;
-	bpi_view_bvh *b = job->bvh;
+	bpi_bvh *b = job->bvh;
 	for (uint32_t s = begin; s < end; ++s) {
 		const bpi_bvh_subtree *sub = &b->subtrees.data[s];
 		const uint32_t *first = b->leaf_first.data + sub->lo, *links = b->links.data + 2 * (size_t)sub->lo;
@@ -364,7 +364,7 @@ static void place_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 
 // ---- build -------------------------------------------------------------------------
 
-static bool reserve_scratch(bpi_view_bvh *b, uint32_t count)
+static bool reserve_scratch(bpi_bvh *b, uint32_t count)
 {
 	// A subtree of n items writes at most n leaves and 2 (n - 1) links; the
 	// empty one, a leaf of none.
@@ -376,7 +376,7 @@ static bool reserve_scratch(bpi_view_bvh *b, uint32_t count)
 }
 
 /// Room for the tree the subtrees make: their blocks and leaves plus the top's.
-static bool reserve_tree(bpi_view_bvh *b, const tree_top *t)
+static bool reserve_tree(bpi_bvh *b, const tree_top *t)
 {
 	size_t blocks = 1 + (size_t)t->blocks, leaves = 0; // block 0: the root
 	for (uint32_t s = 0; s < t->subtrees; ++s) {
@@ -388,11 +388,11 @@ static bool reserve_tree(bpi_view_bvh *b, const tree_top *t)
 	       bpi_array_reserve(&b->leaf_boxes, leaves * BPI_BVH_LEAF_FLOATS);
 }
 
-bp_status bpi_view_bvh_build(bpi_view_bvh *b, const bpi_soa *soa, const uint32_t *members, uint32_t count, int dims,
+bp_status bpi_bvh_build(bpi_bvh *b, const bpi_bvh_bounds *bounds, const uint32_t *members, uint32_t count, int dims,
 	int threads)
 {
 	b->count = b->leaves = b->blocks = 0;
-	if (!reserve_scratch(b, count) || sort_by_code(b, soa, members, count, dims, threads) != BP_OK)
+	if (!reserve_scratch(b, count) || sort_by_code(b, bounds, members, count, dims, threads) != BP_OK)
 		return BP_ERR_OUT_OF_MEMORY;
 	tree_top top = {b, BP_MAX(count / SUBTREE_SHARE, SUBTREE_GRAIN), 0, 0};
 	if (!find_subtrees(&top, 0, count))

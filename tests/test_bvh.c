@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The query hierarchy's build (src/view/view_bvh.c): on 1, 2, 3 and 8 threads every array is
+// The query hierarchy's build (src/tree/bvh.c): on 1, 2, 3 and 8 threads every array is
 // the same, and the same as a plain serial build written here (Morton order by a comparison
 // sort, the tree split top down by a linear scan, each node box the union of the bounds under
 // it, computed from the entities themselves). Scenes: uniform, clustered, all centres equal,
@@ -15,7 +15,7 @@
 
 #include "parallel/parallel.h"
 #include "parallel/threads.h"
-#include "view/view_bvh.h"
+#include "tree/bvh.h"
 
 enum { KINDS_OF_SCENE = 4, THREAD_COUNTS = 4 };
 typedef enum scene_kind { UNIFORM, CLUSTERED, EQUAL_CENTRES, LINES } scene_kind;
@@ -247,17 +247,18 @@ static void ref_free(ref_tree *t)
 
 // ---- checks -------------------------------------------------------------------------------------
 
-static bp_status build_on(bpi_view_bvh *bvh, const scene *s, int threads)
+static bp_status build_on(bpi_bvh *bvh, const scene *s, int threads)
 {
 	const bpi_executor workers = {.kind = BP_EXECUTOR_WORKERS};
 	bpi_team_failure failure;
 	cr_assert_eq(bpi_executor_enter(&workers, threads, &failure), BP_OK);
-	const bp_status status = bpi_view_bvh_build(bvh, &s->soa, s->members, s->count, s->dims, threads);
+	const bpi_bvh_bounds bounds = bpi_bvh_bounds_of(&s->soa);
+	const bp_status status = bpi_bvh_build(bvh, &bounds, s->members, s->count, s->dims, threads);
 	bpi_executor_leave();
 	return status;
 }
 
-static void expect_same(const bpi_view_bvh *bvh, const ref_tree *ref, const char *what)
+static void expect_same(const bpi_bvh *bvh, const ref_tree *ref, const char *what)
 {
 	cr_assert_eq(bvh->count, ref->s->count, "%s: count", what);
 	cr_assert_eq(bvh->leaves, ref->leaves, "%s: leaves", what);
@@ -278,7 +279,7 @@ static void expect_same(const bpi_view_bvh *bvh, const ref_tree *ref, const char
 /// hierarchy per thread count, reused across scenes as a view reuses its arrays.
 static void check_kind(scene_kind kind)
 {
-	bpi_view_bvh built[THREAD_COUNTS] = {0};
+	bpi_bvh built[THREAD_COUNTS] = {0};
 	for (size_t n = 0; n < sizeof sizes / sizeof *sizes; ++n)
 		for (int dims = 2; dims <= 3; ++dims)
 			for (int with_members = 0; with_members < 2; ++with_members) {
@@ -295,13 +296,13 @@ static void check_kind(scene_kind kind)
 				free_scene(&s);
 			}
 	for (int t = 0; t < THREAD_COUNTS; ++t)
-		bpi_view_bvh_free(&built[t]);
+		bpi_bvh_free(&built[t]);
 }
 
-Test(view_bvh, uniform_same_for_any_thread_count_and_as_serial, .timeout = 300) { check_kind(UNIFORM); }
-Test(view_bvh, clustered_same_for_any_thread_count_and_as_serial, .timeout = 300) { check_kind(CLUSTERED); }
-Test(view_bvh, equal_centres_same_for_any_thread_count_and_as_serial, .timeout = 300) { check_kind(EQUAL_CENTRES); }
-Test(view_bvh, lines_same_for_any_thread_count_and_as_serial, .timeout = 300) { check_kind(LINES); }
+Test(bvh, uniform_same_for_any_thread_count_and_as_serial, .timeout = 300) { check_kind(UNIFORM); }
+Test(bvh, clustered_same_for_any_thread_count_and_as_serial, .timeout = 300) { check_kind(CLUSTERED); }
+Test(bvh, equal_centres_same_for_any_thread_count_and_as_serial, .timeout = 300) { check_kind(EQUAL_CENTRES); }
+Test(bvh, lines_same_for_any_thread_count_and_as_serial, .timeout = 300) { check_kind(LINES); }
 
 // ---- failed allocations ------------------------------------------------------------------------
 
@@ -322,17 +323,17 @@ static void failing_free(void *ptr, size_t size, size_t align, void *user)
 	free(ptr);
 }
 
-Test(view_bvh, failed_allocation_is_out_of_memory_and_leaks_nothing, .timeout = 120)
+Test(bvh, failed_allocation_is_out_of_memory_and_leaks_nothing, .timeout = 120)
 {
 	scene s = make_scene(CLUSTERED, 20000, 3, true, 7);
 	ref_tree ref = ref_build(&s);
-	bpi_view_bvh empty = {0}; // starts the workers before the count begins
+	bpi_bvh empty = {0}; // starts the workers before the count begins
 	cr_assert_eq(build_on(&empty, &(scene){.dims = 3}, 2), BP_OK);
-	bpi_view_bvh_free(&empty);
+	bpi_bvh_free(&empty);
 	bp_set_allocator(&(bp_allocator){failing_alloc, failing_free, NULL});
 	bool failed = true;
 	for (uint64_t k = 1; failed; ++k) {
-		bpi_view_bvh bvh = {0};
+		bpi_bvh bvh = {0};
 		atomic_store(&allocations, 0);
 		atomic_store(&fail_at, k);
 		const bp_status status = build_on(&bvh, &s, 2);
@@ -343,7 +344,7 @@ Test(view_bvh, failed_allocation_is_out_of_memory_and_leaks_nothing, .timeout = 
 		} else {
 			expect_same(&bvh, &ref, "after every failure");
 		}
-		bpi_view_bvh_free(&bvh);
+		bpi_bvh_free(&bvh);
 		cr_assert_eq(bp_allocated_bytes(), 0, "allocation %llu failed: bytes left", (unsigned long long)k);
 	}
 	bp_set_allocator(NULL);

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
-// A bounding volume hierarchy over entities of a published frame, for every query of a view:
-// entities in Morton order of their centres, split where the codes' highest differing bit
-// changes into leaves of at most BPI_BVH_LEAF, node boxes the exact float unions of their
-// children's. A query walks about log n nodes where a scan reads the whole world.
-#ifndef BP_VIEW_BVH_H
-#define BP_VIEW_BVH_H
+// A bounding volume hierarchy over listed entities (a view's query hierarchy, the step's tree
+// of static entities): entities in Morton order of their centres, split where the codes'
+// highest differing bit changes into leaves of at most BPI_BVH_LEAF, node boxes the exact
+// float unions of their children's. A query walks about log n nodes where a scan reads the whole world.
+#ifndef BP_TREE_BVH_H
+#define BP_TREE_BVH_H
 
 #include "parallel/soa.h"
 #include "parallel/sort.h"
@@ -40,7 +40,7 @@ typedef struct bpi_bvh_subtree {
 	uint32_t first_block, first_leaf;
 } bpi_bvh_subtree;
 
-typedef struct bpi_view_bvh {
+typedef struct bpi_bvh {
 	uint32_t count;  ///< entities; 0: none built
 	uint32_t leaves; ///< leaf blocks
 	uint32_t blocks; ///< node blocks, the root's included
@@ -57,34 +57,46 @@ typedef struct bpi_view_bvh {
 	BPI_ARRAY(uint32_t) leaf_first; ///< a subtree's leaves' first items, from index lo on
 	BPI_ARRAY(uint32_t) links;      ///< a subtree's node blocks' two references within it, from index 2 lo on
 	bpi_radix_scratch radix;
-} bpi_view_bvh;
+} bpi_bvh;
 
 /// The block of leaf k.
-static inline const float *bpi_bvh_leaf(const bpi_view_bvh *h, uint32_t leaf)
+static inline const float *bpi_bvh_leaf(const bpi_bvh *h, uint32_t leaf)
 {
 	return h->leaf_boxes.data + (size_t)leaf * BPI_BVH_LEAF_FLOATS;
 }
 
 /// Node block j's boxes: six bounds of two lanes.
-static inline const float *bpi_bvh_block(const bpi_view_bvh *h, uint32_t block)
+static inline const float *bpi_bvh_block(const bpi_bvh *h, uint32_t block)
 {
 	return (const float *)(const void *)(h->nodes.data + (size_t)block * BPI_BVH_BLOCK_WORDS);
 }
 
 /// The reference of lane `lane` of node block j.
-static inline uint32_t bpi_bvh_ref(const bpi_view_bvh *h, uint32_t block, uint32_t lane)
+static inline uint32_t bpi_bvh_ref(const bpi_bvh *h, uint32_t block, uint32_t lane)
 {
 	return h->nodes.data[(size_t)block * BPI_BVH_BLOCK_WORDS + 12 + lane];
 }
 
-/// Builds the hierarchy of `count` entities of `soa`: members[0 .. count) or,
+/// The boxes a hierarchy is built over, by entity: `dims` arrays of mins and of maxes.
+typedef struct bpi_bvh_bounds {
+	const float *min[3];
+	const float *max[3];
+} bpi_bvh_bounds;
+
+/// The bounds of a store's entities.
+static inline bpi_bvh_bounds bpi_bvh_bounds_of(const bpi_soa *soa)
+{
+	return (bpi_bvh_bounds){{soa->min[0], soa->min[1], soa->min[2]}, {soa->max[0], soa->max[1], soa->max[2]}};
+}
+
+/// Builds the hierarchy of `count` entities of `bounds`: members[0 .. count) or,
 /// members NULL, the first `count`, reusing its arrays, on up to `threads` threads
 /// of the bound executor. Every array comes out the same for any thread count.
 /// BP_ERR_OUT_OF_MEMORY leaves count = 0.
-bp_status bpi_view_bvh_build(bpi_view_bvh *bvh, const bpi_soa *soa, const uint32_t *members, uint32_t count, int dims,
+bp_status bpi_bvh_build(bpi_bvh *bvh, const bpi_bvh_bounds *bounds, const uint32_t *members, uint32_t count, int dims,
 	int threads);
 /// Gives back the build's scratch and spare room, for a hierarchy that is built once and kept.
-void bpi_view_bvh_drop_scratch(bpi_view_bvh *bvh);
-void bpi_view_bvh_free(bpi_view_bvh *bvh);
+void bpi_bvh_drop_scratch(bpi_bvh *bvh);
+void bpi_bvh_free(bpi_bvh *bvh);
 
 #endif
