@@ -76,7 +76,8 @@ typedef enum bp_algorithm {
 } bp_algorithm;
 
 /// Switches for benchmarks and tests, the bits of bp_world_def.debug_flags.
-/// Hosts leave them 0. None changes a pair or its order, only how the work is done.
+/// Hosts leave them 0. None changes a pair, only how the work is done; none but
+/// BP_DEBUG_NO_STATIC_TREE changes their order.
 typedef enum bp_debug_flag {
 	/// Algorithms that keep state across steps (sap's sort order, quadtree's
 	/// tree, the closest-pair finder's order) start from scratch every step, so a
@@ -93,7 +94,13 @@ typedef enum bp_debug_flag {
 	/// for the next), so tests can compare the two paths step by step. Wins over
 	/// BP_DEBUG_ALWAYS_INCREMENTAL.
 	BP_DEBUG_ALWAYS_FULL = 1u << 3,
-	BP_DEBUG_ALL = BP_DEBUG_NO_COHERENCE | BP_DEBUG_NO_SIMD | BP_DEBUG_ALWAYS_INCREMENTAL | BP_DEBUG_ALWAYS_FULL
+	/// Static entities go through the algorithm with the others, which drops their
+	/// pairs with each other at the test, instead of a tree of their own that only the
+	/// dynamic ones walk (docs/design.md "Static entities"). Steps that do not sort
+	/// their pairs give them in another order.
+	BP_DEBUG_NO_STATIC_TREE = 1u << 4,
+	BP_DEBUG_ALL = BP_DEBUG_NO_COHERENCE | BP_DEBUG_NO_SIMD | BP_DEBUG_ALWAYS_INCREMENTAL | BP_DEBUG_ALWAYS_FULL |
+		       BP_DEBUG_NO_STATIC_TREE
 } bp_debug_flag;
 
 /// The most threads a world steps with: more than the hardware threads of most
@@ -170,7 +177,9 @@ typedef struct bp_frame_stats {
 	uint32_t entity_count;
 	uint64_t candidate_tests;  ///< box-pair overlap tests performed
 	uint64_t pair_count;       ///< pairs reported
-	uint64_t cell_count;       ///< non-empty cells (grid/hash), non-empty regions (sap), 0 otherwise
+	/// Cells, buckets, sectors, regions or nodes the algorithm built (over the dynamic
+	/// entities alone when static_walks says the step split); 0 when none.
+	uint64_t cell_count;
 	uint64_t ns_prepare;       ///< snapshot and statistics
 	uint64_t ns_build;         ///< sort or hash build
 	uint64_t ns_find;          ///< sweep or cell tests into per-chunk buffers
@@ -196,6 +205,10 @@ typedef struct bp_frame_stats {
 	uint64_t ns_view;
 	/// Frames: of ns_view, the query hierarchy; 0 when the builder made none.
 	uint64_t ns_hierarchy;
+	/// Dynamic entities that walked the tree of the static ones for their pairs with
+	/// them, the algorithm seeing only the dynamic ones (docs/design.md "Static
+	/// entities"); 0 when the step ran the algorithm over every entity.
+	uint32_t static_walks;
 } bp_frame_stats;
 
 #ifdef __cplusplus

@@ -32,6 +32,8 @@ extern "C" {
 // - Deterministic: the same pairs in the same order for every thread count and every run.
 //   canonical_pairs sorts them by lo, then hi (periodic worlds and views always; incremental
 //   worlds on every step but a full one that keeps nothing, which keeps its algorithm's order).
+//   Unsorted, a world of few dynamic entities among static ones gives the dynamic entities'
+//   pairs in the algorithm's order, then their pairs with static ones (BP_DEBUG_NO_STATIC_TREE).
 // - Bad input (NaN or infinite bounds, min > max, stale handles, counts out of range, failed
 //   allocations) never crashes: the call returns a bp_status, bp_world_last_error says what
 //   and where, and the world stays as it was.

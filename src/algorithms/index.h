@@ -33,6 +33,9 @@ typedef struct bpi_scene {
 	float margin;
 	/// Incremental steps: the neighbour list's skin (bp_world_def.skin); 0 = none.
 	float skin;
+	/// The caller reads the algorithm's index over every entity afterwards (the
+	/// incremental world's resting cells): static entities stay in it.
+	bool whole;
 	/// The account the step's pair buffers are charged to (NULL: none); its
 	/// stop ends every finder once a growth failed.
 	bpi_budget *budget;

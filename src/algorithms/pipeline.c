@@ -3,6 +3,7 @@
 // and finds into per-chunk buffers; timing, probes, the chunk-order merge and the
 // statistics happen here, once.
 #include "algorithms/pipeline.h"
+#include "algorithms/statics.h"
 #include "parallel/parallel.h"
 #include "base/probes.h"
 
@@ -35,6 +36,10 @@ void bpi_indexes_free(bpi_indexes *indexes)
 	for (int i = 0; i < BP_ALGO_COUNT; ++i)
 		if (indexes->of[i])
 			index_destroy(indexes->of[i]);
+	if (indexes->statics) {
+		bpi_statics_free(indexes->statics);
+		bpi_free(indexes->statics, sizeof *indexes->statics);
+	}
 	*indexes = (bpi_indexes){0};
 }
 
@@ -75,7 +80,7 @@ static bp_status run_stages(bpi_index *index, const bpi_scene *scene, bpi_pair_b
 	return status;
 }
 
-bp_status bpi_pipeline_run(bpi_indexes *indexes, bp_algorithm requested, const bpi_scene *scene,
+static bp_status run_algorithm(bpi_indexes *indexes, bp_algorithm requested, const bpi_scene *scene,
 	bpi_pair_buffer *pairs, bp_frame_stats *stats)
 {
 	bp_algorithm id = requested == BP_ALGO_AUTO ? bpi_algorithm_choose(scene) : requested;
@@ -101,8 +106,42 @@ bp_status bpi_pipeline_run(bpi_indexes *indexes, bp_algorithm requested, const b
 	// overflows float (boxes near +-3e38, found by tests/fuzz/fuzz_api); sap takes any finite bounds.
 	if (status == BP_ERR_UNSUPPORTED && requested == BP_ALGO_AUTO && id != BP_ALGO_SAP &&
 		bpi_algorithm_get(BP_ALGO_SAP))
-		return bpi_pipeline_run(indexes, BP_ALGO_SAP, scene, pairs, stats);
+		return run_algorithm(indexes, BP_ALGO_SAP, scene, pairs, stats);
 	if (status == BP_OK)
 		stats->pair_count = pairs->count;
 	return status;
+}
+
+/// The split of a scene with few dynamic entities (statics.h): the algorithm over those,
+/// then their walks of the static entities' tree.
+static bp_status run_split(bpi_indexes *indexes, bp_algorithm requested, const bpi_scene *scene,
+	const bpi_scene *movers, uint64_t split_ns, bpi_pair_buffer *pairs, bp_frame_stats *stats)
+{
+	bp_status status = run_algorithm(indexes, requested, movers, &indexes->statics->movers_pairs, stats);
+	if (status == BP_OK)
+		status = bpi_statics_join(indexes->statics, scene, pairs, stats);
+	stats->entity_count = scene->count;
+	stats->ns_build += split_ns;
+	if (status == BP_OK)
+		stats->pair_count = pairs->count;
+	return status;
+}
+
+bp_status bpi_pipeline_run(bpi_indexes *indexes, bp_algorithm requested, const bpi_scene *scene,
+	bpi_pair_buffer *pairs, bp_frame_stats *stats)
+{
+	if (!indexes->statics && !scene->unfiltered) {
+		indexes->statics = bpi_alloc(sizeof *indexes->statics);
+		if (!indexes->statics)
+			return BP_ERR_OUT_OF_MEMORY;
+		*indexes->statics = (bpi_statics){0};
+	}
+	const bpi_scene *movers = NULL;
+	const uint64_t t0 = bpi_now_ns();
+	bp_status status = scene->unfiltered ? BP_OK : bpi_statics_split(indexes->statics, scene, &movers);
+	if (status != BP_OK)
+		return status;
+	if (!movers)
+		return run_algorithm(indexes, requested, scene, pairs, stats);
+	return run_split(indexes, requested, scene, movers, bpi_now_ns() - t0, pairs, stats);
 }

@@ -40,7 +40,9 @@ bp_status bpi_full_step(bpi_incremental *x, const bpi_scene *scene, bool keep, b
 	x->resting_valid = x->moving = x->neighbours = x->entering = false;
 	bpi_active_invalidate(&x->among);
 	bpi_pair_buffer *found = &x->fresh;
-	bp_status status = bpi_pipeline_run(&x->full, keep ? BP_ALGO_GRID : algorithm, scene, found, stats);
+	bpi_scene grid_scene = *scene;
+	grid_scene.whole = keep; // the grid's cells over every entity become the resting index
+	bp_status status = bpi_pipeline_run(&x->full, keep ? BP_ALGO_GRID : algorithm, &grid_scene, found, stats);
 	keep = keep && status == BP_OK;
 	if (status == BP_ERR_UNSUPPORTED)
 		status = bpi_pipeline_run(&x->full, BP_ALGO_AUTO, scene, found, stats);

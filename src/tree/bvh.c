@@ -17,6 +17,8 @@
 /// subtrees to share among threads, few enough that the serial top stays small.
 #define SUBTREE_SHARE 256u
 #define SUBTREE_GRAIN 2048u
+/// Leaves per chunk of a refit.
+#define REFIT_GRAIN 4096u
 
 // Minima and maxima by comparison: finite bounds hold no NaN, and fminf and
 // friends are calls into libm on x86-64 without SSE4.1.
@@ -412,4 +414,36 @@ bp_status bpi_bvh_build(bpi_bvh *b, const bpi_bvh_bounds *bounds, const uint32_t
 	box_block(b, 0, dims);
 	b->count = count;
 	return BP_OK;
+}
+
+// ---- refit -------------------------------------------------------------------------
+
+typedef struct refit_job {
+	bpi_bvh *bvh;
+	const bpi_bvh_bounds *bounds;
+	int dims;
+} refit_job;
+
+static void refit_leaves(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
+	const refit_job *job = ctx;
+	bpi_bvh *b = job->bvh;
+	for (uint32_t leaf = begin; leaf < end; ++leaf) {
+		float *block = b->leaf_boxes.data + (size_t)leaf * BPI_BVH_LEAF_FLOATS;
+		const uint32_t *order = b->order.data + (size_t)leaf * BPI_BVH_LEAF;
+		for (uint32_t lane = 0; lane < b->leaf_size.data[leaf]; ++lane)
+			for (int a = 0; a < job->dims; ++a) {
+				block[(uint32_t)a * BPI_BVH_LEAF + lane] = job->bounds->min[a][order[lane]];
+				block[(uint32_t)(3 + a) * BPI_BVH_LEAF + lane] = job->bounds->max[a][order[lane]];
+			}
+	}
+}
+
+void bpi_bvh_refit(bpi_bvh *b, const bpi_bvh_bounds *bounds, int dims, int threads)
+{
+	refit_job job = {b, bounds, dims};
+	bpi_parallel_for(b->leaves, REFIT_GRAIN, threads, refit_leaves, &job);
+	for (uint32_t j = b->blocks; j-- > 0;) // children's blocks come after their parent's
+		box_block(b, j, dims);
 }

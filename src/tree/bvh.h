@@ -95,6 +95,10 @@ static inline bpi_bvh_bounds bpi_bvh_bounds_of(const bpi_soa *soa)
 /// BP_ERR_OUT_OF_MEMORY leaves count = 0.
 bp_status bpi_bvh_build(bpi_bvh *bvh, const bpi_bvh_bounds *bounds, const uint32_t *members, uint32_t count, int dims,
 	int threads);
+/// Gives the built hierarchy the current boxes of its entities, from `bounds`, keeping
+/// its shape: every box is again the exact union of what it holds, so walks stay exact
+/// while the tree may fit worse than a build would. Leaves on up to `threads` threads.
+void bpi_bvh_refit(bpi_bvh *bvh, const bpi_bvh_bounds *bounds, int dims, int threads);
 /// Gives back the build's scratch and spare room, for a hierarchy that is built once and kept.
 void bpi_bvh_drop_scratch(bpi_bvh *bvh);
 void bpi_bvh_free(bpi_bvh *bvh);

@@ -134,7 +134,10 @@ bp_pair *cells_check_step(bp_world *world, const oracle_box *boxes, uint32_t n, 
 		bp_algorithm_name(stats.algorithm), n, dims, got_count, want.count);
 	cr_assert_eq(stats.pair_count, want.count);
 	cr_assert_geq(stats.candidate_tests, want.count);
-	if (n > 0)
+	bool dynamic = false; // a step that splits off its static entities builds cells over the others
+	for (uint32_t i = 0; i < n; ++i)
+		dynamic |= !boxes[i].is_static;
+	if (dynamic)
 		cr_assert_gt(stats.cell_count, 0);
 	oracle_pairs_free(&want);
 	bp_pair *copy = malloc((got_count ? got_count : 1) * sizeof *copy);

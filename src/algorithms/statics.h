@@ -1,0 +1,51 @@
+// SPDX-License-Identifier: MIT
+// Static entities in a tree of their own. Two static entities never pair, so when few
+// entities are dynamic the algorithm runs over those alone and each walks the tree of the
+// static ones: no static x static candidate is made. The tree is kept across steps while
+// the static entities stay, and refit when only their bounds changed.
+#ifndef BP_STATICS_H
+#define BP_STATICS_H
+
+#include "algorithms/index.h"
+#include "tree/bvh.h"
+
+/// The split pays when at most one entity in BPI_STATICS_MOVER_SHARE is dynamic:
+/// a dynamic entity's walk of the tree costs a few times its share of a full step.
+#define BPI_STATICS_MOVER_SHARE 4u
+
+typedef struct bpi_statics {
+	bpi_bvh tree;                     ///< over `members`, when `built`
+	bool built;
+	uint32_t static_count;            ///< entries of members and bounds
+	uint64_t moved_since_build;       ///< static entities refit since the tree was built
+	BPI_ARRAY(uint32_t) members;      ///< static dense indices, ascending
+	BPI_ARRAY(float) bounds;          ///< their bounds as the tree holds them, 2 dims floats each
+	uint32_t mover_count;
+	BPI_ARRAY(uint32_t) movers;       ///< dynamic dense indices, ascending
+	BPI_ARRAY(float) mover_bounds;    ///< 2 dims arrays of mover_count
+	BPI_ARRAY(uint64_t) mover_filters; ///< categories, then masks
+	BPI_ARRAY(uint8_t) mover_flags;
+	BPI_ARRAY(uint32_t) chunk_counts; ///< per chunk of the scene: static entities, then their prefix
+	BPI_ARRAY(uint8_t) chunk_marks;   ///< per chunk: a member changed, a mover is filtered
+	BPI_ARRAY(uint32_t) chunk_moved;  ///< per chunk: members whose bounds changed
+	bpi_scene movers_scene;           ///< the dynamic entities alone, dense in `movers` order
+	bpi_pair_buffer movers_pairs;     ///< what the algorithm found among the movers
+	bpi_pair_chunks chunks;           ///< dynamic x static pairs, per chunk of movers
+	bpi_pair_buffer found;            ///< those merged
+} bpi_statics;
+
+/// Decides from the counts whether `scene` splits and, when it does, makes the scene of its
+/// dynamic entities (*movers, pointing into `statics`) and the tree of its static ones, built,
+/// refit or kept. *movers = NULL: no split, nothing else done. Fails only for memory.
+bp_status bpi_statics_split(bpi_statics *statics, const bpi_scene *scene, const bpi_scene **movers);
+
+/// After the algorithm wrote the movers' pairs into statics->movers_pairs (indices of the
+/// movers' scene): makes `pairs` those pairs in dense indices of `scene`, then every
+/// dynamic x static pair, by mover. Adds the walks' tests and times to stats. `pairs`
+/// keeps its pairs on failure.
+bp_status bpi_statics_join(bpi_statics *statics, const bpi_scene *scene, bpi_pair_buffer *pairs,
+	bp_frame_stats *stats);
+
+void bpi_statics_free(bpi_statics *statics);
+
+#endif
