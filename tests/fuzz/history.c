@@ -115,8 +115,8 @@ static void io_config(codec *c, hist_config *g)
 			++m;
 		while (s < 3 && settle_table[s] != g->settle_min)
 			++s;
-		b[0] = (uint8_t)((g->dims == 3) | g->canonical << 1 | (!g->periodic) << 2 | (g->profile & 3) << 5 |
-			g->threads_on_small << 7);
+		b[0] = (uint8_t)((g->dims == 3) | g->canonical << 1 | (!g->periodic) << 2 | (g->statics && !g->periodic) << 3 |
+			(g->profile & 3) << 5 | g->threads_on_small << 7);
 		b[1] = (uint8_t)(g->threads + 9 * g->executor), b[2] = (uint8_t)(m | s << 4 | (g->skin != 0) << 6 | g->moving << 7);
 		b[3] = (uint8_t)((g->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL ? 1 : 0) | (g->debug_flags & 3) << 2 |
 			(g->debug_flags & BP_DEBUG_ALWAYS_FULL ? 0xF0 : g->merges_most ? (7 + g->merges_most) << 4 : 0));
@@ -134,7 +134,8 @@ static void io_config(codec *c, hist_config *g)
 		.settle_min = settle_table[(b[2] >> 4) & 3], .grid = (uint8_t)(4 + b[4] % 64),
 		.hierarchy = b[4] >> 6, .moving = b[2] >> 7,
 		.algo_target = (b[5] & 15) < 8 ? 0 : (b[5] & 15) - 7, .algo_plain = (b[5] >> 4) < 8 ? 0 : (b[5] >> 4) - 7,
-		.period = {(float)(8 + b[6] % 57), (float)(8 + b[7] % 57), (float)(8 + b[6] % 57)}};
+		.period = {(float)(8 + b[6] % 57), (float)(8 + b[7] % 57), (float)(8 + b[6] % 57)},
+		.statics = (b[0] >> 3) & 1};
 	g->skin = (b[2] >> 6) & 1 ? g->margin : 0.0f;
 	g->debug_flags = (uint8_t)(((b[3] & 3) ? BP_DEBUG_ALWAYS_INCREMENTAL : 0) | ((b[3] >> 2) & 3) |
 		((b[3] >> 4) == 15 ? BP_DEBUG_ALWAYS_FULL : 0));
@@ -627,7 +628,7 @@ uint64_t hist_mask(int index)
 static void attrs_from(const ctx *c, uint32_t s, uint8_t a, ent *x)
 {
 	x->category = hist_category((int)(s % HIST_FILTERS)), x->mask = hist_mask((int)(s / HIST_FILTERS % HIST_FILTERS));
-	x->is_static = (a & 3) == 3;
+	x->is_static = c->cfg->statics ? (a & 7) != 0 : (a & 3) == 3;
 	x->sphere = !c->cfg->periodic && (a & 0x1C) == 0x1C;
 	x->key = (uint64_t)s * 0x9E3779B97F4A7C15ull >> 16;
 }
@@ -1701,7 +1702,7 @@ static void op_acquire(ctx *c, const hist_op *op)
 }
 
 /// Thread count, debug flags or algorithm, the same on both worlds (no debug flag but
-/// BP_DEBUG_NO_COHERENCE and BP_DEBUG_NO_SIMD on the plain one).
+/// BP_DEBUG_NO_COHERENCE, BP_DEBUG_NO_SIMD and BP_DEBUG_NO_STATIC_TREE on the plain one).
 /// A memory limit on both worlds: none, or 64 bytes to 128 KiB, so that steps
 /// holding more pairs fail (and keep what they had) while smaller ones pass.
 static void op_memory_limit(ctx *c, const hist_op *op)
@@ -1727,7 +1728,8 @@ static void op_config(ctx *c, const hist_op *op)
 	bp_algorithm algo = (bp_algorithm)(op->s % BP_ALGO_COUNT);
 	algo = bp_algorithm_available(algo) ? algo : BP_ALGO_AUTO;
 	for (int w = 0; w < 2; ++w) {
-		uint32_t value = what == 0 ? op->s % 9 : what == 1 ? op->s & (w ? 3u : 15u) : (uint32_t)algo;
+		const uint32_t flags = w ? BP_DEBUG_NO_COHERENCE | BP_DEBUG_NO_SIMD | BP_DEBUG_NO_STATIC_TREE : BP_DEBUG_ALL;
+		uint32_t value = what == 0 ? op->s % 9 : what == 1 ? op->s & flags : (uint32_t)algo;
 		static const char *const calls[3] = {"thread_count", "debug_flags", "algorithm"};
 		tr(c, w, "\tcr_assert_eq(bp_world_set_%s(w, %u), BP_OK);\n", calls[what], value);
 		expect_status(c, w, what == 0 ? bp_world_set_thread_count(c->sd[w].w, (int)value) : what == 1 ?
