@@ -167,8 +167,12 @@ bp_status bpi_resting_path(bpi_incremental *x, const bpi_scene *scene, bool left
 	if (status == BP_OK)
 		status = bpi_pair_chunks_merge(&x->cross.pairs, &x->fresh, scene->threads);
 	if (status == BP_OK) {
+		// Every fat box new and none left (as after a full step): first searches, not motion past
+		// the margins, so few are likely next step, and the pairs of the boxes are kept now.
+		bool first = x->cross.escaped == 0 && x->cross.searcher_count == m;
 		bpi_active_input among = {.scene = &sub, .fat = x->cross.fat.data, .active = x->active.data, .count = m,
-			.now = x->cross.step, .changed = x->cross.searchers.data, .changed_count = x->cross.searcher_count};
+			.now = x->cross.step, .keep = first, .changed = x->cross.searchers.data,
+			.changed_count = x->cross.searcher_count};
 		status = bpi_active_find(&x->among, &among, &x->fresh, &among_stats);
 	}
 	if (status != BP_OK)
