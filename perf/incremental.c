@@ -12,6 +12,9 @@
 //   static_moving_readers  the incremental world of static_moving through the scheduler, with
 //                  and without a reader that queries every view (a box, a ray, 8 nearest): what
 //                  keeping the query index costs the frame.
+//   still_steps    a new incremental world of static_moving stepped alone from its first step:
+//                  each step's time, path and active and searched counts, and the worst of
+//                  steps 3-9 against their median (no step of a still world may stall).
 // Movers move by up to 5% of their extent per frame and axis (--step F: F of it): a random walk,
 // or with --steady at a fixed velocity each (as bodies in flight, and `bp frames`, move). With --host-busy a
 // host thread spins on one core the whole time, as a simulating host does. CSV: workload,dims,
@@ -409,6 +412,66 @@ static void static_moving(const options *o, FILE *csv, bool scheduler)
 	bp_scene_destroy(scene);
 }
 
+static const char *const path_names[BP_PATH_NEIGHBOURS + 1] = {"plain", "full", "resting", "moving", "neighbours"};
+
+/// Steps judged by still_steps: 3 to 9, counting the first (full) step as 1.
+#define STILL_FIRST 3u
+#define STILL_LAST 9u
+
+/// still_steps: a new incremental world of S static + M moving entities, stepped o->frames
+/// times from its first step, alone, so no other world's step hides or causes a stall. CSV:
+/// workload,dims,static,moving,threads,frames,median_ms,worst_ms,worst_step,worst_path,
+/// worst_searched,worst_over_median (over steps 3-9).
+static void still_steps(const options *o, FILE *csv)
+{
+	uint32_t n = o->n_static + o->n_moving, frames = o->frames > STILL_LAST ? o->frames : STILL_LAST;
+	bp_scene *scene = generate(o, n);
+	bp_world *w = scene ? world_of(scene, 0, n, o->n_static, true, BP_ALGO_AUTO, o) : NULL;
+	double *ms = malloc(frames * sizeof *ms), judged[STILL_LAST - STILL_FIRST + 1];
+	movers m = {o->n_static, o->n_moving, malloc(o->n_moving * sizeof(uint32_t)), NULL, o->steady, o->step};
+	uint64_t rng = 99;
+	double worst = 0;
+	uint32_t worst_step = 0, worst_searched = 0;
+	bp_step_path worst_path = BP_PATH_PLAIN;
+	for (uint32_t f = 1; w && ms && m.index && f <= frames; ++f) {
+		if (f > 1)
+			move_movers(scene, &(subject){.world = w}, 1, &rng, &m);
+		double t0 = now_ms();
+		if (bp_world_step(w) != BP_OK)
+			fprintf(stderr, "bp_perf_incremental: %s\n", bp_world_last_error(w));
+		ms[f - 1] = now_ms() - t0;
+		bp_frame_stats st = bp_world_stats(w);
+		printf("still_steps threads=%d step=%-3u %9.3f ms  path=%-10s active=%-8u searched=%-8u "
+		       "build/find/merge %.3f/%.3f/%.3f ms\n",
+			o->threads, f, ms[f - 1], path_names[st.path], st.active_count, st.searched_count, st.ns_build * 1e-6,
+			st.ns_find * 1e-6, st.ns_merge * 1e-6);
+		if (f >= STILL_FIRST && f <= STILL_LAST) {
+			judged[f - STILL_FIRST] = ms[f - 1];
+			if (ms[f - 1] > worst) {
+				worst = ms[f - 1];
+				worst_step = f;
+				worst_path = st.path;
+				worst_searched = st.searched_count;
+			}
+		}
+	}
+	if (w && ms && m.index) {
+		double med = median_sorting(judged, STILL_LAST - STILL_FIRST + 1);
+		printf("still_steps threads=%d steps %u-%u: median %.3f ms, worst %.3f ms (step %u, %s, %u searched), "
+		       "worst / median %.2f\n",
+			o->threads, STILL_FIRST, STILL_LAST, med, worst, worst_step, path_names[worst_path], worst_searched,
+			worst / med);
+		if (csv)
+			fprintf(csv, "still_steps,%d,%u,%u,%d,%u,%.4f,%.4f,%u,%s,%u,%.3f\n", o->dims, o->n_static, o->n_moving,
+				o->threads, frames, med, worst, worst_step, path_names[worst_path], worst_searched, worst / med);
+	}
+	bp_world_destroy(w);
+	free(ms);
+	free(m.index);
+	free(m.velocity);
+	bp_scene_destroy(scene);
+}
+
 /// static_moving's incremental world through the scheduler, twice: without and with a reader.
 static void static_moving_readers(const options *o, FILE *csv)
 {
@@ -595,7 +658,8 @@ static bool parse(int argc, char **argv, options *o)
 		else {
 			fprintf(stderr, "usage: bp_perf_incremental [--dims 2|3] [--static S] [--moving M] [--n N] [--churn F]\n"
 					"       [--threads T] [--frames F] [--host-busy] [--steady]\n"
-					"       [--only static_moving|static_moving_frames|static_moving_readers|all_moving|churn]\n"
+					"       [--only static_moving|static_moving_frames|static_moving_readers|all_moving|churn|\n"
+					"              still_steps]\n"
 					"       [--skip-full] [--margin M] [--skin S] [--step F] [--spatial] [--csv FILE]\n");
 			return false;
 		}
@@ -619,7 +683,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bp_perf_incremental: cannot open %s\n", o.csv);
 		return 3;
 	}
-	if (csv && ftell(csv) == 0)
+	bool still = o.only && strcmp(o.only, "still_steps") == 0; // its own columns
+	if (csv && ftell(csv) == 0 && still)
+		fprintf(csv, "workload,dims,static,moving,threads,frames,median_ms,worst_ms,worst_step,worst_path,"
+			     "worst_searched,worst_over_median\n");
+	else if (csv && ftell(csv) == 0)
 		fprintf(csv, "workload,dims,n,moving,threads,host_busy,world,ms_median,ms_min,pairs,searched_median,frames,"
 			     "motion,ms_mean,ms_p99\n");
 	host_busy host;
@@ -634,6 +702,8 @@ int main(int argc, char **argv)
 		all_moving(&o, csv);
 	if (!o.only || strcmp(o.only, "churn") == 0)
 		churn(&o, csv);
+	if (still)
+		still_steps(&o, csv);
 	host_busy_stop(&host);
 	if (csv)
 		fclose(csv);

@@ -16,8 +16,11 @@
 #             their extent a frame, skins 0.1, 0.2 and 0.4, in the generator's and in spatial
 #             order (1 thread, 21 frames);
 #   slow      incremental_slow.csv: the moving state without a skin on 1M all moving by 0.25% and
-#             0.5% of their extent a frame, long enough for its entry to pay (1 thread, 101 frames).
-# Usage: perf/run_incremental.sh [BUILD_DIR] [MACHINE] [motion|lists|slow]   (defaults: build/release 2core)
+#             0.5% of their extent a frame, long enough for its entry to pay (1 thread, 101 frames);
+#   stall     incremental_stall.csv: still_steps, a new still world's steps 1-12 (1M static + 10K
+#             moving) at 1 and 2 threads, 5 rounds, each round also running $BEFORE (another
+#             build's bp_perf_incremental) when set, interleaved; the first column names the build.
+# Usage: perf/run_incremental.sh [BUILD_DIR] [MACHINE] [motion|lists|slow|stall]   (defaults: build/release 2core)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -35,6 +38,7 @@ name=incremental
 [ "$runs" = motion ] && name=incremental_moving
 [ "$runs" = lists ] && name=incremental_lists
 [ "$runs" = slow ] && name=incremental_slow
+[ "$runs" = stall ] && name=incremental_stall
 csv=$out/$name.csv
 log=$out/$name.log
 rm -f "$csv" "$log"
@@ -42,12 +46,32 @@ machine_file=machine.txt
 [ "$runs" = motion ] && machine_file=incremental_moving_machine.txt
 [ "$runs" = lists ] && machine_file=incremental_lists_machine.txt
 [ "$runs" = slow ] && machine_file=incremental_slow_machine.txt
+[ "$runs" = stall ] && machine_file=incremental_stall_machine.txt
 perf/machine.sh "$out/$machine_file"
 
 run() {
 	echo "## bp_perf_incremental $*" | tee -a "$log"
 	"$exe" --csv "$csv" "$@" | tee -a "$log"
 }
+
+if [ "$runs" = stall ]; then
+	rows=$(mktemp)
+	trap 'rm -f "$rows"' EXIT
+	echo "build,$("$exe" --only still_steps --frames 1 --static 1 --moving 1 --csv "$rows" >/dev/null && head -1 "$rows")" >"$csv"
+	for round in 1 2 3 4 5; do
+		for threads in 1 2; do
+			for build in ${BEFORE:+before} after; do
+				bin=$exe
+				[ "$build" = before ] && bin=$BEFORE
+				rm -f "$rows"
+				echo "## $build round $round: bp_perf_incremental --only still_steps --threads $threads --frames 12" | tee -a "$log"
+				"$bin" --only still_steps --threads "$threads" --frames 12 --csv "$rows" | tee -a "$log"
+				tail -1 "$rows" | sed "s/^/$build,/" >>"$csv"
+			done
+		done
+	done
+	exit 0
+fi
 
 if [ "$runs" = slow ]; then
 	for step in 0.0025 0.005; do

@@ -102,6 +102,27 @@ Test(incremental_margin, an_entity_searches_when_it_leaves_its_margin_or_changes
 	fixture_fini(&f);
 }
 
+// With the margin chosen from the motion (0), a new world has seen none when its movers
+// first leave rest: their motion from the resting index's records sets the margin of their
+// first fat boxes, so a step later they re-test rather than search again.
+Test(incremental_margin, the_first_movers_tell_the_margin_of_their_first_boxes)
+{
+	fixture f;
+	fixture_init(&f, 0.0f, 23);
+	enum { MOVERS = N / 2 }; // the odd ones, dynamic
+	cr_assert_eq(step(&f, "first"), N, "the first step is full");
+	for (int k = 1; k <= 3; ++k) {
+		for (uint32_t d = 1; d < N; d += 2)
+			shift_x(&f, d, 0.02f * (f.boxes[d].max[0] - f.boxes[d].min[0]));
+		uint32_t searched = step(&f, "moved by 2% of their extent");
+		if (k == 1)
+			cr_assert_eq(searched, MOVERS, "newly active entities search, not %u", searched);
+		else if (k == 2)
+			cr_assert_eq(searched, 0, "inside the margin of their motion: re-test, not %u search", searched);
+	}
+	fixture_fini(&f);
+}
+
 Test(incremental_margin, a_candidate_that_stops_resting_is_dropped)
 {
 	fixture f;

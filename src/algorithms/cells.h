@@ -198,6 +198,9 @@ uint64_t bpi_cells_run_query(const bpi_cells *cells, const bpi_cells_query_plan 
 	void *ctx);
 /// The entity whose record sits at `position` of the bucket order (< entity count).
 uint32_t bpi_cells_entity_at(const bpi_cells *cells, uint32_t position);
+/// The bounds of the record at `position` as they were at the build (lo[2] = hi[2] = 0
+/// in 2D). Read before hiding it: a hidden record's lower x is gone.
+void bpi_cells_bounds_at(const bpi_cells *cells, uint32_t position, float lo[3], float hi[3]);
 /// Hides the record at `position` from every later query, until the next build.
 /// Warning: the finder must not run on the cells again before a build.
 void bpi_cells_hide(bpi_cells *cells, uint32_t position);

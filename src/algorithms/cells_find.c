@@ -675,6 +675,14 @@ uint32_t bpi_cells_entity_at(const bpi_cells *c, uint32_t position)
 	return rec_id(c, position, c->dims);
 }
 
+void bpi_cells_bounds_at(const bpi_cells *c, uint32_t position, float lo[3], float hi[3])
+{
+	probe q;
+	load_probe(c, &q, position, c->dims);
+	memcpy(lo, q.lo, sizeof q.lo);
+	memcpy(hi, q.hi, sizeof q.hi);
+}
+
 void bpi_cells_hide(bpi_cells *c, uint32_t position)
 {
 	// A lower corner at +inf on x fails "record min <= query max" for every finite query.

@@ -55,22 +55,40 @@ static bpi_box3 origin_of(const bpi_fat *f, const bpi_fat_growth *g)
 	return o;
 }
 
+/// How far `b` lies from `o`, the most of any side, and its extent, the most of any axis.
+static float moved_from(const bpi_box3 *o, const bpi_box3 *b, int dims, float *extent)
+{
+	float moved = 0;
+	*extent = 0;
+	for (int axis = 0; axis < dims; ++axis) {
+		moved = fmaxf(moved, fmaxf(fabsf(b->lo[axis] - o->lo[axis]), fabsf(b->hi[axis] - o->hi[axis])));
+		*extent = fmaxf(*extent, b->hi[axis] - b->lo[axis]);
+	}
+	return moved;
+}
+
+/// One sample of the motion from `o` to `b` over `steps`; none for a jump.
+static void note(bpi_margin_tally *s, const bpi_box3 *o, const bpi_box3 *b, int dims, uint32_t steps)
+{
+	float extent, moved = moved_from(o, b, dims, &extent);
+	if (s->count == BPI_MARGIN_SAMPLES || moved > MARGIN_JUMP_EXTENTS * extent)
+		return;
+	s->speed[s->count] = moved / (float)steps;
+	s->extent[s->count++] = extent;
+}
+
 void bpi_margin_sample(bpi_margin_tally *s, const bpi_fat *f, const bpi_fat_growth *g, const bpi_box3 *b, int dims,
 	uint32_t now)
 {
-	if (s->count == BPI_MARGIN_SAMPLES || f->lo[0] == INFINITY)
+	if (f->lo[0] == INFINITY)
 		return;
 	bpi_box3 o = origin_of(f, g);
-	float moved = 0, extent = 0;
-	for (int axis = 0; axis < dims; ++axis) {
-		moved = fmaxf(moved, fabsf(b->lo[axis] - o.lo[axis]));
-		moved = fmaxf(moved, fabsf(b->hi[axis] - o.hi[axis]));
-		extent = fmaxf(extent, b->hi[axis] - b->lo[axis]);
-	}
-	if (moved > MARGIN_JUMP_EXTENTS * extent)
-		return;
-	s->speed[s->count] = moved / (float)BP_MAX(now - f->queried_at, 1u);
-	s->extent[s->count++] = extent;
+	note(s, &o, b, dims, BP_MAX(now - f->queried_at, 1u));
+}
+
+void bpi_margin_sample_rest(bpi_margin_tally *s, const bpi_box3 *rested, const bpi_box3 *b, int dims)
+{
+	note(s, rested, b, dims, 1);
 }
 
 void bpi_margin_lead(const bpi_fat *f, const bpi_fat_growth *g, const bpi_box3 *b, int dims, uint32_t now, float setting,
@@ -151,11 +169,7 @@ float bpi_margin_of_own_motion(const bpi_margin *m, const bpi_fat *f, const bpi_
 	if (f->lo[0] == INFINITY)
 		return world;
 	bpi_box3 o = origin_of(f, g);
-	float moved = 0, extent = 0;
-	for (int axis = 0; axis < dims; ++axis) {
-		moved = fmaxf(moved, fmaxf(fabsf(b->lo[axis] - o.lo[axis]), fabsf(b->hi[axis] - o.hi[axis])));
-		extent = fmaxf(extent, b->hi[axis] - b->lo[axis]);
-	}
+	float extent, moved = moved_from(&o, b, dims, &extent);
 	if (!(moved <= MARGIN_JUMP_EXTENTS * extent))
 		return world; // a jump, or bounds beyond float
 	float speed = moved / (float)BP_MAX(now - f->queried_at, 1u);

@@ -31,6 +31,10 @@ typedef struct bpi_margin {
 /// `b` in step `now`; nothing for an entity without one, or one that jumped.
 void bpi_margin_sample(bpi_margin_tally *tally, const bpi_fat *f, const bpi_fat_growth *g, const bpi_box3 *b, int dims,
 	uint32_t now);
+/// Notes how far an entity moved from `rested`, its bounds in the resting index, now
+/// at `b`: taken as one step's motion, as a resting entity that changes has most
+/// likely just started to move.
+void bpi_margin_sample_rest(bpi_margin_tally *tally, const bpi_box3 *rested, const bpi_box3 *b, int dims);
 /// Per axis, the motion per step of the box centre since the entity's last search
 /// (drift), and the lead its next fat box takes from it: none when `setting` (the
 /// world's margin) is not 0, or the motion was not steady.

@@ -11,15 +11,32 @@
 /// Stale kept pairs are dropped for good once they are more than 1 in this many.
 #define REST_STALE_SHARE 8u
 
+/// Notes in `tally` how far entity i of `scene` moved from its record at `at`.
+static void sample_rest(const bpi_cells *cells, uint32_t at, const bpi_scene *scene, uint32_t i,
+	bpi_margin_tally *tally)
+{
+	bpi_box3 rested, now = {{0, 0, 0}, {0, 0, 0}};
+	bpi_cells_bounds_at(cells, at, rested.lo, rested.hi);
+	for (int axis = 0; axis < scene->dims; ++axis) {
+		now.lo[axis] = scene->min[axis][i];
+		now.hi[axis] = scene->max[axis][i];
+	}
+	bpi_margin_sample_rest(tally, &rested, &now, scene->dims);
+}
+
 /// Index i no longer rests: its record is hidden from the queries and its kept
-/// pairs are to go. True when it rested until now.
-static inline bool leave_rest(bpi_incremental *x, uint32_t i)
+/// pairs are to go. True when it rested until now. With a `tally` not yet full, its
+/// motion from the record is noted first (i still in `scene`).
+static inline bool leave_rest(bpi_incremental *x, uint32_t i, const bpi_scene *scene, bpi_margin_tally *tally)
 {
 	if (i >= x->span || x->gone.data[i])
 		return false;
 	x->gone.data[i] = 1;
 	uint32_t at = x->position.data[i];
-	bpi_cells_hide(at & BPI_SETTLED_BIT ? &x->settled : bpi_resting_cells(x), at & ~BPI_SETTLED_BIT);
+	bpi_cells *cells = at & BPI_SETTLED_BIT ? &x->settled : bpi_resting_cells(x);
+	if (tally && tally->count < BPI_MARGIN_SAMPLES)
+		sample_rest(cells, at & ~BPI_SETTLED_BIT, scene, i, tally);
+	bpi_cells_hide(cells, at & ~BPI_SETTLED_BIT);
 	x->settled_left += (at & BPI_SETTLED_BIT) != 0;
 	return true;
 }
@@ -39,18 +56,24 @@ bp_status bpi_update_sets(bpi_incremental *x, const bpi_scene *scene, const bpi_
 		x->is_active.data[i] = 0; // created since: marked as changed below
 	bool left = false;
 	for (uint32_t i = n; i < changes->previous_count; ++i)
-		left |= leave_rest(x, i);
+		left |= leave_rest(x, i, scene, NULL);
+	// Until some motion is seen the margin is 0, and fat boxes made so are left at the
+	// next step, so every mover would search again: the first to leave rest tell the motion.
+	bpi_margin_tally first = {0};
+	bool priming = scene->margin == 0 && bpi_margin_value(&x->cross.margin, 0) == 0;
 	uint32_t joining = 0;
 	for (uint32_t c = 0; c < changes->count; ++c) {
 		uint32_t i = changes->list[c];
 		if (i >= n)
 			continue; // marked, then destroyed from the end
-		left |= leave_rest(x, i);
+		left |= leave_rest(x, i, scene, priming ? &first : NULL);
 		if (!x->is_active.data[i]) {
 			x->is_active.data[i] = 1;
 			x->joining.data[joining++] = bpi_sort_item_make(i, 0);
 		}
 	}
+	if (priming)
+		bpi_margin_observe(&x->cross.margin, &first, 1, 0, false);
 	*left_rest = left;
 	if (joining == 0 && (x->active_count == 0 || x->active.data[x->active_count - 1] < n))
 		return BP_OK; // the same active list: the usual step of a world whose active entities keep changing
@@ -144,8 +167,12 @@ bp_status bpi_resting_path(bpi_incremental *x, const bpi_scene *scene, bool left
 	if (status == BP_OK)
 		status = bpi_pair_chunks_merge(&x->cross.pairs, &x->fresh, scene->threads);
 	if (status == BP_OK) {
+		// Every fat box new and none left (as after a full step): first searches, not motion past
+		// the margins, so few are likely next step, and the pairs of the boxes are kept now.
+		bool first = x->cross.escaped == 0 && x->cross.searcher_count == m;
 		bpi_active_input among = {.scene = &sub, .fat = x->cross.fat.data, .active = x->active.data, .count = m,
-			.now = x->cross.step, .changed = x->cross.searchers.data, .changed_count = x->cross.searcher_count};
+			.now = x->cross.step, .keep = first, .changed = x->cross.searchers.data,
+			.changed_count = x->cross.searcher_count};
 		status = bpi_active_find(&x->among, &among, &x->fresh, &among_stats);
 	}
 	if (status != BP_OK)
