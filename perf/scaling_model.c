@@ -18,12 +18,11 @@
 #include <bp_scene.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include "parallel/parallel.h"
 #include "base/probes.h"
+#include "model.h"
 #include "timing.h"
 
-enum { RUNS = 7, STAGES = BPI_LOOP_CLOCK_STAGES, MODEL_WIDTHS = BPI_LOOP_CLOCK_WIDTHS + 1 };
+enum { RUNS = 7, STAGES = BPI_STAGE_MERGE + 1 };
 
 /// Bytes a stage reads and writes, per entity and per pair, from the grid's data flow
 /// (src/algorithms/cells_build.c, cells_find.c, pairs.c): build reads the bounds twice (statistics,
@@ -35,24 +34,6 @@ static const double bytes_per_entity[STAGES] = {0, 24 * 2 + 12 + 60 + 8, 64, 0};
 static const double bytes_per_pair[STAGES] = {0, 0, 8, 16};
 static const char *stage_name[STAGES] = {"prepare", "build", "find", "merge"};
 
-typedef struct socket {
-	const char *name;
-	double gb_per_s; ///< sustained bandwidth of the whole socket
-} socket;
-
-static const socket sockets[] = {{"desktop16", 60.0}, {"server64", 250.0}};
-
-/// Every chunk inline on the caller: the host task system of a 64-worker host that
-/// happens to run each task where it is enqueued.
-static void *run_inline(bp_task_fn *task, uint32_t count, uint32_t min_range, void *task_context, void *user)
-{
-	(void)min_range, (void)user;
-	task(0, count, 0, task_context);
-	return NULL;
-}
-
-static void finish_nothing(void *task, void *user) { (void)task, (void)user; }
-
 static bp_world *world_of(const bp_scene *scene, bp_executor executor, int threads)
 {
 	bp_world_def def = bp_world_def_default();
@@ -60,7 +41,7 @@ static bp_world *world_of(const bp_scene *scene, bp_executor executor, int threa
 	def.algorithm = BP_ALGO_GRID;
 	def.executor = executor;
 	def.thread_count = threads;
-	def.task_system = (bp_task_system){run_inline, finish_nothing, NULL, 64};
+	def.task_system = model_inline_tasks();
 	def.capacity = scene->count;
 	bp_world *w = NULL;
 	bp_bounds_arrays bounds = bp_scene_frame_bounds(scene, 0);
@@ -72,30 +53,6 @@ static bp_world *world_of(const bp_scene *scene, bp_executor executor, int threa
 		return NULL;
 	}
 	return w;
-}
-
-/// One thread's stream bandwidth: a 256 MB copy, read plus write, median of 5.
-static double stream_gb_per_s(void)
-{
-	const size_t bytes = (size_t)256 << 20;
-	char *from = malloc(bytes), *to = malloc(bytes);
-	if (!from || !to) {
-		free(from);
-		free(to);
-		return 0;
-	}
-	memset(from, 1, bytes);
-	memset(to, 2, bytes);
-	double rate[5];
-	for (int r = 0; r < 5; ++r) {
-		uint64_t t0 = now_ns();
-		memcpy(to, from, bytes);
-		rate[r] = 2.0 * (double)bytes / (double)(now_ns() - t0);
-		from[r] = to[bytes - 1 - (size_t)r]; // keep the copies
-	}
-	free(from);
-	free(to);
-	return median_sorting(rate, 5);
 }
 
 int main(int argc, char **argv)
@@ -138,48 +95,24 @@ int main(int argc, char **argv)
 		bp_world_step(two);
 		two_ms[r] = now_ms() - t0;
 	}
-	const double bw1 = stream_gb_per_s();
+	const double bw1 = model_stream_gb_per_s();
 
-	// Per stage: serial ms, loop ms on p threads (p = 1 first), traffic in MB.
-	double serial[STAGES], loops[STAGES][MODEL_WIDTHS], traffic_mb[STAGES];
+	model_stage stages[STAGES];
 	for (int k = 0; k < STAGES; ++k) {
+		stages[k] = (model_stage){.name = stage_name[k]};
 		double stage = median_sorting(stage_ms[k], RUNS);
-		loops[k][0] = median_sorting(loop_ms[k], RUNS);
+		stages[k].loops[0] = median_sorting(loop_ms[k], RUNS);
 		for (int w = 0; w < BPI_LOOP_CLOCK_WIDTHS; ++w)
-			loops[k][w + 1] = median_sorting(on_ms[k][w], RUNS);
-		serial[k] = stage > loops[k][0] ? stage - loops[k][0] : 0;
-		traffic_mb[k] = (bytes_per_entity[k] * gen.n + bytes_per_pair[k] * pairs) * 1e-6;
+			stages[k].loops[w + 1] = median_sorting(on_ms[k][w], RUNS);
+		stages[k].serial = stage > stages[k].loops[0] ? stage - stages[k].loops[0] : 0;
+		stages[k].traffic_mb = (bytes_per_entity[k] * gen.n + bytes_per_pair[k] * pairs) * 1e-6;
 	}
 
 	FILE *csv = csv_path ? fopen(csv_path, "w") : NULL;
 	if (csv)
 		fprintf(csv, "model,threads,ms,speedup\n");
 	printf("grid step model, N=%u, %.0f pairs, one thread's stream bandwidth %.1f GB/s\n", gen.n, pairs, bw1);
-	for (int k = 0; k < STAGES; ++k)
-		printf("  %-7s serial %7.2f ms  loops %7.2f ms  traffic %7.1f MB (%.0f ms at one thread's bandwidth)\n",
-			stage_name[k], serial[k], loops[k][0], traffic_mb[k], traffic_mb[k] / bw1);
-	for (size_t m = 0; m < sizeof sockets / sizeof sockets[0]; ++m) {
-		double t1 = 0;
-		for (int w = 0; w < MODEL_WIDTHS; ++w) {
-			const int p = w == 0 ? 1 : bpi_loop_clock_width(w - 1);
-			double bandwidth = bw1 * p < sockets[m].gb_per_s ? bw1 * p : sockets[m].gb_per_s;
-			double total = 0;
-			for (int k = 0; k < STAGES; ++k) {
-				double compute = serial[k] + loops[k][w], memory = traffic_mb[k] / bandwidth;
-				total += compute > memory ? compute : memory;
-			}
-			if (w == 0)
-				t1 = total;
-			printf("  %-9s %2d threads: %7.2f ms (%5.2fx)   per stage:", sockets[m].name, p, total, t1 / total);
-			for (int k = 1; k < STAGES; ++k) {
-				double compute = serial[k] + loops[k][w], memory = traffic_mb[k] / bandwidth;
-				printf(" %s %.2f%s", stage_name[k], compute > memory ? compute : memory, compute > memory ? "" : " (memory)");
-			}
-			printf("\n");
-			if (csv)
-				fprintf(csv, "%s,%d,%.3f,%.3f\n", sockets[m].name, p, total, t1 / total);
-		}
-	}
+	model_report(stages, STAGES, bw1, "", csv);
 	double measured1 = median_sorting(one_ms, RUNS), measured2 = median_sorting(two_ms, RUNS);
 	printf("  this machine, measured: 1 thread %.2f ms, 2 threads %.2f ms (%.2fx)\n", measured1, measured2,
 		measured1 / measured2);
@@ -188,9 +121,9 @@ int main(int argc, char **argv)
 		fprintf(csv, "# inputs: N=%u pairs=%.0f stream_gb_per_s=%.2f runs=%d\n", gen.n, pairs, bw1, RUNS);
 		for (int k = 0; k < STAGES; ++k)
 			fprintf(csv, "# %s: serial_ms=%.3f loops_ms=%.3f bytes_per_entity=%.0f bytes_per_pair=%.0f\n",
-				stage_name[k], serial[k], loops[k][0], bytes_per_entity[k], bytes_per_pair[k]);
-		for (size_t m = 0; m < sizeof sockets / sizeof sockets[0]; ++m)
-			fprintf(csv, "# socket %s: %.0f GB/s\n", sockets[m].name, sockets[m].gb_per_s);
+				stage_name[k], stages[k].serial, stages[k].loops[0], bytes_per_entity[k], bytes_per_pair[k]);
+		for (int m = 0; m < MODEL_SOCKETS; ++m)
+			fprintf(csv, "# socket %s: %.0f GB/s\n", model_sockets[m].name, model_sockets[m].gb_per_s);
 		fclose(csv);
 	}
 	bp_world_destroy(clocked);

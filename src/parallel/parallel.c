@@ -3,6 +3,7 @@
 #include "parallel/parallel.h"
 
 #include <omp.h>
+#include <stdatomic.h>
 #include "parallel/threads.h"
 #include "parallel/workers.h"
 
@@ -63,26 +64,31 @@ static void run_loop(uint32_t count, uint32_t grain, int threads, bpi_range_fn *
 	}
 }
 
-static _Thread_local bpi_loop_clock *loop_clock;
-static _Thread_local int loop_clock_stage;
+// Process-wide, so a frame's builder runs on its host's clock; atomic, as every loop reads it.
+static _Atomic(bpi_loop_clock *) loop_clock;
 
 void bpi_loop_clock_use(bpi_loop_clock *clock)
 {
 	if (clock)
-		*clock = (bpi_loop_clock){0};
-	loop_clock = clock;
-	loop_clock_stage = 0;
+		*clock = (bpi_loop_clock){.since = bpi_now_ns()};
+	atomic_store_explicit(&loop_clock, clock, memory_order_release);
 }
 
 void bpi_loop_clock_stage(int stage)
 {
-	loop_clock_stage = stage < BPI_LOOP_CLOCK_STAGES ? stage : 0;
+	bpi_loop_clock *clock = atomic_load_explicit(&loop_clock, memory_order_acquire);
+	if (!clock)
+		return;
+	const uint64_t now = bpi_now_ns();
+	clock->ns[clock->stage] += now - clock->since;
+	clock->since = now;
+	clock->stage = stage >= 0 && stage < BPI_LOOP_CLOCK_STAGES ? stage : 0;
 }
 
 void bpi_parallel_for(uint32_t count, uint32_t grain, int threads, bpi_range_fn *fn, void *ctx)
 {
 	BP_ASSERT(grain > 0);
-	bpi_loop_clock *clock = inside_task ? NULL : loop_clock;
+	bpi_loop_clock *clock = inside_task ? NULL : atomic_load_explicit(&loop_clock, memory_order_acquire);
 	if (!clock) {
 		run_loop(count, grain, threads, fn, ctx);
 		return;
@@ -91,10 +97,10 @@ void bpi_parallel_for(uint32_t count, uint32_t grain, int threads, bpi_range_fn 
 	run_loop(count, grain, threads, fn, ctx);
 	uint64_t ns = bpi_now_ns() - t0;
 	uint32_t chunks = BP_MAX(bpi_chunk_count(count, grain), 1u);
-	clock->loops[loop_clock_stage] += ns;
+	clock->loops[clock->stage] += ns;
 	for (int w = 0; w < BPI_LOOP_CLOCK_WIDTHS; ++w) {
 		uint32_t p = (uint32_t)bpi_loop_clock_width(w), rounds = (chunks + p - 1) / p;
-		clock->on[loop_clock_stage][w] += (double)ns * rounds / chunks;
+		clock->on[clock->stage][w] += (double)ns * rounds / chunks;
 	}
 }
 

@@ -19,22 +19,34 @@ typedef struct bpi_executor {
 /// inside a chunk, the chunks run on the calling thread alone.
 void bpi_parallel_for(uint32_t count, uint32_t grain, int threads, bpi_range_fn *fn, void *ctx);
 
-/// The loop clock (perf/scaling_model.c): while started on a thread, every loop
-/// that thread runs adds its wall time to the account of the stage the pipeline
-/// is in, and what it would take on 2, 4, 8, 16 and 64 threads given its chunks
-/// alone (time x ceil(chunks / p) / chunks). What a stage spends outside its loops
-/// is its serial part.
-#define BPI_LOOP_CLOCK_STAGES 4 ///< prepare, build, find, merge (BPI_STAGE_* of probes.h)
+/// The loop clock (perf/scaling_model.c, perf/frame_model.c): while started, every loop run
+/// outside a chunk adds its wall time to the account of the stage the step is in, and what it
+/// would take on 2, 4, 8, 16 and 64 threads given its chunks alone (time x ceil(chunks / p) /
+/// chunks); each stage's wall time is kept too, from the switch into it to the next switch.
+/// What a stage spends outside its loops is its serial part. One clock for the process, not
+/// per thread, so a frame's builder thread runs on the clock its host started: it serves one
+/// stepping thread at a time.
+enum {
+	BPI_LOOP_CLOCK_SORT = 4,  ///< the view's pair sort; 0-3 are the step's BPI_STAGE_* of probes.h
+	BPI_LOOP_CLOCK_EVENTS,    ///< the view's pair events
+	BPI_LOOP_CLOCK_HIERARCHY, ///< the view's query hierarchy
+	BPI_LOOP_CLOCK_STAGES
+};
 #define BPI_LOOP_CLOCK_WIDTHS 5
 typedef struct bpi_loop_clock {
 	uint64_t loops[BPI_LOOP_CLOCK_STAGES]; ///< ns in loops, run as they ran
 	double on[BPI_LOOP_CLOCK_STAGES][BPI_LOOP_CLOCK_WIDTHS]; ///< ns the same loops take on p threads
+	/// ns between switches into each stage and out; prepare, the stage a clock starts in and
+	/// returns to after merge and after the view, also holds the time outside any step.
+	uint64_t ns[BPI_LOOP_CLOCK_STAGES];
+	int stage;      ///< the current stage
+	uint64_t since; ///< when it began
 } bpi_loop_clock;
 /// The thread count of column w of bpi_loop_clock.on: 2, 4, 8, 16, 64.
 int bpi_loop_clock_width(int w);
-/// Starts (clock) or stops (NULL) the calling thread's loop clock; the clock is zeroed.
+/// Starts (clock) or stops (NULL) the loop clock; the clock is zeroed and starts in prepare.
 void bpi_loop_clock_use(bpi_loop_clock *clock);
-/// The pipeline's stage on the calling thread, for the clock.
+/// The stage the stepping thread enters, for the clock.
 void bpi_loop_clock_stage(int stage);
 
 /// Threads a step uses for a requested count in [0, BP_MAX_THREADS] (0 = all

@@ -4,6 +4,7 @@
 // by the builder or on first use) and its plain accessors.
 #include "view/view.h"
 #include "parallel/parallel.h"
+#include "base/probes.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -134,9 +135,12 @@ bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *ch
 {
 	bool named = false;
 	*ns_hierarchy = 0;
+	bpi_loop_clock_stage(BPI_LOOP_CLOCK_SORT);
 	bp_status status = sort_pairs(view, threads);
+	bpi_loop_clock_stage(BPI_LOOP_CLOCK_EVENTS);
 	if (status == BP_OK)
 		status = bpi_view_events_build(view, prev, &named, threads);
+	bpi_loop_clock_stage(BPI_STAGE_PREPARE);
 	if (status != BP_OK || !prev)
 		return status;
 	// The extras a reader used last frame it uses this frame too: made now, so it
@@ -145,7 +149,9 @@ bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *ch
 	unsigned asked = atomic_load_explicit(&prev->asked, memory_order_relaxed);
 	if (hierarchy) {
 		const uint64_t t0 = bpi_now_ns();
+		bpi_loop_clock_stage(BPI_LOOP_CLOCK_HIERARCHY);
 		make_hierarchy(view, prev, changed, changed_count, threads);
+		bpi_loop_clock_stage(BPI_STAGE_PREPARE);
 		*ns_hierarchy = bpi_now_ns() - t0;
 		const uint32_t left = prev->hierarchy_frames_left;
 		view->hierarchy_frames_left = asked & BPI_VIEW_HIERARCHY ? view->settings.query_hierarchy_frames
