@@ -34,7 +34,7 @@ static const int row_clock[ROWS] = {-1, BPI_STAGE_BUILD, BPI_STAGE_FIND, BPI_STA
 /// time already is their traffic. The pair sort (src/parallel/pairs_sort.c) reads the pairs to
 /// count them, scatters them (read and write) and sorts each bucket in cache and back (8 + 16 +
 /// 16); the dense events (view_events.c) read this frame's and the last frame's pairs twice,
-/// counting then writing (4 x 8). The hierarchy (view_bvh.c) reads the bounds for the span and
+/// counting then writing (4 x 8). The hierarchy (tree/bvh.c) reads the bounds for the span and
 /// the codes (2 x 24), sorts 8-byte items (four passes of 16), reads the bounds again into
 /// leaves (24 + 24 written) and writes the order and node boxes (~28).
 static const double bytes_per_entity[ROWS] = {0, 24 * 2 + 12 + 60 + 8, 64, 0, 0, 0, 0, 24 * 2 + 64 + 48 + 28, 0};
