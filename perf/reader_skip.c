@@ -33,7 +33,8 @@ static bp_world *world_of(const bp_scene *scene, int threads, uint32_t keep_fram
 	if (bp_world_create(&def, &w) != BP_OK)
 		return NULL;
 	bp_bounds_arrays all = bp_scene_frame_bounds(scene, 0);
-	if (bp_world_create_entities(w, scene->count, &all, NULL, NULL) != BP_OK) {
+	const bp_entity_def common = bp_entity_def_default();
+	if (bp_world_create_entities(w, scene->count, &all, &common, NULL) != BP_OK) {
 		bp_world_destroy(w);
 		return NULL;
 	}
