@@ -8,6 +8,7 @@
 //               extent a frame, with the tree;
 //   movers_whole the same without the tree.
 // The first step (the tree's build) is apart; the others give median, mean and worst.
+// --only WORLD steps that world alone (to profile it).
 // CSV: scene,dims,n,moving,threads,world,first_ms,ms_median,ms_mean,ms_max,pairs,candidate_tests
 #define _POSIX_C_SOURCE 200809L
 #include <broadphase/broadphase.h>
@@ -21,6 +22,7 @@ enum { WORLDS = 5, MAX_FRAMES = 101 };
 
 typedef struct options {
 	const char *scene, *csv;
+	const char *only; ///< one world, for profiling; NULL: all
 	uint32_t n, moving, frames;
 	int threads;
 } options;
@@ -40,6 +42,8 @@ static bool parse(int argc, char **argv, options *o)
 			o->scene = v;
 		else if (strcmp(a, "--csv") == 0)
 			o->csv = v;
+		else if (strcmp(a, "--only") == 0)
+			o->only = v;
 		else if (strcmp(a, "--n") == 0)
 			o->n = (uint32_t)strtoul(v, NULL, 10);
 		else if (strcmp(a, "--moving") == 0)
@@ -131,7 +135,7 @@ int main(int argc, char **argv)
 	bp_gen_def gen = bp_gen_def_default();
 	if (!parse(argc, argv, &o) || bp_distribution_from_name(o.scene, &gen.dist) != BP_OK) {
 		fprintf(stderr, "usage: bp_perf_statics [--scene uniform|mixed|...] [--n N] [--moving M] [--frames 2..%d]"
-				" [--threads T] [--csv FILE]\n",
+				" [--threads T] [--only WORLD] [--csv FILE]\n",
 			MAX_FRAMES);
 		return 2;
 	}
@@ -147,9 +151,14 @@ int main(int argc, char **argv)
 		{.name = "movers", .world = world_of(scene, o.n, all, 0, &o)},
 		{.name = "movers_whole", .world = world_of(scene, o.n, all, BP_DEBUG_NO_STATIC_TREE, &o)},
 	};
-	for (int w = 0; w < WORLDS; ++w)
+	for (int w = 0; w < WORLDS; ++w) {
 		if (!subjects[w].world)
 			return 1;
+		if (o.only && strcmp(o.only, subjects[w].name) != 0) {
+			bp_world_destroy(subjects[w].world);
+			subjects[w].world = NULL;
+		}
+	}
 	uint64_t rng = 1;
 	bp_status status = BP_OK;
 	for (uint32_t f = 0; f < o.frames && status == BP_OK; ++f) {
@@ -157,6 +166,8 @@ int main(int argc, char **argv)
 			move(scene, o.n, &rng);
 		for (int w = 0; w < WORLDS && status == BP_OK; ++w) {
 			subject *s = &subjects[w];
+			if (!s->world)
+				continue;
 			const bool moves = strncmp(s->name, "movers", 6) == 0;
 			if (f && moves)
 				status = push_moves(s->world, scene, o.n);
@@ -179,7 +190,8 @@ int main(int argc, char **argv)
 	if (!o.csv || ftell(csv) == 0)
 		fprintf(csv, "scene,dims,n,moving,threads,world,first_ms,ms_median,ms_mean,ms_max,pairs,candidate_tests\n");
 	for (int w = 0; w < WORLDS; ++w)
-		report(csv, &o, &subjects[w]);
+		if (subjects[w].world)
+			report(csv, &o, &subjects[w]);
 	if (csv != stdout)
 		fclose(csv);
 	for (int w = 0; w < WORLDS; ++w)

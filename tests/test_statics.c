@@ -102,8 +102,8 @@ Test(statics, every_algorithm_equals_the_oracle_with_few_dynamic_entities, .time
 				const uint32_t n = sizes[s];
 				oracle_box *boxes = calloc(n, sizeof *boxes);
 				cr_assert_not_null(boxes);
-				make_level(boxes, n, dims, 6, seed == 3 ? 40.0f : 8.0f, seed * 31 + n);
-				for (uint32_t i = 0; dynamic_count(boxes, n) * 4 > n; ++i) // the split's share
+				make_level(boxes, n, dims, 20, seed == 3 ? 40.0f : 8.0f, seed * 31 + n);
+				for (uint32_t i = 0; dynamic_count(boxes, n) * 16 > n; ++i) // the split's share
 					boxes[i].is_static = true;
 				for (size_t a = 0; a < sizeof algorithms / sizeof algorithms[0]; ++a) {
 					if (!bp_algorithm_available(algorithms[a]))
@@ -178,7 +178,7 @@ static void check_history(bp_algorithm algorithm, int dims, int threads, uint64_
 	uint32_t n = 2000;
 	oracle_box *boxes = calloc(n + 64, sizeof *boxes);
 	cr_assert_not_null(boxes);
-	make_level(boxes, n, dims, 10, 12.0f, seed);
+	make_level(boxes, n, dims, 24, 12.0f, seed);
 	bp_world *w = test_world_from_boxes(boxes, n, dims, algorithm, threads);
 	bp_world *plain = test_world_from_boxes(boxes, n, dims, algorithm, threads);
 	cr_assert_eq(bp_world_set_debug_flags(plain, BP_DEBUG_NO_STATIC_TREE), BP_OK);

@@ -22,8 +22,8 @@ void bpi_indexes_free(bpi_indexes *indexes);
 /// the chosen algorithm cannot lay cells over the bounds) with its index from
 /// `indexes`, created on first use, and writes the pairs into `pairs`. A scene with
 /// few dynamic entities splits (statics.h): the algorithm sees those alone, and the
-/// pairs are theirs in its order, then their pairs with static entities by dynamic one. Fills
-/// stats' algorithm, thread_count, entity_count, candidate_tests, pair_count,
+/// pairs are theirs in its order, then their pairs with static entities, the dynamic
+/// entities in Morton order. Fills stats' algorithm, thread_count, entity_count, candidate_tests, pair_count,
 /// cell fields, ns_build, ns_find and ns_merge. On error `pairs` is unchanged.
 /// Warning: one caller at a time per index set.
 bp_status bpi_pipeline_run(bpi_indexes *indexes, bp_algorithm requested, const bpi_scene *scene,

@@ -4,6 +4,7 @@
 #include "algorithms/statics.h"
 #include "parallel/parallel.h"
 
+#include <stdatomic.h>
 #include <string.h>
 
 /// Scene entities per chunk of the split's two passes.
@@ -15,6 +16,13 @@
 #define REFIT_SHARE 4u
 
 enum { MARK_CHANGED = 1, MARK_FILTERED = 2 };
+
+static _Atomic uint32_t mover_share = BPI_STATICS_MOVER_SHARE;
+
+void bpi_set_statics_mover_share(uint32_t share)
+{
+	atomic_store(&mover_share, share ? share : 1u);
+}
 
 typedef struct split_job {
 	bpi_statics *st;
@@ -154,7 +162,7 @@ bp_status bpi_statics_split(bpi_statics *st, const bpi_scene *scene, const bpi_s
 		statics += count;
 	}
 	const uint32_t dynamic = scene->count - statics;
-	if (!statics || (uint64_t)dynamic * BPI_STATICS_MOVER_SHARE > scene->count)
+	if (!statics || (uint64_t)dynamic * atomic_load_explicit(&mover_share, memory_order_relaxed) > scene->count)
 		return BP_OK;
 	if (!reserve(st, scene, statics, chunks)) {
 		st->built = false;
@@ -226,14 +234,42 @@ static void walk(const bpi_bvh *tree, const bpi_scene *s, uint32_t d, bpi_pair_b
 	}
 }
 
+static void code_movers(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
+	const walk_job *job = ctx;
+	const bpi_scene *m = &job->st->movers_scene;
+	for (uint32_t q = begin; q < end; ++q) {
+		float record[6] = {0};
+		for (int a = 0; a < m->dims; ++a) {
+			record[a] = m->min[a][q];
+			record[3 + a] = m->max[a][q];
+		}
+		job->st->walk_order.data[q] = bpi_sort_item_make(bpi_bvh_walk_code(&job->st->tree, record, m->dims), q);
+	}
+}
+
 static void walk_movers(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	const walk_job *job = ctx;
 	bpi_pair_buffer *out = &job->st->chunks.buffers[chunk];
 	if (bpi_pair_buffer_stopped(out))
 		return; // the step ran out of memory in another chunk
-	for (uint32_t q = begin; q < end && !out->failed; ++q)
+	for (uint32_t k = begin; k < end && !out->failed; ++k) {
+		const uint32_t q = bpi_sort_item_index(job->st->walk_order.data[k]);
 		walk(&job->st->tree, job->scene, job->st->movers.data[q], out);
+	}
+}
+
+/// The movers in the order of their centres along the tree's Morton curve: each walk then
+/// finds most of its nodes in cache from the walk before.
+static bp_status order_walks(bpi_statics *st, const walk_job *job, int threads)
+{
+	if (!bpi_array_reserve(&st->walk_order, BP_MAX(st->mover_count, 1u)) ||
+		bpi_radix_sort_reserve(&st->radix, st->mover_count) != BP_OK)
+		return BP_ERR_OUT_OF_MEMORY;
+	bpi_parallel_for(st->mover_count, SPLIT_GRAIN, threads, code_movers, (void *)job);
+	return bpi_radix_sort_items(&st->radix, st->walk_order.data, st->mover_count, threads);
 }
 
 typedef struct map_job {
@@ -258,6 +294,9 @@ bp_status bpi_statics_join(bpi_statics *st, const bpi_scene *scene, bpi_pair_buf
 	if (status != BP_OK)
 		return status;
 	walk_job walks = {st, scene};
+	status = order_walks(st, &walks, scene->threads);
+	if (status != BP_OK)
+		return status;
 	bpi_parallel_for(st->mover_count, WALK_GRAIN, scene->threads, walk_movers, &walks);
 	const uint64_t t1 = bpi_now_ns();
 	status = bpi_pair_chunks_merge(&st->chunks, &st->found, scene->threads);
@@ -292,6 +331,8 @@ void bpi_statics_free(bpi_statics *st)
 	bpi_array_free(&st->chunk_counts);
 	bpi_array_free(&st->chunk_marks);
 	bpi_array_free(&st->chunk_moved);
+	bpi_array_free(&st->walk_order);
+	bpi_radix_sort_free(&st->radix);
 	bpi_pair_buffer_free(&st->movers_pairs);
 	bpi_pair_chunks_free(&st->chunks);
 	bpi_pair_buffer_free(&st->found);

@@ -9,9 +9,11 @@
 #include "algorithms/index.h"
 #include "tree/bvh.h"
 
-/// The split pays when at most one entity in BPI_STATICS_MOVER_SHARE is dynamic:
-/// a dynamic entity's walk of the tree costs a few times its share of a full step.
-#define BPI_STATICS_MOVER_SHARE 4u
+/// The split pays when at most one entity in BPI_STATICS_MOVER_SHARE is dynamic: a
+/// dynamic entity's walk of the tree, which misses the cache on its way down, costs
+/// about as much as this many entities' share of a full step (perf/README.md,
+/// "bp_perf_statics").
+#define BPI_STATICS_MOVER_SHARE 16u
 
 typedef struct bpi_statics {
 	bpi_bvh tree;                     ///< over `members`, when `built`
@@ -29,6 +31,8 @@ typedef struct bpi_statics {
 	BPI_ARRAY(uint8_t) chunk_marks;   ///< per chunk: a member changed, a mover is filtered
 	BPI_ARRAY(uint32_t) chunk_moved;  ///< per chunk: members whose bounds changed
 	bpi_scene movers_scene;           ///< the dynamic entities alone, dense in `movers` order
+	BPI_ARRAY(bpi_sort_item) walk_order; ///< movers by the code of their centres in the tree
+	bpi_radix_scratch radix;
 	bpi_pair_buffer movers_pairs;     ///< what the algorithm found among the movers
 	bpi_pair_chunks chunks;           ///< dynamic x static pairs, per chunk of movers
 	bpi_pair_buffer found;            ///< those merged
@@ -41,11 +45,15 @@ bp_status bpi_statics_split(bpi_statics *statics, const bpi_scene *scene, const 
 
 /// After the algorithm wrote the movers' pairs into statics->movers_pairs (indices of the
 /// movers' scene): makes `pairs` those pairs in dense indices of `scene`, then every
-/// dynamic x static pair, by mover. Adds the walks' tests and times to stats. `pairs`
-/// keeps its pairs on failure.
+/// dynamic x static pair, movers in Morton order. Adds the walks' tests and times to
+/// stats. `pairs` keeps its pairs on failure.
 bp_status bpi_statics_join(bpi_statics *statics, const bpi_scene *scene, bpi_pair_buffer *pairs,
 	bp_frame_stats *stats);
 
 void bpi_statics_free(bpi_statics *statics);
+
+/// Test hook: scenes split when at most one entity in `share` is dynamic (1: whenever
+/// one is static). Warning: call only while no step runs.
+void bpi_set_statics_mover_share(uint32_t share);
 
 #endif

@@ -124,22 +124,39 @@ typedef struct code_job {
 	bpi_sort_item *items;
 } code_job;
 
+/// The Morton code of the centre of `record` (mins, then maxes) on the cells lo + k / scale,
+/// clamped to the grid.
+static uint32_t morton(const float *record, const double *lo, const double *scale, int dims)
+{
+	const double top = dims == 3 ? 1023.0 : 65535.0;
+	uint32_t code = 0;
+	for (int a = 0; a < dims; ++a) {
+		double cell = (centre(record, a) - lo[a]) * scale[a];
+		cell = cell < 0.0 ? 0.0 : cell > top ? top : cell;
+		uint32_t q = (uint32_t)cell;
+		code |= (dims == 3 ? spread3(q) : spread2(q)) << a;
+	}
+	return code;
+}
+
 static void code_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	(void)chunk;
 	const code_job *job = ctx;
-	const double top = job->dims == 3 ? 1023.0 : 65535.0;
-	for (uint32_t i = begin; i < end; ++i) {
-		uint32_t code = 0;
-		const float *r = job->records + (size_t)6 * i;
-		for (int a = 0; a < job->dims; ++a) {
-			double cell = (centre(r, a) - job->lo[a]) * job->scale[a];
-			cell = cell < 0.0 ? 0.0 : cell > top ? top : cell;
-			uint32_t q = (uint32_t)cell;
-			code |= (job->dims == 3 ? spread3(q) : spread2(q)) << a;
-		}
-		job->items[i] = bpi_sort_item_make(code, i);
+	for (uint32_t i = begin; i < end; ++i)
+		job->items[i] = bpi_sort_item_make(morton(job->records + (size_t)6 * i, job->lo, job->scale, job->dims), i);
+}
+
+uint32_t bpi_bvh_walk_code(const bpi_bvh *b, const float *record, int dims)
+{
+	const float *root = bpi_bvh_block(b, 0);
+	double lo[3], scale[3];
+	for (int a = 0; a < dims; ++a) {
+		lo[a] = root[a * 2];
+		const double span = (double)root[(3 + a) * 2] - lo[a];
+		scale[a] = span > 0.0 ? (dims == 3 ? 1024.0 : 65536.0) / span : 0.0;
 	}
+	return morton(record, lo, scale, dims);
 }
 
 /// Records the entities' bounds and sorts them into items by the Morton code of their

@@ -95,6 +95,10 @@ static inline bpi_bvh_bounds bpi_bvh_bounds_of(const bpi_soa *soa)
 /// BP_ERR_OUT_OF_MEMORY leaves count = 0.
 bp_status bpi_bvh_build(bpi_bvh *bvh, const bpi_bvh_bounds *bounds, const uint32_t *members, uint32_t count, int dims,
 	int threads);
+/// The Morton code of the centre of a box (`record`: min x, y, z, then max x, y, z) over the
+/// built hierarchy's root box: boxes walked in the order of their codes visit much the
+/// same nodes one after the other, so the walks find them in cache.
+uint32_t bpi_bvh_walk_code(const bpi_bvh *bvh, const float *record, int dims);
 /// Gives the built hierarchy the current boxes of its entities, from `bounds`, keeping
 /// its shape: every box is again the exact union of what it holds, so walks stay exact
 /// while the tree may fit worse than a build would. Leaves on up to `threads` threads.

@@ -15,14 +15,16 @@
 // src/view/view_hierarchy.h), as tests/common uses them: steps of any size on every thread asked for,
 // settling in worlds of fewer than 1,024 entities, the moving state kept, the active pass's bands
 // planned anew after 1 to 3 merges, and query hierarchies in small views whose shared part is kept
-// or rebuilt at will. bpi_periodic_query_work (src/query/query.h) counts a thread's periodic query
-// tests, which the checks hold to a few scans of the view.
+// or rebuilt at will; worlds with static entities split off their tree whatever the share
+// of dynamic ones (src/algorithms/statics.h). bpi_periodic_query_work (src/query/query.h)
+// counts a thread's periodic query tests, which the checks hold to a few scans of the view.
 void bpi_set_serial_step_entities(uint32_t count);
 uint64_t bpi_periodic_query_work(void);
 void bpi_set_settle_min(uint32_t count);
 void bpi_set_hierarchy_rules(uint32_t count, uint32_t share);
 void bpi_set_moving_always(bool on);
 void bpi_set_active_merges_most(uint32_t count);
+void bpi_set_statics_mover_share(uint32_t share);
 
 static const char *const code_names[OP_COUNT] = {"create", "create_bulk", "destroy", "destroy_bulk", "move",
 	"move_bulk", "teleport", "face", "attr", "step", "frame_step", "submit", "acquire", "release", "config"};
@@ -628,7 +630,7 @@ uint64_t hist_mask(int index)
 static void attrs_from(const ctx *c, uint32_t s, uint8_t a, ent *x)
 {
 	x->category = hist_category((int)(s % HIST_FILTERS)), x->mask = hist_mask((int)(s / HIST_FILTERS % HIST_FILTERS));
-	x->is_static = c->cfg->statics ? (a & 7) != 0 : (a & 3) == 3;
+	x->is_static = c->cfg->statics ? (a & 3) != 0 : (a & 3) == 3;
 	x->sphere = !c->cfg->periodic && (a & 0x1C) == 0x1C;
 	x->key = (uint64_t)s * 0x9E3779B97F4A7C15ull >> 16;
 }
@@ -1764,6 +1766,8 @@ static void tr_header(ctx *c, const bp_world_def *d, const char *name, uint32_t 
 			hierarchy_rules[c->cfg->hierarchy][1]);
 	if (c->cfg->moving)
 		fputs("\tbpi_set_moving_always(true); // incremental.h\n", f);
+	if (c->cfg->statics)
+		fputs("\tbpi_set_statics_mover_share(1); // statics.h\n", f);
 	if (c->cfg->merges_most)
 		fprintf(f, "\tbpi_set_active_merges_most(%u); // incremental_active.h\n", c->cfg->merges_most);
 	fprintf(f, "\tbp_world_def def = bp_world_def_default();\n\tdef.dims = %d, def.thread_count = %d, def.executor = %d;\n"
@@ -1797,6 +1801,7 @@ uint64_t hist_run(const history *h, const hist_options *options)
 	bpi_set_settle_min(h->cfg.settle_min ? h->cfg.settle_min : 1024);
 	bpi_set_hierarchy_rules(hierarchy_rules[h->cfg.hierarchy][0], hierarchy_rules[h->cfg.hierarchy][1]);
 	bpi_set_moving_always(h->cfg.moving);
+	bpi_set_statics_mover_share(h->cfg.statics ? 1 : 16); // 16: the library's share
 	bpi_set_active_merges_most(h->cfg.merges_most ? h->cfg.merges_most : 8);
 	bp_world_def def[2];
 	for (int w = 0; w < 2; ++w) {
@@ -1865,11 +1870,12 @@ uint64_t hist_run(const history *h, const hist_options *options)
 		free(c.sd[w].last), free(c.sd[w].named);
 	}
 	if (c.tr)
-		fprintf(c.tr, "\tfree(e);\n%s%s%s%s%s}\n", c.cfg->threads_on_small ? "\tbpi_set_serial_step_entities(2048);\n" : "",
+		fprintf(c.tr, "\tfree(e);\n%s%s%s%s%s%s}\n", c.cfg->threads_on_small ? "\tbpi_set_serial_step_entities(2048);\n" : "",
 			c.cfg->settle_min ? "\tbpi_set_settle_min(1024);\n" : "",
 			c.cfg->hierarchy ? "\tbpi_set_hierarchy_rules(256, 16);\n" : "",
 			c.cfg->moving ? "\tbpi_set_moving_always(false);\n" : "",
-			c.cfg->merges_most ? "\tbpi_set_active_merges_most(8);\n" : "");
+			c.cfg->merges_most ? "\tbpi_set_active_merges_most(8);\n" : "",
+			c.cfg->statics ? "\tbpi_set_statics_mover_share(16);\n" : "");
 	if (bp_allocated_bytes() != 0)
 		failf(&c, -1, "leak: %lld bytes still allocated after every world and view is gone",
 			(long long)bp_allocated_bytes());

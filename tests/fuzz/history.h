@@ -25,7 +25,7 @@ typedef struct hist_config {
 	float margin;                               ///< incremental world's def.margin
 	float skin;                                 ///< incremental world's def.skin: 0, or the margin's value
 	float period[3];
-	uint8_t statics; ///< seven entities in eight static, so plain steps split off a tree of them (not periodic)
+	uint8_t statics; ///< three entities in four static, and every step with one splits off their tree (not periodic)
 } hist_config;
 
 /// Operation codes (hist_op.code); history.c has what each does with the fields.
