@@ -83,6 +83,10 @@ static bool mark_changes(bpi_view_hierarchy *hy, const bpi_hierarchy_changes *ch
 	const bpi_view_hierarchy *prev = changes->prev;
 	const uint32_t shared_count = prev->shared->count;
 	const uint32_t limit = count / atomic_load_explicit(&stale_share, memory_order_relaxed);
+	// Each listed entity is out of date or born, once, so a list past the limit decides
+	// as the marks would, before they are copied and counted.
+	if (changes->count > limit)
+		return false;
 	if (!bpi_array_reserve(&hy->changed, words(shared_count)))
 		return false;
 	uint64_t *bits = hy->changed.data;
