@@ -64,14 +64,15 @@ int main(int argc, char **argv)
 	const bpi_executor workers = {.kind = BP_EXECUTOR_WORKERS};
 	bpi_team_failure failure;
 	bpi_bvh bvh = {0};
+	bpi_bvh_scratch scratch = {0};
 	double ms[MAX_RUNS], serial_ms[MAX_RUNS];
 	bpi_loop_clock clock;
 	bool built = bpi_executor_enter(&workers, o.threads, &failure) == BP_OK &&
-		     bpi_bvh_build(&bvh, &bounds, NULL, o.n, scene->dims, o.threads) == BP_OK;
+		     bpi_bvh_build(&bvh, &scratch, &bounds, NULL, o.n, scene->dims, o.threads) == BP_OK;
 	for (int r = 0; built && r < o.runs; ++r) {
 		bpi_loop_clock_use(&clock);
 		const double t0 = now_ms();
-		built = bpi_bvh_build(&bvh, &bounds, NULL, o.n, scene->dims, o.threads) == BP_OK;
+		built = bpi_bvh_build(&bvh, &scratch, &bounds, NULL, o.n, scene->dims, o.threads) == BP_OK;
 		ms[r] = now_ms() - t0;
 		bpi_loop_clock_use(NULL);
 		serial_ms[r] = ms[r] - (double)clock.loops[0] * 1e-6;
@@ -84,6 +85,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "bp_perf_hierarchy: the build found no memory\n");
 	}
 	bpi_bvh_free(&bvh);
+	bpi_bvh_scratch_free(&scratch);
 	bp_scene_destroy(scene);
 	return built ? 0 : 1;
 }

@@ -3,8 +3,9 @@
 // the same, and the same as a plain serial build written here (Morton order by a comparison
 // sort, the tree split top down by a linear scan, each node box the union of the bounds under
 // it, computed from the entities themselves). Scenes: uniform, clustered, all centres equal,
-// lines; 2D and 3D; from no entity to 100K; all entities or a members list. Failed allocations
-// return BP_ERR_OUT_OF_MEMORY and leak nothing.
+// lines; 2D and 3D; from no entity to 100K; all entities or a members list; one scratch for
+// every build, left over from builds of other sizes. Failed allocations return
+// BP_ERR_OUT_OF_MEMORY and leak nothing.
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <math.h>
@@ -247,13 +248,13 @@ static void ref_free(ref_tree *t)
 
 // ---- checks -------------------------------------------------------------------------------------
 
-static bp_status build_on(bpi_bvh *bvh, const scene *s, int threads)
+static bp_status build_on(bpi_bvh *bvh, bpi_bvh_scratch *scratch, const scene *s, int threads)
 {
 	const bpi_executor workers = {.kind = BP_EXECUTOR_WORKERS};
 	bpi_team_failure failure;
 	cr_assert_eq(bpi_executor_enter(&workers, threads, &failure), BP_OK);
 	const bpi_bvh_bounds bounds = bpi_bvh_bounds_of(&s->soa);
-	const bp_status status = bpi_bvh_build(bvh, &bounds, s->members, s->count, s->dims, threads);
+	const bp_status status = bpi_bvh_build(bvh, scratch, &bounds, s->members, s->count, s->dims, threads);
 	bpi_executor_leave();
 	return status;
 }
@@ -276,10 +277,12 @@ static void expect_same(const bpi_bvh *bvh, const ref_tree *ref, const char *wha
 }
 
 /// Every size, dims, members or not, and thread count of one kind of scene; one
-/// hierarchy per thread count, reused across scenes as a view reuses its arrays.
+/// hierarchy per thread count, reused across scenes as a view reuses its arrays, and
+/// one scratch for all, as the frame builder keeps it.
 static void check_kind(scene_kind kind)
 {
 	bpi_bvh built[THREAD_COUNTS] = {0};
+	bpi_bvh_scratch scratch = {0};
 	for (size_t n = 0; n < sizeof sizes / sizeof *sizes; ++n)
 		for (int dims = 2; dims <= 3; ++dims)
 			for (int with_members = 0; with_members < 2; ++with_members) {
@@ -289,7 +292,7 @@ static void check_kind(scene_kind kind)
 					char what[96];
 					snprintf(what, sizeof what, "kind %d, n %u, %dD, members %d, %d threads", kind, s.count, dims,
 						with_members, thread_counts[t]);
-					cr_assert_eq(build_on(&built[t], &s, thread_counts[t]), BP_OK, "%s", what);
+					cr_assert_eq(build_on(&built[t], &scratch, &s, thread_counts[t]), BP_OK, "%s", what);
 					expect_same(&built[t], &ref, what);
 				}
 				ref_free(&ref);
@@ -297,6 +300,7 @@ static void check_kind(scene_kind kind)
 			}
 	for (int t = 0; t < THREAD_COUNTS; ++t)
 		bpi_bvh_free(&built[t]);
+	bpi_bvh_scratch_free(&scratch);
 }
 
 Test(bvh, uniform_same_for_any_thread_count_and_as_serial, .timeout = 300) { check_kind(UNIFORM); }
@@ -328,15 +332,18 @@ Test(bvh, failed_allocation_is_out_of_memory_and_leaks_nothing, .timeout = 120)
 	scene s = make_scene(CLUSTERED, 20000, 3, true, 7);
 	ref_tree ref = ref_build(&s);
 	bpi_bvh empty = {0}; // starts the workers before the count begins
-	cr_assert_eq(build_on(&empty, &(scene){.dims = 3}, 2), BP_OK);
+	bpi_bvh_scratch empty_scratch = {0};
+	cr_assert_eq(build_on(&empty, &empty_scratch, &(scene){.dims = 3}, 2), BP_OK);
 	bpi_bvh_free(&empty);
+	bpi_bvh_scratch_free(&empty_scratch);
 	bp_set_allocator(&(bp_allocator){failing_alloc, failing_free, NULL});
 	bool failed = true;
 	for (uint64_t k = 1; failed; ++k) {
 		bpi_bvh bvh = {0};
+		bpi_bvh_scratch scratch = {0};
 		atomic_store(&allocations, 0);
 		atomic_store(&fail_at, k);
-		const bp_status status = build_on(&bvh, &s, 2);
+		const bp_status status = build_on(&bvh, &scratch, &s, 2);
 		failed = atomic_load(&allocations) >= k;
 		if (failed) {
 			cr_assert_eq(status, BP_ERR_OUT_OF_MEMORY, "allocation %llu failed", (unsigned long long)k);
@@ -345,6 +352,7 @@ Test(bvh, failed_allocation_is_out_of_memory_and_leaks_nothing, .timeout = 120)
 			expect_same(&bvh, &ref, "after every failure");
 		}
 		bpi_bvh_free(&bvh);
+		bpi_bvh_scratch_free(&scratch);
 		cr_assert_eq(bp_allocated_bytes(), 0, "allocation %llu failed: bytes left", (unsigned long long)k);
 	}
 	bp_set_allocator(NULL);

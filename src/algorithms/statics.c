@@ -136,10 +136,14 @@ static bp_status keep_tree(bpi_statics *st, const bpi_scene *s, bool changed, ui
 		return BP_OK;
 	}
 	st->built = false;
-	bp_status status = bpi_bvh_build(&st->tree, &bounds, st->members.data, st->static_count, s->dims, s->threads);
+	// Built seldom and kept: its scratch is given back at once.
+	bpi_bvh_scratch scratch = {0};
+	bp_status status =
+		bpi_bvh_build(&st->tree, &scratch, &bounds, st->members.data, st->static_count, s->dims, s->threads);
+	bpi_bvh_scratch_free(&scratch);
 	if (status != BP_OK)
 		return status;
-	bpi_bvh_drop_scratch(&st->tree);
+	bpi_bvh_trim(&st->tree);
 	st->built = true;
 	st->moved_since_build = 0;
 	return BP_OK;

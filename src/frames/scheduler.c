@@ -42,6 +42,8 @@ struct bpi_frames {
 	/// world gives its bytes back here.
 	bpi_budget budget;
 	bpi_build_changes changes; ///< builder thread only
+	/// The query hierarchies' build scratch, builder thread only: readers walk only the trees.
+	bpi_bvh_scratch hierarchy_scratch;
 
 	bpi_submit_log log; ///< host thread only
 };
@@ -117,7 +119,7 @@ static bp_status build_frame(bpi_frames *fr, bp_view *view, const bp_view *prev)
 		changes = bpi_build_changes_find(&fr->changes, view, prev);
 	if (status == BP_OK)
 		status = bpi_view_derive(view, prev, changes.all ? NULL : changes.list, changes.count, hierarchy,
-			stats.thread_count, &stats.ns_hierarchy);
+			&fr->hierarchy_scratch, stats.thread_count, &stats.ns_hierarchy);
 	stats.ns_view = bpi_now_ns() - view_t0;
 	bpi_executor_leave();
 	// The next build measures its changes from the latest frame, which this one
@@ -203,6 +205,7 @@ void bpi_frames_shutdown(bpi_frames *fr)
 	// The builder is gone; from here only releases of held views touch the pool.
 	bpi_stepper_free(&fr->stepper);
 	bpi_build_changes_free(&fr->changes);
+	bpi_bvh_scratch_free(&fr->hierarchy_scratch);
 	bpi_submit_log_free(&fr->log);
 	pthread_mutex_lock(&fr->publish);
 	bp_view *latest = fr->latest;

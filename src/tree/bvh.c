@@ -37,23 +37,27 @@ static void fit(void *array, size_t *capacity, size_t used, size_t size)
 	*capacity = BP_MAX(used, (size_t)1);
 }
 
-void bpi_bvh_drop_scratch(bpi_bvh *bvh)
+void bpi_bvh_scratch_free(bpi_bvh_scratch *scratch)
 {
-	bpi_array_free(&bvh->items);
-	bpi_array_free(&bvh->records);
-	bpi_array_free(&bvh->spans);
-	bpi_array_free(&bvh->subtrees);
-	bpi_array_free(&bvh->top);
-	bpi_array_free(&bvh->leaf_first);
-	bpi_array_free(&bvh->links);
-	bpi_radix_sort_free(&bvh->radix);
+	bpi_array_free(&scratch->items);
+	bpi_array_free(&scratch->records);
+	bpi_array_free(&scratch->spans);
+	bpi_array_free(&scratch->subtrees);
+	bpi_array_free(&scratch->top);
+	bpi_array_free(&scratch->leaf_first);
+	bpi_array_free(&scratch->links);
+	bpi_radix_sort_free(&scratch->radix);
+	*scratch = (bpi_bvh_scratch){0};
+}
+
+void bpi_bvh_trim(bpi_bvh *bvh)
+{
 	fit(&bvh->nodes.data, &bvh->nodes.capacity, (size_t)bvh->blocks * BPI_BVH_BLOCK_WORDS, sizeof *bvh->nodes.data);
 	fit(&bvh->leaf_size.data, &bvh->leaf_size.capacity, bvh->leaves, 1);
 }
 
 void bpi_bvh_free(bpi_bvh *bvh)
 {
-	bpi_bvh_drop_scratch(bvh);
 	bpi_array_free(&bvh->order);
 	bpi_array_free(&bvh->leaf_size);
 	bpi_array_free(&bvh->leaf_boxes);
@@ -162,16 +166,16 @@ uint32_t bpi_bvh_walk_code(const bpi_bvh *b, const float *record, int dims)
 /// Records the entities' bounds and sorts them into items by the Morton code of their
 /// centres, over cells that span the centres, so the codes use every bit the scene needs.
 /// Chunk spans merge in chunk order, and least and greatest are exact in any order.
-static bp_status sort_by_code(bpi_bvh *b, const bpi_bvh_bounds *bounds, const uint32_t *members, uint32_t count,
+static bp_status sort_by_code(bpi_bvh_scratch *s, const bpi_bvh_bounds *bounds, const uint32_t *members, uint32_t count,
 	int dims, int threads)
 {
-	bounds_job gather = {bounds, members, dims, b->records.data, b->spans.data};
+	bounds_job gather = {bounds, members, dims, s->records.data, s->spans.data};
 	bpi_parallel_for(count, CODE_GRAIN, threads, bounds_chunk, &gather);
-	code_job job = {.dims = dims, .records = b->records.data, .items = b->items.data};
+	code_job job = {.dims = dims, .records = s->records.data, .items = s->items.data};
 	for (int a = 0; a < dims; ++a) {
 		double lo = INFINITY, hi = -INFINITY;
 		for (uint32_t c = 0; c < bpi_chunk_count(count, CODE_GRAIN); ++c) {
-			const double *span = b->spans.data + (size_t)6 * c;
+			const double *span = s->spans.data + (size_t)6 * c;
 			lo = span[a] < lo ? span[a] : lo;
 			hi = span[3 + a] > hi ? span[3 + a] : hi;
 		}
@@ -179,7 +183,7 @@ static bp_status sort_by_code(bpi_bvh *b, const bpi_bvh_bounds *bounds, const ui
 		job.scale[a] = hi > lo ? (dims == 3 ? 1024.0 : 65536.0) / (hi - lo) : 0.0;
 	}
 	bpi_parallel_for(count, CODE_GRAIN, threads, code_chunk, &job);
-	return bpi_radix_sort_items(&b->radix, b->items.data, count, threads);
+	return bpi_radix_sort_items(&s->radix, s->items.data, count, threads);
 }
 
 // ---- topology ----------------------------------------------------------------------
@@ -213,6 +217,7 @@ static uint32_t split_of(const bpi_sort_item *items, uint32_t lo, uint32_t hi)
 /// The top of the tree: node blocks over more than `most` items, split serially.
 typedef struct tree_top {
 	bpi_bvh *b;
+	bpi_bvh_scratch *s;
 	uint32_t most;     ///< items a subtree holds at most
 	uint32_t subtrees; ///< found, then numbered
 	uint32_t blocks;   ///< node blocks above the subtrees
@@ -222,13 +227,13 @@ typedef struct tree_top {
 static bool find_subtrees(tree_top *t, uint32_t lo, uint32_t hi)
 {
 	if (hi - lo <= t->most) {
-		if (!bpi_array_grow(&t->b->subtrees, t->subtrees, (size_t)t->subtrees + 1))
+		if (!bpi_array_grow(&t->s->subtrees, t->subtrees, (size_t)t->subtrees + 1))
 			return false;
-		t->b->subtrees.data[t->subtrees++] = (bpi_bvh_subtree){.lo = lo, .hi = hi};
+		t->s->subtrees.data[t->subtrees++] = (bpi_bvh_subtree){.lo = lo, .hi = hi};
 		return true;
 	}
 	t->blocks++;
-	const uint32_t split = split_of(t->b->items.data, lo, hi);
+	const uint32_t split = split_of(t->s->items.data, lo, hi);
 	return find_subtrees(t, lo, split) && find_subtrees(t, split, hi);
 }
 
@@ -260,10 +265,10 @@ static uint32_t lay_out(subtree_layout *t, uint32_t lo, uint32_t hi)
 static void lay_out_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	(void)chunk;
-	bpi_bvh *b = ctx;
+	bpi_bvh_scratch *scratch = ctx;
 	for (uint32_t s = begin; s < end; ++s) {
-		bpi_bvh_subtree *sub = &b->subtrees.data[s];
-		subtree_layout t = {b->items.data, b->leaf_first.data + sub->lo, b->links.data + 2 * (size_t)sub->lo, 0, 0};
+		bpi_bvh_subtree *sub = &scratch->subtrees.data[s];
+		subtree_layout t = {scratch->items.data, scratch->leaf_first.data + sub->lo, scratch->links.data + 2 * (size_t)sub->lo, 0, 0};
 		(void)lay_out(&t, sub->lo, sub->hi);
 		sub->blocks = t.blocks;
 		sub->leaves = t.leaves;
@@ -285,17 +290,17 @@ static uint32_t number(tree_top *t, uint32_t lo, uint32_t hi)
 {
 	bpi_bvh *b = t->b;
 	if (hi - lo <= t->most) {
-		bpi_bvh_subtree *sub = &b->subtrees.data[t->subtrees++];
+		bpi_bvh_subtree *sub = &t->s->subtrees.data[t->subtrees++];
 		sub->first_block = b->blocks;
 		sub->first_leaf = b->leaves;
 		b->blocks += sub->blocks;
 		b->leaves += sub->leaves;
 		return sub->blocks ? sub->first_block : BPI_BVH_LEAF_BIT | sub->first_leaf;
 	}
-	const uint32_t j = b->blocks++, split = split_of(b->items.data, lo, hi);
+	const uint32_t j = b->blocks++, split = split_of(t->s->items.data, lo, hi);
 	const uint32_t left = number(t, lo, split), right = number(t, split, hi);
 	set_refs(b, j, left, right);
-	b->top.data[t->blocks++] = j;
+	t->s->top.data[t->blocks++] = j;
 	return j;
 }
 
@@ -303,14 +308,14 @@ static uint32_t number(tree_top *t, uint32_t lo, uint32_t hi)
 
 /// Leaf `leaf`'s block and order from sorted items [first, first + size); spare lanes
 /// hold empty boxes.
-static void gather_leaf(bpi_bvh *b, const uint32_t *members, int dims, uint32_t leaf, uint32_t first,
+static void gather_leaf(bpi_bvh *b, const bpi_bvh_scratch *s, const uint32_t *members, int dims, uint32_t leaf, uint32_t first,
 	uint32_t size)
 {
 	float *block = b->leaf_boxes.data + (size_t)leaf * BPI_BVH_LEAF_FLOATS;
 	b->leaf_size.data[leaf] = (uint8_t)size;
 	for (uint32_t lane = 0; lane < BPI_BVH_LEAF; ++lane) {
-		const uint32_t i = lane < size ? bpi_sort_item_index(b->items.data[first + lane]) : 0;
-		const float *r = b->records.data + (size_t)6 * i;
+		const uint32_t i = lane < size ? bpi_sort_item_index(s->items.data[first + lane]) : 0;
+		const float *r = s->records.data + (size_t)6 * i;
 		b->order.data[(size_t)leaf * BPI_BVH_LEAF + lane] = lane >= size ? UINT32_MAX : members ? members[i] : i;
 		for (int a = 0; a < 3; ++a) {
 			const bool real = lane < size && a < dims;
@@ -349,6 +354,7 @@ static void box_block(bpi_bvh *b, uint32_t j, int dims)
 
 typedef struct place_job {
 	bpi_bvh *bvh;
+	const bpi_bvh_scratch *scratch;
 	const uint32_t *members;
 	int dims;
 } place_job;
@@ -367,12 +373,13 @@ static void place_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	(void)chunk;
 	const place_job *job = ctx;
 	bpi_bvh *b = job->bvh;
+	const bpi_bvh_scratch *scratch = job->scratch;
 	for (uint32_t s = begin; s < end; ++s) {
-		const bpi_bvh_subtree *sub = &b->subtrees.data[s];
-		const uint32_t *first = b->leaf_first.data + sub->lo, *links = b->links.data + 2 * (size_t)sub->lo;
+		const bpi_bvh_subtree *sub = &scratch->subtrees.data[s];
+		const uint32_t *first = scratch->leaf_first.data + sub->lo, *links = scratch->links.data + 2 * (size_t)sub->lo;
 		for (uint32_t k = 0; k < sub->leaves; ++k) {
 			const uint32_t next = k + 1 < sub->leaves ? first[k + 1] : sub->hi;
-			gather_leaf(b, job->members, job->dims, sub->first_leaf + k, first[k], next - first[k]);
+			gather_leaf(b, scratch, job->members, job->dims, sub->first_leaf + k, first[k], next - first[k]);
 		}
 		for (uint32_t j = sub->blocks; j-- > 0;) {
 			set_refs(b, sub->first_block + j, placed(sub, links[2 * (size_t)j]), placed(sub, links[2 * (size_t)j + 1]));
@@ -383,15 +390,15 @@ static void place_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 
 // ---- build -------------------------------------------------------------------------
 
-static bool reserve_scratch(bpi_bvh *b, uint32_t count)
+static bool reserve_scratch(bpi_bvh_scratch *s, uint32_t count)
 {
 	// A subtree of n items writes at most n leaves and 2 (n - 1) links; the
 	// empty one, a leaf of none.
 	const size_t most = BP_MAX(count, 1u);
-	return bpi_array_reserve(&b->items, count) && bpi_array_reserve(&b->records, 6 * (size_t)count) &&
-	       bpi_array_reserve(&b->spans, 6 * (size_t)bpi_chunk_count(count, CODE_GRAIN)) &&
-	       bpi_array_reserve(&b->leaf_first, most) && bpi_array_reserve(&b->links, 2 * most) &&
-	       bpi_radix_sort_reserve(&b->radix, count) == BP_OK;
+	return bpi_array_reserve(&s->items, count) && bpi_array_reserve(&s->records, 6 * (size_t)count) &&
+	       bpi_array_reserve(&s->spans, 6 * (size_t)bpi_chunk_count(count, CODE_GRAIN)) &&
+	       bpi_array_reserve(&s->leaf_first, most) && bpi_array_reserve(&s->links, 2 * most) &&
+	       bpi_radix_sort_reserve(&s->radix, count) == BP_OK;
 }
 
 /// Room for the tree the subtrees make: their blocks and leaves plus the top's.
@@ -399,24 +406,24 @@ static bool reserve_tree(bpi_bvh *b, const tree_top *t)
 {
 	size_t blocks = 1 + (size_t)t->blocks, leaves = 0; // block 0: the root
 	for (uint32_t s = 0; s < t->subtrees; ++s) {
-		blocks += b->subtrees.data[s].blocks;
-		leaves += b->subtrees.data[s].leaves;
+		blocks += t->s->subtrees.data[s].blocks;
+		leaves += t->s->subtrees.data[s].leaves;
 	}
-	return bpi_array_reserve(&b->top, t->blocks) && bpi_array_reserve(&b->nodes, blocks * BPI_BVH_BLOCK_WORDS) &&
+	return bpi_array_reserve(&t->s->top, t->blocks) && bpi_array_reserve(&b->nodes, blocks * BPI_BVH_BLOCK_WORDS) &&
 	       bpi_array_reserve(&b->leaf_size, leaves) && bpi_array_reserve(&b->order, leaves * BPI_BVH_LEAF) &&
 	       bpi_array_reserve(&b->leaf_boxes, leaves * BPI_BVH_LEAF_FLOATS);
 }
 
-bp_status bpi_bvh_build(bpi_bvh *b, const bpi_bvh_bounds *bounds, const uint32_t *members, uint32_t count, int dims,
-	int threads)
+bp_status bpi_bvh_build(bpi_bvh *b, bpi_bvh_scratch *s, const bpi_bvh_bounds *bounds, const uint32_t *members,
+	uint32_t count, int dims, int threads)
 {
 	b->count = b->leaves = b->blocks = 0;
-	if (!reserve_scratch(b, count) || sort_by_code(b, bounds, members, count, dims, threads) != BP_OK)
+	if (!reserve_scratch(s, count) || sort_by_code(s, bounds, members, count, dims, threads) != BP_OK)
 		return BP_ERR_OUT_OF_MEMORY;
-	tree_top top = {b, BP_MAX(count / SUBTREE_SHARE, SUBTREE_GRAIN), 0, 0};
+	tree_top top = {b, s, BP_MAX(count / SUBTREE_SHARE, SUBTREE_GRAIN), 0, 0};
 	if (!find_subtrees(&top, 0, count))
 		return BP_ERR_OUT_OF_MEMORY;
-	bpi_parallel_for(top.subtrees, 1, threads, lay_out_chunk, b);
+	bpi_parallel_for(top.subtrees, 1, threads, lay_out_chunk, s);
 	if (!reserve_tree(b, &top))
 		return BP_ERR_OUT_OF_MEMORY;
 	const uint32_t subtrees = top.subtrees;
@@ -424,10 +431,10 @@ bp_status bpi_bvh_build(bpi_bvh *b, const bpi_bvh_bounds *bounds, const uint32_t
 	b->blocks = 1; // block 0: the root in lane 0; lane 1 is never walked
 	const uint32_t root = number(&top, 0, count);
 	set_refs(b, 0, root, root);
-	place_job place = {b, members, dims};
+	place_job place = {b, s, members, dims};
 	bpi_parallel_for(subtrees, 1, threads, place_chunk, &place);
 	for (uint32_t t = 0; t < top.blocks; ++t)
-		box_block(b, b->top.data[t], dims);
+		box_block(b, s->top.data[t], dims);
 	box_block(b, 0, dims);
 	b->count = count;
 	return BP_OK;

@@ -24,13 +24,6 @@
 /// at most, and the depth is at most the code's bits (32) plus log2 of a run of equal codes.
 #define BPI_BVH_STACK 96
 
-/// Built once, read-only afterwards. The entities are sorted by the Morton code of
-/// their centres and split top down where the codes' highest differing bit changes
-/// (the halves of a range of equal codes), down to ranges of at most BPI_BVH_LEAF:
-/// a node covers one cell of the Morton grid, so siblings lie apart in space.
-/// Block 0 holds the root in lane 0 (lane 1 is unused); block j >= 1 holds the two
-/// children of inner node j. Each box is the exact float union of what it holds.
-/// Leaf k holds leaf_size[k] entities, order[4k + lane], boxes in its leaf block.
 /// Build scratch: a subtree below the top of the tree, sorted items [lo, hi), which one
 /// thread lays out. Its node blocks and leaves are numbered from first_block and
 /// first_leaf on, where the serial preorder puts them.
@@ -40,6 +33,13 @@ typedef struct bpi_bvh_subtree {
 	uint32_t first_block, first_leaf;
 } bpi_bvh_subtree;
 
+/// Built once, read-only afterwards. The entities are sorted by the Morton code of
+/// their centres and split top down where the codes' highest differing bit changes
+/// (the halves of a range of equal codes), down to ranges of at most BPI_BVH_LEAF:
+/// a node covers one cell of the Morton grid, so siblings lie apart in space.
+/// Block 0 holds the root in lane 0 (lane 1 is unused); block j >= 1 holds the two
+/// children of inner node j. Each box is the exact float union of what it holds.
+/// Leaf k holds leaf_size[k] entities, order[4k + lane], boxes in its leaf block.
 typedef struct bpi_bvh {
 	uint32_t count;  ///< entities; 0: none built
 	uint32_t leaves; ///< leaf blocks
@@ -48,7 +48,11 @@ typedef struct bpi_bvh {
 	BPI_ARRAY(uint8_t) leaf_size;  ///< entities of each leaf
 	BPI_ARRAY(float) leaf_boxes;   ///< leaf blocks
 	BPI_ARRAY(uint32_t) nodes;     ///< node blocks (floats and references, BPI_BVH_BLOCK_WORDS each)
-	// Build scratch.
+} bpi_bvh;
+
+/// What a build works in and no walk reads: kept by whoever builds, apart from the trees
+/// it builds, so a tree that readers share holds only itself and the next build reuses it.
+typedef struct bpi_bvh_scratch {
 	BPI_ARRAY(bpi_sort_item) items;
 	BPI_ARRAY(float) records;  ///< per entity min x, y, z, max x, y, z together
 	BPI_ARRAY(double) spans;   ///< per chunk of entities, the least and greatest centre on each axis
@@ -57,7 +61,7 @@ typedef struct bpi_bvh {
 	BPI_ARRAY(uint32_t) leaf_first; ///< a subtree's leaves' first items, from index lo on
 	BPI_ARRAY(uint32_t) links;      ///< a subtree's node blocks' two references within it, from index 2 lo on
 	bpi_radix_scratch radix;
-} bpi_bvh;
+} bpi_bvh_scratch;
 
 /// The block of leaf k.
 static inline const float *bpi_bvh_leaf(const bpi_bvh *h, uint32_t leaf)
@@ -90,11 +94,11 @@ static inline bpi_bvh_bounds bpi_bvh_bounds_of(const bpi_soa *soa)
 }
 
 /// Builds the hierarchy of `count` entities of `bounds`: members[0 .. count) or,
-/// members NULL, the first `count`, reusing its arrays, on up to `threads` threads
-/// of the bound executor. Every array comes out the same for any thread count.
-/// BP_ERR_OUT_OF_MEMORY leaves count = 0.
-bp_status bpi_bvh_build(bpi_bvh *bvh, const bpi_bvh_bounds *bounds, const uint32_t *members, uint32_t count, int dims,
-	int threads);
+/// members NULL, the first `count`, reusing its arrays and working in `scratch`, on up
+/// to `threads` threads of the bound executor. Every array of bvh comes out the same for
+/// any thread count and any scratch. BP_ERR_OUT_OF_MEMORY leaves count = 0.
+bp_status bpi_bvh_build(bpi_bvh *bvh, bpi_bvh_scratch *scratch, const bpi_bvh_bounds *bounds, const uint32_t *members,
+	uint32_t count, int dims, int threads);
 /// The Morton code of the centre of a box (`record`: min x, y, z, then max x, y, z) over the
 /// built hierarchy's root box: boxes walked in the order of their codes visit much the
 /// same nodes one after the other, so the walks find them in cache.
@@ -103,8 +107,9 @@ uint32_t bpi_bvh_walk_code(const bpi_bvh *bvh, const float *record, int dims);
 /// its shape: every box is again the exact union of what it holds, so walks stay exact
 /// while the tree may fit worse than a build would. Leaves on up to `threads` threads.
 void bpi_bvh_refit(bpi_bvh *bvh, const bpi_bvh_bounds *bounds, int dims, int threads);
-/// Gives back the build's scratch and spare room, for a hierarchy that is built once and kept.
-void bpi_bvh_drop_scratch(bpi_bvh *bvh);
+/// Gives back the spare room of a hierarchy that is built once and kept.
+void bpi_bvh_trim(bpi_bvh *bvh);
 void bpi_bvh_free(bpi_bvh *bvh);
+void bpi_bvh_scratch_free(bpi_bvh_scratch *scratch);
 
 #endif

@@ -122,16 +122,16 @@ static bp_status build_adjacency(bp_view *view)
 
 /// The hierarchy, taking prev's shared part when prev made one and `changed` lists what differs.
 static void make_hierarchy(bp_view *view, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
-	int threads)
+	bpi_bvh_scratch *scratch, int threads)
 {
 	bpi_hierarchy_changes changes = {NULL, changed, changed_count};
 	if (changed && prev && (atomic_load_explicit(&prev->ready, memory_order_acquire) & BPI_VIEW_HIERARCHY))
 		changes.prev = &prev->hierarchy;
-	(void)bpi_view_hierarchy_make(&view->hierarchy, &changes, &view->soa, view->count, view->dims, threads);
+	(void)bpi_view_hierarchy_make(&view->hierarchy, &changes, &view->soa, view->count, view->dims, scratch, threads);
 }
 
 bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
-	bool hierarchy, int threads, uint64_t *ns_hierarchy)
+	bool hierarchy, bpi_bvh_scratch *scratch, int threads, uint64_t *ns_hierarchy)
 {
 	bool named = false;
 	*ns_hierarchy = 0;
@@ -150,7 +150,7 @@ bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *ch
 	if (hierarchy) {
 		const uint64_t t0 = bpi_now_ns();
 		bpi_loop_clock_stage(BPI_LOOP_CLOCK_HIERARCHY);
-		make_hierarchy(view, prev, changed, changed_count, threads);
+		make_hierarchy(view, prev, changed, changed_count, scratch, threads);
 		bpi_loop_clock_stage(BPI_STAGE_PREPARE);
 		*ns_hierarchy = bpi_now_ns() - t0;
 		const uint32_t left = prev->hierarchy_frames_left;
@@ -180,7 +180,10 @@ typedef bp_status make_extra_fn(bp_view *view);
 
 static bp_status make_hierarchy_lazily(bp_view *view)
 {
-	make_hierarchy(view, NULL, NULL, 0, bpi_step_threads(&view->settings, view->count));
+	// Not the builder's scratch: the builder may be making the next frame meanwhile.
+	bpi_bvh_scratch scratch = {0};
+	make_hierarchy(view, NULL, NULL, 0, &scratch, bpi_step_threads(&view->settings, view->count));
+	bpi_bvh_scratch_free(&scratch);
 	return BP_OK; // a hierarchy that found no memory leaves its queries to scans
 }
 

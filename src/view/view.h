@@ -108,10 +108,11 @@ void bpi_view_free(bp_view *view);
 /// memory: queries then scan), taking prev's shared part when `changed` lists what
 /// differs from prev's snapshot (NULL: built afresh). On error the view must not
 /// be published. `hierarchy`: whether to make the query hierarchy, as
-/// bpi_view_keeps_hierarchy(prev) said when the builder chose what changed.
+/// bpi_view_keeps_hierarchy(prev) said when the builder chose what changed; its builds
+/// work in the builder's `scratch`, kept from frame to frame.
 /// *ns_hierarchy: the time the hierarchy took, 0 when none was made. Builder thread only.
 bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
-	bool hierarchy, int threads, uint64_t *ns_hierarchy);
+	bool hierarchy, bpi_bvh_scratch *scratch, int threads, uint64_t *ns_hierarchy);
 
 /// The pairs begun and ended since `prev` (NULL: every pair began). When prev's
 /// layout differs it names both frames' pairs by handle (view->names, and prev's

@@ -53,7 +53,8 @@ static size_t words(uint32_t bits)
 }
 
 /// A new shared part over every entity; nothing is out of date in it.
-static bp_status make_shared(bpi_view_hierarchy *hy, const bpi_soa *soa, uint32_t count, int dims, int threads)
+static bp_status make_shared(bpi_view_hierarchy *hy, const bpi_soa *soa, uint32_t count, int dims,
+	bpi_bvh_scratch *scratch, int threads)
 {
 	bpi_bvh_shared *shared = bpi_alloc(sizeof *shared);
 	if (!shared)
@@ -62,12 +63,11 @@ static bp_status make_shared(bpi_view_hierarchy *hy, const bpi_soa *soa, uint32_
 	atomic_init(&shared->refs, 1u);
 	const bpi_bvh_bounds bounds = bpi_bvh_bounds_of(soa);
 	if (!bpi_array_reserve(&hy->changed, words(count)) ||
-		bpi_bvh_build(&shared->bvh, &bounds, NULL, count, dims, threads) != BP_OK) {
+		bpi_bvh_build(&shared->bvh, scratch, &bounds, NULL, count, dims, threads) != BP_OK) {
 		bpi_bvh_free(&shared->bvh);
 		bpi_free(shared, sizeof *shared);
 		return BP_ERR_OUT_OF_MEMORY;
 	}
-	bpi_bvh_drop_scratch(&shared->bvh);
 	memset(hy->changed.data, 0, words(count) * sizeof *hy->changed.data);
 	hy->shared = shared;
 	hy->count = count;
@@ -83,6 +83,10 @@ static bool mark_changes(bpi_view_hierarchy *hy, const bpi_hierarchy_changes *ch
 	const bpi_view_hierarchy *prev = changes->prev;
 	const uint32_t shared_count = prev->shared->count;
 	const uint32_t limit = count / atomic_load_explicit(&stale_share, memory_order_relaxed);
+	// Each listed entity is out of date or born, once, so a list past the limit decides
+	// as the marks would, before they are copied and counted.
+	if (changes->count > limit)
+		return false;
 	if (!bpi_array_reserve(&hy->changed, words(shared_count)))
 		return false;
 	uint64_t *bits = hy->changed.data;
@@ -112,17 +116,17 @@ static bool mark_changes(bpi_view_hierarchy *hy, const bpi_hierarchy_changes *ch
 }
 
 bp_status bpi_view_hierarchy_make(bpi_view_hierarchy *hy, const bpi_hierarchy_changes *changes, const bpi_soa *soa,
-	uint32_t count, int dims, int threads)
+	uint32_t count, int dims, bpi_bvh_scratch *scratch, int threads)
 {
 	bpi_view_hierarchy_clear(hy);
 	if (count < atomic_load_explicit(&min_count, memory_order_relaxed))
 		return BP_OK;
 	uint32_t changed_count;
 	if (!changes || !changes->prev || !changes->prev->shared || !mark_changes(hy, changes, count, &changed_count))
-		return make_shared(hy, soa, count, dims, threads);
+		return make_shared(hy, soa, count, dims, scratch, threads);
 	const bpi_bvh_bounds bounds = bpi_bvh_bounds_of(soa);
-	if (bpi_bvh_build(&hy->changed_part, &bounds, hy->members.data, changed_count, dims, threads) != BP_OK)
-		return make_shared(hy, soa, count, dims, threads);
+	if (bpi_bvh_build(&hy->changed_part, scratch, &bounds, hy->members.data, changed_count, dims, threads) != BP_OK)
+		return make_shared(hy, soa, count, dims, scratch, threads);
 	hy->shared = changes->prev->shared;
 	atomic_fetch_add_explicit(&hy->shared->refs, 1u, memory_order_relaxed);
 	hy->count = count;

@@ -55,9 +55,10 @@ typedef struct bpi_hierarchy_changes {
 
 /// Makes the hierarchy of the first `count` entities of soa: from the last frame's
 /// shared part when `changes` names one and its out-of-date entities stay few, else a new
-/// shared part over all. BP_ERR_OUT_OF_MEMORY leaves no hierarchy.
+/// shared part over all. The builds work in `scratch`, which only the caller uses, as
+/// readers walk the parts of earlier frames meanwhile. BP_ERR_OUT_OF_MEMORY leaves no hierarchy.
 bp_status bpi_view_hierarchy_make(bpi_view_hierarchy *hy, const bpi_hierarchy_changes *changes, const bpi_soa *soa,
-	uint32_t count, int dims, int threads);
+	uint32_t count, int dims, bpi_bvh_scratch *scratch, int threads);
 /// Drops the hierarchy (its shared part's reference) and keeps the arrays for the next frame.
 void bpi_view_hierarchy_clear(bpi_view_hierarchy *hy);
 void bpi_view_hierarchy_free(bpi_view_hierarchy *hy);
