@@ -4,7 +4,8 @@
 // sort, the tree split top down by a linear scan, each node box the union of the bounds under
 // it, computed from the entities themselves). Scenes: uniform, clustered, all centres equal,
 // lines; 2D and 3D; from no entity to 100K; all entities or a members list; one scratch for
-// every build, left over from builds of other sizes. Failed allocations return
+// every build, left over from builds of other sizes. A refit keeps the shape and holds the
+// moved bounds, checked against unions computed here. Failed allocations return
 // BP_ERR_OUT_OF_MEMORY and leak nothing.
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
@@ -300,6 +301,134 @@ static void check_kind(scene_kind kind)
 			}
 	for (int t = 0; t < THREAD_COUNTS; ++t)
 		bpi_bvh_free(&built[t]);
+	bpi_bvh_scratch_free(&scratch);
+}
+
+// ---- refit ---------------------------------------------------------------------------------------
+
+/// Moves every entity of the scene by up to `reach` and grows or shrinks it a little.
+static void move_scene(scene *s, uint64_t seed, float reach)
+{
+	uint64_t rng = seed;
+	for (uint32_t e = 0; e < s->entities; ++e)
+		for (int a = 0; a < s->dims; ++a) {
+			const float d = uniform(&rng, -reach, reach), grow = uniform(&rng, 0.0f, reach / 4);
+			s->soa.min[a][e] += d - grow;
+			s->soa.max[a][e] += d + grow;
+		}
+}
+
+/// The union of the current bounds of the entities under `ref`, from the scene itself.
+static void union_under(const bpi_bvh *t, const scene *s, uint32_t ref, float box[6])
+{
+	for (int a = 0; a < 3; ++a) {
+		box[a] = INFINITY;
+		box[3 + a] = -INFINITY;
+	}
+	if (ref & BPI_BVH_LEAF_BIT) {
+		const uint32_t leaf = ref & ~BPI_BVH_LEAF_BIT;
+		for (uint32_t lane = 0; lane < t->leaf_size.data[leaf]; ++lane)
+			for (int a = 0; a < s->dims; ++a) {
+				const uint32_t e = t->order.data[(size_t)leaf * BPI_BVH_LEAF + lane];
+				box[a] = fminf(box[a], s->soa.min[a][e]);
+				box[3 + a] = fmaxf(box[3 + a], s->soa.max[a][e]);
+			}
+		return;
+	}
+	for (uint32_t lane = 0; lane < 2; ++lane) {
+		float child[6];
+		union_under(t, s, bpi_bvh_ref(t, ref, lane), child);
+		for (int a = 0; a < 3; ++a) {
+			box[a] = fminf(box[a], child[a]);
+			box[3 + a] = fmaxf(box[3 + a], child[3 + a]);
+		}
+	}
+}
+
+/// A refit tree keeps the built one's shape and holds the moved bounds: each leaf lane the
+/// entity's own box, each node lane the union of the entities under it, and its cost the
+/// sum of its node boxes' half surfaces (the root once).
+static void expect_refit(const bpi_bvh *refit, const bpi_bvh *built, const scene *moved, const char *what)
+{
+	cr_assert_eq(refit->count, built->count, "%s: count", what);
+	cr_assert_eq(refit->blocks, built->blocks, "%s: blocks", what);
+	cr_assert_eq(memcmp(refit->order.data, built->order.data, sizeof(uint32_t) * built->leaves * BPI_BVH_LEAF), 0,
+		"%s: order", what);
+	for (uint32_t leaf = 0; leaf < refit->leaves; ++leaf) {
+		const float *block = bpi_bvh_leaf(refit, leaf);
+		for (uint32_t lane = 0; lane < refit->leaf_size.data[leaf]; ++lane)
+			for (int a = 0; a < moved->dims; ++a) {
+				const uint32_t e = refit->order.data[(size_t)leaf * BPI_BVH_LEAF + lane];
+				cr_assert(block[a * BPI_BVH_LEAF + lane] == moved->soa.min[a][e] &&
+						  block[(3 + a) * BPI_BVH_LEAF + lane] == moved->soa.max[a][e],
+					"%s: leaf %u lane %u", what, leaf, lane);
+			}
+	}
+	double cost = 0.0;
+	for (uint32_t j = 0; j < refit->blocks && refit->count; ++j)
+		for (uint32_t lane = 0; lane < (j ? 2u : 1u); ++lane) {
+			cr_assert_eq(bpi_bvh_ref(refit, j, lane), bpi_bvh_ref(built, j, lane), "%s: block %u refs", what, j);
+			float box[6];
+			union_under(refit, moved, bpi_bvh_ref(refit, j, lane), box);
+			const float *node = bpi_bvh_block(refit, j);
+			double d[3] = {0, 0, 0};
+			for (int a = 0; a < moved->dims; ++a) {
+				cr_assert(node[a * 2 + (int)lane] == box[a] && node[(3 + a) * 2 + (int)lane] == box[3 + a],
+					"%s: block %u lane %u box", what, j, lane);
+				d[a] = (double)box[3 + a] - box[a];
+			}
+			cost += moved->dims == 3 ? d[0] * d[1] + d[1] * d[2] + d[2] * d[0] : d[0] + d[1];
+		}
+	cr_assert(fabs(refit->cost - cost) <= 1e-9 * fabs(cost), "%s: cost %g, the boxes say %g", what, refit->cost, cost);
+	cr_assert_eq(refit->built_cost, built->built_cost, "%s: built cost", what);
+}
+
+static void refit_on(bpi_bvh *to, const bpi_bvh *from, const scene *s, int threads)
+{
+	const bpi_executor workers = {.kind = BP_EXECUTOR_WORKERS};
+	bpi_team_failure failure;
+	cr_assert_eq(bpi_executor_enter(&workers, threads, &failure), BP_OK);
+	const bpi_bvh_bounds bounds = bpi_bvh_bounds_of(&s->soa);
+	if (to == from)
+		bpi_bvh_refit(to, &bounds, s->dims, threads);
+	else
+		cr_assert_eq(bpi_bvh_refit_copy(to, from, &bounds, s->dims, threads), BP_OK);
+	bpi_executor_leave();
+}
+
+Test(bvh, refit_keeps_the_shape_and_holds_the_moved_bounds_for_any_thread_count, .timeout = 300)
+{
+	bpi_bvh_scratch scratch = {0};
+	for (size_t n = 0; n < sizeof sizes / sizeof *sizes; ++n)
+		for (int dims = 2; dims <= 3; ++dims)
+			for (int with_members = 0; with_members < 2; ++with_members) {
+				scene s = make_scene(CLUSTERED, sizes[n], dims, with_members, 77u + n);
+				bpi_bvh built = {0}, first = {0};
+				cr_assert_eq(build_on(&built, &scratch, &s, 2), BP_OK);
+				move_scene(&s, 5u + n, 3.0f);
+				for (int t = 0; t < THREAD_COUNTS; ++t) {
+					char what[96];
+					snprintf(what, sizeof what, "n %u, %dD, members %d, %d threads", s.count, dims, with_members,
+						thread_counts[t]);
+					bpi_bvh copy = {0};
+					refit_on(&copy, &built, &s, thread_counts[t]);
+					expect_refit(&copy, &built, &s, what);
+					if (t == 0)
+						first = copy;
+					else {
+						cr_assert_eq(copy.cost, first.cost, "%s: cost differs from 1 thread", what);
+						bpi_bvh_free(&copy);
+					}
+				}
+				bpi_bvh in_place = built;
+				refit_on(&in_place, &in_place, &s, 3);
+				expect_refit(&in_place, &first, &s, "in place");
+				cr_assert_eq(memcmp(in_place.leaf_boxes.data, first.leaf_boxes.data,
+						     sizeof(float) * first.leaves * BPI_BVH_LEAF_FLOATS), 0);
+				bpi_bvh_free(&in_place);
+				bpi_bvh_free(&first);
+				free_scene(&s);
+			}
 	bpi_bvh_scratch_free(&scratch);
 }
 

@@ -17,8 +17,6 @@
 /// subtrees to share among threads, few enough that the serial top stays small.
 #define SUBTREE_SHARE 256u
 #define SUBTREE_GRAIN 2048u
-/// Leaves per chunk of a refit.
-#define REFIT_GRAIN 4096u
 
 // Minima and maxima by comparison: finite bounds hold no NaN, and fminf and
 // friends are calls into libm on x86-64 without SSE4.1.
@@ -62,6 +60,9 @@ void bpi_bvh_free(bpi_bvh *bvh)
 	bpi_array_free(&bvh->leaf_size);
 	bpi_array_free(&bvh->leaf_boxes);
 	bpi_array_free(&bvh->nodes);
+	bpi_array_free(&bvh->part_blocks);
+	bpi_array_free(&bvh->part_cost);
+	bpi_array_free(&bvh->top);
 	*bvh = (bpi_bvh){0};
 }
 
@@ -344,12 +345,27 @@ static void box_of(bpi_bvh *b, uint32_t j, uint32_t lane, uint32_t ref, int dims
 	}
 }
 
+/// Half the surface of lane `lane`'s box in node block j (2D: half its perimeter).
+static double lane_cost(const bpi_bvh *b, uint32_t j, uint32_t lane, int dims)
+{
+	const float *box = bpi_bvh_block(b, j);
+	double d[3] = {0, 0, 0};
+	for (int a = 0; a < dims; ++a) {
+		d[a] = (double)box[(3 + a) * 2 + (int)lane] - box[a * 2 + (int)lane];
+		if (!(d[a] >= 0.0))
+			return 0.0; // the empty box of an empty tree
+	}
+	return dims == 3 ? d[0] * d[1] + d[1] * d[2] + d[2] * d[0] : d[0] + d[1];
+}
+
 /// Node block j's boxes from its children's, which must be made. A cast that misses
-/// a node misses everything below it (the tests are monotone in the bounds).
-static void box_block(bpi_bvh *b, uint32_t j, int dims)
+/// a node misses everything below it (the tests are monotone in the bounds). Block 0
+/// holds the root twice and counts it once.
+double bpi_bvh_box_block(bpi_bvh *b, uint32_t j, int dims)
 {
 	for (uint32_t lane = 0; lane < 2; ++lane)
 		box_of(b, j, lane, bpi_bvh_ref(b, j, lane), dims);
+	return lane_cost(b, j, 0, dims) + (j ? lane_cost(b, j, 1, dims) : 0.0);
 }
 
 typedef struct place_job {
@@ -381,10 +397,14 @@ static void place_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 			const uint32_t next = k + 1 < sub->leaves ? first[k + 1] : sub->hi;
 			gather_leaf(b, scratch, job->members, job->dims, sub->first_leaf + k, first[k], next - first[k]);
 		}
+		double cost = 0.0;
 		for (uint32_t j = sub->blocks; j-- > 0;) {
 			set_refs(b, sub->first_block + j, placed(sub, links[2 * (size_t)j]), placed(sub, links[2 * (size_t)j + 1]));
-			box_block(b, sub->first_block + j, job->dims);
+			cost += bpi_bvh_box_block(b, sub->first_block + j, job->dims);
 		}
+		b->part_blocks.data[2 * (size_t)s] = sub->first_block;
+		b->part_blocks.data[2 * (size_t)s + 1] = sub->blocks;
+		b->part_cost.data[s] = cost;
 	}
 }
 
@@ -409,7 +429,9 @@ static bool reserve_tree(bpi_bvh *b, const tree_top *t)
 		blocks += t->s->subtrees.data[s].blocks;
 		leaves += t->s->subtrees.data[s].leaves;
 	}
-	return bpi_array_reserve(&t->s->top, t->blocks) && bpi_array_reserve(&b->nodes, blocks * BPI_BVH_BLOCK_WORDS) &&
+	return bpi_array_reserve(&t->s->top, t->blocks) && bpi_array_reserve(&b->top, t->blocks) &&
+	       bpi_array_reserve(&b->part_blocks, 2 * (size_t)t->subtrees) &&
+	       bpi_array_reserve(&b->part_cost, t->subtrees) && bpi_array_reserve(&b->nodes, blocks * BPI_BVH_BLOCK_WORDS) &&
 	       bpi_array_reserve(&b->leaf_size, leaves) && bpi_array_reserve(&b->order, leaves * BPI_BVH_LEAF) &&
 	       bpi_array_reserve(&b->leaf_boxes, leaves * BPI_BVH_LEAF_FLOATS);
 }
@@ -433,41 +455,17 @@ bp_status bpi_bvh_build(bpi_bvh *b, bpi_bvh_scratch *s, const bpi_bvh_bounds *bo
 	set_refs(b, 0, root, root);
 	place_job place = {b, s, members, dims};
 	bpi_parallel_for(subtrees, 1, threads, place_chunk, &place);
+	double cost = 0.0;
+	for (uint32_t p = 0; p < subtrees; ++p)
+		cost += b->part_cost.data[p];
 	for (uint32_t t = 0; t < top.blocks; ++t)
-		box_block(b, s->top.data[t], dims);
-	box_block(b, 0, dims);
+		cost += bpi_bvh_box_block(b, s->top.data[t], dims);
+	cost += bpi_bvh_box_block(b, 0, dims);
+	if (top.blocks)
+		memcpy(b->top.data, s->top.data, top.blocks * sizeof *b->top.data);
+	b->parts = subtrees;
+	b->top_count = top.blocks;
+	b->cost = b->built_cost = cost;
 	b->count = count;
 	return BP_OK;
-}
-
-// ---- refit -------------------------------------------------------------------------
-
-typedef struct refit_job {
-	bpi_bvh *bvh;
-	const bpi_bvh_bounds *bounds;
-	int dims;
-} refit_job;
-
-static void refit_leaves(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
-{
-	(void)chunk;
-	const refit_job *job = ctx;
-	bpi_bvh *b = job->bvh;
-	for (uint32_t leaf = begin; leaf < end; ++leaf) {
-		float *block = b->leaf_boxes.data + (size_t)leaf * BPI_BVH_LEAF_FLOATS;
-		const uint32_t *order = b->order.data + (size_t)leaf * BPI_BVH_LEAF;
-		for (uint32_t lane = 0; lane < b->leaf_size.data[leaf]; ++lane)
-			for (int a = 0; a < job->dims; ++a) {
-				block[(uint32_t)a * BPI_BVH_LEAF + lane] = job->bounds->min[a][order[lane]];
-				block[(uint32_t)(3 + a) * BPI_BVH_LEAF + lane] = job->bounds->max[a][order[lane]];
-			}
-	}
-}
-
-void bpi_bvh_refit(bpi_bvh *b, const bpi_bvh_bounds *bounds, int dims, int threads)
-{
-	refit_job job = {b, bounds, dims};
-	bpi_parallel_for(b->leaves, REFIT_GRAIN, threads, refit_leaves, &job);
-	for (uint32_t j = b->blocks; j-- > 0;) // children's blocks come after their parent's
-		box_block(b, j, dims);
 }

@@ -48,6 +48,17 @@ typedef struct bpi_bvh {
 	BPI_ARRAY(uint8_t) leaf_size;  ///< entities of each leaf
 	BPI_ARRAY(float) leaf_boxes;   ///< leaf blocks
 	BPI_ARRAY(uint32_t) nodes;     ///< node blocks (floats and references, BPI_BVH_BLOCK_WORDS each)
+	// The layout a refit follows: the subtrees' blocks lie apart, so each is boxed on its own
+	// thread, and the few blocks above them after.
+	uint32_t parts;                   ///< subtrees
+	uint32_t top_count;               ///< blocks above the subtrees
+	BPI_ARRAY(uint32_t) part_blocks;  ///< per subtree: its first block, its count of blocks
+	BPI_ARRAY(double) part_cost;      ///< per subtree: the cost of its blocks
+	BPI_ARRAY(uint32_t) top;          ///< the blocks above the subtrees, children before parents
+	/// Half the surface (2D: of the perimeter) of every node box, summed: what a walk pays
+	/// for the boxes it opens. cost is the tree's now, built_cost at its build; a refit
+	/// keeps the shape, and its cost grows as the entities drift from where it was built.
+	double cost, built_cost;
 } bpi_bvh;
 
 /// What a build works in and no walk reads: kept by whoever builds, apart from the trees
@@ -105,8 +116,15 @@ bp_status bpi_bvh_build(bpi_bvh *bvh, bpi_bvh_scratch *scratch, const bpi_bvh_bo
 uint32_t bpi_bvh_walk_code(const bpi_bvh *bvh, const float *record, int dims);
 /// Gives the built hierarchy the current boxes of its entities, from `bounds`, keeping
 /// its shape: every box is again the exact union of what it holds, so walks stay exact
-/// while the tree may fit worse than a build would. Leaves on up to `threads` threads.
+/// while the tree may fit worse than a build would (its cost says how much). On up to
+/// `threads` threads, the same for any count (bvh_refit.c).
 void bpi_bvh_refit(bpi_bvh *bvh, const bpi_bvh_bounds *bounds, int dims, int threads);
+/// The same into `to`, a copy of `from`'s shape, leaving `from` as it was (readers may
+/// walk it meanwhile). BP_ERR_OUT_OF_MEMORY leaves to->count = 0.
+bp_status bpi_bvh_refit_copy(bpi_bvh *to, const bpi_bvh *from, const bpi_bvh_bounds *bounds, int dims, int threads);
+/// Writes into node block j's two lanes the boxes of what they hold, which must be made;
+/// returns the block's part of the cost. For bvh.c and bvh_refit.c.
+double bpi_bvh_box_block(bpi_bvh *bvh, uint32_t block, int dims);
 /// Gives back the spare room of a hierarchy that is built once and kept.
 void bpi_bvh_trim(bpi_bvh *bvh);
 void bpi_bvh_free(bpi_bvh *bvh);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Makes a view's two-part hierarchy (view_hierarchy.h): takes the last frame's shared part,
-// marks what changed since it was built, and builds the changed part over those entities.
+// marks what changed since it was built, and builds the changed part over those entities;
+// when most changed, refits the last shared part's shape while it fits, or builds anew.
 #include "view/view_hierarchy.h"
 
 #include <string.h>
@@ -9,12 +10,30 @@
 /// the changed part, built every frame, then costs a sizeable part of a full build.
 #define SHARED_STALE_SHARE 16u
 
-static _Atomic uint32_t min_count = BPI_HIERARCHY_MIN_COUNT, stale_share = SHARED_STALE_SHARE;
+/// A shared part whose entities mostly changed is refit rather than built while its cost
+/// (bvh.h) stays within this many percent of its cost when built.
+#define REFIT_COST_PERCENT 150u
+
+static _Atomic uint32_t min_count = BPI_HIERARCHY_MIN_COUNT, stale_share = SHARED_STALE_SHARE,
+			refit_percent = REFIT_COST_PERCENT;
 
 void bpi_set_hierarchy_rules(uint32_t count, uint32_t share)
 {
 	atomic_store(&min_count, count);
 	atomic_store(&stale_share, share ? share : 1u);
+}
+
+void bpi_set_hierarchy_refit(uint32_t percent)
+{
+	atomic_store(&refit_percent, percent);
+}
+
+/// Whether the last shared part may be refit: its shape still fits its entities, by the
+/// cost its boxes add up to (a count of the bounds, never of the clock).
+static bool refit_fits(const bpi_bvh *last)
+{
+	const uint32_t percent = atomic_load_explicit(&refit_percent, memory_order_relaxed);
+	return percent && last->cost * 100.0 <= last->built_cost * (double)percent;
 }
 
 int bpi_hierarchy_parts(const bpi_view_hierarchy *hy, bpi_bvh_part parts[2])
@@ -52,9 +71,10 @@ static size_t words(uint32_t bits)
 	return ((size_t)bits + 63) / 64;
 }
 
-/// A new shared part over every entity; nothing is out of date in it.
+/// A new shared part over every entity, `last` refit when given, else built; nothing is
+/// out of date in it.
 static bp_status make_shared(bpi_view_hierarchy *hy, const bpi_soa *soa, uint32_t count, int dims,
-	bpi_bvh_scratch *scratch, int threads)
+	const bpi_bvh *last, bpi_bvh_scratch *scratch, int threads)
 {
 	bpi_bvh_shared *shared = bpi_alloc(sizeof *shared);
 	if (!shared)
@@ -62,8 +82,10 @@ static bp_status make_shared(bpi_view_hierarchy *hy, const bpi_soa *soa, uint32_
 	*shared = (bpi_bvh_shared){.count = count};
 	atomic_init(&shared->refs, 1u);
 	const bpi_bvh_bounds bounds = bpi_bvh_bounds_of(soa);
-	if (!bpi_array_reserve(&hy->changed, words(count)) ||
-		bpi_bvh_build(&shared->bvh, scratch, &bounds, NULL, count, dims, threads) != BP_OK) {
+	const bp_status status = !bpi_array_reserve(&hy->changed, words(count)) ? BP_ERR_OUT_OF_MEMORY
+				 : last ? bpi_bvh_refit_copy(&shared->bvh, last, &bounds, dims, threads)
+					: bpi_bvh_build(&shared->bvh, scratch, &bounds, NULL, count, dims, threads);
+	if (status != BP_OK) {
 		bpi_bvh_free(&shared->bvh);
 		bpi_free(shared, sizeof *shared);
 		return BP_ERR_OUT_OF_MEMORY;
@@ -122,11 +144,18 @@ bp_status bpi_view_hierarchy_make(bpi_view_hierarchy *hy, const bpi_hierarchy_ch
 	if (count < atomic_load_explicit(&min_count, memory_order_relaxed))
 		return BP_OK;
 	uint32_t changed_count;
-	if (!changes || !changes->prev || !changes->prev->shared || !mark_changes(hy, changes, count, &changed_count))
-		return make_shared(hy, soa, count, dims, scratch, threads);
+	if (!changes || !changes->prev || !changes->prev->shared)
+		return make_shared(hy, soa, count, dims, NULL, scratch, threads);
+	if (!mark_changes(hy, changes, count, &changed_count)) {
+		const bpi_bvh_shared *last = changes->prev->shared;
+		if (last->count == count && refit_fits(&last->bvh) &&
+			make_shared(hy, soa, count, dims, &last->bvh, scratch, threads) == BP_OK)
+			return BP_OK;
+		return make_shared(hy, soa, count, dims, NULL, scratch, threads);
+	}
 	const bpi_bvh_bounds bounds = bpi_bvh_bounds_of(soa);
 	if (bpi_bvh_build(&hy->changed_part, scratch, &bounds, hy->members.data, changed_count, dims, threads) != BP_OK)
-		return make_shared(hy, soa, count, dims, scratch, threads);
+		return make_shared(hy, soa, count, dims, NULL, scratch, threads);
 	hy->shared = changes->prev->shared;
 	atomic_fetch_add_explicit(&hy->shared->refs, 1u, memory_order_relaxed);
 	hy->count = count;

@@ -55,8 +55,10 @@ typedef struct bpi_hierarchy_changes {
 
 /// Makes the hierarchy of the first `count` entities of soa: from the last frame's
 /// shared part when `changes` names one and its out-of-date entities stay few, else a new
-/// shared part over all. The builds work in `scratch`, which only the caller uses, as
-/// readers walk the parts of earlier frames meanwhile. BP_ERR_OUT_OF_MEMORY leaves no hierarchy.
+/// shared part over all: the last one's shape refit (a copy: readers may walk it) when it
+/// covers as many entities and its cost says it still fits, or built. The builds work in
+/// `scratch`, which only the caller uses, as readers walk the parts of earlier frames
+/// meanwhile. BP_ERR_OUT_OF_MEMORY leaves no hierarchy.
 bp_status bpi_view_hierarchy_make(bpi_view_hierarchy *hy, const bpi_hierarchy_changes *changes, const bpi_soa *soa,
 	uint32_t count, int dims, bpi_bvh_scratch *scratch, int threads);
 /// Drops the hierarchy (its shared part's reference) and keeps the arrays for the next frame.
@@ -66,5 +68,9 @@ void bpi_view_hierarchy_free(bpi_view_hierarchy *hy);
 /// Test hook: views below `count` entities get no hierarchy, and a shared part is rebuilt
 /// once more than 1 / share of the entities is out of date in it (share 1: never).
 void bpi_set_hierarchy_rules(uint32_t count, uint32_t share);
+/// Test hook: a new shared part over as many entities as the last is that part refit
+/// while the last's cost is within `percent` of its cost when built (0: never refit,
+/// UINT32_MAX: always).
+void bpi_set_hierarchy_refit(uint32_t percent);
 
 #endif

@@ -14,14 +14,15 @@
 // Test hooks of the library (src/step/step.h, src/incremental/incremental.h, src/incremental/incremental_active.h,
 // src/view/view_hierarchy.h), as tests/common uses them: steps of any size on every thread asked for,
 // settling in worlds of fewer than 1,024 entities, the moving state kept, the active pass's bands
-// planned anew after 1 to 3 merges, and query hierarchies in small views whose shared part is kept
-// or rebuilt at will; worlds with static entities split off their tree whatever the share
+// planned anew after 1 to 3 merges, and query hierarchies in small views whose shared part is kept,
+// refit or rebuilt at will; worlds with static entities split off their tree whatever the share
 // of dynamic ones (src/algorithms/statics.h). bpi_periodic_query_work (src/query/query.h)
 // counts a thread's periodic query tests, which the checks hold to a few scans of the view.
 void bpi_set_serial_step_entities(uint32_t count);
 uint64_t bpi_periodic_query_work(void);
 void bpi_set_settle_min(uint32_t count);
 void bpi_set_hierarchy_rules(uint32_t count, uint32_t share);
+void bpi_set_hierarchy_refit(uint32_t percent);
 void bpi_set_moving_always(bool on);
 void bpi_set_active_merges_most(uint32_t count);
 void bpi_set_statics_mover_share(uint32_t share);
@@ -90,6 +91,9 @@ static const uint32_t hierarchy_rules[4][2] = {{256, 16}, {0, 1}, {1, 16}, {8, 3
 /// every frame, a few; on both worlds, so views built with and without a kept
 /// hierarchy answer the same queries.
 static const uint32_t hierarchy_frames[4] = {8, 0, UINT32_MAX, 2};
+/// bpi_set_hierarchy_refit with each: the library's, never, always (a shape refit however
+/// far its entities drifted must answer as a fresh one does).
+static const uint32_t hierarchy_refit[4] = {150, 150, 0, UINT32_MAX};
 
 /// A coordinate (or extent) from 16 bits: the top 16 values are special (0xFFFF: raw float),
 /// the others follow the profile: integers 0..grid, decimals 0..grid by 0.1, or wide floats.
@@ -1762,8 +1766,9 @@ static void tr_header(ctx *c, const bp_world_def *d, const char *name, uint32_t 
 	if (c->cfg->settle_min)
 		fprintf(f, "\tbpi_set_settle_min(%u); // incremental.h\n", c->cfg->settle_min);
 	if (c->cfg->hierarchy)
-		fprintf(f, "\tbpi_set_hierarchy_rules(%u, %u); // view_hierarchy.h\n", hierarchy_rules[c->cfg->hierarchy][0],
-			hierarchy_rules[c->cfg->hierarchy][1]);
+		fprintf(f, "\tbpi_set_hierarchy_rules(%u, %u); // view_hierarchy.h\n\tbpi_set_hierarchy_refit(%u);\n",
+			hierarchy_rules[c->cfg->hierarchy][0], hierarchy_rules[c->cfg->hierarchy][1],
+			hierarchy_refit[c->cfg->hierarchy]);
 	if (c->cfg->moving)
 		fputs("\tbpi_set_moving_always(true); // incremental.h\n", f);
 	if (c->cfg->statics)
@@ -1800,6 +1805,7 @@ uint64_t hist_run(const history *h, const hist_options *options)
 	bpi_set_serial_step_entities(h->cfg.threads_on_small ? 0 : 2048);
 	bpi_set_settle_min(h->cfg.settle_min ? h->cfg.settle_min : 1024);
 	bpi_set_hierarchy_rules(hierarchy_rules[h->cfg.hierarchy][0], hierarchy_rules[h->cfg.hierarchy][1]);
+	bpi_set_hierarchy_refit(hierarchy_refit[h->cfg.hierarchy]);
 	bpi_set_moving_always(h->cfg.moving);
 	bpi_set_statics_mover_share(h->cfg.statics ? 1 : 16); // 16: the library's share
 	bpi_set_active_merges_most(h->cfg.merges_most ? h->cfg.merges_most : 8);
@@ -1872,7 +1878,7 @@ uint64_t hist_run(const history *h, const hist_options *options)
 	if (c.tr)
 		fprintf(c.tr, "\tfree(e);\n%s%s%s%s%s%s}\n", c.cfg->threads_on_small ? "\tbpi_set_serial_step_entities(2048);\n" : "",
 			c.cfg->settle_min ? "\tbpi_set_settle_min(1024);\n" : "",
-			c.cfg->hierarchy ? "\tbpi_set_hierarchy_rules(256, 16);\n" : "",
+			c.cfg->hierarchy ? "\tbpi_set_hierarchy_rules(256, 16);\n\tbpi_set_hierarchy_refit(150);\n" : "",
 			c.cfg->moving ? "\tbpi_set_moving_always(false);\n" : "",
 			c.cfg->merges_most ? "\tbpi_set_active_merges_most(8);\n" : "",
 			c.cfg->statics ? "\tbpi_set_statics_mover_share(16);\n" : "");

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: MIT
+// Refits a hierarchy (bvh.h): the same shape over the entities' current bounds. Leaves in
+// parallel chunks, then each subtree's blocks on one thread from its last block back (a
+// child's block comes after its parent's), then the few blocks above the subtrees. The
+// cost sums per subtree in subtree order, so it too is the same for any thread count.
+#include "tree/bvh.h"
+#include "parallel/parallel.h"
+
+#include <math.h>
+#include <string.h>
+
+/// Leaves per chunk of a refit.
+#define REFIT_GRAIN 4096u
+
+typedef struct refit_job {
+	bpi_bvh *to;
+	const bpi_bvh *from;
+	const bpi_bvh_bounds *bounds;
+	int dims;
+} refit_job;
+
+static void refit_leaves(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
+	const refit_job *job = ctx;
+	bpi_bvh *to = job->to;
+	if (to != job->from) {
+		memcpy(to->order.data + (size_t)begin * BPI_BVH_LEAF, job->from->order.data + (size_t)begin * BPI_BVH_LEAF,
+			(size_t)(end - begin) * BPI_BVH_LEAF * sizeof *to->order.data);
+		memcpy(to->leaf_size.data + begin, job->from->leaf_size.data + begin, end - begin);
+	}
+	for (uint32_t leaf = begin; leaf < end; ++leaf) {
+		float *block = to->leaf_boxes.data + (size_t)leaf * BPI_BVH_LEAF_FLOATS;
+		const uint32_t *order = to->order.data + (size_t)leaf * BPI_BVH_LEAF;
+		for (uint32_t lane = 0; lane < BPI_BVH_LEAF; ++lane)
+			for (int a = 0; a < 3; ++a) {
+				const bool real = lane < to->leaf_size.data[leaf] && a < job->dims;
+				block[(uint32_t)a * BPI_BVH_LEAF + lane] = real ? job->bounds->min[a][order[lane]] : INFINITY;
+				block[(uint32_t)(3 + a) * BPI_BVH_LEAF + lane] = real ? job->bounds->max[a][order[lane]] : -INFINITY;
+			}
+	}
+}
+
+/// Boxes node block j of `to`, its references first taken from `from`.
+static double refit_block(const refit_job *job, uint32_t j)
+{
+	if (job->to != job->from)
+		memcpy(job->to->nodes.data + (size_t)j * BPI_BVH_BLOCK_WORDS + 12,
+			job->from->nodes.data + (size_t)j * BPI_BVH_BLOCK_WORDS + 12, 4 * sizeof *job->to->nodes.data);
+	return bpi_bvh_box_block(job->to, j, job->dims);
+}
+
+static void refit_parts(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
+	const refit_job *job = ctx;
+	for (uint32_t p = begin; p < end; ++p) {
+		const uint32_t first = job->to->part_blocks.data[2 * (size_t)p], blocks = job->to->part_blocks.data[2 * (size_t)p + 1];
+		double cost = 0.0;
+		for (uint32_t j = first + blocks; j-- > first;)
+			cost += refit_block(job, j);
+		job->to->part_cost.data[p] = cost;
+	}
+}
+
+/// Makes `to` as large as `from` and copies its layout.
+static bool copy_layout(bpi_bvh *to, const bpi_bvh *from)
+{
+	if (!bpi_array_reserve(&to->order, (size_t)from->leaves * BPI_BVH_LEAF) ||
+		!bpi_array_reserve(&to->leaf_size, BP_MAX(from->leaves, 1u)) ||
+		!bpi_array_reserve(&to->leaf_boxes, (size_t)from->leaves * BPI_BVH_LEAF_FLOATS) ||
+		!bpi_array_reserve(&to->nodes, (size_t)from->blocks * BPI_BVH_BLOCK_WORDS) ||
+		!bpi_array_reserve(&to->part_blocks, 2 * (size_t)BP_MAX(from->parts, 1u)) ||
+		!bpi_array_reserve(&to->part_cost, BP_MAX(from->parts, 1u)) ||
+		!bpi_array_reserve(&to->top, BP_MAX(from->top_count, 1u)))
+		return false;
+	to->leaves = from->leaves;
+	to->blocks = from->blocks;
+	to->parts = from->parts;
+	to->top_count = from->top_count;
+	to->built_cost = from->built_cost;
+	if (from->parts)
+		memcpy(to->part_blocks.data, from->part_blocks.data, 2 * (size_t)from->parts * sizeof *to->part_blocks.data);
+	if (from->top_count)
+		memcpy(to->top.data, from->top.data, from->top_count * sizeof *to->top.data);
+	return true;
+}
+
+bp_status bpi_bvh_refit_copy(bpi_bvh *to, const bpi_bvh *from, const bpi_bvh_bounds *bounds, int dims, int threads)
+{
+	const uint32_t count = from->count;
+	to->count = 0;
+	if (to != from && !copy_layout(to, from))
+		return BP_ERR_OUT_OF_MEMORY;
+	refit_job job = {to, from, bounds, dims};
+	bpi_parallel_for(from->leaves, REFIT_GRAIN, threads, refit_leaves, &job);
+	bpi_parallel_for(from->parts, 1, threads, refit_parts, &job);
+	double cost = 0.0;
+	for (uint32_t p = 0; p < from->parts; ++p)
+		cost += to->part_cost.data[p];
+	for (uint32_t t = 0; t < from->top_count; ++t)
+		cost += refit_block(&job, to->top.data[t]);
+	cost += refit_block(&job, 0);
+	to->cost = cost;
+	to->count = count;
+	return BP_OK;
+}
+
+void bpi_bvh_refit(bpi_bvh *bvh, const bpi_bvh_bounds *bounds, int dims, int threads)
+{
+	(void)bpi_bvh_refit_copy(bvh, bvh, bounds, dims, threads); // in place: nothing to allocate
+}
