@@ -48,6 +48,11 @@ typedef struct bpi_bvh {
 	BPI_ARRAY(uint8_t) leaf_size;  ///< entities of each leaf
 	BPI_ARRAY(float) leaf_boxes;   ///< leaf blocks
 	BPI_ARRAY(uint32_t) nodes;     ///< node blocks (floats and references, BPI_BVH_BLOCK_WORDS each)
+	/// Built over the first `count` entities (no members list): entity e's place in order,
+	/// leaf * BPI_BVH_LEAF + lane, so a refit reads the bounds in entity order and writes
+	/// each box where it goes, rather than reading them in tree order.
+	BPI_ARRAY(uint32_t) slot;
+	bool has_slots;
 	// The layout a refit follows: the subtrees' blocks lie apart, so each is boxed on its own
 	// thread, and the few blocks above them after.
 	uint32_t parts;                   ///< subtrees

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Refits a hierarchy (bvh.h): the same shape over the entities' current bounds. Leaves in
-// parallel chunks, then each subtree's blocks on one thread from its last block back (a
-// child's block comes after its parent's), then the few blocks above the subtrees. The
-// cost sums per subtree in subtree order, so it too is the same for any thread count.
+// parallel chunks (a tree with slots takes the boxes in entity order and scatters them),
+// then each subtree's blocks on one thread from its last block back (a child's block comes
+// after its parent's), then the few blocks above the subtrees. The cost sums per subtree in
+// subtree order, so it too is the same for any thread count.
 #include "tree/bvh.h"
 #include "parallel/parallel.h"
 
@@ -19,6 +20,9 @@ typedef struct refit_job {
 	int dims;
 } refit_job;
 
+/// Leaves [begin, end): their order and sizes copied, and their lanes' boxes: those of their
+/// entities read in tree order (no slots), or only the empty ones, the entities' boxes
+/// then scattered by place_boxes.
 static void refit_leaves(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	(void)chunk;
@@ -35,9 +39,29 @@ static void refit_leaves(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx
 		for (uint32_t lane = 0; lane < BPI_BVH_LEAF; ++lane)
 			for (int a = 0; a < 3; ++a) {
 				const bool real = lane < to->leaf_size.data[leaf] && a < job->dims;
+				if (real && to->has_slots)
+					continue;
 				block[(uint32_t)a * BPI_BVH_LEAF + lane] = real ? job->bounds->min[a][order[lane]] : INFINITY;
 				block[(uint32_t)(3 + a) * BPI_BVH_LEAF + lane] = real ? job->bounds->max[a][order[lane]] : -INFINITY;
 			}
+	}
+}
+
+/// Entities [begin, end) of a tree with slots: each one's box into its lane.
+static void place_boxes(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
+	const refit_job *job = ctx;
+	bpi_bvh *to = job->to;
+	if (to != job->from)
+		memcpy(to->slot.data + begin, job->from->slot.data + begin, (size_t)(end - begin) * sizeof *to->slot.data);
+	for (uint32_t e = begin; e < end; ++e) {
+		const uint32_t slot = to->slot.data[e], lane = slot % BPI_BVH_LEAF;
+		float *block = to->leaf_boxes.data + (size_t)(slot / BPI_BVH_LEAF) * BPI_BVH_LEAF_FLOATS;
+		for (int a = 0; a < job->dims; ++a) {
+			block[(uint32_t)a * BPI_BVH_LEAF + lane] = job->bounds->min[a][e];
+			block[(uint32_t)(3 + a) * BPI_BVH_LEAF + lane] = job->bounds->max[a][e];
+		}
 	}
 }
 
@@ -79,6 +103,9 @@ static bool copy_layout(bpi_bvh *to, const bpi_bvh *from)
 	to->parts = from->parts;
 	to->top_count = from->top_count;
 	to->built_cost = from->built_cost;
+	to->has_slots = from->has_slots;
+	if (from->has_slots && !bpi_array_reserve(&to->slot, BP_MAX(from->count, 1u)))
+		return false;
 	if (from->parts)
 		memcpy(to->part_blocks.data, from->part_blocks.data, 2 * (size_t)from->parts * sizeof *to->part_blocks.data);
 	if (from->top_count)
@@ -94,6 +121,8 @@ bp_status bpi_bvh_refit_copy(bpi_bvh *to, const bpi_bvh *from, const bpi_bvh_bou
 		return BP_ERR_OUT_OF_MEMORY;
 	refit_job job = {to, from, bounds, dims};
 	bpi_parallel_for(from->leaves, REFIT_GRAIN, threads, refit_leaves, &job);
+	if (to->has_slots)
+		bpi_parallel_for(count, REFIT_GRAIN * BPI_BVH_LEAF, threads, place_boxes, &job);
 	bpi_parallel_for(from->parts, 1, threads, refit_parts, &job);
 	double cost = 0.0;
 	for (uint32_t p = 0; p < from->parts; ++p)
