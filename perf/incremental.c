@@ -10,8 +10,9 @@
 //   static_moving_frames  static_moving through the frame scheduler (bp_frame_step), with
 //                  the view's extras (sorted pairs, adjacency, events, query index).
 //   static_moving_readers  the incremental world of static_moving through the scheduler, with
-//                  and without a reader that queries every view (a box, a ray, 8 nearest): what
-//                  keeping the query index costs the frame.
+//                  and without a reader that queries every view (a box, a ray, 8 nearest), beside
+//                  its twin stepped by bp_world_step: what the frame and keeping the query index
+//                  cost over the step.
 //   still_steps    a new incremental world of static_moving stepped alone from its first step:
 //                  each step's time, path and active and searched counts, and the worst of
 //                  steps 3-9 against their median (no step of a still world may stall).
@@ -480,22 +481,26 @@ static void static_moving_readers(const options *o, FILE *csv)
 	if (!scene)
 		return;
 	movers m = {o->n_static, o->n_moving, malloc(o->n_moving * sizeof(uint32_t)), NULL, o->steady, o->step};
-	subject subjects[2] = {
+	subject subjects[3] = {
 		{.name = "no_reader", .world = world_of(scene, 0, n, o->n_static, true, BP_ALGO_AUTO, o), .count = n},
 		{.name = "reader", .world = world_of(scene, 0, n, o->n_static, true, BP_ALGO_AUTO, o), .count = n,
 			.reader = true},
+		{.name = "world_step", .world = world_of(scene, 0, n, o->n_static, true, BP_ALGO_AUTO, o), .count = n},
 	};
-	subjects_start(subjects, 2, o);
+	subjects_start(subjects, 3, o);
 	subjects[0].scheduler = subjects[1].scheduler = true;
-	run(o, scene, subjects, 2, move_movers, &m);
-	double med[2];
-	for (int s = 0; s < 2; ++s) {
+	run(o, scene, subjects, 3, move_movers, &m);
+	double med[3], mean[3];
+	for (int s = 0; s < 3; ++s) {
 		report(csv, o, "static_moving_readers", n, o->n_moving, &subjects[s]);
 		med[s] = subjects[s].ms[o->frames / 2];
+		mean[s] = mean_ms(&subjects[s], o);
 	}
 	printf("static_moving_readers: reader / no_reader = %.2f; the reader's queries %.3f ms a frame (median)\n",
 		med[1] / med[0], median_sorting(subjects[1].query_ms, o->frames));
-	subjects_finish(subjects, 2);
+	printf("static_moving_readers: frame / world step, medians (means): no reader %.2f (%.2f), reader %.2f (%.2f)\n",
+		med[0] / med[2], mean[0] / mean[2], med[1] / med[2], mean[1] / mean[2]);
+	subjects_finish(subjects, 3);
 	free(m.index);
 	free(m.velocity);
 	bp_scene_destroy(scene);

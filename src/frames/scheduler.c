@@ -250,6 +250,22 @@ uint32_t bpi_frames_live(bpi_frames *fr)
 
 // ---- submit and read ----------------------------------------------------------------
 
+/// Copies every entity of the source into view: on the world's threads as a step would
+/// use them (the host thread and its own crew; the builder keeps its), else on this one.
+static void copy_store(bp_view *view, const bpi_frame_source *src)
+{
+	const int threads = bpi_step_threads(&src->settings, src->count);
+	bpi_team_failure team;
+	if (threads > 1 && bpi_executor_enter(&src->settings.executor, threads, &team) == BP_OK) {
+		bpi_loop_clock_stage(BPI_LOOP_CLOCK_SNAPSHOT);
+		bpi_soa_copy_parallel(&view->soa, src->soa, view->dims, src->count, threads);
+		bpi_loop_clock_stage(BPI_STAGE_PREPARE);
+		bpi_executor_leave();
+		return;
+	}
+	bpi_soa_copy(&view->soa, src->soa, view->dims, src->count);
+}
+
 /// Copies the source's arrays (or only what changed since the buffer's last
 /// snapshot) and settings into view, as submit `number`.
 static bp_status snapshot(bpi_frames *fr, bp_view *view, const bpi_frame_source *src, uint64_t number)
@@ -262,7 +278,7 @@ static bp_status snapshot(bpi_frames *fr, bp_view *view, const bpi_frame_source 
 		view->content = 0; // new arrays: nothing kept
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_PREPARE);
 	if (!bpi_submit_log_copy(&fr->log, view, src->soa, src->count, number)) {
-		bpi_soa_copy(&view->soa, src->soa, view->dims, src->count);
+		copy_store(view, src);
 		view->slots_kept = false;
 	}
 	view->content = number;

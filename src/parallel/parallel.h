@@ -30,6 +30,7 @@ enum {
 	BPI_LOOP_CLOCK_SORT = 4,  ///< the view's pair sort; 0-3 are the step's BPI_STAGE_* of probes.h
 	BPI_LOOP_CLOCK_EVENTS,    ///< the view's pair events
 	BPI_LOOP_CLOCK_HIERARCHY, ///< the view's query hierarchy
+	BPI_LOOP_CLOCK_SNAPSHOT,  ///< the copy on submit
 	BPI_LOOP_CLOCK_STAGES
 };
 #define BPI_LOOP_CLOCK_WIDTHS 5

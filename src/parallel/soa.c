@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: MIT
 // Allocation, growth and copies of the per-entity SoA arrays.
 #include "parallel/soa.h"
+#include "parallel/parallel.h"
 
 #include <string.h>
+
+/// Entities per chunk of a parallel copy: about 3.5 MB of the store, enough to stream.
+#define SOA_COPY_GRAIN 65536u
 
 /// Calls fn on each array of a bpi_soa with its element size: one place that
 /// knows the list of arrays.
@@ -44,19 +48,45 @@ bool bpi_soa_resize(bpi_soa *soa, int dims, uint32_t old_capacity, uint32_t capa
 	return true;
 }
 
-void bpi_soa_copy(bpi_soa *dst, const bpi_soa *src, int dims, uint32_t count)
+/// Copies entities [begin, end) of every array, array by array.
+static void copy_range(bpi_soa *dst, const bpi_soa *src, int dims, uint32_t begin, uint32_t end)
 {
-	if (count == 0)
+	const size_t n = end - begin;
+	if (n == 0)
 		return; // arrays may be NULL then, and memcpy from NULL is undefined
 	for (int axis = 0; axis < dims; ++axis) {
-		memcpy(dst->min[axis], src->min[axis], (size_t)count * sizeof(float));
-		memcpy(dst->max[axis], src->max[axis], (size_t)count * sizeof(float));
+		memcpy(dst->min[axis] + begin, src->min[axis] + begin, n * sizeof(float));
+		memcpy(dst->max[axis] + begin, src->max[axis] + begin, n * sizeof(float));
 	}
-	memcpy(dst->category, src->category, (size_t)count * sizeof(uint64_t));
-	memcpy(dst->mask, src->mask, (size_t)count * sizeof(uint64_t));
-	memcpy(dst->flags, src->flags, (size_t)count * sizeof(uint8_t));
-	memcpy(dst->user_key, src->user_key, (size_t)count * sizeof(uint64_t));
-	memcpy(dst->entity, src->entity, (size_t)count * sizeof(bp_entity));
+	memcpy(dst->category + begin, src->category + begin, n * sizeof(uint64_t));
+	memcpy(dst->mask + begin, src->mask + begin, n * sizeof(uint64_t));
+	memcpy(dst->flags + begin, src->flags + begin, n * sizeof(uint8_t));
+	memcpy(dst->user_key + begin, src->user_key + begin, n * sizeof(uint64_t));
+	memcpy(dst->entity + begin, src->entity + begin, n * sizeof(bp_entity));
+}
+
+void bpi_soa_copy(bpi_soa *dst, const bpi_soa *src, int dims, uint32_t count)
+{
+	copy_range(dst, src, dims, 0, count);
+}
+
+typedef struct copy_job {
+	bpi_soa *dst;
+	const bpi_soa *src;
+	int dims;
+} copy_job;
+
+static void copy_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
+	const copy_job *job = ctx;
+	copy_range(job->dst, job->src, job->dims, begin, end);
+}
+
+void bpi_soa_copy_parallel(bpi_soa *dst, const bpi_soa *src, int dims, uint32_t count, int threads)
+{
+	copy_job job = {dst, src, dims};
+	bpi_parallel_for(count, SOA_COPY_GRAIN, threads, copy_chunk, &job);
 }
 
 void bpi_soa_copy_listed(bpi_soa *dst, const bpi_soa *src, int dims, const uint32_t *list, uint32_t count,
