@@ -390,9 +390,9 @@ static void refit_on(bpi_bvh *to, const bpi_bvh *from, const scene *s, int threa
 	cr_assert_eq(bpi_executor_enter(&workers, threads, &failure), BP_OK);
 	const bpi_bvh_bounds bounds = bpi_bvh_bounds_of(&s->soa);
 	if (to == from)
-		bpi_bvh_refit(to, &bounds, s->dims, threads);
+		bpi_bvh_refit(to, &bounds, s->members, s->dims, threads);
 	else
-		cr_assert_eq(bpi_bvh_refit_copy(to, from, &bounds, s->dims, threads), BP_OK);
+		cr_assert_eq(bpi_bvh_refit_copy(to, from, &bounds, s->members, s->dims, threads), BP_OK);
 	bpi_executor_leave();
 }
 

@@ -131,7 +131,7 @@ static bp_status keep_tree(bpi_statics *st, const bpi_scene *s, bool changed, ui
 	if (st->built && !changed && bpi_scene_coherent(s) &&
 		(st->moved_since_build + moved) * REFIT_SHARE <= st->static_count) {
 		if (moved)
-			bpi_bvh_refit(&st->tree, &bounds, s->dims, s->threads);
+			bpi_bvh_refit(&st->tree, &bounds, st->members.data, s->dims, s->threads);
 		st->moved_since_build += moved;
 		return BP_OK;
 	}

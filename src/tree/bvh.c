@@ -319,7 +319,7 @@ static void gather_leaf(bpi_bvh *b, const bpi_bvh_scratch *s, const uint32_t *me
 		const uint32_t i = lane < size ? bpi_sort_item_index(s->items.data[first + lane]) : 0;
 		const float *r = s->records.data + (size_t)6 * i;
 		b->order.data[(size_t)leaf * BPI_BVH_LEAF + lane] = lane >= size ? UINT32_MAX : members ? members[i] : i;
-		if (!members && lane < size)
+		if (lane < size)
 			b->slot.data[i] = leaf * BPI_BVH_LEAF + lane;
 		for (int a = 0; a < 3; ++a) {
 			const bool real = lane < size && a < dims;
@@ -443,8 +443,7 @@ bp_status bpi_bvh_build(bpi_bvh *b, bpi_bvh_scratch *s, const bpi_bvh_bounds *bo
 	uint32_t count, int dims, int threads)
 {
 	b->count = b->leaves = b->blocks = 0;
-	b->has_slots = !members;
-	if ((!members && !bpi_array_reserve(&b->slot, BP_MAX(count, 1u))) || !reserve_scratch(s, count) ||
+	if (!bpi_array_reserve(&b->slot, BP_MAX(count, 1u)) || !reserve_scratch(s, count) ||
 		sort_by_code(s, bounds, members, count, dims, threads) != BP_OK)
 		return BP_ERR_OUT_OF_MEMORY;
 	tree_top top = {b, s, BP_MAX(count / SUBTREE_SHARE, SUBTREE_GRAIN), 0, 0};

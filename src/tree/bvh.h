@@ -48,11 +48,10 @@ typedef struct bpi_bvh {
 	BPI_ARRAY(uint8_t) leaf_size;  ///< entities of each leaf
 	BPI_ARRAY(float) leaf_boxes;   ///< leaf blocks
 	BPI_ARRAY(uint32_t) nodes;     ///< node blocks (floats and references, BPI_BVH_BLOCK_WORDS each)
-	/// Built over the first `count` entities (no members list): entity e's place in order,
-	/// leaf * BPI_BVH_LEAF + lane, so a refit reads the bounds in entity order and writes
-	/// each box where it goes, rather than reading them in tree order.
+	/// Per entity of the build's list (members[i], or i without one): its place in order,
+	/// leaf * BPI_BVH_LEAF + lane, so a refit reads the bounds in the list's order and
+	/// writes each box where it goes, rather than reading them in tree order.
 	BPI_ARRAY(uint32_t) slot;
-	bool has_slots;
 	// The layout a refit follows: the subtrees' blocks lie apart, so each is boxed on its own
 	// thread, and the few blocks above them after.
 	uint32_t parts;                   ///< subtrees
@@ -121,12 +120,14 @@ bp_status bpi_bvh_build(bpi_bvh *bvh, bpi_bvh_scratch *scratch, const bpi_bvh_bo
 uint32_t bpi_bvh_walk_code(const bpi_bvh *bvh, const float *record, int dims);
 /// Gives the built hierarchy the current boxes of its entities, from `bounds`, keeping
 /// its shape: every box is again the exact union of what it holds, so walks stay exact
-/// while the tree may fit worse than a build would (its cost says how much). On up to
-/// `threads` threads, the same for any count (bvh_refit.c).
-void bpi_bvh_refit(bpi_bvh *bvh, const bpi_bvh_bounds *bounds, int dims, int threads);
+/// while the tree may fit worse than a build would (its cost says how much). `members`
+/// is the list it was built over, the same entities in the same order (NULL: none). On
+/// up to `threads` threads, the same for any count (bvh_refit.c).
+void bpi_bvh_refit(bpi_bvh *bvh, const bpi_bvh_bounds *bounds, const uint32_t *members, int dims, int threads);
 /// The same into `to`, a copy of `from`'s shape, leaving `from` as it was (readers may
 /// walk it meanwhile). BP_ERR_OUT_OF_MEMORY leaves to->count = 0.
-bp_status bpi_bvh_refit_copy(bpi_bvh *to, const bpi_bvh *from, const bpi_bvh_bounds *bounds, int dims, int threads);
+bp_status bpi_bvh_refit_copy(bpi_bvh *to, const bpi_bvh *from, const bpi_bvh_bounds *bounds, const uint32_t *members,
+	int dims, int threads);
 /// Writes into node block j's two lanes the boxes of what they hold, which must be made;
 /// returns the block's part of the cost. For bvh.c and bvh_refit.c.
 double bpi_bvh_box_block(bpi_bvh *bvh, uint32_t block, int dims);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 // Refits a hierarchy (bvh.h): the same shape over the entities' current bounds. Leaves in
-// parallel chunks (a tree with slots takes the boxes in entity order and scatters them),
-// then each subtree's blocks on one thread from its last block back (a child's block comes
-// after its parent's), then the few blocks above the subtrees. The cost sums per subtree in
-// subtree order, so it too is the same for any thread count.
+// parallel chunks, each entity's box read in the order of the build's list and written into
+// its slot; then each subtree's blocks on one thread from its last block back (a child's
+// block comes after its parent's), then the few blocks above the subtrees. The cost sums
+// per subtree in subtree order, so it too is the same for any thread count.
 #include "tree/bvh.h"
 #include "parallel/parallel.h"
 
@@ -17,12 +17,12 @@ typedef struct refit_job {
 	bpi_bvh *to;
 	const bpi_bvh *from;
 	const bpi_bvh_bounds *bounds;
+	const uint32_t *members;
 	int dims;
 } refit_job;
 
-/// Leaves [begin, end): their order and sizes copied, and their lanes' boxes: those of their
-/// entities read in tree order (no slots), or only the empty ones, the entities' boxes
-/// then scattered by place_boxes.
+/// Leaves [begin, end): their order and sizes copied, and their empty lanes' boxes (and in
+/// 2D every lane's z), which place_boxes leaves alone.
 static void refit_leaves(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	(void)chunk;
@@ -35,19 +35,16 @@ static void refit_leaves(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx
 	}
 	for (uint32_t leaf = begin; leaf < end; ++leaf) {
 		float *block = to->leaf_boxes.data + (size_t)leaf * BPI_BVH_LEAF_FLOATS;
-		const uint32_t *order = to->order.data + (size_t)leaf * BPI_BVH_LEAF;
 		for (uint32_t lane = 0; lane < BPI_BVH_LEAF; ++lane)
-			for (int a = 0; a < 3; ++a) {
-				const bool real = lane < to->leaf_size.data[leaf] && a < job->dims;
-				if (real && to->has_slots)
-					continue;
-				block[(uint32_t)a * BPI_BVH_LEAF + lane] = real ? job->bounds->min[a][order[lane]] : INFINITY;
-				block[(uint32_t)(3 + a) * BPI_BVH_LEAF + lane] = real ? job->bounds->max[a][order[lane]] : -INFINITY;
-			}
+			for (int a = 0; a < 3; ++a)
+				if (lane >= to->leaf_size.data[leaf] || a >= job->dims) {
+					block[(uint32_t)a * BPI_BVH_LEAF + lane] = INFINITY;
+					block[(uint32_t)(3 + a) * BPI_BVH_LEAF + lane] = -INFINITY;
+				}
 	}
 }
 
-/// Entities [begin, end) of a tree with slots: each one's box into its lane.
+/// Entities [begin, end) of the build's list: each one's box into its slot.
 static void place_boxes(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	(void)chunk;
@@ -55,8 +52,8 @@ static void place_boxes(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	bpi_bvh *to = job->to;
 	if (to != job->from)
 		memcpy(to->slot.data + begin, job->from->slot.data + begin, (size_t)(end - begin) * sizeof *to->slot.data);
-	for (uint32_t e = begin; e < end; ++e) {
-		const uint32_t slot = to->slot.data[e], lane = slot % BPI_BVH_LEAF;
+	for (uint32_t i = begin; i < end; ++i) {
+		const uint32_t e = job->members ? job->members[i] : i, slot = to->slot.data[i], lane = slot % BPI_BVH_LEAF;
 		float *block = to->leaf_boxes.data + (size_t)(slot / BPI_BVH_LEAF) * BPI_BVH_LEAF_FLOATS;
 		for (int a = 0; a < job->dims; ++a) {
 			block[(uint32_t)a * BPI_BVH_LEAF + lane] = job->bounds->min[a][e];
@@ -103,8 +100,7 @@ static bool copy_layout(bpi_bvh *to, const bpi_bvh *from)
 	to->parts = from->parts;
 	to->top_count = from->top_count;
 	to->built_cost = from->built_cost;
-	to->has_slots = from->has_slots;
-	if (from->has_slots && !bpi_array_reserve(&to->slot, BP_MAX(from->count, 1u)))
+	if (!bpi_array_reserve(&to->slot, BP_MAX(from->count, 1u)))
 		return false;
 	if (from->parts)
 		memcpy(to->part_blocks.data, from->part_blocks.data, 2 * (size_t)from->parts * sizeof *to->part_blocks.data);
@@ -113,16 +109,16 @@ static bool copy_layout(bpi_bvh *to, const bpi_bvh *from)
 	return true;
 }
 
-bp_status bpi_bvh_refit_copy(bpi_bvh *to, const bpi_bvh *from, const bpi_bvh_bounds *bounds, int dims, int threads)
+bp_status bpi_bvh_refit_copy(bpi_bvh *to, const bpi_bvh *from, const bpi_bvh_bounds *bounds, const uint32_t *members,
+	int dims, int threads)
 {
 	const uint32_t count = from->count;
 	to->count = 0;
 	if (to != from && !copy_layout(to, from))
 		return BP_ERR_OUT_OF_MEMORY;
-	refit_job job = {to, from, bounds, dims};
+	refit_job job = {to, from, bounds, members, dims};
 	bpi_parallel_for(from->leaves, REFIT_GRAIN, threads, refit_leaves, &job);
-	if (to->has_slots)
-		bpi_parallel_for(count, REFIT_GRAIN * BPI_BVH_LEAF, threads, place_boxes, &job);
+	bpi_parallel_for(count, REFIT_GRAIN * BPI_BVH_LEAF, threads, place_boxes, &job);
 	bpi_parallel_for(from->parts, 1, threads, refit_parts, &job);
 	double cost = 0.0;
 	for (uint32_t p = 0; p < from->parts; ++p)
@@ -135,7 +131,7 @@ bp_status bpi_bvh_refit_copy(bpi_bvh *to, const bpi_bvh *from, const bpi_bvh_bou
 	return BP_OK;
 }
 
-void bpi_bvh_refit(bpi_bvh *bvh, const bpi_bvh_bounds *bounds, int dims, int threads)
+void bpi_bvh_refit(bpi_bvh *bvh, const bpi_bvh_bounds *bounds, const uint32_t *members, int dims, int threads)
 {
-	(void)bpi_bvh_refit_copy(bvh, bvh, bounds, dims, threads); // in place: nothing to allocate
+	(void)bpi_bvh_refit_copy(bvh, bvh, bounds, members, dims, threads); // in place: nothing to allocate
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 // Makes a view's two-part hierarchy (view_hierarchy.h): takes the last frame's shared part,
-// marks what changed since it was built, and builds the changed part over those entities;
-// when most changed, refits the last shared part's shape while it fits, or builds anew.
+// marks what changed since it was built, and makes the changed part over those entities;
+// when most changed, a new shared part. Either is the last one's shape refit when it holds
+// the same entities and still fits them, else built.
 #include "view/view_hierarchy.h"
 
 #include <string.h>
@@ -83,7 +84,7 @@ static bp_status make_shared(bpi_view_hierarchy *hy, const bpi_soa *soa, uint32_
 	atomic_init(&shared->refs, 1u);
 	const bpi_bvh_bounds bounds = bpi_bvh_bounds_of(soa);
 	const bp_status status = !bpi_array_reserve(&hy->changed, words(count)) ? BP_ERR_OUT_OF_MEMORY
-				 : last ? bpi_bvh_refit_copy(&shared->bvh, last, &bounds, dims, threads)
+				 : last ? bpi_bvh_refit_copy(&shared->bvh, last, &bounds, NULL, dims, threads)
 					: bpi_bvh_build(&shared->bvh, scratch, &bounds, NULL, count, dims, threads);
 	if (status != BP_OK) {
 		bpi_bvh_free(&shared->bvh);
@@ -137,6 +138,20 @@ static bool mark_changes(bpi_view_hierarchy *hy, const bpi_hierarchy_changes *ch
 	return true;
 }
 
+/// The changed part over hy->members: the last one's shape refit when it held the same
+/// entities (the same movers, frame after frame) and still fits them, else built.
+static bp_status make_changed_part(bpi_view_hierarchy *hy, const bpi_view_hierarchy *prev, const bpi_soa *soa,
+	uint32_t changed_count, int dims, bpi_bvh_scratch *scratch, int threads)
+{
+	const bpi_bvh_bounds bounds = bpi_bvh_bounds_of(soa);
+	const bpi_bvh *last = &prev->changed_part;
+	const bool same = changed_count && last->count == changed_count &&
+			  memcmp(prev->members.data, hy->members.data, changed_count * sizeof *hy->members.data) == 0;
+	if (same && refit_fits(last))
+		return bpi_bvh_refit_copy(&hy->changed_part, last, &bounds, hy->members.data, dims, threads);
+	return bpi_bvh_build(&hy->changed_part, scratch, &bounds, hy->members.data, changed_count, dims, threads);
+}
+
 bp_status bpi_view_hierarchy_make(bpi_view_hierarchy *hy, const bpi_hierarchy_changes *changes, const bpi_soa *soa,
 	uint32_t count, int dims, bpi_bvh_scratch *scratch, int threads)
 {
@@ -153,8 +168,7 @@ bp_status bpi_view_hierarchy_make(bpi_view_hierarchy *hy, const bpi_hierarchy_ch
 			return BP_OK;
 		return make_shared(hy, soa, count, dims, NULL, scratch, threads);
 	}
-	const bpi_bvh_bounds bounds = bpi_bvh_bounds_of(soa);
-	if (bpi_bvh_build(&hy->changed_part, scratch, &bounds, hy->members.data, changed_count, dims, threads) != BP_OK)
+	if (make_changed_part(hy, changes->prev, soa, changed_count, dims, scratch, threads) != BP_OK)
 		return make_shared(hy, soa, count, dims, NULL, scratch, threads);
 	hy->shared = changes->prev->shared;
 	atomic_fetch_add_explicit(&hy->shared->refs, 1u, memory_order_relaxed);
