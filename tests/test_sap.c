@@ -97,26 +97,9 @@ static void make_scene(oracle_box *boxes, uint32_t n, int dims, scene_kind kind,
 	}
 }
 
-typedef struct step_result {
-	bp_pair *pairs;
-	size_t count;
-	bp_frame_stats stats;
-} step_result;
-
-static step_result run_sap(const oracle_box *boxes, uint32_t n, int dims, int threads, uint32_t debug_flags)
+static test_step_result run_sap(const oracle_box *boxes, uint32_t n, int dims, int threads, uint32_t debug_flags)
 {
-	bp_world *w = test_world_from_boxes(boxes, n, dims, BP_ALGO_SAP, threads);
-	cr_assert_eq(bp_world_set_debug_flags(w, debug_flags), BP_OK);
-	cr_assert_eq(bp_world_step(w), BP_OK, "%s", bp_world_last_error(w));
-	step_result r = {0};
-	const bp_pair *pairs = bp_world_pairs(w, &r.count);
-	r.pairs = malloc((r.count ? r.count : 1) * sizeof *r.pairs);
-	cr_assert_not_null(r.pairs);
-	if (r.count)
-		memcpy(r.pairs, pairs, r.count * sizeof *r.pairs);
-	r.stats = bp_world_stats(w);
-	bp_world_destroy(w);
-	return r;
+	return test_step_once(boxes, n, dims, BP_ALGO_SAP, threads, debug_flags);
 }
 
 // sap == oracle as sets; the lists for 1, 2, 3 and 8 threads and for the scalar
@@ -124,13 +107,13 @@ static step_result run_sap(const oracle_box *boxes, uint32_t n, int dims, int th
 static void check_scene(const oracle_box *boxes, uint32_t n, int dims, const char *what)
 {
 	oracle_pairs want = oracle_find_pairs(boxes, n, dims);
-	step_result first = run_sap(boxes, n, dims, 1, 0);
+	test_step_result first = run_sap(boxes, n, dims, 1, 0);
 	cr_assert(oracle_same_pair_set(first.pairs, first.count, &want), "%s: sap differs from the oracle", what);
 	cr_assert_eq(first.stats.algorithm, BP_ALGO_SAP);
 	// cell_count of sap over every entity: the non-empty regions, at least one per 32 boxes
 	// (sap_regions.c), and exactly one when there are under 64 boxes. (A step that splits
 	// off its static entities has the regions of the others.)
-	step_result whole = run_sap(boxes, n, dims, 1, BP_DEBUG_NO_STATIC_TREE);
+	test_step_result whole = run_sap(boxes, n, dims, 1, BP_DEBUG_NO_STATIC_TREE);
 	cr_assert(oracle_same_pair_set(whole.pairs, whole.count, &want), "%s: sap over every entity differs", what);
 	const uint64_t max_regions = n / 32 > 1 ? n / 32 : 1;
 	cr_assert(n == 0 ? whole.stats.cell_count == 0 : whole.stats.cell_count >= 1 && whole.stats.cell_count <= max_regions,
@@ -139,14 +122,14 @@ static void check_scene(const oracle_box *boxes, uint32_t n, int dims, const cha
 	cr_assert_geq(first.stats.candidate_tests, first.count, "%s: fewer tests than pairs", what);
 	const int threads[] = {2, 3, 8};
 	for (size_t t = 0; t < 3; ++t) {
-		step_result other = run_sap(boxes, n, dims, threads[t], 0);
+		test_step_result other = run_sap(boxes, n, dims, threads[t], 0);
 		cr_assert_eq(other.count, first.count, "%s: threads=%d", what, threads[t]);
 		cr_assert_eq(memcmp(other.pairs, first.pairs, first.count * sizeof(bp_pair)), 0,
 			"%s: threads=%d order differs", what, threads[t]);
 		cr_assert_eq(other.stats.candidate_tests, first.stats.candidate_tests);
 		free(other.pairs);
 	}
-	step_result scalar = run_sap(boxes, n, dims, 2, BP_DEBUG_NO_SIMD);
+	test_step_result scalar = run_sap(boxes, n, dims, 2, BP_DEBUG_NO_SIMD);
 	cr_assert_eq(scalar.count, first.count, "%s: scalar sweep", what);
 	cr_assert_eq(memcmp(scalar.pairs, first.pairs, first.count * sizeof(bp_pair)), 0, "%s: scalar order", what);
 	cr_assert_eq(scalar.stats.candidate_tests, first.stats.candidate_tests, "%s: scalar tests", what);
@@ -216,7 +199,7 @@ Test(sap, lattice_hand_count, .timeout = 60)
 	for (uint32_t i = 0; i < 100; ++i)
 		boxes[i] = (oracle_box){{(float)(i % 10), (float)(i / 10)}, {(float)(i % 10 + 1), (float)(i / 10 + 1)}, 1,
 			UINT32_MAX, false, false};
-	step_result r = run_sap(boxes, 100, 2, 2, 0);
+	test_step_result r = run_sap(boxes, 100, 2, 2, 0);
 	cr_assert_eq(r.count, 342);
 	free(r.pairs);
 	check_scene(boxes, 100, 2, "lattice 10x10");
@@ -252,7 +235,7 @@ static void check_step(bp_world *w, const oracle_box *boxes, uint32_t n, int dim
 	const bp_pair *pairs = bp_world_pairs(w, &count);
 	oracle_pairs want = oracle_find_pairs(boxes, n, dims);
 	cr_assert(oracle_same_pair_set(pairs, count, &want), "step %d: differs from the oracle", step);
-	step_result fresh = run_sap(boxes, n, dims, 1, 0);
+	test_step_result fresh = run_sap(boxes, n, dims, 1, 0);
 	cr_assert_eq(fresh.count, count);
 	cr_assert_eq(memcmp(fresh.pairs, pairs, count * sizeof *pairs), 0, "step %d: order depends on history", step);
 	free(fresh.pairs);
@@ -331,7 +314,7 @@ Test(sap, entities_created_and_destroyed, .timeout = 240)
 static void check_regions(const oracle_box *boxes, uint32_t n, int dims, const char *what)
 {
 	check_scene(boxes, n, dims, what);
-	step_result r = run_sap(boxes, n, dims, 1, 0);
+	test_step_result r = run_sap(boxes, n, dims, 1, 0);
 	cr_assert_gt(r.stats.cell_count, 1, "%s: one region only", what);
 	free(r.pairs);
 }

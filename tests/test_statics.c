@@ -42,39 +42,17 @@ static uint32_t dynamic_count(const oracle_box *boxes, uint32_t n)
 	return count;
 }
 
-typedef struct step_result {
-	bp_pair *pairs;
-	size_t count;
-	bp_frame_stats stats;
-} step_result;
-
-static step_result step_once(const oracle_box *boxes, uint32_t n, int dims, bp_algorithm algorithm, int threads,
-	uint32_t debug_flags)
-{
-	bp_world *w = test_world_from_boxes(boxes, n, dims, algorithm, threads);
-	cr_assert_eq(bp_world_set_debug_flags(w, debug_flags), BP_OK);
-	cr_assert_eq(bp_world_step(w), BP_OK, "%s", bp_world_last_error(w));
-	step_result r = {0};
-	const bp_pair *pairs = bp_world_pairs(w, &r.count);
-	r.pairs = malloc((r.count ? r.count : 1) * sizeof *r.pairs);
-	cr_assert_not_null(r.pairs);
-	if (r.count)
-		memcpy(r.pairs, pairs, r.count * sizeof *r.pairs);
-	r.stats = bp_world_stats(w);
-	bp_world_destroy(w);
-	return r;
-}
 
 static void check_level(const oracle_box *boxes, uint32_t n, int dims, bp_algorithm algorithm, const char *what)
 {
 	oracle_pairs want = oracle_find_pairs(boxes, n, dims);
-	step_result first = step_once(boxes, n, dims, algorithm, 1, 0);
+	test_step_result first = test_step_once(boxes, n, dims, algorithm, 1, 0);
 	cr_assert(oracle_same_pair_set(first.pairs, first.count, &want), "%s: %zu pairs, want %zu", what, first.count,
 		want.count);
 	cr_assert_eq(first.stats.static_walks, dynamic_count(boxes, n), "%s: the step did not split", what);
 	const int threads[] = {2, 3, 8};
 	for (size_t t = 0; t < 3; ++t) {
-		step_result other = step_once(boxes, n, dims, algorithm, threads[t], 0);
+		test_step_result other = test_step_once(boxes, n, dims, algorithm, threads[t], 0);
 		cr_assert_eq(other.count, first.count, "%s: threads=%d", what, threads[t]);
 		cr_assert(memcmp(other.pairs, first.pairs, first.count * sizeof(bp_pair)) == 0, "%s: threads=%d order",
 			what, threads[t]);
@@ -82,7 +60,7 @@ static void check_level(const oracle_box *boxes, uint32_t n, int dims, bp_algori
 			threads[t]);
 		free(other.pairs);
 	}
-	step_result whole = step_once(boxes, n, dims, algorithm, 2, BP_DEBUG_NO_STATIC_TREE);
+	test_step_result whole = test_step_once(boxes, n, dims, algorithm, 2, BP_DEBUG_NO_STATIC_TREE);
 	cr_assert(oracle_same_pair_set(whole.pairs, whole.count, &want), "%s: without the tree", what);
 	cr_assert_eq(whole.stats.static_walks, 0u, "%s", what);
 	free(whole.pairs);
@@ -128,10 +106,10 @@ Test(statics, a_level_of_static_entities_alone_tests_no_candidate, .timeout = 60
 	for (size_t a = 0; a < sizeof algorithms / sizeof algorithms[0]; ++a) {
 		if (!bp_algorithm_available(algorithms[a]))
 			continue;
-		step_result r = step_once(boxes, n, 3, algorithms[a], 2, 0);
+		test_step_result r = test_step_once(boxes, n, 3, algorithms[a], 2, 0);
 		cr_assert_eq(r.count, 0u);
 		cr_assert_eq(r.stats.candidate_tests, 0u, "%s tested static pairs", bp_algorithm_name(algorithms[a]));
-		step_result whole = step_once(boxes, n, 3, algorithms[a], 2, BP_DEBUG_NO_STATIC_TREE);
+		test_step_result whole = test_step_once(boxes, n, 3, algorithms[a], 2, BP_DEBUG_NO_STATIC_TREE);
 		cr_assert_eq(whole.count, 0u);
 		free(whole.pairs);
 		free(r.pairs);
@@ -154,21 +132,6 @@ static void set_box(bp_world *w, uint32_t i, const oracle_box *b)
 	cr_assert_eq(bp_entity_set_bounds(w, bp_world_entity_at(w, i), b->min, b->max), BP_OK);
 }
 
-/// Steps both worlds: the oracle's pairs, in any order; returns the first's static walks.
-static uint32_t step_both(bp_world *w, bp_world *plain, const oracle_box *boxes, uint32_t n, int dims)
-{
-	cr_assert_eq(bp_world_step(w), BP_OK, "%s", bp_world_last_error(w));
-	cr_assert_eq(bp_world_step(plain), BP_OK, "%s", bp_world_last_error(plain));
-	size_t count, plain_count;
-	const bp_pair *got = bp_world_pairs(w, &count);
-	const bp_pair *plain_got = bp_world_pairs(plain, &plain_count);
-	oracle_pairs want = oracle_find_pairs(boxes, n, dims);
-	cr_assert(oracle_same_pair_set(got, count, &want), "n=%u: %zu pairs, oracle %zu", n, count, want.count);
-	cr_assert(oracle_same_pair_set(plain_got, plain_count, &want), "n=%u: without the tree", n);
-	oracle_pairs_free(&want);
-	cr_assert_eq(bp_world_stats(plain).static_walks, 0u);
-	return bp_world_stats(w).static_walks;
-}
 
 /// Steps a world of few dynamic entities while its static ones move a few at a time (refits,
 /// then a rebuild once they pile up), all at once (rebuilt), swap kinds, and are destroyed
@@ -214,7 +177,8 @@ static void check_history(bp_algorithm algorithm, int dims, int threads, uint64_
 			cr_assert_eq(bp_entity_create(plain, &def, &e), BP_OK);
 			++n;
 		}
-		walked += step_both(w, plain, boxes, n, dims);
+		walked += oracle_step_both_any_order(w, plain, boxes, n, dims).static_walks;
+		cr_assert_eq(bp_world_stats(plain).static_walks, 0u);
 	}
 	cr_assert_gt(walked, 0u, "%s: no step split", bp_algorithm_name(algorithm));
 	bp_world_destroy(w);

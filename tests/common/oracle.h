@@ -41,6 +41,19 @@ bool oracle_same_pair_set(const bp_pair *got, size_t got_count, const oracle_pai
 /// and asserts that the first's pairs are those of `boxes` by the oracle and, byte
 /// for byte, the second's. Returns the first's stats.
 bp_frame_stats oracle_step_both(bp_world *world, bp_world *plain, const oracle_box *boxes, uint32_t n, int dims);
+/// The same when the two worlds may give the pairs in different orders (one splits off its
+/// static entities, the other does not): both are held to the oracle as sets.
+bp_frame_stats oracle_step_both_any_order(bp_world *world, bp_world *plain, const oracle_box *boxes, uint32_t n,
+	int dims);
+
+/// One step of a fresh world of the boxes: its pairs (malloc'ed, free them) and statistics.
+typedef struct test_step_result {
+	bp_pair *pairs;
+	size_t count;
+	bp_frame_stats stats;
+} test_step_result;
+test_step_result test_step_once(const oracle_box *boxes, uint32_t n, int dims, bp_algorithm algorithm, int threads,
+	uint32_t debug_flags);
 
 /// Deterministic PRNG for tests (splitmix64 stream).
 typedef struct test_rng {
