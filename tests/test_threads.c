@@ -237,9 +237,12 @@ Test(threads, a_team_the_system_refuses_fails_the_frame, .timeout = 60)
 	bp_world *w = test_world_from_boxes(s->boxes, N, 3, BP_ALGO_BRUTE, 6);
 	ration_threads(1); // the builder, then none of its team
 	uint64_t frame = 0;
+	// Refused twice: the copy on submit, which then copies on the host thread alone, and
+	// the builder's team, which fails the frame.
 	cr_assert_eq(bp_frame_submit(w, &frame), BP_OK, "%s", bp_world_last_error(w));
+	cr_assert_eq(atomic_load(&refused_starts), 1, "the copy on submit did not ask for its crew, or failed");
 	cr_assert_eq(bp_frame_wait(w, frame), BP_ERR_OUT_OF_MEMORY);
-	cr_assert_eq(atomic_load(&refused_starts), 1);
+	cr_assert_eq(atomic_load(&refused_starts), 2);
 	bp_view *view = NULL;
 	cr_assert_eq(bp_frame_acquire(w, &view), BP_ERR_NO_FRAME, "a frame whose team did not start was published");
 	bpi_thread_set_creator(NULL);
