@@ -96,8 +96,8 @@ typedef enum bp_debug_flag {
 	BP_DEBUG_ALWAYS_FULL = 1u << 3,
 	/// Static entities go through the algorithm with the others, which drops their
 	/// pairs with each other at the test, instead of a tree of their own that only the
-	/// dynamic ones walk (docs/design.md "Static entities"). Steps that do not sort
-	/// their pairs give them in another order.
+	/// dynamic ones walk (docs/design.md "Algorithms"). Steps that do not sort their
+	/// pairs give them in another order.
 	BP_DEBUG_NO_STATIC_TREE = 1u << 4,
 	BP_DEBUG_ALL = BP_DEBUG_NO_COHERENCE | BP_DEBUG_NO_SIMD | BP_DEBUG_ALWAYS_INCREMENTAL | BP_DEBUG_ALWAYS_FULL |
 		       BP_DEBUG_NO_STATIC_TREE
@@ -206,8 +206,8 @@ typedef struct bp_frame_stats {
 	/// Frames: of ns_view, the query hierarchy; 0 when the builder made none.
 	uint64_t ns_hierarchy;
 	/// Dynamic entities that walked the tree of the static ones for their pairs with
-	/// them, the algorithm seeing only the dynamic ones (docs/design.md "Static
-	/// entities"); 0 when the step ran the algorithm over every entity.
+	/// them, the algorithm seeing only the dynamic ones (docs/design.md "Algorithms");
+	/// 0 when the step ran the algorithm over every entity.
 	uint32_t static_walks;
 } bp_frame_stats;
 
