@@ -135,7 +135,8 @@ static void set_box(bp_world *w, uint32_t i, const oracle_box *b)
 
 /// Steps a world of few dynamic entities while its static ones move a few at a time (refits,
 /// then a rebuild once they pile up), all at once (rebuilt), swap kinds, and are destroyed
-/// and created: every step equals the oracle and the same world without the tree.
+/// and created: every step equals the oracle and the same world without the tree, and gives
+/// the order of a twin whose tree is built anew every step.
 static void check_history(bp_algorithm algorithm, int dims, int threads, uint64_t seed)
 {
 	uint32_t n = 2000;
@@ -145,6 +146,8 @@ static void check_history(bp_algorithm algorithm, int dims, int threads, uint64_
 	bp_world *w = test_world_from_boxes(boxes, n, dims, algorithm, threads);
 	bp_world *plain = test_world_from_boxes(boxes, n, dims, algorithm, threads);
 	cr_assert_eq(bp_world_set_debug_flags(plain, BP_DEBUG_NO_STATIC_TREE), BP_OK);
+	bp_world *fresh = test_world_from_boxes(boxes, n, dims, algorithm, threads); // its tree built every step
+	cr_assert_eq(bp_world_set_debug_flags(fresh, BP_DEBUG_NO_COHERENCE), BP_OK);
 	test_rng rng = {seed ^ 0x5eed};
 	uint32_t walked = 0;
 	for (int step = 0; step < 24; ++step) {
@@ -156,6 +159,7 @@ static void check_history(bp_algorithm algorithm, int dims, int threads, uint64_
 				nudge(&boxes[i], dims, &rng, 1.5f);
 				set_box(w, i, &boxes[i]);
 				set_box(plain, i, &boxes[i]);
+				set_box(fresh, i, &boxes[i]);
 			}
 		}
 		if (kind == 2) { // a static entity turns dynamic and a dynamic one static
@@ -164,25 +168,36 @@ static void check_history(bp_algorithm algorithm, int dims, int threads, uint64_
 			const bp_kind k = boxes[i].is_static ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
 			cr_assert_eq(bp_entity_set_kind(w, bp_world_entity_at(w, i), k), BP_OK);
 			cr_assert_eq(bp_entity_set_kind(plain, bp_world_entity_at(plain, i), k), BP_OK);
+			cr_assert_eq(bp_entity_set_kind(fresh, bp_world_entity_at(fresh, i), k), BP_OK);
 		}
 		if (kind == 3) { // an entity goes (the last takes its dense index), and a new static one comes
 			const uint32_t i = test_rng_below(&rng, n);
 			cr_assert_eq(bp_entity_destroy(w, bp_world_entity_at(w, i)), BP_OK);
 			cr_assert_eq(bp_entity_destroy(plain, bp_world_entity_at(plain, i)), BP_OK);
+			cr_assert_eq(bp_entity_destroy(fresh, bp_world_entity_at(fresh, i)), BP_OK);
 			boxes[i] = boxes[--n];
 			make_level(&boxes[n], 1, dims, 1u << 30, 3.0f, seed + (uint64_t)step);
 			const bp_entity_def def = oracle_entity_def(&boxes[n]);
 			bp_entity e;
 			cr_assert_eq(bp_entity_create(w, &def, &e), BP_OK);
 			cr_assert_eq(bp_entity_create(plain, &def, &e), BP_OK);
+			cr_assert_eq(bp_entity_create(fresh, &def, &e), BP_OK);
 			++n;
 		}
 		walked += oracle_step_both_any_order(w, plain, boxes, n, dims).static_walks;
 		cr_assert_eq(bp_world_stats(plain).static_walks, 0u);
+		// A refit tree and one built anew give the same pairs in the same order.
+		cr_assert_eq(bp_world_step(fresh), BP_OK);
+		size_t count, fresh_count;
+		const bp_pair *got = bp_world_pairs(w, &count), *again = bp_world_pairs(fresh, &fresh_count);
+		cr_assert_eq(count, fresh_count);
+		cr_assert(count == 0 || memcmp(got, again, count * sizeof *got) == 0, "step %d: the order hangs on the tree",
+			step);
 	}
 	cr_assert_gt(walked, 0u, "%s: no step split", bp_algorithm_name(algorithm));
 	bp_world_destroy(w);
 	bp_world_destroy(plain);
+	bp_world_destroy(fresh);
 	free(boxes);
 }
 

@@ -34,9 +34,10 @@ typedef struct bp_view bp_view;
 // buffer and returns at once. Copy on submit is the only part of a frame the
 // host pays for: 57 bytes per 3D entity, 49 per 2D, a few ns per entity
 // (perf/README.md has the measurements). A copy of every entity of a world that
-// steps on several threads runs on that many, the host thread and workers of its
-// own (the ones bp_world_step on that thread uses); one that cannot start them
-// copies on the host thread alone. A builder thread, started on the
+// steps on several threads of the library's workers or OpenMP runs on that many,
+// the host thread and workers of its own (the ones bp_world_step on that thread
+// uses); one that cannot start them, or a world on the host's task system, copies
+// on the host thread alone. A builder thread, started on the
 // first submit and joined by bp_world_destroy, runs the world's algorithm on
 // that snapshot (with the world's thread count, OpenMP inside), sorts the pairs
 // by (lo, hi), builds the pair events, then publishes the frame by swapping the

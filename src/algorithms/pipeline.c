@@ -117,9 +117,13 @@ static bp_status run_algorithm(bpi_indexes *indexes, bp_algorithm requested, con
 static bp_status run_split(bpi_indexes *indexes, bp_algorithm requested, const bpi_scene *scene,
 	const bpi_scene *movers, uint64_t split_ns, bpi_pair_buffer *pairs, bp_frame_stats *stats)
 {
+	if (bpi_budget_above_limit(scene->budget))
+		bpi_statics_drop_pairs(indexes->statics);
 	bp_status status = run_algorithm(indexes, requested, movers, &indexes->statics->movers_pairs, stats);
 	if (status == BP_OK)
 		status = bpi_statics_join(indexes->statics, scene, pairs, stats);
+	if (status != BP_OK)
+		bpi_statics_drop_pairs(indexes->statics);
 	stats->entity_count = scene->count;
 	stats->ns_build += split_ns;
 	if (status == BP_OK)
@@ -141,7 +145,10 @@ bp_status bpi_pipeline_run(bpi_indexes *indexes, bp_algorithm requested, const b
 	bp_status status = scene->unfiltered ? BP_OK : bpi_statics_split(indexes->statics, scene, &movers);
 	if (status != BP_OK)
 		return status;
-	if (!movers)
+	if (!movers) {
+		if (indexes->statics)
+			bpi_statics_drop_pairs(indexes->statics); // what a split left, charged to the account
 		return run_algorithm(indexes, requested, scene, pairs, stats);
+	}
 	return run_split(indexes, requested, scene, movers, bpi_now_ns() - t0, pairs, stats);
 }

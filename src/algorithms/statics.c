@@ -166,7 +166,8 @@ bp_status bpi_statics_split(bpi_statics *st, const bpi_scene *scene, const bpi_s
 		statics += count;
 	}
 	const uint32_t dynamic = scene->count - statics;
-	if (!statics || (uint64_t)dynamic * atomic_load_explicit(&mover_share, memory_order_relaxed) > scene->count)
+	if (!statics || statics > BPI_BVH_MAX_COUNT ||
+		(uint64_t)dynamic * atomic_load_explicit(&mover_share, memory_order_relaxed) > scene->count)
 		return BP_OK;
 	if (!reserve(st, scene, statics, chunks)) {
 		st->built = false;
@@ -219,9 +220,27 @@ static void walk_leaf(const bpi_bvh *tree, uint32_t leaf, const bpi_scene *s, ui
 	out->tests += size;
 }
 
+/// Pairs [from, to) of one dynamic entity by (lo, hi), that is by the static entity: the
+/// order then does not depend on the tree's shape, which refits and rebuilds change.
+static void sort_hits(bp_pair *p, size_t from, size_t to)
+{
+	if (to - from > 32) {
+		bpi_pairs_sort_in_place(p + from, to - from);
+		return;
+	}
+	for (size_t i = from + 1; i < to; ++i) {
+		const bp_pair x = p[i];
+		size_t j = i;
+		for (; j > from && (p[j - 1].lo > x.lo || (p[j - 1].lo == x.lo && p[j - 1].hi > x.hi)); --j)
+			p[j] = p[j - 1];
+		p[j] = x;
+	}
+}
+
 /// Every pair of dynamic entity d with a static one, depth first through the tree.
 static void walk(const bpi_bvh *tree, const bpi_scene *s, uint32_t d, bpi_pair_buffer *out)
 {
+	const size_t first = out->count;
 	uint32_t stack[BPI_BVH_STACK], top = 0;
 	if (lane_meets(bpi_bvh_block(tree, 0), 2, 0, s, d))
 		stack[top++] = bpi_bvh_ref(tree, 0, 0);
@@ -236,6 +255,7 @@ static void walk(const bpi_bvh *tree, const bpi_scene *s, uint32_t d, bpi_pair_b
 			if (lane_meets(kids, 2, lane, s, d))
 				stack[top++] = bpi_bvh_ref(tree, ref, lane);
 	}
+	sort_hits(out->data, first, out->count);
 }
 
 static void code_movers(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
@@ -303,24 +323,41 @@ bp_status bpi_statics_join(bpi_statics *st, const bpi_scene *scene, bpi_pair_buf
 		return status;
 	bpi_parallel_for(st->mover_count, WALK_GRAIN, scene->threads, walk_movers, &walks);
 	const uint64_t t1 = bpi_now_ns();
-	status = bpi_pair_chunks_merge(&st->chunks, &st->found, scene->threads);
-	const size_t among = st->movers_pairs.count, total = among + st->found.count;
-	if (status != BP_OK || total > UINT32_MAX)
+	size_t walked = 0;
+	for (uint32_t c = 0; c < st->chunks.count; ++c) {
+		if (st->chunks.buffers[c].failed)
+			return BP_ERR_OUT_OF_MEMORY;
+		walked += st->chunks.buffers[c].count;
+	}
+	const size_t among = st->movers_pairs.count, total = among + walked;
+	if (bpi_budget_stopped(scene->budget) || total > UINT32_MAX)
 		return BP_ERR_OUT_OF_MEMORY;
 	if (scene->budget)
 		bpi_pair_buffer_adopt(pairs, scene->budget);
-	if (total > pairs->capacity && !bpi_pair_buffer_reserve(pairs, total - pairs->count))
+	if (!bpi_pair_buffer_may_hold(pairs, total) ||
+		(total > pairs->capacity && !bpi_pair_buffer_reserve(pairs, total - pairs->count)))
 		return BP_ERR_OUT_OF_MEMORY;
 	map_job map = {st->movers.data, st->movers_pairs.data, pairs->data};
 	bpi_parallel_for((uint32_t)among, SPLIT_GRAIN, scene->threads, map_pairs, &map);
-	if (st->found.count)
-		memcpy(pairs->data + among, st->found.data, st->found.count * sizeof(bp_pair));
+	size_t at = among;
+	for (uint32_t c = 0; c < st->chunks.count; ++c) {
+		const bpi_pair_buffer *b = &st->chunks.buffers[c];
+		if (b->count)
+			memcpy(pairs->data + at, b->data, b->count * sizeof(bp_pair));
+		at += b->count;
+	}
 	pairs->count = total;
 	stats->candidate_tests += bpi_pair_chunks_tests(&st->chunks);
 	stats->static_walks = st->mover_count;
 	stats->ns_find += t1 - t0;
 	stats->ns_merge += bpi_now_ns() - t1;
 	return BP_OK;
+}
+
+void bpi_statics_drop_pairs(bpi_statics *st)
+{
+	bpi_pair_buffer_free(&st->movers_pairs);
+	bpi_pair_chunks_free(&st->chunks);
 }
 
 void bpi_statics_free(bpi_statics *st)
@@ -337,8 +374,6 @@ void bpi_statics_free(bpi_statics *st)
 	bpi_array_free(&st->chunk_moved);
 	bpi_array_free(&st->walk_order);
 	bpi_radix_sort_free(&st->radix);
-	bpi_pair_buffer_free(&st->movers_pairs);
-	bpi_pair_chunks_free(&st->chunks);
-	bpi_pair_buffer_free(&st->found);
+	bpi_statics_drop_pairs(st);
 	*st = (bpi_statics){0};
 }

@@ -35,7 +35,6 @@ typedef struct bpi_statics {
 	bpi_radix_scratch radix;
 	bpi_pair_buffer movers_pairs;     ///< what the algorithm found among the movers
 	bpi_pair_chunks chunks;           ///< dynamic x static pairs, per chunk of movers
-	bpi_pair_buffer found;            ///< those merged
 } bpi_statics;
 
 /// Decides from the counts whether `scene` splits and, when it does, makes the scene of its
@@ -45,11 +44,14 @@ bp_status bpi_statics_split(bpi_statics *statics, const bpi_scene *scene, const 
 
 /// After the algorithm wrote the movers' pairs into statics->movers_pairs (indices of the
 /// movers' scene): makes `pairs` those pairs in dense indices of `scene`, then every
-/// dynamic x static pair, movers in Morton order. Adds the walks' tests and times to
-/// stats. `pairs` keeps its pairs on failure.
+/// dynamic x static pair, movers in Morton order and each one's by static entity. Adds the
+/// walks' tests and times to stats. `pairs` keeps its pairs on failure.
 bp_status bpi_statics_join(bpi_statics *statics, const bpi_scene *scene, bpi_pair_buffer *pairs,
 	bp_frame_stats *stats);
 
+/// Gives back the pair memory of the split (charged to the steps' account), for steps
+/// that do not split, that failed, or whose account is above its limit.
+void bpi_statics_drop_pairs(bpi_statics *statics);
 void bpi_statics_free(bpi_statics *statics);
 
 /// Test hook: scenes split when at most one entity in `share` is dynamic (1: whenever

@@ -252,11 +252,13 @@ uint32_t bpi_frames_live(bpi_frames *fr)
 
 /// Copies every entity of the source into view: on the world's threads as a step would
 /// use them (the host thread and its own crew; the builder keeps its), else on this one.
+/// A host's task system is not called from a submit: it runs the library's steps only.
 static void copy_store(bp_view *view, const bpi_frame_source *src)
 {
 	const int threads = bpi_step_threads(&src->settings, src->count);
+	const bool own = src->settings.executor.kind != BP_EXECUTOR_HOST;
 	bpi_team_failure team;
-	if (threads > 1 && bpi_executor_enter(&src->settings.executor, threads, &team) == BP_OK) {
+	if (own && threads > 1 && bpi_executor_enter(&src->settings.executor, threads, &team) == BP_OK) {
 		bpi_loop_clock_stage(BPI_LOOP_CLOCK_SNAPSHOT);
 		bpi_soa_copy_parallel(&view->soa, src->soa, view->dims, src->count, threads);
 		bpi_loop_clock_stage(BPI_STAGE_PREPARE);

@@ -443,8 +443,8 @@ bp_status bpi_bvh_build(bpi_bvh *b, bpi_bvh_scratch *s, const bpi_bvh_bounds *bo
 	uint32_t count, int dims, int threads)
 {
 	b->count = b->leaves = b->blocks = 0;
-	if (!bpi_array_reserve(&b->slot, BP_MAX(count, 1u)) || !reserve_scratch(s, count) ||
-		sort_by_code(s, bounds, members, count, dims, threads) != BP_OK)
+	if (count > BPI_BVH_MAX_COUNT || !bpi_array_reserve(&b->slot, BP_MAX(count, 1u)) ||
+		!reserve_scratch(s, count) || sort_by_code(s, bounds, members, count, dims, threads) != BP_OK)
 		return BP_ERR_OUT_OF_MEMORY;
 	tree_top top = {b, s, BP_MAX(count / SUBTREE_SHARE, SUBTREE_GRAIN), 0, 0};
 	if (!find_subtrees(&top, 0, count))

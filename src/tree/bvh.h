@@ -11,6 +11,8 @@
 
 /// Entities per leaf, at most.
 #define BPI_BVH_LEAF 4u
+/// The most entities a hierarchy holds: a slot (leaf * BPI_BVH_LEAF + lane) fits 32 bits.
+#define BPI_BVH_MAX_COUNT (UINT32_MAX / BPI_BVH_LEAF)
 /// Floats per leaf block: min x, y, z, then max x, y, z, BPI_BVH_LEAF lanes each,
 /// so a leaf's boxes lie on two cache lines rather than on six arrays.
 #define BPI_BVH_LEAF_FLOATS (6u * BPI_BVH_LEAF)
@@ -111,7 +113,8 @@ static inline bpi_bvh_bounds bpi_bvh_bounds_of(const bpi_soa *soa)
 /// Builds the hierarchy of `count` entities of `bounds`: members[0 .. count) or,
 /// members NULL, the first `count`, reusing its arrays and working in `scratch`, on up
 /// to `threads` threads of the bound executor. Every array of bvh comes out the same for
-/// any thread count and any scratch. BP_ERR_OUT_OF_MEMORY leaves count = 0.
+/// any thread count and any scratch. BP_ERR_OUT_OF_MEMORY (also past BPI_BVH_MAX_COUNT)
+/// leaves count = 0.
 bp_status bpi_bvh_build(bpi_bvh *bvh, bpi_bvh_scratch *scratch, const bpi_bvh_bounds *bounds, const uint32_t *members,
 	uint32_t count, int dims, int threads);
 /// The Morton code of the centre of a box (`record`: min x, y, z, then max x, y, z) over the
