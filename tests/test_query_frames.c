@@ -194,6 +194,64 @@ static void run_frames(int dims, bool incremental, bool snap, uint64_t seed)
 	cr_assert_geq(rebuilt, 2, "the shared part was rebuilt on %d frames", rebuilt);
 }
 
+/// Entity i's settings as the test made them: what a view of that frame must give.
+static void expect_entity(const bp_view *v, uint32_t i, const oracle_box *b, uint64_t key, int dims)
+{
+	bp_entity_def got;
+	cr_assert_eq(bp_view_entity_get(v, i, &got), BP_OK);
+	for (int k = 0; k < dims; ++k)
+		cr_assert(got.min[k] == b->min[k] && got.max[k] == b->max[k], "entity %u axis %d", i, k);
+	cr_assert_eq(got.category, b->category, "entity %u", i);
+	cr_assert_eq(got.mask, b->mask, "entity %u", i);
+	cr_assert_eq(got.kind, b->is_static ? BP_KIND_STATIC : BP_KIND_DYNAMIC, "entity %u", i);
+	cr_assert_eq(got.shape, b->is_sphere ? BP_SHAPE_SPHERE : BP_SHAPE_BOX, "entity %u", i);
+	cr_assert_eq(got.user_key, key, "entity %u", i);
+}
+
+// A view gives each entity's settings as they were at its submit, while the world has
+// moved on; the next frame gives the new ones.
+Test(query_frames, entity_settings_as_at_submit, .timeout = 60)
+{
+	const uint32_t n = 3000;
+	oracle_box *before = calloc(n, sizeof *before), *after = calloc(n, sizeof *after);
+	cr_assert(before && after);
+	test_random_spheres(before, n, 3, 40.0f, 2.0f, 30, 5);
+	test_random_boxes(after, n, 3, 40.0f, 2.0f, true, 6);
+	for (uint32_t i = 0; i < n; ++i) {
+		before[i].category = test_layer(i % 3);
+		before[i].mask = i % 5 ? UINT64_MAX : test_layers(i % 8);
+		before[i].is_static = i % 4 == 0;
+		after[i].is_sphere = i % 7 == 0;
+	}
+	bp_world_def def = bp_world_def_default();
+	def.thread_count = 2;
+	bp_world *w = test_world_from_def(before, n, &def); // user key i
+	bp_view *old = NULL, *next = NULL;
+	cr_assert_eq(bp_frame_step(w, &old), BP_OK);
+	for (uint32_t i = 0; i < n; ++i) {
+		const bp_entity e = bp_world_entity_at(w, i);
+		cr_assert_eq(bp_entity_set_bounds(w, e, after[i].min, after[i].max), BP_OK);
+		cr_assert_eq(bp_entity_set_filter(w, e, after[i].category, after[i].mask), BP_OK);
+		cr_assert_eq(bp_entity_set_kind(w, e, after[i].is_static ? BP_KIND_STATIC : BP_KIND_DYNAMIC), BP_OK);
+		cr_assert_eq(bp_entity_set_shape(w, e, after[i].is_sphere ? BP_SHAPE_SPHERE : BP_SHAPE_BOX), BP_OK);
+		cr_assert_eq(bp_entity_set_user_key(w, e, 10u * i), BP_OK);
+	}
+	cr_assert_eq(bp_frame_step(w, &next), BP_OK);
+	for (uint32_t i = 0; i < n; ++i) {
+		expect_entity(old, i, &before[i], i, 3);
+		expect_entity(next, i, &after[i], 10u * i, 3);
+	}
+	bp_entity_def def_out;
+	cr_assert_eq(bp_view_entity_get(old, n, &def_out), BP_ERR_OUT_OF_RANGE);
+	cr_assert_eq(bp_view_entity_get(old, 0, NULL), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_entity_get(NULL, 0, &def_out), BP_ERR_INVALID_ARGUMENT);
+	bp_view_release(old);
+	bp_view_release(next);
+	bp_world_destroy(w);
+	free(before);
+	free(after);
+}
+
 Test(query_frames, incremental_3d, .timeout = 120) { run_frames(3, true, false, 31); }
 Test(query_frames, incremental_2d_integer, .timeout = 120) { run_frames(2, true, true, 32); }
 Test(query_frames, plain_3d_integer, .timeout = 120) { run_frames(3, false, true, 33); }

@@ -416,6 +416,12 @@ BP_API bp_status bp_view_raycast_closest_batch(const bp_view *view, const bp_ray
 /// handles every frame pays for what changed. Any thread holding the view.
 BP_API bp_status bp_view_dense_index(const bp_view *view, bp_entity entity, uint32_t *out);
 
+/// The settings of dense entity `entity` at this frame's submit, as bp_entity_get gives
+/// them on the world: bounds, category, mask, user key, kind and shape. By handle:
+/// bp_view_dense_index first. BP_ERR_OUT_OF_RANGE for an index outside the view,
+/// BP_ERR_INVALID_ARGUMENT for NULL. Any thread holding the view.
+BP_API bp_status bp_view_entity_get(const bp_view *view, uint32_t entity, bp_entity_def *out);
+
 /// True when dense entities a and b form a pair in this frame (binary search in
 /// the sorted pairs). False for out-of-range indices.
 BP_API bool bp_view_colliding(const bp_view *view, uint32_t a, uint32_t b);

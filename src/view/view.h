@@ -124,6 +124,10 @@ bp_status bpi_view_names_build(bp_view *view);
 bp_status bpi_view_keys_build(bp_view *view);
 void bpi_view_events_free(bp_view *view);
 
+/// The settings of entity `dense` of a store, as bp_entity_def gives them (view_slots.c):
+/// what bp_entity_get reads from the world and bp_view_entity_get from a snapshot.
+bp_entity_def bpi_soa_entity_def(const bpi_soa *soa, int dims, uint32_t dense);
+
 /// The slot table of bp_view_dense_index: sets it for the listed indices below
 /// `count` (their entities' slots now lead there) while it is kept; a table that
 /// cannot grow is no longer kept. Host thread, on submit into this buffer.

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// A view's handles to dense indices (bp_view_dense_index): a table by handle slot, made on
-// first use and then kept by each submit into the same buffer for the indices it changed.
+// A view's entities by handle and by index: handles to dense indices (bp_view_dense_index),
+// a table by handle slot made on first use and then kept by each submit into the same buffer
+// for the indices it changed; and an entity's settings by dense index (bp_view_entity_get).
 #include "view/view.h"
 
 #include <string.h>
@@ -74,4 +75,29 @@ bp_status bp_view_dense_index(const bp_view *v, bp_entity entity, uint32_t *out)
 			return BP_OK;
 		}
 	return BP_ERR_STALE_HANDLE;
+}
+
+bp_entity_def bpi_soa_entity_def(const bpi_soa *soa, int dims, uint32_t dense)
+{
+	bp_entity_def def = bp_entity_def_default();
+	for (int axis = 0; axis < dims; ++axis) {
+		def.min[axis] = soa->min[axis][dense];
+		def.max[axis] = soa->max[axis][dense];
+	}
+	def.category = soa->category[dense];
+	def.mask = soa->mask[dense];
+	def.kind = (soa->flags[dense] & BP_FLAG_STATIC) ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
+	def.shape = (soa->flags[dense] & BP_FLAG_SPHERE) ? BP_SHAPE_SPHERE : BP_SHAPE_BOX;
+	def.user_key = soa->user_key[dense];
+	return def;
+}
+
+bp_status bp_view_entity_get(const bp_view *v, uint32_t dense, bp_entity_def *out)
+{
+	if (!v || !out)
+		return BP_ERR_INVALID_ARGUMENT;
+	if (dense >= v->count)
+		return BP_ERR_OUT_OF_RANGE;
+	*out = bpi_soa_entity_def(&v->soa, v->dims, dense);
+	return BP_OK;
 }

@@ -2,6 +2,7 @@
 // The world: SoA entity store, generation-checked handles, single and bulk updates.
 #include "world/world_data.h"
 #include "frames/scheduler.h"
+#include "view/view.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -521,18 +522,7 @@ bp_status bp_entity_get(const bp_world *w, bp_entity e, bp_entity_def *out)
 	const bpi_slot *slot = bpi_world_live_slot(w, e);
 	if (!slot)
 		return BP_ERR_STALE_HANDLE;
-	uint32_t d = slot->dense;
-	bp_entity_def def = bp_entity_def_default();
-	for (int axis = 0; axis < w->dims; ++axis) {
-		def.min[axis] = w->soa.min[axis][d];
-		def.max[axis] = w->soa.max[axis][d];
-	}
-	def.category = w->soa.category[d];
-	def.mask = w->soa.mask[d];
-	def.kind = (w->soa.flags[d] & BP_FLAG_STATIC) ? BP_KIND_STATIC : BP_KIND_DYNAMIC;
-	def.shape = (w->soa.flags[d] & BP_FLAG_SPHERE) ? BP_SHAPE_SPHERE : BP_SHAPE_BOX;
-	def.user_key = w->soa.user_key[d];
-	*out = def;
+	*out = bpi_soa_entity_def(&w->soa, w->dims, slot->dense);
 	return BP_OK;
 }
 
