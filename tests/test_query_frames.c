@@ -252,6 +252,62 @@ Test(query_frames, entity_settings_as_at_submit, .timeout = 60)
 	free(after);
 }
 
+// Sight lines from agents' centres, each leaving out its own agent by its own filter: the
+// first hit brute force finds past the agent, on 1 and 3 threads alike.
+Test(query_frames, ray_batch_with_a_filter_each, .timeout = 60)
+{
+	enum { N = 2000, RAYS = 1000 };
+	oracle_box *boxes = calloc(N, sizeof *boxes);
+	bp_ray *rays = calloc(RAYS, sizeof *rays);
+	bp_query_filter *filters = calloc(RAYS, sizeof *filters);
+	bp_hit *got = calloc(RAYS, sizeof *got), *again = calloc(RAYS, sizeof *again),
+	       *want = calloc(N + 1, sizeof *want);
+	cr_assert(boxes && rays && filters && got && again && want);
+	test_random_boxes(boxes, N, 3, 30.0f, 2.0f, false, 41);
+	test_rng rng = {42};
+	for (int i = 0; i < RAYS; ++i) {
+		const uint32_t agent = test_rng_below(&rng, N);
+		for (int k = 0; k < 3; ++k)
+			rays[i].origin[k] = 0.5f * (boxes[agent].min[k] + boxes[agent].max[k]);
+		test_rng_vec(&rng, rays[i].dir, 3, -1, 1, false);
+		rays[i].max_t = test_rng_below(&rng, 2) ? INFINITY : 8.0f;
+		filters[i] = bp_query_filter_default();
+		filters[i].exclude = agent;
+	}
+	for (int threads = 1; threads <= 3; threads += 2) {
+		bp_world_def def = bp_world_def_default();
+		def.thread_count = threads;
+		bp_world *w = test_world_from_def(boxes, N, &def);
+		bp_view *v = NULL;
+		cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+		cr_assert_eq(bp_view_cast_rays_closest_each(v, rays, RAYS, filters, threads == 1 ? got : again), BP_OK);
+		bp_view_release(v);
+		bp_world_destroy(w);
+	}
+	for (int i = 0; i < RAYS; ++i) {
+		const size_t hits = oracle_query_ray(boxes, N, 3, rays[i].origin, rays[i].dir, rays[i].max_t, want);
+		size_t first = 0;
+		while (first < hits && want[first].index == filters[i].exclude)
+			++first;
+		cr_assert_eq(got[i].index, first < hits ? want[first].index : BP_HIT_NONE, "ray %d", i);
+		if (first < hits)
+			cr_assert_eq(got[i].distance, want[first].distance, "ray %d", i);
+		cr_assert(got[i].index == again[i].index && got[i].distance == again[i].distance, "ray %d on 3 threads", i);
+	}
+	bp_world *w = test_world_from_boxes(boxes, N, 3, BP_ALGO_AUTO, 2);
+	bp_view *v = NULL;
+	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+	filters[RAYS / 2].kinds = 1u << 7; // no such kind: the batch is refused and writes nothing
+	got[0].index = 777;
+	cr_assert_eq(bp_view_cast_rays_closest_each(v, rays, RAYS, filters, got), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(got[0].index, 777u);
+	cr_assert_eq(bp_view_cast_rays_closest_each(v, rays, RAYS, NULL, got), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_view_cast_rays_closest_each(v, NULL, 0, NULL, NULL), BP_OK);
+	bp_view_release(v);
+	bp_world_destroy(w);
+	free(boxes), free(rays), free(filters), free(got), free(again), free(want);
+}
+
 Test(query_frames, incremental_3d, .timeout = 120) { run_frames(3, true, false, 31); }
 Test(query_frames, incremental_2d_integer, .timeout = 120) { run_frames(2, true, true, 32); }
 Test(query_frames, plain_3d_integer, .timeout = 120) { run_frames(3, false, true, 33); }

@@ -146,7 +146,7 @@ BP_API const bp_entity *bp_view_entities(const bp_view *view);
 //   bp_view_nearest                                       the k entities nearest a point
 //   bp_view_visit_overlap_box, _overlap_sphere,           the results of the call after
 //     bp_view_visit_cast_ray, _cast_box                   visit_, through a callback
-//   bp_view_cast_rays_closest                             many rays on the world's threads
+//   bp_view_cast_rays_closest, _closest_each              many rays on the world's threads
 // A NULL filter accepts every entity of the snapshot, whatever its category, mask or
 // kind; a filter chooses (bp_query_filter below). Filters are tested only on entities
 // that pass the geometric test, so their cost grows with the hits they see, never with
@@ -352,6 +352,13 @@ typedef struct bp_ray {
 /// (that of the first bad ray, as the single form reports it) nothing is written.
 BP_API bp_status bp_view_cast_rays_closest(const bp_view *view, const bp_ray *rays, size_t count,
 	const bp_query_filter *filter, bp_hit *hits);
+/// The same with a filter for each ray: filters[i] for rays[i] (its exclude or
+/// exclude_entity leaves out the agent a sight line starts in). Each ray is answered
+/// as bp_view_cast_ray_closest answers it with its filter. Errors as above, and
+/// BP_ERR_INVALID_ARGUMENT for filters NULL with count > 0 or a filter's unknown
+/// kinds bits; on error nothing is written.
+BP_API bp_status bp_view_cast_rays_closest_each(const bp_view *view, const bp_ray *rays, size_t count,
+	const bp_query_filter *filters, bp_hit *hits);
 
 // ---- Query names before 0.8 (deprecated; they go in 0.9) ---------------------
 //

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Batches of queries on one view (bp_view_cast_rays_closest): each query answered as its single form
-// answers it, into its own slot of the output, on the threads of the world's executor.
+// Batches of queries on one view (bp_view_cast_rays_closest, _each): each query answered as its
+// single form answers it, with the batch's filter or its own, into its own slot of the output,
+// on the threads of the world's executor.
 #include "parallel/parallel.h"
 #include "query/query.h"
 #include "parallel/threads.h"
@@ -11,9 +12,16 @@
 typedef struct ray_batch {
 	const bp_view *v;
 	const bp_ray *rays;
-	const bp_query_filter *filter;
+	const bp_query_filter *filters; ///< NULL: none
+	size_t stride;                  ///< 0: one filter for every ray; 1: one each
 	bp_hit *out;
 } ray_batch;
+
+/// Ray i's filter.
+static const bp_query_filter *filter_of(const ray_batch *b, size_t i)
+{
+	return b->filters ? b->filters + i * b->stride : NULL;
+}
 
 static void closest_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
@@ -22,19 +30,23 @@ static void closest_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ct
 	for (uint32_t i = begin; i < end; ++i) {
 		bool found;
 		const bp_ray *r = &b->rays[i];
-		(void)bp_view_cast_ray_closest(b->v, r->origin, r->dir, r->max_t, b->filter, &b->out[i], &found);
+		(void)bp_view_cast_ray_closest(b->v, r->origin, r->dir, r->max_t, filter_of(b, i), &b->out[i], &found);
 		if (!found)
 			b->out[i] = (bp_hit){BP_HIT_NONE, INFINITY};
 	}
 }
 
-bp_status bp_view_cast_rays_closest(const bp_view *v, const bp_ray *rays, size_t count,
-	const bp_query_filter *filter, bp_hit *out)
+/// Checks every ray and filter, then answers them all or writes nothing.
+static bp_status cast_rays_closest(const ray_batch *batch, size_t count)
 {
-	if (!v || (count && (!rays || !out)) || count > UINT32_MAX || !bpi_query_filter_valid(filter))
+	const bp_view *v = batch->v;
+	if (!v || (count && (!batch->rays || !batch->out)) || count > UINT32_MAX)
 		return BP_ERR_INVALID_ARGUMENT;
 	for (size_t i = 0; i < count; ++i) {
-		const bp_status status = bpi_ray_check(v, rays[i].origin, rays[i].dir, rays[i].max_t, filter);
+		const bp_ray *r = &batch->rays[i];
+		if (!bpi_query_filter_valid(filter_of(batch, i)))
+			return BP_ERR_INVALID_ARGUMENT;
+		const bp_status status = bpi_ray_check(v, r->origin, r->dir, r->max_t, filter_of(batch, i));
 		if (status != BP_OK)
 			return status;
 	}
@@ -45,10 +57,27 @@ bp_status bp_view_cast_rays_closest(const bp_view *v, const bp_ray *rays, size_t
 	bpi_team_failure team;
 	const bool bound = bpi_executor_enter(&v->settings.executor, threads, &team) == BP_OK;
 	(void)bpi_view_ensure(v, BPI_VIEW_HIERARCHY);
-	ray_batch batch = {v, rays, filter, out};
 	// Without a team the rays run here, one after another: the same answers.
-	bpi_parallel_for((uint32_t)count, RAY_GRAIN, bound ? threads : 1, closest_chunk, &batch);
+	bpi_parallel_for((uint32_t)count, RAY_GRAIN, bound ? threads : 1, closest_chunk, (void *)batch);
 	if (bound)
 		bpi_executor_leave();
 	return BP_OK;
+}
+
+bp_status bp_view_cast_rays_closest(const bp_view *v, const bp_ray *rays, size_t count,
+	const bp_query_filter *filter, bp_hit *out)
+{
+	if (!bpi_query_filter_valid(filter))
+		return BP_ERR_INVALID_ARGUMENT;
+	const ray_batch batch = {v, rays, filter, 0, out};
+	return cast_rays_closest(&batch, count);
+}
+
+bp_status bp_view_cast_rays_closest_each(const bp_view *v, const bp_ray *rays, size_t count,
+	const bp_query_filter *filters, bp_hit *out)
+{
+	if (count && !filters)
+		return BP_ERR_INVALID_ARGUMENT;
+	const ray_batch batch = {v, rays, filters, 1, out};
+	return cast_rays_closest(&batch, count);
 }

@@ -1327,7 +1327,7 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 	bp_hit *got = xalloc((x->n + 1) * sizeof *got), *want = xalloc((x->n + 1) * sizeof *want);
 	uint64_t r = frame * 0x9E3779B97F4A7C15ull + x->n;
 	bp_ray rays[4];
-	bp_hit closest[4];
+	bp_hit closest[4], past_first[4]; // the first hit, and the first past it (when it is left out)
 	int ray_count = 0;
 	for (int q = 0; q < 4; ++q) {
 		r = r * 6364136223846793005ull + 1442695040888963407ull;
@@ -1354,6 +1354,7 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 				got_n ? got[0].index : UINT32_MAX, got_n ? (double)got[0].distance : 0.0,
 				want_n ? want[0].index : UINT32_MAX, want_n ? (double)want[0].distance : 0.0);
 		rays[ray_count] = (bp_ray){{o[0], o[1], o[2]}, {d[0], d[1], d[2]}, max_t};
+		past_first[ray_count] = want_n > 1 ? want[1] : (bp_hit){BP_HIT_NONE, INFINITY};
 		closest[ray_count++] = want_n ? want[0] : (bp_hit){BP_HIT_NONE, INFINITY};
 		visited seen = {.hits = got, .capacity = x->n + 1};
 		st = bp_view_visit_cast_ray(v, o, d, max_t, NULL, visit_hit, &seen);
@@ -1462,6 +1463,22 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 	if (st != BP_OK || (ray_count && memcmp(batch, closest, (size_t)ray_count * sizeof *batch)))
 		failf(c, w, "view %llu: a batch of %d rays: %s, or answers other than brute force's", frame, ray_count,
 			status_name(st));
+	// A filter each: the odd rays leave out their first hit, and find the one past it.
+	bp_query_filter each[4];
+	for (int i = 0; i < ray_count; ++i) {
+		each[i] = bp_query_filter_default();
+		each[i].exclude = i % 2 && closest[i].index != BP_HIT_NONE ? closest[i].index : BP_QUERY_NO_EXCLUDE;
+	}
+	st = bp_view_cast_rays_closest_each(v, rays, (size_t)ray_count, each, batch);
+	int wrong = -1;
+	for (int i = 0; i < ray_count && st == BP_OK && wrong < 0; ++i) {
+		const bp_hit want_i = each[i].exclude == BP_QUERY_NO_EXCLUDE ? closest[i] : past_first[i];
+		if (batch[i].index != want_i.index || memcmp(&batch[i].distance, &want_i.distance, sizeof want_i.distance))
+			wrong = i;
+	}
+	if (st != BP_OK || wrong >= 0)
+		failf(c, w, "view %llu: a batch of %d rays with a filter each: %s; ray %d differs from brute force", frame,
+			ray_count, status_name(st), wrong);
 	free(got), free(want);
 }
 
