@@ -3,7 +3,9 @@
 // One world of n uniform 3D boxes (half on team 1, half on team 2; a tenth of them agents), stepped
 // through the scheduler. Each frame's reads, on the host thread: every agent casts one short ray
 // that leaves itself out by handle, finds its 8 nearest enemies, and the frame casts a batch of
-// line-of-sight rays between agents. Then batches of 10,000 rays on 1 and T threads (default 2).
+// line-of-sight rays between agents, with one filter and with a filter each (leaving out the
+// agent a ray starts in). Then batches of 10,000 rays on 1 and T threads (default 2): random
+// rays, and sight lines with a filter each.
 // CSV rows n,what,threads,count,median_ms,min_ms.
 #define _POSIX_C_SOURCE 200809L // clock_gettime
 #include <broadphase/broadphase.h>
@@ -151,6 +153,18 @@ int main(int argc, char **argv)
 		ms[r] = now_ms() - t0;
 	}
 	report(csv, n, "sight_line_batch", 1, g.agents, ms, runs);
+	// The same sight lines, each leaving out the agent it starts in: a filter each.
+	bp_query_filter *each = malloc(BATCH * sizeof *each);
+	for (uint32_t r = 0; r < BATCH; ++r) {
+		each[r] = bp_query_filter_default();
+		each[r].exclude = r % g.agents;
+	}
+	for (int r = 0; r < runs; ++r) {
+		const double t0 = now_ms();
+		(void)bp_view_cast_rays_closest_each(views[0], g.rays, g.agents, each, g.hits);
+		ms[r] = now_ms() - t0;
+	}
+	report(csv, n, "sight_line_batch_each", 1, g.agents, ms, runs);
 	// Short random rays, as many as a busy frame casts, on 1 and T threads in turn.
 	for (uint32_t r = 0; r < BATCH; ++r) {
 		bp_ray *ray = &g.rays[r];
@@ -172,6 +186,19 @@ int main(int argc, char **argv)
 	report(csv, n, "ray_batch", threads, BATCH, by_threads[1], runs);
 	printf("ray_batch: %d threads %.2fx one thread (medians); %zu hits seen\n", threads,
 		by_threads[0][runs / 2] / by_threads[1][runs / 2], seen);
+	// Sight lines from agents' centres to random points, each leaving out its agent.
+	sight_lines(&g, BATCH);
+	for (int r = 0; r < runs; ++r)
+		for (int t = 0; t < 2; ++t) {
+			const double t0 = now_ms();
+			(void)bp_view_cast_rays_closest_each(views[t], g.rays, BATCH, each, g.hits);
+			by_threads[t][r] = now_ms() - t0;
+		}
+	report(csv, n, "sight_line_batch_each", 1, BATCH, by_threads[0], runs);
+	report(csv, n, "sight_line_batch_each", threads, BATCH, by_threads[1], runs);
+	printf("sight_line_batch_each: %d threads %.2fx one thread (medians)\n", threads,
+		by_threads[0][runs / 2] / by_threads[1][runs / 2]);
+	free(each);
 	for (int t = 0; t < 2; ++t) {
 		bp_view_release(views[t]);
 		bp_world_destroy(worlds[t]);
