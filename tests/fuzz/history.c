@@ -349,11 +349,12 @@ typedef struct frame_exp {
 	bp_entity *handles;
 	uint64_t *keys;
 	float (*box)[6]; ///< the snapshot's bounds in dense order: min x, y, z, max x, y, z
+	uint64_t (*filter)[2]; ///< category, mask
 	uint8_t *traits; ///< per entity: TRAIT_* bits
 } frame_exp;
 
-/// frame_exp.traits: a sphere.
-enum { TRAIT_SPHERE = 1 };
+/// frame_exp.traits: a sphere, a static entity.
+enum { TRAIT_SPHERE = 1, TRAIT_STATIC = 2 };
 
 typedef struct side {
 	bp_world *w;
@@ -980,12 +981,13 @@ static frame_exp expectation(const ctx *c, int w, const bp_pair *pairs, size_t c
 {
 	frame_exp x = {.n = c->n, .count = count, .pairs = xalloc(count * sizeof(bp_pair)),
 		.handles = xalloc(c->n * sizeof(bp_entity)), .keys = xalloc(c->n * 8), .box = xalloc(c->n * sizeof *x.box),
-		.traits = xalloc(c->n + 1)};
+		.filter = xalloc(c->n * sizeof *x.filter), .traits = xalloc(c->n + 1)};
 	memcpy(x.pairs, pairs, count * sizeof *pairs);
 	for (uint32_t i = 0; i < c->n; ++i) {
 		const ent *e = &c->e[c->dense[i]];
 		x.handles[i] = e->h[w], x.keys[i] = e->key;
-		x.traits[i] = e->sphere ? TRAIT_SPHERE : 0;
+		x.traits[i] = (uint8_t)((e->sphere ? TRAIT_SPHERE : 0) | (e->is_static ? TRAIT_STATIC : 0));
+		x.filter[i][0] = e->category, x.filter[i][1] = e->mask;
 		for (int a = 0; a < 3; ++a)
 			x.box[i][a] = e->min[a], x.box[i][3 + a] = e->max[a];
 	}
@@ -994,7 +996,7 @@ static frame_exp expectation(const ctx *c, int w, const bp_pair *pairs, size_t c
 
 static void exp_free(frame_exp *x)
 {
-	free(x->pairs), free(x->handles), free(x->keys), free(x->box), free(x->traits);
+	free(x->pairs), free(x->handles), free(x->keys), free(x->box), free(x->filter), free(x->traits);
 	*x = (frame_exp){0};
 }
 
@@ -1493,6 +1495,20 @@ static void check_handles(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		if (s != BP_OK || dense != i)
 			failf(c, w, "view %llu: dense index of entity {%u, %u}: %s, %u, expected %u", frame, x->handles[i].index1,
 				x->handles[i].generation, status_name(s), dense, i);
+		bp_entity_def def;
+		s = bp_view_entity_get(v, i, &def);
+		bool same = s == BP_OK && def.category == x->filter[i][0] && def.mask == x->filter[i][1] &&
+			    def.user_key == x->keys[i] && def.kind == (x->traits[i] & TRAIT_STATIC ? BP_KIND_STATIC : BP_KIND_DYNAMIC) &&
+			    def.shape == (x->traits[i] & TRAIT_SPHERE ? BP_SHAPE_SPHERE : BP_SHAPE_BOX);
+		for (int a = 0; a < c->dims; ++a)
+			same = same && !memcmp(&def.min[a], &x->box[i][a], 4) && !memcmp(&def.max[a], &x->box[i][3 + a], 4);
+		if (!same)
+			failf(c, w, "view %llu: entity %u's settings (%s) differ from the model's at submit: category %llx/%llx "
+				"mask %llx/%llx key %llx/%llx kind %d/%d shape %d/%d min x %a/%a", frame, i, status_name(s),
+				(unsigned long long)def.category, (unsigned long long)x->filter[i][0], (unsigned long long)def.mask,
+				(unsigned long long)x->filter[i][1], (unsigned long long)def.user_key, (unsigned long long)x->keys[i],
+				(int)def.kind, x->traits[i] & TRAIT_STATIC ? 1 : 0, (int)def.shape, x->traits[i] & TRAIT_SPHERE ? 1 : 0,
+				(double)def.min[0], (double)x->box[i][0]);
 		bp_entity next = {x->handles[i].index1, x->handles[i].generation + 1};
 		if (i < 16 && bp_view_dense_index(v, next, &dense) != BP_ERR_STALE_HANDLE)
 			failf(c, w, "view %llu: the next generation of entity {%u, %u} found", frame, next.index1, next.generation);
@@ -1571,7 +1587,8 @@ static void hold(ctx *c, int w, int slot, bp_view *v, const frame_exp *x)
 	frame_exp copy = *x;
 	copy.pairs = xalloc(x->count * sizeof(bp_pair)), copy.handles = xalloc(x->n * sizeof(bp_entity));
 	copy.keys = xalloc(x->n * 8), copy.box = xalloc(x->n * sizeof *copy.box), copy.traits = xalloc(x->n + 1);
-	memcpy(copy.traits, x->traits, x->n);
+	copy.filter = xalloc(x->n * sizeof *copy.filter);
+	memcpy(copy.traits, x->traits, x->n), memcpy(copy.filter, x->filter, x->n * sizeof *copy.filter);
 	memcpy(copy.pairs, x->pairs, x->count * sizeof(bp_pair)), memcpy(copy.keys, x->keys, x->n * 8);
 	memcpy(copy.handles, x->handles, x->n * sizeof(bp_entity)), memcpy(copy.box, x->box, x->n * sizeof *copy.box);
 	release_held(c, w, slot);
