@@ -199,24 +199,41 @@ typedef struct walk_job {
 	const bpi_scene *scene;
 } walk_job;
 
-/// Whether lane `lane` of a block of `lanes` boxes meets entity d's box (closed).
-static bool lane_meets(const float *block, uint32_t lanes, uint32_t lane, const bpi_scene *s, uint32_t d)
+/// A dynamic entity on its walk: its box held apart from the scene's arrays.
+typedef struct probe {
+	float lo[3], hi[3];
+	int dims;
+	uint32_t d;
+} probe;
+
+static probe probe_of(const bpi_scene *s, uint32_t d)
 {
-	for (int a = 0; a < s->dims; ++a)
-		if (!(block[(uint32_t)a * lanes + lane] <= s->max[a][d] && s->min[a][d] <= block[(uint32_t)(3 + a) * lanes + lane]))
+	probe p = {.dims = s->dims, .d = d};
+	for (int a = 0; a < s->dims; ++a) {
+		p.lo[a] = s->min[a][d];
+		p.hi[a] = s->max[a][d];
+	}
+	return p;
+}
+
+/// Whether lane `lane` of a block of `lanes` boxes meets the probe's box (closed).
+static bool lane_meets(const float *block, uint32_t lanes, uint32_t lane, const probe *p)
+{
+	for (int a = 0; a < p->dims; ++a)
+		if (!(block[(uint32_t)a * lanes + lane] <= p->hi[a] && p->lo[a] <= block[(uint32_t)(3 + a) * lanes + lane]))
 			return false;
 	return true;
 }
 
-/// Pushes the pairs of dynamic entity d with the static entities of leaf `leaf`.
-static void walk_leaf(const bpi_bvh *tree, uint32_t leaf, const bpi_scene *s, uint32_t d, bpi_pair_buffer *out)
+/// Pushes the pairs of the probe's entity with the static entities of leaf `leaf`.
+static void walk_leaf(const bpi_bvh *tree, uint32_t leaf, const bpi_scene *s, const probe *p, bpi_pair_buffer *out)
 {
 	const float *block = bpi_bvh_leaf(tree, leaf);
 	const uint32_t *order = tree->order.data + (size_t)leaf * BPI_BVH_LEAF;
 	const uint32_t size = tree->leaf_size.data[leaf];
 	for (uint32_t lane = 0; lane < size; ++lane)
-		if (lane_meets(block, BPI_BVH_LEAF, lane, s, d) && bpi_scene_accepts(s, d, order[lane]))
-			bpi_pair_push(out, d, order[lane]);
+		if (lane_meets(block, BPI_BVH_LEAF, lane, p) && bpi_scene_accepts(s, p->d, order[lane]))
+			bpi_pair_push(out, p->d, order[lane]);
 	out->tests += size;
 }
 
@@ -241,18 +258,19 @@ static void sort_hits(bp_pair *p, size_t from, size_t to)
 static void walk(const bpi_bvh *tree, const bpi_scene *s, uint32_t d, bpi_pair_buffer *out)
 {
 	const size_t first = out->count;
+	const probe p = probe_of(s, d);
 	uint32_t stack[BPI_BVH_STACK], top = 0;
-	if (lane_meets(bpi_bvh_block(tree, 0), 2, 0, s, d))
+	if (lane_meets(bpi_bvh_block(tree, 0), 2, 0, &p))
 		stack[top++] = bpi_bvh_ref(tree, 0, 0);
 	while (top) {
 		const uint32_t ref = stack[--top];
 		if (ref & BPI_BVH_LEAF_BIT) {
-			walk_leaf(tree, ref & ~BPI_BVH_LEAF_BIT, s, d, out);
+			walk_leaf(tree, ref & ~BPI_BVH_LEAF_BIT, s, &p, out);
 			continue;
 		}
 		const float *kids = bpi_bvh_block(tree, ref);
 		for (uint32_t lane = 0; lane < 2; ++lane)
-			if (lane_meets(kids, 2, lane, s, d))
+			if (lane_meets(kids, 2, lane, &p))
 				stack[top++] = bpi_bvh_ref(tree, ref, lane);
 	}
 	sort_hits(out->data, first, out->count);
