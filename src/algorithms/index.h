@@ -6,9 +6,7 @@
 #include <broadphase/types.h>
 #include "base/core.h"
 #include "parallel/pairs.h"
-
-#define BP_FLAG_STATIC 1u
-#define BP_FLAG_SPHERE 2u
+#include "parallel/soa.h" // BP_FLAG_*
 
 /// A read-only snapshot of the world that an algorithm indexes: dense SoA
 /// bounds (dims arrays each), filters and flags, plus the step's settings.

@@ -127,7 +127,8 @@ static void make_movers_scene(bpi_statics *st, const bpi_scene *s, bool filtered
 /// refits it when only their bounds did, keeps it otherwise.
 static bp_status keep_tree(bpi_statics *st, const bpi_scene *s, bool changed, uint64_t moved)
 {
-	const bpi_bvh_bounds bounds = {{s->min[0], s->min[1], s->min[2]}, {s->max[0], s->max[1], s->max[2]}};
+	// No summaries: the walks test filters entity by entity.
+	const bpi_bvh_bounds bounds = {.min = {s->min[0], s->min[1], s->min[2]}, .max = {s->max[0], s->max[1], s->max[2]}};
 	if (st->built && !changed && bpi_scene_coherent(s) &&
 		(st->moved_since_build + moved) * REFIT_SHARE <= st->static_count) {
 		if (moved)

@@ -8,6 +8,10 @@
 
 /// One 64-byte-aligned array per bound and per attribute, indexed by dense
 /// entity index. min[2] and max[2] are NULL in 2D, so 2D pays for no z.
+/// The bits of bpi_soa.flags.
+#define BP_FLAG_STATIC 1u
+#define BP_FLAG_SPHERE 2u
+
 typedef struct bpi_soa {
 	float *min[3];
 	float *max[3];

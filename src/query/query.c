@@ -311,12 +311,12 @@ static bool shape_reaches_node(const shape *q, const bpi_box_arrays *nodes, int 
 /// Calls leaf(leaf index, ctx) for every leaf of the part whose box the shape
 /// reaches (closed tests, monotone in the bounds), depth first; stops when it
 /// returns false. Returns false when stopped.
-static bool shape_leaves(const bpi_bvh *h, const shape *q, int dims, bool (*leaf)(uint32_t leaf, void *ctx),
-	void *ctx)
+static bool shape_leaves(const bpi_bvh *h, const shape *q, int dims, const bp_query_filter *filter,
+	bool (*leaf)(uint32_t leaf, void *ctx), void *ctx)
 {
 	uint32_t stack[BPI_BVH_STACK], top = 0;
 	const bpi_box_arrays root = bpi_node_arrays(h, 0);
-	if (shape_reaches_node(q, &root, dims, 0))
+	if (shape_reaches_node(q, &root, dims, 0) && bpi_node_may_pass(h, 0, 0, filter))
 		stack[top++] = bpi_bvh_ref(h, 0, 0);
 	while (top) {
 		const uint32_t ref = stack[--top];
@@ -327,7 +327,7 @@ static bool shape_leaves(const bpi_bvh *h, const shape *q, int dims, bool (*leaf
 		}
 		const bpi_box_arrays kids = bpi_node_arrays(h, ref);
 		for (uint32_t c = 0; c < 2; ++c)
-			if (shape_reaches_node(q, &kids, dims, c))
+			if (shape_reaches_node(q, &kids, dims, c) && bpi_node_may_pass(h, ref, c, filter))
 				stack[top++] = bpi_bvh_ref(h, ref, c);
 	}
 	return true;
@@ -372,7 +372,7 @@ static bool shape_part(const bp_view *v, const bpi_bvh_part *part, const shape *
 	index_sink *s, hit_batch *batch)
 {
 	shape_sinking x = {v, part, q, filter, s, batch};
-	return shape_leaves(part->bvh, q, v->dims, sink_leaf, &x);
+	return shape_leaves(part->bvh, q, v->dims, filter, sink_leaf, &x);
 }
 
 /// The shape's accepted entities through the hierarchy, as query_shape_run gives
@@ -465,7 +465,7 @@ static bool visit_shape_part(const bp_view *v, const bpi_bvh_part *part, const s
 	const bp_query_filter *filter, hit_batch *batch, bool (*visit)(uint32_t entity, void *user), void *user)
 {
 	shape_visiting x = {v, part, q, filter, batch, visit, user};
-	return shape_leaves(part->bvh, q, v->dims, visit_leaf, &x);
+	return shape_leaves(part->bvh, q, v->dims, filter, visit_leaf, &x);
 }
 
 static void visit_shape_run(const bp_view *v, const shape *q, const bp_query_filter *filter,

@@ -88,6 +88,18 @@ static inline bool bpi_query_passes(const bp_view *v, const bp_query_filter *f, 
 		       v->soa.entity[e].generation != f->exclude_entity.generation);
 }
 
+/// Whether lane `lane` of node block j may hold an entity the filter passes: the test of
+/// bpi_query_passes on the OR of its entities' categories and masks and on their kinds, so
+/// a node it fails holds none (a superset test). NULL, or no summaries: may.
+static inline bool bpi_node_may_pass(const bpi_bvh *h, uint32_t block, uint32_t lane, const bp_query_filter *f)
+{
+	if (!f || !h->summarized)
+		return true;
+	const bpi_bvh_summary *s = bpi_bvh_summary_of(h, block, lane);
+	const bool all_bits = (f->category & f->mask) == UINT64_MAX;
+	return (all_bits || ((f->category & s->mask) != 0 && (s->category & f->mask) != 0)) && (f->kinds & s->kinds) != 0;
+}
+
 /// The whole filter rule of frame.h; NULL accepts everything. The callback
 /// goes last so that it only ever sees entities every cheap test accepted.
 static inline bool bpi_query_accepts(const bp_view *v, const bp_query_filter *f, uint32_t e)

@@ -82,12 +82,15 @@ static void nearest_subtree(const bp_view *v, const bpi_bvh_part *part, uint32_t
 			continue;
 		}
 		const bpi_box_arrays kids = bpi_node_arrays(h, ref);
-		const float d0 = bpi_box_distance2(&kids, v->dims, 0, p), d1 = bpi_box_distance2(&kids, v->dims, 1, p);
-		const uint32_t second = d0 <= d1 ? 1u : 0u;
-		stack[top].ref = bpi_bvh_ref(h, ref, second);
-		stack[top++].d2 = d0 <= d1 ? d1 : d0;
-		stack[top].ref = bpi_bvh_ref(h, ref, 1u - second);
-		stack[top++].d2 = d0 <= d1 ? d0 : d1;
+		const float d[2] = {bpi_box_distance2(&kids, v->dims, 0, p), bpi_box_distance2(&kids, v->dims, 1, p)};
+		const uint32_t second = d[0] <= d[1] ? 1u : 0u;
+		for (uint32_t k = 0; k < 2; ++k) { // the farther first, so the nearer is walked first
+			const uint32_t c = k == 0 ? second : 1u - second;
+			if (bpi_node_may_pass(h, ref, c, filter)) {
+				stack[top].ref = bpi_bvh_ref(h, ref, c);
+				stack[top++].d2 = d[c];
+			}
+		}
 	}
 }
 
@@ -140,7 +143,8 @@ static void nearest_bvh(const bp_view *v, const bpi_bvh_part *part, const float 
 	node_entry queue[NEAREST_QUEUE];
 	uint32_t size = 0;
 	const bpi_box_arrays root = bpi_node_arrays(h, 0);
-	queue_push(queue, &size, (node_entry){bpi_box_distance2(&root, v->dims, 0, p), bpi_bvh_ref(h, 0, 0)});
+	if (bpi_node_may_pass(h, 0, 0, filter))
+		queue_push(queue, &size, (node_entry){bpi_box_distance2(&root, v->dims, 0, p), bpi_bvh_ref(h, 0, 0)});
 	while (size) {
 		const node_entry x = queue_pop(queue, &size);
 		if (!nearest_may_hold(best, x.d2))
@@ -152,7 +156,7 @@ static void nearest_bvh(const bp_view *v, const bpi_bvh_part *part, const float 
 		const bpi_box_arrays kids = bpi_node_arrays(h, x.ref);
 		for (uint32_t c = 0; c < 2; ++c) {
 			const node_entry kid = {bpi_box_distance2(&kids, v->dims, c, p), bpi_bvh_ref(h, x.ref, c)};
-			if (!nearest_may_hold(best, kid.d2))
+			if (!nearest_may_hold(best, kid.d2) || !bpi_node_may_pass(h, x.ref, c, filter))
 				continue;
 			if (size < NEAREST_QUEUE)
 				queue_push(queue, &size, kid);
@@ -176,7 +180,10 @@ bp_status bp_view_nearest(const bp_view *v, const float *point, uint32_t k,
 	if (best.capacity && v->settings.periodic) {
 		bpi_periodic_nearest(v, point, filter, &best);
 	} else if (best.capacity && part_count) {
-		for (int part = 0; part < part_count; ++part)
+		// The changed part first: what moved is most of what a filter on kinds looks for,
+		// and the bound it leaves keeps the walk of the shared part near the point. The
+		// best k do not depend on the order.
+		for (int part = part_count; part-- > 0;)
 			nearest_bvh(v, &parts[part], point, filter, &best);
 	} else {
 		const bpi_box_arrays b = bpi_dense_arrays(v);

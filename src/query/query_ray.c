@@ -103,6 +103,7 @@ static inline bool closer(float t, uint32_t e, bp_hit best)
 
 typedef struct bvh_walk {
 	const bpi_bvh *h;
+	const bp_query_filter *filter; ///< nodes none of whose entities pass it are skipped
 	struct {
 		uint32_t ref;
 		float t;
@@ -110,13 +111,14 @@ typedef struct bvh_walk {
 	uint32_t top;
 } bvh_walk;
 
-static void walk_start(bvh_walk *w, const bpi_bvh *h, const sweep *s)
+static void walk_start(bvh_walk *w, const bpi_bvh *h, const sweep *s, const bp_query_filter *filter)
 {
 	w->h = h;
+	w->filter = filter;
 	w->top = 0;
 	const bpi_box_arrays root = bpi_node_arrays(h, 0);
 	float t;
-	if (sweep_box(&root, s, 0, &t)) {
+	if (sweep_box(&root, s, 0, &t) && bpi_node_may_pass(h, 0, 0, filter)) {
 		w->stack[0].ref = bpi_bvh_ref(h, 0, 0);
 		w->stack[0].t = t;
 		w->top = 1;
@@ -131,7 +133,8 @@ static void walk_children(bvh_walk *w, const sweep *s, uint32_t block, float bou
 	bool hit[2];
 	const bpi_box_arrays kids = bpi_node_arrays(w->h, block);
 	for (int c = 0; c < 2; ++c)
-		hit[c] = sweep_box(&kids, s, (uint32_t)c, &t[c]) && t[c] <= bound;
+		hit[c] = sweep_box(&kids, s, (uint32_t)c, &t[c]) && t[c] <= bound &&
+			 bpi_node_may_pass(w->h, block, (uint32_t)c, w->filter);
 	const int near = hit[0] && hit[1] ? t[1] < t[0] : hit[1];
 	for (int k = 0; k < 2; ++k) {
 		const int c = k == 0 ? 1 - near : near;
@@ -169,7 +172,7 @@ static void bvh_closest(const bp_view *v, const bpi_bvh_part *part, const sweep 
 	bvh_walk w;
 	uint32_t leaf;
 	float t;
-	walk_start(&w, h, s);
+	walk_start(&w, h, s, filter);
 	while (walk_next_leaf(&w, s, best->distance, &leaf)) {
 		const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
 		const uint32_t *order = h->order.data + (size_t)leaf * BPI_BVH_LEAF;
@@ -190,7 +193,7 @@ static size_t bvh_all(const bp_view *v, const bpi_bvh_part *part, const sweep *s
 	bvh_walk w;
 	uint32_t leaf;
 	float t;
-	walk_start(&w, h, s);
+	walk_start(&w, h, s, filter);
 	while (walk_next_leaf(&w, s, INFINITY, &leaf)) {
 		const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
 		const uint32_t *order = h->order.data + (size_t)leaf * BPI_BVH_LEAF;

@@ -61,6 +61,7 @@ void bpi_bvh_free(bpi_bvh *bvh)
 	bpi_array_free(&bvh->leaf_boxes);
 	bpi_array_free(&bvh->nodes);
 	bpi_array_free(&bvh->slot);
+	bpi_array_free(&bvh->summaries);
 	bpi_array_free(&bvh->part_blocks);
 	bpi_array_free(&bvh->part_cost);
 	bpi_array_free(&bvh->top);
@@ -361,18 +362,43 @@ static double lane_cost(const bpi_bvh *b, uint32_t j, uint32_t lane, int dims)
 	return dims == 3 ? d[0] * d[1] + d[1] * d[2] + d[2] * d[0] : d[0] + d[1];
 }
 
-/// Node block j's boxes from its children's, which must be made. A cast that misses
-/// a node misses everything below it (the tests are monotone in the bounds). Block 0
-/// holds the root twice and counts it once.
-double bpi_bvh_box_block(bpi_bvh *b, uint32_t j, int dims)
+/// The summary of what `ref` holds: a leaf's entities', or a node block's two lanes'.
+static bpi_bvh_summary summary_of(const bpi_bvh *b, uint32_t ref, const bpi_bvh_bounds *f)
 {
-	for (uint32_t lane = 0; lane < 2; ++lane)
+	bpi_bvh_summary sum = {0, 0, 0};
+	if (!(ref & BPI_BVH_LEAF_BIT)) {
+		for (uint32_t lane = 0; lane < 2; ++lane) {
+			const bpi_bvh_summary *kid = bpi_bvh_summary_of(b, ref, lane);
+			sum.category |= kid->category, sum.mask |= kid->mask, sum.kinds |= kid->kinds;
+		}
+		return sum;
+	}
+	const uint32_t leaf = ref & ~BPI_BVH_LEAF_BIT;
+	for (uint32_t lane = 0; lane < b->leaf_size.data[leaf]; ++lane) {
+		const uint32_t e = b->order.data[(size_t)leaf * BPI_BVH_LEAF + lane];
+		sum.category |= f->category[e], sum.mask |= f->mask[e];
+		sum.kinds |= 1u << (f->flags[e] & BP_FLAG_STATIC ? BP_KIND_STATIC : BP_KIND_DYNAMIC);
+	}
+	return sum;
+}
+
+/// Node block j's boxes from its children's, which must be made. A cast that misses
+/// a node misses everything below it (the tests are monotone in the bounds); a filter
+/// that no entity under a summary passes passes none of them. Block 0 holds the root
+/// twice and counts it once.
+double bpi_bvh_box_block(bpi_bvh *b, uint32_t j, const bpi_bvh_bounds *bounds, int dims)
+{
+	for (uint32_t lane = 0; lane < 2; ++lane) {
 		box_of(b, j, lane, bpi_bvh_ref(b, j, lane), dims);
+		if (b->summarized)
+			b->summaries.data[2 * (size_t)j + lane] = summary_of(b, bpi_bvh_ref(b, j, lane), bounds);
+	}
 	return lane_cost(b, j, 0, dims) + (j ? lane_cost(b, j, 1, dims) : 0.0);
 }
 
 typedef struct place_job {
 	bpi_bvh *bvh;
+	const bpi_bvh_bounds *bounds;
 	const bpi_bvh_scratch *scratch;
 	const uint32_t *members;
 	int dims;
@@ -403,7 +429,7 @@ static void place_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 		double cost = 0.0;
 		for (uint32_t j = sub->blocks; j-- > 0;) {
 			set_refs(b, sub->first_block + j, placed(sub, links[2 * (size_t)j]), placed(sub, links[2 * (size_t)j + 1]));
-			cost += bpi_bvh_box_block(b, sub->first_block + j, job->dims);
+			cost += bpi_bvh_box_block(b, sub->first_block + j, job->bounds, job->dims);
 		}
 		b->part_blocks.data[2 * (size_t)s] = sub->first_block;
 		b->part_blocks.data[2 * (size_t)s + 1] = sub->blocks;
@@ -433,6 +459,7 @@ static bool reserve_tree(bpi_bvh *b, const tree_top *t)
 		leaves += t->s->subtrees.data[s].leaves;
 	}
 	return bpi_array_reserve(&t->s->top, t->blocks) && bpi_array_reserve(&b->top, t->blocks) &&
+	       (!b->summarized || bpi_array_reserve(&b->summaries, 2 * blocks)) &&
 	       bpi_array_reserve(&b->part_blocks, 2 * (size_t)t->subtrees) &&
 	       bpi_array_reserve(&b->part_cost, t->subtrees) && bpi_array_reserve(&b->nodes, blocks * BPI_BVH_BLOCK_WORDS) &&
 	       bpi_array_reserve(&b->leaf_size, leaves) && bpi_array_reserve(&b->order, leaves * BPI_BVH_LEAF) &&
@@ -450,6 +477,7 @@ bp_status bpi_bvh_build(bpi_bvh *b, bpi_bvh_scratch *s, const bpi_bvh_bounds *bo
 	if (!find_subtrees(&top, 0, count))
 		return BP_ERR_OUT_OF_MEMORY;
 	bpi_parallel_for(top.subtrees, 1, threads, lay_out_chunk, s);
+	b->summarized = bounds->category && bounds->mask && bounds->flags;
 	if (!reserve_tree(b, &top))
 		return BP_ERR_OUT_OF_MEMORY;
 	const uint32_t subtrees = top.subtrees;
@@ -457,14 +485,14 @@ bp_status bpi_bvh_build(bpi_bvh *b, bpi_bvh_scratch *s, const bpi_bvh_bounds *bo
 	b->blocks = 1; // block 0: the root in lane 0; lane 1 is never walked
 	const uint32_t root = number(&top, 0, count);
 	set_refs(b, 0, root, root);
-	place_job place = {b, s, members, dims};
+	place_job place = {b, bounds, s, members, dims};
 	bpi_parallel_for(subtrees, 1, threads, place_chunk, &place);
 	double cost = 0.0;
 	for (uint32_t p = 0; p < subtrees; ++p)
 		cost += b->part_cost.data[p];
 	for (uint32_t t = 0; t < top.blocks; ++t)
-		cost += bpi_bvh_box_block(b, s->top.data[t], dims);
-	cost += bpi_bvh_box_block(b, 0, dims);
+		cost += bpi_bvh_box_block(b, s->top.data[t], bounds, dims);
+	cost += bpi_bvh_box_block(b, 0, bounds, dims);
 	if (top.blocks)
 		memcpy(b->top.data, s->top.data, top.blocks * sizeof *b->top.data);
 	b->parts = subtrees;

@@ -42,6 +42,13 @@ typedef struct bpi_bvh_subtree {
 /// Block 0 holds the root in lane 0 (lane 1 is unused); block j >= 1 holds the two
 /// children of inner node j. Each box is the exact float union of what it holds.
 /// Leaf k holds leaf_size[k] entities, order[4k + lane], boxes in its leaf block.
+/// What a node's entities can pass: the OR of their categories and of their masks, and
+/// their kinds (bit 1 << bp_kind). A query filter that none of them passes skips the node.
+typedef struct bpi_bvh_summary {
+	uint64_t category, mask;
+	uint32_t kinds;
+} bpi_bvh_summary;
+
 typedef struct bpi_bvh {
 	uint32_t count;  ///< entities; 0: none built
 	uint32_t leaves; ///< leaf blocks
@@ -54,6 +61,9 @@ typedef struct bpi_bvh {
 	/// leaf * BPI_BVH_LEAF + lane, so a refit reads the bounds in the list's order and
 	/// writes each box where it goes, rather than reading them in tree order.
 	BPI_ARRAY(uint32_t) slot;
+	/// Built with filters (bpi_bvh_bounds.category): per node block, its two lanes' summaries.
+	BPI_ARRAY(bpi_bvh_summary) summaries;
+	bool summarized;
 	// The layout a refit follows: the subtrees' blocks lie apart, so each is boxed on its own
 	// thread, and the few blocks above them after.
 	uint32_t parts;                   ///< subtrees
@@ -98,16 +108,26 @@ static inline uint32_t bpi_bvh_ref(const bpi_bvh *h, uint32_t block, uint32_t la
 	return h->nodes.data[(size_t)block * BPI_BVH_BLOCK_WORDS + 12 + lane];
 }
 
-/// The boxes a hierarchy is built over, by entity: `dims` arrays of mins and of maxes.
+/// The boxes a hierarchy is built over, by entity: `dims` arrays of mins and of maxes; and,
+/// for node summaries, their categories, masks and flags (BP_FLAG_*; NULL: no summaries).
 typedef struct bpi_bvh_bounds {
 	const float *min[3];
 	const float *max[3];
+	const uint64_t *category, *mask;
+	const uint8_t *flags;
 } bpi_bvh_bounds;
 
-/// The bounds of a store's entities.
+/// The bounds and filters of a store's entities.
 static inline bpi_bvh_bounds bpi_bvh_bounds_of(const bpi_soa *soa)
 {
-	return (bpi_bvh_bounds){{soa->min[0], soa->min[1], soa->min[2]}, {soa->max[0], soa->max[1], soa->max[2]}};
+	return (bpi_bvh_bounds){{soa->min[0], soa->min[1], soa->min[2]}, {soa->max[0], soa->max[1], soa->max[2]},
+		soa->category, soa->mask, soa->flags};
+}
+
+/// The summary of lane `lane` of node block j of a summarized hierarchy.
+static inline const bpi_bvh_summary *bpi_bvh_summary_of(const bpi_bvh *h, uint32_t block, uint32_t lane)
+{
+	return &h->summaries.data[2 * (size_t)block + lane];
 }
 
 /// Builds the hierarchy of `count` entities of `bounds`: members[0 .. count) or,
@@ -131,9 +151,10 @@ void bpi_bvh_refit(bpi_bvh *bvh, const bpi_bvh_bounds *bounds, const uint32_t *m
 /// walk it meanwhile). BP_ERR_OUT_OF_MEMORY leaves to->count = 0.
 bp_status bpi_bvh_refit_copy(bpi_bvh *to, const bpi_bvh *from, const bpi_bvh_bounds *bounds, const uint32_t *members,
 	int dims, int threads);
-/// Writes into node block j's two lanes the boxes of what they hold, which must be made;
-/// returns the block's part of the cost. For bvh.c and bvh_refit.c.
-double bpi_bvh_box_block(bpi_bvh *bvh, uint32_t block, int dims);
+/// Writes into node block j's two lanes the boxes (and, summarized, the summaries) of what
+/// they hold, which must be made; returns the block's part of the cost. For bvh.c and
+/// bvh_refit.c.
+double bpi_bvh_box_block(bpi_bvh *bvh, uint32_t block, const bpi_bvh_bounds *bounds, int dims);
 /// Gives back the spare room of a hierarchy that is built once and kept.
 void bpi_bvh_trim(bpi_bvh *bvh);
 void bpi_bvh_free(bpi_bvh *bvh);

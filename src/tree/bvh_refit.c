@@ -68,7 +68,7 @@ static double refit_block(const refit_job *job, uint32_t j)
 	if (job->to != job->from)
 		memcpy(job->to->nodes.data + (size_t)j * BPI_BVH_BLOCK_WORDS + 12,
 			job->from->nodes.data + (size_t)j * BPI_BVH_BLOCK_WORDS + 12, 4 * sizeof *job->to->nodes.data);
-	return bpi_bvh_box_block(job->to, j, job->dims);
+	return bpi_bvh_box_block(job->to, j, job->bounds, job->dims);
 }
 
 static void refit_parts(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
@@ -100,7 +100,8 @@ static bool copy_layout(bpi_bvh *to, const bpi_bvh *from)
 	to->parts = from->parts;
 	to->top_count = from->top_count;
 	to->built_cost = from->built_cost;
-	if (!bpi_array_reserve(&to->slot, BP_MAX(from->count, 1u)))
+	if (!bpi_array_reserve(&to->slot, BP_MAX(from->count, 1u)) ||
+		(from->summarized && !bpi_array_reserve(&to->summaries, 2 * (size_t)from->blocks)))
 		return false;
 	if (from->parts)
 		memcpy(to->part_blocks.data, from->part_blocks.data, 2 * (size_t)from->parts * sizeof *to->part_blocks.data);
@@ -114,6 +115,7 @@ bp_status bpi_bvh_refit_copy(bpi_bvh *to, const bpi_bvh *from, const bpi_bvh_bou
 {
 	const uint32_t count = from->count;
 	to->count = 0;
+	to->summarized = from->summarized && bounds->category && bounds->mask && bounds->flags;
 	if (to != from && !copy_layout(to, from))
 		return BP_ERR_OUT_OF_MEMORY;
 	refit_job job = {to, from, bounds, members, dims};
