@@ -23,6 +23,7 @@ struct bpi_frames {
 	bp_view *spare[SPARE_FRAMES];
 	uint32_t spare_count;
 	uint32_t live; ///< buffers allocated and not freed
+	_Atomic uint64_t hierarchy_asked; ///< every view's hierarchy_asked
 	uint64_t submitted;
 	uint64_t done_frame; ///< last frame the builder finished (published or failed)
 	uint64_t published;
@@ -113,7 +114,7 @@ static bp_status build_frame(bpi_frames *fr, bp_view *view, const bp_view *prev)
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_VIEW);
 	const uint64_t view_t0 = bpi_now_ns();
 	// Decided once: a reader asking meanwhile must not make a hierarchy without what changed.
-	const bool hierarchy = bpi_view_keeps_hierarchy(prev);
+	const bool hierarchy = bpi_view_keeps_hierarchy(view, prev);
 	// The hierarchy takes the last frame's shared part when what changed is known.
 	if (status == BP_OK && changes.all && hierarchy)
 		changes = bpi_build_changes_find(&fr->changes, view, prev);
@@ -181,6 +182,7 @@ bp_status bpi_frames_create(bpi_frames **out)
 	if (!fr)
 		return BP_ERR_OUT_OF_MEMORY;
 	*fr = (bpi_frames){.failure = BP_OK};
+	atomic_init(&fr->hierarchy_asked, 0u);
 	fr->stepper.budget = &fr->budget;
 	pthread_mutex_init(&fr->mutex, NULL);
 	pthread_mutex_init(&fr->publish, NULL);
@@ -318,7 +320,7 @@ bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, uint
 	pthread_mutex_unlock(&fr->mutex);
 
 	if (!view) {
-		view = bpi_view_create(fr, source->settings.dims);
+		view = bpi_view_create(fr, &fr->hierarchy_asked, source->settings.dims);
 		if (!view) {
 			pthread_mutex_lock(&fr->mutex);
 			fr->live--;

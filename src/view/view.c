@@ -19,12 +19,12 @@ static void free_entity_arrays(bp_view *view)
 	view->capacity = 0;
 }
 
-bp_view *bpi_view_create(struct bpi_frames *pool, int dims)
+bp_view *bpi_view_create(struct bpi_frames *pool, _Atomic uint64_t *hierarchy_asked, int dims)
 {
 	bp_view *view = bpi_alloc(sizeof *view);
 	if (!view)
 		return NULL;
-	*view = (bp_view){.pool = pool, .dims = dims};
+	*view = (bp_view){.pool = pool, .dims = dims, .hierarchy_asked = hierarchy_asked};
 	atomic_init(&view->refs, 0);
 	atomic_init(&view->ready, 0u);
 	atomic_init(&view->asked, 0u);
@@ -168,10 +168,16 @@ bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *ch
 	return BP_OK;
 }
 
-bool bpi_view_keeps_hierarchy(const bp_view *prev)
+bool bpi_view_keeps_hierarchy(const bp_view *view, const bp_view *prev)
 {
-	return prev && ((atomic_load_explicit(&prev->asked, memory_order_relaxed) & BPI_VIEW_HIERARCHY) ||
-			   prev->hierarchy_frames_left > 0);
+	if (!prev)
+		return false;
+	if ((atomic_load_explicit(&prev->asked, memory_order_relaxed) & BPI_VIEW_HIERARCHY) ||
+		prev->hierarchy_frames_left > 0)
+		return true;
+	const uint64_t asked = atomic_load_explicit(view->hierarchy_asked, memory_order_relaxed);
+	const uint64_t keep = view->settings.query_hierarchy_frames;
+	return asked && asked < view->number && (keep == UINT32_MAX || view->number - asked <= keep + 1);
 }
 
 /// A reader's making of one kind of derived data, under the view's lock: BP_OK once made;
@@ -215,8 +221,14 @@ static const struct {
 bp_status bpi_view_ensure(const bp_view *view, unsigned what)
 {
 	bp_view *v = (bp_view *)view; // the extras are caches: made once, then read only
-	if ((atomic_load_explicit(&v->asked, memory_order_relaxed) & what) != what)
+	if ((atomic_load_explicit(&v->asked, memory_order_relaxed) & what) != what) {
 		atomic_fetch_or_explicit(&v->asked, what, memory_order_relaxed);
+		uint64_t asked = atomic_load_explicit(v->hierarchy_asked, memory_order_relaxed);
+		while ((what & BPI_VIEW_HIERARCHY) && asked < v->number &&
+			!atomic_compare_exchange_weak_explicit(v->hierarchy_asked, &asked, v->number, memory_order_relaxed,
+				memory_order_relaxed)) {
+		}
+	}
 	unsigned ready = atomic_load_explicit(&v->ready, memory_order_acquire);
 	bp_status status = BP_OK;
 	if ((ready & what) != what) {

@@ -81,6 +81,9 @@ struct bp_view {
 	/// Frames after this one whose hierarchy the builder makes though no reader asks
 	/// (settings.query_hierarchy_frames after a query; UINT32_MAX never runs out).
 	uint32_t hierarchy_frames_left;
+	/// The pool's: the latest frame whose hierarchy a reader asked for, so an ask that lands
+	/// after the builder looked at the next frame still keeps the frames after it.
+	_Atomic uint64_t *hierarchy_asked;
 	pthread_mutex_t lazy_lock; ///< one lazy build at a time
 	bp_status adjacency_status; ///< how the adjacency's build went, once made
 };
@@ -89,12 +92,13 @@ struct bp_view {
 enum { BPI_VIEW_ADJACENCY = 2u, BPI_VIEW_NAMES = 4u, BPI_VIEW_KEYS = 8u, BPI_VIEW_HIERARCHY = 16u,
 	BPI_VIEW_SLOTS = 32u };
 
-/// Whether the builder makes the query hierarchy of the frame after `prev`: a reader
-/// queried prev, or one did within the frames the world keeps it for. NULL: no.
-bool bpi_view_keeps_hierarchy(const bp_view *prev);
+/// Whether the builder makes the query hierarchy of `view`, the frame after `prev`: a reader
+/// queried prev, or one queried a frame within the frames the world keeps it for.
+bool bpi_view_keeps_hierarchy(const bp_view *view, const bp_view *prev);
 
-/// A new, empty frame buffer of `pool`, or NULL without memory.
-bp_view *bpi_view_create(struct bpi_frames *pool, int dims);
+/// A new, empty frame buffer of `pool`, or NULL without memory; `hierarchy_asked` is the
+/// pool's (bp_view.hierarchy_asked).
+bp_view *bpi_view_create(struct bpi_frames *pool, _Atomic uint64_t *hierarchy_asked, int dims);
 
 /// Room for n entities in every per-entity array; all grow or none does.
 bool bpi_view_reserve(bp_view *view, uint32_t n);
