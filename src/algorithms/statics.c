@@ -5,7 +5,6 @@
 #include "parallel/parallel.h"
 
 #include <stdatomic.h>
-#include <string.h>
 
 /// Scene entities per chunk of the split's two passes.
 #define SPLIT_GRAIN 16384u
@@ -342,30 +341,12 @@ bp_status bpi_statics_join(bpi_statics *st, const bpi_scene *scene, bpi_pair_buf
 		return status;
 	bpi_parallel_for(st->mover_count, WALK_GRAIN, scene->threads, walk_movers, &walks);
 	const uint64_t t1 = bpi_now_ns();
-	size_t walked = 0;
-	for (uint32_t c = 0; c < st->chunks.count; ++c) {
-		if (st->chunks.buffers[c].failed)
-			return BP_ERR_OUT_OF_MEMORY;
-		walked += st->chunks.buffers[c].count;
-	}
-	const size_t among = st->movers_pairs.count, total = among + walked;
-	if (bpi_budget_stopped(scene->budget) || total > UINT32_MAX)
-		return BP_ERR_OUT_OF_MEMORY;
-	if (scene->budget)
-		bpi_pair_buffer_adopt(pairs, scene->budget);
-	if (!bpi_pair_buffer_may_hold(pairs, total) ||
-		(total > pairs->capacity && !bpi_pair_buffer_reserve(pairs, total - pairs->count)))
+	// The walks' pairs after the movers' own, which are then written there mapped.
+	const size_t among = st->movers_pairs.count;
+	if (among > UINT32_MAX || bpi_pair_chunks_merge_after(&st->chunks, pairs, among, scene->threads) != BP_OK)
 		return BP_ERR_OUT_OF_MEMORY;
 	map_job map = {st->movers.data, st->movers_pairs.data, pairs->data};
 	bpi_parallel_for((uint32_t)among, SPLIT_GRAIN, scene->threads, map_pairs, &map);
-	size_t at = among;
-	for (uint32_t c = 0; c < st->chunks.count; ++c) {
-		const bpi_pair_buffer *b = &st->chunks.buffers[c];
-		if (b->count)
-			memcpy(pairs->data + at, b->data, b->count * sizeof(bp_pair));
-		at += b->count;
-	}
-	pairs->count = total;
 	stats->candidate_tests += bpi_pair_chunks_tests(&st->chunks);
 	stats->static_walks = st->mover_count;
 	stats->ns_find += t1 - t0;

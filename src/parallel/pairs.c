@@ -131,7 +131,12 @@ static void merge_copy(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 
 bp_status bpi_pair_chunks_merge(const bpi_pair_chunks *chunks, bpi_pair_buffer *out, int threads)
 {
-	size_t total = 0;
+	return bpi_pair_chunks_merge_after(chunks, out, 0, threads);
+}
+
+bp_status bpi_pair_chunks_merge_after(const bpi_pair_chunks *chunks, bpi_pair_buffer *out, size_t first, int threads)
+{
+	size_t total = first;
 	for (uint32_t i = 0; i < chunks->count; ++i) {
 		if (chunks->buffers[i].failed)
 			return BP_ERR_OUT_OF_MEMORY;
@@ -162,14 +167,14 @@ bp_status bpi_pair_chunks_merge(const bpi_pair_chunks *chunks, bpi_pair_buffer *
 		size_t *offsets = bpi_alloc(((size_t)n + 1) * sizeof(size_t));
 		if (!offsets)
 			return BP_ERR_OUT_OF_MEMORY;
-		offsets[0] = 0;
+		offsets[0] = first;
 		for (uint32_t i = 0; i < n; ++i)
 			offsets[i + 1] = offsets[i] + chunks->buffers[i].count;
 		merge_job job = {chunks->buffers, offsets, out->data};
 		bpi_parallel_for(n, 4, threads, merge_copy, &job);
 		bpi_free(offsets, ((size_t)n + 1) * sizeof(size_t));
 	} else {
-		size_t offset = 0;
+		size_t offset = first;
 		for (uint32_t i = 0; i < n; ++i) {
 			if (chunks->buffers[i].count)
 				memcpy(out->data + offset, chunks->buffers[i].data, chunks->buffers[i].count * sizeof(bp_pair));

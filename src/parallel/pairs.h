@@ -94,6 +94,9 @@ void bpi_pair_chunks_free(bpi_pair_chunks *chunks);
 /// BP_ERR_OUT_OF_MEMORY if any push failed or `out` cannot grow; `out` then
 /// keeps its pairs.
 bp_status bpi_pair_chunks_merge(const bpi_pair_chunks *chunks, bpi_pair_buffer *out, int threads);
+/// The same after `first` pairs left for the caller to write: `out` ends with first + the
+/// chunks' pairs, the chunks' from index `first` on, the first `first` unspecified.
+bp_status bpi_pair_chunks_merge_after(const bpi_pair_chunks *chunks, bpi_pair_buffer *out, size_t first, int threads);
 
 /// Sorts pairs by (lo, hi) in O(count): large lists by buckets of lo finished in
 /// cache, on up to `threads` threads; small ones by an LSD radix sort of the key
