@@ -296,7 +296,6 @@ static bp_status snapshot(bpi_frames *fr, bp_view *view, const bpi_frame_source 
 	bpi_view_hierarchy_clear(&view->hierarchy);
 	atomic_store_explicit(&view->ready, 0u, memory_order_relaxed);
 	atomic_store_explicit(&view->asked, 0u, memory_order_relaxed);
-	view->hierarchy_frames_left = 0;
 	view->adjacency_status = BP_OK;
 	view->stats = (bp_frame_stats){.ns_prepare = bpi_now_ns() - t0};
 	BPI_MARK_STAGE_END(BPI_STAGE_PREPARE);

@@ -153,10 +153,6 @@ bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *ch
 		make_hierarchy(view, prev, changed, changed_count, scratch, threads);
 		bpi_loop_clock_stage(BPI_STAGE_PREPARE);
 		*ns_hierarchy = bpi_now_ns() - t0;
-		const uint32_t left = prev->hierarchy_frames_left;
-		view->hierarchy_frames_left = asked & BPI_VIEW_HIERARCHY ? view->settings.query_hierarchy_frames
-		                            : left == UINT32_MAX         ? left
-		                                                         : left - 1;
 	}
 	unsigned made = (hierarchy ? (unsigned)BPI_VIEW_HIERARCHY : 0u) | (named ? BPI_VIEW_NAMES : 0u);
 	if (asked & BPI_VIEW_ADJACENCY) {
@@ -172,9 +168,6 @@ bool bpi_view_keeps_hierarchy(const bp_view *view, const bp_view *prev)
 {
 	if (!prev)
 		return false;
-	if ((atomic_load_explicit(&prev->asked, memory_order_relaxed) & BPI_VIEW_HIERARCHY) ||
-		prev->hierarchy_frames_left > 0)
-		return true;
 	const uint64_t asked = atomic_load_explicit(view->hierarchy_asked, memory_order_relaxed);
 	const uint64_t keep = view->settings.query_hierarchy_frames;
 	return asked && asked < view->number && (keep == UINT32_MAX || view->number - asked <= keep + 1);

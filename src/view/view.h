@@ -78,11 +78,9 @@ struct bp_view {
 	// and are read only once their `ready` bit is set.
 	atomic_uint ready;         ///< BPI_VIEW_* made
 	atomic_uint asked;         ///< BPI_VIEW_* some reader needed: the builder makes the next frame's
-	/// Frames after this one whose hierarchy the builder makes though no reader asks
-	/// (settings.query_hierarchy_frames after a query; UINT32_MAX never runs out).
-	uint32_t hierarchy_frames_left;
-	/// The pool's: the latest frame whose hierarchy a reader asked for, so an ask that lands
-	/// after the builder looked at the next frame still keeps the frames after it.
+	/// The pool's: the latest frame whose hierarchy a reader asked for. The builder makes
+	/// the hierarchy of the settings.query_hierarchy_frames + 1 frames after it, whether the
+	/// ask reached a frame before or after the builder looked at the next one.
 	_Atomic uint64_t *hierarchy_asked;
 	pthread_mutex_t lazy_lock; ///< one lazy build at a time
 	bp_status adjacency_status; ///< how the adjacency's build went, once made
@@ -93,7 +91,7 @@ enum { BPI_VIEW_ADJACENCY = 2u, BPI_VIEW_NAMES = 4u, BPI_VIEW_KEYS = 8u, BPI_VIE
 	BPI_VIEW_SLOTS = 32u };
 
 /// Whether the builder makes the query hierarchy of `view`, the frame after `prev`: a reader
-/// queried prev, or one queried a frame within the frames the world keeps it for.
+/// queried a frame within the frames the world keeps it for (prev among them).
 bool bpi_view_keeps_hierarchy(const bp_view *view, const bp_view *prev);
 
 /// A new, empty frame buffer of `pool`, or NULL without memory; `hierarchy_asked` is the
