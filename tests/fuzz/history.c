@@ -1321,6 +1321,26 @@ static void check_sphere_point(ctx *c, int w, const bp_view *v, const frame_exp 
 /// Rays (all hits and the closest), box, point and sphere queries and k nearest from points
 /// drawn from the view's own boxes and its frame number, against brute force: hits and order
 /// to the bit. In periodic worlds one box reaches past +-1e20 and each query's work is bounded.
+/// A filter that names categories and kinds, drawn from the model's own: a walk prunes the
+/// nodes whose summaries (tree/bvh.h) no entity under them can pass.
+static bp_query_filter named_filter(uint64_t r)
+{
+	static const uint32_t kinds[4] = {BP_QUERY_ALL_KINDS, BP_QUERY_DYNAMIC, BP_QUERY_STATIC, BP_QUERY_ALL_KINDS};
+	bp_query_filter f = bp_query_filter_default();
+	f.category = hist_category((int)(r >> 20 & 15));
+	f.mask = hist_mask((int)(r >> 24 & 15));
+	f.kinds = kinds[r >> 28 & 3];
+	return f;
+}
+
+/// Whether dense entity i of the frame passes f, by the rule of bp_query_filter.
+static bool passes(const frame_exp *x, uint32_t i, const bp_query_filter *f)
+{
+	const bool any = f->category == UINT64_MAX && f->mask == UINT64_MAX;
+	const uint32_t kind = x->traits[i] & TRAIT_STATIC ? BP_QUERY_STATIC : BP_QUERY_DYNAMIC;
+	return (any || ((f->category & x->filter[i][1]) && (x->filter[i][0] & f->mask))) && (f->kinds & kind);
+}
+
 static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 {
 	unsigned long long frame = (unsigned long long)bp_view_frame(v);
@@ -1367,6 +1387,15 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		st = bp_view_cast_ray_closest(v, o, d, max_t, NULL, got, &found);
 		if (st != BP_OK || found != (want_n > 0) || (found && memcmp(got, want, sizeof *got)))
 			failf(c, w, "view %llu: closest of ray %d: %s, %s", frame, q, status_name(st), found ? "a hit" : "none");
+		const bp_query_filter named = named_filter(r);
+		size_t first_named = 0;
+		while (first_named < want_n && !passes(x, want[first_named].index, &named))
+			++first_named;
+		st = bp_view_cast_ray_closest(v, o, d, max_t, &named, got, &found);
+		if (st != BP_OK || found != (first_named < want_n) || (found && memcmp(got, &want[first_named], sizeof *got)))
+			failf(c, w, "view %llu: closest of ray %d through categories %#llx/%#llx, kinds %u: %s, %s", frame, q,
+				(unsigned long long)named.category, (unsigned long long)named.mask, named.kinds, status_name(st),
+				found ? "a hit" : "none");
 		if (want_n) { // the closest left out by handle, as by dense index
 			bp_query_filter by_handle = bp_query_filter_default(), by_index = by_handle;
 			by_handle.exclude_entity = x->handles[want[0].index];
@@ -1445,6 +1474,15 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		if (st != BP_OK || in_box.count != box_n || (box_n && memcmp(got_ids, ids, box_n * sizeof *ids)))
 			failf(c, w, "view %llu: box %d visited: %s, %zu entities, brute force %u (or others)", frame, q,
 				status_name(st), in_box.count, box_n);
+		uint32_t named_n = 0;
+		for (uint32_t k = 0; k < box_n; ++k)
+			if (passes(x, ids[k], &named))
+				ids[named_n++] = ids[k];
+		st = bp_view_overlap_box(v, lo, hi, &named, got_ids, x->n + 1, &got_n);
+		if (st != BP_OK || got_n != named_n || (named_n && memcmp(got_ids, ids, named_n * sizeof *ids)))
+			failf(c, w, "view %llu: box query %d through categories %#llx/%#llx, kinds %u: %s, %zu hits, brute force "
+				"%u (or others)", frame, q, (unsigned long long)named.category, (unsigned long long)named.mask,
+				named.kinds, status_name(st), got_n, named_n);
 		uint32_t k = 1 + (uint32_t)(r >> 40) % 9;
 		for (uint32_t i = 0; i < x->n; ++i)
 			want[i] = (bp_hit){i, bf_distance2(c->cfg, x->box[i], c->dims, p)};
@@ -1458,6 +1496,15 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		if (st != BP_OK || got_n != want_n || memcmp(got, want, want_n * sizeof *got))
 			failf(c, w, "view %llu: %u nearest: %s, %zu, brute force %zu (or others, or another order)", frame, k,
 				status_name(st), got_n, want_n);
+		size_t named_k = 0;
+		for (uint32_t i = 0; i < x->n && named_k < k; ++i)
+			if (passes(x, want[i].index, &named))
+				want[named_k++] = (bp_hit){want[i].index, i < want_n ? want[i].distance : sqrtf(want[i].distance)};
+		st = bp_view_nearest(v, p, k, &named, got, &got_n);
+		if (st != BP_OK || got_n != named_k || memcmp(got, want, named_k * sizeof *got))
+			failf(c, w, "view %llu: %u nearest through categories %#llx/%#llx, kinds %u: %s, %zu, brute force %zu (or "
+				"others, or another order)", frame, k, (unsigned long long)named.category, (unsigned long long)named.mask,
+				named.kinds, status_name(st), got_n, named_k);
 		check_sphere_point(c, w, v, x, p, r, q, (uint32_t *)want, (uint32_t *)got);
 	}
 	bp_hit batch[4];
