@@ -383,7 +383,7 @@ static void expect_refit(const bpi_bvh *refit, const bpi_bvh *built, const scene
 	cr_assert_eq(refit->built_cost, built->built_cost, "%s: built cost", what);
 }
 
-static void refit_on(bpi_bvh *to, const bpi_bvh *from, const scene *s, int threads)
+static void refit_on(bpi_bvh *to, const bpi_bvh *from, const scene *s, bool filters_kept, int threads)
 {
 	const bpi_executor workers = {.kind = BP_EXECUTOR_WORKERS};
 	bpi_team_failure failure;
@@ -392,7 +392,7 @@ static void refit_on(bpi_bvh *to, const bpi_bvh *from, const scene *s, int threa
 	if (to == from)
 		bpi_bvh_refit(to, &bounds, s->members, s->dims, threads);
 	else
-		cr_assert_eq(bpi_bvh_refit_copy(to, from, &bounds, s->members, s->dims, threads), BP_OK);
+		cr_assert_eq(bpi_bvh_refit_copy(to, from, &bounds, s->members, filters_kept, s->dims, threads), BP_OK);
 	bpi_executor_leave();
 }
 
@@ -411,7 +411,7 @@ Test(bvh, refit_keeps_the_shape_and_holds_the_moved_bounds_for_any_thread_count,
 					snprintf(what, sizeof what, "n %u, %dD, members %d, %d threads", s.count, dims, with_members,
 						thread_counts[t]);
 					bpi_bvh copy = {0};
-					refit_on(&copy, &built, &s, thread_counts[t]);
+					refit_on(&copy, &built, &s, false, thread_counts[t]);
 					expect_refit(&copy, &built, &s, what);
 					if (t == 0)
 						first = copy;
@@ -421,7 +421,7 @@ Test(bvh, refit_keeps_the_shape_and_holds_the_moved_bounds_for_any_thread_count,
 					}
 				}
 				bpi_bvh in_place = built;
-				refit_on(&in_place, &in_place, &s, 3);
+				refit_on(&in_place, &in_place, &s, false, 3);
 				expect_refit(&in_place, &first, &s, "in place");
 				cr_assert_eq(memcmp(in_place.leaf_boxes.data, first.leaf_boxes.data,
 						     sizeof(float) * first.leaves * BPI_BVH_LEAF_FLOATS), 0);
@@ -429,6 +429,121 @@ Test(bvh, refit_keeps_the_shape_and_holds_the_moved_bounds_for_any_thread_count,
 				bpi_bvh_free(&first);
 				free_scene(&s);
 			}
+	bpi_bvh_scratch_free(&scratch);
+}
+
+/// Random categories, masks and kinds for every entity of s, into `filters` (freed by the caller).
+static void add_filters(scene *s, uint64_t seed, uint64_t **filters, uint8_t **flags)
+{
+	uint64_t rng = seed;
+	*filters = malloc(sizeof(uint64_t) * 2 * (s->entities + 1u));
+	*flags = malloc(s->entities + 1u);
+	for (uint32_t e = 0; e < s->entities; ++e) {
+		(*filters)[e] = 1ull << (next_random(&rng) % 64);
+		(*filters)[s->entities + e] = next_random(&rng) | 1ull << (next_random(&rng) % 64);
+		(*flags)[e] = next_random(&rng) % 3 == 0 ? BP_FLAG_STATIC : 0;
+	}
+	s->soa.category = *filters;
+	s->soa.mask = *filters + s->entities;
+	s->soa.flags = *flags;
+}
+
+/// What the entities under `ref` can pass, from the scene itself.
+static bpi_bvh_summary summary_under(const bpi_bvh *t, const scene *s, uint32_t ref)
+{
+	bpi_bvh_summary sum = {0, 0, 0};
+	if (ref & BPI_BVH_LEAF_BIT) {
+		const uint32_t leaf = ref & ~BPI_BVH_LEAF_BIT;
+		for (uint32_t lane = 0; lane < t->leaf_size.data[leaf]; ++lane) {
+			const uint32_t e = t->order.data[(size_t)leaf * BPI_BVH_LEAF + lane];
+			sum.category |= s->soa.category[e], sum.mask |= s->soa.mask[e];
+			sum.kinds |= 1u << (s->soa.flags[e] & BP_FLAG_STATIC ? BP_KIND_STATIC : BP_KIND_DYNAMIC);
+		}
+		return sum;
+	}
+	for (uint32_t lane = 0; lane < 2; ++lane) {
+		const bpi_bvh_summary kid = summary_under(t, s, bpi_bvh_ref(t, ref, lane));
+		sum.category |= kid.category, sum.mask |= kid.mask, sum.kinds |= kid.kinds;
+	}
+	return sum;
+}
+
+static void expect_summaries(const bpi_bvh *t, const scene *s, const char *what)
+{
+	cr_assert(t->summarized, "%s: summarized", what);
+	for (uint32_t j = 0; j < t->blocks; ++j)
+		for (uint32_t lane = 0; lane < (j ? 2u : 1u); ++lane) {
+			const bpi_bvh_summary want = summary_under(t, s, bpi_bvh_ref(t, j, lane)),
+					      *got = bpi_bvh_summary_of(t, j, lane);
+			cr_assert(got->category == want.category && got->mask == want.mask && got->kinds == want.kinds,
+				"%s: block %u lane %u summary", what, j, lane);
+		}
+}
+
+/// Two trees alike in everything a walk reads.
+static void expect_equal_trees(const bpi_bvh *a, const bpi_bvh *b, const char *what)
+{
+	cr_assert(a->count == b->count && a->leaves == b->leaves && a->blocks == b->blocks, "%s: sizes", what);
+	cr_assert_eq(memcmp(a->order.data, b->order.data, sizeof(uint32_t) * a->leaves * BPI_BVH_LEAF), 0, "%s", what);
+	cr_assert_eq(memcmp(a->leaf_size.data, b->leaf_size.data, a->leaves), 0, "%s", what);
+	cr_assert_eq(memcmp(a->leaf_boxes.data, b->leaf_boxes.data, sizeof(float) * a->leaves * BPI_BVH_LEAF_FLOATS), 0,
+		"%s: leaf boxes", what);
+	cr_assert_eq(memcmp(a->nodes.data, b->nodes.data, sizeof(uint32_t) * a->blocks * BPI_BVH_BLOCK_WORDS), 0,
+		"%s: node blocks", what);
+	cr_assert_eq(memcmp(a->slot.data, b->slot.data, sizeof(uint32_t) * a->count), 0, "%s: slots", what);
+	for (size_t k = 0; k < 2 * (size_t)a->blocks; ++k) { // field by field: the struct has padding
+		const bpi_bvh_summary *x = &a->summaries.data[k], *y = &b->summaries.data[k];
+		cr_assert(x->category == y->category && x->mask == y->mask && x->kinds == y->kinds, "%s: summary %zu", what, k);
+	}
+	cr_assert(a->cost == b->cost && a->built_cost == b->built_cost, "%s: cost", what);
+}
+
+Test(bvh, a_refit_that_keeps_the_filters_or_the_shape_equals_one_that_copies_and_gathers_them, .timeout = 120)
+{
+	bpi_bvh_scratch scratch = {0};
+	for (int dims = 2; dims <= 3; ++dims)
+		for (int with_members = 0; with_members < 2; ++with_members) {
+			char what[64];
+			snprintf(what, sizeof what, "%dD, members %d", dims, with_members);
+			scene s = make_scene(CLUSTERED, 4097, dims, with_members, 31u + (uint64_t)dims);
+			uint64_t *filters;
+			uint8_t *flags;
+			add_filters(&s, 9u, &filters, &flags);
+			bpi_bvh built = {0}, other = {0}, gathered = {0}, kept = {0};
+			cr_assert_eq(build_on(&built, &scratch, &s, 2), BP_OK);
+			expect_summaries(&built, &s, what);
+			move_scene(&s, 3u, 2.0f);
+			refit_on(&gathered, &built, &s, false, 2);
+			refit_on(&kept, &built, &s, true, 3);
+			expect_refit(&kept, &built, &s, what);
+			expect_summaries(&gathered, &s, what);
+			expect_summaries(&kept, &s, what);
+			expect_equal_trees(&kept, &gathered, what);
+			cr_assert_eq(kept.shape, built.shape, "%s: a refit keeps the shape", what);
+
+			// Into a tree of the built shape (a retired refit), of another shape, and a fresh one.
+			scene t = make_scene(UNIFORM, 3000, dims, false, 5u);
+			cr_assert_eq(build_on(&other, &scratch, &t, 1), BP_OK);
+			cr_assert_neq(other.shape, built.shape, "%s: every build its own shape", what);
+			move_scene(&s, 4u, 2.0f);
+			bpi_bvh fresh = {0};
+			refit_on(&fresh, &kept, &s, true, 2);
+			refit_on(&gathered, &kept, &s, true, 2); // holds the shape: copies none of it
+			refit_on(&other, &kept, &s, true, 2);    // another shape: copies all of it
+			expect_refit(&fresh, &built, &s, what);
+			expect_summaries(&fresh, &s, what);
+			expect_equal_trees(&gathered, &fresh, what);
+			expect_equal_trees(&other, &fresh, what);
+			bpi_bvh_free(&fresh);
+			bpi_bvh_free(&other);
+			bpi_bvh_free(&gathered);
+			bpi_bvh_free(&kept);
+			bpi_bvh_free(&built);
+			free_scene(&t);
+			free_scene(&s);
+			free(filters);
+			free(flags);
+		}
 	bpi_bvh_scratch_free(&scratch);
 }
 

@@ -24,6 +24,7 @@ struct bpi_frames {
 	uint32_t spare_count;
 	uint32_t live; ///< buffers allocated and not freed
 	_Atomic uint64_t hierarchy_asked; ///< every view's hierarchy_asked
+	_Atomic(bpi_bvh_shared *) retired; ///< every view's hierarchy.retired
 	uint64_t submitted;
 	uint64_t done_frame; ///< last frame the builder finished (published or failed)
 	uint64_t published;
@@ -53,6 +54,7 @@ struct bpi_frames {
 
 static void pool_free(bpi_frames *fr)
 {
+	bpi_view_hierarchy_retired_free(&fr->retired);
 	pthread_mutex_destroy(&fr->mutex);
 	pthread_mutex_destroy(&fr->publish);
 	pthread_cond_destroy(&fr->work);
@@ -101,13 +103,14 @@ static bp_status build_frame(bpi_frames *fr, bp_view *view, const bp_view *prev)
 	bpi_team_failure team; // a build whose threads cannot start fails as one out of memory
 	const bpi_executor *executor = &view->settings.executor;
 	view->settings.builder = true;
-	bp_status status = bpi_executor_enter(executor, bpi_step_threads(&view->settings, view->count), &team);
+	const int team_threads = bpi_step_threads(&view->settings, view->count);
+	bp_status status = bpi_executor_enter(executor, team_threads, &team);
 	bpi_budget_begin(&fr->budget, view->settings.memory_limit);
 	if (bpi_budget_above_limit(&fr->budget))
 		bpi_pair_buffer_free(&view->pairs); // a reused buffer's old pairs: give the block back
 	bpi_changes changes = {.all = true};
 	if (status == BP_OK && view->settings.incremental && !view->settings.periodic)
-		changes = bpi_build_changes_find(&fr->changes, view, prev);
+		changes = bpi_build_changes_find(&fr->changes, view, prev, team_threads);
 	if (status == BP_OK)
 		status = bpi_stepper_run(&fr->stepper, &view->settings, &view->soa, view->count, view->unfiltered, &changes,
 			&view->pairs, &stats, &fault);
@@ -117,10 +120,11 @@ static bp_status build_frame(bpi_frames *fr, bp_view *view, const bp_view *prev)
 	const bool hierarchy = bpi_view_keeps_hierarchy(view, prev);
 	// The hierarchy takes the last frame's shared part when what changed is known.
 	if (status == BP_OK && changes.all && hierarchy)
-		changes = bpi_build_changes_find(&fr->changes, view, prev);
+		changes = bpi_build_changes_find(&fr->changes, view, prev, team_threads);
+	const bpi_hierarchy_changes changed = {NULL, changes.list, changes.count, changes.bounds_only};
 	if (status == BP_OK)
-		status = bpi_view_derive(view, prev, changes.all ? NULL : changes.list, changes.count, hierarchy,
-			&fr->hierarchy_scratch, stats.thread_count, &stats.ns_hierarchy);
+		status = bpi_view_derive(view, prev, changes.all ? NULL : &changed, hierarchy, &fr->hierarchy_scratch,
+			stats.thread_count, &stats.ns_hierarchy);
 	stats.ns_view = bpi_now_ns() - view_t0;
 	bpi_executor_leave();
 	// The next build measures its changes from the latest frame, which this one
@@ -183,6 +187,7 @@ bp_status bpi_frames_create(bpi_frames **out)
 		return BP_ERR_OUT_OF_MEMORY;
 	*fr = (bpi_frames){.failure = BP_OK};
 	atomic_init(&fr->hierarchy_asked, 0u);
+	atomic_init(&fr->retired, NULL);
 	fr->stepper.budget = &fr->budget;
 	pthread_mutex_init(&fr->mutex, NULL);
 	pthread_mutex_init(&fr->publish, NULL);
@@ -255,19 +260,18 @@ uint32_t bpi_frames_live(bpi_frames *fr)
 /// Copies every entity of the source into view: on the world's threads as a step would
 /// use them (the host thread and its own crew; the builder keeps its), else on this one.
 /// A host's task system is not called from a submit: it runs the library's steps only.
+/// Either way in the same chunks, which the loop clock counts as the loops they are.
 static void copy_store(bp_view *view, const bpi_frame_source *src)
 {
 	const int threads = bpi_step_threads(&src->settings, src->count);
 	const bool own = src->settings.executor.kind != BP_EXECUTOR_HOST;
 	bpi_team_failure team;
-	if (own && threads > 1 && bpi_executor_enter(&src->settings.executor, threads, &team) == BP_OK) {
-		bpi_loop_clock_stage(BPI_LOOP_CLOCK_SNAPSHOT);
-		bpi_soa_copy_parallel(&view->soa, src->soa, view->dims, src->count, threads);
-		bpi_loop_clock_stage(BPI_STAGE_PREPARE);
+	const bool crew = own && threads > 1 && bpi_executor_enter(&src->settings.executor, threads, &team) == BP_OK;
+	bpi_loop_clock_stage(BPI_LOOP_CLOCK_SNAPSHOT);
+	bpi_soa_copy_parallel(&view->soa, src->soa, view->dims, src->count, crew ? threads : 1);
+	bpi_loop_clock_stage(BPI_STAGE_PREPARE);
+	if (crew)
 		bpi_executor_leave();
-		return;
-	}
-	bpi_soa_copy(&view->soa, src->soa, view->dims, src->count);
 }
 
 /// Copies the source's arrays (or only what changed since the buffer's last
@@ -319,7 +323,7 @@ bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, uint
 	pthread_mutex_unlock(&fr->mutex);
 
 	if (!view) {
-		view = bpi_view_create(fr, &fr->hierarchy_asked, source->settings.dims);
+		view = bpi_view_create(fr, &fr->hierarchy_asked, &fr->retired, source->settings.dims);
 		if (!view) {
 			pthread_mutex_lock(&fr->mutex);
 			fr->live--;

@@ -2,6 +2,8 @@
 // What changed between frames (scheduler_changes.h): the submit log, each snapshot's list
 // for the builder, and the builder's changes since the frame its incremental state follows.
 #include "frames/scheduler_changes.h"
+#include "base/probes.h"
+#include "parallel/parallel.h"
 
 #include <string.h>
 
@@ -64,41 +66,105 @@ void bpi_view_note_changes(bp_view *view, const bpi_changes *changes, uint64_t n
 
 // ---- the builder's changes ------------------------------------------------------------
 
-/// Bit-for-bit equality of entity i in two snapshots, as the step sees it.
-static bool same_entity(const bp_view *a, const bp_view *b, uint32_t i)
+/// Bit-for-bit equality of entity i's bounds in two snapshots.
+static bool same_bounds(const bp_view *a, const bp_view *b, uint32_t i)
 {
 	for (int axis = 0; axis < a->dims; ++axis)
 		if (memcmp(&a->soa.min[axis][i], &b->soa.min[axis][i], sizeof(float)) != 0 ||
 			memcmp(&a->soa.max[axis][i], &b->soa.max[axis][i], sizeof(float)) != 0)
 			return false;
+	return true;
+}
+
+/// Equality of entity i's filters and flags in two snapshots.
+static bool same_filters(const bp_view *a, const bp_view *b, uint32_t i)
+{
 	return a->soa.category[i] == b->soa.category[i] && a->soa.mask[i] == b->soa.mask[i] &&
 	       a->soa.flags[i] == b->soa.flags[i];
 }
 
-/// By comparing the two snapshots: O(entities), against a full build's much larger
-/// constant. An entity a destroy moved into an index is found as changed unless it
-/// equals what was there, in which case the pairs at that index are the same too.
-static bpi_changes snapshot_changes(bpi_build_changes *b, const bp_view *view, const bp_view *prev)
+/// Entities per chunk of the comparison: whole words of the bit list.
+#define COMPARE_GRAIN 16384u
+
+typedef struct compare_job {
+	const bp_view *view, *prev;
+	uint64_t *bits;          ///< per entity below both counts: it differs
+	uint32_t *counts;        ///< per chunk: the entities that differ, then their first place
+	uint8_t *filters;        ///< per chunk: some entity's filters or flags differ
+	uint32_t *list;
+} compare_job;
+
+static void compare_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
-	bpi_changes changes = {.all = true};
-	if (!prev || prev->dims != view->dims || !bpi_array_reserve(&b->changed, view->count))
-		return changes;
-	uint32_t shared = BP_MIN(view->count, prev->count), count = 0;
-	for (uint32_t i = 0; i < shared; ++i)
-		if (!same_entity(view, prev, i))
-			b->changed.data[count++] = i;
-	for (uint32_t i = shared; i < view->count; ++i)
-		b->changed.data[count++] = i;
-	return (bpi_changes){.list = b->changed.data, .count = count, .previous_count = prev->count};
+	const compare_job *job = ctx;
+	uint32_t count = 0;
+	bool filters = false;
+	for (uint32_t w = begin / 64; w * 64 < end; ++w) {
+		uint64_t word = 0;
+		for (uint32_t i = w * 64; i < BP_MIN(end, w * 64 + 64); ++i) {
+			// A moved entity's filters too, while none differs yet: bounds_only needs them all.
+			bool differs = !same_bounds(job->view, job->prev, i);
+			if (!differs || !filters) {
+				const bool filter_differs = !same_filters(job->view, job->prev, i);
+				filters = filters || filter_differs;
+				differs = differs || filter_differs;
+			}
+			word |= (uint64_t)differs << (i & 63);
+		}
+		job->bits[w] = word;
+		count += (uint32_t)__builtin_popcountll(word);
+	}
+	job->counts[chunk] = count;
+	job->filters[chunk] = filters;
 }
 
-bpi_changes bpi_build_changes_find(bpi_build_changes *b, const bp_view *view, const bp_view *prev)
+static void list_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
+{
+	const compare_job *job = ctx;
+	uint32_t *out = job->list + job->counts[chunk];
+	for (uint32_t w = begin / 64; w * 64 < end; ++w)
+		for (uint64_t m = job->bits[w]; m; m &= m - 1)
+			*out++ = w * 64 + (uint32_t)__builtin_ctzll(m);
+}
+
+/// By comparing the two snapshots, in chunks on `threads` threads: O(entities), against
+/// a full build's much larger constant. An entity a destroy moved into an index is found
+/// as changed unless it equals what was there, in which case the pairs at that index are
+/// the same too.
+static bpi_changes snapshot_changes(bpi_build_changes *b, const bp_view *view, const bp_view *prev, int threads)
+{
+	bpi_changes changes = {.all = true};
+	const uint32_t shared = prev ? BP_MIN(view->count, prev->count) : 0, chunks = bpi_chunk_count(shared, COMPARE_GRAIN);
+	if (!prev || prev->dims != view->dims || !bpi_array_reserve(&b->changed, view->count) ||
+		!bpi_array_reserve(&b->bits, ((size_t)shared + 63) / 64) || !bpi_array_reserve(&b->chunk_counts, chunks) ||
+		!bpi_array_reserve(&b->chunk_filters, chunks))
+		return changes;
+	compare_job job = {view, prev, b->bits.data, b->chunk_counts.data, b->chunk_filters.data, b->changed.data};
+	bpi_loop_clock_stage(BPI_LOOP_CLOCK_CHANGES);
+	bpi_parallel_for(shared, COMPARE_GRAIN, threads, compare_chunk, &job);
+	uint32_t count = 0;
+	bool bounds_only = view->count == prev->count;
+	for (uint32_t c = 0; c < chunks; ++c) {
+		const uint32_t n = job.counts[c];
+		job.counts[c] = count;
+		count += n;
+		bounds_only = bounds_only && !job.filters[c];
+	}
+	bpi_parallel_for(shared, COMPARE_GRAIN, threads, list_chunk, &job);
+	bpi_loop_clock_stage(BPI_STAGE_PREPARE);
+	for (uint32_t i = shared; i < view->count; ++i)
+		b->changed.data[count++] = i;
+	return (bpi_changes){.list = b->changed.data, .count = count, .previous_count = prev->count,
+		.bounds_only = bounds_only};
+}
+
+bpi_changes bpi_build_changes_find(bpi_build_changes *b, const bp_view *view, const bp_view *prev, int threads)
 {
 	if (!prev || view->changes_all || view->changes_since != prev->number)
-		return snapshot_changes(b, view, prev);
+		return snapshot_changes(b, view, prev, threads);
 	uint32_t span = BP_MAX(view->count, prev->count);
 	if (!bpi_array_grow(&b->seen, b->seen_size, span) || !bpi_array_reserve(&b->changed, view->changes_count))
-		return snapshot_changes(b, view, prev);
+		return snapshot_changes(b, view, prev, threads);
 	if (span > b->seen_size) {
 		memset(b->seen.data + b->seen_size, 0, span - b->seen_size);
 		b->seen_size = span;
@@ -121,5 +187,8 @@ void bpi_build_changes_free(bpi_build_changes *b)
 {
 	bpi_array_free(&b->changed);
 	bpi_array_free(&b->seen);
+	bpi_array_free(&b->bits);
+	bpi_array_free(&b->chunk_counts);
+	bpi_array_free(&b->chunk_filters);
 	*b = (bpi_build_changes){0};
 }

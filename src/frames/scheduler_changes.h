@@ -43,13 +43,16 @@ typedef struct bpi_build_changes {
 	BPI_ARRAY(uint32_t) changed; ///< entities that differ from the last build's
 	BPI_ARRAY(uint8_t) seen;     ///< per entity, all 0 between builds
 	uint32_t seen_size;          ///< entries of seen initialised
+	BPI_ARRAY(uint64_t) bits;    ///< comparing snapshots: per entity, it differs
+	BPI_ARRAY(uint32_t) chunk_counts;
+	BPI_ARRAY(uint8_t) chunk_filters;
 } bpi_build_changes;
 
 /// The entities of view that may differ from `prev`, the frame the builder's
 /// incremental state follows: from the snapshots' lists when they reach back to
-/// prev (each entity once), else by comparing the two snapshots; all when neither
-/// can say (no prev, or no memory).
-bpi_changes bpi_build_changes_find(bpi_build_changes *b, const bp_view *view, const bp_view *prev);
+/// prev (each entity once), else by comparing the two snapshots on up to `threads`
+/// threads of the bound executor; all when neither can say (no prev, or no memory).
+bpi_changes bpi_build_changes_find(bpi_build_changes *b, const bp_view *view, const bp_view *prev, int threads);
 void bpi_build_changes_free(bpi_build_changes *b);
 
 #endif

@@ -31,6 +31,7 @@ enum {
 	BPI_LOOP_CLOCK_EVENTS,    ///< the view's pair events
 	BPI_LOOP_CLOCK_HIERARCHY, ///< the view's query hierarchy
 	BPI_LOOP_CLOCK_SNAPSHOT,  ///< the copy on submit
+	BPI_LOOP_CLOCK_CHANGES,   ///< the builder's comparison of two snapshots
 	BPI_LOOP_CLOCK_STAGES
 };
 #define BPI_LOOP_CLOCK_WIDTHS 5

@@ -8,6 +8,7 @@
 #include "tree/bvh.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "parallel/parallel.h"
@@ -386,11 +387,11 @@ static bpi_bvh_summary summary_of(const bpi_bvh *b, uint32_t ref, const bpi_bvh_
 /// a node misses everything below it (the tests are monotone in the bounds); a filter
 /// that no entity under a summary passes passes none of them. Block 0 holds the root
 /// twice and counts it once.
-double bpi_bvh_box_block(bpi_bvh *b, uint32_t j, const bpi_bvh_bounds *bounds, int dims)
+double bpi_bvh_box_block(bpi_bvh *b, uint32_t j, const bpi_bvh_bounds *bounds, bool summarize, int dims)
 {
 	for (uint32_t lane = 0; lane < 2; ++lane) {
 		box_of(b, j, lane, bpi_bvh_ref(b, j, lane), dims);
-		if (b->summarized)
+		if (summarize)
 			b->summaries.data[2 * (size_t)j + lane] = summary_of(b, bpi_bvh_ref(b, j, lane), bounds);
 	}
 	return lane_cost(b, j, 0, dims) + (j ? lane_cost(b, j, 1, dims) : 0.0);
@@ -429,7 +430,7 @@ static void place_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 		double cost = 0.0;
 		for (uint32_t j = sub->blocks; j-- > 0;) {
 			set_refs(b, sub->first_block + j, placed(sub, links[2 * (size_t)j]), placed(sub, links[2 * (size_t)j + 1]));
-			cost += bpi_bvh_box_block(b, sub->first_block + j, job->bounds, job->dims);
+			cost += bpi_bvh_box_block(b, sub->first_block + j, job->bounds, b->summarized, job->dims);
 		}
 		b->part_blocks.data[2 * (size_t)s] = sub->first_block;
 		b->part_blocks.data[2 * (size_t)s + 1] = sub->blocks;
@@ -438,6 +439,9 @@ static void place_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 }
 
 // ---- build -------------------------------------------------------------------------
+
+/// Numbers every build's shape (bpi_bvh.shape).
+static _Atomic uint64_t shapes_built;
 
 static bool reserve_scratch(bpi_bvh_scratch *s, uint32_t count)
 {
@@ -470,6 +474,7 @@ bp_status bpi_bvh_build(bpi_bvh *b, bpi_bvh_scratch *s, const bpi_bvh_bounds *bo
 	uint32_t count, int dims, int threads)
 {
 	b->count = b->leaves = b->blocks = 0;
+	b->shape = 0;
 	if (count > BPI_BVH_MAX_COUNT || !bpi_array_reserve(&b->slot, BP_MAX(count, 1u)) ||
 		!reserve_scratch(s, count) || sort_by_code(s, bounds, members, count, dims, threads) != BP_OK)
 		return BP_ERR_OUT_OF_MEMORY;
@@ -491,13 +496,14 @@ bp_status bpi_bvh_build(bpi_bvh *b, bpi_bvh_scratch *s, const bpi_bvh_bounds *bo
 	for (uint32_t p = 0; p < subtrees; ++p)
 		cost += b->part_cost.data[p];
 	for (uint32_t t = 0; t < top.blocks; ++t)
-		cost += bpi_bvh_box_block(b, s->top.data[t], bounds, dims);
-	cost += bpi_bvh_box_block(b, 0, bounds, dims);
+		cost += bpi_bvh_box_block(b, s->top.data[t], bounds, b->summarized, dims);
+	cost += bpi_bvh_box_block(b, 0, bounds, b->summarized, dims);
 	if (top.blocks)
 		memcpy(b->top.data, s->top.data, top.blocks * sizeof *b->top.data);
 	b->parts = subtrees;
 	b->top_count = top.blocks;
 	b->cost = b->built_cost = cost;
 	b->count = count;
+	b->shape = atomic_fetch_add_explicit(&shapes_built, 1u, memory_order_relaxed) + 1u;
 	return BP_OK;
 }

@@ -71,6 +71,9 @@ typedef struct bpi_bvh {
 	BPI_ARRAY(uint32_t) part_blocks;  ///< per subtree: its first block, its count of blocks
 	BPI_ARRAY(double) part_cost;      ///< per subtree: the cost of its blocks
 	BPI_ARRAY(uint32_t) top;          ///< the blocks above the subtrees, children before parents
+	/// The build this shape comes from, unique in the process (0: none): a refit copy
+	/// into a tree that still holds the same shape copies none of it.
+	uint64_t shape;
 	/// Half the surface (2D: of the perimeter) of every node box, summed: what a walk pays
 	/// for the boxes it opens. cost is the tree's now, built_cost at its build; a refit
 	/// keeps the shape, and its cost grows as the entities drift from where it was built.
@@ -148,13 +151,15 @@ uint32_t bpi_bvh_walk_code(const bpi_bvh *bvh, const float *record, int dims);
 /// up to `threads` threads, the same for any count (bvh_refit.c).
 void bpi_bvh_refit(bpi_bvh *bvh, const bpi_bvh_bounds *bounds, const uint32_t *members, int dims, int threads);
 /// The same into `to`, a copy of `from`'s shape, leaving `from` as it was (readers may
-/// walk it meanwhile). BP_ERR_OUT_OF_MEMORY leaves to->count = 0.
+/// walk it meanwhile). With `filters_kept` no entity's category, mask or flags differ from
+/// when `from`'s summaries were made, so they are copied rather than gathered again.
+/// BP_ERR_OUT_OF_MEMORY leaves to->count = 0.
 bp_status bpi_bvh_refit_copy(bpi_bvh *to, const bpi_bvh *from, const bpi_bvh_bounds *bounds, const uint32_t *members,
-	int dims, int threads);
-/// Writes into node block j's two lanes the boxes (and, summarized, the summaries) of what
-/// they hold, which must be made; returns the block's part of the cost. For bvh.c and
-/// bvh_refit.c.
-double bpi_bvh_box_block(bpi_bvh *bvh, uint32_t block, const bpi_bvh_bounds *bounds, int dims);
+	bool filters_kept, int dims, int threads);
+/// Writes into node block j's two lanes the boxes (and with `summarize` the summaries) of
+/// what they hold, which must be made; returns the block's part of the cost. For bvh.c
+/// and bvh_refit.c.
+double bpi_bvh_box_block(bpi_bvh *bvh, uint32_t block, const bpi_bvh_bounds *bounds, bool summarize, int dims);
 /// Gives back the spare room of a hierarchy that is built once and kept.
 void bpi_bvh_trim(bpi_bvh *bvh);
 void bpi_bvh_free(bpi_bvh *bvh);

@@ -12,27 +12,29 @@
 
 /// Leaves per chunk of a refit.
 #define REFIT_GRAIN 4096u
+/// Entities ahead whose leaf block a refit starts loading.
+#define PLACE_PREFETCH 16u
 
 typedef struct refit_job {
 	bpi_bvh *to;
 	const bpi_bvh *from;
+	bool copy; ///< `to` does not hold from's shape yet: its layout is copied
 	const bpi_bvh_bounds *bounds;
 	const uint32_t *members;
+	bool summarize; ///< the summaries are gathered again, not kept
 	int dims;
 } refit_job;
 
-/// Leaves [begin, end): their order and sizes copied, and their empty lanes' boxes (and in
-/// 2D every lane's z), which place_boxes leaves alone.
+/// Leaves [begin, end) of a copy: their order and sizes, and their empty lanes' boxes (and
+/// in 2D every lane's z), which place_boxes leaves alone.
 static void refit_leaves(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	(void)chunk;
 	const refit_job *job = ctx;
 	bpi_bvh *to = job->to;
-	if (to != job->from) {
-		memcpy(to->order.data + (size_t)begin * BPI_BVH_LEAF, job->from->order.data + (size_t)begin * BPI_BVH_LEAF,
-			(size_t)(end - begin) * BPI_BVH_LEAF * sizeof *to->order.data);
-		memcpy(to->leaf_size.data + begin, job->from->leaf_size.data + begin, end - begin);
-	}
+	memcpy(to->order.data + (size_t)begin * BPI_BVH_LEAF, job->from->order.data + (size_t)begin * BPI_BVH_LEAF,
+		(size_t)(end - begin) * BPI_BVH_LEAF * sizeof *to->order.data);
+	memcpy(to->leaf_size.data + begin, job->from->leaf_size.data + begin, end - begin);
 	for (uint32_t leaf = begin; leaf < end; ++leaf) {
 		float *block = to->leaf_boxes.data + (size_t)leaf * BPI_BVH_LEAF_FLOATS;
 		for (uint32_t lane = 0; lane < BPI_BVH_LEAF; ++lane)
@@ -50,9 +52,16 @@ static void place_boxes(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	(void)chunk;
 	const refit_job *job = ctx;
 	bpi_bvh *to = job->to;
-	if (to != job->from)
+	if (job->copy)
 		memcpy(to->slot.data + begin, job->from->slot.data + begin, (size_t)(end - begin) * sizeof *to->slot.data);
 	for (uint32_t i = begin; i < end; ++i) {
+		// The leaf blocks are written at random: started early, their misses overlap.
+		if (i + PLACE_PREFETCH < end) {
+			const char *ahead = (const char *)(to->leaf_boxes.data +
+				(size_t)(to->slot.data[i + PLACE_PREFETCH] / BPI_BVH_LEAF) * BPI_BVH_LEAF_FLOATS);
+			for (size_t line = 0; line < BPI_BVH_LEAF_FLOATS * sizeof(float); line += 64)
+				__builtin_prefetch(ahead + line, 1);
+		}
 		const uint32_t e = job->members ? job->members[i] : i, slot = to->slot.data[i], lane = slot % BPI_BVH_LEAF;
 		float *block = to->leaf_boxes.data + (size_t)(slot / BPI_BVH_LEAF) * BPI_BVH_LEAF_FLOATS;
 		for (int a = 0; a < job->dims; ++a) {
@@ -65,10 +74,10 @@ static void place_boxes(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 /// Boxes node block j of `to`, its references first taken from `from`.
 static double refit_block(const refit_job *job, uint32_t j)
 {
-	if (job->to != job->from)
+	if (job->copy)
 		memcpy(job->to->nodes.data + (size_t)j * BPI_BVH_BLOCK_WORDS + 12,
 			job->from->nodes.data + (size_t)j * BPI_BVH_BLOCK_WORDS + 12, 4 * sizeof *job->to->nodes.data);
-	return bpi_bvh_box_block(job->to, j, job->bounds, job->dims);
+	return bpi_bvh_box_block(job->to, j, job->bounds, job->summarize, job->dims);
 }
 
 static void refit_parts(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
@@ -111,15 +120,25 @@ static bool copy_layout(bpi_bvh *to, const bpi_bvh *from)
 }
 
 bp_status bpi_bvh_refit_copy(bpi_bvh *to, const bpi_bvh *from, const bpi_bvh_bounds *bounds, const uint32_t *members,
-	int dims, int threads)
+	bool filters_kept, int dims, int threads)
 {
 	const uint32_t count = from->count;
+	// A part retired after a refit of the same shape holds it still (view_hierarchy.c).
+	const bool copy = to != from && !(to->shape && to->shape == from->shape);
 	to->count = 0;
 	to->summarized = from->summarized && bounds->category && bounds->mask && bounds->flags;
-	if (to != from && !copy_layout(to, from))
-		return BP_ERR_OUT_OF_MEMORY;
-	refit_job job = {to, from, bounds, members, dims};
-	bpi_parallel_for(from->leaves, REFIT_GRAIN, threads, refit_leaves, &job);
+	if (copy) {
+		to->shape = 0;
+		if (!copy_layout(to, from))
+			return BP_ERR_OUT_OF_MEMORY;
+	}
+	// Gathering a leaf's filters reads three arrays at random per entity: most of a refit.
+	const bool keep = to->summarized && filters_kept;
+	if (keep && to != from)
+		memcpy(to->summaries.data, from->summaries.data, 2 * (size_t)from->blocks * sizeof *to->summaries.data);
+	refit_job job = {to, from, copy, bounds, members, to->summarized && !keep, dims};
+	if (copy)
+		bpi_parallel_for(from->leaves, REFIT_GRAIN, threads, refit_leaves, &job);
 	bpi_parallel_for(count, REFIT_GRAIN * BPI_BVH_LEAF, threads, place_boxes, &job);
 	bpi_parallel_for(from->parts, 1, threads, refit_parts, &job);
 	double cost = 0.0;
@@ -130,10 +149,11 @@ bp_status bpi_bvh_refit_copy(bpi_bvh *to, const bpi_bvh *from, const bpi_bvh_bou
 	cost += refit_block(&job, 0);
 	to->cost = cost;
 	to->count = count;
+	to->shape = from->shape;
 	return BP_OK;
 }
 
 void bpi_bvh_refit(bpi_bvh *bvh, const bpi_bvh_bounds *bounds, const uint32_t *members, int dims, int threads)
 {
-	(void)bpi_bvh_refit_copy(bvh, bvh, bounds, members, dims, threads); // in place: nothing to allocate
+	(void)bpi_bvh_refit_copy(bvh, bvh, bounds, members, false, dims, threads); // in place: nothing to allocate
 }

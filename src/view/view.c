@@ -19,12 +19,13 @@ static void free_entity_arrays(bp_view *view)
 	view->capacity = 0;
 }
 
-bp_view *bpi_view_create(struct bpi_frames *pool, _Atomic uint64_t *hierarchy_asked, int dims)
+bp_view *bpi_view_create(struct bpi_frames *pool, _Atomic uint64_t *hierarchy_asked,
+	_Atomic(bpi_bvh_shared *) *retired, int dims)
 {
 	bp_view *view = bpi_alloc(sizeof *view);
 	if (!view)
 		return NULL;
-	*view = (bp_view){.pool = pool, .dims = dims, .hierarchy_asked = hierarchy_asked};
+	*view = (bp_view){.pool = pool, .dims = dims, .hierarchy_asked = hierarchy_asked, .hierarchy.retired = retired};
 	atomic_init(&view->refs, 0);
 	atomic_init(&view->ready, 0u);
 	atomic_init(&view->asked, 0u);
@@ -120,18 +121,19 @@ static bp_status build_adjacency(bp_view *view)
 	return BP_OK;
 }
 
-/// The hierarchy, taking prev's shared part when prev made one and `changed` lists what differs.
-static void make_hierarchy(bp_view *view, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
+/// The hierarchy, taking prev's shared part when prev made one and `known` lists what differs.
+static void make_hierarchy(bp_view *view, const bp_view *prev, const bpi_hierarchy_changes *known,
 	bpi_bvh_scratch *scratch, int threads)
 {
-	bpi_hierarchy_changes changes = {NULL, changed, changed_count};
-	if (changed && prev && (atomic_load_explicit(&prev->ready, memory_order_acquire) & BPI_VIEW_HIERARCHY))
-		changes.prev = &prev->hierarchy;
+	bpi_hierarchy_changes changes = known ? *known : (bpi_hierarchy_changes){0};
+	changes.prev = known && prev && (atomic_load_explicit(&prev->ready, memory_order_acquire) & BPI_VIEW_HIERARCHY)
+			       ? &prev->hierarchy
+			       : NULL;
 	(void)bpi_view_hierarchy_make(&view->hierarchy, &changes, &view->soa, view->count, view->dims, scratch, threads);
 }
 
-bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
-	bool hierarchy, bpi_bvh_scratch *scratch, int threads, uint64_t *ns_hierarchy)
+bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const bpi_hierarchy_changes *changes, bool hierarchy,
+	bpi_bvh_scratch *scratch, int threads, uint64_t *ns_hierarchy)
 {
 	bool named = false;
 	*ns_hierarchy = 0;
@@ -150,7 +152,7 @@ bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *ch
 	if (hierarchy) {
 		const uint64_t t0 = bpi_now_ns();
 		bpi_loop_clock_stage(BPI_LOOP_CLOCK_HIERARCHY);
-		make_hierarchy(view, prev, changed, changed_count, scratch, threads);
+		make_hierarchy(view, prev, changes, scratch, threads);
 		bpi_loop_clock_stage(BPI_STAGE_PREPARE);
 		*ns_hierarchy = bpi_now_ns() - t0;
 	}
@@ -181,7 +183,7 @@ static bp_status make_hierarchy_lazily(bp_view *view)
 {
 	// Not the builder's scratch: the builder may be making the next frame meanwhile.
 	bpi_bvh_scratch scratch = {0};
-	make_hierarchy(view, NULL, NULL, 0, &scratch, bpi_step_threads(&view->settings, view->count));
+	make_hierarchy(view, NULL, NULL, &scratch, bpi_step_threads(&view->settings, view->count));
 	bpi_bvh_scratch_free(&scratch);
 	return BP_OK; // a hierarchy that found no memory leaves its queries to scans
 }

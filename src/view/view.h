@@ -94,9 +94,10 @@ enum { BPI_VIEW_ADJACENCY = 2u, BPI_VIEW_NAMES = 4u, BPI_VIEW_KEYS = 8u, BPI_VIE
 /// queried a frame within the frames the world keeps it for (prev among them).
 bool bpi_view_keeps_hierarchy(const bp_view *view, const bp_view *prev);
 
-/// A new, empty frame buffer of `pool`, or NULL without memory; `hierarchy_asked` is the
-/// pool's (bp_view.hierarchy_asked).
-bp_view *bpi_view_create(struct bpi_frames *pool, _Atomic uint64_t *hierarchy_asked, int dims);
+/// A new, empty frame buffer of `pool`, or NULL without memory; `hierarchy_asked` and
+/// `retired` are the pool's (bp_view.hierarchy_asked, bpi_view_hierarchy.retired).
+bp_view *bpi_view_create(struct bpi_frames *pool, _Atomic uint64_t *hierarchy_asked,
+	_Atomic(bpi_bvh_shared *) *retired, int dims);
 
 /// Room for n entities in every per-entity array; all grow or none does.
 bool bpi_view_reserve(bp_view *view, uint32_t n);
@@ -107,14 +108,14 @@ void bpi_view_free(bp_view *view);
 /// (lo, hi), builds the sorted key pairs, the pairs begun and ended since
 /// `prev` (NULL: none before) and, those of prev's that a reader asked for, the
 /// adjacency and the query hierarchy (which may fail to build for lack of
-/// memory: queries then scan), taking prev's shared part when `changed` lists what
-/// differs from prev's snapshot (NULL: built afresh). On error the view must not
+/// memory: queries then scan), taking prev's shared part when `changes` lists what
+/// differs from prev's snapshot (NULL: built afresh; its prev is set here). On error the view must not
 /// be published. `hierarchy`: whether to make the query hierarchy, as
 /// bpi_view_keeps_hierarchy(prev) said when the builder chose what changed; its builds
 /// work in the builder's `scratch`, kept from frame to frame.
 /// *ns_hierarchy: the time the hierarchy took, 0 when none was made. Builder thread only.
-bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const uint32_t *changed, uint32_t changed_count,
-	bool hierarchy, bpi_bvh_scratch *scratch, int threads, uint64_t *ns_hierarchy);
+bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const bpi_hierarchy_changes *changes, bool hierarchy,
+	bpi_bvh_scratch *scratch, int threads, uint64_t *ns_hierarchy);
 
 /// The pairs begun and ended since `prev` (NULL: every pair began). When prev's
 /// layout differs it names both frames' pairs by handle (view->names, and prev's

@@ -48,15 +48,46 @@ int bpi_hierarchy_parts(const bpi_view_hierarchy *hy, bpi_bvh_part parts[2])
 	return n;
 }
 
+static void shared_free(bpi_bvh_shared *shared)
+{
+	if (shared) {
+		bpi_bvh_free(&shared->bvh);
+		bpi_free(shared, sizeof *shared);
+	}
+}
+
+void bpi_view_hierarchy_retired_free(_Atomic(bpi_bvh_shared *) *retired)
+{
+	shared_free(atomic_exchange_explicit(retired, NULL, memory_order_acquire));
+}
+
 void bpi_view_hierarchy_clear(bpi_view_hierarchy *hy)
 {
 	bpi_bvh_shared *shared = hy->shared;
 	hy->shared = NULL;
 	hy->changed_part.count = 0;
 	if (shared && atomic_fetch_sub_explicit(&shared->refs, 1u, memory_order_acq_rel) == 1u) {
-		bpi_bvh_free(&shared->bvh);
-		bpi_free(shared, sizeof *shared);
+		// An all-moving world drops a whole part a frame: its pages, kept, spare the next
+		// part the kernel's zeroing of as many fresh ones.
+		if (hy->retired)
+			shared = atomic_exchange_explicit(hy->retired, shared, memory_order_acq_rel);
+		shared_free(shared);
 	}
+}
+
+/// A shared part to make: the pool's retired one, its arrays kept, else a new one.
+static bpi_bvh_shared *shared_new(bpi_view_hierarchy *hy, uint32_t count)
+{
+	bpi_bvh_shared *shared = hy->retired ? atomic_exchange_explicit(hy->retired, NULL, memory_order_acq_rel) : NULL;
+	if (!shared) {
+		shared = bpi_alloc(sizeof *shared);
+		if (!shared)
+			return NULL;
+		shared->bvh = (bpi_bvh){0};
+	}
+	shared->count = count;
+	atomic_init(&shared->refs, 1u);
+	return shared;
 }
 
 void bpi_view_hierarchy_free(bpi_view_hierarchy *hy)
@@ -72,28 +103,26 @@ static size_t words(uint32_t bits)
 	return ((size_t)bits + 63) / 64;
 }
 
-/// A new shared part over every entity, `last` refit when given, else built; nothing is
-/// out of date in it.
+/// A new shared part over every entity, `last` refit when given (its summaries kept with
+/// `filters_kept`), else built; nothing is out of date in it.
 static bp_status make_shared(bpi_view_hierarchy *hy, const bpi_soa *soa, uint32_t count, int dims,
-	const bpi_bvh *last, bpi_bvh_scratch *scratch, int threads)
+	const bpi_bvh *last, bool filters_kept, bpi_bvh_scratch *scratch, int threads)
 {
-	bpi_bvh_shared *shared = bpi_alloc(sizeof *shared);
+	bpi_bvh_shared *shared = shared_new(hy, count);
 	if (!shared)
 		return BP_ERR_OUT_OF_MEMORY;
-	*shared = (bpi_bvh_shared){.count = count};
-	atomic_init(&shared->refs, 1u);
 	const bpi_bvh_bounds bounds = bpi_bvh_bounds_of(soa);
 	const bp_status status = !bpi_array_reserve(&hy->changed, words(count)) ? BP_ERR_OUT_OF_MEMORY
-				 : last ? bpi_bvh_refit_copy(&shared->bvh, last, &bounds, NULL, dims, threads)
+				 : last ? bpi_bvh_refit_copy(&shared->bvh, last, &bounds, NULL, filters_kept, dims, threads)
 					: bpi_bvh_build(&shared->bvh, scratch, &bounds, NULL, count, dims, threads);
 	if (status != BP_OK) {
-		bpi_bvh_free(&shared->bvh);
-		bpi_free(shared, sizeof *shared);
+		shared_free(shared);
 		return BP_ERR_OUT_OF_MEMORY;
 	}
 	memset(hy->changed.data, 0, words(count) * sizeof *hy->changed.data);
 	hy->shared = shared;
 	hy->count = count;
+	hy->filters_changed = false;
 	return BP_OK;
 }
 
@@ -140,15 +169,17 @@ static bool mark_changes(bpi_view_hierarchy *hy, const bpi_hierarchy_changes *ch
 
 /// The changed part over hy->members: the last one's shape refit when it held the same
 /// entities (the same movers, frame after frame) and still fits them, else built.
-static bp_status make_changed_part(bpi_view_hierarchy *hy, const bpi_view_hierarchy *prev, const bpi_soa *soa,
+static bp_status make_changed_part(bpi_view_hierarchy *hy, const bpi_hierarchy_changes *changes, const bpi_soa *soa,
 	uint32_t changed_count, int dims, bpi_bvh_scratch *scratch, int threads)
 {
 	const bpi_bvh_bounds bounds = bpi_bvh_bounds_of(soa);
+	const bpi_view_hierarchy *prev = changes->prev;
 	const bpi_bvh *last = &prev->changed_part;
 	const bool same = changed_count && last->count == changed_count &&
 			  memcmp(prev->members.data, hy->members.data, changed_count * sizeof *hy->members.data) == 0;
 	if (same && refit_fits(last))
-		return bpi_bvh_refit_copy(&hy->changed_part, last, &bounds, hy->members.data, dims, threads);
+		return bpi_bvh_refit_copy(&hy->changed_part, last, &bounds, hy->members.data, changes->bounds_only, dims,
+			threads);
 	return bpi_bvh_build(&hy->changed_part, scratch, &bounds, hy->members.data, changed_count, dims, threads);
 }
 
@@ -160,18 +191,20 @@ bp_status bpi_view_hierarchy_make(bpi_view_hierarchy *hy, const bpi_hierarchy_ch
 		return BP_OK;
 	uint32_t changed_count;
 	if (!changes || !changes->prev || !changes->prev->shared)
-		return make_shared(hy, soa, count, dims, NULL, scratch, threads);
+		return make_shared(hy, soa, count, dims, NULL, false, scratch, threads);
+	const bool filters_changed = changes->prev->filters_changed || !changes->bounds_only;
 	if (!mark_changes(hy, changes, count, &changed_count)) {
 		const bpi_bvh_shared *last = changes->prev->shared;
 		if (last->count == count && refit_fits(&last->bvh) &&
-			make_shared(hy, soa, count, dims, &last->bvh, scratch, threads) == BP_OK)
+			make_shared(hy, soa, count, dims, &last->bvh, !filters_changed, scratch, threads) == BP_OK)
 			return BP_OK;
-		return make_shared(hy, soa, count, dims, NULL, scratch, threads);
+		return make_shared(hy, soa, count, dims, NULL, false, scratch, threads);
 	}
-	if (make_changed_part(hy, changes->prev, soa, changed_count, dims, scratch, threads) != BP_OK)
-		return make_shared(hy, soa, count, dims, NULL, scratch, threads);
+	if (make_changed_part(hy, changes, soa, changed_count, dims, scratch, threads) != BP_OK)
+		return make_shared(hy, soa, count, dims, NULL, false, scratch, threads);
 	hy->shared = changes->prev->shared;
 	atomic_fetch_add_explicit(&hy->shared->refs, 1u, memory_order_relaxed);
 	hy->count = count;
+	hy->filters_changed = filters_changed;
 	return BP_OK;
 }

@@ -26,6 +26,12 @@ typedef struct bpi_bvh_shared {
 typedef struct bpi_view_hierarchy {
 	bpi_bvh_shared *shared;      ///< NULL: no hierarchy (small view, none made, no memory)
 	uint32_t count;              ///< the view's entities
+	/// Some entity's category, mask or flags changed since the shared part's summaries
+	/// were made: a refit of it gathers them again.
+	bool filters_changed;
+	/// Where the pool keeps one dropped shared part, whose arrays the next new one takes
+	/// rather than fresh pages (NULL: dropped parts are freed). Set at creation.
+	_Atomic(bpi_bvh_shared *) *retired;
 	BPI_ARRAY(uint64_t) changed; ///< one bit per entity of the shared part
 	BPI_ARRAY(uint32_t) members; ///< the changed part's entities
 	bpi_bvh changed_part;
@@ -51,6 +57,7 @@ typedef struct bpi_hierarchy_changes {
 	const bpi_view_hierarchy *prev; ///< the last frame's hierarchy; NULL: none
 	const uint32_t *list;           ///< dense indices whose bounds may differ, each once
 	uint32_t count;
+	bool bounds_only; ///< of the listed entities only the bounds changed
 } bpi_hierarchy_changes;
 
 /// Makes the hierarchy of the first `count` entities of soa: from the last frame's
@@ -64,6 +71,8 @@ bp_status bpi_view_hierarchy_make(bpi_view_hierarchy *hy, const bpi_hierarchy_ch
 /// Drops the hierarchy (its shared part's reference) and keeps the arrays for the next frame.
 void bpi_view_hierarchy_clear(bpi_view_hierarchy *hy);
 void bpi_view_hierarchy_free(bpi_view_hierarchy *hy);
+/// Frees the shared part a pool's `retired` slot keeps, once no view can drop one there.
+void bpi_view_hierarchy_retired_free(_Atomic(bpi_bvh_shared *) *retired);
 
 /// Test hook: views below `count` entities get no hierarchy, and a shared part is rebuilt
 /// once more than 1 / share of the entities is out of date in it (share 1: never).
