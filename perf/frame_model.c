@@ -27,18 +27,19 @@ static const char *row_name[ROWS] = {"snapshot", "build", "find", "merge", "sort
 	"hierarchy", "handoff"};
 /// The loop clock's stage of each row with loops; -1: none (the row runs no loops).
 static const int row_clock[ROWS] = {BPI_LOOP_CLOCK_SNAPSHOT, BPI_STAGE_BUILD, BPI_STAGE_FIND, BPI_STAGE_MERGE,
-	BPI_LOOP_CLOCK_SORT, BPI_LOOP_CLOCK_EVENTS, -1, BPI_LOOP_CLOCK_HIERARCHY, -1};
+	BPI_LOOP_CLOCK_SORT, BPI_LOOP_CLOCK_EVENTS, BPI_LOOP_CLOCK_CHANGES, BPI_LOOP_CLOCK_HIERARCHY, -1};
 
 /// Bytes a stage reads and writes per entity it covers and per pair. The step's are the grid's
 /// (scaling_model.c); the snapshot reads and writes the 57 bytes of each entity it copies (a
-/// full copy runs in chunks on the world's threads); what changed and the hand-off run on one
-/// thread, so their time already is their traffic. The pair sort (src/parallel/pairs_sort.c) reads the pairs to
+/// full copy runs in chunks on the world's threads); what changed compares both snapshots'
+/// bounds and filters (2 x 41); the hand-off runs on one thread, so its time already is its
+/// traffic. The pair sort (src/parallel/pairs_sort.c) reads the pairs to
 /// count them, scatters them (read and write) and sorts each bucket in cache and back (8 + 16 +
 /// 16); the dense events (view_events.c) read this frame's and the last frame's pairs twice,
-/// counting then writing (4 x 8). The hierarchy (tree/bvh.c) reads the bounds for the span and
-/// the codes (2 x 24), sorts 8-byte items (four passes of 16), reads the bounds again into
-/// leaves (24 + 24 written) and writes the order and node boxes (~28).
-static const double bytes_per_entity[ROWS] = {2 * 57, 24 * 2 + 12 + 60 + 8, 64, 0, 0, 0, 0, 24 * 2 + 64 + 48 + 28, 0};
+/// counting then writing (4 x 8). The hierarchy of a moving world is the last one's shape
+/// refit (tree/bvh_refit.c): it copies the order and the slots (2 x 8), reads the bounds (24)
+/// into their leaf lanes (read and written, 48) and reads and writes the node boxes (~28).
+static const double bytes_per_entity[ROWS] = {2 * 57, 24 * 2 + 12 + 60 + 8, 64, 0, 0, 0, 2 * 41, 16 + 24 + 48 + 28, 0};
 static const double bytes_per_pair[ROWS] = {0, 0, 8, 16, 40, 32, 0, 0, 0};
 
 typedef struct workload {
@@ -167,8 +168,9 @@ static void stages_of(const reading *r, const workload *wl, double pairs, model_
 			v[i] = r[i].time[k];
 		const double time = median_sorting(v, RUNS);
 		stages[k].serial = time > stages[k].loops[0] ? time - stages[k].loops[0] : 0;
-		// The incremental snapshot, step and hierarchy touch the movers; full ones every entity.
-		const double covered = (k == SNAPSHOT || k == BUILD || k == FIND || k == HIERARCHY) && wl->incremental ? wl->moving
+		// The incremental snapshot, step, changes and hierarchy touch the movers; full ones every entity.
+		const double covered = (k == SNAPSHOT || k == BUILD || k == FIND || k == CHANGES || k == HIERARCHY) && wl->incremental
+		                     ? wl->moving
 		                     : (double)wl->statics + wl->moving;
 		stages[k].traffic_mb = (bytes_per_entity[k] * covered + bytes_per_pair[k] * pairs) * 1e-6;
 	}
