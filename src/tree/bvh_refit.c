@@ -21,7 +21,8 @@ typedef struct refit_job {
 	bool copy; ///< `to` does not hold from's shape yet: its layout is copied
 	const bpi_bvh_bounds *bounds;
 	const uint32_t *members;
-	bool summarize; ///< the summaries are gathered again, not kept
+	bool summarize;       ///< the summaries are gathered again
+	bool copy_summaries;  ///< the summaries are kept, copied from `from`
 	int dims;
 } refit_job;
 
@@ -71,12 +72,15 @@ static void place_boxes(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	}
 }
 
-/// Boxes node block j of `to`, its references first taken from `from`.
+/// Boxes node block j of `to`, its references (and kept summaries) first taken from `from`.
 static double refit_block(const refit_job *job, uint32_t j)
 {
 	if (job->copy)
 		memcpy(job->to->nodes.data + (size_t)j * BPI_BVH_BLOCK_WORDS + 12,
 			job->from->nodes.data + (size_t)j * BPI_BVH_BLOCK_WORDS + 12, 4 * sizeof *job->to->nodes.data);
+	if (job->copy_summaries)
+		memcpy(job->to->summaries.data + 2 * (size_t)j, job->from->summaries.data + 2 * (size_t)j,
+			2 * sizeof *job->to->summaries.data);
 	return bpi_bvh_box_block(job->to, j, job->bounds, job->summarize, job->dims);
 }
 
@@ -134,9 +138,7 @@ bp_status bpi_bvh_refit_copy(bpi_bvh *to, const bpi_bvh *from, const bpi_bvh_bou
 	}
 	// Gathering a leaf's filters reads three arrays at random per entity: most of a refit.
 	const bool keep = to->summarized && filters_kept;
-	if (keep && to != from)
-		memcpy(to->summaries.data, from->summaries.data, 2 * (size_t)from->blocks * sizeof *to->summaries.data);
-	refit_job job = {to, from, copy, bounds, members, to->summarized && !keep, dims};
+	refit_job job = {to, from, copy, bounds, members, to->summarized && !keep, keep && to != from, dims};
 	if (copy)
 		bpi_parallel_for(from->leaves, REFIT_GRAIN, threads, refit_leaves, &job);
 	bpi_parallel_for(count, REFIT_GRAIN * BPI_BVH_LEAF, threads, place_boxes, &job);
