@@ -842,3 +842,63 @@ Test(frame, count_only_pair_events_beside_a_reader_that_builds_them)
 	}
 	bp_world_destroy(w);
 }
+
+/// Where a world's pair filter ran last, and how often: it runs on the thread that builds.
+typedef struct filter_thread {
+	pthread_t last;
+	_Atomic int calls;
+} filter_thread;
+
+static bool note_thread(bp_entity a, bp_entity b, uint64_t key_a, uint64_t key_b, void *user)
+{
+	(void)a, (void)b, (void)key_a, (void)key_b;
+	filter_thread *seen = user;
+	seen->last = pthread_self();
+	atomic_fetch_add(&seen->calls, 1);
+	return true;
+}
+
+Test(frame, frame_step_builds_on_the_calling_thread_and_submit_on_the_builder, .timeout = 30)
+{
+	oracle_box boxes[N];
+	test_random_boxes(boxes, N, 3, 14.0f, 3.0f, false, 12);
+	filter_thread seen = {0};
+	bp_world_def def = bp_world_def_default();
+	def.dims = 3;
+	def.thread_count = 2;
+	def.pair_filter = note_thread;
+	def.pair_filter_user = &seen;
+	bp_world *w = NULL;
+	cr_assert_eq(bp_world_create(&def, &w), BP_OK);
+	for (uint32_t i = 0; i < N; ++i) {
+		bp_entity_def d = bp_entity_def_default();
+		memcpy(d.min, boxes[i].min, sizeof d.min);
+		memcpy(d.max, boxes[i].max, sizeof d.max);
+		bp_entity e;
+		cr_assert_eq(bp_entity_create(w, &d, &e), BP_OK);
+	}
+	oracle_pairs want = oracle_find_pairs(boxes, N, 3);
+	cr_assert_gt(want.count, 0, "the filter must be asked");
+	for (int round = 0; round < 3; ++round) {
+		bp_view *v = NULL;
+		atomic_store(&seen.calls, 0);
+		cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+		cr_assert_gt(atomic_load(&seen.calls), 0);
+		cr_assert(pthread_equal(seen.last, pthread_self()), "round %d: bp_frame_step built on another thread", round);
+		check_pairs(v, boxes, N, 3);
+		cr_assert_eq(bp_view_release(v), BP_OK);
+
+		uint64_t frame = 0;
+		atomic_store(&seen.calls, 0);
+		cr_assert_eq(bp_frame_submit(w, &frame), BP_OK);
+		cr_assert_eq(bp_frame_wait(w, frame), BP_OK);
+		cr_assert_gt(atomic_load(&seen.calls), 0);
+		cr_assert(!pthread_equal(seen.last, pthread_self()), "round %d: a submit's frame built by its waiter", round);
+		cr_assert_eq(bp_frame_acquire(w, &v), BP_OK);
+		check_pairs(v, boxes, N, 3);
+		cr_assert_eq(bp_view_release(v), BP_OK);
+	}
+	oracle_pairs_free(&want);
+	bp_world_destroy(w);
+	cr_assert_eq(bp_allocated_bytes(), 0);
+}

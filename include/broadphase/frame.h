@@ -17,7 +17,8 @@ extern "C" {
 // bp_view_* function may run on any thread holding a reference to it, concurrently with other
 // readers, the writer and the builder, and bp_view_release may run on any thread (it need
 // not be the one that acquired the view). Callbacks given to a view function run on the
-// thread that called it. The builder thread is the library's own and runs no host code.
+// thread that called it. The builder thread is the library's own and runs no host code
+// but the world's pair_filter; bp_frame_step may build its frame on the calling thread.
 
 /// An immutable, reference-counted published frame: the snapshot of the world
 /// taken at bp_frame_submit, its pairs, and per-frame indexes built once (sorted
@@ -110,7 +111,10 @@ BP_API bp_status bp_frame_release(bp_view *view) BP_DEPRECATED("use bp_view_rele
 
 /// Synchronous frame through the scheduler: submit, wait for that frame, and
 /// acquire it. *out is the view of exactly the submitted frame (release it).
-/// Host thread only.
+/// The calling thread, which would only wait, builds the frame itself unless the
+/// builder is busy with an earlier one (then the builder builds it after): the frame
+/// is the same, without the hand-off between threads, and it takes every thread the
+/// world has where the builder leaves the host one. Host thread only.
 BP_API bp_status bp_frame_step(bp_world *world, bp_view **out);
 
 // ---- View contents (any thread holding the view) ---------------------------

@@ -148,8 +148,9 @@ typedef struct bp_world_def {
 	bp_task_system task_system;
 	/// Called for every pair that passed the bounds, filter and kind tests, in
 	/// the pairs' order, after each step and frame build, on the thread that
-	/// steps (the writer, or the world's frame builder thread), one call at a
-	/// time; pairs it returns false for are not reported (nor counted in events).
+	/// steps (the writer, or the world's frame builder thread, or the writer in
+	/// bp_frame_step), one call at a time; pairs it returns false for are not
+	/// reported (nor counted in events).
 	/// In an incremental world it is asked about every reported pair each step,
 	/// not only new ones: keep it cheap, and prefer category and mask where they
 	/// can say the same. NULL (the default): every pair is reported.

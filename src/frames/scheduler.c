@@ -20,6 +20,11 @@ struct bpi_frames {
 	pthread_cond_t work;   ///< builder waits here for a pending snapshot or stop
 	pthread_cond_t done;   ///< bp_frame_wait waits here for done_frame
 	bp_view *pending;      ///< submitted, not yet taken by the builder
+	/// A build runs, on the builder thread or on a host thread waiting in bp_frame_step:
+	/// whoever takes `pending` sets it, and the other waits, so the builder's state
+	/// (stepper, changes, scratch, latest) has one user at a time.
+	bool building;
+	bool pending_for_host; ///< `pending` is bp_frame_step's: the builder leaves it to its caller
 	bp_view *spare[SPARE_FRAMES];
 	uint32_t spare_count;
 	uint32_t live; ///< buffers allocated and not freed
@@ -38,13 +43,13 @@ struct bpi_frames {
 	pthread_mutex_t publish;
 	bp_view *latest;
 
-	bpi_stepper stepper; ///< builder thread only; separate from the world's own
+	bpi_stepper stepper; ///< the building thread only; separate from the world's own
 	/// Pair memory of the builder's stepper and of every frame buffer, held ones
 	/// included; it lives as long as the pool, so a view released after the
 	/// world gives its bytes back here.
 	bpi_budget budget;
-	bpi_build_changes changes; ///< builder thread only
-	/// The query hierarchies' build scratch, builder thread only: readers walk only the trees.
+	bpi_build_changes changes; ///< the building thread only
+	/// The query hierarchies' build scratch, the building thread only: readers walk only the trees.
 	bpi_bvh_scratch hierarchy_scratch;
 
 	bpi_submit_log log; ///< host thread only
@@ -94,7 +99,7 @@ static void unpublish(bp_view *view)
 
 // ---- the builder -------------------------------------------------------------------
 
-static bp_status build_frame(bpi_frames *fr, bp_view *view, const bp_view *prev)
+static bp_status build_frame(bpi_frames *fr, bp_view *view, const bp_view *prev, bool on_host)
 {
 	BPI_MARK_FRAME_BEGIN(view->number, view->count);
 	uint64_t t0 = bpi_now_ns();
@@ -102,7 +107,7 @@ static bp_status build_frame(bpi_frames *fr, bp_view *view, const bp_view *prev)
 	bpi_step_fault fault; // the step's error status is what a waiter sees
 	bpi_team_failure team; // a build whose threads cannot start fails as one out of memory
 	const bpi_executor *executor = &view->settings.executor;
-	view->settings.builder = true;
+	view->settings.builder = !on_host; // a host that builds would only wait: it takes every core
 	const int team_threads = bpi_step_threads(&view->settings, view->count);
 	bp_status status = bpi_executor_enter(executor, team_threads, &team);
 	bpi_budget_begin(&fr->budget, view->settings.memory_limit);
@@ -138,41 +143,58 @@ static bp_status build_frame(bpi_frames *fr, bp_view *view, const bp_view *prev)
 	return status;
 }
 
+/// Takes the pending frame for a build; under the mutex.
+static bp_view *take_pending(bpi_frames *fr)
+{
+	bp_view *view = fr->pending;
+	fr->pending = NULL;
+	fr->pending_for_host = false;
+	fr->building = true;
+	return view;
+}
+
+/// Builds a taken frame and publishes it (or recycles it, failed); called without the
+/// mutex, returns holding it, the build over and waiters told.
+static void build_and_publish(bpi_frames *fr, bp_view *view, bool on_host)
+{
+	const uint64_t number = view->number;
+	BP_PROBE1(build_begin, number);
+	bp_view *prev = fr->latest; // only the building thread writes latest
+	bp_status status = build_frame(fr, view, prev, on_host);
+	if (status == BP_OK) {
+		atomic_store_explicit(&view->refs, BPI_VIEW_LATEST, memory_order_relaxed);
+		pthread_mutex_lock(&fr->publish);
+		fr->latest = view;
+		pthread_mutex_unlock(&fr->publish);
+		BP_PROBE1(publish, number);
+		unpublish(prev);
+	} else {
+		frame_recycle(view);
+	}
+
+	pthread_mutex_lock(&fr->mutex);
+	if (status == BP_OK)
+		fr->published = number;
+	else
+		fr->failure = status;
+	fr->done_frame = number; // not view->number: a failed view is already recycled
+	fr->building = false;
+	pthread_cond_broadcast(&fr->done);
+	pthread_cond_signal(&fr->work); // a frame submitted meanwhile
+}
+
 static void *builder_main(void *arg)
 {
 	bpi_frames *fr = arg;
 	pthread_mutex_lock(&fr->mutex);
 	for (;;) {
-		while (!fr->stop && (fr->paused || !fr->pending))
+		while (!fr->stop && (fr->paused || !fr->pending || fr->building || fr->pending_for_host))
 			pthread_cond_wait(&fr->work, &fr->mutex);
 		if (fr->stop)
 			break;
-		bp_view *view = fr->pending;
-		uint64_t number = view->number;
-		fr->pending = NULL;
+		bp_view *view = take_pending(fr);
 		pthread_mutex_unlock(&fr->mutex);
-		BP_PROBE1(build_begin, number);
-
-		bp_view *prev = fr->latest; // only this thread writes latest
-		bp_status status = build_frame(fr, view, prev);
-		if (status == BP_OK) {
-			atomic_store_explicit(&view->refs, BPI_VIEW_LATEST, memory_order_relaxed);
-			pthread_mutex_lock(&fr->publish);
-			fr->latest = view;
-			pthread_mutex_unlock(&fr->publish);
-			BP_PROBE1(publish, number);
-			unpublish(prev);
-		} else {
-			frame_recycle(view);
-		}
-
-		pthread_mutex_lock(&fr->mutex);
-		if (status == BP_OK)
-			fr->published = number;
-		else
-			fr->failure = status;
-		fr->done_frame = number; // not view->number: a failed view is already recycled
-		pthread_cond_broadcast(&fr->done);
+		build_and_publish(fr, view, false);
 	}
 	pthread_mutex_unlock(&fr->mutex);
 	return NULL;
@@ -244,6 +266,7 @@ void bpi_frames_pause(bpi_frames *fr, bool paused)
 	pthread_mutex_lock(&fr->mutex);
 	fr->paused = paused;
 	pthread_cond_signal(&fr->work);
+	pthread_cond_broadcast(&fr->done); // a bp_frame_step waiting to build
 	pthread_mutex_unlock(&fr->mutex);
 }
 
@@ -306,7 +329,8 @@ static bp_status snapshot(bpi_frames *fr, bp_view *view, const bpi_frame_source 
 	return BP_OK;
 }
 
-bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, uint64_t *out_frame, const char **why)
+bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, bool host_builds, uint64_t *out_frame,
+	const char **why)
 {
 	pthread_mutex_lock(&fr->mutex);
 	if (!fr->started) {
@@ -351,7 +375,9 @@ bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, uint
 	fr->submitted = number;
 	view->number = number;
 	fr->pending = view;
-	pthread_cond_signal(&fr->work);
+	fr->pending_for_host = host_builds;
+	if (!host_builds)
+		pthread_cond_signal(&fr->work);
 	pthread_mutex_unlock(&fr->mutex);
 	if (coalesced)
 		frame_recycle(coalesced);
@@ -360,15 +386,22 @@ bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, uint
 	return BP_OK;
 }
 
-bp_status bpi_frames_wait(bpi_frames *fr, uint64_t frame)
+bp_status bpi_frames_wait(bpi_frames *fr, uint64_t frame, bool build_here)
 {
 	pthread_mutex_lock(&fr->mutex);
 	if (frame > fr->submitted) {
 		pthread_mutex_unlock(&fr->mutex);
 		return BP_ERR_NOT_SUBMITTED;
 	}
-	while (fr->done_frame < frame && !fr->stop)
+	while (fr->done_frame < frame && !fr->stop) {
+		if (build_here && fr->pending && fr->pending->number == frame && !fr->building && !fr->paused) {
+			bp_view *view = take_pending(fr);
+			pthread_mutex_unlock(&fr->mutex);
+			build_and_publish(fr, view, true);
+			continue;
+		}
 		pthread_cond_wait(&fr->done, &fr->mutex);
+	}
 	bp_status status = fr->published >= frame ? BP_OK : fr->failure != BP_OK ? fr->failure : BP_ERR_UNSUPPORTED;
 	pthread_mutex_unlock(&fr->mutex);
 	return status;

@@ -29,12 +29,16 @@ void bpi_frames_shutdown(bpi_frames *frames);
 
 /// Copies the source into a frame buffer and hands it to the builder (started
 /// on the first submit); a snapshot the builder has not started is replaced.
-/// On error nothing is queued and *why says what failed. Host thread.
-bp_status bpi_frames_submit(bpi_frames *frames, const bpi_frame_source *source, uint64_t *out_frame,
+/// With `host_builds` the builder is not woken for it: the host means to wait for it
+/// and build it (bpi_frames_wait). On error nothing is queued and *why says what
+/// failed. Host thread.
+bp_status bpi_frames_submit(bpi_frames *frames, const bpi_frame_source *source, bool host_builds, uint64_t *out_frame,
 	const char **why);
 /// Waits until `frame` is built: BP_OK when it (or a later one) was published,
 /// else the failed build's status. BP_ERR_NOT_SUBMITTED for a frame never submitted.
-bp_status bpi_frames_wait(bpi_frames *frames, uint64_t frame);
+/// With `build_here`, a frame no build has taken yet is built on the calling thread,
+/// which would only wait for it.
+bp_status bpi_frames_wait(bpi_frames *frames, uint64_t frame, bool build_here);
 /// A new reference to the latest published frame, or NULL before the first. Any thread.
 bp_view *bpi_frames_acquire(bpi_frames *frames);
 

@@ -4,7 +4,8 @@
 #include "frames/scheduler.h"
 #include "world/world_data.h"
 
-bp_status bp_frame_submit(bp_world *w, uint64_t *out_frame)
+/// Submits the world's entities; with `host_builds` the caller builds the frame as it waits.
+static bp_status submit(bp_world *w, bool host_builds, uint64_t *out_frame)
 {
 	if (!w)
 		return BP_ERR_INVALID_ARGUMENT;
@@ -26,7 +27,7 @@ bp_status bp_frame_submit(bp_world *w, uint64_t *out_frame)
 		};
 	uint64_t frame = 0;
 	const char *why = "";
-	bp_status status = bpi_frames_submit(w->frames, &source, &frame, &why);
+	bp_status status = bpi_frames_submit(w->frames, &source, host_builds, &frame, &why);
 	if (status != BP_OK)
 		return bpi_world_fail(w, status, "frame submit with %u entities: %s", w->count, why);
 	bpi_world_clear_frame_changes(w);
@@ -35,9 +36,11 @@ bp_status bp_frame_submit(bp_world *w, uint64_t *out_frame)
 	return BP_OK;
 }
 
+bp_status bp_frame_submit(bp_world *w, uint64_t *out_frame) { return submit(w, false, out_frame); }
+
 bp_status bp_frame_wait(bp_world *w, uint64_t frame)
 {
-	return w ? bpi_frames_wait(w->frames, frame) : BP_ERR_INVALID_ARGUMENT;
+	return w ? bpi_frames_wait(w->frames, frame, false) : BP_ERR_INVALID_ARGUMENT;
 }
 
 bp_status bp_frame_acquire(bp_world *w, bp_view **out)
@@ -56,10 +59,12 @@ bp_status bp_frame_step(bp_world *w, bp_view **out)
 	if (!out)
 		return BP_ERR_INVALID_ARGUMENT;
 	*out = NULL;
-	uint64_t frame;
-	bp_status status = bp_frame_submit(w, &frame);
+	// The host would only wait for the builder: it builds the frame itself, sparing the
+	// hand-off to the builder thread and back.
+	uint64_t frame = 0;
+	bp_status status = submit(w, true, &frame);
 	if (status == BP_OK)
-		status = bp_frame_wait(w, frame);
+		status = bpi_frames_wait(w->frames, frame, true);
 	if (status == BP_OK)
 		status = bp_frame_acquire(w, out);
 	// Only the host submits and it is here, so the latest frame is the one submitted.
