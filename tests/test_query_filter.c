@@ -701,3 +701,113 @@ Test(query_filter, the_default_filter_sees_what_no_filter_sees)
 	cr_assert_eq(bp_view_release(v), BP_OK);
 	bp_world_destroy(w);
 }
+
+// ---- batches ---------------------------------------------------------------------------
+
+/// A batch's filter: random_filter's without the callback, which the batch calls from
+/// several threads at once.
+static bp_query_filter batch_filter(test_rng *rng, scene *s)
+{
+	bp_query_filter f;
+	const bp_query_filter *drawn = random_filter(rng, s, &f);
+	if (!drawn)
+		return bp_query_filter_default();
+	f.accept = NULL;
+	f.user = NULL;
+	return f;
+}
+
+/// The first hit of casts[i] and the k nearest of points[i], each through one filter or
+/// its own, on `threads` threads, against brute force; the answers into got_* for the
+/// caller to compare across thread counts.
+static void check_batches(scene *s, int threads, const bp_box_cast *casts, const float *points, size_t count,
+	uint32_t k, const bp_query_filter *filters, bp_hit *got_casts, bp_hit *got_nearest, size_t *got_counts)
+{
+	bp_world_def def = bp_world_def_default();
+	def.dims = s->dims;
+	def.thread_count = threads;
+	bp_world *w = test_world_from_def(s->boxes, s->n, &def);
+	bp_view *v = NULL;
+	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+	bp_hit *want = malloc((s->n + 1) * sizeof *want);
+	for (int each = 0; each < 2; ++each) {
+		bp_hit *c = got_casts + (size_t)each * count, *nearest = got_nearest + (size_t)each * count * k;
+		size_t *counts = got_counts + (size_t)each * count;
+		if (each) {
+			cr_assert_eq(bp_view_cast_boxes_closest_each(v, casts, count, filters, c), BP_OK);
+			cr_assert_eq(bp_view_nearest_points_each(v, points, count, k, filters, nearest, counts), BP_OK);
+		} else {
+			cr_assert_eq(bp_view_cast_boxes_closest(v, casts, count, &filters[0], c), BP_OK);
+			cr_assert_eq(bp_view_nearest_points(v, points, count, k, &filters[0], nearest, counts), BP_OK);
+		}
+		for (size_t i = 0; i < count; ++i) {
+			const bp_query_filter *f = &filters[each ? i : 0];
+			const bp_box_cast *q = &casts[i];
+			const size_t hits = bf_sweep(s->boxes, s->n, s->dims, q->min, q->max, q->dir, q->max_t, f, want);
+			cr_assert(hits ? c[i].index == want[0].index && c[i].distance == want[0].distance
+				       : c[i].index == BP_HIT_NONE && c[i].distance == INFINITY,
+				"cast %zu (filter %s, %d threads): %u at %g, brute force %u", i, each ? "each" : "one", threads,
+				c[i].index, (double)c[i].distance, hits ? want[0].index : BP_HIT_NONE);
+			const size_t near = bf_nearest(s->boxes, s->n, s->dims, points + 3 * i, k, f, want);
+			cr_assert_eq(counts[i], near, "point %zu: %zu nearest, brute force %zu", i, counts[i], near);
+			cr_assert(same_hits(nearest + i * k, want, near), "point %zu (filter %s, %d threads): other nearest", i,
+				each ? "each" : "one", threads);
+		}
+	}
+	free(want);
+	bp_view_release(v);
+	bp_world_destroy(w);
+}
+
+Test(query_filter, box_cast_and_nearest_batches_equal_brute_force_on_any_thread_count, .timeout = 120)
+{
+	enum { COUNT = 300, K = 4 };
+	for (int dims = 2; dims <= 3; ++dims) {
+		scene s = make_scene(dims, 3000, dims == 2, 1.0f, 70u + (uint64_t)dims);
+		test_rng rng = {91u + (uint64_t)dims};
+		bp_box_cast *casts = calloc(COUNT, sizeof *casts);
+		float *points = calloc(3 * COUNT, sizeof *points);
+		bp_query_filter *filters = calloc(COUNT, sizeof *filters);
+		for (size_t i = 0; i < COUNT; ++i) {
+			test_rng_vec(&rng, casts[i].min, dims, 0, s.world, s.snap);
+			float extent[3] = {0, 0, 0};
+			test_rng_vec(&rng, extent, dims, 0, 2, s.snap);
+			for (int a = 0; a < dims; ++a)
+				casts[i].max[a] = casts[i].min[a] + extent[a];
+			test_rng_vec(&rng, casts[i].dir, dims, -1, 1, false);
+			casts[i].max_t = test_rng_below(&rng, 2) ? INFINITY : s.world / 4;
+			test_rng_vec(&rng, points + 3 * i, dims, 0, s.world, s.snap);
+			filters[i] = batch_filter(&rng, &s);
+		}
+		bp_hit *got[2], *nearest[2];
+		size_t *counts[2];
+		for (int t = 0; t < 2; ++t) {
+			got[t] = calloc(2 * COUNT, sizeof *got[t]);
+			nearest[t] = calloc(2 * COUNT * K, sizeof *nearest[t]);
+			counts[t] = calloc(2 * COUNT, sizeof *counts[t]);
+			check_batches(&s, t ? 3 : 1, casts, points, COUNT, K, filters, got[t], nearest[t], counts[t]);
+		}
+		cr_assert(same_hits(got[0], got[1], 2 * COUNT), "casts differ between 1 and 3 threads");
+		cr_assert_eq(memcmp(counts[0], counts[1], 2 * COUNT * sizeof *counts[0]), 0);
+		cr_assert(same_hits(nearest[0], nearest[1], 2 * COUNT * K), "nearest differ between 1 and 3 threads");
+
+		// Every query is checked before any is answered: one bad one, and nothing is written.
+		got[0][0] = (bp_hit){777, 1};
+		counts[0][0] = 777;
+		casts[COUNT / 2].max[0] = casts[COUNT / 2].min[0] - 1;
+		cr_assert_eq(bp_view_cast_boxes_closest(s.v, casts, COUNT, NULL, got[0]), BP_ERR_INVERTED_BOUNDS);
+		points[3 * (COUNT / 2) + 1] = NAN;
+		cr_assert_eq(bp_view_nearest_points(s.v, points, COUNT, K, NULL, nearest[0], counts[0]), BP_ERR_NOT_FINITE);
+		cr_assert(got[0][0].index == 777 && counts[0][0] == 777, "a refused batch wrote an answer");
+		cr_assert_eq(bp_view_cast_boxes_closest_each(s.v, casts, COUNT, NULL, got[0]), BP_ERR_INVALID_ARGUMENT);
+		cr_assert_eq(bp_view_nearest_points_each(s.v, points, COUNT, K, NULL, nearest[0], counts[0]),
+			BP_ERR_INVALID_ARGUMENT);
+		cr_assert_eq(bp_view_nearest_points(s.v, points, COUNT, K, NULL, nearest[0], NULL), BP_ERR_INVALID_ARGUMENT);
+		cr_assert_eq(bp_view_nearest_points(s.v, NULL, 0, K, NULL, NULL, NULL), BP_OK);
+		cr_assert_eq(bp_view_cast_boxes_closest_each(s.v, NULL, 0, NULL, NULL), BP_OK);
+		for (int t = 0; t < 2; ++t)
+			free(got[t]), free(nearest[t]), free(counts[t]);
+		free(casts), free(points), free(filters);
+		free_scene(&s);
+	}
+}

@@ -151,6 +151,8 @@ BP_API const bp_entity *bp_view_entities(const bp_view *view);
 //   bp_view_visit_overlap_box, _overlap_sphere,           the results of the call after
 //     bp_view_visit_cast_ray, _cast_box                   visit_, through a callback
 //   bp_view_cast_rays_closest, _closest_each              many rays on the world's threads
+//   bp_view_cast_boxes_closest, _closest_each             many box casts, the same way
+//   bp_view_nearest_points, _points_each                  the k nearest of many points
 // A NULL filter accepts every entity of the snapshot, whatever its category, mask or
 // kind; a filter chooses (bp_query_filter below). Filters are tested only on entities
 // that pass the geometric test, so their cost grows with the hits they see, never with
@@ -363,6 +365,36 @@ BP_API bp_status bp_view_cast_rays_closest(const bp_view *view, const bp_ray *ra
 /// kinds bits; on error nothing is written.
 BP_API bp_status bp_view_cast_rays_closest_each(const bp_view *view, const bp_ray *rays, size_t count,
 	const bp_query_filter *filters, bp_hit *hits);
+
+/// One box cast of a batch: the box [min, max] moved by t * dir, 0 <= t <= max_t (z
+/// ignored in 2D).
+typedef struct bp_box_cast {
+	float min[3];
+	float max[3];
+	float dir[3];
+	float max_t;
+} bp_box_cast;
+
+/// The first hit of each box cast, as bp_view_cast_box_closest finds it, into hits[i]
+/// for casts[i] (BP_HIT_NONE when it hits nothing); threads, checks and errors as
+/// bp_view_cast_rays_closest, BP_ERR_INVERTED_BOUNDS included.
+BP_API bp_status bp_view_cast_boxes_closest(const bp_view *view, const bp_box_cast *casts, size_t count,
+	const bp_query_filter *filter, bp_hit *hits);
+/// The same with a filter for each cast: filters[i] for casts[i] (NULL with count > 0
+/// is BP_ERR_INVALID_ARGUMENT).
+BP_API bp_status bp_view_cast_boxes_closest_each(const bp_view *view, const bp_box_cast *casts, size_t count,
+	const bp_query_filter *filters, bp_hit *hits);
+
+/// The k nearest of each of `count` points (points[3 i .. 3 i + 2], z ignored in 2D),
+/// as bp_view_nearest finds them: point i's hits at hits[i * k ...] (room for count * k)
+/// and their number in counts[i]. Threads, checks and errors as
+/// bp_view_cast_rays_closest; on error nothing is written.
+BP_API bp_status bp_view_nearest_points(const bp_view *view, const float *points, size_t count, uint32_t k,
+	const bp_query_filter *filter, bp_hit *hits, size_t *counts);
+/// The same with a filter for each point: filters[i] for point i (NULL with count > 0
+/// is BP_ERR_INVALID_ARGUMENT).
+BP_API bp_status bp_view_nearest_points_each(const bp_view *view, const float *points, size_t count, uint32_t k,
+	const bp_query_filter *filters, bp_hit *hits, size_t *counts);
 
 // ---- Query names before 0.8 (deprecated; they go in 0.9) ---------------------
 //

@@ -110,6 +110,11 @@ static inline bool bpi_query_accepts(const bp_view *v, const bp_query_filter *f,
 /// The errors of a ray query's arguments (frame.h), BP_OK when it may run.
 bp_status bpi_ray_check(const bp_view *v, const float *origin, const float *dir, float max_t,
 	const bp_query_filter *filter);
+/// The checks of bp_view_cast_box_closest before any work: its errors, in its order.
+bp_status bpi_box_cast_check(const bp_view *v, const float *min, const float *max, const float *dir, float max_t,
+	const bp_query_filter *filter);
+/// The checks of bp_view_nearest on the view, point and filter.
+bp_status bpi_nearest_check(const bp_view *v, const float *point, const bp_query_filter *filter);
 
 /// Squared distance from point p to box j (the same operations, in the same
 /// order, as sphere_flags, so every path agrees to the bit).

@@ -166,13 +166,21 @@ static void nearest_bvh(const bp_view *v, const bpi_bvh_part *part, const float 
 	}
 }
 
+bp_status bpi_nearest_check(const bp_view *v, const float *point, const bp_query_filter *filter)
+{
+	if (!v || !point || !bpi_query_filter_valid(filter))
+		return BP_ERR_INVALID_ARGUMENT;
+	return bpi_all_finite(point, v->dims) ? BP_OK : BP_ERR_NOT_FINITE;
+}
+
 bp_status bp_view_nearest(const bp_view *v, const float *point, uint32_t k,
 	const bp_query_filter *filter, bp_hit *out, size_t *count)
 {
-	if (!v || !point || !count || (k && !out) || !bpi_query_filter_valid(filter))
+	if (!count || (k && !out))
 		return BP_ERR_INVALID_ARGUMENT;
-	if (!bpi_all_finite(point, v->dims))
-		return BP_ERR_NOT_FINITE;
+	const bp_status status = bpi_nearest_check(v, point, filter);
+	if (status != BP_OK)
+		return status;
 	bpi_best_k best = {out, 0, BP_MIN(k, v->count)};
 	bpi_bvh_part parts[2];
 	(void)bpi_view_ensure(v, BPI_VIEW_HIERARCHY);

@@ -71,17 +71,27 @@ static bp_status make_ray(const bp_view *v, const float *origin, const float *di
 	return BP_OK;
 }
 
-static bp_status make_box_cast(const bp_view *v, const float *min, const float *max, const float *dir, float max_t,
-	const bp_query_filter *filter, sweep *s)
+bp_status bpi_box_cast_check(const bp_view *v, const float *min, const float *max, const float *dir, float max_t,
+	const bp_query_filter *filter)
 {
 	if (!v || !min || !max || !dir || isnan(max_t) || max_t < 0 || !bpi_query_filter_valid(filter))
 		return BP_ERR_INVALID_ARGUMENT;
 	if (!bpi_all_finite(min, v->dims) || !bpi_all_finite(max, v->dims) || !bpi_all_finite(dir, v->dims))
 		return BP_ERR_NOT_FINITE;
-	*s = (sweep){.max_t = max_t, .dims = v->dims};
-	for (int axis = 0; axis < v->dims; ++axis) {
+	for (int axis = 0; axis < v->dims; ++axis)
 		if (min[axis] > max[axis])
 			return BP_ERR_INVERTED_BOUNDS;
+	return BP_OK;
+}
+
+static bp_status make_box_cast(const bp_view *v, const float *min, const float *max, const float *dir, float max_t,
+	const bp_query_filter *filter, sweep *s)
+{
+	const bp_status status = bpi_box_cast_check(v, min, max, dir, max_t, filter);
+	if (status != BP_OK)
+		return status;
+	*s = (sweep){.max_t = max_t, .dims = v->dims};
+	for (int axis = 0; axis < v->dims; ++axis) {
 		s->lo[axis] = min[axis];
 		s->hi[axis] = max[axis];
 		s->d[axis] = dir[axis];

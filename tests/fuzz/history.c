@@ -1341,6 +1341,47 @@ static bool passes(const frame_exp *x, uint32_t i, const bp_query_filter *f)
 	return (any || ((f->category & x->filter[i][1]) && (x->filter[i][0] & f->mask))) && (f->kinds & kind);
 }
 
+/// The sight lines as box casts of boxes of no extent, and the 3 nearest of their origins,
+/// in batches with a filter each: the casts answer as the rays did (`hits`, checked), the
+/// nearest as brute force; `want` has room for every entity.
+static void check_point_batches(ctx *c, int w, const bp_view *v, const frame_exp *x, const bp_ray *rays,
+	int count, const bp_query_filter *each, const bp_hit *hits, bp_hit *want)
+{
+	enum { K = 3 };
+	const unsigned long long frame = (unsigned long long)bp_view_frame(v);
+	bp_box_cast casts[4];
+	float points[3 * 4];
+	for (int i = 0; i < count; ++i) {
+		memcpy(casts[i].min, rays[i].origin, sizeof casts[i].min);
+		memcpy(casts[i].max, rays[i].origin, sizeof casts[i].max);
+		memcpy(casts[i].dir, rays[i].dir, sizeof casts[i].dir);
+		casts[i].max_t = rays[i].max_t;
+		memcpy(points + 3 * i, rays[i].origin, 3 * sizeof *points);
+	}
+	bp_hit got[4 * K];
+	size_t got_n[4];
+	bp_status st = bp_view_cast_boxes_closest_each(v, casts, (size_t)count, each, got);
+	if (st != BP_OK || (count && memcmp(got, hits, (size_t)count * sizeof *got)))
+		failf(c, w, "view %llu: a batch of %d box casts of no extent: %s, or answers other than the rays'", frame,
+			count, status_name(st));
+	st = bp_view_nearest_points_each(v, points, (size_t)count, K, each, got, got_n);
+	for (int i = 0; i < count && st == BP_OK; ++i) {
+		size_t m = 0;
+		for (uint32_t e = 0; e < x->n; ++e)
+			if (e != each[i].exclude)
+				want[m++] = (bp_hit){e, bf_distance2(c->cfg, x->box[e], c->dims, points + 3 * i)};
+		qsort(want, m, sizeof *want, hit_cmp);
+		m = m < K ? m : K;
+		for (size_t j = 0; j < m; ++j)
+			want[j].distance = sqrtf(want[j].distance);
+		if (got_n[i] != m || memcmp(got + (size_t)i * K, want, m * sizeof *want))
+			failf(c, w, "view %llu: point %d of a nearest batch: %zu hits, brute force %zu (or others)", frame, i,
+				got_n[i], m);
+	}
+	if (st != BP_OK)
+		failf(c, w, "view %llu: a nearest batch of %d points: %s", frame, count, status_name(st));
+}
+
 static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 {
 	unsigned long long frame = (unsigned long long)bp_view_frame(v);
@@ -1528,6 +1569,7 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 	if (st != BP_OK || wrong >= 0)
 		failf(c, w, "view %llu: a batch of %d rays with a filter each: %s; ray %d differs from brute force", frame,
 			ray_count, status_name(st), wrong);
+	check_point_batches(c, w, v, x, rays, ray_count, each, batch, want);
 	free(got), free(want);
 }
 
