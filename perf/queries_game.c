@@ -4,8 +4,9 @@
 // through the scheduler. Each frame's reads, on the host thread: every agent casts one short ray
 // that leaves itself out by handle, finds its 8 nearest enemies, and the frame casts a batch of
 // line-of-sight rays between agents, with one filter and with a filter each (leaving out the
-// agent a ray starts in). Then batches of 10,000 rays on 1 and T threads (default 2): random
-// rays, and sight lines with a filter each.
+// agent a ray starts in). Then batches of 10,000 queries on 1 and T threads (default 2): random
+// rays, sight lines, the agents' bodies swept along them and their 8 nearest enemies, the last
+// three with a filter each.
 // CSV rows n,what,threads,count,median_ms,min_ms.
 #define _POSIX_C_SOURCE 200809L // clock_gettime
 #include <broadphase/broadphase.h>
@@ -38,6 +39,10 @@ typedef struct game {
 	float (*centre)[3];
 	bp_ray *rays; ///< BATCH rays
 	bp_hit *hits;
+	bp_box_cast *casts; ///< BATCH casts
+	float *points;      ///< BATCH points
+	bp_hit *nearest;    ///< 8 per point
+	size_t *counts;
 } game;
 
 static bp_world *make_world(game *g, int threads, uint64_t seed)
@@ -102,6 +107,75 @@ static void sight_lines(const game *g, uint32_t count)
 	}
 }
 
+/// Each ray's agent's body (1 wide at its centre) swept along the ray, and its centre as a
+/// point for nearest.
+static void agent_queries(game *g)
+{
+	for (uint32_t r = 0; r < BATCH; ++r) {
+		const uint32_t a = r % g->agents;
+		for (int k = 0; k < 3; ++k) {
+			g->casts[r].min[k] = g->centre[a][k] - 0.5f;
+			g->casts[r].max[k] = g->centre[a][k] + 0.5f;
+			g->casts[r].dir[k] = g->rays[r].dir[k];
+			g->points[3 * r + k] = g->centre[a][k];
+		}
+		g->casts[r].max_t = g->rays[r].max_t;
+	}
+}
+
+/// Query r's agent's enemies: the other team's dynamic entities, never the agent.
+static void enemy_filters(const game *g, bp_query_filter *each)
+{
+	for (uint32_t r = 0; r < BATCH; ++r) {
+		const uint32_t a = r % g->agents;
+		each[r] = bp_query_filter_default();
+		each[r].category = 1u + (a & 1u);
+		each[r].mask = 2u - (a & 1u);
+		each[r].kinds = BP_QUERY_DYNAMIC;
+		each[r].exclude = a;
+	}
+}
+
+/// A batch of BATCH queries on a view, what the thread comparison times.
+typedef void batch_fn(const bp_view *v, game *g, const bp_query_filter *each);
+
+static void random_rays(const bp_view *v, game *g, const bp_query_filter *each)
+{
+	(void)each;
+	(void)bp_view_cast_rays_closest(v, g->rays, BATCH, NULL, g->hits);
+}
+
+static void sight_lines_each(const bp_view *v, game *g, const bp_query_filter *each)
+{
+	(void)bp_view_cast_rays_closest_each(v, g->rays, BATCH, each, g->hits);
+}
+
+/// Each agent's box (its centre, 1 wide) swept 10 units along its sight line, leaving
+/// itself out: a character controller's move.
+static void body_casts_each(const bp_view *v, game *g, const bp_query_filter *each)
+{
+	(void)bp_view_cast_boxes_closest_each(v, g->casts, BATCH, each, g->hits);
+}
+
+/// The 8 nearest enemies of every agent (BATCH agents' centres, the enemy team's filter).
+static void nearest_enemies_each(const bp_view *v, game *g, const bp_query_filter *each)
+{
+	(void)bp_view_nearest_points_each(v, g->points, BATCH, 8, each, g->nearest, g->counts);
+}
+
+/// Medians of `runs` runs of fn on the 1-thread and the T-thread view, interleaved.
+static void time_threads(bp_view *views[2], batch_fn *fn, game *g, const bp_query_filter *each, int runs,
+	double *by_threads[2])
+{
+	fn(views[1], g, each); // workers started
+	for (int r = 0; r < runs; ++r)
+		for (int t = 0; t < 2; ++t) {
+			const double t0 = now_ms();
+			fn(views[t], g, each);
+			by_threads[t][r] = now_ms() - t0;
+		}
+}
+
 static void report(FILE *csv, uint32_t n, const char *what, int threads, uint32_t count, double *ms, int runs)
 {
 	double min = ms[0];
@@ -132,6 +206,10 @@ int main(int argc, char **argv)
 	g.centre = malloc(n * sizeof *g.centre);
 	g.rays = malloc(BATCH * sizeof *g.rays);
 	g.hits = malloc(BATCH * sizeof *g.hits);
+	g.casts = malloc(BATCH * sizeof *g.casts);
+	g.points = malloc(3 * BATCH * sizeof *g.points);
+	g.nearest = malloc(8 * BATCH * sizeof *g.nearest);
+	g.counts = malloc(BATCH * sizeof *g.counts);
 	double *ms = malloc((size_t)runs * sizeof *ms);
 	bp_world *worlds[2] = {make_world(&g, 1, 7), make_world(&g, threads, 7)};
 	bp_view *views[2] = {NULL, NULL};
@@ -174,30 +252,28 @@ int main(int argc, char **argv)
 		}
 		ray->max_t = RAY_LENGTH;
 	}
-	(void)bp_view_cast_rays_closest(views[1], g.rays, BATCH, NULL, g.hits); // workers started
 	double *by_threads[2] = {malloc((size_t)runs * sizeof(double)), malloc((size_t)runs * sizeof(double))};
-	for (int r = 0; r < runs; ++r)
-		for (int t = 0; t < 2; ++t) {
-			const double t0 = now_ms();
-			(void)bp_view_cast_rays_closest(views[t], g.rays, BATCH, NULL, g.hits);
-			by_threads[t][r] = now_ms() - t0;
-		}
-	report(csv, n, "ray_batch", 1, BATCH, by_threads[0], runs);
-	report(csv, n, "ray_batch", threads, BATCH, by_threads[1], runs);
-	printf("ray_batch: %d threads %.2fx one thread (medians); %zu hits seen\n", threads,
-		by_threads[0][runs / 2] / by_threads[1][runs / 2], seen);
-	// Sight lines from agents' centres to random points, each leaving out its agent.
-	sight_lines(&g, BATCH);
-	for (int r = 0; r < runs; ++r)
-		for (int t = 0; t < 2; ++t) {
-			const double t0 = now_ms();
-			(void)bp_view_cast_rays_closest_each(views[t], g.rays, BATCH, each, g.hits);
-			by_threads[t][r] = now_ms() - t0;
-		}
-	report(csv, n, "sight_line_batch_each", 1, BATCH, by_threads[0], runs);
-	report(csv, n, "sight_line_batch_each", threads, BATCH, by_threads[1], runs);
-	printf("sight_line_batch_each: %d threads %.2fx one thread (medians)\n", threads,
-		by_threads[0][runs / 2] / by_threads[1][runs / 2]);
+	// Sight lines from agents' centres to random points, each leaving out its agent; the
+	// agents' bodies swept along them; the agents' nearest enemies.
+	const struct {
+		const char *what;
+		batch_fn *fn;
+	} batches[] = {{"ray_batch", random_rays}, {"sight_line_batch_each", sight_lines_each},
+		{"body_cast_batch_each", body_casts_each}, {"nearest_enemies_batch_each", nearest_enemies_each}};
+	for (size_t b = 0; b < sizeof batches / sizeof *batches; ++b) {
+		if (b == 1)
+			sight_lines(&g, BATCH);
+		if (b == 2)
+			agent_queries(&g);
+		if (b == 3)
+			enemy_filters(&g, each);
+		time_threads(views, batches[b].fn, &g, each, runs, by_threads);
+		report(csv, n, batches[b].what, 1, BATCH, by_threads[0], runs);
+		report(csv, n, batches[b].what, threads, BATCH, by_threads[1], runs);
+		printf("%s: %d threads %.2fx one thread (medians)\n", batches[b].what, threads,
+			by_threads[0][runs / 2] / by_threads[1][runs / 2]);
+	}
+	printf("%zu hits seen by the agents' frames\n", seen);
 	free(each);
 	for (int t = 0; t < 2; ++t) {
 		bp_view_release(views[t]);
@@ -207,5 +283,6 @@ int main(int argc, char **argv)
 	if (csv != stdout)
 		fclose(csv);
 	free(g.handles), free(g.centre), free(g.rays), free(g.hits), free(ms);
+	free(g.casts), free(g.points), free(g.nearest), free(g.counts);
 	return 0;
 }
