@@ -59,8 +59,10 @@ bp_status bpi_update_sets(bpi_incremental *x, const bpi_scene *scene, const bpi_
 		left |= leave_rest(x, i, scene, NULL);
 	// Until some motion is seen the margin is 0, and fat boxes made so are left at the
 	// next step, so every mover would search again: the first to leave rest tell the motion.
+	// Only when bounds alone changed: after a create or destroy an index may hold another
+	// entity than its record, and the distance between the two is no motion.
 	bpi_margin_tally first = {0};
-	bool priming = scene->margin == 0 && bpi_margin_value(&x->cross.margin, 0) == 0;
+	bool priming = changes->bounds_only && scene->margin == 0 && bpi_margin_value(&x->cross.margin, 0) == 0;
 	uint32_t joining = 0;
 	for (uint32_t c = 0; c < changes->count; ++c) {
 		uint32_t i = changes->list[c];
