@@ -148,24 +148,40 @@ static void retest_in_place(const bpi_candidate *c, uint32_t count, cross_probe 
 	out->count = n;
 }
 
+/// The flags of resting entity e, or 0 without reading them in a scene where no
+/// entity is static or a sphere (the only flags).
+static uint32_t rest_flags(const cross_probe *p, uint32_t e)
+{
+	return p->scene->unfiltered ? 0 : p->filter[e].flags;
+}
+
+/// Whether the searcher's filter and resting entity e's accept each other.
+static bool rest_accepts(const cross_probe *p, uint32_t e)
+{
+	if (p->scene->unfiltered)
+		return true;
+	bpi_rest_filter f = p->filter[e];
+	return (p->searcher.category & f.mask) && (f.category & p->searcher.mask) &&
+	       !(p->searcher.flags & f.flags & BP_FLAG_STATIC);
+}
+
 // A query tested the records on the fat box and skipped the hidden ones; what is
 // left are the filters. Every accepted hit becomes a candidate, then is tested on
-// the true bounds.
+// the true bounds. An unfiltered scene reads no filter: one cache miss per hit less,
+// as the filters lie in dense order and the hits in space.
 static void probe_flush(cross_probe *p)
 {
 	const int dims = p->scene->dims;
 	size_t first = p->candidates->count;
 	for (uint32_t k = 0; k < p->pending_count; ++k) {
 		uint32_t e = p->pending[k];
-		bpi_rest_filter f = p->filter[e];
-		if (!p->scene->unfiltered && (!((p->searcher.category & f.mask) && (f.category & p->searcher.mask)) ||
-						     (p->searcher.flags & f.flags & BP_FLAG_STATIC)))
+		if (!rest_accepts(p, e))
 			continue;
 		bpi_candidate *c = candidate_push(p->candidates);
 		if (!c)
 			break;
 		const float *r = p->pending_rec[k];
-		*c = (bpi_candidate){.rec = {0, 0, 0, 0, 0, 0}, .entity = e, .flags = f.flags | p->level};
+		*c = (bpi_candidate){.rec = {0, 0, 0, 0, 0, 0}, .entity = e, .flags = rest_flags(p, e) | p->level};
 		for (int axis = 0; axis < dims; ++axis) {
 			c->rec[axis] = r[axis];
 			c->rec[3 + axis] = r[dims + axis];
@@ -182,7 +198,8 @@ static void probe_hit(uint32_t e, const float *record, void *ctx)
 		e = p->dense_of[e];
 	if (p->pending_count == CROSS_PENDING)
 		probe_flush(p);
-	__builtin_prefetch(&p->filter[e]);
+	if (!p->scene->unfiltered)
+		__builtin_prefetch(&p->filter[e]);
 	p->pending[p->pending_count] = e;
 	p->pending_rec[p->pending_count++] = record;
 }
