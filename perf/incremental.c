@@ -547,8 +547,9 @@ typedef struct churn_state {
 	bp_entity *handles[2]; ///< per world, dense order
 	uint32_t count;
 	bp_scene *scene;
-	bp_scene *moving_scene; ///< the same world for the third subject, whose per_frame first entities move
+	bp_scene *moving_scene; ///< the same world for the moving subject, whose per_frame first entities move
 	movers movers;
+	int churned;           ///< subjects that churn, the moving one after them
 } churn_state;
 
 /// Destroys per_frame random entities and creates as many at random places of the scene.
@@ -565,15 +566,15 @@ static void churn_frame(bp_scene *scene, subject *subjects, int count, uint64_t 
 			e.min[axis] = scene->min[axis][from];
 			e.max[axis] = scene->max[axis][from];
 		}
-		for (int s = 0; s < count && s < 2; ++s) {
+		for (int s = 0; s < count && s < c->churned; ++s) {
 			bp_entity_destroy(subjects[s].world, c->handles[s][d]);
 			c->handles[s][d] = c->handles[s][c->count - 1];
 			bp_entity_create(subjects[s].world, &e, &c->handles[s][c->count - 1]);
 		}
 	}
-	if (count > 2) {
+	if (count > c->churned) {
 		move(c->moving_scene, &c->movers, rng);
-		push_moves(subjects[2].world, c->moving_scene, 0, 0, c->movers.count, c->movers.index);
+		push_moves(subjects[c->churned].world, c->moving_scene, 0, 0, c->movers.count, c->movers.index);
 	}
 }
 
@@ -582,36 +583,41 @@ static void churn(const options *o, FILE *csv)
 	bp_scene *scene = generate(o, o->n_all);
 	if (!scene)
 		return;
-	churn_state c = {(uint32_t)(o->churn * o->n_all), {NULL, NULL}, o->n_all, scene, generate(o, o->n_all), {0}};
+	// --skip-full leaves the rebuilt world out but keeps the moving one, the yardstick.
+	const int churned = o->skip_full ? 1 : 2, count = churned + 1;
+	churn_state c = {(uint32_t)(o->churn * o->n_all), {NULL, NULL}, o->n_all, scene, generate(o, o->n_all), {0},
+		churned};
 	c.movers = (movers){0, c.per_frame, malloc(c.per_frame * sizeof(uint32_t)), NULL, o->steady, o->step};
 	subject subjects[3] = {
 		{.name = "incremental", .world = world_of(scene, 0, o->n_all, 0, true, BP_ALGO_AUTO, o), .count = o->n_all},
-		{.name = "full_grid", .world = world_of(scene, 0, o->n_all, 0, false, BP_ALGO_GRID, o), .count = o->n_all},
+		{.name = "full_grid", .world = NULL, .count = o->n_all},
 		{.name = "moving", .world = world_of(c.moving_scene, 0, o->n_all, 0, true, BP_ALGO_AUTO, o), .count = o->n_all},
 	};
-	subjects_start(subjects, 3, o);
-	for (int s = 0; s < 2; ++s) {
+	if (o->skip_full)
+		subjects[1] = subjects[2];
+	else
+		subjects[1].world = world_of(scene, 0, o->n_all, 0, false, BP_ALGO_GRID, o);
+	subjects_start(subjects, count, o);
+	for (int s = 0; s < churned; ++s) {
 		c.handles[s] = malloc(o->n_all * sizeof(bp_entity));
 		for (uint32_t i = 0; i < o->n_all; ++i)
 			c.handles[s][i] = bp_world_entity_at(subjects[s].world, i);
 	}
-	const int count = o->skip_full ? 1 : 3;
 	run(o, scene, subjects, count, churn_frame, &c);
 	double med[3];
 	for (int s = 0; s < count; ++s) {
 		report(csv, o, "churn", o->n_all, c.per_frame, &subjects[s]);
 		med[s] = subjects[s].ms[o->frames / 2];
 	}
-	if (count == 3) {
+	if (churned == 2)
 		printf("churn ratio: full_grid / incremental = %.2f (%u created and %u destroyed per frame)\n",
 			med[1] / med[0], c.per_frame, c.per_frame);
-		printf("churn ratio: incremental / moving = %.2f (as many moving instead)\n", med[0] / med[2]);
-	}
-	subjects_finish(subjects, 3);
+	printf("churn ratio: incremental / moving = %.2f (as many moving instead)\n", med[0] / med[churned]);
+	subjects_finish(subjects, count);
 	free(c.movers.index);
 	free(c.movers.velocity);
 	bp_scene_destroy(c.moving_scene);
-	for (int s = 0; s < 2; ++s)
+	for (int s = 0; s < churned; ++s)
 		free(c.handles[s]);
 	bp_scene_destroy(scene);
 }

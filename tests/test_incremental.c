@@ -594,6 +594,56 @@ Test(incremental, bulk_history_3d_settling, .init = settle_early, .fini = settle
 	cr_assert_gt(bulk_history_run(3, 2, 1200, 48, 15, 0.0f, NULL), 0, "nothing settled");
 }
 
+// ---- churn: many entities destroyed and created in one step ------------------------------
+
+/// Each step destroys `per_step` random entities and creates as many at random, one of
+/// each in turn (each destroy moves the last entity, often one just created, into the
+/// hole), and moves a few. Resting entities leave by the hundred while the active ones
+/// keep candidate lists that name them, and their indices are reused at once.
+static void churn_history_run(int dims, int threads, uint32_t start, int steps, uint32_t per_step, bool filters,
+	uint64_t seed)
+{
+	history h = history_new(dims, threads, start + per_step + 64, seed, 0.0f);
+	h.size = dims == 3 ? 16.0f : 48.0f; // dense enough that most boxes pair
+	for (uint32_t i = 0; i < start; ++i) {
+		oracle_box b;
+		random_box(&h, &b, filters);
+		create(&h, &b);
+	}
+	int incremental_steps = 0;
+	for (int step = 0; step < steps; ++step) {
+		bp_frame_stats stats = check_step(&h);
+		incremental_steps += stats.active_count < stats.entity_count;
+		for (uint32_t k = 0; k < per_step; ++k) {
+			destroy(&h, test_rng_below(&h.rng, h.n));
+			oracle_box b;
+			random_box(&h, &b, filters);
+			create(&h, &b);
+		}
+		for (uint32_t m = 0; m < 3 && step % 2; ++m) { // every other step, a few movers
+			uint32_t d = test_rng_below(&h.rng, h.n);
+			oracle_box b = h.boxes[d];
+			for (int k = 0; k < dims; ++k) {
+				b.min[k] += 0.1f;
+				b.max[k] += 0.1f;
+			}
+			set_bounds(&h, d, &b);
+		}
+	}
+	cr_assert_eq(incremental_steps, steps - 1, "only %d of %d steps took the incremental path", incremental_steps,
+		steps);
+	history_free(&h);
+}
+
+Test(incremental, churn_3d_1_thread, .timeout = 120) { churn_history_run(3, 1, 2000, 30, 100, false, 21); }
+Test(incremental, churn_3d_2_threads, .timeout = 120) { churn_history_run(3, 2, 2000, 30, 100, false, 22); }
+Test(incremental, churn_3d_filters_4_threads, .timeout = 120) { churn_history_run(3, 4, 2000, 30, 60, true, 23); }
+Test(incremental, churn_2d_3_threads, .timeout = 120) { churn_history_run(2, 3, 1500, 30, 150, false, 24); }
+Test(incremental, churn_3d_settling_2_threads, .init = settle_early, .fini = settle_default, .timeout = 120)
+{
+	churn_history_run(3, 2, 2000, 30, 40, true, 25);
+}
+
 Test(incremental, history_3d_tiny_margin, .timeout = 120) { history_run(3, 2, 1500, 40, true, 5, 1e-4f); }
 Test(incremental, history_2d_wide_margin, .timeout = 120) { history_run(2, 3, 1500, 40, true, 6, 4.0f); }
 Test(incremental, bulk_history_3d_wide_margin, .timeout = 120) { bulk_history_run(3, 4, 1200, 40, 13, 3.0f, NULL); }

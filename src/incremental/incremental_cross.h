@@ -60,6 +60,9 @@ typedef struct bpi_cross_input {
 	const bpi_rest_filter *filter; ///< per resting index
 	const uint8_t *gone;           ///< per resting index: 1 = no longer resting
 	bool left_rest;                ///< some entity stopped resting this step
+	/// Per dense index, a bit: stopped resting this step (read only when left_rest). Every
+	/// step drops these from the candidate lists, so no list holds an entity gone before.
+	const uint64_t *left_now;
 	const uint32_t *active;        ///< the active entities, ascending
 	uint32_t active_count;
 	/// The active entities alone, by position in `active`: their bounds and filters

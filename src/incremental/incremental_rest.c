@@ -32,6 +32,7 @@ static inline bool leave_rest(bpi_incremental *x, uint32_t i, const bpi_scene *s
 	if (i >= x->span || x->gone.data[i])
 		return false;
 	x->gone.data[i] = 1;
+	x->left_now.data[i / 64] |= 1ull << (i % 64);
 	uint32_t at = x->position.data[i];
 	bpi_cells *cells = at & BPI_SETTLED_BIT ? &x->settled : bpi_resting_cells(x);
 	if (tally && tally->count < BPI_MARGIN_SAMPLES)
@@ -46,12 +47,15 @@ bp_status bpi_update_sets(bpi_incremental *x, const bpi_scene *scene, const bpi_
 {
 	const uint32_t n = scene->count;
 	const uint32_t kept = BP_MIN(changes->previous_count, (uint32_t)x->is_active.capacity);
-	if (!bpi_incremental_cover(x, n) || !bpi_array_grow(&x->is_active, kept, n) ||
+	const size_t words = ((size_t)BP_MAX(n, x->span) + 63) / 64;
+	if (!bpi_incremental_cover(x, n) || !bpi_array_reserve(&x->left_now, words) ||
+		!bpi_array_grow(&x->is_active, kept, n) ||
 		!bpi_array_reserve(&x->joining, changes->count) ||
 		!bpi_array_reserve(&x->merged, (size_t)x->active_count + changes->count) ||
 		!bpi_cross_reserve(&x->cross, x->active_count + changes->count) ||
 		bpi_radix_sort_reserve(&x->radix, changes->count) != BP_OK)
 		return BP_ERR_OUT_OF_MEMORY;
+	memset(x->left_now.data, 0, words * sizeof *x->left_now.data);
 	for (uint32_t i = changes->previous_count; i < n; ++i)
 		x->is_active.data[i] = 0; // created since: marked as changed below
 	bool left = false;
@@ -59,8 +63,10 @@ bp_status bpi_update_sets(bpi_incremental *x, const bpi_scene *scene, const bpi_
 		left |= leave_rest(x, i, scene, NULL);
 	// Until some motion is seen the margin is 0, and fat boxes made so are left at the
 	// next step, so every mover would search again: the first to leave rest tell the motion.
+	// Only when bounds alone changed: after a create or destroy an index may hold another
+	// entity than its record, and the distance between the two is no motion.
 	bpi_margin_tally first = {0};
-	bool priming = scene->margin == 0 && bpi_margin_value(&x->cross.margin, 0) == 0;
+	bool priming = changes->bounds_only && scene->margin == 0 && bpi_margin_value(&x->cross.margin, 0) == 0;
 	uint32_t joining = 0;
 	for (uint32_t c = 0; c < changes->count; ++c) {
 		uint32_t i = changes->list[c];
@@ -151,6 +157,7 @@ bp_status bpi_resting_path(bpi_incremental *x, const bpi_scene *scene, bool left
 		.settled_of = x->settled_of.data,
 		.filter = x->filter.data,
 		.gone = x->gone.data,
+		.left_now = x->left_now.data,
 		.left_rest = left_rest,
 		.active = x->active.data,
 		.active_count = m,

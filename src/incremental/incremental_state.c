@@ -13,6 +13,7 @@ void bpi_incremental_free(bpi_incremental *x)
 	bpi_indexes_free(&x->full);
 	bpi_active_free(&x->among);
 	bpi_array_free(&x->gone);
+	bpi_array_free(&x->left_now);
 	bpi_array_free(&x->position);
 	bpi_cells_free(&x->settled);
 	bpi_cells_free(&x->settled_spare);

@@ -19,6 +19,9 @@ struct bpi_incremental {
 	uint32_t resting_count;     ///< entities at the full step
 	uint32_t span;              ///< dense indices gone, position and filter cover
 	BPI_ARRAY(uint8_t) gone;    ///< per dense index: 1 = not resting (active, or created since)
+	/// Per dense index below span, a bit: stopped resting this step. The only stale
+	/// entries candidate lists can hold, in 1/8 of the memory of `gone`.
+	BPI_ARRAY(uint64_t) left_now;
 	/// Per resting index: its record in the full step's grid, or BPI_SETTLED_BIT and
 	/// its record in the settled grid (hidden when it leaves).
 	BPI_ARRAY(uint32_t) position;

@@ -209,6 +209,7 @@ size_t hist_encode(const history *h, uint8_t **out)
 void hist_from_seed(uint64_t seed, history *h)
 {
 	const bool movers = seed % 4 == 0, held = seed % 8 == 0, wide = seed % 16 == 0, waves = seed % 8 == 2;
+	const bool churn = seed % 8 == 6;
 	size_t size = 300 + rng_next(&seed) % 1500;
 	uint8_t *bytes = xalloc(size);
 	for (size_t i = 0; i < size; ++i)
@@ -256,6 +257,32 @@ void hist_from_seed(uint64_t seed, history *h)
 				o.code = OP_MOVE_BULK, o.n = 15;
 			if (o.code == OP_MOVE_BULK) // variant 1 moves a dense range: the others pick at random
 				o.a = (uint8_t)((8 + (o.a >> 2) % 4) << 2 | ((o.a & 3) == 1 ? 2 : o.a & 3));
+			hist_push(&g, o);
+		}
+		hist_free(h);
+		*h = g;
+	}
+	// An eighth churn: before every step, 1 to 12 entities destroyed and as many created, one of
+	// each in turn (a destroy moves the last entity, often one just created, into the hole),
+	// among 92 boxes at rest from the start. The active entities keep candidate lists naming
+	// resting entities that leave by the dozen, their indices taken again at once; half of
+	// them settle as soon as one is quiet.
+	if (churn) {
+		history g = {.cfg = h->cfg};
+		g.cfg.moving = 0, g.cfg.skin = 0; // the resting path
+		g.cfg.settle_min = seed % 16 == 6 ? 1 : g.cfg.settle_min;
+		for (uint32_t i = 0; i < 4; ++i)
+			hist_push(&g, (hist_op){.code = OP_CREATE_BULK, .n = 23, .s = (uint32_t)seed + i});
+		hist_push(&g, (hist_op){.code = OP_STEP, .k = 1});
+		for (uint32_t i = 0; i < h->count; ++i) {
+			hist_op o = h->ops[i];
+			bool step = o.code == OP_STEP || o.code == OP_FRAME || o.code == OP_SUBMIT;
+			for (uint32_t k = 0, pairs = 1 + o.s % 12; step && k < pairs; ++k) {
+				uint64_t r = rng_next(&seed);
+				hist_push(&g, (hist_op){.code = OP_DESTROY, .p = (uint16_t)r});
+				hist_push(&g, (hist_op){.code = OP_CREATE_BULK, .s = (uint32_t)(r >> 32), .q = (uint16_t)(r >> 16),
+							.k = (uint16_t)(r >> 24) & 0x7F}); // one box (n 0), a random one (a 0)
+			}
 			hist_push(&g, o);
 		}
 		hist_free(h);
