@@ -83,6 +83,13 @@ static bool same_filters(const bp_view *a, const bp_view *b, uint32_t i)
 	       a->soa.flags[i] == b->soa.flags[i];
 }
 
+/// Whether index i holds the same entity in two snapshots.
+static bool same_handle(const bp_view *a, const bp_view *b, uint32_t i)
+{
+	return a->soa.entity[i].index1 == b->soa.entity[i].index1 &&
+	       a->soa.entity[i].generation == b->soa.entity[i].generation;
+}
+
 /// Entities per chunk of the comparison: whole words of the bit list.
 #define COMPARE_GRAIN 16384u
 
@@ -90,7 +97,7 @@ typedef struct compare_job {
 	const bp_view *view, *prev;
 	uint64_t *bits;          ///< per entity below both counts: it differs
 	uint32_t *counts;        ///< per chunk: the entities that differ, then their first place
-	uint8_t *filters;        ///< per chunk: some entity's filters or flags differ
+	uint8_t *filters;        ///< per chunk: some index's filters, flags or entity differ
 	uint32_t *list;
 } compare_job;
 
@@ -103,10 +110,12 @@ static void compare_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ct
 		uint64_t word = 0;
 		for (uint32_t i = w * 64; i < BP_MIN(end, w * 64 + 64); ++i) {
 			// A moved entity's filters too, while none differs yet: bounds_only needs them all.
+			// An index a destroy gave another entity is listed only if it differs, but then
+			// more than bounds changed there.
 			bool differs = !same_bounds(job->view, job->prev, i);
 			if (!differs || !filters) {
 				const bool filter_differs = !same_filters(job->view, job->prev, i);
-				filters = filters || filter_differs;
+				filters = filters || filter_differs || !same_handle(job->view, job->prev, i);
 				differs = differs || filter_differs;
 			}
 			word |= (uint64_t)differs << (i & 63);
