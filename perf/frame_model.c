@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 // bp_perf_frame_model: what a whole frame through bp_frame_step should take on p threads, from
 // what this machine can measure on one (perf/README.md, "bp_perf_frame_model"). Two workloads of
-// uniform 3D boxes, each with a reader that queries every frame's view, so the builder makes
+// uniform 3D boxes, each with a reader that queries every frame's view, so the build makes
 // the query hierarchy: N all moving a little every frame (a plain grid world), and the still
 // world, N static + M moving (an incremental world). Per stage of the frame (the snapshot on
 // submit, the step's stages, the view's pair sort, events, what changed for the hierarchy, the
-// hierarchy, and the hand-off between threads) the loop clock splits loops from the serial
+// hierarchy, and the rest of the call: the hand-off between threads where the builder builds)
+// the loop clock splits loops from the serial
 // rest, and model.h turns them and the stage's memory traffic into a time on p threads. The
 // same run steps 1- and 2-thread worlds to check the model at p = 2.
 // CSV: workload,socket,threads,ms,speedup, then the inputs as comment lines.
@@ -37,9 +38,10 @@ static const int row_clock[ROWS] = {BPI_LOOP_CLOCK_SNAPSHOT, BPI_STAGE_BUILD, BP
 /// count them, scatters them (read and write) and sorts each bucket in cache and back (8 + 16 +
 /// 16); the dense events (view_events.c) read this frame's and the last frame's pairs twice,
 /// counting then writing (4 x 8). The hierarchy of a moving world is the last one's shape
-/// refit (tree/bvh_refit.c): it copies the order and the slots (2 x 8), reads the bounds (24)
-/// into their leaf lanes (read and written, 48) and reads and writes the node boxes (~28).
-static const double bytes_per_entity[ROWS] = {2 * 57, 24 * 2 + 12 + 60 + 8, 64, 0, 0, 0, 2 * 41, 16 + 24 + 48 + 28, 0};
+/// refit (tree/bvh_refit.c) into the pool's part of that shape, which copies none of the
+/// layout: it reads the bounds (24) and the slots (4) into their leaf lanes (read and
+/// written, 48) and reads and writes the node boxes (~28).
+static const double bytes_per_entity[ROWS] = {2 * 57, 24 * 2 + 12 + 60 + 8, 64, 0, 0, 0, 2 * 41, 24 + 4 + 48 + 28, 0};
 static const double bytes_per_pair[ROWS] = {0, 0, 8, 16, 40, 32, 0, 0, 0};
 
 typedef struct workload {

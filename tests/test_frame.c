@@ -6,6 +6,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "world/world_frames.h" // bpi_world_pause_frames / bpi_world_live_frames test hooks
 #include "oracle.h"
@@ -899,6 +900,32 @@ Test(frame, frame_step_builds_on_the_calling_thread_and_submit_on_the_builder, .
 		cr_assert_eq(bp_view_release(v), BP_OK);
 	}
 	oracle_pairs_free(&want);
+	bp_world_destroy(w);
+	cr_assert_eq(bp_allocated_bytes(), 0);
+}
+
+/// Unpauses the world's frames after a moment, from another thread.
+static void *unpause_later(void *arg)
+{
+	struct timespec pause = {0, 20 * 1000 * 1000};
+	nanosleep(&pause, NULL);
+	bpi_world_pause_frames(arg, false);
+	return NULL;
+}
+
+Test(frame, frame_step_while_paused_builds_once_unpaused, .timeout = 30)
+{
+	oracle_box boxes[N];
+	bp_world *w = make_world(boxes, N, 3, 13);
+	bpi_world_pause_frames(w, true);
+	pthread_t other;
+	cr_assert_eq(pthread_create(&other, NULL, unpause_later, w), 0);
+	bp_view *v = NULL;
+	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+	cr_assert_eq(pthread_join(other, NULL), 0);
+	cr_assert_eq(bp_view_frame(v), 1);
+	check_pairs(v, boxes, N, 3);
+	cr_assert_eq(bp_view_release(v), BP_OK);
 	bp_world_destroy(w);
 	cr_assert_eq(bp_allocated_bytes(), 0);
 }

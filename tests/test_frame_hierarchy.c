@@ -91,3 +91,59 @@ Test(frame_hierarchy, every_frame_after_the_first_query_when_the_world_always_ke
 	for (int frame = 2; frame <= FRAMES; ++frame)
 		cr_assert(made[frame], "frame %d", frame);
 }
+
+/// Shifts every entity by `d` on x (a plain world's snapshot then differs everywhere).
+static void shift_all(bp_world *w, const bp_entity *h, float *b, float d)
+{
+	for (uint32_t i = 0; i < N; ++i) {
+		b[6 * i] += d, b[6 * i + 3] += d;
+		const float lo[3] = {b[6 * i], b[6 * i + 1], b[6 * i + 2]}, hi[3] = {b[6 * i + 3], b[6 * i + 4], b[6 * i + 5]};
+		cr_assert_eq(bp_entity_set_bounds(w, h[i], lo, hi), BP_OK);
+	}
+}
+
+// A plain world where everything moves refits its hierarchy from the last one, keeping the
+// node summaries while only bounds change. A frame where one mover also changes category
+// must gather them again: a query for that category finds it, as brute force does.
+Test(frame_hierarchy, a_refit_after_a_mover_changed_its_category_finds_it_by_category)
+{
+	bp_world_def def = bp_world_def_default();
+	def.query_hierarchy_frames = UINT32_MAX;
+	def.thread_count = 2;
+	bp_world *w = NULL;
+	cr_assert_eq(bp_world_create(&def, &w), BP_OK);
+	test_rng rng = {.state = 23};
+	float *b = malloc(6 * sizeof *b * N);
+	bp_entity *h = malloc(N * sizeof *h);
+	for (uint32_t i = 0; i < N; ++i) {
+		test_rng_vec(&rng, b + 6 * i, 3, 0, 100, false);
+		bp_entity_def d = bp_entity_def_default();
+		d.category = 1;
+		for (int a = 0; a < 3; ++a)
+			b[6 * i + 3 + a] = b[6 * i + a] + 1.0f, d.min[a] = b[6 * i + a], d.max[a] = b[6 * i + 3 + a];
+		cr_assert_eq(bp_entity_create(w, &d, &h[i]), BP_OK);
+	}
+	bp_query_filter second = bp_query_filter_default();
+	second.category = 2;
+	second.mask = 2;
+	const uint32_t changed = N / 2;
+	for (int frame = 1; frame <= 4; ++frame) {
+		if (frame > 1)
+			shift_all(w, h, b, 0.01f);
+		if (frame == 3)
+			cr_assert_eq(bp_entity_set_filter(w, h[changed], 2, UINT64_MAX), BP_OK);
+		bp_view *v = NULL;
+		cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+		const float lo[3] = {b[6 * changed], b[6 * changed + 1], b[6 * changed + 2]},
+			    hi[3] = {b[6 * changed + 3], b[6 * changed + 4], b[6 * changed + 5]};
+		uint32_t got[4];
+		size_t count = 0;
+		cr_assert_eq(bp_view_overlap_box(v, lo, hi, &second, got, 4, &count), BP_OK);
+		cr_assert_eq(count, frame >= 3 ? 1u : 0u, "frame %d: %zu of category 2 at the changed entity", frame, count);
+		cr_assert(frame < 3 || got[0] == changed);
+		cr_assert(frame < 2 || atomic_load(&v->ready) & BPI_VIEW_HIERARCHY, "frame %d: the hierarchy was made", frame);
+		cr_assert_eq(bp_view_release(v), BP_OK);
+	}
+	free(b), free(h);
+	bp_world_destroy(w);
+}

@@ -121,15 +121,21 @@ static bp_frame_stats check_step(history *h)
 	return stats;
 }
 
+/// Creates `count` random entities.
+static void populate(history *h, uint32_t count, bool filters)
+{
+	for (uint32_t i = 0; i < count; ++i) {
+		oracle_box b;
+		random_box(h, &b, filters);
+		create(h, &b);
+	}
+}
+
 /// Returns the steps after which entities had settled (see check_step).
 static int history_run(int dims, int threads, uint32_t start, int steps, bool filters, uint64_t seed, float margin)
 {
 	history h = history_new(dims, threads, start * 2 + 64, seed, margin);
-	for (uint32_t i = 0; i < start; ++i) {
-		oracle_box b;
-		random_box(&h, &b, filters);
-		create(&h, &b);
-	}
+	populate(&h, start, filters);
 	int incremental_steps = 0;
 	for (int step = 0; step < steps; ++step) {
 		bp_frame_stats stats = check_step(&h);
@@ -605,11 +611,7 @@ static void churn_history_run(int dims, int threads, uint32_t start, int steps, 
 {
 	history h = history_new(dims, threads, start + per_step + 64, seed, 0.0f);
 	h.size = dims == 3 ? 16.0f : 48.0f; // dense enough that most boxes pair
-	for (uint32_t i = 0; i < start; ++i) {
-		oracle_box b;
-		random_box(&h, &b, filters);
-		create(&h, &b);
-	}
+	populate(&h, start, filters);
 	int incremental_steps = 0;
 	for (int step = 0; step < steps; ++step) {
 		bp_frame_stats stats = check_step(&h);

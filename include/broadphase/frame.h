@@ -17,8 +17,9 @@ extern "C" {
 // bp_view_* function may run on any thread holding a reference to it, concurrently with other
 // readers, the writer and the builder, and bp_view_release may run on any thread (it need
 // not be the one that acquired the view). Callbacks given to a view function run on the
-// thread that called it. The builder thread is the library's own and runs no host code
-// but the world's pair_filter; bp_frame_step may build its frame on the calling thread.
+// thread that called it. The builder thread is the library's own; of the host's code it
+// runs the world's pair_filter, allocator and task system. bp_frame_step builds its frame
+// on the calling thread instead (see there).
 
 /// An immutable, reference-counted published frame: the snapshot of the world
 /// taken at bp_frame_submit, its pairs, and per-frame indexes built once (sorted
@@ -39,7 +40,7 @@ typedef struct bp_view bp_view;
 // the host thread and workers of its own (the ones bp_world_step on that thread
 // uses); one that cannot start them, or a world on the host's task system, copies
 // on the host thread alone. A builder thread, started on the
-// first submit and joined by bp_world_destroy, runs the world's algorithm on
+// first bp_frame_submit and joined by bp_world_destroy, runs the world's algorithm on
 // that snapshot (with the world's thread count, OpenMP inside), sorts the pairs
 // by (lo, hi), builds the pair events, then publishes the frame by swapping the
 // "latest" pointer. Readers on any thread take the latest published frame with
@@ -111,10 +112,11 @@ BP_API bp_status bp_frame_release(bp_view *view) BP_DEPRECATED("use bp_view_rele
 
 /// Synchronous frame through the scheduler: submit, wait for that frame, and
 /// acquire it. *out is the view of exactly the submitted frame (release it).
-/// The calling thread, which would only wait, builds the frame itself unless the
-/// builder is busy with an earlier one (then the builder builds it after): the frame
-/// is the same, without the hand-off between threads, and it takes every thread the
-/// world has where the builder leaves the host one. Host thread only.
+/// The calling thread, which would only wait, builds the frame itself, after the
+/// builder's build of an earlier frame if one runs: the frame is the same, without the
+/// hand-off between threads, and it takes every thread the world has where the builder
+/// leaves the host one. A world on the host's task system (BP_EXECUTOR_HOST) leaves
+/// its frames to the builder. Host thread only.
 BP_API bp_status bp_frame_step(bp_world *world, bp_view **out);
 
 // ---- View contents (any thread holding the view) ---------------------------

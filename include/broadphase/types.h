@@ -122,7 +122,7 @@ typedef bool bp_pair_filter_fn(bp_entity a, bp_entity b, uint64_t key_a, uint64_
 /// Where a world's parallel loops run.
 typedef enum bp_executor {
 	/// The library's own worker threads (the default). They belong to the thread
-	/// that steps (the caller of bp_world_step, or a world's frame builder), are
+	/// that steps (the caller of bp_world_step or bp_frame_step, or a world's frame builder), are
 	/// shared by every world that thread steps, and end with it. The caller takes
 	/// part and waits only for work a worker has begun, so a worker whose core is
 	/// busy with the host delays nothing; an idle worker spins for 30 us and then

@@ -55,9 +55,9 @@ typedef struct bp_world_def {
 	uint32_t capacity;      ///< entities to reserve room for. Default 0.
 	bp_algorithm algorithm; ///< default BP_ALGO_AUTO
 	/// Threads for a step, the caller's included, 0 to BP_MAX_THREADS. 0 = all
-	/// cores (at most BP_MAX_THREADS) for bp_world_step, and all cores but one for
-	/// the frame builder, so the host's own thread keeps its core while a frame
-	/// builds. Whatever the count, a step of fewer than BP_SERIAL_STEP_ENTITIES
+	/// cores (at most BP_MAX_THREADS) for bp_world_step and bp_frame_step, and all
+	/// cores but one for the frame builder, so the host's own thread keeps its core
+	/// while a frame builds. Whatever the count, a step of fewer than BP_SERIAL_STEP_ENTITIES
 	/// entities runs on the calling thread alone, where other threads would gain
 	/// nothing. Default 0.
 	int thread_count;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The frame scheduler: copy on submit, one builder thread, a pool of reference-counted frame
+// The frame scheduler: copy on submit, one builder thread (or the host in bp_frame_step), a pool of reference-counted frame
 // buffers, and publication by swapping the latest pointer (docs/design.md "Frame protocol").
 #include "frames/scheduler.h"
 #include "frames/scheduler_changes.h"
@@ -19,7 +19,7 @@ struct bpi_frames {
 	pthread_mutex_t mutex; ///< guards every field below but `latest` and `stepper`
 	pthread_cond_t work;   ///< builder waits here for a pending snapshot or stop
 	pthread_cond_t done;   ///< bp_frame_wait waits here for done_frame
-	bp_view *pending;      ///< submitted, not yet taken by the builder
+	bp_view *pending;      ///< submitted, not yet taken for a build
 	/// A build runs, on the builder thread or on a host thread waiting in bp_frame_step:
 	/// whoever takes `pending` sets it, and the other waits, so the builder's state
 	/// (stepper, changes, scratch, latest) has one user at a time.
@@ -31,7 +31,7 @@ struct bpi_frames {
 	_Atomic uint64_t hierarchy_asked; ///< every view's hierarchy_asked
 	_Atomic(bpi_bvh_shared *) retired; ///< every view's hierarchy.retired
 	uint64_t submitted;
-	uint64_t done_frame; ///< last frame the builder finished (published or failed)
+	uint64_t done_frame; ///< last frame a build finished (published or failed)
 	uint64_t published;
 	bp_status failure; ///< status of the last failed build
 	bool paused, stop, closed, started;
@@ -39,12 +39,12 @@ struct bpi_frames {
 
 	/// The swap and a reader's reference increment must be one step, or a
 	/// reader could take a reference on a buffer already being recycled; a
-	/// short mutex does that without hazard pointers. Written only by the builder.
+	/// short mutex does that without hazard pointers. Written only by the building thread.
 	pthread_mutex_t publish;
 	bp_view *latest;
 
 	bpi_stepper stepper; ///< the building thread only; separate from the world's own
-	/// Pair memory of the builder's stepper and of every frame buffer, held ones
+	/// Pair memory of the stepper and of every frame buffer, held ones
 	/// included; it lives as long as the pool, so a view released after the
 	/// world gives its bytes back here.
 	bpi_budget budget;
@@ -67,26 +67,33 @@ static void pool_free(bpi_frames *fr)
 	bpi_free(fr, sizeof *fr);
 }
 
+/// Counts `n` freed buffers out of the pool; the last one out of a closed pool frees it.
+static void pool_leave(bpi_frames *fr, uint32_t n)
+{
+	pthread_mutex_lock(&fr->mutex);
+	fr->live -= n;
+	const bool free_pool = fr->closed && fr->live == 0;
+	pthread_mutex_unlock(&fr->mutex);
+	if (free_pool)
+		pool_free(fr);
+}
+
 /// A buffer nobody references any more goes back to the spares, or is freed
 /// when there are enough spares or the world is gone (then the last buffer
-/// out frees the pool).
+/// out frees the pool). A buffer is freed before it leaves the count: freeing
+/// it still touches the pool (its budget, the retired hierarchy part).
 static void frame_recycle(bp_view *view)
 {
 	bpi_frames *fr = view->pool;
-	bool free_pool = false;
 	pthread_mutex_lock(&fr->mutex);
-	if (!fr->closed && fr->spare_count < SPARE_FRAMES) {
+	const bool spare = !fr->closed && fr->spare_count < SPARE_FRAMES;
+	if (spare)
 		fr->spare[fr->spare_count++] = view;
-		view = NULL;
-	} else {
-		fr->live--;
-		free_pool = fr->closed && fr->live == 0;
-	}
 	pthread_mutex_unlock(&fr->mutex);
-	if (view)
-		bpi_view_free(view);
-	if (free_pool)
-		pool_free(fr);
+	if (spare)
+		return;
+	bpi_view_free(view);
+	pool_leave(fr, 1);
 }
 
 /// Drops the latest pointer's reference to a frame it no longer points at
@@ -97,7 +104,7 @@ static void unpublish(bp_view *view)
 		frame_recycle(view);
 }
 
-// ---- the builder -------------------------------------------------------------------
+// ---- the build -------------------------------------------------------------------
 
 static bp_status build_frame(bpi_frames *fr, bp_view *view, const bp_view *prev, bool on_host)
 {
@@ -123,6 +130,8 @@ static bp_status build_frame(bpi_frames *fr, bp_view *view, const bp_view *prev,
 	const uint64_t view_t0 = bpi_now_ns();
 	// Decided once: a reader asking meanwhile must not make a hierarchy without what changed.
 	const bool hierarchy = bpi_view_keeps_hierarchy(view, prev);
+	if (!hierarchy) // no reader queries now: the part kept for the next hierarchy goes
+		bpi_view_hierarchy_retired_free(&fr->retired);
 	// The hierarchy takes the last frame's shared part when what changed is known.
 	if (status == BP_OK && changes.all && hierarchy)
 		changes = bpi_build_changes_find(&fr->changes, view, prev, team_threads);
@@ -231,7 +240,7 @@ void bpi_frames_shutdown(bpi_frames *fr)
 	pthread_mutex_unlock(&fr->mutex);
 	if (started)
 		pthread_join(fr->thread, NULL);
-	// The builder is gone; from here only releases of held views touch the pool.
+	// The builder is gone and so is the host: from here only releases of held views touch the pool.
 	bpi_stepper_free(&fr->stepper);
 	bpi_build_changes_free(&fr->changes);
 	bpi_bvh_scratch_free(&fr->hierarchy_scratch);
@@ -250,15 +259,13 @@ void bpi_frames_shutdown(bpi_frames *fr)
 	fr->pending = NULL;
 	while (fr->spare_count)
 		dropped[n++] = fr->spare[--fr->spare_count];
-	fr->live -= n;
-	bool free_pool = fr->live == 0; // false while latest or any held view exists
 	pthread_mutex_unlock(&fr->mutex);
 	for (uint32_t i = 0; i < n; ++i)
 		bpi_view_free(dropped[i]);
-	if (latest)
-		unpublish(latest); // may be the last buffer: then it frees the pool
-	else if (free_pool)
-		pool_free(fr);
+	// While latest or any held view lives the count stays above zero: their last
+	// release frees the pool.
+	pool_leave(fr, n);
+	unpublish(latest);
 }
 
 void bpi_frames_pause(bpi_frames *fr, bool paused)
@@ -333,7 +340,7 @@ bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, bool
 	const char **why)
 {
 	pthread_mutex_lock(&fr->mutex);
-	if (!fr->started) {
+	if (!fr->started && !host_builds) { // a host that builds its frames needs no builder yet
 		if (bpi_thread_start(&fr->thread, builder_main, fr) != 0) {
 			pthread_mutex_unlock(&fr->mutex);
 			*why = "cannot start the frame builder thread";

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-// The frame scheduler (docs/design.md "Frame protocol"): copy on submit, one builder thread, a pool of
+// The frame scheduler (docs/design.md "Frame protocol"): copy on submit, one builder thread (or the host in bp_frame_step), a pool of
 // reference-counted frame buffers, publication by swapping the latest pointer.
 #ifndef BP_SCHEDULER_H
 #define BP_SCHEDULER_H
@@ -28,9 +28,9 @@ bp_status bpi_frames_create(bpi_frames **out);
 void bpi_frames_shutdown(bpi_frames *frames);
 
 /// Copies the source into a frame buffer and hands it to the builder (started
-/// on the first submit); a snapshot the builder has not started is replaced.
-/// With `host_builds` the builder is not woken for it: the host means to wait for it
-/// and build it (bpi_frames_wait). On error nothing is queued and *why says what
+/// on the first such submit); a snapshot no build has taken is replaced.
+/// With `host_builds` the builder is neither started nor woken for it, and leaves it:
+/// the host means to wait for it and build it (bpi_frames_wait). On error nothing is queued and *why says what
 /// failed. Host thread.
 bp_status bpi_frames_submit(bpi_frames *frames, const bpi_frame_source *source, bool host_builds, uint64_t *out_frame,
 	const char **why);
@@ -42,7 +42,7 @@ bp_status bpi_frames_wait(bpi_frames *frames, uint64_t frame, bool build_here);
 /// A new reference to the latest published frame, or NULL before the first. Any thread.
 bp_view *bpi_frames_acquire(bpi_frames *frames);
 
-/// Test hook: while paused the builder starts no new build (so tests can make
+/// Test hook: while paused no new build starts (so tests can make
 /// submits coalesce deterministically). Any thread.
 void bpi_frames_pause(bpi_frames *frames, bool paused);
 /// Frame buffers currently allocated by the pool (held, latest, being built,

@@ -113,13 +113,13 @@ void bpi_view_free(bp_view *view);
 /// be published. `hierarchy`: whether to make the query hierarchy, as
 /// bpi_view_keeps_hierarchy(prev) said when the builder chose what changed; its builds
 /// work in the builder's `scratch`, kept from frame to frame.
-/// *ns_hierarchy: the time the hierarchy took, 0 when none was made. Builder thread only.
+/// *ns_hierarchy: the time the hierarchy took, 0 when none was made. The building thread only.
 bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const bpi_hierarchy_changes *changes, bool hierarchy,
 	bpi_bvh_scratch *scratch, int threads, uint64_t *ns_hierarchy);
 
 /// The pairs begun and ended since `prev` (NULL: every pair began). When prev's
 /// layout differs it names both frames' pairs by handle (view->names, and prev's
-/// through bpi_view_ensure) and sets *named. Builder thread only (view_events.c).
+/// through bpi_view_ensure) and sets *named. The building thread only (view_events.c).
 bp_status bpi_view_events_build(bp_view *view, const bp_view *prev, bool *named, int threads);
 /// The extras of view_events.c made on first use: the names (BPI_VIEW_NAMES) and
 /// the events as key pairs (BPI_VIEW_KEYS). Under the view's lazy lock.

@@ -60,11 +60,13 @@ bp_status bp_frame_step(bp_world *w, bp_view **out)
 		return BP_ERR_INVALID_ARGUMENT;
 	*out = NULL;
 	// The host would only wait for the builder: it builds the frame itself, sparing the
-	// hand-off to the builder thread and back.
+	// hand-off to the builder thread and back. Not on a host's task system, which a host
+	// may call this from inside and which the library calls only from its own steps.
+	const bool host_builds = w && w->executor.kind != BP_EXECUTOR_HOST;
 	uint64_t frame = 0;
-	bp_status status = submit(w, true, &frame);
+	bp_status status = submit(w, host_builds, &frame);
 	if (status == BP_OK)
-		status = bpi_frames_wait(w->frames, frame, true);
+		status = bpi_frames_wait(w->frames, frame, host_builds);
 	if (status == BP_OK)
 		status = bp_frame_acquire(w, out);
 	// Only the host submits and it is here, so the latest frame is the one submitted.
