@@ -154,6 +154,7 @@ typedef struct torus_query {
 	double reach2;    ///< node tests: fl(r * r), loosened
 	uint64_t work;    ///< node and entity tests made
 	uint64_t budget;  ///< tests past which the walk gives way to a scan
+	const bp_query_filter *filter; ///< prunes the nodes none of whose entities it passes
 } torus_query;
 
 static torus_query torus_query_of(const bp_view *v, const bpi_periodic_shape *q)
@@ -336,7 +337,7 @@ static bool walk_part(torus_query *t, const bpi_bvh_part *part, hit_list *hits)
 	const bpi_bvh *h = part->bvh;
 	uint32_t stack[BPI_BVH_STACK], top = 0;
 	const bpi_box_arrays root = bpi_node_arrays(h, 0);
-	if (node_reached(t, &root, 0))
+	if (node_reached(t, &root, 0) && bpi_node_may_pass(h, 0, 0, t->filter))
 		stack[top++] = bpi_bvh_ref(h, 0, 0);
 	while (top) {
 		if (t->work > t->budget)
@@ -349,7 +350,7 @@ static bool walk_part(torus_query *t, const bpi_bvh_part *part, hit_list *hits)
 		}
 		const bpi_box_arrays kids = bpi_node_arrays(h, ref);
 		for (uint32_t c = 0; c < 2; ++c)
-			if (node_reached(t, &kids, c))
+			if (node_reached(t, &kids, c) && bpi_node_may_pass(h, ref, c, t->filter))
 				stack[top++] = bpi_bvh_ref(h, ref, c);
 	}
 	return true;
@@ -382,6 +383,7 @@ static void periodic_run(const bp_view *v, const bpi_periodic_shape *q, const bp
 	bool (*emit)(uint32_t entity, void *user), void *user)
 {
 	torus_query t = torus_query_of(v, q);
+	t.filter = filter;
 	hit_list hits = {.limit = BP_MAX((size_t)v->count / 256, (size_t)256)};
 	if (walk_hits(&t, &hits)) {
 		for (size_t i = 0; i < hits.size; ++i)
@@ -452,9 +454,11 @@ static bool nearest_part(torus_query *t, const bpi_bvh_part *part, const bp_quer
 		double d2;
 	} stack[BPI_BVH_STACK];
 	const bpi_box_arrays root = bpi_node_arrays(h, 0);
-	uint32_t top = 1;
-	stack[0].ref = bpi_bvh_ref(h, 0, 0);
-	stack[0].d2 = node_distance2(t, &root, 0);
+	uint32_t top = 0;
+	if (bpi_node_may_pass(h, 0, 0, filter)) {
+		stack[0].ref = bpi_bvh_ref(h, 0, 0);
+		stack[top++].d2 = node_distance2(t, &root, 0);
+	}
 	while (top) {
 		if (t->work > t->budget)
 			return false;
@@ -470,12 +474,14 @@ static bool nearest_part(torus_query *t, const bpi_bvh_part *part, const bp_quer
 			continue;
 		}
 		const bpi_box_arrays kids = bpi_node_arrays(h, ref);
-		const double d0 = node_distance2(t, &kids, 0), d1 = node_distance2(t, &kids, 1);
-		const uint32_t near = d0 <= d1 ? 0u : 1u;
-		stack[top].ref = bpi_bvh_ref(h, ref, 1u - near);
-		stack[top++].d2 = near ? d0 : d1;
-		stack[top].ref = bpi_bvh_ref(h, ref, near);
-		stack[top++].d2 = near ? d1 : d0;
+		const double d[2] = {node_distance2(t, &kids, 0), node_distance2(t, &kids, 1)};
+		const uint32_t near = d[0] <= d[1] ? 0u : 1u;
+		const uint32_t farther_first[2] = {1u - near, near}; // the nearer child on top
+		for (int k = 0; k < 2; ++k)
+			if (bpi_node_may_pass(h, ref, farther_first[k], filter)) {
+				stack[top].ref = bpi_bvh_ref(h, ref, farther_first[k]);
+				stack[top++].d2 = d[farther_first[k]];
+			}
 	}
 	return true;
 }
