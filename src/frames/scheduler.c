@@ -287,18 +287,19 @@ uint32_t bpi_frames_live(bpi_frames *fr)
 
 // ---- submit and read ----------------------------------------------------------------
 
-/// Copies every entity of the source into view: on the world's threads as a step would
-/// use them (the host thread and its own crew; the builder keeps its), else on this one.
-/// A host's task system is not called from a submit: it runs the library's steps only.
-/// Either way in the same chunks, which the loop clock counts as the loops they are.
-static void copy_store(bp_view *view, const bpi_frame_source *src)
+/// Copies every entity of the source (only its bounds with `bounds_only`) into view: on
+/// the world's threads as a step would use them (the host thread and its own crew; the
+/// builder keeps its), else on this one. A host's task system is not called from a
+/// submit: it runs the library's steps only. Either way in the same chunks, which the
+/// loop clock counts as the loops they are.
+static void copy_store(bp_view *view, const bpi_frame_source *src, bool bounds_only)
 {
 	const int threads = bpi_step_threads(&src->settings, src->count);
 	const bool own = src->settings.executor.kind != BP_EXECUTOR_HOST;
 	bpi_team_failure team;
 	const bool crew = own && threads > 1 && bpi_executor_enter(&src->settings.executor, threads, &team) == BP_OK;
 	bpi_loop_clock_stage(BPI_LOOP_CLOCK_SNAPSHOT);
-	bpi_soa_copy_parallel(&view->soa, src->soa, view->dims, src->count, crew ? threads : 1);
+	bpi_soa_copy_parallel(&view->soa, src->soa, view->dims, src->count, bounds_only, crew ? threads : 1);
 	bpi_loop_clock_stage(BPI_STAGE_PREPARE);
 	if (crew)
 		bpi_executor_leave();
@@ -315,8 +316,12 @@ static bp_status snapshot(bpi_frames *fr, bp_view *view, const bpi_frame_source 
 	if (view->capacity != capacity)
 		view->content = 0; // new arrays: nothing kept
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_PREPARE);
-	if (!bpi_submit_log_copy(&fr->log, view, src->soa, src->count, number)) {
-		copy_store(view, src);
+	if (bpi_submit_log_copy(&fr->log, view, src->soa, src->count, number)) {
+		// only what changed since the buffer was written
+	} else if (bpi_submit_log_bounds_only(&fr->log, view, number)) {
+		copy_store(view, src, true); // a host that only moves entities: handles stay
+	} else {
+		copy_store(view, src, false);
 		view->slots_kept = false;
 	}
 	view->content = number;

@@ -41,6 +41,16 @@ bool bpi_submit_log_copy(const bpi_submit_log *log, bp_view *view, const bpi_soa
 	return true;
 }
 
+bool bpi_submit_log_bounds_only(const bpi_submit_log *log, const bp_view *view, uint64_t number)
+{
+	if (view->content == 0 || number - view->content > BPI_SUBMIT_LOG)
+		return false;
+	for (uint64_t k = view->content + 1; k <= number; ++k)
+		if (log->entry[k % BPI_SUBMIT_LOG].number != k || !log->entry[k % BPI_SUBMIT_LOG].bounds_only)
+			return false;
+	return true;
+}
+
 void bpi_submit_log_free(bpi_submit_log *log)
 {
 	for (int k = 0; k < BPI_SUBMIT_LOG; ++k)
@@ -99,6 +109,7 @@ typedef struct compare_job {
 	uint32_t *counts;        ///< per chunk: the entities that differ, then their first place
 	uint8_t *filters;        ///< per chunk: some index's filters, flags or entity differ
 	uint32_t *list;
+	bool bounds_only;        ///< the submits in between changed bounds alone: compare only them
 } compare_job;
 
 static void compare_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
@@ -113,7 +124,7 @@ static void compare_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ct
 			// An index a destroy gave another entity is listed only if it differs, but then
 			// more than bounds changed there.
 			bool differs = !same_bounds(job->view, job->prev, i);
-			if (!differs || !filters) {
+			if (!job->bounds_only && (!differs || !filters)) {
 				const bool filter_differs = !same_filters(job->view, job->prev, i);
 				filters = filters || filter_differs || !same_handle(job->view, job->prev, i);
 				differs = differs || filter_differs;
@@ -148,7 +159,9 @@ static bpi_changes snapshot_changes(bpi_build_changes *b, const bp_view *view, c
 		!bpi_array_reserve(&b->bits, ((size_t)shared + 63) / 64) || !bpi_array_reserve(&b->chunk_counts, chunks) ||
 		!bpi_array_reserve(&b->chunk_filters, chunks))
 		return changes;
-	compare_job job = {view, prev, b->bits.data, b->chunk_counts.data, b->chunk_filters.data, b->changed.data};
+	// The submits' own word that only bounds changed, when it reaches back to prev.
+	const bool said = view->changes_since == prev->number && view->changes_bounds_only;
+	compare_job job = {view, prev, b->bits.data, b->chunk_counts.data, b->chunk_filters.data, b->changed.data, said};
 	bpi_loop_clock_stage(BPI_LOOP_CLOCK_CHANGES);
 	bpi_parallel_for(shared, COMPARE_GRAIN, threads, compare_chunk, &job);
 	uint32_t count = 0;

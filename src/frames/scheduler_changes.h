@@ -32,6 +32,9 @@ void bpi_submit_log_add(bpi_submit_log *log, uint64_t number, const bpi_changes 
 /// (count entities) only what the submits in between changed. False (nothing
 /// copied) when the log does not reach back that far or some submit did not know.
 bool bpi_submit_log_copy(const bpi_submit_log *log, bp_view *view, const bpi_soa *src, uint32_t count, uint64_t number);
+/// Whether every submit since view's content up to `number` changed bounds alone (and
+/// created no entity): then only the bounds arrays need copying, whatever was listed.
+bool bpi_submit_log_bounds_only(const bpi_submit_log *log, const bp_view *view, uint64_t number);
 void bpi_submit_log_free(bpi_submit_log *log);
 
 /// The view's list for the builder: what submit `number` changed, plus what a coalesced

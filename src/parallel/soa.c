@@ -48,8 +48,8 @@ bool bpi_soa_resize(bpi_soa *soa, int dims, uint32_t old_capacity, uint32_t capa
 	return true;
 }
 
-/// Copies entities [begin, end) of every array, array by array.
-static void copy_range(bpi_soa *dst, const bpi_soa *src, int dims, uint32_t begin, uint32_t end)
+/// Copies entities [begin, end) of the bounds arrays, or of every array, array by array.
+static void copy_range(bpi_soa *dst, const bpi_soa *src, int dims, uint32_t begin, uint32_t end, bool bounds_only)
 {
 	const size_t n = end - begin;
 	if (n == 0)
@@ -58,6 +58,8 @@ static void copy_range(bpi_soa *dst, const bpi_soa *src, int dims, uint32_t begi
 		memcpy(dst->min[axis] + begin, src->min[axis] + begin, n * sizeof(float));
 		memcpy(dst->max[axis] + begin, src->max[axis] + begin, n * sizeof(float));
 	}
+	if (bounds_only)
+		return;
 	memcpy(dst->category + begin, src->category + begin, n * sizeof(uint64_t));
 	memcpy(dst->mask + begin, src->mask + begin, n * sizeof(uint64_t));
 	memcpy(dst->flags + begin, src->flags + begin, n * sizeof(uint8_t));
@@ -67,25 +69,26 @@ static void copy_range(bpi_soa *dst, const bpi_soa *src, int dims, uint32_t begi
 
 void bpi_soa_copy(bpi_soa *dst, const bpi_soa *src, int dims, uint32_t count)
 {
-	copy_range(dst, src, dims, 0, count);
+	copy_range(dst, src, dims, 0, count, false);
 }
 
 typedef struct copy_job {
 	bpi_soa *dst;
 	const bpi_soa *src;
 	int dims;
+	bool bounds_only;
 } copy_job;
 
 static void copy_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	(void)chunk;
 	const copy_job *job = ctx;
-	copy_range(job->dst, job->src, job->dims, begin, end);
+	copy_range(job->dst, job->src, job->dims, begin, end, job->bounds_only);
 }
 
-void bpi_soa_copy_parallel(bpi_soa *dst, const bpi_soa *src, int dims, uint32_t count, int threads)
+void bpi_soa_copy_parallel(bpi_soa *dst, const bpi_soa *src, int dims, uint32_t count, bool bounds_only, int threads)
 {
-	copy_job job = {dst, src, dims};
+	copy_job job = {dst, src, dims, bounds_only};
 	bpi_parallel_for(count, SOA_COPY_GRAIN, threads, copy_chunk, &job);
 }
 

@@ -35,8 +35,9 @@ bool bpi_soa_resize(bpi_soa *soa, int dims, uint32_t old_capacity, uint32_t capa
 void bpi_soa_free(bpi_soa *soa, int dims, uint32_t capacity);
 /// Copies entities [0, count) from src to dst (both with room for count).
 void bpi_soa_copy(bpi_soa *dst, const bpi_soa *src, int dims, uint32_t count);
-/// The same in fixed chunks on up to `threads` threads of the bound executor.
-void bpi_soa_copy_parallel(bpi_soa *dst, const bpi_soa *src, int dims, uint32_t count, int threads);
+/// The same (only the bounds arrays with `bounds_only`) in fixed chunks on up to
+/// `threads` threads of the bound executor.
+void bpi_soa_copy_parallel(bpi_soa *dst, const bpi_soa *src, int dims, uint32_t count, bool bounds_only, int threads);
 /// Copies the listed entities below `limit` from src to dst, at the same index:
 /// only their bounds with `bounds_only`, every field otherwise.
 void bpi_soa_copy_listed(bpi_soa *dst, const bpi_soa *src, int dims, const uint32_t *list, uint32_t count,

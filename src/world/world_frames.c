@@ -15,7 +15,7 @@ static bp_status submit(bp_world *w, bool host_builds, uint64_t *out_frame)
 		.unfiltered = bpi_world_unfiltered(w),
 		.layout = w->layout,
 		.settings = bpi_world_settings(w),
-		.changes = {.all = true},
+		.changes = {.all = true, .bounds_only = w->frame_marks.bounds_only},
 	};
 	if (w->incremental)
 		source.changes = (bpi_changes){

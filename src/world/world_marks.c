@@ -44,8 +44,11 @@ static void clear(bp_world *w, bpi_marks *marks, uint8_t bit)
 
 static void mark_both(bp_world *w, uint32_t d, bool bounds)
 {
-	if (!w->incremental)
+	if (!w->incremental) {
+		// No lists, but what a submit must copy: the bounds alone while only they change.
+		w->frame_marks.bounds_only = w->frame_marks.bounds_only && bounds;
 		return;
+	}
 	mark(w, &w->step_marks, BPI_MARK_STEP, d, bounds);
 	mark(w, &w->frame_marks, BPI_MARK_FRAME, d, bounds);
 }
@@ -56,12 +59,16 @@ void bpi_world_mark_frame(bp_world *w, uint32_t d)
 {
 	if (w->incremental)
 		mark(w, &w->frame_marks, BPI_MARK_FRAME, d, false);
+	else
+		w->frame_marks.bounds_only = false;
 }
 
 void bpi_world_clear_frame_changes(bp_world *w)
 {
 	if (w->incremental)
 		clear(w, &w->frame_marks, BPI_MARK_FRAME);
+	else
+		w->frame_marks.bounds_only = true;
 }
 
 void bpi_world_store_bounds(bp_world *w, uint32_t d, const float *min, const float *max)
