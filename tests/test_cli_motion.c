@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
-// `bp record --motion pile|rain|crowd`: each physics-like motion gives a trace that `bp verify`
-// accepts, the same bytes for the same seed, and the motion its model promises, read back
-// through the trace reader: a pile settles and sleeps, rain is recycled over the terrain every
-// frame, a crowd walks slowly and stands still at its goals.
+// `bp record --motion pile|rain|crowd|brownian|freefall|gravity`: each physics-like motion gives
+// a trace that `bp verify` accepts, the same bytes for the same seed, and the motion its model
+// promises, read back through the trace reader: a pile settles and sleeps, rain is recycled
+// over the terrain every frame, a crowd walks slowly and stands still at its goals, brownian
+// boxes move every frame inside their walls, falling boxes stack and come to rest, and boxes
+// under turning gravity slide toward the new down.
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
 #include <math.h>
@@ -18,7 +20,8 @@ static void make_tmp_dir(void) { test_tmp_dir_make("bp_cli_motion_"); }
 
 TestSuite(cli_motion, .init = make_tmp_dir, .fini = test_tmp_dir_remove, .timeout = 120);
 
-static const char *const motions[] = {"pile", "rain", "crowd"};
+static const char *const motions[] = {"pile", "rain", "crowd", "brownian", "freefall", "gravity"};
+enum { MOTIONS = sizeof motions / sizeof motions[0] };
 
 /// Records `motion` into the test's directory as `name` and returns its path.
 static const char *record(const char *motion, const char *n, const char *frames, const char *dims, const char *seed,
@@ -53,7 +56,7 @@ static void each_frame(const char *path, void (*visit)(const bp_trace_frame *, c
 
 Test(cli_motion, every_motion_verifies_in_2d_and_3d)
 {
-	for (size_t m = 0; m < 3; ++m)
+	for (size_t m = 0; m < MOTIONS; ++m)
 		for (int dims = 2; dims <= 3; ++dims) {
 			const char *path = record(motions[m], "300", "120", dims == 2 ? "2" : "3", "1", "motion.bpt");
 			cli_result r = BP("verify", path, "--threads", "2");
@@ -66,7 +69,7 @@ Test(cli_motion, every_motion_verifies_in_2d_and_3d)
 
 Test(cli_motion, the_seed_alone_decides_the_bytes)
 {
-	for (size_t m = 0; m < 3; ++m) {
+	for (size_t m = 0; m < MOTIONS; ++m) {
 		size_t sizes[3];
 		char *bytes[3];
 		const char *seeds[] = {"7", "7", "8"}, *names[] = {"a.bpt", "b.bpt", "c.bpt"};
@@ -230,9 +233,242 @@ Test(cli_motion, walk_options_and_unknown_motions_are_refused)
 	}
 	cli_result r = BP("record", "--motion", "swarm", "--n", "10", "-o", path);
 	expect_code(&r, CLI_EXIT_USAGE, "--motion swarm");
-	cr_assert(strstr(r.err, "--motion: unknown motion 'swarm' (known: walk pile rain crowd)"), "%s", r.err);
+	cr_assert(strstr(r.err, "--motion: unknown motion 'swarm' (known: walk pile rain crowd brownian freefall gravity)"), "%s", r.err);
 	result_free(&r);
 	r = BP("record", "--motion", "walk", "--n", "10", "--churn", "0.1", "--frames", "2", "-o", path);
 	expect_code(&r, 0, "--motion walk --churn");
 	result_free(&r);
+}
+
+/// The bounds of every entity as the trace left them, by id, and its statics: what the
+/// brownian, freefall and gravity checks read.
+enum { BOXES_MAX = 1024 };
+
+typedef struct boxes_seen {
+	int dims;
+	uint32_t statics, n;                  ///< ids 0..statics-1 are static, the n bodies follow
+	float min[BOXES_MAX][3], max[BOXES_MAX][3];
+	float before_min[BOXES_MAX][3];       ///< a body's min before this frame's move
+	uint32_t moves_in_frame[BOXES_MAX];   ///< by id: moves of the last frame
+	uint32_t outside, frames;
+	void (*frame_done)(struct boxes_seen *, const bp_trace_frame *);
+	void *context;
+} boxes_seen;
+
+/// Whether body `id` is within the statics' outer box and overlaps none of them by more than
+/// `slack` on every axis: inside the closed region they wall in.
+static bool inside_walls(const boxes_seen *b, uint32_t id, float slack)
+{
+	for (int a = 0; a < b->dims; ++a) {
+		float lo = INFINITY, hi = -INFINITY;
+		for (uint32_t s = 0; s < b->statics; ++s) {
+			lo = fminf(lo, b->min[s][a]);
+			hi = fmaxf(hi, b->max[s][a]);
+		}
+		if (b->min[id][a] < lo || b->max[id][a] > hi)
+			return false;
+	}
+	for (uint32_t s = 0; s < b->statics; ++s) {
+		bool apart = false;
+		for (int a = 0; a < b->dims; ++a)
+			apart |= b->min[id][a] >= b->max[s][a] - slack || b->max[id][a] <= b->min[s][a] + slack;
+		if (!apart)
+			return false;
+	}
+	return true;
+}
+
+static void see_boxes(const bp_trace_frame *f, const bp_trace_state *s, void *context)
+{
+	boxes_seen *b = context;
+	(void)s;
+	for (uint32_t i = 0; i < f->create_count; ++i) {
+		const bp_trace_entity *e = &f->creates[i];
+		cr_assert_lt(e->id, BOXES_MAX);
+		b->statics += e->kind == BP_KIND_STATIC;
+		b->n += e->kind == BP_KIND_DYNAMIC;
+		for (int a = 0; a < b->dims; ++a) {
+			b->min[e->id][a] = b->before_min[e->id][a] = e->min[a];
+			b->max[e->id][a] = e->max[a];
+		}
+	}
+	const float *mins[3] = {f->moves.min_x, f->moves.min_y, f->moves.min_z};
+	const float *maxs[3] = {f->moves.max_x, f->moves.max_y, f->moves.max_z};
+	memset(b->moves_in_frame, 0, sizeof b->moves_in_frame);
+	for (uint32_t i = 0; i < f->move_count; ++i) {
+		const uint32_t id = f->move_ids[i];
+		b->moves_in_frame[id]++;
+		for (int a = 0; a < b->dims; ++a) {
+			b->before_min[id][a] = b->min[id][a];
+			b->min[id][a] = mins[a][i];
+			b->max[id][a] = maxs[a][i];
+		}
+	}
+	for (uint32_t id = b->statics; id < b->statics + b->n; ++id)
+		b->outside += !inside_walls(b, id, 1e-4f);
+	b->frames++;
+	if (b->frame_done)
+		b->frame_done(b, f);
+}
+
+static void see_motion(const char *path, int dims, boxes_seen *b)
+{
+	b->dims = dims;
+	each_frame(path, see_boxes, b);
+	cr_assert_eq(b->statics, 2u * (uint32_t)dims, "a closed region has %d walls, not %u", 2 * dims, b->statics);
+	cr_assert_eq(b->outside, 0, "%u times a box was outside its walls", b->outside);
+}
+
+/// The deepest overlap of two bodies: over the pairs, the least overlap over the axes. With
+/// `away_from_walls`, of the pairs where neither body touches a wall.
+static float deepest_overlap(const boxes_seen *b, bool away_from_walls)
+{
+	float deepest = 0;
+	for (uint32_t i = b->statics; i < b->statics + b->n; ++i)
+		for (uint32_t j = i + 1; j < b->statics + b->n; ++j) {
+			if (away_from_walls && (!inside_walls(b, i, -1e-3f) || !inside_walls(b, j, -1e-3f)))
+				continue;
+			float depth = INFINITY;
+			for (int a = 0; a < b->dims; ++a)
+				depth = fminf(depth, fminf(b->max[i][a], b->max[j][a]) - fmaxf(b->min[i][a], b->min[j][a]));
+			deepest = fmaxf(deepest, depth);
+		}
+	return deepest;
+}
+
+/// The most a brownian box goes along an axis in a frame (2 m/s) and the least (0.5 m/s, but
+/// a bounce can fold a step back on itself).
+#define BROWNIAN_MOST_STEP (2.001f / 60)
+
+typedef struct brownian_seen {
+	uint32_t still, too_far, turned;
+	float last_step[BOXES_MAX][3];
+} brownian_seen;
+
+static void brownian_frame(boxes_seen *b, const bp_trace_frame *f)
+{
+	brownian_seen *seen = b->context;
+	if (f->index == 0)
+		return;
+	for (uint32_t id = b->statics; id < b->statics + b->n; ++id) {
+		seen->still += b->moves_in_frame[id] != 1;
+		bool turned = false, clear_of_walls = inside_walls(b, id, -0.1f);
+		for (int a = 0; a < b->dims; ++a) {
+			const float step = b->min[id][a] - b->before_min[id][a];
+			seen->too_far += fabsf(step) > BROWNIAN_MOST_STEP;
+			seen->still += step == 0;
+			turned |= f->index > 1 && step * seen->last_step[id][a] < 0;
+			seen->last_step[id][a] = step;
+		}
+		seen->turned += turned && clear_of_walls;
+	}
+}
+
+Test(cli_motion, brownian_boxes_move_every_frame_inside_their_walls)
+{
+	for (int dims = 2; dims <= 3; ++dims) {
+		const char *path = record("brownian", "300", "120", dims == 2 ? "2" : "3", "4", "brownian.bpt");
+		brownian_seen seen = {0};
+		boxes_seen b = {.frame_done = brownian_frame, .context = &seen};
+		see_motion(path, dims, &b);
+		cr_assert_eq(b.n, 300);
+		cr_assert_eq(seen.still, 0, "%dD: %u times a box did not move on an axis", dims, seen.still);
+		cr_assert_eq(seen.too_far, 0, "%dD: %u steps faster than 2 m/s", dims, seen.too_far);
+		// A new velocity is drawn with chance 1/20 a frame: about 1800 in 119 frames, most away from walls.
+		cr_assert_geq(seen.turned, 300, "%dD: %u turns away from the walls", dims, seen.turned);
+	}
+}
+
+enum { FALL_FRAMES = 150, FALL_QUIET = 30 };
+/// Boxes never overlap by more than this (1/8 m) on every axis.
+#define FALL_MOST_OVERLAP 0.1251f
+
+typedef struct fall_seen {
+	uint32_t late_moves;
+	float deepest;
+} fall_seen;
+
+static void fall_frame(boxes_seen *b, const bp_trace_frame *f)
+{
+	fall_seen *seen = b->context;
+	if (f->index >= FALL_FRAMES - FALL_QUIET)
+		seen->late_moves += f->move_count;
+	if (f->index % 10 == 0)
+		seen->deepest = fmaxf(seen->deepest, deepest_overlap(b, false));
+}
+
+/// Body `id` stands on the floor or on another body whose top its bottom touches, their
+/// footprints overlapping.
+static bool supported(const boxes_seen *b, uint32_t id)
+{
+	const int up = b->dims - 1;
+	if (fabsf(b->min[id][up]) < 1e-4f)
+		return true;
+	for (uint32_t j = b->statics; j < b->statics + b->n; ++j) {
+		bool under = j != id && fabsf(b->max[j][up] - b->min[id][up]) < 1e-4f;
+		for (int a = 0; a < up && under; ++a)
+			under = b->min[id][a] < b->max[j][a] && b->min[j][a] < b->max[id][a];
+		if (under)
+			return true;
+	}
+	return false;
+}
+
+Test(cli_motion, freefall_boxes_stack_and_come_to_rest)
+{
+	char frames[16];
+	snprintf(frames, sizeof frames, "%d", FALL_FRAMES);
+	for (int dims = 2; dims <= 3; ++dims) {
+		const char *path = record("freefall", "400", frames, dims == 2 ? "2" : "3", "6", "freefall.bpt");
+		fall_seen seen = {0};
+		boxes_seen b = {.frame_done = fall_frame, .context = &seen};
+		see_motion(path, dims, &b);
+		cr_assert_eq(seen.late_moves, 0, "%dD: %u moves in the last %d frames", dims, seen.late_moves, FALL_QUIET);
+		cr_assert_leq(deepest_overlap(&b, false), FALL_MOST_OVERLAP, "%dD: boxes end %g m inside one another", dims,
+			deepest_overlap(&b, false));
+		cr_assert_leq(seen.deepest, FALL_MOST_OVERLAP, "%dD: boxes %g m inside one another", dims, seen.deepest);
+		uint32_t floating = 0, stacked = 0;
+		for (uint32_t id = b.statics; id < b.statics + b.n; ++id) {
+			floating += !supported(&b, id);
+			stacked += b.min[id][dims - 1] > 0.4f;
+		}
+		cr_assert_eq(floating, 0, "%dD: %u boxes rest on nothing", dims, floating);
+		cr_assert_geq(stacked, b.n / 10, "%dD: only %u boxes rest on others", dims, stacked);
+	}
+}
+
+typedef struct gravity_seen {
+	double mean_x[FALL_FRAMES];
+	float deepest;
+} gravity_seen;
+
+static void gravity_frame(boxes_seen *b, const bp_trace_frame *f)
+{
+	gravity_seen *seen = b->context;
+	double sum = 0;
+	for (uint32_t id = b->statics; id < b->statics + b->n; ++id)
+		sum += 0.5 * (b->min[id][0] + b->max[id][0]);
+	seen->mean_x[f->index] = sum / b->n;
+	// A stack that reaches the far wall is stopped there, inside the boxes before it.
+	if (f->index % 10 == 0)
+		seen->deepest = fmaxf(seen->deepest, deepest_overlap(b, true));
+}
+
+Test(cli_motion, turning_gravity_slides_the_boxes_toward_the_new_down)
+{
+	char frames[16];
+	snprintf(frames, sizeof frames, "%d", FALL_FRAMES);
+	for (int dims = 2; dims <= 3; ++dims) {
+		const char *path = record("gravity", "400", frames, dims == 2 ? "2" : "3", "8", "gravity.bpt");
+		gravity_seen seen = {0};
+		boxes_seen b = {.frame_done = gravity_frame, .context = &seen};
+		see_motion(path, dims, &b);
+		cr_assert_leq(seen.deepest, FALL_MOST_OVERLAP, "%dD: boxes away from the walls %g m inside one another",
+			dims, seen.deepest);
+		// Down at first, toward +x from 1/6 s to 7/6 s (frames 10 to 70), then up.
+		const double slide = seen.mean_x[70] - seen.mean_x[10];
+		cr_assert_gt(slide, 1.0, "%dD: the boxes moved %g m along x while pulled toward +x", dims, slide);
+		cr_assert_lt(fabs(seen.mean_x[10] - seen.mean_x[1]), 0.05, "%dD: the boxes slid %g m while pulled down",
+			dims, seen.mean_x[10] - seen.mean_x[1]);
+	}
 }

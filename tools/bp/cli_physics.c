@@ -75,9 +75,25 @@ void cli_changes_move(cli_changes *c, uint32_t id, const float centre[3], const 
 	}
 }
 
+void cli_region_walls(cli_changes *out, const float lo[3], const float hi[3], uint32_t *id)
+{
+	for (int a = 0; a < out->dims; ++a)
+		for (int side = 0; side < 2; ++side) {
+			float centre[3] = {0}, half[3] = {0};
+			for (int b = 0; b < out->dims; ++b) {
+				centre[b] = 0.5f * (lo[b] + hi[b]);
+				half[b] = 0.5f * (hi[b] - lo[b]) + CLI_REGION_WALL;
+			}
+			centre[a] = side ? hi[a] + 0.5f * CLI_REGION_WALL : lo[a] - 0.5f * CLI_REGION_WALL;
+			half[a] = 0.5f * CLI_REGION_WALL;
+			cli_changes_create(out, (*id)++, centre, half, BP_KIND_STATIC);
+		}
+}
+
 const cli_physics_model *cli_physics_find(const char *name)
 {
-	const cli_physics_model *models[] = {&cli_pile_model, &cli_rain_model, &cli_crowd_model};
+	const cli_physics_model *models[] = {&cli_pile_model, &cli_rain_model, &cli_crowd_model, &cli_brownian_model,
+		&cli_freefall_model, &cli_gravity_model};
 	for (size_t i = 0; i < sizeof models / sizeof models[0]; ++i)
 		if (strcmp(models[i]->name, name) == 0)
 			return models[i];

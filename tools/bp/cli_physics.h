@@ -60,9 +60,20 @@ typedef struct cli_physics_model {
 	void (*stop)(void *state);
 } cli_physics_model;
 
+/// Thickness of the static walls of cli_region_walls.
+#define CLI_REGION_WALL 0.5f
+
+/// Creates the 2 * dims static slabs enclosing the region lo..hi (ids from *id on, which it
+/// advances): on each axis one below lo and one above hi, each spanning the walls across it,
+/// so that the region is closed.
+void cli_region_walls(cli_changes *out, const float lo[3], const float hi[3], uint32_t *id);
+
 extern const cli_physics_model cli_pile_model;
 extern const cli_physics_model cli_rain_model;
 extern const cli_physics_model cli_crowd_model;
+extern const cli_physics_model cli_brownian_model;
+extern const cli_physics_model cli_freefall_model;
+extern const cli_physics_model cli_gravity_model;
 
 /// The model called `name`, or NULL.
 const cli_physics_model *cli_physics_find(const char *name);

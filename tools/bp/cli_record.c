@@ -29,7 +29,7 @@ static bool parse_motion(const cli_option *options, record_args *a, FILE *err)
 	if (!options[OPT_MOTION].seen || strcmp(options[OPT_MOTION].value, "walk") == 0)
 		return true;
 	if (!(a->model = cli_physics_find(options[OPT_MOTION].value))) {
-		fprintf(err, "bp record: --motion: unknown motion '%s' (known: walk pile rain crowd)\n",
+		fprintf(err, "bp record: --motion: unknown motion '%s' (known: walk pile rain crowd brownian freefall gravity)\n",
 			options[OPT_MOTION].value);
 		return false;
 	}
