@@ -414,15 +414,20 @@ static bool supported(const boxes_seen *b, uint32_t id)
 	return false;
 }
 
-Test(cli_motion, freefall_boxes_stack_and_come_to_rest)
+/// Records 400 bodies of `motion` for FALL_FRAMES frames in `dims` and follows them through b.
+static void record_and_see(const char *motion, const char *seed, int dims, const char *file, boxes_seen *b)
 {
 	char frames[16];
 	snprintf(frames, sizeof frames, "%d", FALL_FRAMES);
+	see_motion(record(motion, "400", frames, dims == 2 ? "2" : "3", seed, file), dims, b);
+}
+
+Test(cli_motion, freefall_boxes_stack_and_come_to_rest)
+{
 	for (int dims = 2; dims <= 3; ++dims) {
-		const char *path = record("freefall", "400", frames, dims == 2 ? "2" : "3", "6", "freefall.bpt");
 		fall_seen seen = {0};
 		boxes_seen b = {.frame_done = fall_frame, .context = &seen};
-		see_motion(path, dims, &b);
+		record_and_see("freefall", "6", dims, "freefall.bpt", &b);
 		cr_assert_eq(seen.late_moves, 0, "%dD: %u moves in the last %d frames", dims, seen.late_moves, FALL_QUIET);
 		cr_assert_leq(deepest_overlap(&b, false), FALL_MOST_OVERLAP, "%dD: boxes end %g m inside one another", dims,
 			deepest_overlap(&b, false));
@@ -456,13 +461,10 @@ static void gravity_frame(boxes_seen *b, const bp_trace_frame *f)
 
 Test(cli_motion, turning_gravity_slides_the_boxes_toward_the_new_down)
 {
-	char frames[16];
-	snprintf(frames, sizeof frames, "%d", FALL_FRAMES);
 	for (int dims = 2; dims <= 3; ++dims) {
-		const char *path = record("gravity", "400", frames, dims == 2 ? "2" : "3", "8", "gravity.bpt");
 		gravity_seen seen = {0};
 		boxes_seen b = {.frame_done = gravity_frame, .context = &seen};
-		see_motion(path, dims, &b);
+		record_and_see("gravity", "8", dims, "gravity.bpt", &b);
 		cr_assert_leq(seen.deepest, FALL_MOST_OVERLAP, "%dD: boxes away from the walls %g m inside one another",
 			dims, seen.deepest);
 		// Down at first, toward +x from 1/6 s to 7/6 s (frames 10 to 70), then up.
