@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // The frame scheduler (docs/design.md "Frame protocol"): submit/acquire/release, frame numbers, coalescing, views
 // held across frames, the buffer pool, destroy with views held, wait.
+#define _POSIX_C_SOURCE 200809L // nanosleep
 #include <criterion/criterion.h>
 #include <pthread.h>
 #include <stdatomic.h>
