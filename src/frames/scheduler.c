@@ -316,13 +316,11 @@ static bp_status snapshot(bpi_frames *fr, bp_view *view, const bpi_frame_source 
 	if (view->capacity != capacity)
 		view->content = 0; // new arrays: nothing kept
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_PREPARE);
-	if (bpi_submit_log_copy(&fr->log, view, src->soa, src->count, number)) {
-		// only what changed since the buffer was written
-	} else if (bpi_submit_log_bounds_only(&fr->log, view, number)) {
-		copy_store(view, src, true); // a host that only moves entities: handles stay
-	} else {
-		copy_store(view, src, false);
-		view->slots_kept = false;
+	if (!bpi_submit_log_copy(&fr->log, view, src->soa, src->count, number)) {
+		// A host that only moves entities changes no handle: the slots stay.
+		const bool bounds_only = bpi_submit_log_bounds_only(&fr->log, view, number);
+		copy_store(view, src, bounds_only);
+		view->slots_kept = view->slots_kept && bounds_only;
 	}
 	view->content = number;
 	view->count = src->count;

@@ -20,13 +20,25 @@ void bpi_submit_log_add(bpi_submit_log *log, uint64_t number, const bpi_changes 
 		memcpy(e->list.data, changes->list, e->count * sizeof *e->list.data);
 }
 
-bool bpi_submit_log_copy(const bpi_submit_log *log, bp_view *view, const bpi_soa *src, uint32_t count, uint64_t number)
+/// Whether the log still holds every submit after view's content up to `number`, each
+/// with `bounds_only` set where `need_bounds_only` and its list where `need_lists`.
+static bool log_holds(const bpi_submit_log *log, const bp_view *view, uint64_t number, bool need_lists,
+	bool need_bounds_only)
 {
 	if (view->content == 0 || number - view->content > BPI_SUBMIT_LOG)
 		return false;
-	for (uint64_t k = view->content + 1; k <= number; ++k)
-		if (log->entry[k % BPI_SUBMIT_LOG].number != k || log->entry[k % BPI_SUBMIT_LOG].all)
+	for (uint64_t k = view->content + 1; k <= number; ++k) {
+		const bpi_submit_entry *e = &log->entry[k % BPI_SUBMIT_LOG];
+		if (e->number != k || (need_lists && e->all) || (need_bounds_only && !e->bounds_only))
 			return false;
+	}
+	return true;
+}
+
+bool bpi_submit_log_copy(const bpi_submit_log *log, bp_view *view, const bpi_soa *src, uint32_t count, uint64_t number)
+{
+	if (!log_holds(log, view, number, true, false))
+		return false;
 	for (uint64_t k = view->content + 1; k <= number; ++k) {
 		const bpi_submit_entry *e = &log->entry[k % BPI_SUBMIT_LOG];
 		// Indices past the count were destroyed since.
@@ -43,12 +55,7 @@ bool bpi_submit_log_copy(const bpi_submit_log *log, bp_view *view, const bpi_soa
 
 bool bpi_submit_log_bounds_only(const bpi_submit_log *log, const bp_view *view, uint64_t number)
 {
-	if (view->content == 0 || number - view->content > BPI_SUBMIT_LOG)
-		return false;
-	for (uint64_t k = view->content + 1; k <= number; ++k)
-		if (log->entry[k % BPI_SUBMIT_LOG].number != k || !log->entry[k % BPI_SUBMIT_LOG].bounds_only)
-			return false;
-	return true;
+	return log_holds(log, view, number, false, true);
 }
 
 void bpi_submit_log_free(bpi_submit_log *log)
