@@ -97,9 +97,7 @@ static bp_status run_batch(const query_batch *batch, size_t count)
 	const bp_view *v = batch->v;
 	if (!v || (count && !batch->queries) || count > UINT32_MAX)
 		return BP_ERR_INVALID_ARGUMENT;
-	for (size_t i = 0; i < count; ++i) {
-		if (!bpi_query_filter_valid(filter_of(batch, i)))
-			return BP_ERR_INVALID_ARGUMENT;
+	for (size_t i = 0; i < count; ++i) { // each kind's checks test its filter too
 		const bp_status status = batch->kind->check(batch, i);
 		if (status != BP_OK)
 			return status;
@@ -118,11 +116,18 @@ static bp_status run_batch(const query_batch *batch, size_t count)
 	return BP_OK;
 }
 
+/// Whether a batch's filter argument may be used: one filter, valid or NULL (stride 0), or
+/// one each, present where there are queries (stride 1; each is checked with its query).
+static bool filters_given(const bp_query_filter *filters, size_t stride, size_t count)
+{
+	return stride ? !count || filters : bpi_query_filter_valid(filters);
+}
+
 /// A closest-hit batch of `kind`: one filter (stride 0) or one each (stride 1).
 static bp_status closest_batch(const batch_kind *kind, const bp_view *v, const void *queries, size_t count,
 	const bp_query_filter *filters, size_t stride, bp_hit *out)
 {
-	if ((stride ? count && !filters : !bpi_query_filter_valid(filters)) || (count && !out))
+	if (!filters_given(filters, stride, count) || (count && !out))
 		return BP_ERR_INVALID_ARGUMENT;
 	const query_batch batch = {.kind = kind, .v = v, .queries = queries, .filters = filters, .stride = stride,
 		.out = out};
@@ -157,7 +162,7 @@ bp_status bp_view_cast_boxes_closest_each(const bp_view *v, const bp_box_cast *c
 static bp_status nearest_batch(const bp_view *v, const float *points, size_t count, uint32_t k,
 	const bp_query_filter *filters, size_t stride, bp_hit *out, size_t *counts)
 {
-	if ((stride ? count && !filters : !bpi_query_filter_valid(filters)) || (count && (!counts || (k && !out))) ||
+	if (!filters_given(filters, stride, count) || (count && (!counts || (k && !out))) ||
 		(uint64_t)count * k > SIZE_MAX / sizeof *out)
 		return BP_ERR_INVALID_ARGUMENT;
 	const query_batch batch = {.kind = &nearest, .v = v, .queries = points, .filters = filters, .stride = stride,
