@@ -154,6 +154,49 @@ Test(events, an_entity_that_changes_partner_reports_both_events_whatever_the_key
 	bp_world_destroy(w);
 }
 
+Test(events, named_on_first_use_with_the_keys_each_frame_held)
+{
+	// A (key 1) touches B (key 2). No reader names frame 1's events, so frame 2's are named
+	// when first read; frame 3 changes B's key as A leaves B: the ended event keeps key 2.
+	bp_world *w = world_3d();
+	bp_entity a = create_box(w, 0, 0, 0, 1, 1), b = create_box(w, 1, 0, 0, 1, 2), c = create_box(w, 10, 0, 0, 1, 3);
+	bp_view *v = NULL;
+	size_t nb, ne;
+	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+	cr_assert_eq(bp_view_events(v, NULL, 0, &nb, NULL, 0, &ne), BP_OK);
+	cr_assert(nb == 1 && ne == 0, "frame 1: A-B began");
+	bp_view_release(v);
+
+	move_box(w, a, 10.5f, 0, 0, 1); // from B to C: bounds alone
+	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+	cr_assert_eq(bp_view_events(v, NULL, 0, &nb, NULL, 0, &ne), BP_OK);
+	cr_assert(nb == 1 && ne == 1, "frame 2 counted before its events are named");
+	bp_pair_event began[2], ended[2];
+	cr_assert_eq(bp_view_events(v, began, 2, &nb, ended, 2, &ne), BP_OK);
+	cr_assert(nb == 1 && same_entity(began[0].a, a) && same_entity(began[0].b, c) && began[0].key_a == 1 &&
+		began[0].key_b == 3);
+	cr_assert(ne == 1 && same_entity(ended[0].a, a) && same_entity(ended[0].b, b) && ended[0].key_a == 1 &&
+		ended[0].key_b == 2);
+	bp_key_pair kb[2], ke[2];
+	cr_assert_eq(bp_view_pair_events(v, kb, 2, &nb, ke, 2, &ne), BP_OK);
+	cr_assert(kb[0].a == 1 && kb[0].b == 3 && ke[0].a == 1 && ke[0].b == 2);
+	bp_view_release(v);
+
+	cr_assert_eq(bp_frame_step(w, &v), BP_OK); // nothing changed; nobody reads it
+	cr_assert_eq(bp_view_events(v, NULL, 0, &nb, NULL, 0, &ne), BP_OK);
+	cr_assert(nb == 0 && ne == 0);
+	bp_view_release(v);
+
+	cr_assert_eq(bp_entity_set_user_key(w, c, 30), BP_OK);
+	move_box(w, a, 0, 0, 0, 1); // back to B, away from C, whose key changed meanwhile
+	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+	cr_assert_eq(bp_view_events(v, began, 2, &nb, ended, 2, &ne), BP_OK);
+	cr_assert(nb == 1 && same_entity(began[0].b, b) && began[0].key_a == 1 && began[0].key_b == 2);
+	cr_assert(ne == 1 && same_entity(ended[0].b, c) && ended[0].key_b == 3, "ended: C's key when the pair ended");
+	bp_view_release(v);
+	bp_world_destroy(w);
+}
+
 Test(events, a_slot_reused_by_another_entity_is_another_entity)
 {
 	// B is destroyed and D created into B's slot at B's place: the pair A-B ended and

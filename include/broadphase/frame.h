@@ -23,8 +23,8 @@ extern "C" {
 
 /// An immutable, reference-counted published frame: the snapshot of the world
 /// taken at bp_frame_submit, its pairs, and per-frame indexes built once (sorted
-/// pairs and pair events by the builder; the query hierarchy and the adjacency
-/// on first use, see below). Nothing a reader sees in a view ever changes while
+/// pairs and pair events by the builder; the query hierarchy, the adjacency and,
+/// while only bounds change, the events' handles and keys on first use, see below). Nothing a reader sees in a view ever changes while
 /// it is held, and a view owns its memory: it stays valid after
 /// bp_world_destroy until its last bp_view_release.
 typedef struct bp_view bp_view;
@@ -494,7 +494,10 @@ BP_API bp_status bp_view_reduce_neighbours(const bp_view *view, uint32_t entity,
 // - bp_view_pair_events names each pair by user keys alone (bp_key_pair, a <= b), sorted by
 //   key: for hosts whose keys are their own unique ids. Two events may read the same when
 //   keys repeat. Its key pairs are made on first use, once per view.
-// Both count from bp_view_previous_frame and return the same totals.
+// Both count from bp_view_previous_frame and return the same totals. Counting (capacities 0)
+// costs nothing. The builder finds which pairs began and ended; it names them too when a
+// reader read the last frame's events or something other than bounds changed, else the
+// first call that reads them names them (a few tens of ns an event).
 
 // bp_pair_event (types.h) names a pair that began or ended by its entities' handles.
 

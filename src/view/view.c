@@ -135,7 +135,7 @@ static void make_hierarchy(bp_view *view, const bp_view *prev, const bpi_hierarc
 bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const bpi_hierarchy_changes *changes, bool hierarchy,
 	bpi_bvh_scratch *scratch, int threads, uint64_t *ns_hierarchy)
 {
-	bool named = false;
+	unsigned named = 0; // the extras the events made
 	*ns_hierarchy = 0;
 	bpi_loop_clock_stage(BPI_LOOP_CLOCK_SORT);
 	bp_status status = sort_pairs(view, threads);
@@ -143,8 +143,12 @@ bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const bpi_hierarch
 	if (status == BP_OK)
 		status = bpi_view_events_build(view, prev, &named, threads);
 	bpi_loop_clock_stage(BPI_STAGE_PREPARE);
-	if (status != BP_OK || !prev)
+	if (status != BP_OK)
 		return status;
+	if (!prev) {
+		atomic_store_explicit(&view->ready, named, memory_order_release);
+		return BP_OK;
+	}
 	// The extras a reader used last frame it uses this frame too: made now, so it
 	// does not wait. A host that uses neither pays for neither: each is a sizeable
 	// share of a frame (perf/README.md, "Views: extras and pair events").
@@ -156,7 +160,7 @@ bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const bpi_hierarch
 		bpi_loop_clock_stage(BPI_STAGE_PREPARE);
 		*ns_hierarchy = bpi_now_ns() - t0;
 	}
-	unsigned made = (hierarchy ? (unsigned)BPI_VIEW_HIERARCHY : 0u) | (named ? BPI_VIEW_NAMES : 0u);
+	unsigned made = (hierarchy ? (unsigned)BPI_VIEW_HIERARCHY : 0u) | named;
 	if (asked & BPI_VIEW_ADJACENCY) {
 		// Lists that found no memory are not made: the first reader to ask tries again.
 		view->adjacency_status = build_adjacency(view);
@@ -210,6 +214,7 @@ static const struct {
 	{BPI_VIEW_ADJACENCY, make_adjacency_lazily},
 	{BPI_VIEW_NAMES, bpi_view_names_build},
 	{BPI_VIEW_SLOTS, make_slots_lazily},
+	{BPI_VIEW_EVENT_NAMES, bpi_view_events_name},
 	{BPI_VIEW_KEYS, bpi_view_keys_build},
 };
 

@@ -54,7 +54,7 @@ struct bp_view {
 
 	// Built by the builder.
 	bpi_pair_buffer pairs;          ///< sorted by (lo, hi)
-	BPI_ARRAY(bp_pair) scratch;     ///< counting-sort scratch
+	BPI_ARRAY(bp_pair) scratch;     ///< the pair sort's, then the event merge's (this and the last frame's pairs)
 	uint32_t *offsets;              ///< CSR: neighbours of e are neighbours[offsets[e] .. offsets[e + 1])
 	BPI_ARRAY(uint32_t) neighbours;
 	BPI_ARRAY(bpi_named_pair) names; ///< the pairs by handle, sorted, pairs.count of them (BPI_VIEW_NAMES)
@@ -88,7 +88,7 @@ struct bp_view {
 
 /// The extras a view makes on first use.
 enum { BPI_VIEW_ADJACENCY = 2u, BPI_VIEW_NAMES = 4u, BPI_VIEW_KEYS = 8u, BPI_VIEW_HIERARCHY = 16u,
-	BPI_VIEW_SLOTS = 32u };
+	BPI_VIEW_SLOTS = 32u, BPI_VIEW_EVENT_NAMES = 64u };
 
 /// Whether the builder makes the query hierarchy of `view`, the frame after `prev`: a reader
 /// queried a frame within the frames the world keeps it for (prev among them).
@@ -119,11 +119,16 @@ bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const bpi_hierarch
 
 /// The pairs begun and ended since `prev` (NULL: every pair began). When prev's
 /// layout differs it names both frames' pairs by handle (view->names, and prev's
-/// through bpi_view_ensure) and sets *named. The building thread only (view_events.c).
-bp_status bpi_view_events_build(bp_view *view, const bp_view *prev, bool *named, int threads);
-/// The extras of view_events.c made on first use: the names (BPI_VIEW_NAMES) and
-/// the events as key pairs (BPI_VIEW_KEYS). Under the view's lazy lock.
+/// through bpi_view_ensure). *made: the extras it made (BPI_VIEW_NAMES, and
+/// BPI_VIEW_EVENT_NAMES unless the events stay dense pairs, to be named on first use
+/// from the view's own handles and keys, which are prev's). The building thread only
+/// (view_events.c).
+bp_status bpi_view_events_build(bp_view *view, const bp_view *prev, unsigned *made, int threads);
+/// The extras of view_events.c made on first use: the names (BPI_VIEW_NAMES), the
+/// events by handle (BPI_VIEW_EVENT_NAMES) and the events as key pairs
+/// (BPI_VIEW_KEYS). Under the view's lazy lock.
 bp_status bpi_view_names_build(bp_view *view);
+bp_status bpi_view_events_name(bp_view *view);
 bp_status bpi_view_keys_build(bp_view *view);
 void bpi_view_events_free(bp_view *view);
 

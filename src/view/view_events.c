@@ -3,7 +3,9 @@
 // indices name the same handles (no create or destroy in between: the same layout) compare
 // their (lo, hi)-sorted pairs directly; otherwise each frame's pairs are named by handle and
 // sorted, once (view->names, made when first needed), and the names are compared. Either
-// way one merge gives the events, which are then in handle order.
+// way one merge gives the events, which are then in handle order. Dense events whose
+// entities kept their handles and keys are named on first use unless a reader named the
+// last frame's (BPI_VIEW_EVENT_NAMES).
 #include "parallel/parallel.h"
 #include "view/view.h"
 
@@ -119,34 +121,44 @@ static void diff_names(const bp_view *now, const bp_view *then, event_sink *out)
 	}
 }
 
-static int compare_pairs(const bp_pair *p, const bp_pair *q) { return order_of(p->lo, p->hi, q->lo, q->hi); }
+/// A dense pair as one number in (lo, hi) order.
+static uint64_t dense_key(bp_pair p) { return (uint64_t)p.lo << 32 | p.hi; }
 
-/// The merge of x[i, nx) and y[j, ny), (lo, hi)-sorted pairs of two frames of the
-/// same layout, into `out`.
-static void merge_dense(const bp_view *now, size_t i, size_t nx, const bp_view *then, size_t j, size_t ny,
-	event_sink *out)
+/// Pairs both frames hold are skipped this many at a time: most pairs last from frame to frame.
+enum { SHARED_RUN = 4 };
+
+/// The merge of x[i, nx) and y[j, ny), (lo, hi)-sorted pairs of two frames of the same
+/// layout: pairs only in x go to began, pairs only in y to ended; *began_count and
+/// *ended_count say how many. Each side has room for all of its list.
+static void merge_dense(const bp_pair *x, size_t i, size_t nx, const bp_pair *y, size_t j, size_t ny, bp_pair *began,
+	size_t *began_count, bp_pair *ended, size_t *ended_count)
 {
-	const bp_pair *x = now->pairs.data, *y = then ? then->pairs.data : NULL;
-	while (i < nx || j < ny) {
-		int order = i == nx ? 1 : j == ny ? -1 : compare_pairs(&x[i], &y[j]);
-		if (order < 0) {
-			if (out->began_total < out->began_capacity)
-				memcpy(&out->began[out->began_total], &x[i], sizeof x[i]); // named after the merge
-			out->began_total++, i++;
-		} else if (order > 0) {
-			if (out->ended_total < out->ended_capacity)
-				memcpy(&out->ended[out->ended_total], &y[j], sizeof y[j]);
-			out->ended_total++, j++;
-		} else {
+	size_t b = 0, e = 0;
+	while (i < nx && j < ny) {
+		while (i + SHARED_RUN <= nx && j + SHARED_RUN <= ny && memcmp(&x[i], &y[j], SHARED_RUN * sizeof *x) == 0)
+			i += SHARED_RUN, j += SHARED_RUN;
+		if (i == nx || j == ny)
+			break;
+		const uint64_t kx = dense_key(x[i]), ky = dense_key(y[j]);
+		if (kx == ky)
 			i++, j++;
-		}
+		else if (kx < ky)
+			began[b++] = x[i++];
+		else
+			ended[e++] = y[j++];
 	}
+	for (; i < nx; ++i)
+		began[b++] = x[i];
+	for (; j < ny; ++j)
+		ended[e++] = y[j];
+	*began_count = b;
+	*ended_count = e;
 }
 
-/// Turns the dense pairs a merge left at the start of each of events[0, count)
-/// into events of view v. The handles and keys lie anywhere in arrays of every
-/// entity: they are fetched a few events ahead, so the misses overlap
-/// (perf/README.md, "Views: extras and pair events").
+/// Turns the dense pairs at the start of each of events[0, count) into events of
+/// view v. The handles and keys lie anywhere in arrays of every entity: they are
+/// fetched a few events ahead, so the misses overlap (perf/README.md, "Views: extras
+/// and pair events").
 static void name_dense_events(bp_pair_event *events, size_t count, const bp_view *v)
 {
 	enum { AHEAD = 8 };
@@ -168,6 +180,13 @@ static void name_dense_events(bp_pair_event *events, size_t count, const bp_view
 	}
 }
 
+/// Dense pairs into the first bytes of events, to be named later.
+static void place_dense(bp_pair_event *events, const bp_pair *pairs, size_t count)
+{
+	for (size_t i = 0; i < count; ++i)
+		memcpy(&events[i], &pairs[i], sizeof pairs[i]);
+}
+
 /// The dense merge is cut by lo into parts of DENSE_PART entities, each a merge of
 /// its own runs of both lists, so parts run at once on the team and their events,
 /// laid end to end in part order, are what one merge writes: a single merge, mostly
@@ -175,9 +194,19 @@ static void name_dense_events(bp_pair_event *events, size_t count, const bp_view
 /// (perf/README.md, "Views: extras and pair events").
 enum { DENSE_PART = 1u << 14 };
 
+/// One part of the dense merge: its runs of both lists, then what it found.
+typedef struct dense_part {
+	size_t x_begin, x_end, y_begin, y_end;
+	size_t began, ended;             ///< found, in the scratch from x_begin and from nx + y_begin
+	size_t began_at, ended_at;       ///< where they go in the view's events
+} dense_part;
+
 typedef struct dense_diff_job {
-	const bp_view *now, *then;
-	event_sink *parts; ///< per part: counts on the first pass, room on the second
+	bp_view *now;
+	const bp_view *then;
+	dense_part *parts;
+	bp_pair *scratch; ///< room for both lists: each part's finds go at its runs' starts
+	bool name; ///< name the events as they are placed (else bpi_view_events_name does, later)
 } dense_diff_job;
 
 /// The first of n (lo, hi)-sorted pairs whose lo is >= lo.
@@ -194,51 +223,66 @@ static size_t first_from(const bp_pair *p, size_t n, uint32_t lo)
 	return a;
 }
 
-static void dense_diff_part(uint32_t begin, uint32_t end, uint32_t part, void *ctx)
+static void dense_merge_part(uint32_t begin, uint32_t end, uint32_t part, void *ctx)
 {
 	const dense_diff_job *job = ctx;
-	const bp_view *now = job->now, *then = job->then;
-	size_t nx = now->pairs.count, ny = then ? then->pairs.count : 0;
-	const bp_pair *x = now->pairs.data, *y = then ? then->pairs.data : NULL;
-	event_sink *sink = &job->parts[part];
-	merge_dense(now, first_from(x, nx, begin), first_from(x, nx, end), then, ny ? first_from(y, ny, begin) : 0,
-		ny ? first_from(y, ny, end) : 0, sink);
-	name_dense_events(sink->began, BP_MIN(sink->began_total, sink->began_capacity), now);
-	name_dense_events(sink->ended, BP_MIN(sink->ended_total, sink->ended_capacity), then);
+	const bp_pair *x = job->now->pairs.data, *y = job->then ? job->then->pairs.data : NULL;
+	const size_t nx = job->now->pairs.count, ny = job->then ? job->then->pairs.count : 0;
+	dense_part *d = &job->parts[part];
+	d->x_begin = first_from(x, nx, begin);
+	d->x_end = first_from(x, nx, end);
+	d->y_begin = ny ? first_from(y, ny, begin) : 0;
+	d->y_end = ny ? first_from(y, ny, end) : 0;
+	merge_dense(x, d->x_begin, d->x_end, y, d->y_begin, d->y_end, job->scratch + d->x_begin, &d->began,
+		job->scratch + nx + d->y_begin, &d->ended);
 }
 
-/// The events between two frames of the same layout into view->began and view->ended.
-static bp_status diff_dense(bp_view *view, const bp_view *prev, int threads)
+static void dense_place_part(uint32_t begin, uint32_t end, uint32_t part, void *ctx)
+{
+	(void)begin, (void)end;
+	const dense_diff_job *job = ctx;
+	const dense_part *d = &job->parts[part];
+	bp_view *now = job->now;
+	bp_pair_event *began = now->began.data + d->began_at, *ended = now->ended.data + d->ended_at;
+	if (d->began)
+		place_dense(began, job->scratch + d->x_begin, d->began);
+	if (d->ended)
+		place_dense(ended, job->scratch + now->pairs.count + d->y_begin, d->ended);
+	if (job->name) {
+		name_dense_events(began, d->began, now);
+		name_dense_events(ended, d->ended, job->then);
+	}
+}
+
+/// The events between two frames of the same layout into view->began and view->ended,
+/// named with `name`, else left as dense pairs for bpi_view_events_name.
+static bp_status diff_dense(bp_view *view, const bp_view *prev, bool name, int threads)
 {
 	const uint32_t n = BP_MAX(view->count, prev ? prev->count : 0);
 	const uint32_t parts = BP_MAX(bpi_chunk_count(n, DENSE_PART), 1u);
-	event_sink *sinks = bpi_alloc(parts * sizeof *sinks);
-	if (!sinks)
+	const size_t nx = view->pairs.count, ny = prev ? prev->pairs.count : 0;
+	dense_part *part = bpi_alloc(parts * sizeof *part);
+	if (!part || !bpi_budget_array_reserve(view->budget, &view->scratch, nx + ny)) {
+		bpi_free(part, parts * sizeof *part);
 		return BP_ERR_OUT_OF_MEMORY;
-	memset(sinks, 0, parts * sizeof *sinks);
-	dense_diff_job job = {view, prev, sinks};
-	bpi_parallel_for(n, DENSE_PART, threads, dense_diff_part, &job); // counts
+	}
+	memset(part, 0, parts * sizeof *part); // no entities: the one part finds nothing
+	dense_diff_job job = {view, prev, part, view->scratch.data, name};
+	bpi_parallel_for(n, DENSE_PART, threads, dense_merge_part, &job);
 	size_t began = 0, ended = 0;
-	for (uint32_t p = 0; p < parts; ++p)
-		began += sinks[p].began_total, ended += sinks[p].ended_total;
+	for (uint32_t p = 0; p < parts; ++p) {
+		part[p].began_at = began, part[p].ended_at = ended;
+		began += part[p].began, ended += part[p].ended;
+	}
 	bp_status status = BP_OK;
 	if (!bpi_budget_array_reserve(view->budget, &view->began, began) ||
 		!bpi_budget_array_reserve(view->budget, &view->ended, ended))
 		status = BP_ERR_OUT_OF_MEMORY;
-	began = ended = 0;
-	for (uint32_t p = 0; status == BP_OK && p < parts; ++p) {
-		// An empty array may be NULL, and NULL + 0 is undefined.
-		event_sink room = {sinks[p].began_total ? view->began.data + began : NULL,
-			sinks[p].ended_total ? view->ended.data + ended : NULL, sinks[p].began_total, sinks[p].ended_total, 0,
-			0};
-		began += sinks[p].began_total, ended += sinks[p].ended_total;
-		sinks[p] = room;
-	}
 	if (status == BP_OK)
-		bpi_parallel_for(n, DENSE_PART, threads, dense_diff_part, &job);
-	bpi_free(sinks, parts * sizeof *sinks);
-	view->began_count = began;
-	view->ended_count = ended;
+		bpi_parallel_for(n, DENSE_PART, threads, dense_place_part, &job);
+	bpi_free(part, parts * sizeof *part);
+	view->began_count = status == BP_OK ? began : 0;
+	view->ended_count = status == BP_OK ? ended : 0;
 	return status;
 }
 
@@ -253,18 +297,31 @@ static void key_pairs_of(const bp_pair_event *events, size_t count, bp_key_pair 
 		qsort(out, count, sizeof *out, compare_key_pairs);
 }
 
-bp_status bpi_view_events_build(bp_view *view, const bp_view *prev, bool *named, int threads)
+/// Whether view names the entities of prev's dense indices with the same handles and keys:
+/// only bounds changed between the two snapshots.
+static bool same_names(const bp_view *view, const bp_view *prev)
+{
+	return prev && prev->layout == view->layout && view->changes_since == prev->number && view->changes_bounds_only;
+}
+
+bp_status bpi_view_events_build(bp_view *view, const bp_view *prev, unsigned *made, int threads)
 {
 	// Events by dense index where the layout allows: naming every pair by handle and
 	// merging the names costs more, where the dense merge reads a third as many bytes and
 	// writes nothing per pair (perf/README.md, "Views: extras and pair events").
 	view->previous = prev ? prev->number : 0;
-	*named = prev && prev->layout != view->layout;
-	if (!*named) {
-		bp_status status = diff_dense(view, prev, threads);
-		if (status == BP_OK) {
+	*made = 0;
+	if (!prev || prev->layout == view->layout) {
+		// Named on first use where this view's own handles and keys name prev's pairs too,
+		// unless a reader named the last frame's: a host that only counts events, or reads
+		// none, pays for the merge alone.
+		const bool later = same_names(view, prev) &&
+				   !(atomic_load_explicit(&prev->asked, memory_order_relaxed) & BPI_VIEW_EVENT_NAMES);
+		bp_status status = diff_dense(view, prev, !later, threads);
+		if (status == BP_OK && !later) {
 			sort_events(view->began.data, view->began_count);
 			sort_events(view->ended.data, view->ended_count);
+			*made = BPI_VIEW_EVENT_NAMES;
 		}
 		return status;
 	}
@@ -282,6 +339,16 @@ bp_status bpi_view_events_build(bp_view *view, const bp_view *prev, bool *named,
 	diff_names(view, prev, &sink);
 	view->began_count = sink.began_total;
 	view->ended_count = sink.ended_total;
+	*made = BPI_VIEW_NAMES | BPI_VIEW_EVENT_NAMES;
+	return BP_OK;
+}
+
+bp_status bpi_view_events_name(bp_view *view)
+{
+	name_dense_events(view->began.data, view->began_count, view);
+	name_dense_events(view->ended.data, view->ended_count, view); // the same names as the last frame's
+	sort_events(view->began.data, view->began_count);
+	sort_events(view->ended.data, view->ended_count);
 	return BP_OK;
 }
 
@@ -332,6 +399,12 @@ bp_status bp_view_events(const bp_view *v, bp_pair_event *began, size_t began_ca
 {
 	if (!buffers_valid(v, began, began_capacity, began_total, ended, ended_capacity, ended_total))
 		return BP_ERR_INVALID_ARGUMENT;
+	// Counts alone need no names, and must not read the arrays another reader may be naming.
+	if (began_capacity || ended_capacity) {
+		bp_status status = bpi_view_ensure(v, BPI_VIEW_EVENT_NAMES);
+		if (status != BP_OK)
+			return status;
+	}
 	return copy_events(v, v->began.data, v->ended.data, sizeof *began, began, began_capacity, began_total, ended,
 		ended_capacity, ended_total);
 }
@@ -345,7 +418,7 @@ bp_status bp_view_pair_events(const bp_view *v, bp_key_pair *began, size_t began
 	// may be building under the view's lock.
 	const bp_key_pair *began_keys = NULL, *ended_keys = NULL;
 	if (began_capacity || ended_capacity) {
-		bp_status status = bpi_view_ensure(v, BPI_VIEW_KEYS);
+		bp_status status = bpi_view_ensure(v, BPI_VIEW_EVENT_NAMES | BPI_VIEW_KEYS);
 		if (status != BP_OK)
 			return status;
 		began_keys = v->began_keys.data;
