@@ -120,6 +120,7 @@ static bp_status make_shared(bpi_view_hierarchy *hy, const bpi_soa *soa, uint32_
 		return BP_ERR_OUT_OF_MEMORY;
 	}
 	memset(hy->changed.data, 0, words(count) * sizeof *hy->changed.data);
+	hy->member_count = 0;
 	hy->shared = shared;
 	hy->count = count;
 	hy->filters_changed = false;
@@ -128,7 +129,9 @@ static bp_status make_shared(bpi_view_hierarchy *hy, const bpi_soa *soa, uint32_
 
 /// The last frame's out-of-date marks plus this frame's changes, and the changed part's
 /// entities from them (*changed_count of them). False without memory or when too many are
-/// out of date.
+/// out of date. Where the count stayed and nothing new went out of date (the same movers,
+/// frame after frame) the last frame's members are this one's, found without a pass over
+/// the marks.
 static bool mark_changes(bpi_view_hierarchy *hy, const bpi_hierarchy_changes *changes, uint32_t count,
 	uint32_t *changed_count)
 {
@@ -143,12 +146,23 @@ static bool mark_changes(bpi_view_hierarchy *hy, const bpi_hierarchy_changes *ch
 		return false;
 	uint64_t *bits = hy->changed.data;
 	memcpy(bits, prev->changed.data, words(shared_count) * sizeof *bits);
+	const uint32_t kept = BP_MIN(count, shared_count), born = count - kept;
+	uint32_t fresh = 0; // listed entities of the shared part that were not out of date yet
 	for (uint32_t k = 0; k < changes->count; ++k) {
 		const uint32_t e = changes->list[k];
-		if (e < shared_count)
-			bits[e >> 6] |= (uint64_t)1 << (e & 63);
+		if (e < shared_count) {
+			const uint64_t bit = (uint64_t)1 << (e & 63);
+			fresh += e < kept && !(bits[e >> 6] & bit);
+			bits[e >> 6] |= bit;
+		}
 	}
-	const uint32_t kept = BP_MIN(count, shared_count), born = count - kept;
+	if (count == prev->count && fresh == 0) {
+		if (prev->member_count > limit || !bpi_array_reserve(&hy->members, prev->member_count))
+			return false;
+		memcpy(hy->members.data, prev->members.data, prev->member_count * sizeof *hy->members.data);
+		*changed_count = hy->member_count = prev->member_count;
+		return true;
+	}
 	uint32_t marked = 0;
 	for (size_t w = 0; w < words(kept); ++w)
 		marked += (uint32_t)__builtin_popcountll(bits[w]);
@@ -163,7 +177,7 @@ static bool mark_changes(bpi_view_hierarchy *hy, const bpi_hierarchy_changes *ch
 		}
 	for (uint32_t e = kept; e < count; ++e)
 		hy->members.data[n++] = e;
-	*changed_count = n;
+	*changed_count = hy->member_count = n;
 	return true;
 }
 

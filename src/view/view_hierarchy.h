@@ -33,7 +33,8 @@ typedef struct bpi_view_hierarchy {
 	/// rather than fresh pages (NULL: dropped parts are freed). Set at creation.
 	_Atomic(bpi_bvh_shared *) *retired;
 	BPI_ARRAY(uint64_t) changed; ///< one bit per entity of the shared part
-	BPI_ARRAY(uint32_t) members; ///< the changed part's entities
+	BPI_ARRAY(uint32_t) members; ///< the changed part's entities, ascending
+	uint32_t member_count;
 	bpi_bvh changed_part;
 } bpi_view_hierarchy;
 
