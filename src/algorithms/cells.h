@@ -28,6 +28,7 @@
 #define BP_CELLS_H
 
 #include <math.h>
+#include <string.h>
 #include "algorithms/index.h"
 
 #define BPI_CELLS_MAX_LEVELS 12
@@ -35,8 +36,12 @@
 /// coordinate and a span inside int32.
 #define BPI_CELLS_LIMIT (1 << 29)
 /// Counting-sort partitions (at most; one per thread). The sorted order is the
-/// unique stable one, so it does not depend on how many are used.
+/// unique stable one, so it does not depend on how many are used, nor on whether the
+/// sort runs in two levels (cells_split.c) instead.
 #define BPI_CELLS_MAX_PARTS 4
+/// Per entity the key pass packs its level and, per axis, its reach into the 16 bits
+/// of `meta`: the level in the low bits.
+#define BPI_CELLS_LEVEL_BITS 4
 
 /// One level of cells: edge `cell`, coordinates clamped to [lo, hi] per axis.
 typedef struct bpi_cell_level {
@@ -109,6 +114,14 @@ typedef struct bpi_cells {
 	BPI_ARRAY(bpi_cells_partial) partials; ///< per chunk of the statistics pass
 	BPI_ARRAY(bpi_cells_key_partial) key_partials; ///< per chunk of the key pass
 	BPI_ARRAY(uint64_t) sums; ///< per block of buckets: the prefix sum's totals, then non-empty counts
+
+	// The two-level sort (cells_split.c): records, keys (and what else the bucket order
+	// keeps) in order of the buckets' high bits, and where each group of buckets starts.
+	BPI_ARRAY(float) split_rec;
+	BPI_ARRAY(uint32_t) split_key;
+	BPI_ARRAY(uint32_t) split_order; ///< 2D
+	BPI_ARRAY(uint16_t) split_meta;  ///< hash
+	BPI_ARRAY(uint32_t) split_start;
 } bpi_cells;
 
 /// The one float->cell function. Monotone in x (a rounded subtract, a multiply by
@@ -215,5 +228,53 @@ typedef struct bpi_cells_index {
 /// The release and find entries of grid's and hash's tables.
 void bpi_cells_index_release(bpi_index *index);
 bp_status bpi_cells_index_find(bpi_index *index, const bpi_scene *scene, bpi_build *build);
+
+/// Writes entity i's record (BPI_CELLS_REC3/2) at `at` of rec; 2D puts i in order[at].
+BPI_CELLS_INLINE void bpi_cells_put_record(float *rec, uint32_t *order, uint32_t at, const float *const min[3],
+	const float *const max[3], uint32_t i, uint16_t meta, int dims)
+{
+	if (dims == 3) {
+		float *r = rec + (size_t)at * BPI_CELLS_REC3;
+		r[0] = min[0][i];
+		r[1] = min[1][i];
+		r[2] = min[2][i];
+		r[3] = -max[0][i];
+		r[4] = -max[1][i];
+		r[5] = -max[2][i];
+		memcpy(&r[6], &i, sizeof i);
+		uint32_t reach = (uint32_t)meta >> BPI_CELLS_LEVEL_BITS;
+		memcpy(&r[7], &reach, sizeof reach);
+	} else {
+		float *r = rec + (size_t)at * BPI_CELLS_REC2;
+		r[0] = min[0][i];
+		r[1] = min[1][i];
+		r[2] = -max[0][i];
+		r[3] = -max[1][i];
+		order[at] = i;
+	}
+}
+
+/// Hash: the home cell {x, y, z, level} of a box with lower corner `lo` and key-pass
+/// `meta`, into h: the same function and inputs as the key pass, so the same cell,
+/// stored so the finder's collision check is compares, not floors.
+BPI_CELLS_INLINE void bpi_cells_put_home(int32_t *h, const bpi_cells *c, const float lo[3], uint16_t meta, int dims)
+{
+	const int k = meta & ((1 << BPI_CELLS_LEVEL_BITS) - 1);
+	const bpi_cell_level *l = &c->levels[k];
+	for (int axis = 0; axis < 3; ++axis)
+		h[axis] = axis < dims ? bpi_cell_coord(lo[axis], c->origin[axis], l->inv, l->lo[axis], l->hi[axis]) : 0;
+	h[3] = k;
+}
+
+/// Whether the two-level sort takes the counting sort's place: the threads outnumber its
+/// partitions, and the entities and buckets are many enough to cut.
+bool bpi_cells_split_fits(const bpi_cells *c, uint32_t n, int threads);
+/// Puts the records (and 2D order, hash home cells) in bucket order and sets `start`,
+/// from the key pass's keys, on every thread; the order is the counting sort's. Returns
+/// the non-empty buckets; false without memory.
+bool bpi_cells_split_sort(bpi_cells *c, const bpi_scene *s, uint64_t *nonempty);
+/// Test hook: the two-level sort from this many entities and for any thread count
+/// (0: the defaults).
+void bpi_cells_set_split_min(uint32_t entities);
 
 #endif

@@ -28,15 +28,12 @@
 /// Below this many entities the counting sort runs as one partition: each more
 /// partition costs a zeroed histogram of every bucket.
 #define CELLS_PARTS_MIN_ENTITIES 16384
-/// Per entity the key pass packs its level and, per axis, its reach (cells.h) into
-/// the 16 bits of `meta`.
-#define CELLS_LEVEL_BITS 4
 /// Key pass blocks (keys of a block stay in L1 for its counting loop) and how
 /// far ahead the random histogram and scatter accesses are prefetched.
 #define CELLS_KEY_GRAIN 65536
 #define CELLS_PREFETCH 16
-_Static_assert(BPI_CELLS_MAX_LEVELS <= (1 << CELLS_LEVEL_BITS) &&
-		       CELLS_LEVEL_BITS + 3 * BPI_CELLS_REACH_BITS <= 16 && BPI_CELLS_REACH_MAX < (1 << BPI_CELLS_REACH_BITS),
+_Static_assert(BPI_CELLS_MAX_LEVELS <= (1 << BPI_CELLS_LEVEL_BITS) &&
+		       BPI_CELLS_LEVEL_BITS + 3 * BPI_CELLS_REACH_BITS <= 16 && BPI_CELLS_REACH_MAX < (1 << BPI_CELLS_REACH_BITS),
 	"level and reach fit a uint16_t");
 
 void bpi_cells_free(bpi_cells *c)
@@ -51,6 +48,11 @@ void bpi_cells_free(bpi_cells *c)
 	bpi_array_free(&c->partials);
 	bpi_array_free(&c->key_partials);
 	bpi_array_free(&c->sums);
+	bpi_array_free(&c->split_rec);
+	bpi_array_free(&c->split_key);
+	bpi_array_free(&c->split_order);
+	bpi_array_free(&c->split_meta);
+	bpi_array_free(&c->split_start);
 }
 
 void bpi_cells_index_release(bpi_index *index)
@@ -261,7 +263,7 @@ BPI_CELLS_INLINE void key_block(const bpi_cell_level *levels, int top, const flo
 		}
 		uint32_t b = bpi_cells_bucket(l, k, hashed, mask, home[0], home[1], home[2]);
 		key[i] = b;
-		meta[i] = (uint16_t)((unsigned)k | reach << CELLS_LEVEL_BITS);
+		meta[i] = (uint16_t)((unsigned)k | reach << BPI_CELLS_LEVEL_BITS);
 		counts[k]++;
 	}
 }
@@ -376,8 +378,6 @@ BPI_CELLS_INLINE void scatter_range(bpi_cells *c, const bpi_scene *s, uint32_t *
 	float *rec = c->rec.data;
 	uint32_t *order = c->order.data;
 	int32_t *hcell = c->hcell.data;
-	const bpi_cell_level *levels = c->levels;
-	const float origin[3] = {c->origin[0], c->origin[1], c->origin[2]};
 	const float *min[3] = {s->min[0], s->min[1], s->min[2]};
 	const float *max[3] = {s->max[0], s->max[1], s->max[2]};
 	const size_t stride = dims == 3 ? BPI_CELLS_REC3 : BPI_CELLS_REC2;
@@ -389,35 +389,10 @@ BPI_CELLS_INLINE void scatter_range(bpi_cells *c, const bpi_scene *s, uint32_t *
 		if (i + CELLS_PREFETCH < end)
 			__builtin_prefetch(rec + (size_t)cursor[key[i + CELLS_PREFETCH]] * stride, 1);
 		uint32_t at = cursor[key[i]]++;
-		if (dims == 3) {
-			float *r = rec + (size_t)at * BPI_CELLS_REC3;
-			r[0] = min[0][i];
-			r[1] = min[1][i];
-			r[2] = min[2][i];
-			r[3] = -max[0][i];
-			r[4] = -max[1][i];
-			r[5] = -max[2][i];
-			memcpy(&r[6], &i, sizeof i);
-			uint32_t reach = (uint32_t)meta[i] >> CELLS_LEVEL_BITS;
-			memcpy(&r[7], &reach, sizeof reach);
-		} else {
-			float *r = rec + (size_t)at * BPI_CELLS_REC2;
-			r[0] = min[0][i];
-			r[1] = min[1][i];
-			r[2] = -max[0][i];
-			r[3] = -max[1][i];
-			order[at] = i;
-		}
+		bpi_cells_put_record(rec, order, at, min, max, i, meta[i], dims);
 		if (hashed) {
-			// The same function and inputs as the key pass, so the same cell;
-			// stored so the finder's collision check is compares, not floors.
-			int k = meta[i] & ((1 << CELLS_LEVEL_BITS) - 1);
-			const bpi_cell_level *l = &levels[k];
-			int32_t *h = hcell + (size_t)at * 4;
-			for (int axis = 0; axis < 3; ++axis)
-				h[axis] = axis < dims ? bpi_cell_coord(min[axis][i], origin[axis], l->inv, l->lo[axis], l->hi[axis])
-						      : 0;
-			h[3] = k;
+			const float lo[3] = {min[0][i], min[1][i], dims == 3 ? min[2][i] : 0.0f};
+			bpi_cells_put_home(hcell + (size_t)at * 4, c, lo, meta[i], dims);
 		}
 	}
 }
@@ -438,6 +413,33 @@ static void scatter_part(uint32_t p, uint32_t p_end, uint32_t chunk, void *ctx)
 		s->dims == 3 ? scatter_range(c, s, cursor, begin, end, false, 3)
 			     : scatter_range(c, s, cursor, begin, end, false, 2);
 }
+/// The counting sort's prefix sum over the histograms count_part made, then the scatter;
+/// *nonempty: the buckets with entities. False without memory.
+static bool counting_sort(bpi_cells *c, const bpi_scene *s, uint64_t *nonempty_out)
+{
+	const int threads = s->threads, parts = c->parts;
+	uint32_t blocks = bpi_chunk_count(c->bucket_count, CELLS_PREFIX_GRAIN);
+	if (!bpi_array_reserve(&c->sums, 2 * (size_t)blocks))
+		return false;
+	uint64_t *sums = c->sums.data;
+	prefix_job pj = {c, sums, sums + blocks, 0};
+	bpi_parallel_for(c->bucket_count, CELLS_PREFIX_GRAIN, threads, prefix_block, &pj);
+	uint64_t running = 0, nonempty = 0;
+	for (uint32_t b = 0; b < blocks; ++b) {
+		uint64_t items = sums[b];
+		sums[b] = running;
+		running += items;
+		nonempty += pj.nonempty[b];
+	}
+	pj.pass = 1;
+	bpi_parallel_for(c->bucket_count, CELLS_PREFIX_GRAIN, threads, prefix_block, &pj);
+	c->start.data[c->bucket_count] = s->count;
+	scatter_job xj = {c, s, parts};
+	bpi_parallel_for((uint32_t)parts, 1, threads, scatter_part, &xj);
+	*nonempty_out = nonempty;
+	return true;
+}
+
 // ---- the pipeline -------------------------------------------------------------
 
 bp_status bpi_cells_build(bpi_cells *c, bool hashed, const bpi_scene *s, bpi_build *build)
@@ -478,21 +480,24 @@ bp_status bpi_cells_build(bpi_cells *c, bool hashed, const bpi_scene *s, bpi_bui
 		c->origin[axis] = hashed || axis >= s->dims ? 0 : whole.min[axis];
 	if (!choose_levels(c, s, &whole))
 		return BP_ERR_UNSUPPORTED;
-	// Counting sort: keys and per-partition histograms, prefix sum, scatter.
+	// Keys, then the sort into bucket order: a counting sort (per-partition histograms,
+	// prefix sum, scatter), or with more threads than it has partitions one in two levels.
+	const bool split = bpi_cells_split_fits(c, n, threads);
 	int parts = BP_MIN(BP_MAX(threads, 1), BPI_CELLS_MAX_PARTS);
-	if (n < CELLS_PARTS_MIN_ENTITIES)
+	if (n < CELLS_PARTS_MIN_ENTITIES || split)
 		parts = 1;
 	c->parts = parts;
 	// Bucket offsets and per-partition histograms, for this step's counts; grown only.
 	if (!bpi_array_reserve(&c->start, (size_t)c->bucket_count + 1) ||
-		!bpi_array_reserve(&c->hist, (size_t)c->bucket_count * (size_t)parts))
+		(!split && !bpi_array_reserve(&c->hist, (size_t)c->bucket_count * (size_t)parts)))
 		return BP_ERR_OUT_OF_MEMORY;
 	uint32_t key_chunks = bpi_chunk_count(n, CELLS_KEY_GRAIN);
 	if (!bpi_array_reserve(&c->key_partials, key_chunks))
 		return BP_ERR_OUT_OF_MEMORY;
 	key_job key = {.cells = c, .scene = s, .partials = c->key_partials.data};
 	bpi_parallel_for(n, CELLS_KEY_GRAIN, threads, key_chunk, &key);
-	bpi_parallel_for((uint32_t)parts, 1, threads, count_part, &key);
+	if (!split)
+		bpi_parallel_for((uint32_t)parts, 1, threads, count_part, &key);
 	for (int k = 0; k < c->level_count; ++k) {
 		bpi_cell_level *l = &c->levels[k];
 		l->count = 0;
@@ -506,24 +511,11 @@ bp_status bpi_cells_build(bpi_cells *c, bool hashed, const bpi_scene *s, bpi_bui
 		}
 	}
 
-	uint32_t blocks = bpi_chunk_count(c->bucket_count, CELLS_PREFIX_GRAIN);
-	if (!bpi_array_reserve(&c->sums, 2 * (size_t)blocks))
+	uint64_t nonempty = 0;
+	if (split && !bpi_cells_split_sort(c, s, &nonempty))
 		return BP_ERR_OUT_OF_MEMORY;
-	uint64_t *sums = c->sums.data;
-	prefix_job pj = {c, sums, sums + blocks, 0};
-	bpi_parallel_for(c->bucket_count, CELLS_PREFIX_GRAIN, threads, prefix_block, &pj);
-	uint64_t running = 0, nonempty = 0;
-	for (uint32_t b = 0; b < blocks; ++b) {
-		uint64_t items = sums[b];
-		sums[b] = running;
-		running += items;
-		nonempty += pj.nonempty[b];
-	}
-	pj.pass = 1;
-	bpi_parallel_for(c->bucket_count, CELLS_PREFIX_GRAIN, threads, prefix_block, &pj);
-	c->start.data[c->bucket_count] = n;
-	scatter_job xj = {c, s, parts};
-	bpi_parallel_for((uint32_t)parts, 1, threads, scatter_part, &xj);
+	if (!split && !counting_sort(c, s, &nonempty))
+		return BP_ERR_OUT_OF_MEMORY;
 
 	// Pairs are found per fixed chunk of the bucket order.
 	build->chunks = find_chunks;

@@ -22,6 +22,7 @@ void bpi_set_serial_step_entities(uint32_t count);
 uint64_t bpi_periodic_query_work(void);
 void bpi_set_settle_min(uint32_t count);
 void bpi_set_hierarchy_rules(uint32_t count, uint32_t share);
+void bpi_cells_set_split_min(uint32_t entities);
 void bpi_set_hierarchy_refit(uint32_t percent);
 void bpi_set_moving_always(bool on);
 void bpi_set_active_merges_most(uint32_t count);
@@ -122,7 +123,7 @@ static void io_config(codec *c, hist_config *g)
 		while (s < 3 && settle_table[s] != g->settle_min)
 			++s;
 		b[0] = (uint8_t)((g->dims == 3) | g->canonical << 1 | (!g->periodic) << 2 | (g->statics && !g->periodic) << 3 |
-			(g->profile & 3) << 5 | g->threads_on_small << 7);
+			(g->split && !g->periodic) << 4 | (g->profile & 3) << 5 | g->threads_on_small << 7);
 		b[1] = (uint8_t)(g->threads + 9 * g->executor), b[2] = (uint8_t)(m | s << 4 | (g->skin != 0) << 6 | g->moving << 7);
 		b[3] = (uint8_t)((g->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL ? 1 : 0) | (g->debug_flags & 3) << 2 |
 			(g->debug_flags & BP_DEBUG_ALWAYS_FULL ? 0xF0 : g->merges_most ? (7 + g->merges_most) << 4 : 0));
@@ -141,7 +142,7 @@ static void io_config(codec *c, hist_config *g)
 		.hierarchy = b[4] >> 6, .moving = b[2] >> 7,
 		.algo_target = (b[5] & 15) < 8 ? 0 : (b[5] & 15) - 7, .algo_plain = (b[5] >> 4) < 8 ? 0 : (b[5] >> 4) - 7,
 		.period = {(float)(8 + b[6] % 57), (float)(8 + b[7] % 57), (float)(8 + b[6] % 57)},
-		.statics = (b[0] >> 3) & 1};
+		.statics = (b[0] >> 3) & 1, .split = (b[0] >> 4) & 1};
 	g->skin = (b[2] >> 6) & 1 ? g->margin : 0.0f;
 	g->debug_flags = (uint8_t)(((b[3] & 3) ? BP_DEBUG_ALWAYS_INCREMENTAL : 0) | ((b[3] >> 2) & 3) |
 		((b[3] >> 4) == 15 ? BP_DEBUG_ALWAYS_FULL : 0));
@@ -1940,6 +1941,8 @@ static void tr_header(ctx *c, const bp_world_def *d, const char *name, uint32_t 
 		fprintf(f, "\tbpi_set_hierarchy_rules(%u, %u); // view_hierarchy.h\n\tbpi_set_hierarchy_refit(%u);\n",
 			hierarchy_rules[c->cfg->hierarchy][0], hierarchy_rules[c->cfg->hierarchy][1],
 			hierarchy_refit[c->cfg->hierarchy]);
+	if (c->cfg->split)
+		fputs("\tbpi_cells_set_split_min(1); // cells.h\n", f);
 	if (c->cfg->moving)
 		fputs("\tbpi_set_moving_always(true); // incremental.h\n", f);
 	if (c->cfg->statics)
@@ -1977,6 +1980,7 @@ uint64_t hist_run(const history *h, const hist_options *options)
 	bpi_set_settle_min(h->cfg.settle_min ? h->cfg.settle_min : 1024);
 	bpi_set_hierarchy_rules(hierarchy_rules[h->cfg.hierarchy][0], hierarchy_rules[h->cfg.hierarchy][1]);
 	bpi_set_hierarchy_refit(hierarchy_refit[h->cfg.hierarchy]);
+	bpi_cells_set_split_min(h->cfg.split ? 1 : 0);
 	bpi_set_moving_always(h->cfg.moving);
 	bpi_set_statics_mover_share(h->cfg.statics ? 1 : 16); // 16: the library's share
 	bpi_set_active_merges_most(h->cfg.merges_most ? h->cfg.merges_most : 8);
@@ -2047,7 +2051,8 @@ uint64_t hist_run(const history *h, const hist_options *options)
 		free(c.sd[w].last), free(c.sd[w].named);
 	}
 	if (c.tr)
-		fprintf(c.tr, "\tfree(e);\n%s%s%s%s%s%s}\n", c.cfg->threads_on_small ? "\tbpi_set_serial_step_entities(2048);\n" : "",
+		fprintf(c.tr, "\tfree(e);\n%s%s%s%s%s%s%s}\n", c.cfg->threads_on_small ? "\tbpi_set_serial_step_entities(2048);\n" : "",
+			c.cfg->split ? "\tbpi_cells_set_split_min(0);\n" : "",
 			c.cfg->settle_min ? "\tbpi_set_settle_min(1024);\n" : "",
 			c.cfg->hierarchy ? "\tbpi_set_hierarchy_rules(256, 16);\n\tbpi_set_hierarchy_refit(150);\n" : "",
 			c.cfg->moving ? "\tbpi_set_moving_always(false);\n" : "",

@@ -26,6 +26,7 @@ typedef struct hist_config {
 	float skin;                                 ///< incremental world's def.skin: 0, or the margin's value
 	float period[3];
 	uint8_t statics; ///< three entities in four static, and every step with one splits off their tree (not periodic)
+	uint8_t split;   ///< bpi_cells_set_split_min(1): grid and hash sort in two levels (not periodic)
 } hist_config;
 
 /// Operation codes (hist_op.code); history.c has what each does with the fields.

@@ -218,10 +218,10 @@ static void minimise(history *h, const outcome *first, int *tries)
 			else
 				*o = save;
 		}
-		for (int i = 0; i < 7; ++i) { // simpler settings, one at a time
+		for (int i = 0; i < 8; ++i) { // simpler settings, one at a time
 			hist_config save = h->cfg, *g = &h->cfg;
-			uint8_t *field[7] = {&g->threads, &g->executor, &g->threads_on_small, &g->settle_min, &g->debug_flags,
-				&g->hierarchy, &g->moving};
+			uint8_t *field[8] = {&g->threads, &g->executor, &g->threads_on_small, &g->settle_min, &g->debug_flags,
+				&g->hierarchy, &g->moving, &g->split};
 			uint8_t value = i == 0 ? 1 : i == 4 ? g->debug_flags & BP_DEBUG_ALWAYS_INCREMENTAL : 0;
 			if (*field[i] != value && (*field[i] = value, !try_smaller(h, h, first, tries)))
 				h->cfg = save;
