@@ -159,7 +159,8 @@ static bool mark_changes(bpi_view_hierarchy *hy, const bpi_hierarchy_changes *ch
 	if (count == prev->count && fresh == 0) {
 		if (prev->member_count > limit || !bpi_array_reserve(&hy->members, prev->member_count))
 			return false;
-		memcpy(hy->members.data, prev->members.data, prev->member_count * sizeof *hy->members.data);
+		if (prev->member_count) // none: the last frame's list may never have been made
+			memcpy(hy->members.data, prev->members.data, prev->member_count * sizeof *hy->members.data);
 		*changed_count = hy->member_count = prev->member_count;
 		return true;
 	}

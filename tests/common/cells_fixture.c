@@ -205,7 +205,7 @@ void cells_expect_same_order(const oracle_box *boxes, uint32_t n, int dims, bp_a
 		size_t count;
 		const bp_pair *got = bp_world_pairs(world, &count);
 		cr_assert_eq(count, want_count);
-		cr_assert(memcmp(got, want, count * sizeof *got) == 0, "threads=%d: pair order differs", threads[t]);
+		cr_assert(count == 0 || memcmp(got, want, count * sizeof *got) == 0, "threads=%d: pair order differs", threads[t]);
 		bp_world_destroy(world);
 	}
 }
