@@ -157,7 +157,8 @@ Test(events, an_entity_that_changes_partner_reports_both_events_whatever_the_key
 Test(events, named_on_first_use_with_the_keys_each_frame_held)
 {
 	// A (key 1) touches B (key 2). No reader names frame 1's events, so frame 2's are named
-	// when first read; frame 3 changes B's key as A leaves B: the ended event keeps key 2.
+	// when first read; nobody reads frame 3's; frame 4 changes C's key as A leaves C, so the
+	// builder names its events, and the ended one keeps C's key of frame 3.
 	bp_world *w = world_3d();
 	bp_entity a = create_box(w, 0, 0, 0, 1, 1), b = create_box(w, 1, 0, 0, 1, 2), c = create_box(w, 10, 0, 0, 1, 3);
 	bp_view *v = NULL;

@@ -23,10 +23,11 @@ extern "C" {
 
 /// An immutable, reference-counted published frame: the snapshot of the world
 /// taken at bp_frame_submit, its pairs, and per-frame indexes built once (sorted
-/// pairs and pair events by the builder; the query hierarchy, the adjacency and,
-/// while only bounds change, the events' handles and keys on first use, see below). Nothing a reader sees in a view ever changes while
-/// it is held, and a view owns its memory: it stays valid after
-/// bp_world_destroy until its last bp_view_release.
+/// pairs and pair events by the builder; the query hierarchy, the adjacency
+/// and, while only bounds change, the events' names on first use, see below).
+/// Nothing a reader sees in a view ever changes while it is held, and a view owns
+/// its memory: it stays valid after bp_world_destroy until its last
+/// bp_view_release.
 typedef struct bp_view bp_view;
 
 // ---- Scheduler -------------------------------------------------------------

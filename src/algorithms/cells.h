@@ -267,7 +267,8 @@ BPI_CELLS_INLINE void bpi_cells_put_home(int32_t *h, const bpi_cells *c, const f
 }
 
 /// Whether the two-level sort takes the counting sort's place: the threads outnumber its
-/// partitions, and the entities and buckets are many enough to cut.
+/// partitions, the entities are many enough to cut, and the buckets few enough for its
+/// groups (at most 2^24).
 bool bpi_cells_split_fits(const bpi_cells *c, uint32_t n, int threads);
 /// Puts the records (and 2D order, hash home cells) in bucket order and sets `start`,
 /// from the key pass's keys, on every thread; the order is the counting sort's. Returns

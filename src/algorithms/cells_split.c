@@ -12,11 +12,11 @@
 /// Entities per chunk of the first level: fixed, so its counts are the same for any
 /// thread count.
 #define SPLIT_GRAIN 65536u
-/// At most this many groups: the first level keeps a count per group and chunk.
+/// At most 2^this groups: the first level keeps a count per group and chunk.
 #define SPLIT_GROUP_BITS_MAX 12
-/// Each group spans at least this many buckets; its counts live on the stack.
+/// Each group spans at least 2^this buckets.
 #define SPLIT_LOW_BITS_MIN 9
-/// At most this many buckets per group.
+/// At most 2^this buckets per group: the second level's counts live on the stack.
 #define SPLIT_LOW_BITS_MAX 12
 /// Groups per task of the second level.
 #define SPLIT_GROUPS_PER_TASK 8u

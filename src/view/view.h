@@ -73,9 +73,9 @@ struct bp_view {
 	uint32_t slot_span;
 	bool slots_kept;
 
-	// The hierarchy and the adjacency are made by the builder when the last
-	// frame's were used, else by the first reader that needs them (bpi_view_ensure),
-	// and are read only once their `ready` bit is set.
+	// The hierarchy, the adjacency and the events' names are made by the builder when
+	// the last frame's were used, else by the first reader that needs them
+	// (bpi_view_ensure), and are read only once their `ready` bit is set.
 	atomic_uint ready;         ///< BPI_VIEW_* made
 	atomic_uint asked;         ///< BPI_VIEW_* some reader needed: the builder makes the next frame's
 	/// The pool's: the latest frame whose hierarchy a reader asked for. The builder makes
@@ -105,8 +105,8 @@ bool bpi_view_reserve(bp_view *view, uint32_t n);
 void bpi_view_free(bp_view *view);
 
 /// Derives the view's extras from its (freshly found) pairs: sorts them by
-/// (lo, hi), builds the sorted key pairs, the pairs begun and ended since
-/// `prev` (NULL: none before) and, those of prev's that a reader asked for, the
+/// (lo, hi), finds the pairs begun and ended since `prev` (NULL: none before)
+/// and, those of prev's that a reader asked for, the
 /// adjacency and the query hierarchy (which may fail to build for lack of
 /// memory: queries then scan), taking prev's shared part when `changes` lists what
 /// differs from prev's snapshot (NULL: built afresh; its prev is set here). On error the view must not

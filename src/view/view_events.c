@@ -262,7 +262,8 @@ static bp_status diff_dense(bp_view *view, const bp_view *prev, bool name, int t
 	const uint32_t parts = BP_MAX(bpi_chunk_count(n, DENSE_PART), 1u);
 	const size_t nx = view->pairs.count, ny = prev ? prev->pairs.count : 0;
 	dense_part *part = bpi_alloc(parts * sizeof *part);
-	if (!part || !bpi_budget_array_reserve(view->budget, &view->scratch, nx + ny)) {
+	// At least one of each, so no pointer below is NULL + 0.
+	if (!part || !bpi_budget_array_reserve(view->budget, &view->scratch, BP_MAX(nx + ny, (size_t)1))) {
 		bpi_free(part, parts * sizeof *part);
 		return BP_ERR_OUT_OF_MEMORY;
 	}
@@ -275,8 +276,8 @@ static bp_status diff_dense(bp_view *view, const bp_view *prev, bool name, int t
 		began += part[p].began, ended += part[p].ended;
 	}
 	bp_status status = BP_OK;
-	if (!bpi_budget_array_reserve(view->budget, &view->began, began) ||
-		!bpi_budget_array_reserve(view->budget, &view->ended, ended))
+	if (!bpi_budget_array_reserve(view->budget, &view->began, BP_MAX(began, (size_t)1)) ||
+		!bpi_budget_array_reserve(view->budget, &view->ended, BP_MAX(ended, (size_t)1)))
 		status = BP_ERR_OUT_OF_MEMORY;
 	if (status == BP_OK)
 		bpi_parallel_for(n, DENSE_PART, threads, dense_place_part, &job);
