@@ -413,14 +413,22 @@ static void scatter_part(uint32_t p, uint32_t p_end, uint32_t chunk, void *ctx)
 		s->dims == 3 ? scatter_range(c, s, cursor, begin, end, false, 3)
 			     : scatter_range(c, s, cursor, begin, end, false, 2);
 }
-/// The counting sort's prefix sum over the histograms count_part made, then the scatter;
-/// *nonempty: the buckets with entities. False without memory.
+/// The counting sort of the keys into bucket order: per-partition histograms, their prefix
+/// sum, the scatter; *nonempty: the buckets with entities. False without memory.
 static bool counting_sort(bpi_cells *c, const bpi_scene *s, uint64_t *nonempty_out)
 {
-	const int threads = s->threads, parts = c->parts;
+	const int threads = s->threads;
+	int parts = BP_MIN(BP_MAX(threads, 1), BPI_CELLS_MAX_PARTS);
+	if (s->count < CELLS_PARTS_MIN_ENTITIES)
+		parts = 1;
+	c->parts = parts;
+	// Per-partition histograms, for this step's counts; grown only.
 	uint32_t blocks = bpi_chunk_count(c->bucket_count, CELLS_PREFIX_GRAIN);
-	if (!bpi_array_reserve(&c->sums, 2 * (size_t)blocks))
+	if (!bpi_array_reserve(&c->hist, (size_t)c->bucket_count * (size_t)parts) ||
+		!bpi_array_reserve(&c->sums, 2 * (size_t)blocks))
 		return false;
+	key_job key = {.cells = c, .scene = s};
+	bpi_parallel_for((uint32_t)parts, 1, threads, count_part, &key);
 	uint64_t *sums = c->sums.data;
 	prefix_job pj = {c, sums, sums + blocks, 0};
 	bpi_parallel_for(c->bucket_count, CELLS_PREFIX_GRAIN, threads, prefix_block, &pj);
@@ -480,24 +488,14 @@ bp_status bpi_cells_build(bpi_cells *c, bool hashed, const bpi_scene *s, bpi_bui
 		c->origin[axis] = hashed || axis >= s->dims ? 0 : whole.min[axis];
 	if (!choose_levels(c, s, &whole))
 		return BP_ERR_UNSUPPORTED;
-	// Keys, then the sort into bucket order: a counting sort (per-partition histograms,
-	// prefix sum, scatter), or with more threads than it has partitions one in two levels.
-	const bool split = bpi_cells_split_fits(c, n, threads);
-	int parts = BP_MIN(BP_MAX(threads, 1), BPI_CELLS_MAX_PARTS);
-	if (n < CELLS_PARTS_MIN_ENTITIES || split)
-		parts = 1;
-	c->parts = parts;
-	// Bucket offsets and per-partition histograms, for this step's counts; grown only.
-	if (!bpi_array_reserve(&c->start, (size_t)c->bucket_count + 1) ||
-		(!split && !bpi_array_reserve(&c->hist, (size_t)c->bucket_count * (size_t)parts)))
-		return BP_ERR_OUT_OF_MEMORY;
+	// Keys, then the sort into bucket order: a counting sort, or with more threads than it
+	// has partitions one in two levels. Bucket offsets grow only.
 	uint32_t key_chunks = bpi_chunk_count(n, CELLS_KEY_GRAIN);
-	if (!bpi_array_reserve(&c->key_partials, key_chunks))
+	if (!bpi_array_reserve(&c->start, (size_t)c->bucket_count + 1) ||
+		!bpi_array_reserve(&c->key_partials, key_chunks))
 		return BP_ERR_OUT_OF_MEMORY;
 	key_job key = {.cells = c, .scene = s, .partials = c->key_partials.data};
 	bpi_parallel_for(n, CELLS_KEY_GRAIN, threads, key_chunk, &key);
-	if (!split)
-		bpi_parallel_for((uint32_t)parts, 1, threads, count_part, &key);
 	for (int k = 0; k < c->level_count; ++k) {
 		bpi_cell_level *l = &c->levels[k];
 		l->count = 0;
@@ -512,9 +510,7 @@ bp_status bpi_cells_build(bpi_cells *c, bool hashed, const bpi_scene *s, bpi_bui
 	}
 
 	uint64_t nonempty = 0;
-	if (split && !bpi_cells_split_sort(c, s, &nonempty))
-		return BP_ERR_OUT_OF_MEMORY;
-	if (!split && !counting_sort(c, s, &nonempty))
+	if (!(bpi_cells_split_fits(c, n, threads) ? bpi_cells_split_sort(c, s, &nonempty) : counting_sort(c, s, &nonempty)))
 		return BP_ERR_OUT_OF_MEMORY;
 
 	// Pairs are found per fixed chunk of the bucket order.

@@ -28,15 +28,10 @@ static _Atomic uint32_t split_min = 0; // 0: the defaults
 
 void bpi_cells_set_split_min(uint32_t entities) { atomic_store(&split_min, entities); }
 
-static int bit_width(uint32_t x)
-{
-	return x ? 32 - __builtin_clz(x) : 0;
-}
-
 /// The bits of a bucket below its group's.
 static int low_bits(uint32_t bucket_count)
 {
-	return BP_MAX(SPLIT_LOW_BITS_MIN, bit_width(bucket_count) - SPLIT_GROUP_BITS_MAX);
+	return BP_MAX(SPLIT_LOW_BITS_MIN, bpi_bit_width(bucket_count) - SPLIT_GROUP_BITS_MAX);
 }
 
 bool bpi_cells_split_fits(const bpi_cells *c, uint32_t n, int threads)

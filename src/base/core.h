@@ -25,6 +25,12 @@ void bpi_assert_failed(const char *cond, const char *file, int line);
 	((capacity) != 0 && (total) > (capacity) ? BP_ERR_OUT_OF_RANGE : BP_OK)
 #define BP_MAX(a, b) ((a) > (b) ? (a) : (b))
 
+/// Bits needed to write every value up to `x` (0 for 0).
+static inline int bpi_bit_width(uint32_t x)
+{
+	return x ? 32 - __builtin_clz(x) : 0;
+}
+
 /// Allocation through the host hook (mimalloc by default, the C heap in
 /// sanitizer builds), counted in bp_allocated_bytes. bpi_free must get the
 /// size that was allocated.

@@ -20,12 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/// Bits needed to write every value up to `x`.
-static int bit_width(uint32_t x)
-{
-	return x ? 32 - __builtin_clz(x) : 0;
-}
-
 static inline uint64_t canonical_key(bp_pair p, int hi_bits)
 {
 	return (uint64_t)p.lo << hi_bits | p.hi;
@@ -306,7 +300,7 @@ bool bpi_pairs_sort_canonical(bp_pair *pairs, size_t count, bp_pair *scratch, in
 		lo_any |= pairs[i].lo;
 		hi_any |= pairs[i].hi;
 	}
-	const int lo_bits = bit_width(lo_any), hi_bits = bit_width(hi_any);
+	const int lo_bits = bpi_bit_width(lo_any), hi_bits = bpi_bit_width(hi_any);
 	const uint64_t fill = atomic_load_explicit(&bucket_pairs_min, memory_order_relaxed);
 	if (count >= BUCKETS_MIN_COUNT && lo_bits > BUCKET_LOW_BITS && lo_bits <= BUCKET_LOW_BITS + BUCKET_TOP_MAX_BITS &&
 		(uint64_t)count * (uint64_t)BP_MAX(threads, 1) >= fill << (lo_bits - BUCKET_LOW_BITS))
