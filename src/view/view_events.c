@@ -91,6 +91,13 @@ static void sort_events(bp_pair_event *events, size_t count)
 		}
 }
 
+/// A view's named dense events into handle order, each list.
+static void sort_view_events(bp_view *view)
+{
+	sort_events(view->began.data, view->began_count);
+	sort_events(view->ended.data, view->ended_count);
+}
+
 /// Where two views' events go: up to a capacity each, with totals.
 typedef struct event_sink {
 	bp_pair_event *began, *ended;
@@ -244,10 +251,8 @@ static void dense_place_part(uint32_t begin, uint32_t end, uint32_t part, void *
 	const dense_part *d = &job->parts[part];
 	bp_view *now = job->now;
 	bp_pair_event *began = now->began.data + d->began_at, *ended = now->ended.data + d->ended_at;
-	if (d->began)
-		place_dense(began, job->scratch + d->x_begin, d->began);
-	if (d->ended)
-		place_dense(ended, job->scratch + now->pairs.count + d->y_begin, d->ended);
+	place_dense(began, job->scratch + d->x_begin, d->began);
+	place_dense(ended, job->scratch + now->pairs.count + d->y_begin, d->ended);
 	if (job->name) {
 		name_dense_events(began, d->began, now);
 		name_dense_events(ended, d->ended, job->then);
@@ -320,8 +325,7 @@ bp_status bpi_view_events_build(bp_view *view, const bp_view *prev, unsigned *ma
 				   !(atomic_load_explicit(&prev->asked, memory_order_relaxed) & BPI_VIEW_EVENT_NAMES);
 		bp_status status = diff_dense(view, prev, !later, threads);
 		if (status == BP_OK && !later) {
-			sort_events(view->began.data, view->began_count);
-			sort_events(view->ended.data, view->ended_count);
+			sort_view_events(view);
 			*made = BPI_VIEW_EVENT_NAMES;
 		}
 		return status;
@@ -348,8 +352,7 @@ bp_status bpi_view_events_name(bp_view *view)
 {
 	name_dense_events(view->began.data, view->began_count, view);
 	name_dense_events(view->ended.data, view->ended_count, view); // the same names as the last frame's
-	sort_events(view->began.data, view->began_count);
-	sort_events(view->ended.data, view->ended_count);
+	sort_view_events(view);
 	return BP_OK;
 }
 
