@@ -331,36 +331,49 @@ static void gather_leaf(bpi_bvh *b, const bpi_bvh_scratch *s, const uint32_t *me
 	}
 }
 
-/// Writes into lane `lane` of node block j the box of what `ref` holds.
-static void box_of(bpi_bvh *b, uint32_t j, uint32_t lane, uint32_t ref, int dims)
+static inline float least(float a, float b)
 {
-	float *out = (float *)(void *)(b->nodes.data + (size_t)j * BPI_BVH_BLOCK_WORDS);
-	const bool leaf = ref & BPI_BVH_LEAF_BIT;
-	const float *from = leaf ? bpi_bvh_leaf(b, ref & ~BPI_BVH_LEAF_BIT) : bpi_bvh_block(b, ref);
-	const uint32_t lanes = leaf ? BPI_BVH_LEAF : 2u;
-	for (int a = 0; a < 3; ++a) {
-		float lo = INFINITY, hi = -INFINITY;
-		for (uint32_t l = 0; l < lanes && a < dims; ++l) {
-			const float bmin = from[(uint32_t)a * lanes + l], bmax = from[(uint32_t)(3 + a) * lanes + l];
-			lo = bmin < lo ? bmin : lo;
-			hi = bmax > hi ? bmax : hi;
+	return b < a ? b : a;
+}
+
+static inline float greatest(float a, float b)
+{
+	return b > a ? b : a;
+}
+
+/// Writes into lane `lane` of node block j the box of what `ref` holds. Every axis, in 2D
+/// too: spare lanes and a 2D tree's z hold empty boxes, whose union stays empty. A leaf's
+/// four lanes and a block's two unroll, so a refit pays no loop or branch per bound.
+static void box_of(bpi_bvh *b, uint32_t j, uint32_t lane, uint32_t ref)
+{
+	_Static_assert(BPI_BVH_LEAF == 4, "a leaf's lanes are read as four");
+	float *out = (float *)(void *)(b->nodes.data + (size_t)j * BPI_BVH_BLOCK_WORDS) + lane;
+	if (ref & BPI_BVH_LEAF_BIT) {
+		const float *from = bpi_bvh_leaf(b, ref & ~BPI_BVH_LEAF_BIT);
+		for (uint32_t row = 0; row < 3; ++row) {
+			const float *lo = from + row * BPI_BVH_LEAF, *hi = from + (3 + row) * BPI_BVH_LEAF;
+			out[row * 2] = least(least(lo[0], lo[1]), least(lo[2], lo[3]));
+			out[(3 + row) * 2] = greatest(greatest(hi[0], hi[1]), greatest(hi[2], hi[3]));
 		}
-		out[a * 2 + (int)lane] = lo;
-		out[(3 + a) * 2 + (int)lane] = hi;
+	} else {
+		const float *from = bpi_bvh_block(b, ref);
+		for (uint32_t row = 0; row < 3; ++row) {
+			out[row * 2] = least(from[row * 2], from[row * 2 + 1]);
+			out[(3 + row) * 2] = greatest(from[(3 + row) * 2], from[(3 + row) * 2 + 1]);
+		}
 	}
 }
 
-/// Half the surface of lane `lane`'s box in node block j (2D: half its perimeter).
+/// Half the surface of lane `lane`'s box in node block j (2D: half its perimeter); 0 for
+/// the empty box of an empty tree. Without branches: a refit pays it for every lane.
 static double lane_cost(const bpi_bvh *b, uint32_t j, uint32_t lane, int dims)
 {
-	const float *box = bpi_bvh_block(b, j);
-	double d[3] = {0, 0, 0};
-	for (int a = 0; a < dims; ++a) {
-		d[a] = (double)box[(3 + a) * 2 + (int)lane] - box[a * 2 + (int)lane];
-		if (!(d[a] >= 0.0))
-			return 0.0; // the empty box of an empty tree
-	}
-	return dims == 3 ? d[0] * d[1] + d[1] * d[2] + d[2] * d[0] : d[0] + d[1];
+	const float *box = bpi_bvh_block(b, j) + lane;
+	const double dx = (double)box[6] - box[0], dy = (double)box[8] - box[2];
+	if (dims == 2)
+		return (dx >= 0.0) & (dy >= 0.0) ? dx + dy : 0.0;
+	const double dz = (double)box[10] - box[4];
+	return (dx >= 0.0) & (dy >= 0.0) & (dz >= 0.0) ? dx * dy + dy * dz + dz * dx : 0.0;
 }
 
 /// The summary of what `ref` holds: a leaf's entities', or a node block's two lanes'.
@@ -390,7 +403,7 @@ static bpi_bvh_summary summary_of(const bpi_bvh *b, uint32_t ref, const bpi_bvh_
 double bpi_bvh_box_block(bpi_bvh *b, uint32_t j, const bpi_bvh_bounds *bounds, bool summarize, int dims)
 {
 	for (uint32_t lane = 0; lane < 2; ++lane) {
-		box_of(b, j, lane, bpi_bvh_ref(b, j, lane), dims);
+		box_of(b, j, lane, bpi_bvh_ref(b, j, lane));
 		if (summarize)
 			b->summaries.data[2 * (size_t)j + lane] = summary_of(b, bpi_bvh_ref(b, j, lane), bounds);
 	}
