@@ -11,8 +11,9 @@
 //                  the view's extras (sorted pairs, adjacency, events, query index).
 //   static_moving_readers  the incremental world of static_moving through the scheduler, with
 //                  and without a reader that queries every view (a box, a ray, 8 nearest), beside
-//                  its twin stepped by bp_world_step: what the frame and keeping the query index
-//                  cost over the step.
+//                  its twin stepped by bp_world_step, and one stepped so with a world view
+//                  (bp_world_view) after each step for the reader: what the frame and keeping
+//                  the query index cost over the step.
 //   still_steps    a new incremental world of static_moving stepped alone from its first step:
 //                  each step's time, path and active and searched counts, and the worst of
 //                  steps 3-9 against their median (no step of a still world may stall).
@@ -64,6 +65,7 @@ typedef struct subject {
 	double *ms;
 	size_t pairs;
 	bool scheduler; ///< frames through bp_frame_step (submit, build, publish) rather than bp_world_step
+	bool world_view; ///< after each bp_world_step a bp_world_view, timed with it
 	bool reader;    ///< queries each view (not counted in ms; in query_ms)
 	double *query_ms;
 	double *searched; ///< per frame, bp_frame_stats.searched_count
@@ -263,9 +265,11 @@ static void run(const options *o, bp_scene *scene, subject *subjects, int count,
 			double t0 = now_ms();
 			bp_view *view = NULL;
 			bp_status status = subjects[s].scheduler ? bp_frame_step(w, &view) : bp_world_step(w);
+			if (status == BP_OK && subjects[s].world_view)
+				status = bp_world_view(w, &view);
 			if (f >= 0) {
 				subjects[s].ms[f] = now_ms() - t0;
-				bp_frame_stats stats = view ? bp_view_stats(view) : bp_world_stats(w);
+				bp_frame_stats stats = view && !subjects[s].world_view ? bp_view_stats(view) : bp_world_stats(w);
 				subjects[s].searched[f] = stats.searched_count;
 				const uint64_t ns[3] = {stats.ns_build, stats.ns_find, stats.ns_merge};
 				for (int k = 0; k < 3; ++k)
@@ -279,7 +283,7 @@ static void run(const options *o, bp_scene *scene, subject *subjects, int count,
 				if (f >= 0)
 					subjects[s].query_ms[f] = now_ms() - q0;
 			}
-			if (view)
+			if (view && !subjects[s].world_view)
 				bp_view_pairs(view, &subjects[s].pairs);
 			else
 				bp_world_pairs(w, &subjects[s].pairs);
@@ -473,25 +477,30 @@ static void still_steps(const options *o, FILE *csv)
 	bp_scene_destroy(scene);
 }
 
-/// static_moving's incremental world through the scheduler, twice: without and with a reader.
+/// static_moving's incremental world through the scheduler, without and with a reader; stepped
+/// by bp_world_step; and stepped so with a world view each step that the reader queries.
 static void static_moving_readers(const options *o, FILE *csv)
 {
+	enum { SUBJECTS = 4 };
 	uint32_t n = o->n_static + o->n_moving;
 	bp_scene *scene = generate(o, n);
 	if (!scene)
 		return;
 	movers m = {o->n_static, o->n_moving, malloc(o->n_moving * sizeof(uint32_t)), NULL, o->steady, o->step};
-	subject subjects[3] = {
+	subject subjects[SUBJECTS] = {
 		{.name = "no_reader", .world = world_of(scene, 0, n, o->n_static, true, BP_ALGO_AUTO, o), .count = n},
 		{.name = "reader", .world = world_of(scene, 0, n, o->n_static, true, BP_ALGO_AUTO, o), .count = n,
 			.reader = true},
 		{.name = "world_step", .world = world_of(scene, 0, n, o->n_static, true, BP_ALGO_AUTO, o), .count = n},
+		{.name = "world_view", .world = world_of(scene, 0, n, o->n_static, true, BP_ALGO_AUTO, o), .count = n,
+			.reader = true},
 	};
-	subjects_start(subjects, 3, o);
+	subjects_start(subjects, SUBJECTS, o);
 	subjects[0].scheduler = subjects[1].scheduler = true;
-	run(o, scene, subjects, 3, move_movers, &m);
-	double med[3], mean[3];
-	for (int s = 0; s < 3; ++s) {
+	subjects[3].world_view = true;
+	run(o, scene, subjects, SUBJECTS, move_movers, &m);
+	double med[SUBJECTS], mean[SUBJECTS];
+	for (int s = 0; s < SUBJECTS; ++s) {
 		report(csv, o, "static_moving_readers", n, o->n_moving, &subjects[s]);
 		med[s] = subjects[s].ms[o->frames / 2];
 		mean[s] = mean_ms(&subjects[s], o);
@@ -500,7 +509,9 @@ static void static_moving_readers(const options *o, FILE *csv)
 		med[1] / med[0], median_sorting(subjects[1].query_ms, o->frames));
 	printf("static_moving_readers: frame / world step, medians (means): no reader %.2f (%.2f), reader %.2f (%.2f)\n",
 		med[0] / med[2], mean[0] / mean[2], med[1] / med[2], mean[1] / mean[2]);
-	subjects_finish(subjects, 3);
+	printf("static_moving_readers: world step and world view / world step, median (mean): %.2f (%.2f)\n",
+		med[3] / med[2], mean[3] / mean[2]);
+	subjects_finish(subjects, SUBJECTS);
 	free(m.index);
 	free(m.velocity);
 	bp_scene_destroy(scene);

@@ -148,7 +148,29 @@ static void check_ray_batch(const oracle_box *boxes, uint32_t n, int dims, float
 	free(want);
 }
 
-static void run_frames(int dims, bool incremental, bool snap, uint64_t seed)
+/// How run_frames makes its views: frames, world views after world steps, or the two in turn.
+typedef enum view_source { BY_FRAMES, BY_WORLD_VIEWS, BY_TURNS } view_source;
+
+/// A world view: no pairs, no events, no frame before it; a frame: the pairs brute force
+/// finds, its events counted from the last frame, never from a world view between them.
+static void check_view_pairs(const frames_run *r, const bp_view *v, bool world_view, uint64_t last_frame)
+{
+	size_t count, began, ended;
+	const bp_pair *pairs = bp_view_pairs(v, &count);
+	cr_assert_eq(bp_view_events(v, NULL, 0, &began, NULL, 0, &ended), BP_OK);
+	if (world_view) {
+		cr_assert_eq(count, 0u);
+		cr_assert_eq(began + ended, 0u);
+		cr_assert_eq(bp_view_previous_frame(v), 0u);
+		return;
+	}
+	oracle_pairs want = oracle_find_pairs(r->boxes, r->n, r->dims);
+	cr_assert(oracle_same_pair_set(pairs, count, &want));
+	oracle_pairs_free(&want);
+	cr_assert_eq(bp_view_previous_frame(v), last_frame);
+}
+
+static void run_frames(int dims, bool incremental, bool snap, uint64_t seed, view_source source)
 {
 	frames_run r = {.n = 1500, .capacity = 2500, .dims = dims, .snap = snap, .rng = {seed}};
 	r.world = dims == 2 ? sqrtf((float)r.n) * 2.5f : cbrtf((float)r.n) * 2.5f;
@@ -164,6 +186,7 @@ static void run_frames(int dims, bool incremental, bool snap, uint64_t seed)
 	for (uint32_t i = 0; i < r.n; ++i)
 		r.handles[i] = bp_world_entity_at(w, i);
 	bp_view *prev = NULL;
+	uint64_t last_frame = 0, last_number = 0;
 	int shared = 0, rebuilt = 0;
 	// Per frame: entities moved, destroyed, created. Few changes keep the shared part; the
 	// frames past an eighth of the world rebuild it; shrinking and growing leave gone
@@ -173,8 +196,16 @@ static void run_frames(int dims, bool incremental, bool snap, uint64_t seed)
 	for (size_t f = 0; f < sizeof plan / sizeof plan[0]; ++f) {
 		change(&r, w, plan[f][0], plan[f][1], plan[f][2]);
 		bp_view *v = NULL;
-		cr_assert_eq(bp_frame_step(w, &v), BP_OK, "%s", bp_world_last_error(w));
+		const bool world_view = source == BY_WORLD_VIEWS || (source == BY_TURNS && f % 2);
+		if (world_view) {
+			cr_assert_eq(bp_world_step(w), BP_OK, "%s", bp_world_last_error(w));
+			cr_assert_eq(bp_world_view(w, &v), BP_OK, "%s", bp_world_last_error(w));
+		} else {
+			cr_assert_eq(bp_frame_step(w, &v), BP_OK, "%s", bp_world_last_error(w));
+		}
+		cr_assert_gt(bp_view_frame(v), last_number, "view numbers rise");
 		cr_assert_eq(bp_view_entity_count(v), r.n);
+		check_view_pairs(&r, v, world_view, last_frame);
 		oracle_check_view_queries(v, r.boxes, r.n, dims, snap, seed + f);
 		check_handles(&r, v);
 		check_caster_excluded(&r, v);
@@ -183,6 +214,8 @@ static void run_frames(int dims, bool incremental, bool snap, uint64_t seed)
 			shared += v->hierarchy.shared == prev->hierarchy.shared;
 			rebuilt += v->hierarchy.shared != prev->hierarchy.shared;
 		}
+		last_number = bp_view_frame(v);
+		last_frame = world_view ? last_frame : last_number;
 		bp_view_release(prev);
 		prev = v;
 	}
@@ -308,10 +341,16 @@ Test(query_frames, ray_batch_with_a_filter_each, .timeout = 60)
 	free(boxes), free(rays), free(filters), free(got), free(again), free(want);
 }
 
-Test(query_frames, incremental_3d, .timeout = 120) { run_frames(3, true, false, 31); }
-Test(query_frames, incremental_2d_integer, .timeout = 120) { run_frames(2, true, true, 32); }
-Test(query_frames, plain_3d_integer, .timeout = 120) { run_frames(3, false, true, 33); }
-Test(query_frames, plain_2d, .timeout = 120) { run_frames(2, false, false, 34); }
+Test(query_frames, incremental_3d, .timeout = 120) { run_frames(3, true, false, 31, BY_FRAMES); }
+Test(query_frames, incremental_2d_integer, .timeout = 120) { run_frames(2, true, true, 32, BY_FRAMES); }
+Test(query_frames, plain_3d_integer, .timeout = 120) { run_frames(3, false, true, 33, BY_FRAMES); }
+Test(query_frames, plain_2d, .timeout = 120) { run_frames(2, false, false, 34, BY_FRAMES); }
+// World views (bp_world_view) after world steps, and in turn with frames: the same answers,
+// and the hierarchy keeps its shared part from one view to the next, whichever kind.
+Test(query_frames, world_views_incremental_3d, .timeout = 120) { run_frames(3, true, false, 35, BY_WORLD_VIEWS); }
+Test(query_frames, world_views_plain_2d_integer, .timeout = 120) { run_frames(2, false, true, 36, BY_WORLD_VIEWS); }
+Test(query_frames, world_views_and_frames_3d, .timeout = 120) { run_frames(3, true, true, 37, BY_TURNS); }
+Test(query_frames, world_views_and_frames_plain_2d, .timeout = 120) { run_frames(2, false, false, 38, BY_TURNS); }
 
 /// A batch answers the same on any number of threads and on each executor.
 Test(query_frames, batch_on_any_thread_count, .timeout = 120)

@@ -57,7 +57,7 @@ typedef struct bp_view bp_view;
 // entities that changed since the buffer it reuses was last written, and the
 // builder searches only those (see "Incremental steps" in world.h).
 //
-// Frame numbers: each submit gets the next number (1, 2, 3, ...).
+// Frame numbers: each submit (and each bp_world_view) gets the next number (1, 2, 3, ...).
 // Coalescing: a submit while an earlier submitted frame has not started
 // building replaces it (that snapshot is dropped and its number is never
 // published); the host never blocks. So readers see increasing, possibly
@@ -119,6 +119,22 @@ BP_API bp_status bp_frame_release(bp_view *view) BP_DEPRECATED("use bp_view_rele
 /// leaves the host one. A world on the host's task system (BP_EXECUTOR_HOST) leaves
 /// its frames to the builder. Host thread only.
 BP_API bp_status bp_frame_step(bp_world *world, bp_view **out);
+
+/// A view of the world as it is now, without a step: for a host that steps with
+/// bp_world_step (or not at all) and queries between its steps. Every query, batch and
+/// getter of a view answers on it, from its own snapshot, so the world may change and
+/// step while readers hold it. It holds no pairs (bp_view_pairs is empty, no events,
+/// bp_view_previous_frame 0): the world's are bp_world_pairs.
+/// Costs what changed, as a frame does: the snapshot copies the entities that changed
+/// since the last view or frame, and the query hierarchy, made at once on the world's
+/// threads, keeps the part of the last one's that did not change (docs/design.md
+/// "World views"). A frame submitted before and not built yet is built first.
+/// It takes the next frame number but is never published: bp_frame_acquire does not
+/// return it, and the next frame's events are counted from the last frame. Release it
+/// with bp_view_release. Host thread only, outside the host's task system, as
+/// bp_world_step. Errors: BP_ERR_INVALID_ARGUMENT (world or out NULL),
+/// BP_ERR_OUT_OF_MEMORY (no buffer; nothing changed). *out is NULL on error.
+BP_API bp_status bp_world_view(bp_world *world, bp_view **out);
 
 // ---- View contents (any thread holding the view) ---------------------------
 

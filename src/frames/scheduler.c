@@ -31,6 +31,7 @@ struct bpi_frames {
 	_Atomic uint64_t hierarchy_asked; ///< every view's hierarchy_asked
 	_Atomic(bpi_bvh_shared *) retired; ///< every view's hierarchy.retired
 	uint64_t submitted;
+	uint64_t frame_submitted; ///< the last submit that is a frame (not a world view)
 	uint64_t done_frame; ///< last frame a build finished (published or failed)
 	uint64_t published;
 	bp_status failure; ///< status of the last failed build
@@ -42,6 +43,9 @@ struct bpi_frames {
 	/// short mutex does that without hazard pointers. Written only by the building thread.
 	pthread_mutex_t publish;
 	bp_view *latest;
+	/// The last world view, held by the pool: the next one's hierarchy starts from it or
+	/// from latest, whichever is newer. Its build's thread only, as latest.
+	bp_view *queried;
 
 	bpi_stepper stepper; ///< the building thread only; separate from the world's own
 	/// Pair memory of the stepper and of every frame buffer, held ones
@@ -101,6 +105,13 @@ static void frame_recycle(bp_view *view)
 static void unpublish(bp_view *view)
 {
 	if (view && atomic_fetch_sub_explicit(&view->refs, BPI_VIEW_LATEST, memory_order_acq_rel) == BPI_VIEW_LATEST)
+		frame_recycle(view);
+}
+
+/// Drops the pool's reference to its last world view (NULL: none).
+static void unhold(bp_view *view)
+{
+	if (view && atomic_fetch_sub_explicit(&view->refs, 1u, memory_order_acq_rel) == 1u)
 		frame_recycle(view);
 }
 
@@ -246,8 +257,8 @@ void bpi_frames_shutdown(bpi_frames *fr)
 	bpi_bvh_scratch_free(&fr->hierarchy_scratch);
 	bpi_submit_log_free(&fr->log);
 	pthread_mutex_lock(&fr->publish);
-	bp_view *latest = fr->latest;
-	fr->latest = NULL;
+	bp_view *latest = fr->latest, *queried = fr->queried;
+	fr->latest = fr->queried = NULL;
 	pthread_mutex_unlock(&fr->publish);
 
 	bp_view *dropped[SPARE_FRAMES + 1];
@@ -266,6 +277,7 @@ void bpi_frames_shutdown(bpi_frames *fr)
 	// release frees the pool.
 	pool_leave(fr, n);
 	unpublish(latest);
+	unhold(queried);
 }
 
 void bpi_frames_pause(bpi_frames *fr, bool paused)
@@ -339,7 +351,9 @@ static bp_status snapshot(bpi_frames *fr, bp_view *view, const bpi_frame_source 
 	return BP_OK;
 }
 
-bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, bool host_builds, uint64_t *out_frame,
+/// A buffer holding the source as the next submit, *number; the builder started first
+/// unless the caller builds. On error no buffer is taken and *why says what failed.
+static bp_status fill(bpi_frames *fr, const bpi_frame_source *source, bool host_builds, bp_view **out, uint64_t *number,
 	const char **why)
 {
 	pthread_mutex_lock(&fr->mutex);
@@ -368,21 +382,32 @@ bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, bool
 		view->budget = &fr->budget;
 		view->pairs.budget = &fr->budget;
 	}
-	uint64_t number = fr->submitted + 1; // only the host submits: nobody else writes it
-	bpi_submit_log_add(&fr->log, number, &source->changes);
-	if (snapshot(fr, view, source, number) != BP_OK) {
+	*number = fr->submitted + 1; // only the host submits: nobody else writes it
+	bpi_submit_log_add(&fr->log, *number, &source->changes);
+	if (snapshot(fr, view, source, *number) != BP_OK) {
 		frame_recycle(view);
 		*why = "no memory to snapshot the entities";
 		return BP_ERR_OUT_OF_MEMORY;
 	}
+	*out = view;
+	return BP_OK;
+}
 
+bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, bool host_builds, uint64_t *out_frame,
+	const char **why)
+{
+	bp_view *view;
+	uint64_t number;
+	bp_status status = fill(fr, source, host_builds, &view, &number, why);
+	if (status != BP_OK)
+		return status;
 	pthread_mutex_lock(&fr->mutex);
 	bp_view *coalesced = fr->pending; // not started yet: the newer snapshot replaces it
 	fr->pending = NULL;
 	pthread_mutex_unlock(&fr->mutex);
 	bpi_view_note_changes(view, &source->changes, number, coalesced);
 	pthread_mutex_lock(&fr->mutex);
-	fr->submitted = number;
+	fr->submitted = fr->frame_submitted = number;
 	view->number = number;
 	fr->pending = view;
 	fr->pending_for_host = host_builds;
@@ -392,6 +417,61 @@ bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, bool
 	if (coalesced)
 		frame_recycle(coalesced);
 	*out_frame = number;
+	BP_PROBE2(submit, number, source->count);
+	return BP_OK;
+}
+
+/// Makes a world view's hierarchy from the newer of the last frame and the last world view.
+static void build_view(bpi_frames *fr, bp_view *view)
+{
+	const uint64_t t0 = bpi_now_ns();
+	const bp_view *prev = fr->queried && (!fr->latest || fr->queried->number > fr->latest->number) ? fr->queried
+													 : fr->latest;
+	view->settings.builder = false;
+	const int threads = bpi_step_threads(&view->settings, view->count);
+	bpi_team_failure team;
+	const bool crew = threads > 1 && bpi_executor_enter(&view->settings.executor, threads, &team) == BP_OK;
+	const bpi_changes changes = bpi_build_changes_find(&fr->changes, view, prev, crew ? threads : 1);
+	const bpi_hierarchy_changes changed = {NULL, changes.list, changes.count, changes.bounds_only};
+	bpi_view_derive_queries(view, prev, changes.all ? NULL : &changed, &fr->hierarchy_scratch, crew ? threads : 1);
+	if (crew)
+		bpi_executor_leave();
+	const uint64_t ns = bpi_now_ns() - t0;
+	view->stats = (bp_frame_stats){.frame = view->number, .thread_count = crew ? threads : 1,
+		.entity_count = view->count, .ns_prepare = view->stats.ns_prepare, .ns_view = ns, .ns_hierarchy = ns,
+		.ns_total = view->stats.ns_prepare + ns};
+}
+
+bp_status bpi_frames_view(bpi_frames *fr, const bpi_frame_source *source, bp_view **out, const char **why)
+{
+	// A frame submitted before is built first: the view takes the next number after it.
+	pthread_mutex_lock(&fr->mutex);
+	const uint64_t last = fr->frame_submitted;
+	const bool queued = fr->done_frame < last;
+	pthread_mutex_unlock(&fr->mutex);
+	if (queued)
+		(void)bpi_frames_wait(fr, last, true); // its status is the frame's, for its waiters
+	bp_view *view;
+	uint64_t number;
+	bp_status status = fill(fr, source, true, &view, &number, why);
+	if (status != BP_OK)
+		return status;
+	bpi_view_note_changes(view, &source->changes, number, NULL);
+	pthread_mutex_lock(&fr->mutex);
+	fr->submitted = number;
+	view->number = number;
+	fr->building = true; // the builder's state has one user at a time
+	pthread_mutex_unlock(&fr->mutex);
+	build_view(fr, view);
+	bp_view *old = fr->queried;
+	atomic_store_explicit(&view->refs, 2u, memory_order_relaxed); // the caller's and the pool's
+	fr->queried = view;
+	pthread_mutex_lock(&fr->mutex);
+	fr->building = false;
+	pthread_cond_signal(&fr->work); // the builder never waits on a world view, but may on building
+	pthread_mutex_unlock(&fr->mutex);
+	unhold(old);
+	*out = view;
 	BP_PROBE2(submit, number, source->count);
 	return BP_OK;
 }

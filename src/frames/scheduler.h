@@ -39,6 +39,11 @@ bp_status bpi_frames_submit(bpi_frames *frames, const bpi_frame_source *source, 
 /// With `build_here`, a frame no build has taken yet is built on the calling thread,
 /// which would only wait for it.
 bp_status bpi_frames_wait(bpi_frames *frames, uint64_t frame, bool build_here);
+/// A view of the source without a step (bp_world_view), built on the calling thread once
+/// the frames submitted before it are built, and not published: *out is the caller's
+/// reference. It takes the next submit number. On error nothing is kept and *why says
+/// what failed. Host thread.
+bp_status bpi_frames_view(bpi_frames *frames, const bpi_frame_source *source, bp_view **out, const char **why);
 /// A new reference to the latest published frame, or NULL before the first. Any thread.
 bp_view *bpi_frames_acquire(bpi_frames *frames);
 

@@ -170,6 +170,15 @@ bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const bpi_hierarch
 	return BP_OK;
 }
 
+void bpi_view_derive_queries(bp_view *view, const bp_view *prev, const bpi_hierarchy_changes *changes,
+	bpi_bvh_scratch *scratch, int threads)
+{
+	BP_ASSERT(view->pairs.count == 0);
+	view->previous = 0; // no pairs, no events: as though no frame came before
+	make_hierarchy(view, prev, changes, scratch, threads);
+	atomic_store_explicit(&view->ready, (unsigned)(BPI_VIEW_HIERARCHY | BPI_VIEW_EVENT_NAMES), memory_order_release);
+}
+
 bool bpi_view_keeps_hierarchy(const bp_view *view, const bp_view *prev)
 {
 	if (!prev)

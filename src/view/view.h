@@ -117,6 +117,12 @@ void bpi_view_free(bp_view *view);
 bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const bpi_hierarchy_changes *changes, bool hierarchy,
 	bpi_bvh_scratch *scratch, int threads, uint64_t *ns_hierarchy);
 
+/// Derives a world view (bp_world_view): no pairs, so no events, and its query hierarchy
+/// made at once, from `prev`'s shared part when `changes` lists what differs from prev's
+/// snapshot, as bpi_view_derive makes it. The building thread only.
+void bpi_view_derive_queries(bp_view *view, const bp_view *prev, const bpi_hierarchy_changes *changes,
+	bpi_bvh_scratch *scratch, int threads);
+
 /// The pairs begun and ended since `prev` (NULL: every pair began). When prev's
 /// layout differs it names both frames' pairs by handle (view->names, and prev's
 /// through bpi_view_ensure). *made: the extras it made (BPI_VIEW_NAMES, and

@@ -4,11 +4,9 @@
 #include "frames/scheduler.h"
 #include "world/world_data.h"
 
-/// Submits the world's entities; with `host_builds` the caller builds the frame as it waits.
-static bp_status submit(bp_world *w, bool host_builds, uint64_t *out_frame)
+/// What a submit copies from the world: its entities, settings and marks.
+static bpi_frame_source source_of(bp_world *w)
 {
-	if (!w)
-		return BP_ERR_INVALID_ARGUMENT;
 	bpi_frame_source source = {
 		.soa = &w->soa,
 		.count = w->count,
@@ -25,6 +23,15 @@ static bp_status submit(bp_world *w, bool host_builds, uint64_t *out_frame)
 			.all = w->frame_marks.all,
 			.bounds_only = w->frame_marks.bounds_only,
 		};
+	return source;
+}
+
+/// Submits the world's entities; with `host_builds` the caller builds the frame as it waits.
+static bp_status submit(bp_world *w, bool host_builds, uint64_t *out_frame)
+{
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	const bpi_frame_source source = source_of(w);
 	uint64_t frame = 0;
 	const char *why = "";
 	bp_status status = bpi_frames_submit(w->frames, &source, host_builds, &frame, &why);
@@ -72,6 +79,22 @@ bp_status bp_frame_step(bp_world *w, bp_view **out)
 	// Only the host submits and it is here, so the latest frame is the one submitted.
 	BP_ASSERT(status != BP_OK || (*out)->number == frame);
 	return status;
+}
+
+bp_status bp_world_view(bp_world *w, bp_view **out)
+{
+	if (!out)
+		return BP_ERR_INVALID_ARGUMENT;
+	*out = NULL;
+	if (!w)
+		return BP_ERR_INVALID_ARGUMENT;
+	const bpi_frame_source source = source_of(w);
+	const char *why = "";
+	bp_status status = bpi_frames_view(w->frames, &source, out, &why);
+	if (status != BP_OK)
+		return bpi_world_fail(w, status, "world view with %u entities: %s", w->count, why);
+	bpi_world_clear_frame_changes(w); // the view holds them now, as a submit's snapshot does
+	return BP_OK;
 }
 
 void bpi_world_pause_frames(bp_world *w, bool paused)

@@ -379,6 +379,7 @@ typedef struct frame_exp {
 	float (*box)[6]; ///< the snapshot's bounds in dense order: min x, y, z, max x, y, z
 	uint64_t (*filter)[2]; ///< category, mask
 	uint8_t *traits; ///< per entity: TRAIT_* bits
+	bool world_view; ///< bp_world_view's: no pairs, no events, no frame before it
 } frame_exp;
 
 /// frame_exp.traits: a sphere, a static entity.
@@ -1010,7 +1011,8 @@ static frame_exp expectation(const ctx *c, int w, const bp_pair *pairs, size_t c
 	frame_exp x = {.n = c->n, .count = count, .pairs = xalloc(count * sizeof(bp_pair)),
 		.handles = xalloc(c->n * sizeof(bp_entity)), .keys = xalloc(c->n * 8), .box = xalloc(c->n * sizeof *x.box),
 		.filter = xalloc(c->n * sizeof *x.filter), .traits = xalloc(c->n + 1)};
-	memcpy(x.pairs, pairs, count * sizeof *pairs);
+	if (count) // a world view's expectation has no pairs at all
+		memcpy(x.pairs, pairs, count * sizeof *pairs);
 	for (uint32_t i = 0; i < c->n; ++i) {
 		const ent *e = &c->e[c->dense[i]];
 		x.handles[i] = e->h[w], x.keys[i] = e->key;
@@ -1107,7 +1109,7 @@ static void check_events(ctx *c, int w, const bp_view *v, const frame_exp *x)
 	bp_pair_event *began = xalloc(nb * sizeof *began), *ended = xalloc(ne * sizeof *ended);
 	if (!counts_only && (s = bp_view_events(v, began, nb, &nb, ended, ne, &ne)) != BP_OK)
 		failf(c, w, "view %llu: bp_view_events: %s", frame, status_name(s));
-	if (prev >= frame || prev < (c->sd[w].published < frame ? c->sd[w].published : 0))
+	if (x->world_view ? prev != 0 : prev >= frame || prev < (c->sd[w].published < frame ? c->sd[w].published : 0))
 		failf(c, w, "view %llu: previous frame %llu, last published %llu", frame, prev,
 			(unsigned long long)c->sd[w].published);
 	const frame_exp none = {0}, *px = prev ? ring_find(&c->sd[w], prev) : &none;
@@ -1853,6 +1855,41 @@ static void op_step(ctx *c, const hist_op *op, int kind)
 	free(want);
 }
 
+/// A world view of world w (bp_world_view) after its world step: the model's entities and
+/// queries, no pairs and no events; held in a slot with op->a & 4, as frames are.
+static void world_view(ctx *c, int w, const hist_op *op)
+{
+	side *s = &c->sd[w];
+	bp_view *v = NULL;
+	drain(c, w); // the view builds a frame submitted before it first: waited for here instead
+	tr(c, w, "\tv = NULL;\n\ts = bp_world_view(w, &v);\n");
+	s->build_limit = s->limit;
+	bp_status st = bp_world_view(s->w, &v);
+	tr(c, w, "\tcr_assert_eq(s, %s);\n", status_name(st));
+	if (st != BP_OK) {
+		if (st != BP_ERR_OUT_OF_MEMORY || !s->limit || v)
+			failf(c, w, "bp_world_view: %s (%s)", status_name(st), bp_world_last_error(s->w));
+		return;
+	}
+	const uint64_t number = bp_view_frame(v);
+	if (number <= s->submitted)
+		failf(c, w, "bp_world_view: number %llu after %llu", (unsigned long long)number,
+			(unsigned long long)s->submitted);
+	s->submitted = number;
+	frame_exp x = expectation(c, w, NULL, 0);
+	x.world_view = true;
+	tr_view(c, w, NULL, 0);
+	check_view(c, w, v, &x);
+	if (op->a & 4) {
+		hold(c, w, (op->a >> 3) % HELD, v, &x);
+	} else {
+		tr(c, w, "\tcr_assert_eq(bp_view_release(v), BP_OK);\n");
+		if ((st = bp_view_release(v)) != BP_OK)
+			failf(c, w, "bp_view_release: %s", status_name(st));
+	}
+	exp_free(&x);
+}
+
 /// Acquires the latest frame of each world (after waiting for a submit) and holds it.
 static void op_acquire(ctx *c, const hist_op *op)
 {
@@ -2025,7 +2062,11 @@ uint64_t hist_run(const history *h, const hist_options *options)
 		case OP_DESTROY: case OP_DESTROY_BULK: op_destroy(&c, op, op->code == OP_DESTROY_BULK); break;
 		case OP_MOVE: case OP_MOVE_BULK: case OP_TELEPORT: case OP_FACE: op_move(&c, op); break;
 		case OP_ATTR: op_attr(&c, op); break;
-		case OP_STEP: case OP_FRAME: case OP_SUBMIT: op_step(&c, op, op->code - OP_STEP); break;
+		case OP_STEP: case OP_FRAME: case OP_SUBMIT:
+			op_step(&c, op, op->code - OP_STEP);
+			for (int w = 0; w < 2 && op->code == OP_STEP && (op->a & 2); ++w)
+				world_view(&c, w, op);
+			break;
 		case OP_ACQUIRE: op_acquire(&c, op); break;
 		case OP_RELEASE: release_held(&c, 0, op->a % HELD), release_held(&c, 1, op->a % HELD); break;
 		default: op_config(&c, op); break;
