@@ -322,6 +322,19 @@ static void run_stress(int dims, uint64_t seed, bool incremental, uint32_t mover
 		// Mostly submit without waiting (so submits coalesce), sometimes wait.
 		if (f % 4 == 3)
 			cr_assert_eq(bp_frame_wait(w, frame), BP_OK);
+		// Now and then a world view: it builds the frame just submitted first, takes the
+		// next number, and is never what the readers acquire.
+		if (f % 5 == 2 && f + 1 < frames) {
+			bp_view *view;
+			cr_assert_eq(bp_world_view(w, &view), BP_OK, "%s", bp_world_last_error(w));
+			cr_assert_eq(bp_view_frame(view), last + 1);
+			cr_assert_eq(bp_view_entity_count(view), bp_world_entity_count(w));
+			size_t pairs;
+			bp_view_pairs(view, &pairs);
+			cr_assert_eq(pairs, 0u);
+			last = bp_view_frame(view);
+			bp_view_release(view);
+		}
 	}
 	cr_assert_eq(bp_frame_wait(w, last), BP_OK);
 	// Frames may all be built before a reader was first scheduled (a busy machine):
