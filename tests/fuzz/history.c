@@ -1737,6 +1737,19 @@ static void hold(ctx *c, int w, int slot, bp_view *v, const frame_exp *x)
 	tr(c, w, "\theld[%d] = v;\n", slot);
 }
 
+/// A view just checked: kept in a slot with op->a & 4, else released.
+static void hold_or_release(ctx *c, int w, const hist_op *op, bp_view *v, const frame_exp *x)
+{
+	if (op->a & 4) {
+		hold(c, w, (op->a >> 3) % HELD, v, x);
+		return;
+	}
+	tr(c, w, "\tcr_assert_eq(bp_view_release(v), BP_OK);\n");
+	const bp_status st = bp_view_release(v);
+	if (st != BP_OK)
+		failf(c, w, "bp_view_release: %s", status_name(st));
+}
+
 /// Waits for a submit not waited for yet.
 static void drain(ctx *c, int w)
 {
@@ -1831,13 +1844,7 @@ static void op_step(ctx *c, const hist_op *op, int kind)
 			tr_view(c, w, want, count);
 			check_view(c, w, v, &x);
 			s->published = frame;
-			if (op->a & 4) {
-				hold(c, w, (op->a >> 3) % HELD, v, &x);
-			} else {
-				tr(c, w, "\tcr_assert_eq(bp_view_release(v), BP_OK);\n");
-				if ((st = bp_view_release(v)) != BP_OK)
-					failf(c, w, "bp_view_release: %s", status_name(st));
-			}
+			hold_or_release(c, w, op, v, &x);
 		}
 		if (frame) {
 			frame_exp *slot = &s->ring[frame % RING];
@@ -1880,13 +1887,7 @@ static void world_view(ctx *c, int w, const hist_op *op)
 	x.world_view = true;
 	tr_view(c, w, NULL, 0);
 	check_view(c, w, v, &x);
-	if (op->a & 4) {
-		hold(c, w, (op->a >> 3) % HELD, v, &x);
-	} else {
-		tr(c, w, "\tcr_assert_eq(bp_view_release(v), BP_OK);\n");
-		if ((st = bp_view_release(v)) != BP_OK)
-			failf(c, w, "bp_view_release: %s", status_name(st));
-	}
+	hold_or_release(c, w, op, v, &x);
 	exp_free(&x);
 }
 
