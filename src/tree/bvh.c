@@ -371,9 +371,9 @@ static double lane_cost(const bpi_bvh *b, uint32_t j, uint32_t lane, int dims)
 	const float *box = bpi_bvh_block(b, j) + lane;
 	const double dx = (double)box[6] - box[0], dy = (double)box[8] - box[2];
 	if (dims == 2)
-		return (dx >= 0.0) & (dy >= 0.0) ? dx + dy : 0.0;
+		return ((dx >= 0.0) & (dy >= 0.0)) ? dx + dy : 0.0;
 	const double dz = (double)box[10] - box[4];
-	return (dx >= 0.0) & (dy >= 0.0) & (dz >= 0.0) ? dx * dy + dy * dz + dz * dx : 0.0;
+	return ((dx >= 0.0) & (dy >= 0.0) & (dz >= 0.0)) ? dx * dy + dy * dz + dz * dx : 0.0;
 }
 
 /// The summary of what `ref` holds: a leaf's entities', or a node block's two lanes'.
