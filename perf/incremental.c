@@ -255,7 +255,8 @@ typedef void change_fn(bp_scene *scene, subject *subjects, int count, uint64_t *
 
 static void run(const options *o, bp_scene *scene, subject *subjects, int count, change_fn *change, void *ctx)
 {
-	uint64_t rng = 99;
+	// A world view's reader draws from its own generator, so the others move as without it.
+	uint64_t rng = 99, view_rng = 7;
 	for (int s = 0; s < count; ++s)
 		bp_world_step(subjects[s].world); // the full build every world starts with
 	for (int32_t f = -2; f < (int32_t)o->frames; ++f) { // two warm-up frames
@@ -279,7 +280,7 @@ static void run(const options *o, bp_scene *scene, subject *subjects, int count,
 				fprintf(stderr, "bp_perf_incremental: %s\n", bp_world_last_error(w));
 			if (view && subjects[s].reader) {
 				double q0 = now_ms();
-				read_view(view, scene, &rng);
+				read_view(view, scene, subjects[s].world_view ? &view_rng : &rng);
 				if (f >= 0)
 					subjects[s].query_ms[f] = now_ms() - q0;
 			}

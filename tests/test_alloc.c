@@ -803,6 +803,63 @@ Test(alloc, incremental_frame_failing_each_allocation, .timeout = 120)
 	oracle_pairs_free(&want);
 }
 
+/// A world view (bp_world_view) of an incremental world whose movers changed since the last
+/// one: every allocation of the view fails in turn. It fails cleanly (BP_ERR_OUT_OF_MEMORY,
+/// no view) or answers exactly, and the world view after it is exact either way: a failed
+/// view keeps the world's marks of what changed, which its snapshot copies.
+Test(alloc, world_view_failing_each_allocation, .timeout = 120)
+{
+	enum { N = 1500, MOVED = 30 };
+	static oracle_box boxes[N], expected[N];
+	static float soa[6][INC_N];
+	uint32_t moved[MOVED];
+	oracle_box moved_to[MOVED];
+	cluster_moves(boxes, expected, N, 83, moved, moved_to, MOVED, 41, 5);
+	const oracle_pairs none = {NULL, 0};
+	bp_entity_def common = bp_entity_def_default();
+	uint64_t k = 1;
+	for (bool injected = true; injected; ++k) {
+		bp_set_allocator(&counting);
+		arm(0);
+		bp_world_def def = bp_world_def_default();
+		def.incremental = true;
+		def.thread_count = 2;
+		bp_world *w = NULL;
+		cr_assert_eq(bp_world_create(&def, &w), BP_OK);
+		bp_bounds_arrays all = soa_of(soa, boxes, N);
+		cr_assert_eq(bp_world_create_entities(w, N, &all, &common, NULL), BP_OK);
+		cr_assert_eq(bp_world_step(w), BP_OK);
+		bp_view *v = NULL;
+		cr_assert_eq(bp_world_view(w, &v), BP_OK);
+		assert_view_holds(v, &none, boxes, N, k, "the first world view");
+		cr_assert_eq(bp_view_release(v), BP_OK);
+		bp_bounds_arrays arrays = soa_of(soa, moved_to, MOVED);
+		cr_assert_eq(bp_entities_set_bounds(w, bp_target_indices(MOVED, moved), &arrays), BP_OK);
+		cr_assert_eq(bp_world_step(w), BP_OK);
+
+		arm(k);
+		bp_status status = bp_world_view(w, &v);
+		injected = atomic_load(&calls) >= k;
+		disarm();
+		if (status == BP_OK) {
+			assert_view_holds(v, &none, expected, N, k, "a world view that absorbed the failure");
+			cr_assert_eq(bp_view_release(v), BP_OK);
+		} else {
+			cr_assert_eq(status, BP_ERR_OUT_OF_MEMORY, "k = %llu", (unsigned long long)k);
+			cr_assert_null(v);
+		}
+		cr_assert_eq(bp_world_view(w, &v), BP_OK, "k = %llu: %s", (unsigned long long)k, bp_world_last_error(w));
+		assert_view_holds(v, &none, expected, N, k, "the world view after");
+		cr_assert_eq(bp_view_release(v), BP_OK);
+
+		bp_world_destroy(w);
+		expect_all_freed(k);
+		cr_assert_lt(k, 100000, "the world view never stops allocating");
+	}
+	cr_assert_gt(k - 2, 3, "only %llu allocations in the world view", (unsigned long long)(k - 2));
+	cr_log_info("world view: failed each of %llu allocations in turn", (unsigned long long)(k - 2));
+}
+
 /// The frames after a failed one go on changing the world: an incremental 2D world
 /// of 2,000 boxes on 1 thread moves 20 and creates 10 each frame, and the k-th
 /// allocation of frame 3 fails (in the submit's copy, the step or the view's derived

@@ -332,8 +332,12 @@ static void run_stress(int dims, uint64_t seed, bool incremental, uint32_t mover
 			size_t pairs;
 			bp_view_pairs(view, &pairs);
 			cr_assert_eq(pairs, 0u);
+			bp_view *latest;
+			cr_assert_eq(bp_frame_acquire(w, &latest), BP_OK);
+			cr_assert_eq(bp_view_frame(latest), last, "the frame submitted before the view is published");
+			cr_assert_eq(bp_view_release(latest), BP_OK);
 			last = bp_view_frame(view);
-			bp_view_release(view);
+			cr_assert_eq(bp_view_release(view), BP_OK);
 		}
 	}
 	cr_assert_eq(bp_frame_wait(w, last), BP_OK);

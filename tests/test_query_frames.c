@@ -227,6 +227,52 @@ static void run_frames(int dims, bool incremental, bool snap, uint64_t seed, vie
 	cr_assert_geq(rebuilt, 2, "the shared part was rebuilt on %d frames", rebuilt);
 }
 
+// A world view is the caller's alone: never what bp_frame_acquire returns, built by the time
+// bp_frame_wait is asked for its number, refused a second release and refused by
+// bp_view_events_since (it has no pairs to count from); a NULL world or out is refused.
+Test(query_frames, world_view_contract, .timeout = 60)
+{
+	enum { N = 600 };
+	oracle_box *boxes = malloc(N * sizeof *boxes);
+	test_random_boxes(boxes, N, 3, 20.0f, 2.0f, false, 39);
+	bp_world_def def = bp_world_def_default();
+	def.thread_count = 2;
+	bp_world *w = test_world_from_def(boxes, N, &def);
+	bp_view *v = (bp_view *)boxes, *frame = NULL, *next = NULL, *none = NULL;
+	cr_assert_eq(bp_world_view(NULL, &v), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_null(v);
+	cr_assert_eq(bp_world_view(w, NULL), BP_ERR_INVALID_ARGUMENT);
+
+	cr_assert_eq(bp_world_view(w, &v), BP_OK);
+	cr_assert_eq(bp_frame_acquire(w, &none), BP_ERR_NO_FRAME);
+	cr_assert_eq(bp_frame_wait(w, bp_view_frame(v)), BP_OK);
+	cr_assert_eq(bp_frame_wait(w, bp_view_frame(v) + 1), BP_ERR_NOT_SUBMITTED);
+	cr_assert_eq(bp_view_release(v), BP_OK);
+	cr_assert_eq(bp_view_release(v), BP_ERR_STALE_HANDLE);
+
+	// The view the pool keeps is still whole: the next world view starts from it.
+	cr_assert_eq(bp_world_view(w, &v), BP_OK);
+	oracle_check_view_queries(v, boxes, N, 3, false, 40);
+	cr_assert_eq(bp_frame_step(w, &frame), BP_OK);
+	cr_assert_eq(bp_frame_step(w, &next), BP_OK);
+	size_t began, ended;
+	cr_assert_eq(bp_view_events_since(next, frame, NULL, 0, &began, NULL, 0, &ended), BP_OK);
+	cr_assert_eq(bp_view_events_since(next, v, NULL, 0, &began, NULL, 0, &ended), BP_ERR_INVALID_ARGUMENT);
+	bp_view *later = NULL;
+	cr_assert_eq(bp_world_view(w, &later), BP_OK);
+	cr_assert_eq(bp_view_events_since(later, frame, NULL, 0, &began, NULL, 0, &ended), BP_ERR_INVALID_ARGUMENT);
+	cr_assert_eq(bp_frame_acquire(w, &none), BP_OK);
+	cr_assert_eq(bp_view_frame(none), bp_view_frame(next), "a world view is never the latest frame");
+	cr_assert_eq(bp_view_release(none), BP_OK);
+	cr_assert_eq(bp_view_release(later), BP_OK);
+	cr_assert_eq(bp_view_release(v), BP_OK);
+	cr_assert_eq(bp_view_release(frame), BP_OK);
+	cr_assert_eq(bp_view_release(next), BP_OK);
+	bp_world_destroy(w);
+	free(boxes);
+	cr_assert_eq(bp_allocated_bytes(), 0);
+}
+
 /// Entity i's settings as the test made them: what a view of that frame must give.
 static void expect_entity(const bp_view *v, uint32_t i, const oracle_box *b, uint64_t key, int dims)
 {

@@ -53,7 +53,7 @@ typedef enum bp_status {
 	BP_ERR_UNSUPPORTED,      ///< valid request this algorithm or build cannot serve
 	// Appended in 0.6 (the values above keep their numbers):
 	BP_ERR_NO_FRAME,         ///< bp_frame_acquire: no frame has been published yet
-	BP_ERR_NOT_SUBMITTED,    ///< bp_frame_wait: that frame number was not submitted yet
+	BP_ERR_NOT_SUBMITTED,    ///< bp_frame_wait: that frame number was not submitted (nor taken by a world view) yet
 	BP_ERR_PERIODIC_EXTENT,  ///< periodic world: a box's extent exceeds period / 2 on some axis
 	BP_STATUS_COUNT
 } bp_status;

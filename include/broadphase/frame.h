@@ -11,8 +11,8 @@
 extern "C" {
 #endif
 
-// Threads. bp_frame_submit and bp_frame_step belong to the world's writer (the host thread
-// that changes the world, see world.h). bp_frame_wait and bp_frame_acquire: any thread, any
+// Threads. bp_frame_submit, bp_frame_step and bp_world_view belong to the world's writer (the
+// host thread that changes the world, see world.h). bp_frame_wait and bp_frame_acquire: any thread, any
 // number at once, while the world exists. A view, once acquired, is the reader's own: every
 // bp_view_* function may run on any thread holding a reference to it, concurrently with other
 // readers, the writer and the builder, and bp_view_release may run on any thread (it need
@@ -25,6 +25,7 @@ extern "C" {
 /// taken at bp_frame_submit, its pairs, and per-frame indexes built once (sorted
 /// pairs and pair events by the builder; the query hierarchy, the adjacency
 /// and, while only bounds change, the events' names on first use, see below).
+/// Or a world view (bp_world_view): a snapshot and its query hierarchy, no pairs.
 /// Nothing a reader sees in a view ever changes while it is held, and a view owns
 /// its memory: it stays valid after bp_world_destroy until its last
 /// bp_view_release.
@@ -69,7 +70,9 @@ typedef struct bp_view bp_view;
 // per pair: pairs, sort scratch, adjacency, key pairs, events, and for
 // the query hierarchy one bit per entity and its changed part, beside the shared
 // part it shares with other frames; see Queries below). At most
-// two spare buffers are kept for reuse; further ones are freed on release.
+// two spare buffers are kept for reuse; further ones are freed on release. Once a host
+// takes world views, the pool also keeps the last one (its buffer and its share of the
+// hierarchy) until the next world view or bp_world_destroy.
 // bp_world_step is independent of the scheduler: it runs synchronously on the
 // caller's thread against the world's own index and pairs and neither reads
 // nor publishes frames, so the two may be mixed (from the host thread). Use
@@ -87,7 +90,8 @@ BP_API bp_status bp_frame_submit(bp_world *world, uint64_t *out_frame);
 /// a frame numbered `frame` or later is published, the build's error status when
 /// the build of the frame that covered `frame` failed (the previous frame stays
 /// published), BP_ERR_NOT_SUBMITTED when `frame` was not submitted yet (waiting
-/// would never end). frame 0 returns BP_OK at once. Any thread.
+/// would never end). frame 0 returns BP_OK at once, and so does the number of a world
+/// view taken after the last submitted frame (built when bp_world_view returned). Any thread.
 BP_API bp_status bp_frame_wait(bp_world *world, uint64_t frame);
 
 /// Takes a reference on the latest published frame. BP_ERR_NO_FRAME (and
@@ -129,16 +133,17 @@ BP_API bp_status bp_frame_step(bp_world *world, bp_view **out);
 /// since the last view or frame, and the query hierarchy, made at once on the world's
 /// threads, keeps the part of the last one's that did not change (docs/design.md
 /// "World views"). A frame submitted before and not built yet is built first.
-/// It takes the next frame number but is never published: bp_frame_acquire does not
-/// return it, and the next frame's events are counted from the last frame. Release it
-/// with bp_view_release. Host thread only, outside the host's task system, as
+/// It takes the next frame number (so bp_frame_submit's numbers skip it) but is never
+/// published: bp_frame_acquire does not return it, the next frame's events are counted
+/// from the last frame, and bp_view_events_since refuses it. Release it with
+/// bp_view_release; a second release is refused as for frames. Host thread only, outside the host's task system, as
 /// bp_world_step. Errors: BP_ERR_INVALID_ARGUMENT (world or out NULL),
 /// BP_ERR_OUT_OF_MEMORY (no buffer; nothing changed). *out is NULL on error.
 BP_API bp_status bp_world_view(bp_world *world, bp_view **out);
 
 // ---- View contents (any thread holding the view) ---------------------------
 
-/// The frame's number (as returned by bp_frame_submit).
+/// The frame's number (as returned by bp_frame_submit; a world view's, the number it took).
 BP_API uint64_t bp_view_frame(const bp_view *view);
 /// Entities in the snapshot; dense indices of this view run from 0 to this - 1.
 BP_API uint32_t bp_view_entity_count(const bp_view *view);
@@ -539,7 +544,8 @@ BP_API uint64_t bp_view_previous_frame(const bp_view *view);
 /// holds, any number of frames back) to `view`, as bp_view_events: pairs in
 /// view and not in earlier began, the others ended. A pair that ended and began
 /// again in between is in neither. BP_ERR_INVALID_ARGUMENT when earlier is
-/// another world's or a later frame. Any thread holding both views.
+/// another world's or a later frame, or either is a world view (no pairs to compare).
+/// Any thread holding both views.
 BP_API bp_status bp_view_events_since(const bp_view *view, const bp_view *earlier, bp_pair_event *began,
 	size_t began_capacity, size_t *began_total, bp_pair_event *ended, size_t ended_capacity, size_t *ended_total);
 

@@ -171,7 +171,8 @@ typedef struct bp_world_def {
 	/// so a reader that skips frames finds the hierarchy made rather than building it
 	/// on its own thread. A frame no reader queried for longer gets none until one
 	/// asks. 0: only the next frame; UINT32_MAX: every frame from the first query on.
-	/// Only speed depends on it, never an answer. Default 8.
+	/// A query of a world view (bp_world_view) counts as a reader's. Only speed depends
+	/// on it, never an answer. Default 8.
 	uint32_t query_hierarchy_frames;
 	int32_t internal_value; ///< set by bp_world_def_default; do not touch
 } bp_world_def;

@@ -43,8 +43,9 @@ struct bpi_frames {
 	/// short mutex does that without hazard pointers. Written only by the building thread.
 	pthread_mutex_t publish;
 	bp_view *latest;
-	/// The last world view, held by the pool: the next one's hierarchy starts from it or
-	/// from latest, whichever is newer. Its build's thread only, as latest.
+	/// The last world view, held by the pool (with BPI_VIEW_LATEST, so a reader's extra
+	/// release cannot take it): the next one's hierarchy starts from it or from latest,
+	/// whichever is newer. Its build's thread only, as latest.
 	bp_view *queried;
 
 	bpi_stepper stepper; ///< the building thread only; separate from the world's own
@@ -100,18 +101,11 @@ static void frame_recycle(bp_view *view)
 	pool_leave(fr, 1);
 }
 
-/// Drops the latest pointer's reference to a frame it no longer points at
-/// (NULL: none); the frame is recycled when no reader holds it either.
+/// Drops the latest pointer's reference to a frame it no longer points at, or the pool's to
+/// a world view it no longer keeps (NULL: none); recycled when no reader holds it either.
 static void unpublish(bp_view *view)
 {
 	if (view && atomic_fetch_sub_explicit(&view->refs, BPI_VIEW_LATEST, memory_order_acq_rel) == BPI_VIEW_LATEST)
-		frame_recycle(view);
-}
-
-/// Drops the pool's reference to its last world view (NULL: none).
-static void unhold(bp_view *view)
-{
-	if (view && atomic_fetch_sub_explicit(&view->refs, 1u, memory_order_acq_rel) == 1u)
 		frame_recycle(view);
 }
 
@@ -277,7 +271,7 @@ void bpi_frames_shutdown(bpi_frames *fr)
 	// release frees the pool.
 	pool_leave(fr, n);
 	unpublish(latest);
-	unhold(queried);
+	unpublish(queried);
 }
 
 void bpi_frames_pause(bpi_frames *fr, bool paused)
@@ -342,6 +336,7 @@ static bp_status snapshot(bpi_frames *fr, bp_view *view, const bpi_frame_source 
 	view->pairs.count = 0;
 	view->began_count = view->ended_count = 0;
 	view->previous = 0;
+	view->world_view = false;
 	bpi_view_hierarchy_clear(&view->hierarchy);
 	atomic_store_explicit(&view->ready, 0u, memory_order_relaxed);
 	atomic_store_explicit(&view->asked, 0u, memory_order_relaxed);
@@ -405,7 +400,12 @@ bp_status bpi_frames_submit(bpi_frames *fr, const bpi_frame_source *source, bool
 	bp_view *coalesced = fr->pending; // not started yet: the newer snapshot replaces it
 	fr->pending = NULL;
 	pthread_mutex_unlock(&fr->mutex);
-	bpi_view_note_changes(view, &source->changes, number, coalesced);
+	// A world view just before reaches back as a coalesced snapshot does, so the build
+	// finds what changed since the latest frame from the lists, not by comparing snapshots.
+	const bp_view *before = coalesced ? coalesced
+			      : fr->queried && fr->queried->number == number - 1 ? fr->queried
+										 : NULL;
+	bpi_view_note_changes(view, &source->changes, number, before);
 	pthread_mutex_lock(&fr->mutex);
 	fr->submitted = fr->frame_submitted = number;
 	view->number = number;
@@ -433,6 +433,7 @@ static void build_view(bpi_frames *fr, bp_view *view)
 	const bool crew = threads > 1 && bpi_executor_enter(&view->settings.executor, threads, &team) == BP_OK;
 	const bpi_changes changes = bpi_build_changes_find(&fr->changes, view, prev, crew ? threads : 1);
 	const bpi_hierarchy_changes changed = {NULL, changes.list, changes.count, changes.bounds_only};
+	view->world_view = true;
 	bpi_view_derive_queries(view, prev, changes.all ? NULL : &changed, &fr->hierarchy_scratch, crew ? threads : 1);
 	if (crew)
 		bpi_executor_leave();
@@ -464,15 +465,14 @@ bp_status bpi_frames_view(bpi_frames *fr, const bpi_frame_source *source, bp_vie
 	pthread_mutex_unlock(&fr->mutex);
 	build_view(fr, view);
 	bp_view *old = fr->queried;
-	atomic_store_explicit(&view->refs, 2u, memory_order_relaxed); // the caller's and the pool's
+	atomic_store_explicit(&view->refs, BPI_VIEW_LATEST + 1u, memory_order_relaxed); // the pool's and the caller's
 	fr->queried = view;
 	pthread_mutex_lock(&fr->mutex);
 	fr->building = false;
 	pthread_cond_signal(&fr->work); // the builder never waits on a world view, but may on building
 	pthread_mutex_unlock(&fr->mutex);
-	unhold(old);
+	unpublish(old);
 	*out = view;
-	BP_PROBE2(submit, number, source->count);
 	return BP_OK;
 }
 
@@ -482,6 +482,10 @@ bp_status bpi_frames_wait(bpi_frames *fr, uint64_t frame, bool build_here)
 	if (frame > fr->submitted) {
 		pthread_mutex_unlock(&fr->mutex);
 		return BP_ERR_NOT_SUBMITTED;
+	}
+	if (frame > fr->frame_submitted) { // a world view's, built before bp_world_view returned
+		pthread_mutex_unlock(&fr->mutex);
+		return BP_OK;
 	}
 	while (fr->done_frame < frame && !fr->stop) {
 		if (build_here && fr->pending && fr->pending->number == frame && !fr->building && !fr->paused) {

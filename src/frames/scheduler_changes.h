@@ -37,8 +37,9 @@ bool bpi_submit_log_copy(const bpi_submit_log *log, bp_view *view, const bpi_soa
 bool bpi_submit_log_bounds_only(const bpi_submit_log *log, const bp_view *view, uint64_t number);
 void bpi_submit_log_free(bpi_submit_log *log);
 
-/// The view's list for the builder: what submit `number` changed, plus what a coalesced
-/// snapshot (NULL: none) changed since the one before it.
+/// The view's list for the builder: what submit `number` changed, plus what `coalesced` (a
+/// coalesced snapshot, or the world view just before; NULL: none) changed since the one
+/// before it.
 void bpi_view_note_changes(bp_view *view, const bpi_changes *changes, uint64_t number, const bp_view *coalesced);
 
 /// The builder's scratch for its changes. Builder thread only; zero is empty.

@@ -175,7 +175,9 @@ void bpi_view_derive_queries(bp_view *view, const bp_view *prev, const bpi_hiera
 {
 	BP_ASSERT(view->pairs.count == 0);
 	view->previous = 0; // no pairs, no events: as though no frame came before
+	bpi_loop_clock_stage(BPI_LOOP_CLOCK_HIERARCHY);
 	make_hierarchy(view, prev, changes, scratch, threads);
+	bpi_loop_clock_stage(BPI_STAGE_PREPARE);
 	atomic_store_explicit(&view->ready, (unsigned)(BPI_VIEW_HIERARCHY | BPI_VIEW_EVENT_NAMES), memory_order_release);
 }
 

@@ -38,6 +38,7 @@ struct bp_view {
 	uint32_t capacity; ///< entities the arrays below have room for
 	bpi_soa soa;
 	bool unfiltered;
+	bool world_view; ///< bp_world_view's: no pairs, never published
 	uint64_t layout; ///< the world's layout at submit: equal values, same handle at each dense index
 	bpi_step_settings settings;
 	/// The submit whose entities the arrays hold (0: none yet), so a later submit

@@ -438,7 +438,7 @@ bp_status bp_view_events_since(const bp_view *v, const bp_view *earlier, bp_pair
 	size_t *began_total, bp_pair_event *ended, size_t ended_capacity, size_t *ended_total)
 {
 	if (!buffers_valid(v, began, began_capacity, began_total, ended, ended_capacity, ended_total) || !earlier ||
-		earlier->pool != v->pool || earlier->number > v->number)
+		earlier->pool != v->pool || earlier->number > v->number || v->world_view || earlier->world_view)
 		return BP_ERR_INVALID_ARGUMENT;
 	bp_status status = bpi_view_ensure(v, BPI_VIEW_NAMES);
 	if (status == BP_OK)

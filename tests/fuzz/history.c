@@ -1862,19 +1862,33 @@ static void op_step(ctx *c, const hist_op *op, int kind)
 	free(want);
 }
 
+/// Whether op's world view fails an allocation on world w: on world a & 1, one op in eight.
+static uint32_t view_fault(const hist_op *op, int w)
+{
+	return w == (op->a & 1) && op->s % 8 == 3 ? op->s / 8 % 4 + 1 : 0;
+}
+
 /// A world view of world w (bp_world_view) after its world step: the model's entities and
-/// queries, no pairs and no events; held in a slot with op->a & 4, as frames are.
+/// queries, no pairs and no events; held in a slot with op->a & 4, as frames are. A frame
+/// submitted before is built by the view; with view_fault an allocation of the view fails.
 static void world_view(ctx *c, int w, const hist_op *op)
 {
 	side *s = &c->sd[w];
 	bp_view *v = NULL;
-	drain(c, w); // the view builds a frame submitted before it first: waited for here instead
+	const uint32_t at = view_fault(op, w);
+	if (at)
+		drain(c, w); // no build may run while an allocation is set to fail
+	if (at)
+		tr(c, w, "\tsnip_fail_at = snip_allocs + %u; // allocation %u of the call fails\n", at, at);
 	tr(c, w, "\tv = NULL;\n\ts = bp_world_view(w, &v);\n");
 	s->build_limit = s->limit;
+	arm(at);
 	bp_status st = bp_world_view(s->w, &v);
-	tr(c, w, "\tcr_assert_eq(s, %s);\n", status_name(st));
+	arm(0);
+	tr(c, w, "%s\tcr_assert_eq(s, %s);\n", at ? "\tsnip_fail_at = 0;\n" : "", status_name(st));
+	drain(c, w); // the view built it: its wait returns at once, with the build's status
 	if (st != BP_OK) {
-		if (st != BP_ERR_OUT_OF_MEMORY || !s->limit || v)
+		if (st != BP_ERR_OUT_OF_MEMORY || !(at || s->limit) || v)
 			failf(c, w, "bp_world_view: %s (%s)", status_name(st), bp_world_last_error(s->w));
 		return;
 	}
@@ -2049,6 +2063,7 @@ uint64_t hist_run(const history *h, const hist_options *options)
 			const hist_op *op = &h->ops[i];
 			slots += op->code == OP_CREATE ? 1 : op->code == OP_CREATE_BULK ? 2700 : 0;
 			faults |= (op->code == OP_STEP || op->code == OP_FRAME) && op->k % 4 == 0 && (op->a & 1) == c.tw;
+			faults |= op->code == OP_STEP && (op->a & 2) && view_fault(op, c.tw);
 		}
 		tr_header(&c, &def[c.tw], o.trace_name ? o.trace_name : "replay", slots, faults);
 	}
