@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "oracle.h"
+#include "base/bits.h"
 #include "parallel/pairs.h"
 #include "parallel/sort.h"
 
@@ -415,7 +416,7 @@ Test(sort, public_pairs_sort_matches_qsort_with_and_without_its_buffer, .timeout
 // ---- merging two sorted lists ------------------------------------------------------------
 
 /// The merge of the two lists, one pair at a time, leaving out a's pairs marked in drop.
-static size_t merge_by_hand(const bp_pair *a, size_t na, const bp_pair *b, size_t nb, const uint8_t *drop,
+static size_t merge_by_hand(const bp_pair *a, size_t na, const bp_pair *b, size_t nb, const uint64_t *drop,
 	bp_pair *out)
 {
 	size_t i = 0, j = 0, k = 0;
@@ -423,7 +424,7 @@ static size_t merge_by_hand(const bp_pair *a, size_t na, const bp_pair *b, size_
 		bool take_a = j == nb || (i < na && compare_pair(&a[i], &b[j]) < 0);
 		if (!take_a)
 			out[k++] = b[j++];
-		else if (drop && (drop[a[i].lo] || drop[a[i].hi]))
+		else if (drop && (bpi_bit_get(drop, a[i].lo) || bpi_bit_get(drop, a[i].hi)))
 			++i;
 		else
 			out[k++] = a[i++];
@@ -432,15 +433,17 @@ static size_t merge_by_hand(const bp_pair *a, size_t na, const bp_pair *b, size_
 }
 
 // Lists of many chunks of the first list and none, the second all before, all after or
-// between the first's pairs, with and without pairs left out, on 1, 2 and 5 threads:
-// the same pairs as merged by hand.
+// between the first's pairs, with no pairs left out, a few and most (so that chunks end on
+// pairs left out), on 1, 2 and 5 threads: the same pairs as merged by hand, and nothing
+// written past them.
 Test(sort, pairs_merge_matches_a_merge_by_hand, .timeout = 120)
 {
 	enum { ENTITIES = 3000, MOST = 300000 };
 	bp_pair *all = malloc(2 * MOST * sizeof *all), *a = malloc(MOST * sizeof *a), *b = malloc(MOST * sizeof *b);
 	bp_pair *got = malloc(2 * MOST * sizeof *got), *want = malloc(2 * MOST * sizeof *want);
 	bp_pair *scratch = malloc(2 * MOST * sizeof *scratch);
-	uint8_t *drop = malloc(ENTITIES + 2 * MOST); // a repeat's hi may pass ENTITIES
+	// A repeat's hi may pass ENTITIES.
+	uint64_t *drop = malloc(bpi_bit_words(ENTITIES + 2 * MOST) * sizeof *drop);
 	size_t *counts = malloc(bpi_pairs_merge_chunks(MOST) * sizeof *counts);
 	cr_assert(all && a && b && got && want && scratch && drop && counts);
 	uint64_t rng = 5;
@@ -448,7 +451,7 @@ Test(sort, pairs_merge_matches_a_merge_by_hand, .timeout = 120)
 		{280000, 5000}};
 	for (size_t t = 0; t < sizeof sizes / sizeof *sizes; ++t)
 		for (int layout = 0; layout < 3; ++layout)
-			for (int dropping = 0; dropping < 2; ++dropping) {
+			for (int dropping = 0; dropping < 3; ++dropping) {
 				const size_t na = sizes[t][0], nb = sizes[t][1];
 				// Distinct pairs, sorted; a and b drawn from them (layout 0: mixed; 1: b below a; 2: b above).
 				for (size_t i = 0; i < na + nb; ++i) {
@@ -468,15 +471,47 @@ Test(sort, pairs_merge_matches_a_merge_by_hand, .timeout = 120)
 					else
 						a[ia++] = all[i];
 				}
+				const uint64_t one_in = dropping == 1 ? 50 : 2;
 				for (uint32_t e = 0; e < ENTITIES + 2 * MOST; ++e)
-					drop[e] = dropping && bp_splitmix64(rng ^ e) % 50 == 0;
+					bpi_bits_fill(drop, e, e + 1, dropping && bp_splitmix64(rng ^ e) % one_in == 0);
 				size_t n_want = merge_by_hand(a, na, b, nb, dropping ? drop : NULL, want);
 				for (int threads = 1; threads <= 5; threads += threads == 1 ? 1 : 3) {
+					const bp_pair unwritten = {UINT32_MAX, UINT32_MAX};
+					for (size_t i = 0; i < na + nb; ++i)
+						got[i] = unwritten;
 					size_t n_got = bpi_pairs_merge(a, na, b, nb, dropping ? drop : NULL, got, counts, threads);
 					cr_assert(n_got == n_want && (n_got == 0 || memcmp(got, want, n_got * sizeof *got) == 0),
 						"%zu + %zu pairs, layout %d, dropping %d, %d threads: %zu pairs, want %zu", na, nb, layout,
 						dropping, threads, n_got, n_want);
+					for (size_t i = n_got; i < na + nb; ++i)
+						cr_assert(got[i].lo == unwritten.lo && got[i].hi == unwritten.hi,
+							"%zu + %zu pairs, layout %d, dropping %d, %d threads: slot %zu past the %zu pairs written",
+							na, nb, layout, dropping, threads, i, n_got);
 				}
 			}
 	free(all), free(a), free(b), free(got), free(want), free(scratch), free(drop), free(counts);
+}
+
+// The bit sets the merge leaves pairs out by: ranges filled on and off, within one word,
+// across words and to their ends, against a byte per index.
+Test(sort, bit_set_fill_sets_its_range_alone)
+{
+	enum { BITS = 300 };
+	uint64_t bits[(BITS + 63) / 64];
+	bool want[BITS];
+	uint64_t rng = 11;
+	for (int on = 0; on < 2; ++on) {
+		memset(bits, on ? 0 : 0xff, sizeof bits);
+		memset(want, !on, sizeof want);
+		for (int k = 0; k < 200; ++k) {
+			rng = bp_splitmix64(rng);
+			uint32_t from = (uint32_t)(rng % BITS), to = from + (uint32_t)((rng >> 32) % (BITS + 1 - from));
+			bool value = k % 3 ? on : !on;
+			bpi_bits_fill(bits, from, to, value);
+			for (uint32_t i = from; i < to; ++i)
+				want[i] = value;
+			for (uint32_t i = 0; i < BITS; ++i)
+				cr_assert_eq(bpi_bit_get(bits, i), want[i], "fill %u of [%u, %u) to %d: bit %u", k, from, to, value, i);
+		}
+	}
 }

@@ -14,6 +14,7 @@
 // cache misses; re-testing a candidate held in a buffer of this step's active entities reads
 // memory in order and misses nothing.
 #include "incremental/incremental_cross.h"
+#include "base/bits.h"
 #include "parallel/parallel.h"
 #include "parallel/sort.h"
 
@@ -219,7 +220,7 @@ static void retest_moving(const bpi_cross_input *in, bpi_fat *f, const bpi_candi
 	bpi_candidate_buffer *to = p->candidates;
 	size_t first = to->count;
 	for (uint32_t k = 0; k < f->count; ++k) {
-		if ((from[k].flags & drop) || (in->left_rest && in->gone[from[k].entity]))
+		if ((from[k].flags & drop) || (in->left_rest && bpi_bit_get(in->gone, from[k].entity)))
 			continue; // dropped, or stopped resting: active now, found by the active x active pass
 		bpi_candidate *c = candidate_push(to);
 		if (!c)
@@ -241,7 +242,7 @@ static void drop_left(const bpi_cross_input *in, bpi_fat *f, bpi_candidate *c)
 	for (uint32_t k = 0; k < f->count; ++k) {
 		const uint32_t e = c[k].entity;
 		c[live] = c[k];
-		live += !((in->left_now[e / 64] >> (e % 64)) & 1);
+		live += !bpi_bit_get(in->left_now, e);
 	}
 	f->count = live;
 }

@@ -58,7 +58,7 @@ typedef struct bpi_cross_input {
 	const bpi_cells *settled;      ///< its second level, or NULL (see incremental_settle.c)
 	const uint32_t *settled_of;    ///< per entity of the settled grid: its dense index
 	const bpi_rest_filter *filter; ///< per resting index
-	const uint8_t *gone;           ///< per resting index: 1 = no longer resting
+	const uint64_t *gone;          ///< per resting index, a bit (base/bits.h): no longer resting
 	bool left_rest;                ///< some entity stopped resting this step
 	/// Per dense index, a bit: stopped resting this step (read only when left_rest). Every
 	/// step drops these from the candidate lists, so no list holds an entity gone before.

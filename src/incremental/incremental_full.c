@@ -53,7 +53,7 @@ bp_status bpi_full_step(bpi_incremental *x, const bpi_scene *scene, bool keep, b
 	uint64_t t1 = bpi_now_ns();
 	// Everything that can fail before the caller's pairs change.
 	if (((keep || sorted) && !bpi_incremental_sort_pairs(x, found, scene->threads)) ||
-		(keep && (!bpi_array_reserve(&x->gone, n) || !bpi_array_grow(&x->is_active, 0, n) ||
+		(keep && (!bpi_array_reserve(&x->gone, bpi_bit_words(n)) || !bpi_array_grow(&x->is_active, 0, n) ||
 				 !bpi_array_reserve(&x->position, n) || !bpi_array_reserve(&x->filter, n) ||
 				 !copy_pairs(&x->resting_pairs, found))))
 		return BP_ERR_OUT_OF_MEMORY;
@@ -61,7 +61,7 @@ bp_status bpi_full_step(bpi_incremental *x, const bpi_scene *scene, bool keep, b
 	bpi_pair_buffer_hand_over(found, pairs);
 	if (keep) {
 		if (n) {
-			memset(x->gone.data, 0, n);
+			bpi_bits_fill(x->gone.data, 0, n, false);
 			memset(x->is_active.data, 0, n);
 		}
 		const bpi_cells *cells = bpi_resting_cells(x);

@@ -29,10 +29,10 @@ static void sample_rest(const bpi_cells *cells, uint32_t at, const bpi_scene *sc
 /// motion from the record is noted first (i still in `scene`).
 static inline bool leave_rest(bpi_incremental *x, uint32_t i, const bpi_scene *scene, bpi_margin_tally *tally)
 {
-	if (i >= x->span || x->gone.data[i])
+	if (i >= x->span || bpi_bit_get(x->gone.data, i))
 		return false;
-	x->gone.data[i] = 1;
-	x->left_now.data[i / 64] |= 1ull << (i % 64);
+	bpi_bit_set(x->gone.data, i);
+	bpi_bit_set(x->left_now.data, i);
 	uint32_t at = x->position.data[i];
 	bpi_cells *cells = at & BPI_SETTLED_BIT ? &x->settled : bpi_resting_cells(x);
 	if (tally && tally->count < BPI_MARGIN_SAMPLES)
@@ -47,7 +47,7 @@ bp_status bpi_update_sets(bpi_incremental *x, const bpi_scene *scene, const bpi_
 {
 	const uint32_t n = scene->count;
 	const uint32_t kept = BP_MIN(changes->previous_count, (uint32_t)x->is_active.capacity);
-	const size_t words = ((size_t)BP_MAX(n, x->span) + 63) / 64;
+	const size_t words = bpi_bit_words(BP_MAX(n, x->span));
 	if (!bpi_incremental_cover(x, n) || !bpi_array_reserve(&x->left_now, words) ||
 		!bpi_array_grow(&x->is_active, kept, n) ||
 		!bpi_array_reserve(&x->joining, changes->count) ||
@@ -131,7 +131,7 @@ static void drop_stale(bpi_incremental *x, size_t stale, bool left)
 	for (size_t i = 0; i < resting->count; ++i) {
 		bp_pair p = resting->data[i];
 		resting->data[live] = p;
-		live += !x->gone.data[p.lo] && !x->gone.data[p.hi];
+		live += !(bpi_bit_get(x->gone.data, p.lo) | bpi_bit_get(x->gone.data, p.hi));
 	}
 	resting->count = live;
 	x->rest_stale = false;

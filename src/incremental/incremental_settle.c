@@ -31,22 +31,25 @@ static _Atomic uint32_t settle_min = SETTLE_MIN_DEFAULT;
 
 void bpi_set_settle_min(uint32_t count) { atomic_store(&settle_min, count); }
 
-size_t bpi_merge_settling(const bpi_pair_buffer *kept, const uint8_t *gone, const uint8_t *is_active,
+size_t bpi_merge_settling(const bpi_pair_buffer *kept, const uint64_t *gone, const uint8_t *is_active,
 	const bp_pair *fresh, size_t fresh_count, bp_pair *out, bpi_pair_buffer *next)
 {
+	// As the merge of bpi_pairs_merge, a kept pair is written and stepped past unless it
+	// is stale, with no branch on it: a churning world has many stale pairs.
 	const bp_pair *p = kept->data;
 	size_t j = 0, k = 0, resting = 0;
 	for (size_t i = 0; i < kept->count; ++i) {
 		bp_pair a = p[i];
-		if (gone[a.lo] || gone[a.hi])
-			continue;
+		const bool live = !(bpi_bit_get(gone, a.lo) | bpi_bit_get(gone, a.hi));
 		for (; j < fresh_count && (fresh[j].lo < a.lo || (fresh[j].lo == a.lo && fresh[j].hi < a.hi)); ++j) {
 			out[k++] = fresh[j];
 			next->data[resting] = fresh[j];
 			resting += is_active[fresh[j].lo] != 2 && is_active[fresh[j].hi] != 2;
 		}
-		out[k++] = a;
-		next->data[resting++] = a;
+		out[k] = a;
+		next->data[resting] = a;
+		k += live;
+		resting += live;
 	}
 	for (; j < fresh_count; ++j) {
 		out[k++] = fresh[j];
@@ -65,7 +68,7 @@ static uint32_t gather_members(bpi_incremental *x, uint32_t n)
 	uint32_t *list = x->settling.data, m = 0;
 	for (uint32_t k = 0; k < x->settled_count; ++k) {
 		uint32_t d = x->settled_of.data[k];
-		if (d < n && !x->gone.data[d] && (x->position.data[d] & BPI_SETTLED_BIT))
+		if (d < n && !bpi_bit_get(x->gone.data, d) && (x->position.data[d] & BPI_SETTLED_BIT))
 			list[m++] = d;
 	}
 	for (uint32_t k = 0; k < x->active_count; ++k)
@@ -86,7 +89,7 @@ void bpi_commit_settled(bpi_incremental *x, const bpi_scene *scene, uint32_t m)
 	for (uint32_t j = 0; j < m; ++j) {
 		uint32_t d = x->settled_of.data[bpi_cells_entity_at(&x->settled, j)];
 		x->position.data[d] = BPI_SETTLED_BIT | j;
-		x->gone.data[d] = 0;
+		bpi_bit_clear(x->gone.data, d);
 		x->filter.data[d] = (bpi_rest_filter){scene->category[d], scene->mask[d], scene->flags[d]};
 		is_active[d] = 0;
 	}

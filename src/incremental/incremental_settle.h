@@ -11,7 +11,7 @@
 /// all) the pairs that stay resting once it has settled, that is all but those of an entity
 /// changed this step (is_active 2), which stays active. Returns the pairs written to
 /// `out`.
-size_t bpi_merge_settling(const bpi_pair_buffer *kept, const uint8_t *gone, const uint8_t *is_active,
+size_t bpi_merge_settling(const bpi_pair_buffer *kept, const uint64_t *gone, const uint8_t *is_active,
 	const bp_pair *fresh, size_t fresh_count, bp_pair *out, bpi_pair_buffer *next);
 
 /// Makes the settled grid built before the step (in settled_spare, over x->settling's

@@ -54,10 +54,10 @@ bool bpi_incremental_cover(bpi_incremental *x, uint32_t n)
 {
 	if (n <= x->span)
 		return true;
-	if (!bpi_array_grow(&x->gone, x->span, n) || !bpi_array_grow(&x->position, x->span, n) ||
-		!bpi_array_grow(&x->filter, x->span, n))
+	if (!bpi_array_grow(&x->gone, bpi_bit_words(x->span), bpi_bit_words(n)) ||
+		!bpi_array_grow(&x->position, x->span, n) || !bpi_array_grow(&x->filter, x->span, n))
 		return false;
-	memset(x->gone.data + x->span, 1, n - x->span);
+	bpi_bits_fill(x->gone.data, x->span, n, true);
 	x->span = n;
 	return true;
 }
@@ -65,12 +65,12 @@ bool bpi_incremental_cover(bpi_incremental *x, uint32_t n)
 bool bpi_every_active(bpi_incremental *x, const bpi_scene *scene, float margin, bool searched)
 {
 	const uint32_t n = scene->count;
-	if (!bpi_array_reserve(&x->gone, n) || !bpi_array_grow(&x->is_active, 0, n) ||
+	if (!bpi_array_reserve(&x->gone, bpi_bit_words(n)) || !bpi_array_grow(&x->is_active, 0, n) ||
 		!bpi_array_reserve(&x->position, n) || !bpi_array_reserve(&x->filter, n) ||
 		!bpi_array_reserve(&x->active, n) || !bpi_cross_start_grown(&x->cross, scene, margin, searched))
 		return false;
 	if (n) {
-		memset(x->gone.data, 1, n);
+		bpi_bits_fill(x->gone.data, 0, n, true);
 		memset(x->is_active.data, 1, n);
 	}
 	for (uint32_t k = 0; k < n; ++k)

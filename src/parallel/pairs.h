@@ -116,11 +116,11 @@ void bpi_pairs_set_bucket_pairs_min(uint32_t pairs);
 void bpi_pairs_sort_in_place(bp_pair *pairs, size_t count);
 
 /// Merges two lists sorted by (lo, hi) with no pair in common into `out` (room for
-/// na + nb), sorted, leaving out the pairs of `a` that `drop` (when not NULL) marks at lo
-/// or hi. Runs on up to `threads` threads in fixed chunks of `a` (pairs_merge.c);
+/// na + nb), sorted, leaving out the pairs of `a` that the bit set `drop` (when not NULL,
+/// base/bits.h) marks at lo or hi. Runs on up to `threads` threads in fixed chunks of `a` (pairs_merge.c);
 /// `counts` holds bpi_pairs_merge_chunks(na) entries of scratch. Returns the pairs
 /// written to `out`.
-size_t bpi_pairs_merge(const bp_pair *a, size_t na, const bp_pair *b, size_t nb, const uint8_t *drop, bp_pair *out,
+size_t bpi_pairs_merge(const bp_pair *a, size_t na, const bp_pair *b, size_t nb, const uint64_t *drop, bp_pair *out,
 	size_t *counts, int threads);
 /// The scratch entries bpi_pairs_merge needs for `na` pairs in its first list.
 uint32_t bpi_pairs_merge_chunks(size_t na);
