@@ -144,7 +144,7 @@ bp_status bpi_resting_path(bpi_incremental *x, const bpi_scene *scene, bool left
 	const uint32_t m = x->active_count;
 	// The active entities' bounds and filters in list order, for both passes.
 	bpi_scene sub;
-	bp_status status = bpi_subset_scene(x, scene, x->active.data, x->active_count, &sub);
+	bp_status status = bpi_subset_scene(x, scene, x->active.data, x->active_count, true, &sub);
 	if (status != BP_OK)
 		return status;
 	uint64_t t1 = bpi_now_ns();

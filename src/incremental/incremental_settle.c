@@ -89,9 +89,13 @@ void bpi_commit_settled(bpi_incremental *x, const bpi_scene *scene, uint32_t m)
 	for (uint32_t j = 0; j < m; ++j) {
 		uint32_t d = x->settled_of.data[bpi_cells_entity_at(&x->settled, j)];
 		x->position.data[d] = BPI_SETTLED_BIT | j;
-		bpi_bit_clear(x->gone.data, d);
-		x->filter.data[d] = (bpi_rest_filter){scene->category[d], scene->mask[d], scene->flags[d]};
-		is_active[d] = 0;
+		// A member that rested before keeps its filter and marks, unchanged while it rested
+		// (any change makes an entity active); only the active ones that settle take theirs.
+		if (bpi_bit_get(x->gone.data, d)) {
+			bpi_bit_clear(x->gone.data, d);
+			x->filter.data[d] = (bpi_rest_filter){scene->category[d], scene->mask[d], scene->flags[d]};
+			is_active[d] = 0;
+		}
 	}
 	// The changing entities stay active with their fat boxes, and query the new
 	// settled level next step: their candidates lack the newly settled, which the
@@ -136,7 +140,7 @@ uint32_t bpi_prepare_settling(bpi_incremental *x, const bpi_scene *scene, const 
 		uint32_t m = gather_members(x, n);
 		bpi_scene members;
 		bpi_build build = {0};
-		if (bpi_subset_scene(x, scene, x->settling.data, m, &members) == BP_OK &&
+		if (bpi_subset_scene(x, scene, x->settling.data, m, false, &members) == BP_OK &&
 			bpi_cells_build(&x->settled_spare, false, &members, &build) == BP_OK)
 			return m;
 	}

@@ -85,7 +85,8 @@ bool bpi_every_active(bpi_incremental *x, const bpi_scene *scene, float margin, 
 	return true;
 }
 
-bp_status bpi_subset_scene(bpi_incremental *x, const bpi_scene *s, const uint32_t *list, uint32_t m, bpi_scene *sub)
+bp_status bpi_subset_scene(bpi_incremental *x, const bpi_scene *s, const uint32_t *list, uint32_t m, bool filters,
+	bpi_scene *sub)
 {
 	const int dims = s->dims;
 	if (!bpi_array_reserve(&x->sub_bounds, (size_t)m * 2 * dims) || !bpi_array_reserve(&x->sub_filter, 2 * (size_t)m) ||
@@ -103,6 +104,11 @@ bp_status bpi_subset_scene(bpi_incremental *x, const bpi_scene *s, const uint32_
 		}
 		sub->min[axis] = min;
 		sub->max[axis] = max;
+	}
+	if (!filters) {
+		sub->category = sub->mask = NULL;
+		sub->flags = NULL;
+		return BP_OK;
 	}
 	for (uint32_t k = 0; k < m; ++k) {
 		category[k] = s->category[list[k]];

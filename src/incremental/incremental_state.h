@@ -99,6 +99,9 @@ bool bpi_every_active(bpi_incremental *x, const bpi_scene *scene, float margin, 
 /// The entities list[0 .. m) (dense indices) as a scene of their own, in list
 /// order, in the scratch arrays: the active entities for both passes,
 /// and after it the members of a new settled grid.
-bp_status bpi_subset_scene(bpi_incremental *x, const bpi_scene *s, const uint32_t *list, uint32_t m, bpi_scene *sub);
+/// Without `filters` only the bounds are copied, and the scene's filter arrays are NULL:
+/// a grid's build reads no filter.
+bp_status bpi_subset_scene(bpi_incremental *x, const bpi_scene *s, const uint32_t *list, uint32_t m, bool filters,
+	bpi_scene *sub);
 
 #endif
