@@ -1876,8 +1876,8 @@ static void world_view(ctx *c, int w, const hist_op *op)
 	side *s = &c->sd[w];
 	bp_view *v = NULL;
 	const uint32_t at = view_fault(op, w);
-	if (at)
-		drain(c, w); // no build may run while an allocation is set to fail
+	for (int other = 0; other < 2 && at; ++other)
+		drain(c, other); // no build of either world may run while an allocation is set to fail
 	if (at)
 		tr(c, w, "\tsnip_fail_at = snip_allocs + %u; // allocation %u of the call fails\n", at, at);
 	tr(c, w, "\tv = NULL;\n\ts = bp_world_view(w, &v);\n");
