@@ -2,13 +2,15 @@
 // The query hierarchy's build (src/tree/bvh.c): on 1, 2, 3 and 8 threads every array is
 // the same, and the same as a plain serial build written here (Morton order by a comparison
 // sort, the tree split top down by a linear scan, each node box the union of the bounds under
-// it, computed from the entities themselves). Scenes: uniform, clustered, all centres equal,
-// lines; 2D and 3D; from no entity to 100K; all entities or a members list; one scratch for
+// it, computed from the entities themselves, the codes under each box's size class). Scenes:
+// uniform, clustered, all centres equal, lines, mixed sizes up to thousands of times the
+// typical one; 2D and 3D; from no entity to 100K; all entities or a members list; one scratch for
 // every build, left over from builds of other sizes. A refit keeps the shape and holds the
 // moved bounds, checked against unions computed here. Failed allocations return
 // BP_ERR_OUT_OF_MEMORY and leak nothing.
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
+#include <float.h>
 #include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -19,8 +21,8 @@
 #include "parallel/threads.h"
 #include "tree/bvh.h"
 
-enum { KINDS_OF_SCENE = 4, THREAD_COUNTS = 4 };
-typedef enum scene_kind { UNIFORM, CLUSTERED, EQUAL_CENTRES, LINES } scene_kind;
+enum { KINDS_OF_SCENE = 5, THREAD_COUNTS = 4 };
+typedef enum scene_kind { UNIFORM, CLUSTERED, EQUAL_CENTRES, LINES, MIXED } scene_kind;
 
 static const int thread_counts[THREAD_COUNTS] = {1, 2, 3, 8};
 static const uint32_t sizes[] = {0, 1, 5, 4097, 100000};
@@ -47,11 +49,15 @@ static float uniform(uint64_t *state, float lo, float hi)
 	return lo + (hi - lo) * (float)(next_random(state) >> 40) / (float)(1u << 24);
 }
 
-/// Entity e's centre and half extent on axis a.
+/// Entity e's centre and half extent on axis a. Mixed: boxes up to 4 across, one in ten up to 20,
+/// one in a hundred up to 1000, one in a thousand up to 6000, in a world of 1000.
 static void place(scene_kind kind, uint32_t e, int a, uint64_t *rng, float *centre, float *half)
 {
-	*half = uniform(rng, 0.01f, kind == UNIFORM ? 2.0f : 0.5f);
+	*half = uniform(rng, 0.01f, kind == UNIFORM || kind == MIXED ? 2.0f : 0.5f);
+	if (kind == MIXED)
+		*half *= e % 1000 == 999 ? 1500.0f : e % 100 == 99 ? 250.0f : e % 10 == 9 ? 5.0f : 1.0f;
 	switch (kind) {
+	case MIXED:
 	case UNIFORM: *centre = uniform(rng, -500.0f, 500.0f); break;
 	case CLUSTERED: *centre = (float)(e % 7) * 300.0f + uniform(rng, -1.0f, 1.0f) * uniform(rng, 0.0f, 1.0f); break;
 	case EQUAL_CENTRES: *centre = 12.5f; break;
@@ -106,6 +112,7 @@ typedef struct ref_item {
 typedef struct ref_tree {
 	const scene *s;
 	ref_item *items;
+	uint32_t large; ///< entities of a size class above 0
 	uint32_t leaves, blocks;
 	uint32_t *order;
 	uint8_t *leaf_size;
@@ -132,13 +139,61 @@ static double centre_of(const scene *s, uint32_t i, int a)
 	return 0.5 * ((double)s->soa.min[a][e] + s->soa.max[a][e]);
 }
 
+/// The binary exponent of entity i's largest extent, biased as a float's: 0 below the normal
+/// floats, 255 infinite.
+static int ref_size(const scene *s, uint32_t i)
+{
+	const uint32_t e = entity_of(s, i);
+	float largest = 0.0f;
+	for (int a = 0; a < s->dims; ++a)
+		largest = fmaxf(largest, s->soa.max[a][e] - s->soa.min[a][e]);
+	return largest < FLT_MIN ? 0 : isinf(largest) ? 255 : ilogbf(largest) + 127;
+}
+
+static int by_int(const void *x, const void *y)
+{
+	const int a = *(const int *)x, b = *(const int *)y;
+	return (a > b) - (a < b);
+}
+
+/// The size from which boxes are large: two binary sizes past the greater of the median
+/// entity's and the spacing of the centres (the side of a cube, square or segment holding each
+/// entity's share of the centres' span over the axes it has).
+static int ref_typical(const scene *s, const double *span)
+{
+	int *by_size = malloc(sizeof *by_size * s->count);
+	for (uint32_t i = 0; i < s->count; ++i)
+		by_size[i] = ref_size(s, i);
+	qsort(by_size, s->count, sizeof *by_size, by_int);
+	const int median = by_size[s->count / 2];
+	free(by_size);
+	double volume = 1.0;
+	int axes = 0;
+	for (int a = 0; a < s->dims; ++a)
+		if (span[a] > 0.0) {
+			volume *= span[a];
+			axes++;
+		}
+	if (!axes)
+		return median;
+	const double share = volume / s->count;
+	int spacing = 0; // the greatest with 2^(spacing * axes) <= share
+	while (ldexp(1.0, spacing * axes) > share)
+		spacing--;
+	while (ldexp(1.0, (spacing + 1) * axes) <= share)
+		spacing++;
+	return median > spacing + 127 ? median : spacing + 127;
+}
+
 /// Morton codes over the span of the centres, bit by bit: bit b of axis a's cell is
-/// bit b * dims + a of the code.
+/// bit b * dims + a of the code; above them, in bits 30 and 31, 3 less the size class: 0 up
+/// to two binary sizes past the typical, then one more per two sizes, at most 3.
 static void ref_codes(ref_tree *t)
 {
 	const scene *s = t->s;
-	const int bits = s->dims == 3 ? 10 : 16;
+	const int bits = s->dims == 3 ? 10 : 15;
 	const double cells = (double)(1u << bits);
+	double span[3] = {0, 0, 0};
 	for (uint32_t i = 0; i < s->count; ++i)
 		t->items[i] = (ref_item){0, i};
 	for (int a = 0; a < s->dims; ++a) {
@@ -147,6 +202,7 @@ static void ref_codes(ref_tree *t)
 			lo = fmin(lo, centre_of(s, i, a));
 			hi = fmax(hi, centre_of(s, i, a));
 		}
+		span[a] = hi > lo ? hi - lo : 0.0;
 		const double scale = hi > lo ? cells / (hi - lo) : 0.0;
 		for (uint32_t i = 0; i < s->count; ++i) {
 			const double cell = fmin(fmax((centre_of(s, i, a) - lo) * scale, 0.0), cells - 1.0);
@@ -154,6 +210,13 @@ static void ref_codes(ref_tree *t)
 			for (int b = 0; b < bits; ++b)
 				t->items[i].code |= ((q >> b) & 1u) << (b * s->dims + a);
 		}
+	}
+	const int typical = s->count ? ref_typical(s, span) : 0;
+	for (uint32_t i = 0; i < s->count; ++i) {
+		const int past = ref_size(s, i) - typical - 2;
+		const uint32_t size_class = past < 0 ? 0u : past >= 4 ? 3u : 1u + (uint32_t)past / 2;
+		t->items[i].code |= (3u - size_class) << 30;
+		t->large += size_class > 0;
 	}
 	qsort(t->items, s->count, sizeof *t->items, by_code_then_index);
 }
@@ -289,6 +352,9 @@ static void check_kind(scene_kind kind)
 			for (int with_members = 0; with_members < 2; ++with_members) {
 				scene s = make_scene(kind, sizes[n], dims, with_members, 1000u * kind + n);
 				ref_tree ref = ref_build(&s);
+				// Mixed sizes reach the large classes, which no other scene has.
+				cr_assert_eq(ref.large > 0, kind == MIXED && s.count >= 1000, "kind %d, n %u: %u large", kind,
+					s.count, ref.large);
 				for (int t = 0; t < THREAD_COUNTS; ++t) {
 					char what[96];
 					snprintf(what, sizeof what, "kind %d, n %u, %dD, members %d, %d threads", kind, s.count, dims,
@@ -402,7 +468,7 @@ Test(bvh, refit_keeps_the_shape_and_holds_the_moved_bounds_for_any_thread_count,
 	for (size_t n = 0; n < sizeof sizes / sizeof *sizes; ++n)
 		for (int dims = 2; dims <= 3; ++dims)
 			for (int with_members = 0; with_members < 2; ++with_members) {
-				scene s = make_scene(CLUSTERED, sizes[n], dims, with_members, 77u + n);
+				scene s = make_scene(n % 2 ? MIXED : CLUSTERED, sizes[n], dims, with_members, 77u + n);
 				bpi_bvh built = {0}, first = {0};
 				cr_assert_eq(build_on(&built, &scratch, &s, 2), BP_OK);
 				move_scene(&s, 5u + n, 3.0f);
@@ -551,6 +617,7 @@ Test(bvh, uniform_same_for_any_thread_count_and_as_serial, .timeout = 300) { che
 Test(bvh, clustered_same_for_any_thread_count_and_as_serial, .timeout = 300) { check_kind(CLUSTERED); }
 Test(bvh, equal_centres_same_for_any_thread_count_and_as_serial, .timeout = 300) { check_kind(EQUAL_CENTRES); }
 Test(bvh, lines_same_for_any_thread_count_and_as_serial, .timeout = 300) { check_kind(LINES); }
+Test(bvh, mixed_sizes_same_for_any_thread_count_and_as_serial, .timeout = 300) { check_kind(MIXED); }
 
 // ---- failed allocations ------------------------------------------------------------------------
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
-// Builds a hierarchy (bvh.h): Morton codes of the entities' centres, a radix sort, the
-// tree split top down at the codes' highest differing bit, the bounds gathered into the
-// leaves, then node boxes from the leaves up. Every step runs in parallel in fixed chunks:
+// Builds a hierarchy (bvh.h): codes of the entities' size classes and the Morton codes of
+// their centres, a radix sort, the tree split top down at the codes' highest differing bit,
+// the bounds gathered into the leaves, then node boxes from the leaves up. Every step runs in parallel in fixed chunks:
 // the top of the tree is split serially down to subtrees, which are laid out on their own
 // and then numbered where the serial preorder puts them, so the output never depends on
 // the thread count.
@@ -18,6 +18,13 @@
 /// subtrees to share among threads, few enough that the serial top stays small.
 #define SUBTREE_SHARE 256u
 #define SUBTREE_GRAIN 2048u
+/// Bins of size_of: every biased float exponent.
+#define SIZE_BINS 256u
+/// Size classes, in the codes' top bits above the 30 of the Morton code.
+#define SIZE_CLASSES 4u
+#define CLASS_SHIFT 30
+/// Binary sizes past the typical one that a box is still of class 0.
+#define LARGE_STEPS 2
 
 // Minima and maxima by comparison: finite bounds hold no NaN, and fminf and
 // friends are calls into libm on x86-64 without SSE4.1.
@@ -41,6 +48,7 @@ void bpi_bvh_scratch_free(bpi_bvh_scratch *scratch)
 	bpi_array_free(&scratch->items);
 	bpi_array_free(&scratch->records);
 	bpi_array_free(&scratch->spans);
+	bpi_array_free(&scratch->sizes);
 	bpi_array_free(&scratch->subtrees);
 	bpi_array_free(&scratch->top);
 	bpi_array_free(&scratch->leaf_first);
@@ -69,7 +77,7 @@ void bpi_bvh_free(bpi_bvh *bvh)
 	*bvh = (bpi_bvh){0};
 }
 
-/// Spreads the low 10 bits of x three apart (3D) or the low 16 two apart (2D).
+/// Spreads the low 10 bits of x three apart (3D) or the low 15 two apart (2D).
 static uint32_t spread3(uint32_t x)
 {
 	x &= 0x3FF;
@@ -81,7 +89,7 @@ static uint32_t spread3(uint32_t x)
 
 static uint32_t spread2(uint32_t x)
 {
-	x &= 0xFFFF;
+	x &= 0x7FFF;
 	x = (x | x << 8) & 0x00FF00FF;
 	x = (x | x << 4) & 0x0F0F0F0F;
 	x = (x | x << 2) & 0x33333333;
@@ -101,17 +109,35 @@ typedef struct bounds_job {
 	int dims;
 	float *records; ///< the bounds, 6 floats an entity: the gather then misses once, not 2 * dims times
 	double *spans;  ///< per chunk: the least centre on each axis, then the greatest
+	uint32_t *sizes; ///< per chunk: entities by size_of, SIZE_BINS counts
 } bounds_job;
 
-/// Copies a chunk's bounds into records and finds the span of its centres.
+/// The binary exponent of the largest extent of `record`, biased as a float's (0 for none
+/// or below the normal range, 255 for an infinite one): boxes of one exponent are within
+/// twice each other's size.
+static uint32_t size_of(const float *record, int dims)
+{
+	float largest = 0.0f;
+	for (int a = 0; a < dims; ++a) {
+		const float extent = record[3 + a] - record[a];
+		largest = extent > largest ? extent : largest;
+	}
+	uint32_t bits;
+	memcpy(&bits, &largest, sizeof bits);
+	return bits >> 23 & 0xFFu;
+}
+
+/// Copies a chunk's bounds into records, finds the span of its centres and counts its sizes.
 static void bounds_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	const bounds_job *job = ctx;
 	double *span = job->spans + (size_t)6 * chunk;
+	uint32_t *sizes = job->sizes + (size_t)SIZE_BINS * chunk;
 	for (int a = 0; a < 3; ++a) {
 		span[a] = INFINITY;
 		span[3 + a] = -INFINITY;
 	}
+	memset(sizes, 0, SIZE_BINS * sizeof *sizes);
 	for (uint32_t i = begin; i < end; ++i) {
 		const uint32_t e = job->members ? job->members[i] : i;
 		float *r = job->records + (size_t)6 * i;
@@ -122,12 +148,14 @@ static void bounds_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx
 			span[a] = c < span[a] ? c : span[a];
 			span[3 + a] = c > span[3 + a] ? c : span[3 + a];
 		}
+		sizes[size_of(r, job->dims)]++;
 	}
 }
 
 typedef struct code_job {
 	int dims;
 	double lo[3], scale[3]; ///< centre -> cell: (c - lo) * scale, in [0, cells)
+	int typical;            ///< the typical size (size_of), past which boxes are large
 	const float *records;
 	bpi_sort_item *items;
 } code_job;
@@ -136,7 +164,7 @@ typedef struct code_job {
 /// clamped to the grid.
 static uint32_t morton(const float *record, const double *lo, const double *scale, int dims)
 {
-	const double top = dims == 3 ? 1023.0 : 65535.0;
+	const double top = dims == 3 ? 1023.0 : 32767.0;
 	uint32_t code = 0;
 	for (int a = 0; a < dims; ++a) {
 		double cell = (centre(record, a) - lo[a]) * scale[a];
@@ -147,12 +175,27 @@ static uint32_t morton(const float *record, const double *lo, const double *scal
 	return code;
 }
 
+/// The size class of a box of size_of `size`: 0 up to LARGE_STEPS binary sizes past the
+/// typical one, then one more class per two sizes, at most SIZE_CLASSES - 1.
+static uint32_t size_class(uint32_t size, int typical)
+{
+	const int past = (int)size - typical - LARGE_STEPS;
+	return past < 0 ? 0u : (uint32_t)BP_MIN(1 + past / 2, (int)SIZE_CLASSES - 1);
+}
+
+/// Codes: the size class in the top bits, so the tree's first splits part the sizes and each
+/// class has a Morton tree of its own, its nodes not widened by boxes much larger than theirs.
+/// Larger classes sort first: a walk takes the first child on a tie, and a ray or a nearest
+/// query that starts inside a large box finds it at distance 0 before the many small ones.
 static void code_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	(void)chunk;
 	const code_job *job = ctx;
-	for (uint32_t i = begin; i < end; ++i)
-		job->items[i] = bpi_sort_item_make(morton(job->records + (size_t)6 * i, job->lo, job->scale, job->dims), i);
+	for (uint32_t i = begin; i < end; ++i) {
+		const float *r = job->records + (size_t)6 * i;
+		const uint32_t rank = SIZE_CLASSES - 1 - size_class(size_of(r, job->dims), job->typical);
+		job->items[i] = bpi_sort_item_make(morton(r, job->lo, job->scale, job->dims) | rank << CLASS_SHIFT, i);
+	}
 }
 
 uint32_t bpi_bvh_walk_code(const bpi_bvh *b, const float *record, int dims)
@@ -162,20 +205,51 @@ uint32_t bpi_bvh_walk_code(const bpi_bvh *b, const float *record, int dims)
 	for (int a = 0; a < dims; ++a) {
 		lo[a] = root[a * 2];
 		const double span = (double)root[(3 + a) * 2] - lo[a];
-		scale[a] = span > 0.0 ? (dims == 3 ? 1024.0 : 65536.0) / span : 0.0;
+		scale[a] = span > 0.0 ? (dims == 3 ? 1024.0 : 32768.0) / span : 0.0;
 	}
 	return morton(record, lo, scale, dims);
 }
 
+/// The typical size (size_of): the greater of the median entity's and the spacing of the
+/// centres, the side of the share of their span's volume each entity has (over the axes the
+/// span has: a line of centres has a length). A box not much larger than the space between
+/// centres widens no node much; one far larger than most boxes widens every node on the path
+/// to its leaf.
+static int typical_size(const bpi_bvh_scratch *s, uint32_t count, const double *span, int dims)
+{
+	uint32_t median = 0, below = 0;
+	for (; median < SIZE_BINS; ++median) {
+		for (uint32_t c = 0; c < bpi_chunk_count(count, CODE_GRAIN); ++c)
+			below += s->sizes.data[(size_t)SIZE_BINS * c + median];
+		if (below > count / 2)
+			break;
+	}
+	double volume = 1.0;
+	int axes = 0;
+	for (int a = 0; a < dims; ++a)
+		if (span[a] > 0.0) {
+			volume *= span[a];
+			axes++;
+		}
+	if (!axes)
+		return (int)median;
+	int exponent;
+	(void)frexp(volume / count, &exponent); // share in [2^(exponent - 1), 2^exponent)
+	const int floor_log2 = exponent - 1, spacing = (floor_log2 >= 0 ? floor_log2 : floor_log2 - axes + 1) / axes;
+	return BP_MAX((int)median, spacing + 127);
+}
+
 /// Records the entities' bounds and sorts them into items by the Morton code of their
-/// centres, over cells that span the centres, so the codes use every bit the scene needs.
-/// Chunk spans merge in chunk order, and least and greatest are exact in any order.
+/// centres, over cells that span the centres, so the codes use every bit the scene needs,
+/// below their size class. Chunk spans and size counts merge in chunk order, and least,
+/// greatest and sums of counts are exact in any order.
 static bp_status sort_by_code(bpi_bvh_scratch *s, const bpi_bvh_bounds *bounds, const uint32_t *members, uint32_t count,
 	int dims, int threads)
 {
-	bounds_job gather = {bounds, members, dims, s->records.data, s->spans.data};
+	bounds_job gather = {bounds, members, dims, s->records.data, s->spans.data, s->sizes.data};
 	bpi_parallel_for(count, CODE_GRAIN, threads, bounds_chunk, &gather);
 	code_job job = {.dims = dims, .records = s->records.data, .items = s->items.data};
+	double extent[3] = {0, 0, 0};
 	for (int a = 0; a < dims; ++a) {
 		double lo = INFINITY, hi = -INFINITY;
 		for (uint32_t c = 0; c < bpi_chunk_count(count, CODE_GRAIN); ++c) {
@@ -184,8 +258,10 @@ static bp_status sort_by_code(bpi_bvh_scratch *s, const bpi_bvh_bounds *bounds, 
 			hi = span[3 + a] > hi ? span[3 + a] : hi;
 		}
 		job.lo[a] = lo;
-		job.scale[a] = hi > lo ? (dims == 3 ? 1024.0 : 65536.0) / (hi - lo) : 0.0;
+		extent[a] = hi > lo ? hi - lo : 0.0;
+		job.scale[a] = hi > lo ? (dims == 3 ? 1024.0 : 32768.0) / (hi - lo) : 0.0;
 	}
+	job.typical = count ? typical_size(s, count, extent, dims) : 0;
 	bpi_parallel_for(count, CODE_GRAIN, threads, code_chunk, &job);
 	return bpi_radix_sort_items(&s->radix, s->items.data, count, threads);
 }
@@ -463,6 +539,7 @@ static bool reserve_scratch(bpi_bvh_scratch *s, uint32_t count)
 	const size_t most = BP_MAX(count, 1u);
 	return bpi_array_reserve(&s->items, count) && bpi_array_reserve(&s->records, 6 * (size_t)count) &&
 	       bpi_array_reserve(&s->spans, 6 * (size_t)bpi_chunk_count(count, CODE_GRAIN)) &&
+	       bpi_array_reserve(&s->sizes, SIZE_BINS * (size_t)BP_MAX(bpi_chunk_count(count, CODE_GRAIN), 1u)) &&
 	       bpi_array_reserve(&s->leaf_first, most) && bpi_array_reserve(&s->links, 2 * most) &&
 	       bpi_radix_sort_reserve(&s->radix, count) == BP_OK;
 }

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 // A bounding volume hierarchy over listed entities (a view's query hierarchy, the step's tree
-// of static entities): entities in Morton order of their centres, split where the codes'
-// highest differing bit changes into leaves of at most BPI_BVH_LEAF, node boxes the exact
-// float unions of their children's. A query walks about log n nodes where a scan reads the whole world.
+// of static entities): entities by size class, then in Morton order of their centres, split
+// where the codes' highest differing bit changes into leaves of at most BPI_BVH_LEAF, node
+// boxes the exact float unions of their children's. A query walks about log n nodes where a
+// scan reads the whole world.
 #ifndef BP_TREE_BVH_H
 #define BP_TREE_BVH_H
 
@@ -35,10 +36,11 @@ typedef struct bpi_bvh_subtree {
 	uint32_t first_block, first_leaf;
 } bpi_bvh_subtree;
 
-/// Built once, read-only afterwards. The entities are sorted by the Morton code of
-/// their centres and split top down where the codes' highest differing bit changes
-/// (the halves of a range of equal codes), down to ranges of at most BPI_BVH_LEAF:
-/// a node covers one cell of the Morton grid, so siblings lie apart in space.
+/// Built once, read-only afterwards. The entities are sorted by their size class (boxes
+/// far larger than the typical apart, largest first), then by the Morton code of their
+/// centres, and split top down where the codes' highest differing bit changes (the halves
+/// of a range of equal codes), down to ranges of at most BPI_BVH_LEAF: a node covers one
+/// cell of the Morton grid, so siblings lie apart in space.
 /// Block 0 holds the root in lane 0 (lane 1 is unused); block j >= 1 holds the two
 /// children of inner node j. Each box is the exact float union of what it holds.
 /// Leaf k holds leaf_size[k] entities, order[4k + lane], boxes in its leaf block.
@@ -86,6 +88,7 @@ typedef struct bpi_bvh_scratch {
 	BPI_ARRAY(bpi_sort_item) items;
 	BPI_ARRAY(float) records;  ///< per entity min x, y, z, max x, y, z together
 	BPI_ARRAY(double) spans;   ///< per chunk of entities, the least and greatest centre on each axis
+	BPI_ARRAY(uint32_t) sizes; ///< per chunk of entities, their count of each size (bvh.c)
 	BPI_ARRAY(bpi_bvh_subtree) subtrees; ///< left to right
 	BPI_ARRAY(uint32_t) top;        ///< the node blocks above the subtrees, children before parents
 	BPI_ARRAY(uint32_t) leaf_first; ///< a subtree's leaves' first items, from index lo on
