@@ -289,6 +289,26 @@ void hist_from_seed(uint64_t seed, history *h)
 		hist_free(h);
 		*h = g;
 	}
+	// An eighth start among boxes of far different sizes: 144 drawn as bulk creates draw them,
+	// then eight from 2^8 to 2^22 across, so the views' hierarchies put those in size classes
+	// of their own (tree/bvh.c).
+	if (seed % 8 == 3) {
+		history g = {.cfg = h->cfg};
+		for (uint32_t i = 0; i < 6; ++i)
+			hist_push(&g, (hist_op){.code = OP_CREATE_BULK, .n = 23, .s = (uint32_t)seed + i});
+		for (uint32_t i = 0; i < 8; ++i) {
+			hist_op o = {.code = OP_CREATE, .a = (uint8_t)(seed >> 8), .s = (uint32_t)seed + i};
+			for (int k = 0; k < 3; ++k) {
+				o.min[k] = (float)((i * 7 + (uint32_t)k * 3) % 11) * 40.0f - 200.0f;
+				o.max[k] = o.min[k] + ldexpf(1.0f, 8 + 2 * (int)i);
+			}
+			hist_push(&g, o);
+		}
+		for (uint32_t i = 0; i < h->count; ++i)
+			hist_push(&g, h->ops[i]);
+		hist_free(h);
+		*h = g;
+	}
 	// An eighth report step events from the start, so filter changes and new selections
 	// meet pairs that keep overlapping.
 	if (seed % 8 == 5) {
