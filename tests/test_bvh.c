@@ -156,9 +156,9 @@ static int by_int(const void *x, const void *y)
 	return (a > b) - (a < b);
 }
 
-/// The size from which boxes are large: two binary sizes past the greater of the median
-/// entity's and the spacing of the centres (the side of a cube, square or segment holding each
-/// entity's share of the centres' span over the axes it has).
+/// The typical size: the greater of the median entity's and the spacing of the centres (the
+/// side of a cube, square or segment holding each entity's share of the centres' span over the
+/// axes it has).
 static int ref_typical(const scene *s, const double *span)
 {
 	int *by_size = malloc(sizeof *by_size * s->count);
@@ -187,7 +187,7 @@ static int ref_typical(const scene *s, const double *span)
 
 /// Morton codes over the span of the centres, bit by bit: bit b of axis a's cell is
 /// bit b * dims + a of the code; above them, in bits 30 and 31, 3 less the size class: 0 up
-/// to two binary sizes past the typical, then one more per two sizes, at most 3.
+/// to two binary sizes past the typical (3D; four in 2D), then one more per two sizes, at most 3.
 static void ref_codes(ref_tree *t)
 {
 	const scene *s = t->s;
@@ -213,7 +213,7 @@ static void ref_codes(ref_tree *t)
 	}
 	const int typical = s->count ? ref_typical(s, span) : 0;
 	for (uint32_t i = 0; i < s->count; ++i) {
-		const int past = ref_size(s, i) - typical - 2;
+		const int past = ref_size(s, i) - typical - (s->dims == 3 ? 2 : 4);
 		const uint32_t size_class = past < 0 ? 0u : past >= 4 ? 3u : 1u + (uint32_t)past / 2;
 		t->items[i].code |= (3u - size_class) << 30;
 		t->large += size_class > 0;

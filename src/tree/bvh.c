@@ -23,8 +23,12 @@
 /// Size classes, in the codes' top bits above the 30 of the Morton code.
 #define SIZE_CLASSES 4u
 #define CLASS_SHIFT 30
-/// Binary sizes past the typical one that a box is still of class 0.
-#define LARGE_STEPS 2
+/// Binary sizes past the typical one that a box is still of class 0, in 3D and in 2D. A class
+/// of its own costs every query the walk of one more tree, and pays where the box would widen
+/// many nodes by much: a box k cells across widens their volume by k^3 in 3D, their area by
+/// only k^2 in 2D.
+#define LARGE_STEPS_3D 2
+#define LARGE_STEPS_2D 4
 
 // Minima and maxima by comparison: finite bounds hold no NaN, and fminf and
 // friends are calls into libm on x86-64 without SSE4.1.
@@ -175,11 +179,11 @@ static uint32_t morton(const float *record, const double *lo, const double *scal
 	return code;
 }
 
-/// The size class of a box of size_of `size`: 0 up to LARGE_STEPS binary sizes past the
+/// The size class of a box of size_of `size`: 0 up to LARGE_STEPS_* binary sizes past the
 /// typical one, then one more class per two sizes, at most SIZE_CLASSES - 1.
-static uint32_t size_class(uint32_t size, int typical)
+static uint32_t size_class(uint32_t size, int typical, int dims)
 {
-	const int past = (int)size - typical - LARGE_STEPS;
+	const int past = (int)size - typical - (dims == 3 ? LARGE_STEPS_3D : LARGE_STEPS_2D);
 	return past < 0 ? 0u : (uint32_t)BP_MIN(1 + past / 2, (int)SIZE_CLASSES - 1);
 }
 
@@ -193,7 +197,7 @@ static void code_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	const code_job *job = ctx;
 	for (uint32_t i = begin; i < end; ++i) {
 		const float *r = job->records + (size_t)6 * i;
-		const uint32_t rank = SIZE_CLASSES - 1 - size_class(size_of(r, job->dims), job->typical);
+		const uint32_t rank = SIZE_CLASSES - 1 - size_class(size_of(r, job->dims), job->typical, job->dims);
 		job->items[i] = bpi_sort_item_make(morton(r, job->lo, job->scale, job->dims) | rank << CLASS_SHIFT, i);
 	}
 }
