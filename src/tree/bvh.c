@@ -53,6 +53,7 @@ void bpi_bvh_scratch_free(bpi_bvh_scratch *scratch)
 	bpi_array_free(&scratch->records);
 	bpi_array_free(&scratch->spans);
 	bpi_array_free(&scratch->sizes);
+	bpi_array_free(&scratch->size_counts);
 	bpi_array_free(&scratch->subtrees);
 	bpi_array_free(&scratch->top);
 	bpi_array_free(&scratch->leaf_first);
@@ -113,21 +114,17 @@ typedef struct bounds_job {
 	int dims;
 	float *records; ///< the bounds, 6 floats an entity: the gather then misses once, not 2 * dims times
 	double *spans;  ///< per chunk: the least centre on each axis, then the greatest
-	uint32_t *sizes; ///< per chunk: entities by size_of, SIZE_BINS counts
+	uint8_t *sizes;        ///< per entity: its size_of
+	uint32_t *size_counts; ///< per chunk: entities by size_of, SIZE_BINS counts
 } bounds_job;
 
-/// The binary exponent of the largest extent of `record`, biased as a float's (0 for none
-/// or below the normal range, 255 for an infinite one): boxes of one exponent are within
-/// twice each other's size.
-static uint32_t size_of(const float *record, int dims)
+/// A box's size: the binary exponent of its largest extent, biased as a float's (0 for none
+/// or below the normal range, 255 for an infinite one). Boxes of one size are within twice
+/// each other's.
+static uint32_t size_of(float largest_extent)
 {
-	float largest = 0.0f;
-	for (int a = 0; a < dims; ++a) {
-		const float extent = record[3 + a] - record[a];
-		largest = extent > largest ? extent : largest;
-	}
 	uint32_t bits;
-	memcpy(&bits, &largest, sizeof bits);
+	memcpy(&bits, &largest_extent, sizeof bits);
 	return bits >> 23 & 0xFFu;
 }
 
@@ -136,31 +133,36 @@ static void bounds_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx
 {
 	const bounds_job *job = ctx;
 	double *span = job->spans + (size_t)6 * chunk;
-	uint32_t *sizes = job->sizes + (size_t)SIZE_BINS * chunk;
+	uint32_t *counts = job->size_counts + (size_t)SIZE_BINS * chunk;
 	for (int a = 0; a < 3; ++a) {
 		span[a] = INFINITY;
 		span[3 + a] = -INFINITY;
 	}
-	memset(sizes, 0, SIZE_BINS * sizeof *sizes);
+	memset(counts, 0, SIZE_BINS * sizeof *counts);
 	for (uint32_t i = begin; i < end; ++i) {
 		const uint32_t e = job->members ? job->members[i] : i;
-		float *r = job->records + (size_t)6 * i;
+		float *r = job->records + (size_t)6 * i, largest = 0.0f;
 		for (int a = 0; a < job->dims; ++a) {
 			r[a] = job->bounds->min[a][e];
 			r[3 + a] = job->bounds->max[a][e];
 			const double c = centre(r, a);
 			span[a] = c < span[a] ? c : span[a];
 			span[3 + a] = c > span[3 + a] ? c : span[3 + a];
+			const float extent = r[3 + a] - r[a];
+			largest = extent > largest ? extent : largest;
 		}
-		sizes[size_of(r, job->dims)]++;
+		const uint32_t size = size_of(largest);
+		job->sizes[i] = (uint8_t)size;
+		counts[size]++;
 	}
 }
 
 typedef struct code_job {
 	int dims;
-	double lo[3], scale[3]; ///< centre -> cell: (c - lo) * scale, in [0, cells)
-	int typical;            ///< the typical size (size_of), past which boxes are large
+	double lo[3], scale[3];   ///< centre -> cell: (c - lo) * scale, in [0, cells)
+	uint32_t rank[SIZE_BINS]; ///< the top bits of the code of each size: SIZE_CLASSES - 1 less its class
 	const float *records;
+	const uint8_t *sizes;     ///< per entity: its size_of
 	bpi_sort_item *items;
 } code_job;
 
@@ -195,11 +197,9 @@ static void code_chunk(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	(void)chunk;
 	const code_job *job = ctx;
-	for (uint32_t i = begin; i < end; ++i) {
-		const float *r = job->records + (size_t)6 * i;
-		const uint32_t rank = SIZE_CLASSES - 1 - size_class(size_of(r, job->dims), job->typical, job->dims);
-		job->items[i] = bpi_sort_item_make(morton(r, job->lo, job->scale, job->dims) | rank << CLASS_SHIFT, i);
-	}
+	for (uint32_t i = begin; i < end; ++i)
+		job->items[i] = bpi_sort_item_make(
+			morton(job->records + (size_t)6 * i, job->lo, job->scale, job->dims) | job->rank[job->sizes[i]], i);
 }
 
 uint32_t bpi_bvh_walk_code(const bpi_bvh *b, const float *record, int dims)
@@ -214,20 +214,16 @@ uint32_t bpi_bvh_walk_code(const bpi_bvh *b, const float *record, int dims)
 	return morton(record, lo, scale, dims);
 }
 
-/// The typical size (size_of): the greater of the median entity's and the spacing of the
-/// centres, the side of the share of their span's volume each entity has (over the axes the
-/// span has: a line of centres has a length). A box not much larger than the space between
-/// centres widens no node much; one far larger than most boxes widens every node on the path
-/// to its leaf.
-static int typical_size(const bpi_bvh_scratch *s, uint32_t count, const double *span, int dims)
+/// The typical size (size_of) of `count` entities, `counts` of each size: the greater of the
+/// median entity's and the spacing of the centres, the side of the share of their span's
+/// volume each entity has (over the axes the span has: a line of centres has a length). A box
+/// not much larger than the space between centres widens no node much; one far larger than
+/// most boxes widens every node on the path to its leaf.
+static int typical_size(const uint32_t *counts, uint32_t count, const double *span, int dims)
 {
-	uint32_t median = 0, below = 0;
-	for (; median < SIZE_BINS; ++median) {
-		for (uint32_t c = 0; c < bpi_chunk_count(count, CODE_GRAIN); ++c)
-			below += s->sizes.data[(size_t)SIZE_BINS * c + median];
-		if (below > count / 2)
-			break;
-	}
+	uint32_t median = 0;
+	for (uint32_t below = counts[0]; below <= count / 2;)
+		below += counts[++median];
 	double volume = 1.0;
 	int axes = 0;
 	for (int a = 0; a < dims; ++a)
@@ -250,9 +246,9 @@ static int typical_size(const bpi_bvh_scratch *s, uint32_t count, const double *
 static bp_status sort_by_code(bpi_bvh_scratch *s, const bpi_bvh_bounds *bounds, const uint32_t *members, uint32_t count,
 	int dims, int threads)
 {
-	bounds_job gather = {bounds, members, dims, s->records.data, s->spans.data, s->sizes.data};
+	bounds_job gather = {bounds, members, dims, s->records.data, s->spans.data, s->sizes.data, s->size_counts.data};
 	bpi_parallel_for(count, CODE_GRAIN, threads, bounds_chunk, &gather);
-	code_job job = {.dims = dims, .records = s->records.data, .items = s->items.data};
+	code_job job = {.dims = dims, .records = s->records.data, .sizes = s->sizes.data, .items = s->items.data};
 	double extent[3] = {0, 0, 0};
 	for (int a = 0; a < dims; ++a) {
 		double lo = INFINITY, hi = -INFINITY;
@@ -265,7 +261,13 @@ static bp_status sort_by_code(bpi_bvh_scratch *s, const bpi_bvh_bounds *bounds, 
 		extent[a] = hi > lo ? hi - lo : 0.0;
 		job.scale[a] = hi > lo ? (dims == 3 ? 1024.0 : 32768.0) / (hi - lo) : 0.0;
 	}
-	job.typical = count ? typical_size(s, count, extent, dims) : 0;
+	uint32_t counts[SIZE_BINS] = {0};
+	for (uint32_t c = 0; c < bpi_chunk_count(count, CODE_GRAIN); ++c)
+		for (uint32_t k = 0; k < SIZE_BINS; ++k)
+			counts[k] += s->size_counts.data[(size_t)SIZE_BINS * c + k];
+	const int typical = count ? typical_size(counts, count, extent, dims) : 0;
+	for (uint32_t k = 0; k < SIZE_BINS; ++k)
+		job.rank[k] = (SIZE_CLASSES - 1 - size_class(k, typical, dims)) << CLASS_SHIFT;
 	bpi_parallel_for(count, CODE_GRAIN, threads, code_chunk, &job);
 	return bpi_radix_sort_items(&s->radix, s->items.data, count, threads);
 }
@@ -543,7 +545,8 @@ static bool reserve_scratch(bpi_bvh_scratch *s, uint32_t count)
 	const size_t most = BP_MAX(count, 1u);
 	return bpi_array_reserve(&s->items, count) && bpi_array_reserve(&s->records, 6 * (size_t)count) &&
 	       bpi_array_reserve(&s->spans, 6 * (size_t)bpi_chunk_count(count, CODE_GRAIN)) &&
-	       bpi_array_reserve(&s->sizes, SIZE_BINS * (size_t)BP_MAX(bpi_chunk_count(count, CODE_GRAIN), 1u)) &&
+	       bpi_array_reserve(&s->sizes, count) &&
+	       bpi_array_reserve(&s->size_counts, SIZE_BINS * (size_t)BP_MAX(bpi_chunk_count(count, CODE_GRAIN), 1u)) &&
 	       bpi_array_reserve(&s->leaf_first, most) && bpi_array_reserve(&s->links, 2 * most) &&
 	       bpi_radix_sort_reserve(&s->radix, count) == BP_OK;
 }

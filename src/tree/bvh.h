@@ -88,7 +88,8 @@ typedef struct bpi_bvh_scratch {
 	BPI_ARRAY(bpi_sort_item) items;
 	BPI_ARRAY(float) records;  ///< per entity min x, y, z, max x, y, z together
 	BPI_ARRAY(double) spans;   ///< per chunk of entities, the least and greatest centre on each axis
-	BPI_ARRAY(uint32_t) sizes; ///< per chunk of entities, their count of each size (bvh.c)
+	BPI_ARRAY(uint8_t) sizes;        ///< per entity, its size (bvh.c)
+	BPI_ARRAY(uint32_t) size_counts; ///< per chunk of entities, their count of each size
 	BPI_ARRAY(bpi_bvh_subtree) subtrees; ///< left to right
 	BPI_ARRAY(uint32_t) top;        ///< the node blocks above the subtrees, children before parents
 	BPI_ARRAY(uint32_t) leaf_first; ///< a subtree's leaves' first items, from index lo on
