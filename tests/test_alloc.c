@@ -745,77 +745,24 @@ static void assert_view_holds(const bp_view *v, const oracle_pairs *want, const 
 	cr_assert_eq(total, expected, "k = %llu: %s: the box query", (unsigned long long)k, what);
 }
 
-/// Frames of an incremental world copy and search only what changed, and make the
-/// query index a reader used last frame: every allocation of such a frame fails in
-/// turn. The frame fails cleanly (BP_ERR_OUT_OF_MEMORY) or publishes exactly the
-/// oracle's pairs, and the next frame is exact either way.
-Test(alloc, incremental_frame_failing_each_allocation, .timeout = 120)
+/// A view of an incremental world after some entities moved, taken as a frame
+/// (bp_frame_step) or as a world view (a bp_world_step, then bp_world_view): every
+/// allocation of the call fails in turn. It fails cleanly (BP_ERR_OUT_OF_MEMORY, no
+/// view) or holds exactly the oracle's pairs (a world view, none) and answers exactly,
+/// and the view after it is exact either way: a failed call keeps the world's marks of
+/// what changed, which the next snapshot copies.
+static void fail_each_allocation_of_a_view(bool world_view)
 {
 	enum { N = 1500, MOVED = 30 };
 	static oracle_box boxes[N], expected[N];
 	static float soa[6][INC_N];
 	uint32_t moved[MOVED];
 	oracle_box moved_to[MOVED];
-	cluster_moves(boxes, expected, N, 81, moved, moved_to, MOVED, 41, 3);
-	oracle_pairs first = oracle_find_pairs(boxes, N, 3), want = oracle_find_pairs(expected, N, 3);
-	bp_entity_def common = bp_entity_def_default();
-	uint64_t k = 1;
-	for (bool injected = true; injected; ++k) {
-		bp_set_allocator(&counting);
-		arm(0);
-		bp_world_def def = bp_world_def_default();
-		def.incremental = true;
-		def.debug_flags = BP_DEBUG_ALWAYS_INCREMENTAL; // the incremental path, whatever the timings
-		def.thread_count = 2;
-		bp_world *w = NULL;
-		cr_assert_eq(bp_world_create(&def, &w), BP_OK);
-		bp_bounds_arrays all = soa_of(soa, boxes, N);
-		cr_assert_eq(bp_world_create_entities(w, N, &all, &common, NULL), BP_OK);
-		bp_view *v = NULL;
-		cr_assert_eq(bp_frame_step(w, &v), BP_OK);
-		assert_view_holds(v, &first, boxes, N, k, "the first frame"); // asks for its query index
-		cr_assert_eq(bp_view_release(v), BP_OK);
-		bp_bounds_arrays arrays = soa_of(soa, moved_to, MOVED);
-		cr_assert_eq(bp_entities_set_bounds(w, bp_target_indices(MOVED, moved), &arrays), BP_OK);
-
-		arm(k);
-		bp_status status = bp_frame_step(w, &v);
-		injected = atomic_load(&calls) >= k;
-		disarm();
-		if (status == BP_OK) {
-			assert_view_holds(v, &want, expected, N, k, "a frame that absorbed the failure");
-			cr_assert_eq(bp_view_release(v), BP_OK);
-		} else {
-			cr_assert_eq(status, BP_ERR_OUT_OF_MEMORY, "k = %llu", (unsigned long long)k);
-			cr_assert_null(v);
-		}
-		cr_assert_eq(bp_frame_step(w, &v), BP_OK, "k = %llu: %s", (unsigned long long)k, bp_world_last_error(w));
-		assert_view_holds(v, &want, expected, N, k, "the frame after");
-		cr_assert_eq(bp_view_release(v), BP_OK);
-
-		bp_world_destroy(w);
-		expect_all_freed(k);
-		cr_assert_lt(k, 100000, "the frame never stops allocating");
-	}
-	cr_assert_gt(k - 2, 5, "only %llu allocations in the frame", (unsigned long long)(k - 2));
-	cr_log_info("incremental frame: failed each of %llu allocations in turn", (unsigned long long)(k - 2));
-	oracle_pairs_free(&first);
-	oracle_pairs_free(&want);
-}
-
-/// A world view (bp_world_view) of an incremental world whose movers changed since the last
-/// one: every allocation of the view fails in turn. It fails cleanly (BP_ERR_OUT_OF_MEMORY,
-/// no view) or answers exactly, and the world view after it is exact either way: a failed
-/// view keeps the world's marks of what changed, which its snapshot copies.
-Test(alloc, world_view_failing_each_allocation, .timeout = 120)
-{
-	enum { N = 1500, MOVED = 30 };
-	static oracle_box boxes[N], expected[N];
-	static float soa[6][INC_N];
-	uint32_t moved[MOVED];
-	oracle_box moved_to[MOVED];
-	cluster_moves(boxes, expected, N, 83, moved, moved_to, MOVED, 41, 5);
+	cluster_moves(boxes, expected, N, world_view ? 83 : 81, moved, moved_to, MOVED, 41, world_view ? 5 : 3);
 	const oracle_pairs none = {NULL, 0};
+	oracle_pairs first = world_view ? none : oracle_find_pairs(boxes, N, 3);
+	oracle_pairs want = world_view ? none : oracle_find_pairs(expected, N, 3);
+	const char *what = world_view ? "world view" : "frame";
 	bp_entity_def common = bp_entity_def_default();
 	uint64_t k = 1;
 	for (bool injected = true; injected; ++k) {
@@ -823,42 +770,51 @@ Test(alloc, world_view_failing_each_allocation, .timeout = 120)
 		arm(0);
 		bp_world_def def = bp_world_def_default();
 		def.incremental = true;
+		def.debug_flags = world_view ? 0 : BP_DEBUG_ALWAYS_INCREMENTAL; // a frame's step: the incremental path
 		def.thread_count = 2;
 		bp_world *w = NULL;
 		cr_assert_eq(bp_world_create(&def, &w), BP_OK);
 		bp_bounds_arrays all = soa_of(soa, boxes, N);
 		cr_assert_eq(bp_world_create_entities(w, N, &all, &common, NULL), BP_OK);
-		cr_assert_eq(bp_world_step(w), BP_OK);
 		bp_view *v = NULL;
-		cr_assert_eq(bp_world_view(w, &v), BP_OK);
-		assert_view_holds(v, &none, boxes, N, k, "the first world view");
+		cr_assert_eq(world_view ? bp_world_step(w) : BP_OK, BP_OK);
+		cr_assert_eq(world_view ? bp_world_view(w, &v) : bp_frame_step(w, &v), BP_OK);
+		assert_view_holds(v, &first, boxes, N, k, "the first view"); // asks for its query index
 		cr_assert_eq(bp_view_release(v), BP_OK);
 		bp_bounds_arrays arrays = soa_of(soa, moved_to, MOVED);
 		cr_assert_eq(bp_entities_set_bounds(w, bp_target_indices(MOVED, moved), &arrays), BP_OK);
-		cr_assert_eq(bp_world_step(w), BP_OK);
+		cr_assert_eq(world_view ? bp_world_step(w) : BP_OK, BP_OK);
 
 		arm(k);
-		bp_status status = bp_world_view(w, &v);
+		bp_status status = world_view ? bp_world_view(w, &v) : bp_frame_step(w, &v);
 		injected = atomic_load(&calls) >= k;
 		disarm();
 		if (status == BP_OK) {
-			assert_view_holds(v, &none, expected, N, k, "a world view that absorbed the failure");
+			assert_view_holds(v, &want, expected, N, k, "a view that absorbed the failure");
 			cr_assert_eq(bp_view_release(v), BP_OK);
 		} else {
 			cr_assert_eq(status, BP_ERR_OUT_OF_MEMORY, "k = %llu", (unsigned long long)k);
 			cr_assert_null(v);
 		}
-		cr_assert_eq(bp_world_view(w, &v), BP_OK, "k = %llu: %s", (unsigned long long)k, bp_world_last_error(w));
-		assert_view_holds(v, &none, expected, N, k, "the world view after");
+		status = world_view ? bp_world_view(w, &v) : bp_frame_step(w, &v);
+		cr_assert_eq(status, BP_OK, "k = %llu: %s", (unsigned long long)k, bp_world_last_error(w));
+		assert_view_holds(v, &want, expected, N, k, "the view after");
 		cr_assert_eq(bp_view_release(v), BP_OK);
 
 		bp_world_destroy(w);
 		expect_all_freed(k);
-		cr_assert_lt(k, 100000, "the world view never stops allocating");
+		cr_assert_lt(k, 100000, "the %s never stops allocating", what);
 	}
-	cr_assert_gt(k - 2, 3, "only %llu allocations in the world view", (unsigned long long)(k - 2));
-	cr_log_info("world view: failed each of %llu allocations in turn", (unsigned long long)(k - 2));
+	cr_assert_gt(k - 2, world_view ? 3u : 5u, "only %llu allocations in the %s", (unsigned long long)(k - 2), what);
+	cr_log_info("%s: failed each of %llu allocations in turn", what, (unsigned long long)(k - 2));
+	if (!world_view) {
+		oracle_pairs_free(&first);
+		oracle_pairs_free(&want);
+	}
 }
+
+Test(alloc, incremental_frame_failing_each_allocation, .timeout = 120) { fail_each_allocation_of_a_view(false); }
+Test(alloc, world_view_failing_each_allocation, .timeout = 120) { fail_each_allocation_of_a_view(true); }
 
 /// The frames after a failed one go on changing the world: an incremental 2D world
 /// of 2,000 boxes on 1 thread moves 20 and creates 10 each frame, and the k-th

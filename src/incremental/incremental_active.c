@@ -301,7 +301,7 @@ static bp_status merge_extra(bpi_active_pairs *ap, const bpi_active_input *in)
 	for (uint32_t e = 0; e < ap->extra_count; ++e) {
 		const uint32_t at = ap->extra.data[e].at;
 		ap->in_extra.data[at] = 0;
-		bpi_columns_unmark(ap->stale.data, at);
+		bpi_bit_clear(ap->stale.data, at);
 	}
 	ap->extra_count = ap->extra_wide_count = 0;
 	ap->extra_reads = 0;
@@ -344,7 +344,7 @@ static bp_status plan_columns(bpi_active_pairs *ap, const bpi_active_input *in, 
 		uint32_t k = ap->searcher_list.data[i];
 		if (!ap->in_extra.data[k]) {
 			ap->in_extra.data[k] = ++ap->extra_count;
-			bpi_columns_mark(ap->stale.data, k);
+			bpi_bit_set(ap->stale.data, k);
 		}
 		ap->extra.data[ap->in_extra.data[k] - 1] = bpi_columns_row(&in->fat[k], k, in->scene->dims);
 	}
@@ -374,7 +374,7 @@ static uint64_t sweep_columns(const bpi_active_pairs *ap, const bpi_columns *c, 
 			bpi_columns_rows(c, y, z, f->lo[0], &j, &end);
 			uint32_t from = j;
 			for (; j < end && rows[j].rec[0] <= f->hi[0]; ++j)
-				if (bpi_rec6_overlap(rows[j].rec, q) && !(stale && bpi_columns_marked(stale, rows[j].at)))
+				if (bpi_rec6_overlap(rows[j].rec, q) && !(stale && bpi_bit_get(stale, rows[j].at)))
 					consider(ap, in, s, rows[j].at, out);
 			read += j - from + 1;
 		}
@@ -395,7 +395,7 @@ static uint64_t sweep_one(const bpi_active_pairs *ap, const bpi_active_input *in
 			sweep_columns(ap, c, stale, in, s, q, out) + c->wide_count + ap->extra_wide_count;
 	for (uint32_t w = 0; w < c->wide_count; ++w) {
 		uint32_t k = c->wide.data[w];
-		if (!bpi_columns_marked(stale, k) && fats_overlap(f, &in->fat[k], dims))
+		if (!bpi_bit_get(stale, k) && fats_overlap(f, &in->fat[k], dims))
 			consider(ap, in, s, k, out);
 	}
 	if (ap->extra_count)

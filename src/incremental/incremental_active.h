@@ -28,7 +28,7 @@ typedef struct bpi_active_pairs {
 	BPI_ARRAY(bpi_active_row) extra; ///< fat boxes of the positions that searched since the columns were laid out
 	uint32_t extra_count;
 	BPI_ARRAY(uint32_t) in_extra;   ///< by position: 1 + its entry in `extra` (its row is out of date), or 0
-	BPI_ARRAY(uint64_t) stale;      ///< by position, a bit (bpi_columns_marked): in `extra`
+	BPI_ARRAY(uint64_t) stale;      ///< by position, a bit (bpi_bit_get): in `extra`
 	bpi_columns extra_columns;      ///< `extra` on the bands of `columns`, laid out every step it changes
 	BPI_ARRAY(bpi_active_row) extra_wide; ///< the rows of `extra` too wide for those bands
 	uint32_t extra_wide_count;

@@ -220,7 +220,7 @@ bp_status bpi_columns_merge(bpi_columns *c, const uint64_t *stale, const bpi_act
 	for (uint32_t w = 0; w < c->wide_count; ++w) {
 		uint32_t at = c->wide.data[w];
 		c->wide.data[kept_wide] = at;
-		kept_wide += !bpi_columns_marked(stale, at);
+		kept_wide += !bpi_bit_get(stale, at);
 	}
 	c->wide_count = kept_wide;
 	const uint32_t rows_before = c->start.data[columns];
@@ -241,7 +241,7 @@ bp_status bpi_columns_merge(bpi_columns *c, const uint64_t *stale, const bpi_act
 		const uint32_t f_end = fresh_start[col + 1];
 		start[col] = written;
 		for (;;) {
-			while (a < a_end && bpi_columns_marked(stale, old[a].at))
+			while (a < a_end && bpi_bit_get(stale, old[a].at))
 				++a;
 			const bpi_active_row *next = f < f_end ? &fresh[bpi_sort_item_index(items[f])] : NULL;
 			if (a < a_end && (!next || old[a].rec[0] <= next->rec[0]))

@@ -6,6 +6,7 @@
 #ifndef BP_INCREMENTAL_COLUMNS_H
 #define BP_INCREMENTAL_COLUMNS_H
 
+#include "base/bits.h"
 #include "incremental/incremental_fat.h"
 #include "parallel/sort.h"
 
@@ -25,23 +26,6 @@ static inline bpi_active_row bpi_columns_row(const bpi_fat *f, uint32_t at, int 
 		r.rec[3 + axis] = -f->hi[axis];
 	}
 	return r;
-}
-
-/// Whether position `at` is marked in a bit set of positions: one bit each, so the set
-/// of a million stays in cache where the sweeps look it up at random.
-static inline bool bpi_columns_marked(const uint64_t *set, uint32_t at)
-{
-	return (set[at / 64] >> (at % 64)) & 1;
-}
-
-static inline void bpi_columns_mark(uint64_t *set, uint32_t at)
-{
-	set[at / 64] |= (uint64_t)1 << (at % 64);
-}
-
-static inline void bpi_columns_unmark(uint64_t *set, uint32_t at)
-{
-	set[at / 64] &= ~((uint64_t)1 << (at % 64));
 }
 
 /// Zero-initialised is empty.
@@ -68,7 +52,7 @@ bp_status bpi_columns_build(bpi_columns *c, const bpi_sort_item *by_x, uint32_t 
 	int dims, int threads);
 
 /// Lays the columns out again on the bands and reach they have: the rows of the positions
-/// marked in `stale` (bpi_columns_marked) leave, and the `count` rows of `fresh` (rows of stale positions,
+/// marked in `stale` (bpi_bit_get) leave, and the `count` rows of `fresh` (rows of stale positions,
 /// each position once) join, each column still in x order. A fresh row too wide for the columns
 /// joins `wide`, and is copied to `down` (room for `count`) when not NULL, `down_count` rows.
 /// The same layout on any number of threads; a build, which plans the bands anew, may differ.
