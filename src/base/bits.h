@@ -17,6 +17,13 @@ static inline bool bpi_bit_get(const uint64_t *bits, uint32_t i)
 	return (bits[i / 64] >> (i % 64)) & 1;
 }
 
+/// Whether i or j is in the set: both bits read and joined as words, with no branch on the
+/// first (a pair's two entities, where either may be marked).
+static inline bool bpi_bit_either(const uint64_t *bits, uint32_t i, uint32_t j)
+{
+	return ((bits[i / 64] >> (i % 64)) | (bits[j / 64] >> (j % 64))) & 1;
+}
+
 static inline void bpi_bit_set(uint64_t *bits, uint32_t i)
 {
 	bits[i / 64] |= (uint64_t)1 << (i % 64);

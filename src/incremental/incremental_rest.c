@@ -131,7 +131,7 @@ static void drop_stale(bpi_incremental *x, size_t stale, bool left)
 	for (size_t i = 0; i < resting->count; ++i) {
 		bp_pair p = resting->data[i];
 		resting->data[live] = p;
-		live += !(bpi_bit_get(x->gone.data, p.lo) | bpi_bit_get(x->gone.data, p.hi));
+		live += !bpi_bit_either(x->gone.data, p.lo, p.hi);
 	}
 	resting->count = live;
 	x->rest_stale = false;

@@ -40,7 +40,7 @@ size_t bpi_merge_settling(const bpi_pair_buffer *kept, const uint64_t *gone, con
 	size_t j = 0, k = 0, resting = 0;
 	for (size_t i = 0; i < kept->count; ++i) {
 		bp_pair a = p[i];
-		const bool live = !(bpi_bit_get(gone, a.lo) | bpi_bit_get(gone, a.hi));
+		const bool live = !bpi_bit_either(gone, a.lo, a.hi);
 		for (; j < fresh_count && (fresh[j].lo < a.lo || (fresh[j].lo == a.lo && fresh[j].hi < a.hi)); ++j) {
 			out[k++] = fresh[j];
 			next->data[resting] = fresh[j];

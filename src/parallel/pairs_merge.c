@@ -37,7 +37,7 @@ static size_t lower_bound(const bp_pair *b, size_t nb, bp_pair p)
 
 static bool dropped(const uint64_t *drop, bp_pair p)
 {
-	return drop && (bpi_bit_get(drop, p.lo) | bpi_bit_get(drop, p.hi));
+	return drop && bpi_bit_either(drop, p.lo, p.hi);
 }
 
 typedef struct merge_job {
@@ -102,7 +102,7 @@ static size_t merge_dropping(const bp_pair *a, size_t na, const bp_pair *b, size
 	size_t j = 0, k = 0;
 	for (size_t i = 0; i < na; ++i) {
 		const uint32_t lo = a[i].lo, hi = a[i].hi;
-		const bool keep = !(bpi_bit_get(drop, lo) | bpi_bit_get(drop, hi));
+		const bool keep = !bpi_bit_either(drop, lo, hi);
 		while (j < nb && (b[j].lo < lo || (b[j].lo == lo && b[j].hi < hi)))
 			out[k++] = b[j++];
 		out[k] = (bp_pair){lo, hi};
