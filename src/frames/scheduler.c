@@ -433,7 +433,6 @@ static void build_view(bpi_frames *fr, bp_view *view)
 	const bool crew = threads > 1 && bpi_executor_enter(&view->settings.executor, threads, &team) == BP_OK;
 	const bpi_changes changes = bpi_build_changes_find(&fr->changes, view, prev, crew ? threads : 1);
 	const bpi_hierarchy_changes changed = {NULL, changes.list, changes.count, changes.bounds_only};
-	view->world_view = true;
 	bpi_view_derive_queries(view, prev, changes.all ? NULL : &changed, &fr->hierarchy_scratch, crew ? threads : 1);
 	if (crew)
 		bpi_executor_leave();

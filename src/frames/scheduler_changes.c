@@ -2,6 +2,7 @@
 // What changed between frames (scheduler_changes.h): the submit log, each snapshot's list
 // for the builder, and the builder's changes since the frame its incremental state follows.
 #include "frames/scheduler_changes.h"
+#include "base/bits.h"
 #include "base/probes.h"
 #include "parallel/parallel.h"
 
@@ -174,7 +175,7 @@ static bpi_changes snapshot_changes(bpi_build_changes *b, const bp_view *view, c
 	bpi_changes changes = {.all = true};
 	const uint32_t shared = prev ? BP_MIN(view->count, prev->count) : 0, chunks = bpi_chunk_count(shared, COMPARE_GRAIN);
 	if (!prev || prev->dims != view->dims || !bpi_array_reserve(&b->changed, view->count) ||
-		!bpi_array_reserve(&b->bits, ((size_t)shared + 63) / 64) || !bpi_array_reserve(&b->chunk_counts, chunks) ||
+		!bpi_array_reserve(&b->bits, bpi_bit_words(shared)) || !bpi_array_reserve(&b->chunk_counts, chunks) ||
 		!bpi_array_reserve(&b->chunk_filters, chunks))
 		return changes;
 	// The submits' own word that only bounds changed, when it reaches back to prev.

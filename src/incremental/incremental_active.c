@@ -317,7 +317,7 @@ static bp_status merge_extra(bpi_active_pairs *ap, const bpi_active_input *in)
 /// rows in the columns are out of date, and is laid out on the columns' bands.
 static bp_status plan_columns(bpi_active_pairs *ap, const bpi_active_input *in, uint32_t searchers)
 {
-	const uint32_t n = in->count, words = (n + 63) / 64;
+	const uint32_t n = in->count, words = (uint32_t)bpi_bit_words(n);
 	if (!bpi_array_grow(&ap->extra, ap->columns_current ? ap->extra_count : 0, n) ||
 		!bpi_array_grow(&ap->in_extra, ap->columns_current ? n : 0, n) || !bpi_array_reserve(&ap->extra_wide, n) ||
 		!bpi_array_grow(&ap->stale, ap->columns_current ? words : 0, words))

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 // Builds a hierarchy (bvh.h): codes of the entities' size classes and the Morton codes of
 // their centres, a radix sort, the tree split top down at the codes' highest differing bit,
-// the bounds gathered into the leaves, then node boxes from the leaves up. Every step runs in parallel in fixed chunks:
-// the top of the tree is split serially down to subtrees, which are laid out on their own
-// and then numbered where the serial preorder puts them, so the output never depends on
-// the thread count.
+// the bounds gathered into the leaves, then node boxes from the leaves up. Every step runs
+// in parallel in fixed chunks: the top of the tree is split serially down to subtrees, which
+// are laid out on their own and then numbered where the serial preorder puts them, so the
+// output never depends on the thread count.
 #include "tree/bvh.h"
 
 #include <math.h>

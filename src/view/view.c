@@ -174,7 +174,7 @@ void bpi_view_derive_queries(bp_view *view, const bp_view *prev, const bpi_hiera
 	bpi_bvh_scratch *scratch, int threads)
 {
 	BP_ASSERT(view->pairs.count == 0);
-	view->previous = 0; // no pairs, no events: as though no frame came before
+	view->world_view = true; // no pairs: no events, and never counted from (bp_view_events_since)
 	bpi_loop_clock_stage(BPI_LOOP_CLOCK_HIERARCHY);
 	make_hierarchy(view, prev, changes, scratch, threads);
 	bpi_loop_clock_stage(BPI_STAGE_PREPARE);

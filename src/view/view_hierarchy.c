@@ -4,6 +4,7 @@
 // when most changed, a new shared part. Either is the last one's shape refit when it holds
 // the same entities and still fits them, else built.
 #include "view/view_hierarchy.h"
+#include "base/bits.h"
 
 #include <string.h>
 
@@ -98,11 +99,6 @@ void bpi_view_hierarchy_free(bpi_view_hierarchy *hy)
 	bpi_bvh_free(&hy->changed_part);
 }
 
-static size_t words(uint32_t bits)
-{
-	return ((size_t)bits + 63) / 64;
-}
-
 /// A new shared part over every entity, `last` refit when given (its summaries kept with
 /// `filters_kept`), else built; nothing is out of date in it.
 static bp_status make_shared(bpi_view_hierarchy *hy, const bpi_soa *soa, uint32_t count, int dims,
@@ -112,14 +108,14 @@ static bp_status make_shared(bpi_view_hierarchy *hy, const bpi_soa *soa, uint32_
 	if (!shared)
 		return BP_ERR_OUT_OF_MEMORY;
 	const bpi_bvh_bounds bounds = bpi_bvh_bounds_of(soa);
-	const bp_status status = !bpi_array_reserve(&hy->changed, words(count)) ? BP_ERR_OUT_OF_MEMORY
+	const bp_status status = !bpi_array_reserve(&hy->changed, bpi_bit_words(count)) ? BP_ERR_OUT_OF_MEMORY
 				 : last ? bpi_bvh_refit_copy(&shared->bvh, last, &bounds, NULL, filters_kept, dims, threads)
 					: bpi_bvh_build(&shared->bvh, scratch, &bounds, NULL, count, dims, threads);
 	if (status != BP_OK) {
 		shared_free(shared);
 		return BP_ERR_OUT_OF_MEMORY;
 	}
-	memset(hy->changed.data, 0, words(count) * sizeof *hy->changed.data);
+	memset(hy->changed.data, 0, bpi_bit_words(count) * sizeof *hy->changed.data);
 	hy->member_count = 0;
 	hy->shared = shared;
 	hy->count = count;
@@ -142,10 +138,10 @@ static bool mark_changes(bpi_view_hierarchy *hy, const bpi_hierarchy_changes *ch
 	// as the marks would, before they are copied and counted.
 	if (changes->count > limit)
 		return false;
-	if (!bpi_array_reserve(&hy->changed, words(shared_count)))
+	if (!bpi_array_reserve(&hy->changed, bpi_bit_words(shared_count)))
 		return false;
 	uint64_t *bits = hy->changed.data;
-	memcpy(bits, prev->changed.data, words(shared_count) * sizeof *bits);
+	memcpy(bits, prev->changed.data, bpi_bit_words(shared_count) * sizeof *bits);
 	const uint32_t kept = BP_MIN(count, shared_count), born = count - kept;
 	uint32_t fresh = 0; // listed entities of the shared part that were not out of date yet
 	for (uint32_t k = 0; k < changes->count; ++k) {
@@ -165,12 +161,12 @@ static bool mark_changes(bpi_view_hierarchy *hy, const bpi_hierarchy_changes *ch
 		return true;
 	}
 	uint32_t marked = 0;
-	for (size_t w = 0; w < words(kept); ++w)
+	for (size_t w = 0; w < bpi_bit_words(kept); ++w)
 		marked += (uint32_t)__builtin_popcountll(bits[w]);
 	if (marked + born > limit || !bpi_array_reserve(&hy->members, (size_t)marked + born))
 		return false;
 	uint32_t n = 0;
-	for (size_t w = 0; w < words(kept); ++w)
+	for (size_t w = 0; w < bpi_bit_words(kept); ++w)
 		for (uint64_t m = bits[w]; m; m &= m - 1) {
 			const uint32_t e = (uint32_t)(w * 64) + (uint32_t)__builtin_ctzll(m);
 			if (e < kept)

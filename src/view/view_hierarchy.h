@@ -8,6 +8,7 @@
 
 #include <stdatomic.h>
 
+#include "base/bits.h"
 #include "tree/bvh.h"
 
 /// Views with fewer entities get no hierarchy: their queries scan.
@@ -47,7 +48,7 @@ typedef struct bpi_bvh_part {
 
 static inline bool bpi_part_skips(const bpi_bvh_part *part, uint32_t e)
 {
-	return part->changed && (e >= part->count || (part->changed[e >> 6] >> (e & 63) & 1u));
+	return part->changed && (e >= part->count || bpi_bit_get(part->changed, e));
 }
 
 /// The parts a query walks, into parts[0 .. return): 0 when there is no hierarchy.
