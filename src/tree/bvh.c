@@ -10,6 +10,9 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "parallel/parallel.h"
 
@@ -413,6 +416,99 @@ static void gather_leaf(bpi_bvh *b, const bpi_bvh_scratch *s, const uint32_t *me
 	}
 }
 
+#if defined(__SSE2__)
+
+/// The scalar least(a, b) and greatest(a, b) lane by lane: b only where it is beyond a, so
+/// ties (+0 and -0) keep a as the portable code does, and the bounds come out bit for bit.
+static inline __m128 least4(__m128 a, __m128 b)
+{
+	return _mm_min_ps(b, a);
+}
+
+static inline __m128 greatest4(__m128 a, __m128 b)
+{
+	return _mm_max_ps(b, a);
+}
+
+/// Lane k: least(least(rk[0], rk[1]), least(rk[2], rk[3])) of row k, the scalar order.
+static inline __m128 rows_least(__m128 r0, __m128 r1, __m128 r2, __m128 r3)
+{
+	const __m128 t0 = _mm_unpacklo_ps(r0, r1), t1 = _mm_unpackhi_ps(r0, r1);
+	const __m128 t2 = _mm_unpacklo_ps(r2, r3), t3 = _mm_unpackhi_ps(r2, r3);
+	return least4(least4(_mm_movelh_ps(t0, t2), _mm_movehl_ps(t2, t0)),
+		least4(_mm_movelh_ps(t1, t3), _mm_movehl_ps(t3, t1)));
+}
+
+static inline __m128 rows_greatest(__m128 r0, __m128 r1, __m128 r2, __m128 r3)
+{
+	const __m128 t0 = _mm_unpacklo_ps(r0, r1), t1 = _mm_unpackhi_ps(r0, r1);
+	const __m128 t2 = _mm_unpacklo_ps(r2, r3), t3 = _mm_unpackhi_ps(r2, r3);
+	return greatest4(greatest4(_mm_movelh_ps(t0, t2), _mm_movehl_ps(t2, t0)),
+		greatest4(_mm_movelh_ps(t1, t3), _mm_movehl_ps(t3, t1)));
+}
+
+/// A box in two registers: lo holds min x, y, z in lanes 0-2, hi max x, y, z in lanes 1-3,
+/// the places both a leaf's rows and a node block's pairs reduce into with fewest shuffles.
+typedef struct box4 {
+	__m128 lo, hi;
+} box4;
+
+/// The box of what `ref` holds. Every axis, in 2D too: spare lanes and a 2D tree's z hold
+/// empty boxes, whose union stays empty.
+static inline box4 box_of(const bpi_bvh *b, uint32_t ref)
+{
+	_Static_assert(BPI_BVH_LEAF == 4, "a leaf's lanes are read as four");
+	if (ref & BPI_BVH_LEAF_BIT) {
+		const float *f = bpi_bvh_leaf(b, ref & ~BPI_BVH_LEAF_BIT);
+		const __m128 r2 = _mm_loadu_ps(f + 8), r3 = _mm_loadu_ps(f + 12);
+		return (box4){rows_least(_mm_loadu_ps(f), _mm_loadu_ps(f + 4), r2, r2),
+			rows_greatest(r3, r3, _mm_loadu_ps(f + 16), _mm_loadu_ps(f + 20))};
+	}
+	// Rows of two lanes: even floats are lane 0's, odd ones lane 1's.
+	const float *f = bpi_bvh_block(b, ref);
+	const __m128 q0 = _mm_loadu_ps(f), q1 = _mm_loadu_ps(f + 4), q2 = _mm_loadu_ps(f + 8);
+	const __m128 even_lo = _mm_shuffle_ps(q0, q1, _MM_SHUFFLE(2, 0, 2, 0));
+	const __m128 odd_lo = _mm_shuffle_ps(q0, q1, _MM_SHUFFLE(3, 1, 3, 1));
+	const __m128 even_hi = _mm_shuffle_ps(q1, q2, _MM_SHUFFLE(2, 0, 2, 0));
+	const __m128 odd_hi = _mm_shuffle_ps(q1, q2, _MM_SHUFFLE(3, 1, 3, 1));
+	return (box4){least4(even_lo, odd_lo), greatest4(even_hi, odd_hi)};
+}
+
+/// Half the surface (2D: half the perimeter) of both lanes' boxes of a block whose floats
+/// are q0, q1, q2; 0 for an empty box. Both lanes at once, in the scalar code's operations
+/// and order, so the doubles are the same bit for bit; block 0 counts its root once.
+static inline double block_cost(__m128 q0, __m128 q1, __m128 q2, uint32_t j, int dims)
+{
+	const __m128d zero = _mm_setzero_pd();
+	const __m128d dx = _mm_sub_pd(_mm_cvtps_pd(_mm_movehl_ps(q1, q1)), _mm_cvtps_pd(q0));
+	const __m128d dy = _mm_sub_pd(_mm_cvtps_pd(q2), _mm_cvtps_pd(_mm_movehl_ps(q0, q0)));
+	__m128d ok = _mm_and_pd(_mm_cmpge_pd(dx, zero), _mm_cmpge_pd(dy, zero)), cost = _mm_add_pd(dx, dy);
+	if (dims != 2) {
+		const __m128d dz = _mm_sub_pd(_mm_cvtps_pd(_mm_movehl_ps(q2, q2)), _mm_cvtps_pd(q1));
+		ok = _mm_and_pd(ok, _mm_cmpge_pd(dz, zero));
+		cost = _mm_add_pd(_mm_add_pd(_mm_mul_pd(dx, dy), _mm_mul_pd(dy, dz)), _mm_mul_pd(dz, dx));
+	}
+	cost = _mm_and_pd(cost, ok);
+	return _mm_cvtsd_f64(cost) + (j ? _mm_cvtsd_f64(_mm_unpackhi_pd(cost, cost)) : 0.0);
+}
+
+/// Node block j's two lanes' boxes from its children's, written as the block's three
+/// quads of floats; returns the block's cost.
+static inline double box_lanes(bpi_bvh *b, uint32_t j, int dims)
+{
+	float *out = (float *)(void *)(b->nodes.data + (size_t)j * BPI_BVH_BLOCK_WORDS);
+	const box4 l = box_of(b, bpi_bvh_ref(b, j, 0)), r = box_of(b, bpi_bvh_ref(b, j, 1));
+	const __m128 q0 = _mm_unpacklo_ps(l.lo, r.lo);
+	const __m128 q1 = _mm_shuffle_ps(_mm_unpackhi_ps(l.lo, r.lo), _mm_unpacklo_ps(l.hi, r.hi), _MM_SHUFFLE(3, 2, 1, 0));
+	const __m128 q2 = _mm_unpackhi_ps(l.hi, r.hi);
+	_mm_storeu_ps(out, q0);
+	_mm_storeu_ps(out + 4, q1);
+	_mm_storeu_ps(out + 8, q2);
+	return block_cost(q0, q1, q2, j, dims);
+}
+
+#else
+
 static inline float least(float a, float b)
 {
 	return b < a ? b : a;
@@ -458,6 +554,16 @@ static double lane_cost(const bpi_bvh *b, uint32_t j, uint32_t lane, int dims)
 	return ((dx >= 0.0) & (dy >= 0.0) & (dz >= 0.0)) ? dx * dy + dy * dz + dz * dx : 0.0;
 }
 
+/// Node block j's two lanes' boxes from its children's; returns the block's cost.
+static inline double box_lanes(bpi_bvh *b, uint32_t j, int dims)
+{
+	box_of(b, j, 0, bpi_bvh_ref(b, j, 0));
+	box_of(b, j, 1, bpi_bvh_ref(b, j, 1));
+	return lane_cost(b, j, 0, dims) + (j ? lane_cost(b, j, 1, dims) : 0.0);
+}
+
+#endif
+
 /// The summary of what `ref` holds: a leaf's entities', or a node block's two lanes'.
 static bpi_bvh_summary summary_of(const bpi_bvh *b, uint32_t ref, const bpi_bvh_bounds *f)
 {
@@ -484,12 +590,10 @@ static bpi_bvh_summary summary_of(const bpi_bvh *b, uint32_t ref, const bpi_bvh_
 /// twice and counts it once.
 double bpi_bvh_box_block(bpi_bvh *b, uint32_t j, const bpi_bvh_bounds *bounds, bool summarize, int dims)
 {
-	for (uint32_t lane = 0; lane < 2; ++lane) {
-		box_of(b, j, lane, bpi_bvh_ref(b, j, lane));
-		if (summarize)
+	if (summarize)
+		for (uint32_t lane = 0; lane < 2; ++lane)
 			b->summaries.data[2 * (size_t)j + lane] = summary_of(b, bpi_bvh_ref(b, j, lane), bounds);
-	}
-	return lane_cost(b, j, 0, dims) + (j ? lane_cost(b, j, 1, dims) : 0.0);
+	return box_lanes(b, j, dims);
 }
 
 typedef struct place_job {
