@@ -596,6 +596,19 @@ double bpi_bvh_box_block(bpi_bvh *b, uint32_t j, const bpi_bvh_bounds *bounds, b
 	return box_lanes(b, j, dims);
 }
 
+double bpi_bvh_box_blocks(bpi_bvh *b, uint32_t first, uint32_t count, const bpi_bvh_bounds *bounds, bool summarize,
+	int dims)
+{
+	double cost = 0.0;
+	if (summarize)
+		for (uint32_t j = first + count; j-- > first;)
+			cost += bpi_bvh_box_block(b, j, bounds, true, dims);
+	else
+		for (uint32_t j = first + count; j-- > first;)
+			cost += box_lanes(b, j, dims);
+	return cost;
+}
+
 typedef struct place_job {
 	bpi_bvh *bvh;
 	const bpi_bvh_bounds *bounds;

@@ -164,6 +164,10 @@ bp_status bpi_bvh_refit_copy(bpi_bvh *to, const bpi_bvh *from, const bpi_bvh_bou
 /// what they hold, which must be made; returns the block's part of the cost. For bvh.c
 /// and bvh_refit.c.
 double bpi_bvh_box_block(bpi_bvh *bvh, uint32_t block, const bpi_bvh_bounds *bounds, bool summarize, int dims);
+/// bpi_bvh_box_block of node blocks [first, first + count) from the last back, each after
+/// the blocks below it; returns their costs summed in that order. For bvh_refit.c.
+double bpi_bvh_box_blocks(bpi_bvh *bvh, uint32_t first, uint32_t count, const bpi_bvh_bounds *bounds, bool summarize,
+	int dims);
 /// Gives back the spare room of a hierarchy that is built once and kept.
 void bpi_bvh_trim(bpi_bvh *bvh);
 void bpi_bvh_free(bpi_bvh *bvh);

@@ -84,16 +84,23 @@ static double refit_block(const refit_job *job, uint32_t j)
 	return bpi_bvh_box_block(job->to, j, job->bounds, job->summarize, job->dims);
 }
 
+/// Each part's blocks from its last back. A part's blocks lie together, so its references
+/// (with the floats the boxing overwrites) and kept summaries are copied in one go each.
 static void refit_parts(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 {
 	(void)chunk;
 	const refit_job *job = ctx;
+	bpi_bvh *to = job->to;
 	for (uint32_t p = begin; p < end; ++p) {
-		const uint32_t first = job->to->part_blocks.data[2 * (size_t)p], blocks = job->to->part_blocks.data[2 * (size_t)p + 1];
-		double cost = 0.0;
-		for (uint32_t j = first + blocks; j-- > first;)
-			cost += refit_block(job, j);
-		job->to->part_cost.data[p] = cost;
+		const uint32_t first = to->part_blocks.data[2 * (size_t)p], blocks = to->part_blocks.data[2 * (size_t)p + 1];
+		if (job->copy)
+			memcpy(to->nodes.data + (size_t)first * BPI_BVH_BLOCK_WORDS,
+				job->from->nodes.data + (size_t)first * BPI_BVH_BLOCK_WORDS,
+				(size_t)blocks * BPI_BVH_BLOCK_WORDS * sizeof *to->nodes.data);
+		if (job->copy_summaries)
+			memcpy(to->summaries.data + 2 * (size_t)first, job->from->summaries.data + 2 * (size_t)first,
+				2 * (size_t)blocks * sizeof *to->summaries.data);
+		to->part_cost.data[p] = bpi_bvh_box_blocks(to, first, blocks, job->bounds, job->summarize, job->dims);
 	}
 }
 
