@@ -55,20 +55,26 @@ static void place_boxes(uint32_t begin, uint32_t end, uint32_t chunk, void *ctx)
 	bpi_bvh *to = job->to;
 	if (job->copy)
 		memcpy(to->slot.data + begin, job->from->slot.data + begin, (size_t)(end - begin) * sizeof *to->slot.data);
+	// The pointers in locals and the axes unrolled: a loop over job->dims axes read them again per entity.
+	const uint32_t *slots = to->slot.data, *members = job->members;
+	float *boxes = to->leaf_boxes.data;
+	const float *min_x = job->bounds->min[0], *min_y = job->bounds->min[1], *min_z = job->bounds->min[2];
+	const float *max_x = job->bounds->max[0], *max_y = job->bounds->max[1], *max_z = job->bounds->max[2];
+	const bool three = job->dims == 3;
 	for (uint32_t i = begin; i < end; ++i) {
 		// The leaf blocks are written at random: started early, their misses overlap.
 		if (i + PLACE_PREFETCH < end) {
-			const char *ahead = (const char *)(to->leaf_boxes.data +
-				(size_t)(to->slot.data[i + PLACE_PREFETCH] / BPI_BVH_LEAF) * BPI_BVH_LEAF_FLOATS);
+			const char *ahead =
+				(const char *)(boxes + (size_t)(slots[i + PLACE_PREFETCH] / BPI_BVH_LEAF) * BPI_BVH_LEAF_FLOATS);
 			for (size_t line = 0; line < BPI_BVH_LEAF_FLOATS * sizeof(float); line += 64)
 				__builtin_prefetch(ahead + line, 1);
 		}
-		const uint32_t e = job->members ? job->members[i] : i, slot = to->slot.data[i], lane = slot % BPI_BVH_LEAF;
-		float *block = to->leaf_boxes.data + (size_t)(slot / BPI_BVH_LEAF) * BPI_BVH_LEAF_FLOATS;
-		for (int a = 0; a < job->dims; ++a) {
-			block[(uint32_t)a * BPI_BVH_LEAF + lane] = job->bounds->min[a][e];
-			block[(uint32_t)(3 + a) * BPI_BVH_LEAF + lane] = job->bounds->max[a][e];
-		}
+		const uint32_t e = members ? members[i] : i, slot = slots[i];
+		float *at = boxes + (size_t)(slot / BPI_BVH_LEAF) * BPI_BVH_LEAF_FLOATS + slot % BPI_BVH_LEAF;
+		at[0] = min_x[e], at[BPI_BVH_LEAF] = min_y[e];
+		at[3 * BPI_BVH_LEAF] = max_x[e], at[4 * BPI_BVH_LEAF] = max_y[e];
+		if (three)
+			at[2 * BPI_BVH_LEAF] = min_z[e], at[5 * BPI_BVH_LEAF] = max_z[e];
 	}
 }
 
