@@ -6,7 +6,8 @@
 // uniform, clustered, all centres equal, lines, mixed sizes up to thousands of times the
 // typical one; 2D and 3D; from no entity to 100K; all entities or a members list; one scratch for
 // every build, left over from builds of other sizes. A refit keeps the shape and holds the
-// moved bounds, checked against unions computed here. Failed allocations return
+// moved bounds, checked against unions computed here, and over the unmoved bounds is the
+// build bit for bit, its cost included. Failed allocations return
 // BP_ERR_OUT_OF_MEMORY and leak nothing.
 #define _POSIX_C_SOURCE 200809L
 #include <criterion/criterion.h>
@@ -610,6 +611,37 @@ Test(bvh, a_refit_that_keeps_the_filters_or_the_shape_equals_one_that_copies_and
 			free(filters);
 			free(flags);
 		}
+	bpi_bvh_scratch_free(&scratch);
+}
+
+/// A refit over the bounds a tree was built on is that build bit for bit, its cost and its
+/// parts' costs included: a refit's cost against built_cost measures drift alone.
+Test(bvh, a_refit_over_the_bounds_of_its_build_is_the_build_bit_for_bit, .timeout = 120)
+{
+	bpi_bvh_scratch scratch = {0};
+	for (int dims = 2; dims <= 3; ++dims)
+		for (int with_members = 0; with_members < 2; ++with_members)
+			for (int kind = 0; kind < 2; ++kind) {
+				char what[64];
+				snprintf(what, sizeof what, "%dD, members %d, %s", dims, with_members, kind ? "equal centres" : "mixed");
+				scene s = make_scene(kind ? EQUAL_CENTRES : MIXED, 20000, dims, with_members, 11u + (uint64_t)dims);
+				uint64_t *filters;
+				uint8_t *flags;
+				add_filters(&s, 13u, &filters, &flags);
+				bpi_bvh built = {0}, copy = {0};
+				cr_assert_eq(build_on(&built, &scratch, &s, 2), BP_OK);
+				refit_on(&copy, &built, &s, false, 3);
+				expect_equal_trees(&copy, &built, what);
+				cr_assert_eq(memcmp(copy.part_cost.data, built.part_cost.data, sizeof(double) * built.parts), 0,
+					"%s: part costs", what);
+				refit_on(&built, &built, &s, false, 1);
+				expect_equal_trees(&built, &copy, what);
+				bpi_bvh_free(&copy);
+				bpi_bvh_free(&built);
+				free_scene(&s);
+				free(filters);
+				free(flags);
+			}
 	bpi_bvh_scratch_free(&scratch);
 }
 
