@@ -3,49 +3,7 @@
 // the cast of a zero-size box, so both run through one sweep and agree to the bit.
 #include <string.h>
 
-#include "query/query.h"
-
-/// A box [lo, hi] moving along d for t in [0, max_t]; a ray has lo = hi = origin.
-typedef struct sweep {
-	float lo[3], hi[3];
-	float d[3];
-	float max_t;
-	int dims;
-} sweep;
-
-/// Slab test of the sweep against box j; *t is the least t of contact (0 when
-/// they overlap at the start). Along an axis with d > 0 the boxes touch for
-/// t in [(blo - hi) / d, (bhi - lo) / d], mirrored for d < 0: the slab of box j
-/// grown by the moving box, with one rounding per subtraction and no grown box
-/// ever formed. Axes with d == 0 are tested as "overlapping already", which
-/// avoids the 0 * inf NaN of the reciprocal form. For a ray these are the
-/// values of the classic (blo - o) / d, (bhi - o) / d slab test, bit for bit.
-static inline bool sweep_box(const bpi_box_arrays *b, const sweep *s, uint32_t j, float *t)
-{
-	float enter = 0.0f, leave = s->max_t;
-	for (int axis = 0; axis < s->dims; ++axis) {
-		const float blo = b->min[axis][j], bhi = b->max[axis][j], d = s->d[axis];
-		float t1, t2;
-		if (d == 0.0f) {
-			if (s->hi[axis] < blo || s->lo[axis] > bhi)
-				return false;
-			continue;
-		}
-		if (d > 0.0f) {
-			t1 = (blo - s->hi[axis]) / d;
-			t2 = (bhi - s->lo[axis]) / d;
-		} else {
-			t1 = (bhi - s->lo[axis]) / d;
-			t2 = (blo - s->hi[axis]) / d;
-		}
-		enter = t1 > enter ? t1 : enter;
-		leave = t2 < leave ? t2 : leave;
-		if (enter > leave)
-			return false;
-	}
-	*t = enter;
-	return true;
-}
+#include "query/sweep.h"
 
 bp_status bpi_ray_check(const bp_view *v, const float *origin, const float *dir, float max_t,
 	const bp_query_filter *filter)
@@ -68,6 +26,7 @@ static bp_status make_ray(const bp_view *v, const float *origin, const float *di
 		s->lo[axis] = s->hi[axis] = origin[axis];
 		s->d[axis] = dir[axis];
 	}
+	sweep_prepare(s);
 	return BP_OK;
 }
 
@@ -96,6 +55,7 @@ static bp_status make_box_cast(const bp_view *v, const float *min, const float *
 		s->hi[axis] = max[axis];
 		s->d[axis] = dir[axis];
 	}
+	sweep_prepare(s);
 	return BP_OK;
 }
 
@@ -121,16 +81,37 @@ typedef struct bvh_walk {
 	uint32_t top;
 } bvh_walk;
 
+/// The lanes of node block j the sweep may reach at or before `bound`, as bits, and a t for
+/// each at most its exact entry.
+static unsigned node_lanes(const bpi_bvh *h, uint32_t block, const sweep *s, float bound, float t[4])
+{
+	if (s->lanes_fast)
+		return sweep_lanes(bpi_bvh_block(h, block), 2, s, bound, t);
+	const bpi_box_arrays kids = bpi_node_arrays(h, block);
+	unsigned reach = 0;
+	for (uint32_t c = 0; c < 2; ++c)
+		reach |= (unsigned)(sweep_box(&kids, s, c, &t[c]) && t[c] <= bound) << c;
+	return reach;
+}
+
+/// The lanes of leaf k that may hold a hit entering at or before `bound`, as bits: each one
+/// still to be confirmed by sweep_box.
+static unsigned leaf_lanes(const bpi_bvh *h, uint32_t leaf, const sweep *s, float bound)
+{
+	const unsigned used = (1u << h->leaf_size.data[leaf]) - 1u;
+	float t[4];
+	return s->lanes_fast ? sweep_lanes(bpi_bvh_leaf(h, leaf), BPI_BVH_LEAF, s, bound, t) & used : used;
+}
+
 static void walk_start(bvh_walk *w, const bpi_bvh *h, const sweep *s, const bp_query_filter *filter)
 {
 	w->h = h;
 	w->filter = filter;
 	w->top = 0;
-	const bpi_box_arrays root = bpi_node_arrays(h, 0);
-	float t;
-	if (sweep_box(&root, s, 0, &t) && bpi_node_may_pass(h, 0, 0, filter)) {
+	float t[4];
+	if ((node_lanes(h, 0, s, INFINITY, t) & 1u) && bpi_node_may_pass(h, 0, 0, filter)) {
 		w->stack[0].ref = bpi_bvh_ref(h, 0, 0);
-		w->stack[0].t = t;
+		w->stack[0].t = t[0];
 		w->top = 1;
 	}
 }
@@ -139,17 +120,20 @@ static void walk_start(bvh_walk *w, const bpi_bvh *h, const sweep *s, const bp_q
 /// before `bound`, the nearer last so that it is walked first.
 static void walk_children(bvh_walk *w, const sweep *s, uint32_t block, float bound)
 {
-	float t[2];
+	float t[4];
 	bool hit[2];
-	const bpi_box_arrays kids = bpi_node_arrays(w->h, block);
+	const unsigned reach = node_lanes(w->h, block, s, bound, t);
 	for (int c = 0; c < 2; ++c)
-		hit[c] = sweep_box(&kids, s, (uint32_t)c, &t[c]) && t[c] <= bound &&
-			 bpi_node_may_pass(w->h, block, (uint32_t)c, w->filter);
+		hit[c] = (reach >> c & 1u) && bpi_node_may_pass(w->h, block, (uint32_t)c, w->filter);
 	const int near = hit[0] && hit[1] ? t[1] < t[0] : hit[1];
 	for (int k = 0; k < 2; ++k) {
 		const int c = k == 0 ? 1 - near : near;
 		if (hit[c]) {
-			w->stack[w->top].ref = bpi_bvh_ref(w->h, block, (uint32_t)c);
+			const uint32_t ref = bpi_bvh_ref(w->h, block, (uint32_t)c);
+			// The far child waits on the stack: its line loads meanwhile.
+			__builtin_prefetch(ref & BPI_BVH_LEAF_BIT ? bpi_bvh_leaf(w->h, ref & ~BPI_BVH_LEAF_BIT)
+								  : bpi_bvh_block(w->h, ref));
+			w->stack[w->top].ref = ref;
 			w->stack[w->top++].t = t[c];
 		}
 	}
@@ -186,8 +170,8 @@ static void bvh_closest(const bp_view *v, const bpi_bvh_part *part, const sweep 
 	while (walk_next_leaf(&w, s, best->distance, &leaf)) {
 		const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
 		const uint32_t *order = h->order.data + (size_t)leaf * BPI_BVH_LEAF;
-		for (uint32_t lane = 0; lane < h->leaf_size.data[leaf]; ++lane) {
-			const uint32_t e = order[lane];
+		for (unsigned m = leaf_lanes(h, leaf, s, best->distance); m; m &= m - 1) {
+			const uint32_t lane = (uint32_t)__builtin_ctz(m), e = order[lane];
 			if (sweep_box(&boxes, s, lane, &t) && closer(t, e, *best) && !bpi_part_skips(part, e) &&
 				bpi_query_accepts(v, filter, e))
 				*best = (bp_hit){e, t};
@@ -207,8 +191,8 @@ static size_t bvh_all(const bp_view *v, const bpi_bvh_part *part, const sweep *s
 	while (walk_next_leaf(&w, s, INFINITY, &leaf)) {
 		const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
 		const uint32_t *order = h->order.data + (size_t)leaf * BPI_BVH_LEAF;
-		for (uint32_t lane = 0; lane < h->leaf_size.data[leaf]; ++lane) {
-			const uint32_t e = order[lane];
+		for (unsigned m = leaf_lanes(h, leaf, s, INFINITY); m; m &= m - 1) {
+			const uint32_t lane = (uint32_t)__builtin_ctz(m), e = order[lane];
 			if (sweep_box(&boxes, s, lane, &t) && !bpi_part_skips(part, e) && bpi_query_accepts(v, filter, e)) {
 				bpi_best_offer(best, (bp_hit){e, t});
 				count++;
@@ -334,12 +318,10 @@ static bp_status walk_visit(const bp_view *v, const bpi_bvh_part *parts, int par
 	pending_init(&nodes[0]);
 	pending_init(&nodes[1]);
 	bool go = true, room = true;
-	float t;
-	for (int k = 0; k < part_count; ++k) {
-		const bpi_box_arrays root = bpi_node_arrays(parts[k].bvh, 0);
-		if (sweep_box(&root, s, 0, &t))
-			room = room && pending_push(&nodes[k], (bp_hit){bpi_bvh_ref(parts[k].bvh, 0, 0), t});
-	}
+	float t, lanes_t[4];
+	for (int k = 0; k < part_count; ++k)
+		if (node_lanes(parts[k].bvh, 0, s, INFINITY, lanes_t) & 1u)
+			room = room && pending_push(&nodes[k], (bp_hit){bpi_bvh_ref(parts[k].bvh, 0, 0), lanes_t[0]});
 	while (go && room && (nodes[0].size || nodes[1].size)) {
 		const int k = !nodes[0].size || (nodes[1].size && bpi_hit_before(nodes[1].heap[0], nodes[0].heap[0]));
 		const bp_hit x = pending_pop(&nodes[k]);
@@ -349,17 +331,17 @@ static bp_status walk_visit(const bp_view *v, const bpi_bvh_part *parts, int par
 		if (!go)
 			break;
 		if (!(x.index & BPI_BVH_LEAF_BIT)) {
-			const bpi_box_arrays kids = bpi_node_arrays(h, x.index);
+			const unsigned reach = node_lanes(h, x.index, s, INFINITY, lanes_t);
 			for (uint32_t c = 0; c < 2 && room; ++c)
-				if (sweep_box(&kids, s, c, &t))
-					room = pending_push(&nodes[k], (bp_hit){bpi_bvh_ref(h, x.index, c), t});
+				if (reach >> c & 1u)
+					room = pending_push(&nodes[k], (bp_hit){bpi_bvh_ref(h, x.index, c), lanes_t[c]});
 			continue;
 		}
 		const uint32_t leaf = x.index & ~BPI_BVH_LEAF_BIT;
 		const bpi_box_arrays boxes = bpi_leaf_arrays(h, leaf);
 		const uint32_t *order = h->order.data + (size_t)leaf * BPI_BVH_LEAF;
-		for (uint32_t lane = 0; lane < h->leaf_size.data[leaf] && room; ++lane) {
-			const uint32_t e = order[lane];
+		for (unsigned m = leaf_lanes(h, leaf, s, INFINITY); m && room; m &= m - 1) {
+			const uint32_t lane = (uint32_t)__builtin_ctz(m), e = order[lane];
 			if (sweep_box(&boxes, s, lane, &t) && !bpi_part_skips(part, e) && bpi_query_accepts(v, filter, e))
 				room = pending_push(&hits, (bp_hit){e, t});
 		}
