@@ -1225,18 +1225,21 @@ static int hit_cmp(const void *x, const void *y)
 	return a->distance < b->distance ? -1 : a->distance > b->distance ? 1 : a->index < b->index ? -1 : a->index > b->index;
 }
 
-/// The slab test frame.h states for a ray: t = fl(fl(bound - o) / d) per axis, an axis
-/// with d = 0 needing o inside the slab, entry clamped to [0, max_t].
-static bool bf_ray(const float *box, int dims, const float *o, const float *d, float max_t, float *t)
+/// The slab test frame.h states for a box [lo, hi] cast along d: along an axis with d > 0,
+/// t from fl(fl(box min - hi) / d) to fl(fl(box max - lo) / d), mirrored for d < 0; an axis
+/// with d = 0 needing the boxes to overlap; entry clamped to [0, max_t]. A ray: lo = hi = o.
+static bool bf_cast(const float *box, int dims, const float *lo, const float *hi, const float *d, float max_t, float *t)
 {
 	float enter = 0.0f, leave = max_t;
 	for (int a = 0; a < dims; ++a) {
 		if (d[a] == 0.0f) {
-			if (o[a] < box[a] || o[a] > box[3 + a])
+			if (hi[a] < box[a] || lo[a] > box[3 + a])
 				return false;
 			continue;
 		}
-		float t1 = (box[d[a] > 0.0f ? a : 3 + a] - o[a]) / d[a], t2 = (box[d[a] > 0.0f ? 3 + a : a] - o[a]) / d[a];
+		const bool ahead = d[a] > 0.0f;
+		float t1 = (box[ahead ? a : 3 + a] - (ahead ? hi : lo)[a]) / d[a];
+		float t2 = (box[ahead ? 3 + a : a] - (ahead ? lo : hi)[a]) / d[a];
 		enter = t1 > enter ? t1 : enter;
 		leave = t2 < leave ? t2 : leave;
 		if (enter > leave)
@@ -1244,6 +1247,32 @@ static bool bf_ray(const float *box, int dims, const float *o, const float *d, f
 	}
 	*t = enter;
 	return true;
+}
+
+static bool bf_ray(const float *box, int dims, const float *o, const float *d, float max_t, float *t)
+{
+	return bf_cast(box, dims, o, o, d, max_t, t);
+}
+
+/// Casts box `from` along d: every hit and the closest against brute force. Hits come in
+/// (t, index) order, so the all-hits answer is compared whole.
+static void check_box_cast(ctx *c, int w, const bp_view *v, const frame_exp *x, const float *from, const float *d,
+	float max_t, bp_hit *got, bp_hit *want)
+{
+	const unsigned long long frame = (unsigned long long)bp_view_frame(v);
+	size_t want_n = 0, got_n = 0;
+	for (uint32_t i = 0; i < x->n; ++i)
+		if (bf_cast(x->box[i], c->dims, from, from + 3, d, max_t, &want[want_n].distance))
+			want[want_n++].index = i;
+	qsort(want, want_n, sizeof *want, hit_cmp);
+	bp_status st = bp_view_cast_box(v, from, from + 3, d, max_t, NULL, got, x->n + 1, &got_n);
+	if (st != BP_OK || got_n != want_n || (want_n && memcmp(got, want, want_n * sizeof *got)))
+		failf(c, w, "view %llu: box cast along (%a, %a, %a) to %a: %s, %zu hits, brute force %zu (or others)", frame,
+			(double)d[0], (double)d[1], (double)d[2], (double)max_t, status_name(st), got_n, want_n);
+	bool found = false;
+	st = bp_view_cast_box_closest(v, from, from + 3, d, max_t, NULL, got, &found);
+	if (st != BP_OK || found != (want_n > 0) || (found && memcmp(got, want, sizeof *got)))
+		failf(c, w, "view %llu: closest of a box cast: %s, %s", frame, status_name(st), found ? "a hit" : "none");
 }
 
 /// x moved by whole periods into [0, p): fmod in double, rounded once (frame.h, "Periodic worlds").
@@ -1468,9 +1497,14 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		r = r * 6364136223846793005ull + 1442695040888963407ull;
 		const float *from = x->box[(r >> 33) % x->n], *to = x->box[(r >> 13) % x->n];
 		float o[3], d[3], p[3];
+		// Now and then one axis of ray 0 far shorter or longer than the others: its t run past
+		// the other axes' by many binades, its 1 / d subnormal or infinite.
+		static const float scales[4] = {0x1p-100f, 0x1p-130f, 0x1p100f, 0x1p127f};
+		const float scale = q == 0 && (r >> 20) % 4 == 0 ? scales[(r >> 22) % 4] : 1.0f;
 		for (int a = 0; a < 3; ++a) {
 			o[a] = from[a]; // a corner: on faces, and inside other boxes
 			d[a] = a == (int)(r % 3) && q == 3 ? 0.0f : to[3 + a] - from[a];
+			d[a] *= a == (int)((r >> 24) % 3) ? scale : 1.0f;
 			p[a] = 0.5f * from[a] + 0.5f * to[3 + a];
 		}
 		if (!isfinite(d[0]) || !isfinite(d[1]) || !isfinite(d[2]) || !isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]))
@@ -1522,6 +1556,7 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 				failf(c, w, "view %llu: ray %d leaving out entity %u by handle and by index: %s %s, %s %s", frame, q,
 					want[0].index, status_name(s2[0]), f[0] ? "a hit" : "none", status_name(s2[1]), f[1] ? "a hit" : "none");
 		}
+		check_box_cast(c, w, v, x, from, d, max_t, got, want);
 		float lo[3], hi[3];
 		for (int a = 0; a < 3; ++a) {
 			lo[a] = from[a] < to[3 + a] ? from[a] : to[3 + a];
