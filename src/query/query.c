@@ -7,6 +7,10 @@
 
 #include "query/query.h"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 // Box, point, sphere, ray and nearest walk the view's hierarchy (view_hierarchy.h), and are
 // linear scans over the snapshot's SoA arrays when the view has none (small views, or no
 // memory). The hierarchy and the adjacency are the only state a query writes: made once,
@@ -308,6 +312,28 @@ static bool shape_reaches_node(const shape *q, const bpi_box_arrays *nodes, int 
 	return true;
 }
 
+/// The lanes of node block j the shape reaches, as bits. A box's closed overlap test
+/// compares both lanes of each bound at once: comparisons round nothing, so the lanes agree
+/// with shape_reaches_node to the bit.
+static unsigned shape_reaches_lanes(const shape *q, const bpi_bvh *h, uint32_t j, int dims)
+{
+	const bpi_box_arrays kids = bpi_node_arrays(h, j);
+#if defined(__SSE2__)
+	if (q->kind == SHAPE_BOX) {
+		const float *block = bpi_bvh_block(h, j);
+		__m128 meets = _mm_castsi128_ps(_mm_set1_epi32(-1));
+		for (int a = 0; a < dims; ++a) {
+			const __m128 lo = _mm_castpd_ps(_mm_load_sd((const double *)(const void *)(block + 2 * a)));
+			const __m128 hi = _mm_castpd_ps(_mm_load_sd((const double *)(const void *)(block + 2 * (3 + a))));
+			meets = _mm_and_ps(meets, _mm_and_ps(_mm_cmple_ps(lo, _mm_set1_ps(q->hi[a])),
+							  _mm_cmple_ps(_mm_set1_ps(q->lo[a]), hi)));
+		}
+		return (unsigned)_mm_movemask_ps(meets) & 3u;
+	}
+#endif
+	return (unsigned)shape_reaches_node(q, &kids, dims, 0) | (unsigned)shape_reaches_node(q, &kids, dims, 1) << 1;
+}
+
 /// Calls leaf(leaf index, ctx) for every leaf of the part whose box the shape
 /// reaches (closed tests, monotone in the bounds), depth first; stops when it
 /// returns false. Returns false when stopped.
@@ -325,9 +351,9 @@ static bool shape_leaves(const bpi_bvh *h, const shape *q, int dims, const bp_qu
 				return false;
 			continue;
 		}
-		const bpi_box_arrays kids = bpi_node_arrays(h, ref);
+		const unsigned reach = shape_reaches_lanes(q, h, ref, dims);
 		for (uint32_t c = 0; c < 2; ++c)
-			if (shape_reaches_node(q, &kids, dims, c) && bpi_node_may_pass(h, ref, c, filter))
+			if ((reach >> c & 1u) && bpi_node_may_pass(h, ref, c, filter))
 				stack[top++] = bpi_bvh_ref(h, ref, c);
 	}
 	return true;
