@@ -330,6 +330,20 @@ static unsigned shape_reaches_lanes(const shape *q, const bpi_bvh *h, uint32_t j
 		}
 		return (unsigned)_mm_movemask_ps(meets) & 3u;
 	}
+	if (q->kind == SHAPE_SPHERE) { // the squared gap summed in another order: widened
+		const float *block = bpi_bvh_block(h, j);
+		const __m128 zero = _mm_setzero_ps();
+		__m128 d2 = zero;
+		for (int a = 0; a < dims; ++a) {
+			const __m128 lo = _mm_castpd_ps(_mm_load_sd((const double *)(const void *)(block + 2 * a)));
+			const __m128 hi = _mm_castpd_ps(_mm_load_sd((const double *)(const void *)(block + 2 * (3 + a))));
+			const __m128 c = _mm_set1_ps(q->c[a]);
+			const __m128 gap = _mm_add_ps(_mm_max_ps(_mm_sub_ps(lo, c), zero), _mm_max_ps(_mm_sub_ps(c, hi), zero));
+			d2 = _mm_add_ps(d2, _mm_mul_ps(gap, gap));
+		}
+		const float reach2 = q->r2 * (1.0f + BPI_LANE_SLACK) + BPI_LANE_FLOOR;
+		return (unsigned)_mm_movemask_ps(_mm_cmple_ps(d2, _mm_set1_ps(reach2))) & 3u;
+	}
 #endif
 	return (unsigned)shape_reaches_node(q, &kids, dims, 0) | (unsigned)shape_reaches_node(q, &kids, dims, 1) << 1;
 }

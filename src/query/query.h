@@ -5,10 +5,18 @@
 #ifndef BP_QUERY_H
 #define BP_QUERY_H
 
+#include <float.h>
 #include <math.h>
 
 #include "algorithms/index.h"
 #include "view/view.h"
+
+/// How far a test of a hierarchy's lanes is widened past what rounding can move its value:
+/// this share of the value itself plus the least normal float. A lane test that computes in
+/// another order than the entity test (several lanes at once, a reciprocal for a quotient)
+/// stays a superset of it, so a walk that prunes by it misses nothing the entity test keeps.
+#define BPI_LANE_SLACK 0x1p-20f
+#define BPI_LANE_FLOOR FLT_MIN
 
 /// Bounds arrays in some order: the snapshot's (dense order) or a block of the
 /// hierarchy's. z arrays are NULL in 2D.

@@ -81,14 +81,10 @@ static inline void sweep_prepare(sweep *s)
 	}
 }
 
-/// A product by a rounded 1 / d is within 3 roundings of the quotient sweep_box rounds once,
-/// or within a few subnormal steps of it: widening by SWEEP_SLACK of itself plus
-/// SWEEP_FLOOR covers both, so the wider span holds every t sweep_box finds.
-#define SWEEP_SLACK 0x1p-20f
-#define SWEEP_FLOOR FLT_MIN
-
 /// Lanes [0, lanes) of a block (bvh.h: each bound a row of `lanes` floats, lanes 2 or 4) that
-/// the sweep may touch at t <= bound, as bits; t[k] is at most lane k's exact entry. The
+/// the sweep may touch at t <= bound, as bits; t[k] is at most lane k's exact entry. A product
+/// by a rounded 1 / d is within three roundings of the quotient sweep_box rounds once, or a
+/// few subnormal steps of it: the span is widened by BPI_LANE_SLACK and BPI_LANE_FLOOR. The
 /// entry only grows and the exit only shrinks as a box shrinks, so a block lane that fails
 /// holds no box the exact test keeps.
 #if defined(__SSE2__)
@@ -114,11 +110,11 @@ static inline unsigned sweep_lanes(const float *block, uint32_t lanes, const swe
 		leave = _mm_min_ps(leave, t2);
 	}
 	// enter >= 0: it shrinks by its slack; leave grows by its own, kept -inf when it is.
-	const __m128 floor = _mm_set1_ps(SWEEP_FLOOR);
-	enter = _mm_sub_ps(_mm_mul_ps(enter, _mm_set1_ps(1.0f - SWEEP_SLACK)), floor);
+	const __m128 floor = _mm_set1_ps(BPI_LANE_FLOOR);
+	enter = _mm_sub_ps(_mm_mul_ps(enter, _mm_set1_ps(1.0f - BPI_LANE_SLACK)), floor);
 	const __m128 ahead = _mm_cmpgt_ps(leave, _mm_setzero_ps());
-	const __m128 grow = _mm_or_ps(_mm_and_ps(ahead, _mm_set1_ps(1.0f + SWEEP_SLACK)),
-		_mm_andnot_ps(ahead, _mm_set1_ps(1.0f - SWEEP_SLACK)));
+	const __m128 grow = _mm_or_ps(_mm_and_ps(ahead, _mm_set1_ps(1.0f + BPI_LANE_SLACK)),
+		_mm_andnot_ps(ahead, _mm_set1_ps(1.0f - BPI_LANE_SLACK)));
 	leave = _mm_add_ps(_mm_mul_ps(leave, grow), floor);
 	const __m128 meets = _mm_andnot_ps(apart, _mm_and_ps(_mm_cmple_ps(enter, leave), _mm_cmple_ps(enter, _mm_set1_ps(bound))));
 	_mm_storeu_ps(t, enter);
@@ -142,8 +138,8 @@ static inline unsigned sweep_lanes(const float *block, uint32_t lanes, const swe
 			enter = t1 > enter ? t1 : enter;
 			leave = t2 < leave ? t2 : leave;
 		}
-		enter = enter * (1.0f - SWEEP_SLACK) - SWEEP_FLOOR;
-		leave = leave * (leave > 0.0f ? 1.0f + SWEEP_SLACK : 1.0f - SWEEP_SLACK) + SWEEP_FLOOR;
+		enter = enter * (1.0f - BPI_LANE_SLACK) - BPI_LANE_FLOOR;
+		leave = leave * (leave > 0.0f ? 1.0f + BPI_LANE_SLACK : 1.0f - BPI_LANE_SLACK) + BPI_LANE_FLOOR;
 		t[k] = enter;
 		meets |= (unsigned)(!apart && enter <= leave && enter <= bound) << k;
 	}
