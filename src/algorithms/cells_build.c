@@ -23,14 +23,15 @@
 /// big or sparse scene; for hash the cells are only counted, never stored).
 #define CELLS_GRID_PER_ENTITY 2.0
 #define CELLS_SAMPLE 2048
-#define CELLS_STATS_GRAIN 65536
+/// Entities per chunk of the statistics and key passes: small enough that 100K entities
+/// make chunks for every thread to share evenly; their partials merge in chunk order.
+#define CELLS_STATS_GRAIN 16384
+#define CELLS_KEY_GRAIN 8192
 #define CELLS_PREFIX_GRAIN 65536
 /// Below this many entities the counting sort runs as one partition: each more
 /// partition costs a zeroed histogram of every bucket.
 #define CELLS_PARTS_MIN_ENTITIES 16384
-/// Key pass blocks (keys of a block stay in L1 for its counting loop) and how
-/// far ahead the random histogram and scatter accesses are prefetched.
-#define CELLS_KEY_GRAIN 65536
+/// How far ahead the random histogram and scatter accesses are prefetched.
 #define CELLS_PREFETCH 16
 _Static_assert(BPI_CELLS_MAX_LEVELS <= (1 << BPI_CELLS_LEVEL_BITS) &&
 		       BPI_CELLS_LEVEL_BITS + 3 * BPI_CELLS_REACH_BITS <= 16 && BPI_CELLS_REACH_MAX < (1 << BPI_CELLS_REACH_BITS),
