@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 // Queries on a view (docs/design.md "Queries") against brute-force evaluation over the same boxes, for every
 // available algorithm, 2D and 3D, plus hand-worked edge cases.
+#include <float.h>
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdlib.h>
@@ -345,6 +346,36 @@ Test(query, ray_from_inside_3d, .timeout = 30)
 }
 
 // ---- large views: queries through the view's index --------------------------------
+
+/// A ray whose slab entries are all about FLT_MAX: for box 0 the quotient rounds to FLT_MAX
+/// where the product by a rounded 1 / d overflows; the others enter at exactly FLT_MAX (a
+/// power of two for d). Every hit ties, so the closest is box 0, the lowest index, wherever
+/// the hierarchy puts it.
+Test(query, ray_entries_at_float_max_tie_to_the_lowest_index, .timeout = 30)
+{
+	enum { N = 600 };
+	oracle_box boxes[N];
+	boxes[0] = (oracle_box){{-1, 0x1.8fe488p+2f, -1}, {1, 10, 10}, 1, UINT64_MAX, false, false};
+	for (uint32_t k = 1; k < N; ++k)
+		boxes[k] = (oracle_box){{-1, -1, 0x1.fffffep+1f}, {1, 10, 10.0f + (float)k}, 1, UINT64_MAX, false, false};
+	bp_world *w = test_world_from_boxes(boxes, N, 3, BP_ALGO_BRUTE, 1);
+	bp_view *v;
+	cr_assert_eq(bp_frame_step(w, &v), BP_OK);
+	const float o[3] = {0, 0, 0}, d[3] = {0, 0x1.8fe48ap-126f, 0x1p-126f};
+	bp_hit want[N], got[N + 8];
+	cr_assert_eq(oracle_query_ray(boxes, N, 3, o, d, INFINITY, want), N);
+	cr_assert(want[0].index == 0 && want[0].distance == FLT_MAX && want[1].distance == FLT_MAX);
+	bp_hit closest;
+	bool found;
+	cr_assert_eq(bp_view_cast_ray_closest(v, o, d, INFINITY, NULL, &closest, &found), BP_OK);
+	cr_assert(found && closest.index == 0 && closest.distance == FLT_MAX, "closest %u at %a", closest.index,
+		(double)closest.distance);
+	size_t total;
+	cr_assert_eq(bp_view_cast_ray(v, o, d, INFINITY, NULL, got, N + 8, &total), BP_OK);
+	cr_assert(total == N && oracle_same_bytes(got, want, N * sizeof *got));
+	bp_view_release(v);
+	bp_world_destroy(w);
+}
 
 #include "view/view.h" // the view's layout: checks that the index was built and used
 

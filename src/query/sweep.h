@@ -12,9 +12,6 @@
 
 #include "query/query.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 /// A box [lo, hi] moving along d for t in [0, max_t]; a ray has lo = hi = origin.
 typedef struct sweep {
@@ -83,15 +80,16 @@ static inline void sweep_prepare(sweep *s)
 
 /// Lanes [0, lanes) of a block (bvh.h: each bound a row of `lanes` floats, lanes 2 or 4) that
 /// the sweep may touch at t <= bound, as bits; t[k] is at most lane k's exact entry. A product
-/// by a rounded 1 / d is within three roundings of the quotient sweep_box rounds once, or a
-/// few subnormal steps of it: the span is widened by BPI_LANE_SLACK and BPI_LANE_FLOOR. The
+/// by a rounded 1 / d is within two roundings of the quotient sweep_box rounds once (the
+/// subtraction is the same), or a few subnormal steps of it, or infinite where the quotient
+/// is about FLT_MAX: the span is widened by BPI_LANE_SLACK and BPI_LANE_FLOOR. The
 /// entry only grows and the exit only shrinks as a box shrinks, so a block lane that fails
 /// holds no box the exact test keeps.
 #if defined(__SSE2__)
 static inline __m128 sweep_row(const float *block, uint32_t lanes, uint32_t row)
 {
 	const float *p = block + (size_t)row * lanes;
-	return lanes == 4 ? _mm_loadu_ps(p) : _mm_castpd_ps(_mm_load_sd((const double *)(const void *)p));
+	return lanes == 4 ? _mm_loadu_ps(p) : bpi_load_two(p);
 }
 
 static inline unsigned sweep_lanes(const float *block, uint32_t lanes, const sweep *s, float bound, float *t)
@@ -109,13 +107,15 @@ static inline unsigned sweep_lanes(const float *block, uint32_t lanes, const swe
 		enter = _mm_max_ps(enter, t1);
 		leave = _mm_min_ps(leave, t2);
 	}
-	// enter >= 0: it shrinks by its slack; leave grows by its own, kept -inf when it is.
-	const __m128 floor = _mm_set1_ps(BPI_LANE_FLOOR);
-	enter = _mm_sub_ps(_mm_mul_ps(enter, _mm_set1_ps(1.0f - BPI_LANE_SLACK)), floor);
+	// enter >= 0: it shrinks by its slack, first brought below infinity, where a product may
+	// round whose quotient stays FLT_MAX; leave grows by its slack, kept -inf when it is.
+	const __m128 below = _mm_set1_ps(BPI_LANE_FLOOR);
+	enter = _mm_min_ps(enter, _mm_set1_ps(FLT_MAX));
+	enter = _mm_sub_ps(_mm_mul_ps(enter, _mm_set1_ps(1.0f - BPI_LANE_SLACK)), below);
 	const __m128 ahead = _mm_cmpgt_ps(leave, _mm_setzero_ps());
 	const __m128 grow = _mm_or_ps(_mm_and_ps(ahead, _mm_set1_ps(1.0f + BPI_LANE_SLACK)),
 		_mm_andnot_ps(ahead, _mm_set1_ps(1.0f - BPI_LANE_SLACK)));
-	leave = _mm_add_ps(_mm_mul_ps(leave, grow), floor);
+	leave = _mm_add_ps(_mm_mul_ps(leave, grow), below);
 	const __m128 meets = _mm_andnot_ps(apart, _mm_and_ps(_mm_cmple_ps(enter, leave), _mm_cmple_ps(enter, _mm_set1_ps(bound))));
 	_mm_storeu_ps(t, enter);
 	return (unsigned)_mm_movemask_ps(meets) & ((1u << lanes) - 1u);
@@ -138,7 +138,7 @@ static inline unsigned sweep_lanes(const float *block, uint32_t lanes, const swe
 			enter = t1 > enter ? t1 : enter;
 			leave = t2 < leave ? t2 : leave;
 		}
-		enter = enter * (1.0f - BPI_LANE_SLACK) - BPI_LANE_FLOOR;
+		enter = (enter < FLT_MAX ? enter : FLT_MAX) * (1.0f - BPI_LANE_SLACK) - BPI_LANE_FLOOR;
 		leave = leave * (leave > 0.0f ? 1.0f + BPI_LANE_SLACK : 1.0f - BPI_LANE_SLACK) + BPI_LANE_FLOOR;
 		t[k] = enter;
 		meets |= (unsigned)(!apart && enter <= leave && enter <= bound) << k;
