@@ -7,9 +7,6 @@
 
 #include "query/query.h"
 
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 // Box, point, sphere, ray and nearest walk the view's hierarchy (view_hierarchy.h), and are
 // linear scans over the snapshot's SoA arrays when the view has none (small views, or no
@@ -323,20 +320,22 @@ static unsigned shape_reaches_lanes(const shape *q, const bpi_bvh *h, uint32_t j
 		const float *block = bpi_bvh_block(h, j);
 		__m128 meets = _mm_castsi128_ps(_mm_set1_epi32(-1));
 		for (int a = 0; a < dims; ++a) {
-			const __m128 lo = _mm_castpd_ps(_mm_load_sd((const double *)(const void *)(block + 2 * a)));
-			const __m128 hi = _mm_castpd_ps(_mm_load_sd((const double *)(const void *)(block + 2 * (3 + a))));
+			const __m128 lo = bpi_load_two(block + 2 * a);
+			const __m128 hi = bpi_load_two(block + 2 * (3 + a));
 			meets = _mm_and_ps(meets, _mm_and_ps(_mm_cmple_ps(lo, _mm_set1_ps(q->hi[a])),
 							  _mm_cmple_ps(_mm_set1_ps(q->lo[a]), hi)));
 		}
 		return (unsigned)_mm_movemask_ps(meets) & 3u;
 	}
-	if (q->kind == SHAPE_SPHERE) { // the squared gap summed in another order: widened
+	// The squared gap summed as the entity test sums it, but never contracted into a fused
+	// multiply-add as a compiler may contract that one: compared widened.
+	if (q->kind == SHAPE_SPHERE) {
 		const float *block = bpi_bvh_block(h, j);
 		const __m128 zero = _mm_setzero_ps();
 		__m128 d2 = zero;
 		for (int a = 0; a < dims; ++a) {
-			const __m128 lo = _mm_castpd_ps(_mm_load_sd((const double *)(const void *)(block + 2 * a)));
-			const __m128 hi = _mm_castpd_ps(_mm_load_sd((const double *)(const void *)(block + 2 * (3 + a))));
+			const __m128 lo = bpi_load_two(block + 2 * a);
+			const __m128 hi = bpi_load_two(block + 2 * (3 + a));
 			const __m128 c = _mm_set1_ps(q->c[a]);
 			const __m128 gap = _mm_add_ps(_mm_max_ps(_mm_sub_ps(lo, c), zero), _mm_max_ps(_mm_sub_ps(c, hi), zero));
 			d2 = _mm_add_ps(d2, _mm_mul_ps(gap, gap));

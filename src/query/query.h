@@ -18,6 +18,19 @@
 #define BPI_LANE_SLACK 0x1p-20f
 #define BPI_LANE_FLOOR FLT_MIN
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#include <string.h>
+
+/// Two floats (one bound of a node block's two lanes) into lanes 0 and 1, zeros above.
+static inline __m128 bpi_load_two(const float *p)
+{
+	double two;
+	memcpy(&two, p, sizeof two);
+	return _mm_castpd_ps(_mm_set_sd(two));
+}
+#endif
+
 /// Bounds arrays in some order: the snapshot's (dense order) or a block of the
 /// hierarchy's. z arrays are NULL in 2D.
 typedef struct bpi_box_arrays {

@@ -66,10 +66,10 @@ static inline bool closer(float t, uint32_t e, bp_hit best)
 
 // ---- through the hierarchy --------------------------------------------------------
 
-// Each node box is the exact float union of its children's, and sweep_box's slab
-// bounds are monotone in a box's bounds: a node the sweep misses holds no hit, and
-// a node's entry t is at most that of anything under it. So a walk that skips a
-// node entering after the best hit (strictly: a tie may be a lower index) is exact.
+// Each node box is the exact float union of its children's, and the lane test (sweep.h)
+// keeps every box sweep_box keeps with an entry t at most sweep_box's: a node it rejects
+// holds no hit, and a node's t is at most that of anything under it. So a walk that skips
+// a node entering after the best hit (strictly: a tie may be a lower index) is exact.
 
 typedef struct bvh_walk {
 	const bpi_bvh *h;
