@@ -1498,18 +1498,26 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		const float *from = x->box[(r >> 33) % x->n], *to = x->box[(r >> 13) % x->n];
 		float o[3], d[3], p[3];
 		// Now and then one axis of ray 0 far shorter or longer than the others: its t run past
-		// the other axes' by many binades, its 1 / d subnormal or infinite.
-		static const float scales[4] = {0x1p-100f, 0x1p-130f, 0x1p100f, 0x1p127f};
-		const float scale = q == 0 && (r >> 20) % 4 == 0 ? scales[(r >> 22) % 4] : 1.0f;
+		// the other axes' by many binades, up to about FLT_MAX and past it, its 1 / d
+		// subnormal or infinite.
+		static const float scales[8] = {0x1p-100f, 0x1p-130f, 0x1p100f, 0x1p127f, 0x1p-126f, 0x1p-127f, 0x1p-128f,
+			0x1.8p-127f};
+		const float scale = q == 0 && (r >> 20) % 4 == 0 ? scales[(r >> 22) % 8] : 1.0f;
+		// Or ray 1 reaches the target's far corner plane at about FLT_MAX on one axis (d that
+		// distance over FLT_MAX), the others crawling: boxes with a face there enter where a
+		// quotient rounds to FLT_MAX and a product by 1 / d may overflow.
+		const bool at_max = q == 1 && (r >> 20) % 4 == 0;
 		for (int a = 0; a < 3; ++a) {
 			o[a] = from[a]; // a corner: on faces, and inside other boxes
 			d[a] = a == (int)(r % 3) && q == 3 ? 0.0f : to[3 + a] - from[a];
 			d[a] *= a == (int)((r >> 24) % 3) ? scale : 1.0f;
+			if (at_max)
+				d[a] = a == (int)((r >> 24) % 3) ? (float)((double)d[a] / FLT_MAX) : d[a] * 0x1p-126f;
 			p[a] = 0.5f * from[a] + 0.5f * to[3 + a];
 		}
 		if (!isfinite(d[0]) || !isfinite(d[1]) || !isfinite(d[2]) || !isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]))
 			continue;
-		const float max_t = q == 1 ? 0.5f : INFINITY;
+		const float max_t = q == 1 && !at_max ? 0.5f : INFINITY;
 		size_t want_n = 0, got_n = 0;
 		for (uint32_t i = 0; i < x->n; ++i)
 			if (bf_ray(x->box[i], c->dims, o, d, max_t, &want[want_n].distance))
