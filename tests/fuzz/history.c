@@ -1254,27 +1254,6 @@ static bool bf_ray(const float *box, int dims, const float *o, const float *d, f
 	return bf_cast(box, dims, o, o, d, max_t, t);
 }
 
-/// Casts box `from` along d: every hit and the closest against brute force. Hits come in
-/// (t, index) order, so the all-hits answer is compared whole.
-static void check_box_cast(ctx *c, int w, const bp_view *v, const frame_exp *x, const float *from, const float *d,
-	float max_t, bp_hit *got, bp_hit *want)
-{
-	const unsigned long long frame = (unsigned long long)bp_view_frame(v);
-	size_t want_n = 0, got_n = 0;
-	for (uint32_t i = 0; i < x->n; ++i)
-		if (bf_cast(x->box[i], c->dims, from, from + 3, d, max_t, &want[want_n].distance))
-			want[want_n++].index = i;
-	qsort(want, want_n, sizeof *want, hit_cmp);
-	bp_status st = bp_view_cast_box(v, from, from + 3, d, max_t, NULL, got, x->n + 1, &got_n);
-	if (st != BP_OK || got_n != want_n || (want_n && memcmp(got, want, want_n * sizeof *got)))
-		failf(c, w, "view %llu: box cast along (%a, %a, %a) to %a: %s, %zu hits, brute force %zu (or others)", frame,
-			(double)d[0], (double)d[1], (double)d[2], (double)max_t, status_name(st), got_n, want_n);
-	bool found = false;
-	st = bp_view_cast_box_closest(v, from, from + 3, d, max_t, NULL, got, &found);
-	if (st != BP_OK || found != (want_n > 0) || (found && memcmp(got, want, sizeof *got)))
-		failf(c, w, "view %llu: closest of a box cast: %s, %s", frame, status_name(st), found ? "a hit" : "none");
-}
-
 /// x moved by whole periods into [0, p): fmod in double, rounded once (frame.h, "Periodic worlds").
 static float in_cell(float x, float p)
 {
@@ -1358,6 +1337,32 @@ static bool visit_hit(bp_hit hit, void *user)
 	if (s->count < s->capacity)
 		s->hits[s->count] = hit;
 	return ++s->count < s->capacity + 1;
+}
+
+/// Casts box `from` along d: every hit, the hits visited and the closest against brute force.
+/// Hits come in (t, index) order, so the all-hits answer is compared whole.
+static void check_box_cast(ctx *c, int w, const bp_view *v, const frame_exp *x, const float *from, const float *d,
+	float max_t, bp_hit *got, bp_hit *want)
+{
+	const unsigned long long frame = (unsigned long long)bp_view_frame(v);
+	size_t want_n = 0, got_n = 0;
+	for (uint32_t i = 0; i < x->n; ++i)
+		if (bf_cast(x->box[i], c->dims, from, from + 3, d, max_t, &want[want_n].distance))
+			want[want_n++].index = i;
+	qsort(want, want_n, sizeof *want, hit_cmp);
+	bp_status st = bp_view_cast_box(v, from, from + 3, d, max_t, NULL, got, x->n + 1, &got_n);
+	if (st != BP_OK || got_n != want_n || (want_n && memcmp(got, want, want_n * sizeof *got)))
+		failf(c, w, "view %llu: box cast along (%a, %a, %a) to %a: %s, %zu hits, brute force %zu (or others)", frame,
+			(double)d[0], (double)d[1], (double)d[2], (double)max_t, status_name(st), got_n, want_n);
+	visited seen = {.hits = got, .capacity = x->n + 1};
+	st = bp_view_visit_cast_box(v, from, from + 3, d, max_t, NULL, visit_hit, &seen);
+	if (st != BP_OK || seen.count != want_n || (want_n && memcmp(got, want, want_n * sizeof *got)))
+		failf(c, w, "view %llu: box cast visited: %s, %zu hits, brute force %zu (or other hits or order)", frame,
+			status_name(st), seen.count, want_n);
+	bool found = false;
+	st = bp_view_cast_box_closest(v, from, from + 3, d, max_t, NULL, got, &found);
+	if (st != BP_OK || found != (want_n > 0) || (found && memcmp(got, want, sizeof *got)))
+		failf(c, w, "view %llu: closest of a box cast: %s, %s", frame, status_name(st), found ? "a hit" : "none");
 }
 
 static bool visit_id(uint32_t e, void *user)
