@@ -1512,12 +1512,13 @@ static void check_queries(ctx *c, int w, const bp_view *v, const frame_exp *x)
 		// distance over FLT_MAX), the others crawling: boxes with a face there enter where a
 		// quotient rounds to FLT_MAX and a product by 1 / d may overflow.
 		const bool at_max = q == 1 && (r >> 20) % 4 == 0;
+		const int odd_axis = (int)((r >> 24) % (uint64_t)c->dims); // an axis the world has
 		for (int a = 0; a < 3; ++a) {
 			o[a] = from[a]; // a corner: on faces, and inside other boxes
 			d[a] = a == (int)(r % 3) && q == 3 ? 0.0f : to[3 + a] - from[a];
-			d[a] *= a == (int)((r >> 24) % 3) ? scale : 1.0f;
+			d[a] *= a == odd_axis ? scale : 1.0f;
 			if (at_max)
-				d[a] = a == (int)((r >> 24) % 3) ? (float)((double)d[a] / FLT_MAX) : d[a] * 0x1p-126f;
+				d[a] = a == odd_axis ? (float)((double)d[a] / FLT_MAX) : d[a] * 0x1p-126f;
 			p[a] = 0.5f * from[a] + 0.5f * to[3 + a];
 		}
 		if (!isfinite(d[0]) || !isfinite(d[1]) || !isfinite(d[2]) || !isfinite(p[0]) || !isfinite(p[1]) || !isfinite(p[2]))
