@@ -7,7 +7,6 @@
 
 #include "query/query.h"
 
-
 // Box, point, sphere, ray and nearest walk the view's hierarchy (view_hierarchy.h), and are
 // linear scans over the snapshot's SoA arrays when the view has none (small views, or no
 // memory). The hierarchy and the adjacency are the only state a query writes: made once,
@@ -314,7 +313,6 @@ static bool shape_reaches_node(const shape *q, const bpi_box_arrays *nodes, int 
 /// with shape_reaches_node to the bit.
 static unsigned shape_reaches_lanes(const shape *q, const bpi_bvh *h, uint32_t j, int dims)
 {
-	const bpi_box_arrays kids = bpi_node_arrays(h, j);
 #if defined(__SSE2__)
 	if (q->kind == SHAPE_BOX) {
 		const float *block = bpi_bvh_block(h, j);
@@ -344,6 +342,7 @@ static unsigned shape_reaches_lanes(const shape *q, const bpi_bvh *h, uint32_t j
 		return (unsigned)_mm_movemask_ps(_mm_cmple_ps(d2, _mm_set1_ps(reach2))) & 3u;
 	}
 #endif
+	const bpi_box_arrays kids = bpi_node_arrays(h, j);
 	return (unsigned)shape_reaches_node(q, &kids, dims, 0) | (unsigned)shape_reaches_node(q, &kids, dims, 1) << 1;
 }
 

@@ -12,7 +12,6 @@
 
 #include "query/query.h"
 
-
 /// A box [lo, hi] moving along d for t in [0, max_t]; a ray has lo = hi = origin.
 typedef struct sweep {
 	float lo[3], hi[3];
