@@ -194,12 +194,14 @@ static void place_dense(bp_pair_event *events, const bp_pair *pairs, size_t coun
 		memcpy(&events[i], &pairs[i], sizeof pairs[i]);
 }
 
-/// The dense merge is cut by lo into parts of DENSE_PART entities, each a merge of
-/// its own runs of both lists, so parts run at once on the team and their events,
-/// laid end to end in part order, are what one merge writes: a single merge, mostly
-/// scattered reads of handles and keys, was a sizeable share of a frame's build
-/// (perf/README.md, "Views: extras and pair events").
-enum { DENSE_PART = 1u << 14 };
+/// The dense merge is cut by lo into parts, each a merge of its own runs of both lists,
+/// so parts run at once on the team and their events, laid end to end in part order, are
+/// what one merge writes: a single merge, mostly scattered reads of handles and keys, was a
+/// sizeable share of a frame's build (perf/README.md, "Views: extras and pair events").
+/// A part covers an equal share of the entities and about DENSE_PART_PAIRS pairs, at least
+/// DENSE_PART entities: each finds its runs by binary search in lists the step left cold,
+/// so a still world's few pairs take one part and no search.
+enum { DENSE_PART = 1u << 14, DENSE_PART_PAIRS = 1u << 16 };
 
 /// One part of the dense merge: its runs of both lists, then what it found.
 typedef struct dense_part {
@@ -214,6 +216,7 @@ typedef struct dense_diff_job {
 	dense_part *parts;
 	bp_pair *scratch; ///< room for both lists: each part's finds go at its runs' starts
 	bool name; ///< name the events as they are placed (else bpi_view_events_name does, later)
+	uint32_t entities, part_count; ///< part p: lo in [entities * p, entities * (p + 1)) / part_count
 } dense_diff_job;
 
 /// The first of n (lo, hi)-sorted pairs whose lo is >= lo.
@@ -230,32 +233,47 @@ static size_t first_from(const bp_pair *p, size_t n, uint32_t lo)
 	return a;
 }
 
-static void dense_merge_part(uint32_t begin, uint32_t end, uint32_t part, void *ctx)
+/// The first of n (lo, hi)-sorted pairs whose lo is at or past the start of `part`.
+static size_t part_start(const dense_diff_job *job, const bp_pair *p, size_t n, uint32_t part)
 {
+	if (part == 0 || n == 0)
+		return 0;
+	if (part == job->part_count)
+		return n;
+	return first_from(p, n, (uint32_t)((uint64_t)job->entities * part / job->part_count));
+}
+
+static void dense_merge_parts(uint32_t first, uint32_t last, uint32_t chunk, void *ctx)
+{
+	(void)chunk;
 	const dense_diff_job *job = ctx;
 	const bp_pair *x = job->now->pairs.data, *y = job->then ? job->then->pairs.data : NULL;
 	const size_t nx = job->now->pairs.count, ny = job->then ? job->then->pairs.count : 0;
-	dense_part *d = &job->parts[part];
-	d->x_begin = first_from(x, nx, begin);
-	d->x_end = first_from(x, nx, end);
-	d->y_begin = ny ? first_from(y, ny, begin) : 0;
-	d->y_end = ny ? first_from(y, ny, end) : 0;
-	merge_dense(x, d->x_begin, d->x_end, y, d->y_begin, d->y_end, job->scratch + d->x_begin, &d->began,
-		job->scratch + nx + d->y_begin, &d->ended);
+	for (uint32_t part = first; part < last; ++part) {
+		dense_part *d = &job->parts[part];
+		d->x_begin = part_start(job, x, nx, part);
+		d->x_end = part_start(job, x, nx, part + 1);
+		d->y_begin = part_start(job, y, ny, part);
+		d->y_end = part_start(job, y, ny, part + 1);
+		merge_dense(x, d->x_begin, d->x_end, y, d->y_begin, d->y_end, job->scratch + d->x_begin, &d->began,
+			job->scratch + nx + d->y_begin, &d->ended);
+	}
 }
 
-static void dense_place_part(uint32_t begin, uint32_t end, uint32_t part, void *ctx)
+static void dense_place_parts(uint32_t first, uint32_t last, uint32_t chunk, void *ctx)
 {
-	(void)begin, (void)end;
+	(void)chunk;
 	const dense_diff_job *job = ctx;
-	const dense_part *d = &job->parts[part];
 	bp_view *now = job->now;
-	bp_pair_event *began = now->began.data + d->began_at, *ended = now->ended.data + d->ended_at;
-	place_dense(began, job->scratch + d->x_begin, d->began);
-	place_dense(ended, job->scratch + now->pairs.count + d->y_begin, d->ended);
-	if (job->name) {
-		name_dense_events(began, d->began, now);
-		name_dense_events(ended, d->ended, job->then);
+	for (uint32_t part = first; part < last; ++part) {
+		const dense_part *d = &job->parts[part];
+		bp_pair_event *began = now->began.data + d->began_at, *ended = now->ended.data + d->ended_at;
+		place_dense(began, job->scratch + d->x_begin, d->began);
+		place_dense(ended, job->scratch + now->pairs.count + d->y_begin, d->ended);
+		if (job->name) {
+			name_dense_events(began, d->began, now);
+			name_dense_events(ended, d->ended, job->then);
+		}
 	}
 }
 
@@ -264,17 +282,16 @@ static void dense_place_part(uint32_t begin, uint32_t end, uint32_t part, void *
 static bp_status diff_dense(bp_view *view, const bp_view *prev, bool name, int threads)
 {
 	const uint32_t n = BP_MAX(view->count, prev ? prev->count : 0);
-	const uint32_t parts = BP_MAX(bpi_chunk_count(n, DENSE_PART), 1u);
 	const size_t nx = view->pairs.count, ny = prev ? prev->pairs.count : 0;
+	const uint32_t parts = (uint32_t)BP_MAX(BP_MIN(bpi_chunk_count(n, DENSE_PART), (nx + ny) / DENSE_PART_PAIRS), 1u);
 	dense_part *part = bpi_alloc(parts * sizeof *part);
 	// At least one of each, so no pointer below is NULL + 0.
 	if (!part || !bpi_budget_array_reserve(view->budget, &view->scratch, BP_MAX(nx + ny, (size_t)1))) {
 		bpi_free(part, parts * sizeof *part);
 		return BP_ERR_OUT_OF_MEMORY;
 	}
-	memset(part, 0, parts * sizeof *part); // no entities: the one part finds nothing
-	dense_diff_job job = {view, prev, part, view->scratch.data, name};
-	bpi_parallel_for(n, DENSE_PART, threads, dense_merge_part, &job);
+	dense_diff_job job = {view, prev, part, view->scratch.data, name, n, parts};
+	bpi_parallel_for(parts, 1, threads, dense_merge_parts, &job);
 	size_t began = 0, ended = 0;
 	for (uint32_t p = 0; p < parts; ++p) {
 		part[p].began_at = began, part[p].ended_at = ended;
@@ -285,7 +302,7 @@ static bp_status diff_dense(bp_view *view, const bp_view *prev, bool name, int t
 		!bpi_budget_array_reserve(view->budget, &view->ended, BP_MAX(ended, (size_t)1)))
 		status = BP_ERR_OUT_OF_MEMORY;
 	if (status == BP_OK)
-		bpi_parallel_for(n, DENSE_PART, threads, dense_place_part, &job);
+		bpi_parallel_for(parts, 1, threads, dense_place_parts, &job);
 	bpi_free(part, parts * sizeof *part);
 	view->began_count = status == BP_OK ? began : 0;
 	view->ended_count = status == BP_OK ? ended : 0;
