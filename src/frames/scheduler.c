@@ -126,10 +126,15 @@ static bp_status build_frame(bpi_frames *fr, bp_view *view, const bp_view *prev,
 	if (bpi_budget_above_limit(&fr->budget))
 		bpi_pair_buffer_free(&view->pairs); // a reused buffer's old pairs: give the block back
 	bpi_changes changes = {.all = true};
-	if (status == BP_OK && view->settings.incremental && !view->settings.periodic)
+	const bool incremental = view->settings.incremental && !view->settings.periodic;
+	if (status == BP_OK && incremental)
 		changes = bpi_build_changes_find(&fr->changes, view, prev, team_threads);
+	// An incremental step merges sorted lists, so asked for canonical pairs it sorts only a
+	// full step's, which the view would sort anyway, and the view need not check them.
+	bpi_step_settings step = view->settings;
+	step.canonical_pairs = step.canonical_pairs || incremental;
 	if (status == BP_OK)
-		status = bpi_stepper_run(&fr->stepper, &view->settings, &view->soa, view->count, view->unfiltered, &changes,
+		status = bpi_stepper_run(&fr->stepper, &step, &view->soa, view->count, view->unfiltered, &changes,
 			&view->pairs, &stats, &fault);
 	BPI_MARK_STAGE_BEGIN(BPI_STAGE_VIEW);
 	const uint64_t view_t0 = bpi_now_ns();
@@ -142,8 +147,8 @@ static bp_status build_frame(bpi_frames *fr, bp_view *view, const bp_view *prev,
 		changes = bpi_build_changes_find(&fr->changes, view, prev, team_threads);
 	const bpi_hierarchy_changes changed = {NULL, changes.list, changes.count, changes.bounds_only};
 	if (status == BP_OK)
-		status = bpi_view_derive(view, prev, changes.all ? NULL : &changed, hierarchy, &fr->hierarchy_scratch,
-			stats.thread_count, &stats.ns_hierarchy);
+		status = bpi_view_derive(view, prev, changes.all ? NULL : &changed, hierarchy, incremental,
+			&fr->hierarchy_scratch, stats.thread_count, &stats.ns_hierarchy);
 	stats.ns_view = bpi_now_ns() - view_t0;
 	bpi_executor_leave();
 	// The next build measures its changes from the latest frame, which this one

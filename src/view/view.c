@@ -79,10 +79,11 @@ static bool pairs_sorted(const bp_pair *p, size_t count)
 /// Sorts the pairs by (lo, hi) on the team (pairs_sort.c), cheaper than two stable
 /// counting passes over the entities; skipped when the algorithm's order already is
 /// canonical, as brute's is (perf/README.md, "Pair buffers and sorting").
-static bp_status sort_pairs(bp_view *view, int threads)
+static bp_status sort_pairs(bp_view *view, bool sorted, int threads)
 {
 	size_t count = view->pairs.count;
-	if (pairs_sorted(view->pairs.data, count))
+	BP_ASSERT(!sorted || pairs_sorted(view->pairs.data, count));
+	if (sorted || pairs_sorted(view->pairs.data, count))
 		return BP_OK;
 	if (!bpi_budget_array_reserve(view->budget, &view->scratch, count) ||
 		!bpi_pairs_sort_canonical(view->pairs.data, count, view->scratch.data, threads))
@@ -133,12 +134,12 @@ static void make_hierarchy(bp_view *view, const bp_view *prev, const bpi_hierarc
 }
 
 bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const bpi_hierarchy_changes *changes, bool hierarchy,
-	bpi_bvh_scratch *scratch, int threads, uint64_t *ns_hierarchy)
+	bool sorted, bpi_bvh_scratch *scratch, int threads, uint64_t *ns_hierarchy)
 {
 	unsigned named = 0; // the extras the events made
 	*ns_hierarchy = 0;
 	bpi_loop_clock_stage(BPI_LOOP_CLOCK_SORT);
-	bp_status status = sort_pairs(view, threads);
+	bp_status status = sort_pairs(view, sorted, threads);
 	bpi_loop_clock_stage(BPI_LOOP_CLOCK_EVENTS);
 	if (status == BP_OK)
 		status = bpi_view_events_build(view, prev, &named, threads);

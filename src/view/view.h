@@ -114,9 +114,10 @@ void bpi_view_free(bp_view *view);
 /// be published. `hierarchy`: whether to make the query hierarchy, as
 /// bpi_view_keeps_hierarchy(prev) said when the builder chose what changed; its builds
 /// work in the builder's `scratch`, kept from frame to frame.
-/// *ns_hierarchy: the time the hierarchy took, 0 when none was made. The building thread only.
+/// *ns_hierarchy: the time the hierarchy took, 0 when none was made. `sorted`: the step
+/// left the pairs in canonical order, so they are not checked. The building thread only.
 bp_status bpi_view_derive(bp_view *view, const bp_view *prev, const bpi_hierarchy_changes *changes, bool hierarchy,
-	bpi_bvh_scratch *scratch, int threads, uint64_t *ns_hierarchy);
+	bool sorted, bpi_bvh_scratch *scratch, int threads, uint64_t *ns_hierarchy);
 
 /// Derives a world view (bp_world_view): no pairs, so no events, and its query hierarchy
 /// made at once, from `prev`'s shared part when `changes` lists what differs from prev's
