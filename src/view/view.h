@@ -166,4 +166,8 @@ static inline bp_status bpi_view_check_buffer(const bp_view *v, const void *out,
 	return BP_OK;
 }
 
+/// Test hook: the dense merge of pair events (view_events.c) takes parts of at least
+/// `entities` entities and about `pairs` pairs each; 0 restores the library's.
+void bpi_view_set_dense_parts(uint32_t entities, uint32_t pairs);
+
 #endif

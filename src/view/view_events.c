@@ -9,6 +9,7 @@
 #include "parallel/parallel.h"
 #include "view/view.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -200,8 +201,16 @@ static void place_dense(bp_pair_event *events, const bp_pair *pairs, size_t coun
 /// sizeable share of a frame's build (perf/README.md, "Views: extras and pair events").
 /// A part covers an equal share of the entities and about DENSE_PART_PAIRS pairs, at least
 /// DENSE_PART entities: each finds its runs by binary search in lists the step left cold,
-/// so a still world's few pairs take one part and no search.
-enum { DENSE_PART = 1u << 14, DENSE_PART_PAIRS = 1u << 16 };
+/// so a still world's few pairs take a few parts and a few searches.
+enum { DENSE_PART = 1u << 14, DENSE_PART_PAIRS = 1u << 14 };
+
+static _Atomic uint32_t part_entities = DENSE_PART, part_pairs = DENSE_PART_PAIRS;
+
+void bpi_view_set_dense_parts(uint32_t entities, uint32_t pairs)
+{
+	atomic_store(&part_entities, entities ? entities : DENSE_PART);
+	atomic_store(&part_pairs, pairs ? pairs : DENSE_PART_PAIRS);
+}
 
 /// One part of the dense merge: its runs of both lists, then what it found.
 typedef struct dense_part {
@@ -283,7 +292,9 @@ static bp_status diff_dense(bp_view *view, const bp_view *prev, bool name, int t
 {
 	const uint32_t n = BP_MAX(view->count, prev ? prev->count : 0);
 	const size_t nx = view->pairs.count, ny = prev ? prev->pairs.count : 0;
-	const uint32_t parts = (uint32_t)BP_MAX(BP_MIN(bpi_chunk_count(n, DENSE_PART), (nx + ny) / DENSE_PART_PAIRS), 1u);
+	const uint32_t entities = atomic_load_explicit(&part_entities, memory_order_relaxed);
+	const size_t pairs = atomic_load_explicit(&part_pairs, memory_order_relaxed);
+	const uint32_t parts = (uint32_t)BP_MAX(BP_MIN(bpi_chunk_count(n, entities), (nx + ny) / pairs), 1u);
 	dense_part *part = bpi_alloc(parts * sizeof *part);
 	// At least one of each, so no pointer below is NULL + 0.
 	if (!part || !bpi_budget_array_reserve(view->budget, &view->scratch, BP_MAX(nx + ny, (size_t)1))) {

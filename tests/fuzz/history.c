@@ -24,6 +24,7 @@ void bpi_set_settle_min(uint32_t count);
 void bpi_set_hierarchy_rules(uint32_t count, uint32_t share);
 void bpi_cells_set_split_min(uint32_t entities);
 void bpi_set_hierarchy_refit(uint32_t percent);
+void bpi_view_set_dense_parts(uint32_t entities, uint32_t pairs);
 void bpi_set_moving_always(bool on);
 void bpi_set_active_merges_most(uint32_t count);
 void bpi_set_statics_mover_share(uint32_t share);
@@ -95,6 +96,9 @@ static const uint32_t hierarchy_frames[4] = {8, 0, UINT32_MAX, 2};
 /// bpi_set_hierarchy_refit with each: the library's, never, always (a shape refit however
 /// far its entities drifted must answer as a fresh one does).
 static const uint32_t hierarchy_refit[4] = {150, 150, 0, UINT32_MAX};
+/// bpi_view_set_dense_parts with each: the library's (one part in these small worlds), and
+/// parts of a few entities and pairs, so the events' merge is cut at many places.
+static const uint32_t dense_parts[4][2] = {{0, 0}, {1, 1}, {7, 5}, {64, 16}};
 
 /// A coordinate (or extent) from 16 bits: the top 16 values are special (0xFFFF: raw float),
 /// the others follow the profile: integers 0..grid, decimals 0..grid by 0.1, or wide floats.
@@ -2060,9 +2064,11 @@ static void tr_header(ctx *c, const bp_world_def *d, const char *name, uint32_t 
 	if (c->cfg->settle_min)
 		fprintf(f, "\tbpi_set_settle_min(%u); // incremental.h\n", c->cfg->settle_min);
 	if (c->cfg->hierarchy)
-		fprintf(f, "\tbpi_set_hierarchy_rules(%u, %u); // view_hierarchy.h\n\tbpi_set_hierarchy_refit(%u);\n",
+		fprintf(f,
+			"\tbpi_set_hierarchy_rules(%u, %u); // view_hierarchy.h\n\tbpi_set_hierarchy_refit(%u);\n"
+			"\tbpi_view_set_dense_parts(%u, %u); // view.h\n",
 			hierarchy_rules[c->cfg->hierarchy][0], hierarchy_rules[c->cfg->hierarchy][1],
-			hierarchy_refit[c->cfg->hierarchy]);
+			hierarchy_refit[c->cfg->hierarchy], dense_parts[c->cfg->hierarchy][0], dense_parts[c->cfg->hierarchy][1]);
 	if (c->cfg->split)
 		fputs("\tbpi_cells_set_split_min(1); // cells.h\n", f);
 	if (c->cfg->moving)
@@ -2102,6 +2108,7 @@ uint64_t hist_run(const history *h, const hist_options *options)
 	bpi_set_settle_min(h->cfg.settle_min ? h->cfg.settle_min : 1024);
 	bpi_set_hierarchy_rules(hierarchy_rules[h->cfg.hierarchy][0], hierarchy_rules[h->cfg.hierarchy][1]);
 	bpi_set_hierarchy_refit(hierarchy_refit[h->cfg.hierarchy]);
+	bpi_view_set_dense_parts(dense_parts[h->cfg.hierarchy][0], dense_parts[h->cfg.hierarchy][1]);
 	bpi_cells_set_split_min(h->cfg.split ? 1 : 0);
 	bpi_set_moving_always(h->cfg.moving);
 	bpi_set_statics_mover_share(h->cfg.statics ? 1 : 16); // 16: the library's share
@@ -2181,7 +2188,9 @@ uint64_t hist_run(const history *h, const hist_options *options)
 		fprintf(c.tr, "\tfree(e);\n%s%s%s%s%s%s%s}\n", c.cfg->threads_on_small ? "\tbpi_set_serial_step_entities(2048);\n" : "",
 			c.cfg->split ? "\tbpi_cells_set_split_min(0);\n" : "",
 			c.cfg->settle_min ? "\tbpi_set_settle_min(1024);\n" : "",
-			c.cfg->hierarchy ? "\tbpi_set_hierarchy_rules(256, 16);\n\tbpi_set_hierarchy_refit(150);\n" : "",
+			c.cfg->hierarchy ? "\tbpi_set_hierarchy_rules(256, 16);\n\tbpi_set_hierarchy_refit(150);\n"
+					   "\tbpi_view_set_dense_parts(0, 0);\n"
+					 : "",
 			c.cfg->moving ? "\tbpi_set_moving_always(false);\n" : "",
 			c.cfg->merges_most ? "\tbpi_set_active_merges_most(8);\n" : "",
 			c.cfg->statics ? "\tbpi_set_statics_mover_share(16);\n" : "");
