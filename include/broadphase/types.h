@@ -200,8 +200,9 @@ typedef struct bp_frame_stats {
 	/// counted work only, so a history takes the same paths on every machine.
 	bp_step_path path;
 	/// Frames: what the builder derived from the pairs after the step (their sort,
-	/// the events, and the query hierarchy and adjacency a reader used), within
-	/// ns_total; 0 for bp_world_step.
+	/// which an incremental world's step makes itself, in ns_merge; the events, and
+	/// the query hierarchy and adjacency a reader used), within ns_total; 0 for
+	/// bp_world_step.
 	uint64_t ns_view;
 	/// Frames: of ns_view, the query hierarchy; 0 when the builder made none.
 	uint64_t ns_hierarchy;

@@ -130,7 +130,8 @@ static bp_status build_frame(bpi_frames *fr, bp_view *view, const bp_view *prev,
 	if (status == BP_OK && incremental)
 		changes = bpi_build_changes_find(&fr->changes, view, prev, team_threads);
 	// An incremental step merges sorted lists, so asked for canonical pairs it sorts only a
-	// full step's, which the view would sort anyway, and the view need not check them.
+	// full step's (before the host's pair filter, which keeps the order), and the view need
+	// neither sort nor check them.
 	bpi_step_settings step = view->settings;
 	step.canonical_pairs = step.canonical_pairs || incremental;
 	if (status == BP_OK)

@@ -77,8 +77,9 @@ static bool pairs_sorted(const bp_pair *p, size_t count)
 }
 
 /// Sorts the pairs by (lo, hi) on the team (pairs_sort.c), cheaper than two stable
-/// counting passes over the entities; skipped when the algorithm's order already is
-/// canonical, as brute's is (perf/README.md, "Pair buffers and sorting").
+/// counting passes over the entities; skipped when the step says they are sorted (an
+/// incremental step's) or the algorithm's order already is canonical, as brute's is
+/// (perf/README.md, "Pair buffers and sorting").
 static bp_status sort_pairs(bp_view *view, bool sorted, int threads)
 {
 	size_t count = view->pairs.count;

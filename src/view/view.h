@@ -166,8 +166,9 @@ static inline bp_status bpi_view_check_buffer(const bp_view *v, const void *out,
 	return BP_OK;
 }
 
-/// Test hook: the dense merge of pair events (view_events.c) takes parts of at least
-/// `entities` entities and about `pairs` pairs each; 0 restores the library's.
+/// Test hook: the dense merge of pair events (view_events.c) takes at most one part per
+/// `entities` entities and one per `pairs` pairs of both lists; 0 restores the library's.
+/// Warning: call only while no frame builds.
 void bpi_view_set_dense_parts(uint32_t entities, uint32_t pairs);
 
 #endif

@@ -199,9 +199,9 @@ static void place_dense(bp_pair_event *events, const bp_pair *pairs, size_t coun
 /// so parts run at once on the team and their events, laid end to end in part order, are
 /// what one merge writes: a single merge, mostly scattered reads of handles and keys, was a
 /// sizeable share of a frame's build (perf/README.md, "Views: extras and pair events").
-/// A part covers an equal share of the entities and about DENSE_PART_PAIRS pairs, at least
-/// DENSE_PART entities: each finds its runs by binary search in lists the step left cold,
-/// so a still world's few pairs take a few parts and a few searches.
+/// Parts cover equal shares of the entities: at most one per DENSE_PART entities, and one per
+/// DENSE_PART_PAIRS pairs of both lists together. Each finds its runs by binary search in lists
+/// the step left cold, so a still world's few pairs take a few parts and a few searches.
 enum { DENSE_PART = 1u << 14, DENSE_PART_PAIRS = 1u << 14 };
 
 static _Atomic uint32_t part_entities = DENSE_PART, part_pairs = DENSE_PART_PAIRS;
