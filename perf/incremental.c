@@ -57,6 +57,9 @@ typedef struct options {
 } options;
 
 /// One world under test and its frame times.
+/// The frame stages a subject keeps per frame: prepare, build, find, merge, view, hierarchy.
+#define STAGES 6
+
 typedef struct subject {
 	const char *name;
 	bp_world *world;
@@ -69,7 +72,7 @@ typedef struct subject {
 	bool reader;    ///< queries each view (not counted in ms; in query_ms)
 	double *query_ms;
 	double *searched; ///< per frame, bp_frame_stats.searched_count
-	double *stage[6]; ///< per frame, the stats' prepare, build, find, merge, view and hierarchy times (ms)
+	double *stage[STAGES]; ///< per frame, each stage's time from the stats (ms)
 } subject;
 
 /// Per-frame arrays for each subject.
@@ -79,7 +82,7 @@ static void subjects_start(subject *subjects, int count, const options *o)
 		subjects[s].ms = malloc(o->frames * sizeof(double));
 		subjects[s].searched = malloc(o->frames * sizeof(double));
 		subjects[s].query_ms = malloc(o->frames * sizeof(double));
-		for (int k = 0; k < 6; ++k)
+		for (int k = 0; k < STAGES; ++k)
 			subjects[s].stage[k] = malloc(o->frames * sizeof(double));
 	}
 }
@@ -98,7 +101,7 @@ static void subjects_finish(subject *subjects, int count)
 		free(subjects[s].ms);
 		free(subjects[s].searched);
 		free(subjects[s].query_ms);
-		for (int k = 0; k < 6; ++k)
+		for (int k = 0; k < STAGES; ++k)
 			free(subjects[s].stage[k]);
 	}
 }
@@ -216,8 +219,8 @@ static void report(FILE *csv, const options *o, const char *workload, uint32_t n
 		snprintf(motion, sizeof motion, "%s@%g", name, (double)o->step);
 	else
 		snprintf(motion, sizeof motion, "%s", name);
-	double stage[6];
-	for (int k = 0; k < 6; ++k)
+	double stage[STAGES];
+	for (int k = 0; k < STAGES; ++k)
 		stage[k] = median_sorting(s->stage[k], o->frames);
 	printf("%-13s dims=%d n=%-8u moving=%-8u threads=%d host_busy=%d %-6s %-12s median %9.3f ms  min %9.3f ms"
 	       "  mean %9.3f ms  p99 %9.3f ms  pairs %zu  searched %.0f  stages prepare/build/find/merge/view/hierarchy"
@@ -273,9 +276,9 @@ static void run(const options *o, bp_scene *scene, subject *subjects, int count,
 				subjects[s].ms[f] = now_ms() - t0;
 				bp_frame_stats stats = view && !subjects[s].world_view ? bp_view_stats(view) : bp_world_stats(w);
 				subjects[s].searched[f] = stats.searched_count;
-				const uint64_t ns[6] = {
+				const uint64_t ns[STAGES] = {
 					stats.ns_prepare, stats.ns_build, stats.ns_find, stats.ns_merge, stats.ns_view, stats.ns_hierarchy};
-				for (int k = 0; k < 6; ++k)
+				for (int k = 0; k < STAGES; ++k)
 					subjects[s].stage[k][f] = (double)ns[k] * 1e-6;
 			}
 			if (status != BP_OK)
